@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
+// Imprint: the rendering core of print-shop software (ID cards, QR codes, uploaded documents,
+// quotes, batch jobs). No package dependencies: the C libraries come from Debian (scripts/bootstrap).
+
+import PackageDescription
+
+/// One system-library target per C library; `pkgConfig` supplies the include and link flags.
+func system(_ name: String, _ pkgConfig: String, _ apt: [String]) -> Target {
+  .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+  name: "Imprint",
+  products: [
+    .library(name: "ImprintCore", targets: ["ImprintCore"]),
+    .library(name: "ImprintGraphics", targets: ["ImprintGraphics"]),
+    .library(name: "ImprintQR", targets: ["ImprintQR"]),
+    .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
+    .executable(name: "imprint", targets: ["imprint"]),
+  ],
+  targets: [
+    system("CCairo", "cairo", ["libcairo2-dev"]),
+    system("CPango", "pangocairo", ["libpango1.0-dev"]),
+    system("CFontconfig", "fontconfig", ["libfontconfig-dev"]),
+    system("CPoppler", "poppler-glib", ["libpoppler-glib-dev"]),
+    system("CQRencode", "libqrencode", ["libqrencode-dev"]),
+    system("CPNG", "libpng", ["libpng-dev"]),
+    system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
+    .target(name: "CImprintShims", dependencies: ["CPNG", "CJPEG"]),
+
+    .target(name: "ImprintCore"),
+    .target(
+      name: "ImprintGraphics",
+      dependencies: [
+        "ImprintCore", "CCairo", "CPango", "CFontconfig", "CPoppler", "CQRencode", "CPNG",
+        "CJPEG", "CImprintShims",
+      ]
+    ),
+    .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics"]),
+    .target(name: "ImprintCLI", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
+    .executableTarget(name: "imprint", dependencies: ["ImprintCLI"]),
+
+    .target(
+      name: "ImprintTestSupport",
+      dependencies: ["ImprintCore"],
+      path: "Tests/ImprintTestSupport"
+    ),
+    .testTarget(name: "ImprintCoreTests", dependencies: ["ImprintCore", "ImprintTestSupport"]),
+    .testTarget(
+      name: "ImprintGraphicsTests",
+      dependencies: ["ImprintGraphics", "ImprintTestSupport"]
+    ),
+    .testTarget(name: "ImprintQRTests", dependencies: ["ImprintQR", "ImprintTestSupport"]),
+    .testTarget(
+      name: "ImprintCLITests",
+      dependencies: ["ImprintCLI", "ImprintQR", "ImprintTestSupport"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// CImprintShims: the C control flow Swift cannot express (libpng's and libjpeg's setjmp/longjmp
+// error handling). These functions never call exit() and never print; every failure is returned
+// as a non-zero status with the library's message copied into the caller's buffer.
+#ifndef CIMPRINTSHIMS_H
+#define CIMPRINTSHIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// One PNG tEXt chunk (both strings are Latin-1/ASCII, NUL-terminated).
+typedef struct {
+  const char *key;
+  const char *text;
+} CImprintShims_PNGText;
+
+/// Encodes rows of pixels as a PNG into a malloc'd buffer (free with CImprintShims_free).
+/// color_type: 0 gray, 2 RGB, 3 palette, 6 RGBA; bit_depth 1 or 8. palette: RGB triplets.
+/// pixels_per_meter 0 writes no pHYs chunk. Returns 0 on success.
+int CImprintShims_png_encode(uint32_t width, uint32_t height, int color_type, int bit_depth,
+                             const uint8_t *pixels, size_t stride, const uint8_t *palette,
+                             int palette_count, uint32_t pixels_per_meter,
+                             const CImprintShims_PNGText *texts, int text_count,
+                             int compression_level, uint8_t **out, size_t *out_len,
+                             char *errbuf, size_t errbuf_len);
+
+/// Output pixel layouts of the JPEG decoder.
+enum {
+  CImprintShims_JPEG_BGRX = 0,  ///< 4 bytes per pixel, cairo CAIRO_FORMAT_RGB24 on little-endian
+  CImprintShims_JPEG_GRAY = 1   ///< 1 byte per pixel
+};
+
+/// Reads a JPEG header: size, components and the colour space libjpeg reports. Returns 0 on success.
+int CImprintShims_jpeg_info(const uint8_t *data, size_t len, uint32_t *width, uint32_t *height,
+                            int *components, int *color_space, int *progressive,
+                            char *errbuf, size_t errbuf_len);
+
+/// Decodes a JPEG held in memory into `pixels` (stride bytes per row, at least width * 4 for BGRX).
+/// CMYK and YCCK images are converted to RGB (Adobe inverted CMYK is detected from the APP14 marker).
+/// With strict != 0, libjpeg warnings (for example truncated scan data) are errors.
+/// scale_denom (1, 2, 4 or 8) decodes at reduced size; out_width/out_height report the result.
+/// Returns 0 on success.
+int CImprintShims_jpeg_decode(const uint8_t *data, size_t len, int layout, int scale_denom,
+                              int strict, uint8_t *pixels, size_t stride, size_t capacity,
+                              uint32_t *out_width, uint32_t *out_height,
+                              char *errbuf, size_t errbuf_len);
+
+/// Frees a buffer returned by this module.
+void CImprintShims_free(void *pointer);
+
+#endif

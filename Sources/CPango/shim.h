@@ -1,0 +1,9 @@
+#include <pango/pangocairo.h>
+#include <pango/pangofc-fontmap.h>
+#include <glib-object.h>
+
+/// PANGO_FC_FONT_MAP is a GObject cast macro, which Swift cannot import.
+static inline PangoFcFontMap *imprint_pango_fc_font_map(PangoFontMap *map) {
+  return PANGO_FC_FONT_MAP(map);
+}
+static inline int imprint_pango_scale(void) { return PANGO_SCALE; }

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLI: `imprint demo`: runs every capability on the bundled sample data.
+
+import Foundation
+import ImprintCore
+import ImprintQR
+
+enum DemoCommand {
+  static let spec = CommandSpec(
+    name: "demo",
+    abstract: "Run Imprint on the bundled sample data and list what it made.",
+    discussion: """
+      Writes into the output folder: wallet-address QR codes in every format (with the address \
+      printed under the code), an EIP-681 payment request, a BIP-21 request, a profile link, and \
+      one code per line of assets/samples/wallets.txt made in parallel.
+      """,
+    options: [
+      .value("output", short: "o", "<dir>", "Output folder (default: imprint-demo)."),
+      .flag("json", "Print the list of outputs as JSON."),
+    ]
+  ) { arguments, console in
+    try await run(folder: arguments.value("output") ?? "imprint-demo", arguments, console)
+  }
+
+  struct Made: Codable, Sendable {
+    var path: String
+    var what: String
+  }
+
+  static func run(folder: String, _ arguments: ParsedArguments, _ console: Console) async throws
+    -> Int32
+  {
+    guard let assets = ResourceLocator.assetsDirectory() else {
+      throw FileError.notFound(path: "assets")
+    }
+    let qrFolder = folder + "/qr"
+    try createFolder(qrFolder)
+    var made: [Made] = []
+    let address = "0x52908400098527886E0F7030069857D2E4169EE7"
+    var settings = QRCommand.Settings(
+      kind: .ethereum, payment: PaymentOptions(), style: QRStyle(), captionAddress: true)
+    for format in [QRFormat.png, .svg, .pdf, .eps] {
+      let path = "\(qrFolder)/wallet-address.\(format.rawValue)"
+      let (_, rendering) = try QRCommand.make(
+        address, format: format, settings: settings, source: "the demo address")
+      try AtomicFile.write(rendering.bytes, to: path)
+      made.append(Made(path: path, what: "Ethereum address, EIP-55, caption in fours"))
+    }
+    settings.captionAddress = false
+    settings.payment.amount = "0.05"
+    settings.payment.gasLimit = "21000"
+    settings.payment.gasPrice = "20"
+    settings.style.sizeMillimetres = 30
+    let requestPath = "\(qrFolder)/payment-request.pdf"
+    let (request, requestRendering) = try QRCommand.make(
+      address, format: .pdf, settings: settings, source: "the demo request")
+    try AtomicFile.write(requestRendering.bytes, to: requestPath)
+    made.append(Made(path: requestPath, what: "EIP-681 request, 30 mm: \(request.text)"))
+
+    var bitcoin = QRCommand.Settings(
+      kind: .bitcoin, payment: PaymentOptions(), style: QRStyle(), captionAddress: false)
+    bitcoin.payment.amount = "0.0015"
+    bitcoin.payment.label = "Campus Print Shop"
+    bitcoin.payment.message = "Order 1042"
+    let bitcoinPath = "\(qrFolder)/bitcoin-request.svg"
+    let (bip21, bitcoinRendering) = try QRCommand.make(
+      "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4", format: .svg, settings: bitcoin,
+      source: "the demo bitcoin address")
+    try AtomicFile.write(bitcoinRendering.bytes, to: bitcoinPath)
+    made.append(Made(path: bitcoinPath, what: "BIP-21 request: \(bip21.text)"))
+
+    var link = QRCommand.Settings(
+      kind: .text, payment: PaymentOptions(), style: QRStyle(), captionAddress: false)
+    link.style.level = .quartile
+    link.style.caption = "steemit.com/@harbor-lamp"
+    let linkPath = "\(qrFolder)/profile-link.png"
+    let (_, linkRendering) = try QRCommand.make(
+      "https://steemit.com/@harbor-lamp", format: .png, settings: link, source: "the demo link")
+    try AtomicFile.write(linkRendering.bytes, to: linkPath)
+    made.append(Made(path: linkPath, what: "profile link, level Q, captioned"))
+
+    let bulkFolder = "\(qrFolder)/wallets"
+    let bulkConsole = Console(
+      stdout: CapturedStream(), stderr: console.stderr, environment: console.environment)
+    let code = await ImprintCLI.run(
+      [
+        "qr", "--eth", "--quiet", "--input", assets + "/samples/wallets.txt", "--output-dir",
+        bulkFolder,
+      ],
+      console: bulkConsole)
+    guard code == ImprintCLI.success else { return code }
+    made.append(Made(path: bulkFolder, what: "one PNG per line of assets/samples/wallets.txt"))
+
+    if arguments.flag("json") {
+      struct Document: Codable {
+        var schemaVersion = 1
+        var outputs: [Made]
+      }
+      console.stdout.write(JSONOutput.pretty(Document(outputs: made)))
+    } else {
+      for item in made { console.stdout.write("\(item.path)\t\(item.what)\n") }
+    }
+    return ImprintCLI.success
+  }
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLI: the `imprint` command's entry point: dispatch, help, usage errors and exit codes.
+
+import ImprintCore
+
+/// The `imprint` command-line interface, callable in-process (tests, embedding) or from `main`.
+public enum ImprintCLI {
+  /// Imprint's version.
+  public static let version = "0.1.0"
+
+  /// Exit code: success.
+  public static let success: Int32 = 0
+  /// Exit code: the input was understood but the work failed.
+  public static let failure: Int32 = 1
+  /// Exit code: the command line was wrong.
+  public static let usage: Int32 = 2
+
+  static let commands: [CommandSpec] = [
+    QRCommand.spec, DemoCommand.spec,
+  ]
+
+  /// The root command: its help lists the commands.
+  static let root = CommandSpec(
+    name: "imprint",
+    abstract: "The rendering core of print-shop software: ID cards, QR codes, documents, quotes.",
+    options: [.flag("version", "Show the version.")],
+    subcommands: commands + [helpSpec]
+  ) { _, _ in success }
+
+  static let helpSpec = CommandSpec(
+    name: "help", abstract: "Show help for a command.",
+    arguments: [ArgumentSpec("command", "The command to describe.", optional: true, variadic: true)]
+  ) { arguments, console in
+    let (spec, path, _) = resolve(arguments.positionals)
+    if path.count < arguments.positionals.count {
+      let unknown = arguments.positionals[path.count]
+      throw UsageError(message: unknownCommandMessage(unknown, in: spec))
+    }
+    console.stdout.write(spec.helpText(path: path))
+    return success
+  }
+
+  /// Runs `imprint` with `arguments` (without the program name).
+  ///
+  /// - Returns: the exit code: 0 success, 1 failure, 2 usage error.
+  public static func run(_ arguments: [String], console: Console) async -> Int32 {
+    if arguments.first == "--version" {
+      console.stdout.write("imprint \(version)\n")
+      return success
+    }
+    if arguments.isEmpty || arguments.first == "--help" || arguments.first == "-h" {
+      console.stdout.write(root.helpText(path: []))
+      return arguments.isEmpty ? usage : success
+    }
+    let (spec, path, rest) = resolve(arguments)
+    if path.isEmpty {
+      console.stderr.write("error: \(unknownCommandMessage(arguments[0], in: root))\n")
+      console.stderr.write("usage: imprint <command> [<options>]\n")
+      console.stderr.write("  See 'imprint --help' for more information.\n")
+      return usage
+    }
+    do {
+      let parsed: ParsedArguments
+      do {
+        parsed = try spec.parse(rest, path: path)
+      }
+      if parsed.flag("help") {
+        console.stdout.write(spec.helpText(path: path))
+        return success
+      }
+      if !spec.subcommands.isEmpty && spec.arguments.isEmpty {
+        if let word = parsed.positionals.first {
+          throw UsageError(message: unknownCommandMessage(word, in: spec))
+        }
+        throw UsageError(message: "missing subcommand")
+      }
+      return try await spec.run(parsed, console)
+    } catch let error as UsageError {
+      console.stderr.write("error: \(error.message)\n")
+      console.stderr.write("usage: \(spec.usageLine(path: path))\n")
+      console.stderr.write(
+        "  See 'imprint \((path + ["--help"]).joined(separator: " "))' "
+          + "for more information.\n")
+      return usage
+    } catch {
+      console.report(error)
+      return failure
+    }
+  }
+
+  /// Follows command words as deep as they go; returns the spec, its path and the other words.
+  static func resolve(_ words: [String]) -> (CommandSpec, [String], [String]) {
+    var spec = root
+    var path: [String] = []
+    var index = 0
+    while index < words.count, let next = spec.subcommands.first(where: { $0.name == words[index] })
+    {
+      spec = next
+      path.append(next.name)
+      index += 1
+    }
+    return (spec, path, Array(words[index...]))
+  }
+
+  static func unknownCommandMessage(_ word: String, in spec: CommandSpec) -> String {
+    var message = "unknown command '\(word)'"
+    if let suggestion = closest(to: word, in: spec.subcommands.map(\.name)) {
+      message += ". Did you mean '\(suggestion)'?"
+    }
+    return message
+  }
+}

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLI: `imprint qr`: one code, or one per line of a file, in any format.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+import ImprintQR
+
+enum QRCommand {
+  static let spec = CommandSpec(
+    name: "qr",
+    abstract: "Make QR codes for text, URLs, wallet addresses and payment requests.",
+    discussion: """
+      The payload is plain text or a URL unless --eth or --btc says it is an address. Addresses \
+      are validated (EIP-55 checksum for mixed-case Ethereum addresses; Base58Check, Bech32 and \
+      Bech32m for Bitcoin) and encoded bare unless --request (or an amount, label, etc.) asks \
+      for an EIP-681 or BIP-21 payment URI. The format comes from --format or the extension of \
+      -o; with no -o the code is drawn on the terminal. With --input, every line of the file is \
+      a payload ("NAME<TAB>PAYLOAD" names the output file) and the codes go to --output-dir.
+      """,
+    arguments: [ArgumentSpec("payload", "The text, URL or address to encode.", optional: true)],
+    options: [
+      .flag("eth", "The payload is an Ethereum address (0x + 40 hex digits)."),
+      .flag("btc", "The payload is a Bitcoin address (1…, 3…, bc1…)."),
+      .flag("request", "Encode an EIP-681 / BIP-21 payment request instead of the bare address."),
+      .value("amount", "<number>", "Amount: ether, token units with --token, or BTC."),
+      .value("token", "<contract>", "ERC-20 token contract: a token transfer request."),
+      .value("decimals", "<n>", "The token's decimals (default 18)."),
+      .value("chain-id", "<n>", "EIP-155 chain id (omitted unless given; 1 is mainnet)."),
+      .value("gas-limit", "<n>", "Suggested gas limit, 21000 to 30000000."),
+      .value("gas-price", "<gwei>", "Suggested gas price in gwei, 1 to 100."),
+      .value("label", "<text>", "BIP-21 label (Bitcoin)."),
+      .value("message", "<text>", "BIP-21 message (Bitcoin)."),
+      .value("level", "<L|M|Q|H>", "Error correction (default M)."),
+      .value("format", "<format>", "png, svg, pdf, eps or text (default: from -o, else text)."),
+      .value("output", short: "o", "<file>", "Output file, or - for standard output."),
+      .value("module", "<px>", "Pixels per module in PNG output, 1 to 64 (default 8)."),
+      .value("size", "<mm>", "Printed width of the symbol without quiet zone, in millimetres."),
+      .value("dpi", "<n>", "Resolution stored in PNGs and used with --size (default 300)."),
+      .value("quiet-zone", "<n>", "Light modules around the symbol, 0 to 16 (default 4)."),
+      .value("foreground", "<color>", "Dark-module colour, #RRGGBB (default #000000)."),
+      .value("background", "<color>", "Light-module colour, #RRGGBB (default #FFFFFF)."),
+      .flag("allow-low-contrast", "Render colours that fail the contrast check."),
+      .value("caption", "<text>", "Text printed under the code."),
+      .flag("caption-address", "Print the address under the code, grouped in fours."),
+      .value("input", "<file>", "Read one payload per line from a file, or - for standard input."),
+      .value("output-dir", "<dir>", "Folder for the codes made from --input."),
+      .value("jobs", short: "j", "<n>", "Parallel jobs for --input (default: all cores)."),
+      .flag("json", "Print a JSON report on standard output."),
+      .flag("quiet", short: "q", "Print no warnings or summary."),
+    ]
+  ) { arguments, console in
+    try await run(arguments, console)
+  }
+
+  struct Settings {
+    var kind: QRPayloadKind
+    var payment: PaymentOptions
+    var style: QRStyle
+    var captionAddress: Bool
+  }
+
+  static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
+    let settings = try settings(arguments, console)
+    if let input = arguments.value("input") {
+      guard arguments.positionals.isEmpty else {
+        throw UsageError(message: "give either <payload> or --input, not both")
+      }
+      guard let folder = arguments.value("output-dir") else {
+        throw UsageError(message: "--input needs --output-dir <dir>")
+      }
+      if arguments.value("output") != nil {
+        throw UsageError(message: "--input writes to --output-dir; -o is for a single code")
+      }
+      let format = try arguments.choice("format", formatNames).flatMap(QRFormat.init) ?? .png
+      let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+      return try await bulk(
+        input: input, folder: folder, format: format, jobs: jobs, settings: settings,
+        arguments: arguments, console: console)
+    }
+    guard let payloadText = arguments.positionals.first else {
+      throw UsageError(message: "missing argument <payload> (or --input <file>)")
+    }
+    if arguments.value("output-dir") != nil {
+      throw UsageError(message: "--output-dir is for --input; use -o for a single code")
+    }
+    return try single(payloadText, settings: settings, arguments: arguments, console: console)
+  }
+
+  static let formatNames = QRFormat.allCases.map(\.rawValue)
+
+  private static func settings(_ arguments: ParsedArguments, _ console: Console) throws
+    -> Settings
+  {
+    if arguments.flag("eth") && arguments.flag("btc") {
+      throw UsageError(message: "--eth and --btc cannot be combined")
+    }
+    let kind: QRPayloadKind =
+      arguments.flag("eth") ? .ethereum : arguments.flag("btc") ? .bitcoin : .text
+    var payment = PaymentOptions()
+    payment.request = arguments.flag("request")
+    payment.amount = arguments.value("amount")
+    payment.token = arguments.value("token")
+    payment.decimals = try arguments.int("decimals", in: 0...36)
+    payment.chainID = arguments.value("chain-id")
+    payment.gasLimit = arguments.value("gas-limit")
+    payment.gasPrice = arguments.value("gas-price")
+    payment.label = arguments.value("label")
+    payment.message = arguments.value("message")
+    let ethOnly = ["token", "decimals", "chain-id", "gas-limit", "gas-price"]
+    let btcOnly = ["label", "message"]
+    for name in ethOnly where arguments.value(name) != nil && kind != .ethereum {
+      throw UsageError(message: "--\(name) applies to Ethereum requests; add --eth")
+    }
+    for name in btcOnly where arguments.value(name) != nil && kind != .bitcoin {
+      throw UsageError(message: "--\(name) applies to Bitcoin requests; add --btc")
+    }
+    if kind == .text && (payment.request || payment.amount != nil) {
+      throw UsageError(message: "--request and --amount need --eth or --btc")
+    }
+    if payment.decimals != nil && payment.token == nil {
+      throw UsageError(message: "--decimals applies to token requests; add --token <contract>")
+    }
+    var style = QRStyle()
+    if let level = try arguments.choice("level", ["L", "M", "Q", "H"]) {
+      style.level = QRErrorCorrection(rawValue: level) ?? .medium
+    }
+    style.modulePixels = try arguments.int("module", in: 1...64) ?? style.modulePixels
+    style.sizeMillimetres = try arguments.double("size", in: 5...1000)
+    style.dpi = try arguments.double("dpi", in: 72...4800) ?? style.dpi
+    style.quietZone = try arguments.int("quiet-zone", in: 0...16) ?? style.quietZone
+    style.foreground = try color(arguments, "foreground") ?? style.foreground
+    style.background = try color(arguments, "background") ?? style.background
+    style.allowLowContrast = arguments.flag("allow-low-contrast")
+    style.caption = arguments.value("caption")
+    let captionAddress = arguments.flag("caption-address")
+    if captionAddress && kind == .text {
+      throw UsageError(message: "--caption-address needs --eth or --btc")
+    }
+    if captionAddress && style.caption != nil {
+      throw UsageError(message: "--caption and --caption-address cannot be combined")
+    }
+    try style.validate()
+    return Settings(kind: kind, payment: payment, style: style, captionAddress: captionAddress)
+  }
+
+  private static func color(_ arguments: ParsedArguments, _ name: String) throws(UsageError)
+    -> Color?
+  {
+    guard let text = arguments.value(name) else { return nil }
+    guard let color = Color(parsing: text) else {
+      throw UsageError(message: "option '--\(name)' expects a colour like #1A2B3C; got '\(text)'")
+    }
+    return color
+  }
+
+  /// Builds the payload and renders it; shared by single and bulk mode.
+  static func make(_ input: String, format: QRFormat, settings: Settings, source: String)
+    throws -> (QRPayload, QRRendering)
+  {
+    let payload = try QRPayload.build(
+      input, kind: settings.kind, payment: settings.payment, source: source)
+    var style = settings.style
+    if settings.captionAddress, let address = payload.address {
+      style.caption = groupedForReading(address)
+    }
+    return (payload, try QRRenderer.render(payload: payload.text, style: style, format: format))
+  }
+
+  /// The JSON report of one code.
+  struct Report: Codable, Sendable {
+    var schemaVersion = 1
+    var line: Int?
+    var status: String
+    var payload: String?
+    var output: String?
+    var format: String?
+    var version: Int?
+    var level: String?
+    var segmentation: String?
+    var modules: Int?
+    var pixelWidth: Int?
+    var pixelHeight: Int?
+    var moduleMillimetres: Double?
+    var symbolMillimetres: Double?
+    var warnings: [String]?
+    var error: ErrorRecord?
+
+    init(line: Int? = nil, payload: QRPayload, rendering: QRRendering, output: String) {
+      self.line = line
+      status = "ok"
+      self.payload = payload.text
+      self.output = output
+      format = rendering.format.rawValue
+      version = rendering.matrix.version
+      level = rendering.matrix.level.rawValue
+      segmentation = rendering.matrix.segmentation.rawValue
+      modules = rendering.matrix.size
+      if rendering.format == .png {
+        pixelWidth = rendering.pixelWidth
+        pixelHeight = rendering.pixelHeight
+      }
+      moduleMillimetres = (rendering.moduleMillimetres * 1000).rounded() / 1000
+      symbolMillimetres = (rendering.symbolMillimetres * 1000).rounded() / 1000
+      warnings = payload.warnings
+    }
+
+    init(line: Int, error: any Error) {
+      self.line = line
+      status = "failed"
+      self.error = ErrorRecord(error)
+    }
+  }
+
+  private static func single(
+    _ input: String, settings: Settings, arguments: ParsedArguments, console: Console
+  ) throws -> Int32 {
+    let output = arguments.value("output")
+    let toStdout = output == nil || output == "-"
+    let format: QRFormat
+    if let name = try arguments.choice("format", formatNames) {
+      format = QRFormat(rawValue: name) ?? .png
+    } else if let output, output != "-" {
+      guard let inferred = QRFormat(pathExtension: output) else {
+        throw QRError.unknownFormat((output as NSString).pathExtension)
+      }
+      format = inferred
+    } else {
+      format = .text
+    }
+    if toStdout && arguments.flag("json") {
+      throw UsageError(message: "--json prints the report on standard output; give -o <file>")
+    }
+    if toStdout && format.isBinary && console.stdout.isTerminal {
+      throw UsageError(
+        message: "refusing to write binary \(format.rawValue.uppercased()) data to a terminal; "
+          + "give -o <file> or redirect standard output")
+    }
+    var settings = settings
+    if toStdout && format == .text {
+      settings.style.ansiColors = console.colorAllowed(on: console.stdout)
+    }
+    let (payload, rendering) = try make(
+      input, format: format, settings: settings, source: "the payload")
+    if !arguments.flag("quiet") { payload.warnings.forEach(console.warn) }
+    if let output, output != "-" {
+      try AtomicFile.write(rendering.bytes, to: output)
+      if arguments.flag("json") {
+        console.stdout.write(
+          JSONOutput.pretty(Report(payload: payload, rendering: rendering, output: output)))
+      }
+    } else {
+      console.stdout.write(rendering.bytes)
+    }
+    return ImprintCLI.success
+  }
+
+  /// One line of --input: its number, output name and payload (or why it is unreadable).
+  struct Line: Sendable {
+    let number: Int
+    let name: String
+    let payload: Result<String, FileError>
+  }
+
+  private static func bulk(
+    input: String, folder: String, format: QRFormat, jobs: Int, settings: Settings,
+    arguments: ParsedArguments, console: Console
+  ) async throws -> Int32 {
+    var reader = try LineReader(path: input)
+    try createFolder(folder)
+    let sourceName = input == "-" ? "standard input" : input
+    let ext = format == .text ? "txt" : format.rawValue
+    var seen = Set<String>()
+    var duplicate: [Int: String] = [:]
+    let nextLine = { () -> Line? in
+      while let bytes = reader.next() {
+        let number = reader.lineNumber
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+          return Line(
+            number: number, name: "", payload: .failure(.notUTF8(path: sourceName, line: number)))
+        }
+        if text.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+        var name = String(format: "%06d", number)
+        var payload = text
+        if let tab = text.firstIndex(of: "\t") {
+          name = sanitize(String(text[..<tab]))
+          payload = String(text[text.index(after: tab)...])
+          if !seen.insert(name).inserted { duplicate[number] = name }
+        }
+        return Line(number: number, name: name, payload: .success(payload))
+      }
+      return nil
+    }
+    var reports: [Report] = []
+    let frozen = settings
+    await forEachConcurrently(
+      inputs: nextLine, jobs: jobs,
+      work: { (line: Line) -> Report in
+        do {
+          let text = try line.payload.get()
+          let (payload, rendering) = try make(
+            text, format: format, settings: frozen, source: "\(sourceName) line \(line.number)")
+          let path = folder + "/" + line.name + "." + ext
+          try AtomicFile.write(rendering.bytes, to: path)
+          return Report(line: line.number, payload: payload, rendering: rendering, output: path)
+        } catch {
+          return Report(line: line.number, error: error)
+        }
+      },
+      collect: { reports.append($0) })
+    reports.sort { ($0.line ?? 0) < ($1.line ?? 0) }
+    let quiet = arguments.flag("quiet")
+    for (number, name) in duplicate.sorted(by: { $0.key < $1.key }) where !quiet {
+      console.warn("\(sourceName) line \(number): name '\(name)' repeats an earlier line's")
+    }
+    var failed = 0
+    for report in reports {
+      if let error = report.error {
+        failed += 1
+        console.stderr.write("error: \(sourceName) line \(report.line ?? 0): \(error.message)\n")
+      } else if !quiet {
+        for warning in report.warnings ?? [] {
+          console.warn("\(sourceName) line \(report.line ?? 0): \(warning)")
+        }
+      }
+    }
+    if arguments.flag("json") {
+      struct Document: Codable {
+        var schemaVersion = 1
+        var results: [Report]
+        var summary: [String: Int]
+      }
+      console.stdout.write(
+        JSONOutput.pretty(
+          Document(
+            results: reports,
+            summary: ["total": reports.count, "ok": reports.count - failed, "failed": failed])))
+    }
+    if !quiet {
+      console.stderr.write(
+        "qr: \(reports.count - failed) of \(reports.count) codes written to \(folder)"
+          + (failed > 0 ? "; \(failed) failed\n" : "\n"))
+    }
+    return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// Keeps letters, digits, `-`, `_` and `.`; anything else becomes `_`.
+  static func sanitize(_ name: String) -> String {
+    let cleaned = String(
+      name.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" })
+    return cleaned.isEmpty || cleaned.hasPrefix(".") ? "_" + cleaned : cleaned
+  }
+}
+
+/// Creates `path` (and parents) unless it is already a folder.
+///
+/// - Throws: `FileError.unwritable` when it exists as a file or cannot be created.
+func createFolder(_ path: String) throws(FileError) {
+  var isDirectory: ObjCBool = false
+  if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+    guard isDirectory.boolValue else {
+      throw .unwritable(path: path, reason: "it is a file; a folder was expected")
+    }
+    return
+  }
+  do {
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  } catch {
+    throw .unwritable(path: path, reason: "cannot create the folder")
+  }
+}

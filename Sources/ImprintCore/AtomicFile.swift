@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Imprint: outputs are written to a temporary file beside the target and renamed on success, so a
+// failure or a kill never leaves a partial file under the final name.
+
+import Foundation
+import Synchronization
+
+/// Writes files atomically: a temporary file in the same folder, then `rename(2)`.
+public enum AtomicFile {
+  /// Checks that `path` can be an output: not an existing directory, in an existing folder.
+  ///
+  /// - Throws: `FileError.isDirectory` or `FileError.unwritable`.
+  public static func checkWritable(_ path: String) throws(FileError) {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    {
+      throw .isDirectory(path: path)
+    }
+    let folder = (path as NSString).deletingLastPathComponent
+    let parent = folder.isEmpty ? "." : folder
+    guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    else {
+      throw .unwritable(path: path, reason: "folder '\(parent)' does not exist")
+    }
+  }
+
+  /// Writes `bytes` to `path` atomically.
+  ///
+  /// - Throws: `FileError.isDirectory` or `FileError.unwritable`, leaving no file behind.
+  public static func write(_ bytes: some Collection<UInt8>, to path: String) throws(FileError) {
+    do {
+      try write(to: path) { temporary in
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
+          throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+        }
+      }
+    } catch let error as FileError {
+      throw error
+    } catch {
+      preconditionFailure("the body only throws FileError")
+    }
+  }
+
+  /// Lets `body` write a temporary file, then renames it to `path`; removes it on failure.
+  ///
+  /// - Parameters:
+  ///   - path: the final path.
+  ///   - body: writes the complete file at the temporary path it is given.
+  /// - Throws: `FileError.isDirectory`, `FileError.unwritable`, or what `body` throws, unchanged.
+  public static func write(to path: String, _ body: (String) throws -> Void) throws {
+    try checkWritable(path)
+    let folder = (path as NSString).deletingLastPathComponent
+    let name = (path as NSString).lastPathComponent
+    let temporary =
+      (folder.isEmpty ? "" : folder + "/") + ".\(name).tmp-\(getpid())-\(counter.next())"
+    do {
+      try body(temporary)
+    } catch {
+      unlink(temporary)
+      throw error
+    }
+    guard rename(temporary, path) == 0 else {
+      let reason = String(cString: strerror(errno))
+      unlink(temporary)
+      throw FileError.unwritable(path: path, reason: reason)
+    }
+  }
+
+  private static let counter = Counter()
+}
+
+/// A process-wide counter that makes temporary names unique across threads.
+private final class Counter: Sendable {
+  private let value = Mutex(0)
+  func next() -> Int {
+    value.withLock {
+      $0 += 1
+      return $0
+    }
+  }
+}

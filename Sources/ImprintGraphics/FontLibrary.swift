@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphics: the private fontconfig configuration that makes text independent of the machine.
+
+internal import CCairo
+internal import CFontconfig
+internal import CPango
+import Foundation
+import ImprintCore
+import Synchronization
+
+/// The fonts Imprint renders with, in a private fontconfig configuration.
+///
+/// Only the fonts bundled in `assets/fonts` (and any folders added) are loaded. System fonts and rules are invisible, so the
+/// same input gives the same output on every machine.
+///
+/// `@unchecked Sendable`: the wrapped `FcConfig` is built once, never modified afterwards, and
+/// fontconfig is thread-safe for lookups; every task creates its own Pango font map over it.
+public final class FontLibrary: @unchecked Sendable {
+  private let config: OpaquePointer
+  /// The font folders loaded, in order.
+  public let directories: [String]
+
+  private static let shared = Mutex<Result<FontLibrary, GraphicsError>?>(nil)
+
+  /// The process-wide library over the bundled fonts (`<assets>/fonts`, found by
+  /// `ResourceLocator`), created on first use.
+  ///
+  /// - Throws: `GraphicsError.fontsUnavailable` when the folder is missing or holds no fonts.
+  public static func bundled() throws(GraphicsError) -> FontLibrary {
+    let result = shared.withLock { cached in
+      if let cached { return cached }
+      let created: Result<FontLibrary, GraphicsError>
+      if let assets = ResourceLocator.assetsDirectory() {
+        do throws(GraphicsError) {
+          created = .success(try FontLibrary(directories: [assets + "/fonts"]))
+        } catch {
+          created = .failure(error)
+        }
+      } else {
+        created = .failure(.fontsUnavailable(reason: "no assets/fonts folder was found"))
+      }
+      cached = created
+      return created
+    }
+    return try result.get()
+  }
+
+  /// Loads every font under `directories` (recursively) into a new private configuration.
+  ///
+  /// - Throws: `GraphicsError.fontsUnavailable` when a folder is missing or no font loads.
+  public init(directories: [String]) throws(GraphicsError) {
+    guard let config = FcConfigCreate() else {
+      throw .fontsUnavailable(reason: "FcConfigCreate failed")
+    }
+    let cache = FontLibrary.cacheDirectory()
+    let xml = "<fontconfig><cachedir>\(cache)</cachedir></fontconfig>"
+    _ = xml.withCString {
+      FcConfigParseAndLoadFromMemory(
+        config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self), 0)
+    }
+    for directory in directories {
+      var isDirectory: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+        isDirectory.boolValue
+      else {
+        FcConfigDestroy(config)
+        throw .fontsUnavailable(reason: "font folder '\(directory)' does not exist")
+      }
+      _ = directory.withCString {
+        FcConfigAppFontAddDir(config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self))
+      }
+    }
+    FcConfigBuildFonts(config)
+    let fonts = FcConfigGetFonts(config, FcSetApplication)
+    guard let fonts, fonts.pointee.nfont > 0 else {
+      FcConfigDestroy(config)
+      throw .fontsUnavailable(reason: "no font files under \(directories.joined(separator: ", "))")
+    }
+    self.config = config
+    self.directories = directories
+  }
+
+  deinit { FcConfigDestroy(config) }
+
+  /// The family names available, sorted.
+  public var families: [String] {
+    guard let fonts = FcConfigGetFonts(config, FcSetApplication) else { return [] }
+    var names = Set<String>()
+    for i in 0..<Int(fonts.pointee.nfont) {
+      guard let pattern = fonts.pointee.fonts[i] else { continue }
+      var value: UnsafeMutablePointer<FcChar8>?
+      if FcPatternGetString(pattern, FC_FAMILY, 0, &value) == FcResultMatch, let value {
+        names.insert(String(cString: value))
+      }
+    }
+    return names.sorted()
+  }
+
+  /// Creates a Pango font map over this configuration for one task (caller owns one reference).
+  func makeFontMap() -> UnsafeMutablePointer<PangoFontMap> {
+    guard let map = pango_cairo_font_map_new_for_font_type(CAIRO_FONT_TYPE_FT) else {
+      preconditionFailure("pango_cairo_font_map_new_for_font_type returned NULL")
+    }
+    pango_fc_font_map_set_config(imprint_pango_fc_font_map(map), config)
+    return map
+  }
+
+  private static func cacheDirectory() -> String {
+    let environment = ProcessInfo.processInfo.environment
+    let base =
+      environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+      ?? environment["HOME"].map { $0 + "/.cache" } ?? "/tmp"
+    let folder = base + "/imprint/fontconfig"
+    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
+  }
+}

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphics: cairo surfaces: vector documents (PDF, EPS) and raster images.
+
+internal import CCairo
+import Foundation
+import ImprintCore
+
+/// The fixed creation date written into every PDF, so that output bytes do not depend on the clock.
+public let fixedPDFDate = "2000-01-01T00:00:00Z"
+
+/// Collects the bytes a cairo stream surface writes.
+private final class ByteSink {
+  var bytes: [UInt8] = []
+}
+
+private let writeToSink: cairo_write_func_t = { closure, data, length in
+  guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
+  let sink = Unmanaged<ByteSink>.fromOpaque(closure).takeUnretainedValue()
+  sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length)))
+  return CAIRO_STATUS_SUCCESS
+}
+
+private func statusText(_ status: cairo_status_t) -> String {
+  String(cString: cairo_status_to_string(status))
+}
+
+/// Vector output formats.
+public enum VectorFormat: Sendable {
+  /// PDF 1.5 with embedded fonts.
+  case pdf
+  /// Encapsulated PostScript (one page).
+  case eps
+}
+
+/// Document metadata written into PDF output.
+public struct DocumentMetadata: Sendable {
+  /// The title (for example the card's @handle).
+  public var title: String?
+  /// The creating program.
+  public var creator: String
+
+  /// Creates metadata.
+  public init(title: String? = nil, creator: String = "Imprint") {
+    self.title = title
+    self.creator = creator
+  }
+}
+
+/// A vector document (PDF or EPS) built page by page in memory.
+///
+/// Owns one `cairo_surface_t`; destroyed with the document. Dates are fixed (`fixedPDFDate`), so the
+/// same drawing gives the same bytes.
+public struct VectorDocument: ~Copyable {
+  private let surface: OpaquePointer
+  private let sink: ByteSink
+  private let format: VectorFormat
+  private let engine: LazyEngine
+
+  /// Starts a document whose first page is `size`.
+  ///
+  /// - Parameters:
+  ///   - format: PDF or EPS.
+  ///   - size: the first page's size in points.
+  ///   - metadata: title and creator (PDF only).
+  ///   - fonts: the font library text is set from; the bundled one when nil and text is drawn.
+  /// - Throws: `GraphicsError.cairo` when cairo cannot create the surface.
+  public init(
+    format: VectorFormat, size: Size, metadata: DocumentMetadata = DocumentMetadata(),
+    fonts: FontLibrary? = nil
+  ) throws(GraphicsError) {
+    let sink = ByteSink()
+    let closure = Unmanaged.passUnretained(sink).toOpaque()
+    let surface: OpaquePointer?
+    switch format {
+    case .pdf:
+      surface = cairo_pdf_surface_create_for_stream(
+        writeToSink, closure, size.width, size.height)
+    case .eps:
+      surface = cairo_ps_surface_create_for_stream(writeToSink, closure, size.width, size.height)
+    }
+    guard let surface else { preconditionFailure("cairo returned a NULL surface") }
+    let status = cairo_surface_status(surface)
+    guard status == CAIRO_STATUS_SUCCESS else {
+      cairo_surface_destroy(surface)
+      throw .cairo(operation: "creating a \(format) surface", status: statusText(status))
+    }
+    switch format {
+    case .pdf:
+      cairo_pdf_surface_restrict_to_version(surface, CAIRO_PDF_VERSION_1_5)
+      cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATE_DATE, fixedPDFDate)
+      cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_MOD_DATE, fixedPDFDate)
+      cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, metadata.creator)
+      if let title = metadata.title {
+        cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_TITLE, title)
+      }
+    case .eps:
+      cairo_ps_surface_set_eps(surface, 1)
+    }
+    self.surface = surface
+    self.sink = sink
+    self.format = format
+    self.engine = LazyEngine(fonts: fonts)
+    LiveHandles.opened("cairo_surface_t")
+  }
+
+  deinit {
+    cairo_surface_destroy(surface)
+    LiveHandles.closed("cairo_surface_t")
+  }
+
+  /// Draws one page of `size` (PDF pages may differ in size; EPS has one page).
+  ///
+  /// - Throws: what `body` throws, or `GraphicsError.cairo` when drawing failed.
+  public func page(
+    size: Size, _ body: (borrowing Canvas) throws -> Void
+  ) throws {
+    switch format {
+    case .pdf: cairo_pdf_surface_set_size(surface, size.width, size.height)
+    case .eps: cairo_ps_surface_set_size(surface, size.width, size.height)
+    }
+    let engine = self.engine
+    let canvas = Canvas(surface: surface) { () throws(GraphicsError) in try engine.get() }
+    try body(canvas)
+    cairo_show_page(canvas.cr)
+    try canvas.check("drawing a page")
+  }
+
+  /// Finishes the document and returns its bytes.
+  ///
+  /// - Throws: `GraphicsError.cairo` when cairo reports an error.
+  public consuming func finish() throws(GraphicsError) -> [UInt8] {
+    cairo_surface_finish(surface)
+    let status = cairo_surface_status(surface)
+    guard status == CAIRO_STATUS_SUCCESS else {
+      throw .cairo(operation: "finishing the document", status: statusText(status))
+    }
+    var bytes = sink.bytes
+    if format == .eps { bytes = fixPostScriptDate(bytes) }
+    return bytes
+  }
+}
+
+/// cairo's PostScript surface writes the current time as `%%CreationDate`; replace it with the
+/// fixed date so EPS output is deterministic too.
+private func fixPostScriptDate(_ bytes: [UInt8]) -> [UInt8] {
+  let marker = Array("%%CreationDate: ".utf8)
+  guard let start = bytes.firstRange(of: marker)?.upperBound,
+    let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n"))
+  else { return bytes }
+  var result = Array(bytes[..<start])
+  result += Array("(D:20000101000000)".utf8)
+  result += bytes[end...]
+  return result
+}
+
+/// Creates a text engine on first use and keeps it for the rest of the document.
+private final class LazyEngine {
+  private let fonts: FontLibrary?
+  private var engine: TextEngine?
+
+  init(fonts: FontLibrary?) { self.fonts = fonts }
+
+  func get() throws(GraphicsError) -> TextEngine {
+    if let engine { return engine }
+    let library: FontLibrary
+    if let fonts { library = fonts } else { library = try FontLibrary.bundled() }
+    let created = TextEngine(library: library)
+    engine = created
+    return created
+  }
+}
+
+/// A raster image in memory (cairo image surface), drawn on with a `Canvas` in device pixels.
+///
+/// Owns one `cairo_surface_t`; destroyed with the image.
+public struct RasterImage: ~Copyable {
+  private let surface: OpaquePointer
+  /// Width in pixels.
+  public let width: Int
+  /// Height in pixels.
+  public let height: Int
+  private let engine: LazyEngine
+
+  /// The most pixels Imprint allocates for one image (about 1 GB at 4 bytes a pixel is refused).
+  public static let maximumPixels = 200_000_000
+
+  /// Creates a white, opaque image.
+  ///
+  /// - Throws: `GraphicsError.imageTooLarge` or `GraphicsError.cairo`.
+  public init(width: Int, height: Int, fonts: FontLibrary? = nil) throws(GraphicsError) {
+    guard width > 0, height > 0, width <= 32_767, height <= 32_767,
+      width * height <= RasterImage.maximumPixels
+    else {
+      throw .imageTooLarge(width: width, height: height, maximumPixels: RasterImage.maximumPixels)
+    }
+    guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height))
+    else { preconditionFailure("cairo returned a NULL surface") }
+    let status = cairo_surface_status(surface)
+    guard status == CAIRO_STATUS_SUCCESS else {
+      cairo_surface_destroy(surface)
+      throw .cairo(operation: "creating a \(width) x \(height) image", status: statusText(status))
+    }
+    self.surface = surface
+    self.width = width
+    self.height = height
+    self.engine = LazyEngine(fonts: fonts)
+    LiveHandles.opened("cairo_surface_t")
+    let canvas = Canvas(surface: surface) { () throws(GraphicsError) in
+      preconditionFailure("no text while clearing")
+    }
+    canvas.fill(Rect(x: 0, y: 0, width: Double(width), height: Double(height)), color: .white)
+  }
+
+  deinit {
+    cairo_surface_destroy(surface)
+    LiveHandles.closed("cairo_surface_t")
+  }
+
+  /// Draws on the image; coordinates are device pixels unless `body` scales the canvas.
+  ///
+  /// - Throws: what `body` throws, or `GraphicsError.cairo`.
+  public func draw(_ body: (borrowing Canvas) throws -> Void) throws {
+    let engine = self.engine
+    let canvas = Canvas(surface: surface) { () throws(GraphicsError) in try engine.get() }
+    try body(canvas)
+    try canvas.check("drawing an image")
+    cairo_surface_flush(surface)
+  }
+
+  /// The pixels as 8-bit RGB rows (3 bytes a pixel, no padding).
+  public func rgbPixels() -> [UInt8] {
+    cairo_surface_flush(surface)
+    let stride = Int(cairo_image_surface_get_stride(surface))
+    guard let data = cairo_image_surface_get_data(surface) else { return [] }
+    var out = [UInt8](repeating: 0, count: width * height * 3)
+    for y in 0..<height {
+      let row = data + y * stride
+      for x in 0..<width {
+        // CAIRO_FORMAT_RGB24: a native-endian 32-bit xRGB word; B G R x in memory on little-endian.
+        let pixel = UnsafeRawPointer(row + 4 * x).loadUnaligned(as: UInt32.self)
+        out[(y * width + x) * 3] = UInt8(pixel >> 16 & 0xFF)
+        out[(y * width + x) * 3 + 1] = UInt8(pixel >> 8 & 0xFF)
+        out[(y * width + x) * 3 + 2] = UInt8(pixel & 0xFF)
+      }
+    }
+    return out
+  }
+
+  /// Encodes the image as PNG: 8-bit grey when every pixel is grey, else 8-bit RGB.
+  ///
+  /// - Throws: `GraphicsError.pngEncode`.
+  public func png(dpi: Double? = nil, text: [(key: String, value: String)] = [])
+    throws(GraphicsError) -> [UInt8]
+  {
+    let rgb = rgbPixels()
+    var gray = [UInt8](repeating: 0, count: width * height)
+    var isGray = true
+    for i in 0..<(width * height) {
+      let (r, g, b) = (rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2])
+      if r != g || g != b {
+        isGray = false
+        break
+      }
+      gray[i] = r
+    }
+    if isGray {
+      return try PNGEncoder.encode(
+        width: width, height: height, format: .gray8, pixels: gray, dpi: dpi, text: text)
+    }
+    return try PNGEncoder.encode(
+      width: width, height: height, format: .rgb8, pixels: rgb, dpi: dpi, text: text)
+  }
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintQR: the errors of payloads, addresses and QR rendering.
+
+import ImprintCore
+
+/// An invalid payload, address, amount or rendering option.
+public enum QRError: ImprintError, Equatable {
+  /// The payload is empty.
+  case emptyPayload(source: String)
+  /// An Ethereum address is malformed (`reason` says how).
+  case invalidEthereumAddress(address: String, reason: String)
+  /// A mixed-case Ethereum address whose letter case does not match its EIP-55 checksum.
+  case ethereumChecksumMismatch(address: String, positions: [Int])
+  /// A Bitcoin address is malformed or its checksum fails (`reason` says which).
+  case invalidBitcoinAddress(address: String, reason: String)
+  /// An amount, gas value or chain id is not acceptable.
+  case invalidAmount(field: String, value: String, expected: String)
+  /// A rendering option is out of range.
+  case invalidOption(name: String, value: String, expected: String)
+  /// Foreground lighter than background: most scanners cannot read inverted codes.
+  case invertedColors(foreground: Color, background: Color)
+  /// Foreground and background too alike to scan reliably.
+  case lowContrast(foreground: Color, background: Color, ratio: Double, minimum: Double)
+  /// The output format is not one Imprint writes.
+  case unknownFormat(String)
+  /// The payload holds bytes that are not UTF-8 text.
+  case payloadNotUTF8(source: String)
+
+  public var code: String {
+    switch self {
+    case .emptyPayload: "qr.emptyPayload"
+    case .invalidEthereumAddress: "eth.invalidAddress"
+    case .ethereumChecksumMismatch: "eth.badChecksum"
+    case .invalidBitcoinAddress: "btc.invalidAddress"
+    case .invalidAmount: "qr.invalidAmount"
+    case .invalidOption: "qr.invalidOption"
+    case .invertedColors: "qr.invertedColors"
+    case .lowContrast: "qr.lowContrast"
+    case .unknownFormat: "qr.unknownFormat"
+    case .payloadNotUTF8: "qr.payloadNotUTF8"
+    }
+  }
+
+  public var message: String {
+    switch self {
+    case .emptyPayload(let source): "\(source) is empty; a QR code needs at least one character"
+    case .invalidEthereumAddress(let address, let reason):
+      "ethereum address '\(address)' \(reason)"
+    case .ethereumChecksumMismatch(let address, let positions):
+      "ethereum address '\(address)' fails its EIP-55 checksum: the case of the "
+        + (positions.count == 1 ? "letter" : "letters") + " at position"
+        + (positions.count == 1 ? " " : "s ") + positions.map(String.init).joined(separator: ", ")
+        + " does not match"
+    case .invalidBitcoinAddress(let address, let reason): "bitcoin address '\(address)' \(reason)"
+    case .invalidAmount(let field, let value, let expected):
+      "\(field) '\(value)' is not valid; expected \(expected)"
+    case .invalidOption(let name, let value, let expected):
+      "\(name) '\(value)' is not valid; expected \(expected)"
+    case .invertedColors(let foreground, let background):
+      "foreground \(foreground) is lighter than background \(background); inverted QR codes "
+        + "fail on many scanners"
+    case .lowContrast(let foreground, let background, let ratio, let minimum):
+      "foreground \(foreground) on background \(background) has a contrast ratio of "
+        + "\(Double(Int(ratio * 100)) / 100):1; at least \(minimum):1 is needed to scan reliably"
+    case .unknownFormat(let name):
+      "unknown output format '\(name)'; expected png, svg, pdf, eps or text"
+    case .payloadNotUTF8(let source): "\(source) is not valid UTF-8 text"
+    }
+  }
+
+  public var hint: String? {
+    switch self {
+    case .ethereumChecksumMismatch:
+      "check the address for a typo; an all-lowercase address skips the checksum"
+    case .invalidEthereumAddress: "an address is 0x followed by 40 hex digits"
+    case .invertedColors, .lowContrast: "pass --allow-low-contrast to render it anyway"
+    case .unknownFormat: "pass --format or give -o a .png, .svg, .pdf, .eps or .txt name"
+    default: nil
+    }
+  }
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintQR: turns what a person typed (text, an address, payment options) into the QR payload.
+
+/// What the input of a QR code is.
+public enum QRPayloadKind: String, Sendable, Codable {
+  /// Plain text or a URL, encoded as given.
+  case text
+  /// An Ethereum address (EIP-55), or an EIP-681 payment request.
+  case ethereum
+  /// A Bitcoin address, or a BIP-21 payment request.
+  case bitcoin
+}
+
+/// Payment details for `--request`; every value is the text the person typed.
+public struct PaymentOptions: Sendable, Hashable {
+  /// Make a payment-request URI rather than the bare address.
+  public var request = false
+  /// The amount: ether, token units (with `token`), or BTC.
+  public var amount: String?
+  /// ERC-20 token contract (Ethereum).
+  public var token: String?
+  /// The token's decimals (Ethereum, with `token`); 18 when nil.
+  public var decimals: Int?
+  /// Chain id (Ethereum).
+  public var chainID: String?
+  /// Gas limit (Ethereum).
+  public var gasLimit: String?
+  /// Gas price in gwei (Ethereum).
+  public var gasPrice: String?
+  /// Recipient label (Bitcoin).
+  public var label: String?
+  /// Payment message (Bitcoin).
+  public var message: String?
+
+  /// No payment details.
+  public init() {}
+
+  /// Whether any detail implies a payment request.
+  public var impliesRequest: Bool {
+    request || amount != nil || token != nil || chainID != nil || gasLimit != nil
+      || gasPrice != nil || label != nil || message != nil
+  }
+}
+
+/// A payload ready to encode.
+public struct QRPayload: Sendable, Hashable {
+  /// The exact text the symbol holds.
+  public let text: String
+  /// The address (checksummed) when the payload is one, for a caption.
+  public let address: String?
+  /// Cautions for the person printing it.
+  public let warnings: [String]
+
+  /// Builds the payload for `input` of `kind` with `payment` details.
+  ///
+  /// - Throws: `QRError` for an empty payload, an invalid address or checksum, or an invalid
+  ///   amount, gas value or chain id.
+  public static func build(
+    _ input: String, kind: QRPayloadKind, payment: PaymentOptions = PaymentOptions(),
+    source: String = "the payload"
+  ) throws(QRError) -> QRPayload {
+    guard !input.isEmpty else { throw .emptyPayload(source: source) }
+    switch kind {
+    case .text:
+      return QRPayload(text: input, address: nil, warnings: [])
+    case .ethereum:
+      return try ethereum(input, payment)
+    case .bitcoin:
+      return try bitcoin(input, payment)
+    }
+  }
+
+  private static func ethereum(_ input: String, _ payment: PaymentOptions) throws(QRError)
+    -> QRPayload
+  {
+    let address = try EthereumAddress(input)
+    var warnings: [String] = []
+    if let chain = address.eip1191ChainID {
+      warnings.append(
+        "address '\(input)' carries an EIP-1191 checksum for chain \(chain) (RSK); "
+          + "it is encoded with its EIP-55 checksum")
+    }
+    guard payment.impliesRequest else {
+      return QRPayload(text: address.checksummed, address: address.checksummed, warnings: warnings)
+    }
+    let token = try payment.token.map { (text: String) throws(QRError) in try EthereumAddress(text)
+    }
+    let decimals = payment.decimals ?? 18
+    guard (0...36).contains(decimals) else {
+      throw .invalidAmount(field: "--decimals", value: "\(decimals)", expected: "0 to 36")
+    }
+    let amount = try payment.amount.map { (text: String) throws(QRError) in
+      try DecimalAmount(text, decimals: decimals, field: "--amount")
+    }
+    let chainID = try payment.chainID.map { (text: String) throws(QRError) in
+      guard let value = UInt64(text), value > 0 else {
+        throw .invalidAmount(field: "--chain-id", value: text, expected: "a positive integer")
+      }
+      return value
+    }
+    let gasLimit = try payment.gasLimit.map { (text: String) throws(QRError) in
+      guard let value = UInt64(text) else {
+        throw .invalidAmount(
+          field: "--gas-limit", value: text, expected: "an integer from 21000 to 30000000")
+      }
+      return value
+    }
+    let gasPrice = try payment.gasPrice.map { (text: String) throws(QRError) in
+      try DecimalAmount(text, decimals: 9, field: "--gas-price")
+    }
+    let request = try EthereumPaymentRequest(
+      recipient: address, amount: amount, token: token, chainID: chainID, gasLimit: gasLimit,
+      gasPriceGwei: gasPrice)
+    return QRPayload(
+      text: request.uri, address: address.checksummed, warnings: warnings + request.warnings)
+  }
+
+  private static func bitcoin(_ input: String, _ payment: PaymentOptions) throws(QRError)
+    -> QRPayload
+  {
+    let address = try BitcoinAddress(input)
+    guard payment.impliesRequest else {
+      return QRPayload(text: address.text, address: address.text, warnings: [])
+    }
+    let amount = try payment.amount.map { (text: String) throws(QRError) in
+      try DecimalAmount(text, decimals: 8, field: "--amount")
+    }
+    let request = try BitcoinPaymentRequest(
+      address: address, amount: amount, label: payment.label, message: payment.message)
+    return QRPayload(text: request.uri, address: address.text, warnings: [])
+  }
+}
