@@ -72,7 +72,7 @@ enum QRCommand {
       if arguments.value("output") != nil {
         throw UsageError(message: "--input writes to --output-dir; -o is for a single code")
       }
-      let format = try arguments.choice("format", formatNames).flatMap(QRFormat.init) ?? .png
+      let format = try arguments.choice("format", formatNames).flatMap { QRFormat(rawValue: $0) } ?? .png
       let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
       return try await bulk(
         input: input, folder: folder, format: format, jobs: jobs, settings: settings,
