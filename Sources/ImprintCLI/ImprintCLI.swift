@@ -2,6 +2,7 @@
 // ImprintCLI: the `imprint` command's entry point: dispatch, help, usage errors and exit codes.
 
 import ImprintCore
+import ImprintGraphics
 
 /// The `imprint` command-line interface, callable in-process (tests, embedding) or from `main`.
 public enum ImprintCLI {
@@ -44,6 +45,15 @@ public enum ImprintCLI {
   ///
   /// - Returns: the exit code: 0 success, 1 failure, 2 usage error.
   public static func run(_ arguments: [String], console: Console) async -> Int32 {
+    let code = await dispatch(arguments, console: console)
+    if console.environment["IMPRINT_DEBUG_HANDLES"] != nil {
+      // Debug builds count every C handle; the leak test runs a command and expects zero.
+      console.stderr.write("live handles: \(LiveHandles.count())\n")
+    }
+    return code
+  }
+
+  private static func dispatch(_ arguments: [String], console: Console) async -> Int32 {
     if arguments.first == "--version" {
       console.stdout.write("imprint \(version)\n")
       return success

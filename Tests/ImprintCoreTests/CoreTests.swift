@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCoreTests: colours, lengths, atomic files and the line reader.
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+@Suite("Colours")
+struct ColorTests {
+  @Test(
+    "parses #RRGGBB, #RGB and names",
+    arguments: [
+      ("#1a2B3c", Color(red: 0x1A, green: 0x2B, blue: 0x3C)),
+      ("1A2B3C", Color(red: 0x1A, green: 0x2B, blue: 0x3C)),
+      ("#fff", Color.white), ("black", Color.black),
+    ])
+  func parses(text: String, expected: Color) {
+    #expect(Color(parsing: text) == expected)
+  }
+
+  @Test("refuses what is not a colour", arguments: ["", "#12345", "#GGGGGG", "red", "#1234567"])
+  func refuses(text: String) {
+    #expect(Color(parsing: text) == nil)
+  }
+
+  @Test("computes WCAG contrast ratios")
+  func contrast() {
+    #expect(abs(Color.black.contrastRatio(with: .white) - 21) < 1e-9)
+    #expect(abs(Color.white.contrastRatio(with: .white) - 1) < 1e-9)
+    // #777777 on white is the classic 4.48:1 just below AA.
+    let gray = Color(red: 0x77, green: 0x77, blue: 0x77)
+    #expect(abs(gray.contrastRatio(with: .white) - 4.48) < 0.01)
+  }
+}
+
+@Suite("Lengths")
+struct LengthTests {
+  @Test("converts millimetres, points and pixels")
+  func conversions() {
+    let card = Length.mm(85.6)
+    #expect(abs(card.points - 242.6457) < 1e-3)
+    #expect(card.pixels(atDPI: 300) == 1011)
+    #expect(Length.mm(53.98).pixels(atDPI: 300) == 638)
+    #expect(abs(Length.inches(1).millimetres - 25.4) < 1e-12)
+  }
+}
+
+@Suite("Atomic files")
+struct AtomicFileTests {
+  @Test("writes the whole file and leaves no temporary behind")
+  func writes() throws {
+    let folder = TemporaryFolder()
+    try AtomicFile.write(Array("hello".utf8), to: folder.file("a.txt"))
+    #expect(folder.contents() == ["a.txt"])
+    #expect(try String(contentsOfFile: folder.file("a.txt"), encoding: .utf8) == "hello")
+  }
+
+  @Test("a failing writer leaves no file at all")
+  func failureLeavesNothing() {
+    struct Boom: Error {}
+    let folder = TemporaryFolder()
+    #expect(throws: Boom.self) {
+      try AtomicFile.write(to: folder.file("b.pdf")) { temporary in
+        FileManager.default.createFile(atPath: temporary, contents: Data([1, 2, 3]))
+        throw Boom()
+      }
+    }
+    #expect(folder.contents().isEmpty)
+  }
+
+  @Test("refuses a directory and a missing folder, naming the path")
+  func refuses() throws {
+    let folder = TemporaryFolder()
+    #expect(throws: FileError.isDirectory(path: folder.path)) {
+      try AtomicFile.write([1], to: folder.path)
+    }
+    let missing = folder.file("no/such/x.png")
+    do {
+      try AtomicFile.write([1], to: missing)
+      Issue.record("expected an error")
+    } catch {
+      #expect(error.code == "file.unwritable")
+      #expect(error.message.contains(missing))
+    }
+  }
+}
+
+@Suite("Line reader")
+struct LineReaderTests {
+  @Test("splits LF and CRLF lines and keeps a last line without newline")
+  func splits() throws {
+    let folder = TemporaryFolder()
+    let path = folder.file("lines.txt")
+    let long = String(repeating: "x", count: 100_000)
+    try Data("one\r\ntwo\n\n\(long)\nlast".utf8).write(to: URL(fileURLWithPath: path))
+    var reader = try LineReader(path: path)
+    var lines: [String] = []
+    while let line = reader.next() { lines.append(String(decoding: line, as: UTF8.self)) }
+    #expect(lines == ["one", "two", "", long, "last"])
+    #expect(reader.lineNumber == 5)
+  }
+
+  @Test("reports a missing file and a directory")
+  func errors() {
+    #expect(throws: FileError.notFound(path: "/no/such/file")) { _ = try LineReader(path: "/no/such/file") }
+    #expect(throws: FileError.isDirectory(path: "/tmp")) { _ = try LineReader(path: "/tmp") }
+  }
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphicsTests: the C boundary: libqrencode, libpng, fontconfig/Pango and cairo surfaces.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+import ImprintTestSupport
+import Testing
+
+@Suite("QR matrices from libqrencode")
+struct QRMatrixTests {
+  @Test("an EIP-55 address at level M is a version-3 symbol of 29 modules")
+  func addressVersion() throws {
+    let matrix = try QRMatrix.encode(
+      Array("0x52908400098527886E0F7030069857D2E4169EE7".utf8), level: .medium)
+    #expect(matrix.version == 3)
+    #expect(matrix.size == 29)
+    #expect(matrix.modules.count == 29 * 29)
+    // Finder patterns: the top-left 7 × 7 square's corners are dark, its ring inside light.
+    #expect(matrix.isDark(x: 0, y: 0) && matrix.isDark(x: 6, y: 6) && !matrix.isDark(x: 1, y: 1))
+  }
+
+  @Test("keeps the smaller of 8-bit and mixed segmentation")
+  func smallerSegmentation() throws {
+    // Upper-case Bech32 fits alphanumeric mode: mixed mode wins.
+    let upper = try QRMatrix.encode(
+      Array("BITCOIN:BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4".utf8), level: .high)
+    #expect(upper.segmentation == .mixed)
+    // Mixed case hex: 8-bit is never larger, and wins ties.
+    let mixed = try QRMatrix.encode(
+      Array("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed".utf8), level: .medium)
+    #expect(mixed.segmentation == .byte)
+    #expect(mixed.version == 3)
+  }
+
+  @Test(
+    "a payload over capacity names its size and the level's maximum",
+    arguments: [(QRErrorCorrection.low, 2953), (.medium, 2331), (.quartile, 1663), (.high, 1273)])
+  func tooLarge(level: QRErrorCorrection, maximum: Int) {
+    let bytes = [UInt8](repeating: UInt8(ascii: "a"), count: maximum + 1)
+    #expect(
+      throws: GraphicsError.qrTooLarge(
+        bytes: maximum + 1, level: level.rawValue, maximum: maximum)
+    ) {
+      _ = try QRMatrix.encode(bytes, level: level)
+    }
+  }
+
+  @Test("exactly the maximum still fits, in version 40")
+  func maximumFits() throws {
+    let matrix = try QRMatrix.encode([UInt8](repeating: 0xC3, count: 1273), level: .high)
+    #expect(matrix.version == 40)
+  }
+}
+
+@Suite("PNG encoding with libpng")
+struct PNGEncoderTests {
+  @Test("writes 1-bit grey with the DPI in pHYs")
+  func oneBit() throws {
+    // A 16 × 16 checkerboard of 8-pixel squares is 2 bytes a row.
+    var pixels: [UInt8] = []
+    for y in 0..<16 { pixels += y < 8 ? [0x00, 0xFF] : [0xFF, 0x00] }
+    let png = try PNGEncoder.encode(width: 16, height: 16, format: .gray1, pixels: pixels, dpi: 300)
+    let header = try #require(pngHeader(png))
+    #expect(header.width == 16 && header.height == 16)
+    #expect(header.bitDepth == 1 && header.colorType == 0)
+    #expect(header.pixelsPerMetre == 11811)  // 300 / 0.0254, rounded
+  }
+
+  @Test("stores text chunks (freedesktop thumbnail keys)")
+  func textChunks() throws {
+    let png = try PNGEncoder.encode(
+      width: 1, height: 1, format: .gray8, pixels: [128],
+      text: [("Thumb::URI", "file:///tmp/a.pdf"), ("Thumb::MTime", "1700000000")])
+    let text = String(decoding: png, as: UTF8.self)
+    #expect(text.contains("Thumb::URI\0file:///tmp/a.pdf"))
+    #expect(text.contains("Thumb::MTime\01700000000"))
+  }
+
+  @Test("reports libpng's error instead of crashing")
+  func error() {
+    #expect(throws: GraphicsError.self) {
+      _ = try PNGEncoder.encode(width: 0, height: 1, format: .gray8, pixels: [0])
+    }
+  }
+}
+
+@Suite("Fonts, text and surfaces")
+struct SurfaceTests {
+  @Test("the bundled font library holds only the bundled families")
+  func families() throws {
+    let fonts = try FontLibrary.bundled()
+    #expect(fonts.families.contains("DejaVu Sans Mono"))
+    #expect(fonts.families.allSatisfy { $0.hasPrefix("DejaVu") })
+  }
+
+  @Test("measures text, wraps it, and counts glyphs no bundled font covers")
+  func measures() throws {
+    let document = try VectorDocument(format: .pdf, size: Size(width: 200, height: 100))
+    try document.page(size: Size(width: 200, height: 100)) { canvas in
+      let style = TextStyle(family: "DejaVu Sans Mono", size: 10)
+      let one = try canvas.measure("0123456789", style: style)
+      // DejaVu Sans Mono advances 0.602 em: ten characters at 10 pt are 60.2 pt.
+      #expect(abs(one.width - 60.2) < 0.2)
+      #expect(one.lineCount == 1 && one.unknownGlyphs == 0)
+      let wrapped = try canvas.measure("0123 4567 89", style: style, width: 30)
+      #expect(wrapped.lineCount == 3)
+      let hangul = try canvas.measure("한국어", style: style)
+      #expect(hangul.unknownGlyphs == 3)
+    }
+    _ = try document.finish()
+  }
+
+  @Test("the same drawing gives the same PDF bytes, with the fixed date and embedded fonts")
+  func deterministicPDF() throws {
+    func make() throws -> [UInt8] {
+      let size = Size(width: 100, height: 50)
+      let document = try VectorDocument(
+        format: .pdf, size: size, metadata: DocumentMetadata(title: "@harbor-lamp"))
+      try document.page(size: size) { canvas in
+        canvas.fill(Rect(x: 10, y: 10, width: 20, height: 20), color: .black)
+        try canvas.drawText("Imprint", style: TextStyle(family: "DejaVu Sans", size: 12), x: 40, y: 10)
+      }
+      return try document.finish()
+    }
+    let first = try make()
+    #expect(first == (try make()))
+    let folder = TemporaryFolder()
+    try Data(first).write(to: URL(fileURLWithPath: folder.file("d.pdf")))
+    let info = try pdfInfo(folder.file("d.pdf"))
+    #expect(info["Title"] == "@harbor-lamp")
+    #expect(info["Page size"] == "100 x 50 pts")
+    #expect(info["CreationDate"]?.contains("2000") == true)
+    let fonts = try runTool("pdffonts", [folder.file("d.pdf")])
+    #expect(fonts.stdout.contains("DejaVuSans") && fonts.stdout.contains(" yes yes "))
+  }
+
+  @Test("raster images refuse absurd sizes before allocating")
+  func rasterLimit() {
+    #expect(throws: GraphicsError.imageTooLarge(width: 100_000, height: 100_000, maximumPixels: RasterImage.maximumPixels)) {
+      _ = try RasterImage(width: 100_000, height: 100_000)
+    }
+  }
+}

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintTestSupport: temporary folders, external tools (zbarimg, poppler, rsvg, gs) and paths.
+
+import Foundation
+
+/// The repository's root folder, found from this file's path.
+public let repositoryRoot: String = {
+  var url = URL(fileURLWithPath: #filePath)
+  for _ in 0..<3 { url.deleteLastPathComponent() }
+  return url.path
+}()
+
+/// `Tests/Fixtures` in the repository.
+public let fixturesFolder = repositoryRoot + "/Tests/Fixtures"
+
+/// A fresh temporary folder, removed when the value is released.
+public final class TemporaryFolder: Sendable {
+  /// The folder's path.
+  public let path: String
+
+  /// Creates a new, empty folder under the system's temporary directory.
+  public init() {
+    let base = FileManager.default.temporaryDirectory.path
+    var template = Array("\(base)/imprint-test-XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { buffer in
+      buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+    }
+    guard let made else { preconditionFailure("mkdtemp failed") }
+    path = made
+  }
+
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+
+  /// A path inside the folder.
+  public func file(_ name: String) -> String { path + "/" + name }
+
+  /// The names of the files in the folder, sorted (hidden ones included).
+  public func contents() -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+  }
+}
+
+/// What a finished process printed.
+public struct ToolResult: Sendable {
+  /// The exit status.
+  public let status: Int32
+  /// Standard output, as bytes.
+  public let stdoutBytes: [UInt8]
+  /// Standard error, as text.
+  public let stderr: String
+  /// Standard output, as text.
+  public var stdout: String { String(decoding: stdoutBytes, as: UTF8.self) }
+}
+
+/// Runs `tool` (looked up on PATH unless it contains a slash) with `arguments`.
+public func runTool(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil) throws
+  -> ToolResult
+{
+  let process = Process()
+  if tool.contains("/") {
+    process.executableURL = URL(fileURLWithPath: tool)
+    process.arguments = arguments
+  } else {
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [tool] + arguments
+  }
+  let out = Pipe()
+  let err = Pipe()
+  let input = Pipe()
+  process.standardOutput = out
+  process.standardError = err
+  process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+  try process.run()
+  if let stdin {
+    input.fileHandleForWriting.write(Data(stdin))
+    try input.fileHandleForWriting.close()
+  }
+  // Read both pipes concurrently so a full pipe never blocks the child.
+  nonisolated(unsafe) var errData = Data()
+  let reader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+  reader.start()
+  let outData = out.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  while !reader.isFinished { usleep(1000) }
+  return ToolResult(
+    status: process.terminationStatus, stdoutBytes: [UInt8](outData),
+    stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// Decodes every QR code in an image with zbarimg; nil when none is found.
+public func zbarDecode(_ imagePath: String) throws -> String? {
+  let result = try runTool("zbarimg", ["-q", "--raw", "--nodbus", imagePath])
+  guard result.status == 0 else { return nil }
+  var text = result.stdout
+  if text.hasSuffix("\n") { text.removeLast() }
+  return text
+}
+
+/// Decodes a QR code with zxing-cpp: its text, error-correction level and version, or nil.
+public func zxingDecode(_ imagePath: String) throws -> (text: String, level: String, version: Int?)? {
+  let code = """
+    import sys, zxingcpp
+    from PIL import Image
+    found = zxingcpp.read_barcodes(Image.open(sys.argv[1]).convert("L"))
+    if not found: raise SystemExit(4)
+    extra = found[0].extra if isinstance(found[0].extra, dict) else {}
+    sys.stdout.write("\\x00".join([found[0].text, str(found[0].ec_level), str(extra.get("Version", ""))]))
+    """
+  let result = try runTool("python3", ["-c", code, imagePath])
+  guard result.status == 0 else { return nil }
+  let parts = result.stdout.split(separator: "\0", omittingEmptySubsequences: false)
+  guard parts.count == 3 else { return nil }
+  return (String(parts[0]), String(parts[1]), Int(parts[2]))
+}
+
+/// Whether the second decoder, zxing-cpp with Pillow (PyPI, installed by scripts/bootstrap),
+/// is importable.
+public let zxingAvailable: Bool = {
+  (try? runTool("python3", ["-c", "import zxingcpp, PIL"]).status) == 0
+}()
+
+/// Rasterises a PDF's first page to PNG at `dpi` with pdftoppm; returns the PNG path.
+public func rasterisePDF(_ pdfPath: String, dpi: Int = 300) throws -> String {
+  let base = pdfPath + ".raster"
+  let result = try runTool("pdftoppm", ["-r", "\(dpi)", "-png", "-singlefile", pdfPath, base])
+  precondition(result.status == 0, "pdftoppm failed: \(result.stderr)")
+  return base + ".png"
+}
+
+/// Rasterises an SVG on a white background with rsvg-convert; returns the PNG path.
+public func rasteriseSVG(_ svgPath: String) throws -> String {
+  let output = svgPath + ".png"
+  let result = try runTool("rsvg-convert", ["-b", "white", "-o", output, svgPath])
+  precondition(result.status == 0, "rsvg-convert failed: \(result.stderr)")
+  return output
+}
+
+/// Rasterises an EPS with Ghostscript at 300 dpi; returns the PNG path.
+public func rasteriseEPS(_ epsPath: String) throws -> String {
+  let output = epsPath + ".png"
+  let result = try runTool(
+    "gs", ["-q", "-dSAFER", "-dBATCH", "-dNOPAUSE", "-dEPSCrop", "-sDEVICE=pnggray", "-r300",
+      "-o", output, epsPath])
+  precondition(result.status == 0, "gs failed: \(result.stderr)")
+  return output
+}
+
+/// `pdfinfo`'s fields (`Pages`, `Page size`, `Title`, ...).
+public func pdfInfo(_ pdfPath: String) throws -> [String: String] {
+  let result = try runTool("pdfinfo", [pdfPath])
+  var fields: [String: String] = [:]
+  for line in result.stdout.split(separator: "\n") {
+    guard let colon = line.firstIndex(of: ":") else { continue }
+    fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(
+      in: .whitespaces)
+  }
+  return fields
+}
+
+/// Reads a PNG's IHDR (width, height, bit depth, colour type) and pHYs (pixels per metre).
+public func pngHeader(_ bytes: [UInt8]) -> (
+  width: Int, height: Int, bitDepth: Int, colorType: Int, pixelsPerMetre: Int?
+)? {
+  guard bytes.count > 33, bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+  else { return nil }
+  func be32(_ offset: Int) -> Int {
+    bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+  }
+  var pixelsPerMetre: Int?
+  var offset = 8
+  while offset + 8 <= bytes.count {
+    let length = be32(offset)
+    let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+    if type == "pHYs" { pixelsPerMetre = be32(offset + 8) }
+    offset += 12 + length
+  }
+  return (be32(16), be32(20), Int(bytes[24]), Int(bytes[25]), pixelsPerMetre)
+}
