@@ -3,6 +3,7 @@
 
 import ImprintCore
 import ImprintGraphics
+import ImprintQR
 
 /// The `imprint` command-line interface, callable in-process (tests, embedding) or from `main`.
 public enum ImprintCLI {
@@ -86,16 +87,25 @@ public enum ImprintCLI {
       }
       return try await spec.run(parsed, console)
     } catch let error as UsageError {
-      console.stderr.write("error: \(error.message)\n")
-      console.stderr.write("usage: \(spec.usageLine(path: path))\n")
-      console.stderr.write(
-        "  See 'imprint \((path + ["--help"]).joined(separator: " "))' "
-          + "for more information.\n")
+      printUsageError(error.message, spec: spec, path: path, console: console)
+      return usage
+    } catch let error as QRError where error.isMalformedOption {
+      // A value given on the command line that is not acceptable: a usage error (exit 2).
+      printUsageError(error.message, spec: spec, path: path, console: console)
       return usage
     } catch {
       console.report(error)
       return failure
     }
+  }
+
+  private static func printUsageError(
+    _ message: String, spec: CommandSpec, path: [String], console: Console
+  ) {
+    console.stderr.write("error: \(message)\n")
+    console.stderr.write("usage: \(spec.usageLine(path: path))\n")
+    console.stderr.write(
+      "  See 'imprint \((path + ["--help"]).joined(separator: " "))' for more information.\n")
   }
 
   /// Follows command words as deep as they go; returns the spec, its path and the other words.

@@ -72,7 +72,8 @@ enum QRCommand {
       if arguments.value("output") != nil {
         throw UsageError(message: "--input writes to --output-dir; -o is for a single code")
       }
-      let format = try arguments.choice("format", formatNames).flatMap { QRFormat(rawValue: $0) } ?? .png
+      let format =
+        try arguments.choice("format", formatNames).flatMap { QRFormat(rawValue: $0) } ?? .png
       let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
       return try await bulk(
         input: input, folder: folder, format: format, jobs: jobs, settings: settings,
@@ -121,6 +122,7 @@ enum QRCommand {
     if payment.decimals != nil && payment.token == nil {
       throw UsageError(message: "--decimals applies to token requests; add --token <contract>")
     }
+    try QRPayload.validate(payment, kind: kind)
     var style = QRStyle()
     if let level = try arguments.choice("level", ["L", "M", "Q", "H"]) {
       style.level = QRErrorCorrection(rawValue: level) ?? .medium

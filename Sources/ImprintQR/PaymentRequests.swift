@@ -104,18 +104,24 @@ public struct BitcoinPaymentRequest: Sendable, Hashable {
     address: BitcoinAddress, amount: DecimalAmount? = nil, label: String? = nil,
     message: String? = nil
   ) throws(QRError) {
-    if let amount {
-      let cap = try DecimalAmount("21000000", decimals: 8, field: "--amount")
-      guard !amount.isZero, !amount.exceeds(cap) else {
-        throw .invalidAmount(
-          field: "--amount", value: amount.decimalString,
-          expected: "more than 0 and at most 21000000 BTC")
-      }
-    }
+    try Self.check(amount)
     self.address = address
     self.amount = amount
     self.label = label
     self.message = message
+  }
+
+  /// Checks that an amount is above zero and at most 21 000 000 BTC.
+  ///
+  /// - Throws: `QRError.invalidAmount`.
+  static func check(_ amount: DecimalAmount?) throws(QRError) {
+    guard let amount else { return }
+    let cap = try DecimalAmount("21000000", decimals: 8, field: "--amount")
+    guard !amount.isZero, !amount.exceeds(cap) else {
+      throw .invalidAmount(
+        field: "--amount", value: amount.decimalString,
+        expected: "more than 0 and at most 21000000 BTC")
+    }
   }
 
   /// The `bitcoin:` URI; label and message are percent-encoded (RFC 3986 unreserved kept).

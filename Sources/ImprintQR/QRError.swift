@@ -68,6 +68,14 @@ public enum QRError: ImprintError, Equatable {
     }
   }
 
+  /// Whether the error is about an option's value (the CLI reports it as a usage error).
+  public var isMalformedOption: Bool {
+    switch self {
+    case .invalidAmount, .invalidOption: true
+    default: false
+    }
+  }
+
   public var hint: String? {
     switch self {
     case .ethereumChecksumMismatch:

@@ -83,6 +83,14 @@ public struct QRPayload: Sendable, Hashable {
     guard payment.impliesRequest else {
       return QRPayload(text: address.checksummed, address: address.checksummed, warnings: warnings)
     }
+    let request = try ethereumRequest(to: address, payment)
+    return QRPayload(
+      text: request.uri, address: address.checksummed, warnings: warnings + request.warnings)
+  }
+
+  private static func ethereumRequest(to address: EthereumAddress, _ payment: PaymentOptions)
+    throws(QRError) -> EthereumPaymentRequest
+  {
     let token = try payment.token.map { (text: String) throws(QRError) in try EthereumAddress(text)
     }
     let decimals = payment.decimals ?? 18
@@ -108,11 +116,28 @@ public struct QRPayload: Sendable, Hashable {
     let gasPrice = try payment.gasPrice.map { (text: String) throws(QRError) in
       try DecimalAmount(text, decimals: 9, field: "--gas-price")
     }
-    let request = try EthereumPaymentRequest(
+    return try EthereumPaymentRequest(
       recipient: address, amount: amount, token: token, chainID: chainID, gasLimit: gasLimit,
       gasPriceGwei: gasPrice)
-    return QRPayload(
-      text: request.uri, address: address.checksummed, warnings: warnings + request.warnings)
+  }
+
+  /// Checks the payment details on their own, before any address is known (for example once
+  /// before a bulk run, so that a bad amount is reported once rather than on every line).
+  ///
+  /// - Throws: `QRError.invalidAmount`, or `QRError.invalidEthereumAddress` for a bad token.
+  public static func validate(_ payment: PaymentOptions, kind: QRPayloadKind) throws(QRError) {
+    guard payment.impliesRequest else { return }
+    switch kind {
+    case .text: return
+    case .ethereum:
+      _ = try ethereumRequest(
+        to: try EthereumAddress("0x" + String(repeating: "0", count: 40)), payment)
+    case .bitcoin:
+      let amount = try payment.amount.map { (text: String) throws(QRError) in
+        try DecimalAmount(text, decimals: 8, field: "--amount")
+      }
+      try BitcoinPaymentRequest.check(amount)
+    }
   }
 
   private static func bitcoin(_ input: String, _ payment: PaymentOptions) throws(QRError)

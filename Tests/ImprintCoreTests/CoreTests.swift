@@ -103,7 +103,9 @@ struct LineReaderTests {
 
   @Test("reports a missing file and a directory")
   func errors() {
-    #expect(throws: FileError.notFound(path: "/no/such/file")) { _ = try LineReader(path: "/no/such/file") }
+    #expect(throws: FileError.notFound(path: "/no/such/file")) {
+      _ = try LineReader(path: "/no/such/file")
+    }
     #expect(throws: FileError.isDirectory(path: "/tmp")) { _ = try LineReader(path: "/tmp") }
   }
 }

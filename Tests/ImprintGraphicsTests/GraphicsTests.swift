@@ -119,7 +119,8 @@ struct SurfaceTests {
         format: .pdf, size: size, metadata: DocumentMetadata(title: "@harbor-lamp"))
       try document.page(size: size) { canvas in
         canvas.fill(Rect(x: 10, y: 10, width: 20, height: 20), color: .black)
-        try canvas.drawText("Imprint", style: TextStyle(family: "DejaVu Sans", size: 12), x: 40, y: 10)
+        try canvas.drawText(
+          "Imprint", style: TextStyle(family: "DejaVu Sans", size: 12), x: 40, y: 10)
       }
       return try document.finish()
     }
@@ -137,7 +138,10 @@ struct SurfaceTests {
 
   @Test("raster images refuse absurd sizes before allocating")
   func rasterLimit() {
-    #expect(throws: GraphicsError.imageTooLarge(width: 100_000, height: 100_000, maximumPixels: RasterImage.maximumPixels)) {
+    #expect(
+      throws: GraphicsError.imageTooLarge(
+        width: 100_000, height: 100_000, maximumPixels: RasterImage.maximumPixels)
+    ) {
       _ = try RasterImage(width: 100_000, height: 100_000)
     }
   }

@@ -5,8 +5,10 @@ import ImprintQR
 import Testing
 
 private func hex(_ bytes: [UInt8]) -> String {
-  bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
-    .joined()
+  bytes.map {
+    String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+  }
+  .joined()
 }
 
 private func bytes(hex text: String) -> [UInt8] {
@@ -212,7 +214,9 @@ struct Bech32Tests {
   @Test(
     "segwit addresses map to their scriptPubKey (BIP-350 vectors)",
     arguments: [
-      ("BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4", "0014751e76e8199196d454941c45d1b3a323f1433bd6"),
+      (
+        "BC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4", "0014751e76e8199196d454941c45d1b3a323f1433bd6"
+      ),
       (
         "tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7",
         "00201863143c14c5166804bd19203356da136c985678cd4d27a1b8c6329604903262"
@@ -235,7 +239,9 @@ struct Bech32Tests {
         "bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0",
         "512079be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
       ),
-      ("bc1qvyq0cc6rahyvsazfdje0twl7ez82ndmuac2lhv", "00146100fc6343edc8c874496cb2f5bbfec88ea9b77c"),
+      (
+        "bc1qvyq0cc6rahyvsazfdje0twl7ez82ndmuac2lhv", "00146100fc6343edc8c874496cb2f5bbfec88ea9b77c"
+      ),
       (
         "bc1p83n3au0rjylefxq2nc2xh2y4jzz4pm6zxj4mw5pagdjjr2a9f36s6jjnnu",
         "51203c671ef1e3913f94980a9e146ba895908550ef4234abb7503d436521aba54c75"

@@ -13,7 +13,8 @@ struct PaymentRequestTests {
     let plain = try QRPayload.build(
       "0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359", kind: .ethereum, payment: payment)
     // The ERC-681 example's value=2.014e18, written as an integer.
-    #expect(plain.text == "ethereum:0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359?value=2014000000000000000")
+    #expect(
+      plain.text == "ethereum:0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359?value=2014000000000000000")
     payment.chainID = "1"
     payment.gasLimit = "21000"
     payment.gasPrice = "20.5"
@@ -41,9 +42,11 @@ struct PaymentRequestTests {
 
   @Test(
     "gas price must be 1-100 gwei and gas limit 21000-30000000",
-    arguments: [("gasPrice", "0.5"), ("gasPrice", "100.000000001"), ("gasLimit", "20999"),
+    arguments: [
+      ("gasPrice", "0.5"), ("gasPrice", "100.000000001"), ("gasLimit", "20999"),
       ("gasLimit", "30000001"), ("chainID", "0"), ("chainID", "0xa"), ("amount", "1e18"),
-      ("amount", "-1"), ("amount", "1.0000000000000000001"), ("amount", "1,5"), ("amount", ".")])
+      ("amount", "-1"), ("amount", "1.0000000000000000001"), ("amount", "1,5"), ("amount", "."),
+    ])
   func ranges(field: String, value: String) {
     var payment = PaymentOptions()
     switch field {
@@ -91,7 +94,8 @@ struct PaymentRequestTests {
       "bc1qvyq0cc6rahyvsazfdje0twl7ez82ndmuac2lhv", kind: .bitcoin, payment: payment)
     #expect(
       accented.text
-        == "bitcoin:bc1qvyq0cc6rahyvsazfdje0twl7ez82ndmuac2lhv?amount=20.3&label=Caf%C3%A9%20%26%20co")
+        == "bitcoin:bc1qvyq0cc6rahyvsazfdje0twl7ez82ndmuac2lhv?amount=20.3&label=Caf%C3%A9%20%26%20co"
+    )
   }
 
   @Test("BIP-21 amounts above 21 million BTC or with 9 decimals are refused")
@@ -100,7 +104,8 @@ struct PaymentRequestTests {
       var payment = PaymentOptions()
       payment.amount = amount
       #expect(throws: QRError.self) {
-        _ = try QRPayload.build("1FsSia9rv4NeEwvJ2GvXrX7LyxYspbN2mo", kind: .bitcoin, payment: payment)
+        _ = try QRPayload.build(
+          "1FsSia9rv4NeEwvJ2GvXrX7LyxYspbN2mo", kind: .bitcoin, payment: payment)
       }
     }
   }
@@ -110,7 +115,9 @@ struct PaymentRequestTests {
     #expect(
       try QRPayload.build("0x52908400098527886e0f7030069857d2e4169ee7", kind: .ethereum).text
         == "0x52908400098527886E0F7030069857D2E4169EE7")
-    #expect(try QRPayload.build("https://steemit.com/@a?b=c d", kind: .text).text == "https://steemit.com/@a?b=c d")
+    #expect(
+      try QRPayload.build("https://steemit.com/@a?b=c d", kind: .text).text
+        == "https://steemit.com/@a?b=c d")
     #expect(throws: QRError.emptyPayload(source: "the payload")) {
       _ = try QRPayload.build("", kind: .text)
     }
@@ -122,8 +129,9 @@ struct PaymentRequestTests {
     #expect(try DecimalAmount("0.000000000000000001", decimals: 18, field: "x").atomicUnits == "1")
     #expect(try DecimalAmount("007.10", decimals: 8, field: "x").decimalString == "7.1")
     #expect(try DecimalAmount(".5", decimals: 8, field: "x").decimalString == "0.5")
-    #expect(try DecimalAmount("12345678901234567890123456789", decimals: 0, field: "x").atomicUnits
-      == "12345678901234567890123456789")
+    #expect(
+      try DecimalAmount("12345678901234567890123456789", decimals: 0, field: "x").atomicUnits
+        == "12345678901234567890123456789")
   }
 
   @Test("addresses are grouped in fours for reading aloud")

@@ -47,7 +47,9 @@ struct RenderTests {
     #expect(try zbarDecode(raster(path, format)) == payload)
   }
 
-  @Test("zxing-cpp reads the PNGs too, at the level asked for", arguments: [QRErrorCorrection.low, .medium, .quartile, .high])
+  @Test(
+    "zxing-cpp reads the PNGs too, at the level asked for",
+    arguments: [QRErrorCorrection.low, .medium, .quartile, .high])
   func zxing(level: QRErrorCorrection) throws {
     guard zxingAvailable else {
       Issue.record("zxing-cpp is not installed: run scripts/bootstrap")
@@ -98,7 +100,9 @@ struct RenderTests {
     #expect(abs(rendering.symbolMillimetres - 25) < 1e-9)
   }
 
-  @Test("the same input gives the same bytes in every format", arguments: [QRFormat.png, .svg, .pdf, .eps])
+  @Test(
+    "the same input gives the same bytes in every format",
+    arguments: [QRFormat.png, .svg, .pdf, .eps])
   func deterministic(format: QRFormat) throws {
     var style = QRStyle()
     style.caption = "0x 5290 8400"
@@ -116,7 +120,8 @@ struct RenderTests {
     #expect(svg.contains("viewBox=\"0 0 37 37\"") && svg.contains("crispEdges"))
   }
 
-  @Test("captions render below the code, which still decodes", arguments: [QRFormat.png, .svg, .pdf])
+  @Test(
+    "captions render below the code, which still decodes", arguments: [QRFormat.png, .svg, .pdf])
   func caption(format: QRFormat) throws {
     let folder = TemporaryFolder()
     var style = QRStyle()
@@ -170,7 +175,8 @@ struct RenderTests {
 
   @Test("terminal text: half blocks, two module rows per line, quiet zone included")
   func terminal() throws {
-    let rendering = try QRRenderer.render(payload: Self.payloads[0], style: QRStyle(), format: .text)
+    let rendering = try QRRenderer.render(
+      payload: Self.payloads[0], style: QRStyle(), format: .text)
     let lines = String(decoding: rendering.bytes, as: UTF8.self).split(
       separator: "\n", omittingEmptySubsequences: false)
     #expect(lines.count == 19 + 1)  // ceil(37 / 2) lines and the final newline
@@ -190,7 +196,9 @@ struct RenderTests {
           var style = QRStyle()
           style.caption = address
           let format: QRFormat = address.hasSuffix("0") ? .pdf : .png
-          return (address, try QRRenderer.render(payload: address, style: style, format: format).bytes)
+          return (
+            address, try QRRenderer.render(payload: address, style: style, format: format).bytes
+          )
         }
       }
       for try await (address, bytes) in group {

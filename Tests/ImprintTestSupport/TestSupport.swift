@@ -97,7 +97,8 @@ public func zbarDecode(_ imagePath: String) throws -> String? {
 }
 
 /// Decodes a QR code with zxing-cpp: its text, error-correction level and version, or nil.
-public func zxingDecode(_ imagePath: String) throws -> (text: String, level: String, version: Int?)? {
+public func zxingDecode(_ imagePath: String) throws -> (text: String, level: String, version: Int?)?
+{
   let code = """
     import sys, zxingcpp
     from PIL import Image
@@ -139,8 +140,11 @@ public func rasteriseSVG(_ svgPath: String) throws -> String {
 public func rasteriseEPS(_ epsPath: String) throws -> String {
   let output = epsPath + ".png"
   let result = try runTool(
-    "gs", ["-q", "-dSAFER", "-dBATCH", "-dNOPAUSE", "-dEPSCrop", "-sDEVICE=pnggray", "-r300",
-      "-o", output, epsPath])
+    "gs",
+    [
+      "-q", "-dSAFER", "-dBATCH", "-dNOPAUSE", "-dEPSCrop", "-sDEVICE=pnggray", "-r300",
+      "-o", output, epsPath,
+    ])
   precondition(result.status == 0, "gs failed: \(result.stderr)")
   return output
 }
