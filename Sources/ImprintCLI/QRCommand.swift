@@ -295,21 +295,30 @@ enum QRCommand {
     }
     var reports: [Report] = []
     let frozen = settings
+    // Lines go to tasks in chunks: one code takes well under a millisecond, so a task per line
+    // would spend a large share of the time scheduling.
+    let nextChunk = { () -> [Line]? in
+      var chunk: [Line] = []
+      while chunk.count < 16, let line = nextLine() { chunk.append(line) }
+      return chunk.isEmpty ? nil : chunk
+    }
     await forEachConcurrently(
-      inputs: nextLine, jobs: jobs,
-      work: { (line: Line) -> Report in
-        do {
-          let text = try line.payload.get()
-          let (payload, rendering) = try make(
-            text, format: format, settings: frozen, source: "\(sourceName) line \(line.number)")
-          let path = folder + "/" + line.name + "." + ext
-          try AtomicFile.write(rendering.bytes, to: path)
-          return Report(line: line.number, payload: payload, rendering: rendering, output: path)
-        } catch {
-          return Report(line: line.number, error: error)
+      inputs: nextChunk, jobs: jobs,
+      work: { (chunk: [Line]) -> [Report] in
+        chunk.map { line in
+          do {
+            let text = try line.payload.get()
+            let (payload, rendering) = try make(
+              text, format: format, settings: frozen, source: "\(sourceName) line \(line.number)")
+            let path = folder + "/" + line.name + "." + ext
+            try AtomicFile.write(rendering.bytes, to: path)
+            return Report(line: line.number, payload: payload, rendering: rendering, output: path)
+          } catch {
+            return Report(line: line.number, error: error)
+          }
         }
       },
-      collect: { reports.append($0) })
+      collect: { reports += $0 })
     reports.sort { ($0.line ?? 0) < ($1.line ?? 0) }
     let quiet = arguments.flag("quiet")
     for (number, name) in duplicate.sorted(by: { $0.key < $1.key }) where !quiet {

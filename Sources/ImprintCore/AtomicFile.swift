@@ -32,8 +32,24 @@ public enum AtomicFile {
   public static func write(_ bytes: some Collection<UInt8>, to path: String) throws(FileError) {
     do {
       try write(to: path) { temporary in
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
+        // POSIX calls: FileManager.createFile would write a second temporary and rename again.
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
           throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        let array = Array(bytes)
+        var offset = 0
+        try array.withUnsafeBytes { buffer in
+          while offset < buffer.count {
+            guard let base = buffer.baseAddress else { return }
+            let written = Foundation.write(descriptor, base + offset, buffer.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+              throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+            }
+            offset += written
+          }
         }
       }
     } catch let error as FileError {
