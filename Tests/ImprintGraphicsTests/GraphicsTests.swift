@@ -146,3 +146,52 @@ struct SurfaceTests {
     }
   }
 }
+
+@Suite("JPEG decoding through the setjmp shim")
+struct JPEGTests {
+  /// A 40 × 20 JPEG made by pdftoppm from a PDF with a red left half.
+  static func sampleJPEG(_ folder: TemporaryFolder) throws -> [UInt8] {
+    let size = Size(width: 40, height: 20)
+    let document = try VectorDocument(format: .pdf, size: size)
+    try document.page(size: size) { canvas in
+      canvas.fill(
+        Rect(x: 0, y: 0, width: 20, height: 20), color: Color(red: 255, green: 0, blue: 0))
+    }
+    try Data(try document.finish()).write(to: URL(fileURLWithPath: folder.file("s.pdf")))
+    let result = try runTool(
+      "pdftoppm", ["-r", "72", "-jpeg", "-singlefile", folder.file("s.pdf"), folder.file("s")])
+    #expect(result.status == 0)
+    return [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder.file("s.jpg"))))
+  }
+
+  @Test("decodes a JPEG to BGRA pixels with the right colours")
+  func decodes() throws {
+    let folder = TemporaryFolder()
+    let bitmap = try JPEGDecoder.decode(try Self.sampleJPEG(folder), source: "s.jpg")
+    #expect(bitmap.width == 40 && bitmap.height == 20)
+    let left = Array(bitmap.pixels[(10 * 40 + 5) * 4..<(10 * 40 + 5) * 4 + 4])
+    let right = Array(bitmap.pixels[(10 * 40 + 35) * 4..<(10 * 40 + 35) * 4 + 4])
+    #expect(left[2] > 240 && left[1] < 20 && left[0] < 20 && left[3] == 255)  // B G R A: red
+    #expect(right.allSatisfy { $0 > 240 })
+  }
+
+  @Test("a truncated JPEG is an error naming the file, and the process keeps running")
+  func truncated() throws {
+    let folder = TemporaryFolder()
+    let bytes = try Self.sampleJPEG(folder)
+    do {
+      _ = try JPEGDecoder.decode(Array(bytes.prefix(bytes.count - 40)), source: "photo.jpg")
+      Issue.record("a truncated JPEG must fail in strict mode")
+    } catch {
+      #expect(error.code == "image.jpegDecode")
+      #expect(error.message.contains("'photo.jpg'") && error.message.contains("libjpeg:"))
+    }
+    #expect(throws: GraphicsError.self) {
+      _ = try JPEGDecoder.decode(Array("<html>not a jpeg</html>".utf8), source: "x.jpg")
+    }
+    // Lenient mode decodes what is there (a grey bottom) instead of failing.
+    let lenient = try JPEGDecoder.decode(
+      Array(bytes.prefix(bytes.count - 40)), source: "photo.jpg", strict: false)
+    #expect(lenient.width == 40)
+  }
+}
