@@ -16,6 +16,7 @@ let package = Package(
     .library(name: "ImprintCore", targets: ["ImprintCore"]),
     .library(name: "ImprintGraphics", targets: ["ImprintGraphics"]),
     .library(name: "ImprintQR", targets: ["ImprintQR"]),
+    .library(name: "ImprintCards", targets: ["ImprintCards"]),
     .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
     .executable(name: "imprint", targets: ["imprint"]),
   ],
@@ -38,7 +39,12 @@ let package = Package(
       ]
     ),
     .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics"]),
-    .target(name: "ImprintCLI", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
+    .target(
+      name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
+    .target(
+      name: "ImprintCLI",
+      dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards"]
+    ),
     .executableTarget(name: "imprint", dependencies: ["ImprintCLI"]),
 
     .target(
@@ -52,6 +58,8 @@ let package = Package(
       dependencies: ["ImprintGraphics", "ImprintTestSupport"]
     ),
     .testTarget(name: "ImprintQRTests", dependencies: ["ImprintQR", "ImprintTestSupport"]),
+    .testTarget(
+      name: "ImprintCardsTests", dependencies: ["ImprintCards", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: ["ImprintCLI", "ImprintQR", "ImprintTestSupport"]

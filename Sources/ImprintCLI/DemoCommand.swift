@@ -2,6 +2,7 @@
 // ImprintCLI: `imprint demo`: runs every capability on the bundled sample data.
 
 import Foundation
+import ImprintCards
 import ImprintCore
 import ImprintQR
 
@@ -11,8 +12,9 @@ enum DemoCommand {
     abstract: "Run Imprint on the bundled sample data and list what it made.",
     discussion: """
       Writes into the output folder: wallet-address QR codes in every format (with the address \
-      printed under the code), an EIP-681 payment request, a BIP-21 request, a profile link, and \
-      one code per line of assets/samples/wallets.txt made in parallel.
+      printed under the code), an EIP-681 payment request, a BIP-21 request, a profile link, one \
+      code per line of assets/samples/wallets.txt made in parallel, and ID cards from the sample \
+      profiles in every shipped design (PDF, 300-dpi PNG and a share image).
       """,
     options: [
       .value("output", short: "o", "<dir>", "Output folder (default: imprint-demo)."),
@@ -90,6 +92,54 @@ enum DemoCommand {
       console: bulkConsole)
     guard code == ImprintCLI.success else { return code }
     made.append(Made(path: bulkFolder, what: "one PNG per line of assets/samples/wallets.txt"))
+
+    // ID cards: every shipped design, from the bundled sample profiles.
+    let cardFolder = folder + "/cards"
+    try createFolder(cardFolder)
+    let samples = assets + "/samples"
+    let designs = CardTemplate.shippedNames(folder: ResourceLocator.templatesDirectory())
+    let people: [(profile: String, extra: [String])] = [
+      (
+        "harbor-lamp",
+        [
+          "--photo", samples + "/photos/harbor-lamp.jpg", "--follow-counts",
+          samples + "/profiles/harbor-lamp.follow.json",
+        ]
+      ),
+      ("sora-park", ["--photo", samples + "/photos/sora-park.png"]),
+      ("layla-h", []),
+      ("kenji.hive", []),
+    ]
+    for (index, design) in designs.enumerated() {
+      for (offset, person) in people.enumerated()
+      where offset % designs.count == index
+        || offset == 0
+      {
+        let output = "\(cardFolder)/\(person.profile)-\(design).pdf"
+        let code = await ImprintCLI.run(
+          [
+            "card", samples + "/profiles/\(person.profile).json", "--template", design, "-o",
+            output,
+            "--quiet",
+          ] + person.extra, console: bulkConsole)
+        guard code == ImprintCLI.success else { return code }
+        made.append(Made(path: output, what: "ID card, \(design) design, front and back (PDF)"))
+      }
+    }
+    let harbor = people[0]
+    for (format, output) in [("png", "harbor-lamp-300dpi.png"), ("share", "harbor-lamp-share.png")]
+    {
+      let path = "\(cardFolder)/\(output)"
+      let code = await ImprintCLI.run(
+        ["card", samples + "/profiles/harbor-lamp.json", "--format", format, "-o", path, "--quiet"]
+          + harbor.extra, console: bulkConsole)
+      guard code == ImprintCLI.success else { return code }
+      made.append(
+        Made(
+          path: path,
+          what: format == "png"
+            ? "ID card at 300 dpi, one PNG per side (-front, -back)" : "1200 x 630 share image"))
+    }
 
     if arguments.flag("json") {
       struct Document: Codable {

@@ -18,7 +18,7 @@ public enum ImprintCLI {
   public static let usage: Int32 = 2
 
   static let commands: [CommandSpec] = [
-    QRCommand.spec, DemoCommand.spec,
+    QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DemoCommand.spec,
   ]
 
   /// The root command: its help lists the commands.

@@ -5,6 +5,14 @@ internal import CCairo
 internal import CPango
 import ImprintCore
 
+/// How an image fills its box.
+public enum ImageFit: String, Sendable, Codable {
+  /// Fill the box, cropping what overflows (centred).
+  case cover
+  /// Fit the whole image inside the box, centred.
+  case contain
+}
+
 /// A drawing context (one `cairo_t`) over a page or an image.
 ///
 /// Coordinates are in points, origin at the top left. Owns one `cairo_t`; destroyed with the
@@ -78,6 +86,107 @@ public struct Canvas: ~Copyable {
     cairo_move_to(cr, from.0, from.1)
     cairo_line_to(cr, to.0, to.1)
     cairo_stroke(cr)
+  }
+
+  /// Adds a rectangle with rounded corners (`radius` points) to the current path.
+  public func addRoundedRect(_ rect: Rect, radius: Double) {
+    let r = min(radius, rect.width / 2, rect.height / 2)
+    guard r > 0 else {
+      addRect(rect)
+      return
+    }
+    cairo_new_sub_path(cr)
+    cairo_arc(cr, rect.maxX - r, rect.y + r, r, -Double.pi / 2, 0)
+    cairo_arc(cr, rect.maxX - r, rect.maxY - r, r, 0, Double.pi / 2)
+    cairo_arc(cr, rect.x + r, rect.maxY - r, r, Double.pi / 2, Double.pi)
+    cairo_arc(cr, rect.x + r, rect.y + r, r, Double.pi, 3 * Double.pi / 2)
+    cairo_close_path(cr)
+  }
+
+  /// Adds the ellipse inscribed in `rect` (a circle when it is square) to the current path.
+  public func addEllipse(in rect: Rect) {
+    cairo_save(cr)
+    cairo_translate(cr, rect.x + rect.width / 2, rect.y + rect.height / 2)
+    cairo_scale(cr, rect.width / 2, rect.height / 2)
+    cairo_new_sub_path(cr)
+    cairo_arc(cr, 0, 0, 1, 0, 2 * Double.pi)
+    cairo_restore(cr)
+  }
+
+  /// Restricts drawing to the current path (intersected with any earlier clip) and clears it.
+  public func clip() { cairo_clip(cr) }
+
+  /// Strokes the current path `width` points wide and clears it.
+  public func stroke(width: Double, color: Color) {
+    setColor(color)
+    cairo_set_line_width(cr, width)
+    cairo_stroke(cr)
+  }
+
+  /// Draws `bitmap` into `rect`: `cover` fills the box and crops the overflow (centred), `contain`
+  /// fits it whole, centred.
+  ///
+  /// - Throws: `GraphicsError.cairo` when cairo cannot wrap the pixels.
+  public func draw(_ bitmap: Bitmap, in rect: Rect, fit: ImageFit) throws(GraphicsError) {
+    // The pixels are copied into a cairo-owned surface: a PDF surface keeps a reference to its
+    // sources until the page is written, which must not point into Swift memory.
+    let format = bitmap.hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24
+    guard let image = cairo_image_surface_create(format, Int32(bitmap.width), Int32(bitmap.height))
+    else { preconditionFailure("cairo returned a NULL surface") }
+    defer { cairo_surface_destroy(image) }
+    let status = cairo_surface_status(image)
+    guard status == CAIRO_STATUS_SUCCESS, let data = cairo_image_surface_get_data(image) else {
+      throw .cairo(
+        operation: "creating a \(bitmap.width) x \(bitmap.height) image",
+        status: String(cString: cairo_status_to_string(status)))
+    }
+    let stride = Int(cairo_image_surface_get_stride(image))
+    let rowBytes = bitmap.width * 4
+    bitmap.pixels.withUnsafeBytes { source in
+      guard let base = source.baseAddress else { return }
+      for y in 0..<bitmap.height {
+        (data + y * stride).update(
+          from: base.advanced(by: y * rowBytes).assumingMemoryBound(to: UInt8.self), count: rowBytes
+        )
+      }
+    }
+    cairo_surface_mark_dirty(image)
+    let sx = rect.width / Double(bitmap.width)
+    let sy = rect.height / Double(bitmap.height)
+    let scale = fit == .cover ? max(sx, sy) : min(sx, sy)
+    let width = Double(bitmap.width) * scale
+    let height = Double(bitmap.height) * scale
+    cairo_save(cr)
+    addRect(rect)
+    clip()
+    cairo_translate(cr, rect.x + (rect.width - width) / 2, rect.y + (rect.height - height) / 2)
+    cairo_scale(cr, scale, scale)
+    cairo_set_source_surface(cr, image, 0, 0)
+    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
+    cairo_paint(cr)
+    cairo_restore(cr)
+  }
+
+  /// Draws `block` with its top-left corner at (`x`, `y`).
+  ///
+  /// - Returns: the metrics of the text as drawn.
+  /// - Throws: `GraphicsError.fontsUnavailable`.
+  @discardableResult
+  public func draw(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) -> TextMetrics {
+    let engine = try engine()
+    let layout = engine.makeLayout(block)
+    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    setColor(block.style.color)
+    cairo_move_to(cr, x, y)
+    pango_cairo_show_layout(cr, layout)
+    return engine.metrics(of: layout)
+  }
+
+  /// Measures `block`.
+  ///
+  /// - Throws: `GraphicsError.fontsUnavailable`.
+  public func measure(_ block: TextBlock) throws(GraphicsError) -> TextMetrics {
+    try engine().measure(block)
   }
 
   /// Measures `text` in `style`, wrapped at `width` points when given.

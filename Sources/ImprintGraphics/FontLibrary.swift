@@ -19,6 +19,8 @@ public final class FontLibrary: @unchecked Sendable {
   private let config: OpaquePointer
   /// The font folders loaded, in order.
   public let directories: [String]
+  /// Families appended after every requested family, in order, for characters it lacks.
+  public let fallbackFamilies: [String]
 
   private static let shared = Mutex<Result<FontLibrary, GraphicsError>?>(nil)
 
@@ -32,7 +34,7 @@ public final class FontLibrary: @unchecked Sendable {
       let created: Result<FontLibrary, GraphicsError>
       if let assets = ResourceLocator.assetsDirectory() {
         do throws(GraphicsError) {
-          created = .success(try FontLibrary(directories: [assets + "/fonts"]))
+          created = .success(try FontLibrary(bundle: assets + "/fonts"))
         } catch {
           created = .failure(error)
         }
@@ -45,10 +47,30 @@ public final class FontLibrary: @unchecked Sendable {
     return try result.get()
   }
 
-  /// Loads every font under `directories` (recursively) into a new private configuration.
+  /// Loads a font bundle: every font under `folder`, plus the system font files named in
+  /// `folder/system-fonts.txt` (one path a line, `#` comments; installed by scripts/bootstrap),
+  /// with the fallback order given by `folder/fallback.txt` (one family a line).
   ///
-  /// - Throws: `GraphicsError.fontsUnavailable` when a folder is missing or no font loads.
-  public init(directories: [String]) throws(GraphicsError) {
+  /// - Throws: `GraphicsError.fontsUnavailable` naming a missing folder or file.
+  public convenience init(bundle folder: String) throws(GraphicsError) {
+    func lines(_ name: String) -> [String] {
+      guard let text = try? String(contentsOfFile: folder + "/" + name, encoding: .utf8) else {
+        return []
+      }
+      return text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+    try self.init(
+      directories: [folder], files: lines("system-fonts.txt"), fallback: lines("fallback.txt"))
+  }
+
+  /// Loads every font under `directories` (recursively) and the font `files` into a new private
+  /// configuration.
+  ///
+  /// - Throws: `GraphicsError.fontsUnavailable` when a folder or file is missing or no font loads.
+  public init(directories: [String], files: [String] = [], fallback: [String] = [])
+    throws(GraphicsError)
+  {
     guard let config = FcConfigCreate() else {
       throw .fontsUnavailable(reason: "FcConfigCreate failed")
     }
@@ -70,6 +92,15 @@ public final class FontLibrary: @unchecked Sendable {
         FcConfigAppFontAddDir(config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self))
       }
     }
+    for file in files {
+      guard FileManager.default.fileExists(atPath: file) else {
+        FcConfigDestroy(config)
+        throw .fontsUnavailable(reason: "font file '\(file)' is not installed")
+      }
+      _ = file.withCString {
+        FcConfigAppFontAddFile(config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self))
+      }
+    }
     FcConfigBuildFonts(config)
     let fonts = FcConfigGetFonts(config, FcSetApplication)
     guard let fonts, fonts.pointee.nfont > 0 else {
@@ -78,6 +109,7 @@ public final class FontLibrary: @unchecked Sendable {
     }
     self.config = config
     self.directories = directories
+    self.fallbackFamilies = fallback
   }
 
   deinit { FcConfigDestroy(config) }

@@ -52,7 +52,7 @@ public enum GraphicsError: ImprintError, Equatable {
       "use a lower error-correction level (--level L) or shorten the payload"
     case .qrTooLarge: "shorten the payload"
     case .fontsUnavailable:
-      "run from the Imprint checkout or set IMPRINT_ASSETS to its assets folder"
+      "run scripts/bootstrap, and run from the Imprint checkout or set IMPRINT_ASSETS"
     default: nil
     }
   }

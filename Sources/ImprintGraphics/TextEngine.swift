@@ -43,6 +43,42 @@ public struct TextStyle: Sendable, Hashable {
   }
 }
 
+/// Where text that does not fit its lines is cut with an ellipsis.
+public enum TextEllipsis: String, Sendable, Codable {
+  /// Never cut (the text may be taller than asked).
+  case none
+  /// Cut at the end: "Alexandra Konstantinopou…".
+  case end
+  /// Cut in the middle (for handles): "@alexandra…poulos".
+  case middle
+}
+
+/// A paragraph to lay out: text, style and the box rules.
+public struct TextBlock: Sendable, Hashable {
+  /// The text (UTF-8, any script).
+  public var text: String
+  /// Font, size, colour and alignment.
+  public var style: TextStyle
+  /// The wrapping width in points; nil lays out one unbounded line per paragraph.
+  public var width: Double?
+  /// At most this many lines, cutting with `ellipsis` (needs `width`).
+  public var maxLines: Int?
+  /// Where to cut when `maxLines` is exceeded.
+  public var ellipsis: TextEllipsis
+
+  /// Creates a block.
+  public init(
+    _ text: String, style: TextStyle, width: Double? = nil, maxLines: Int? = nil,
+    ellipsis: TextEllipsis = .none
+  ) {
+    self.text = text
+    self.style = style
+    self.width = width
+    self.maxLines = maxLines
+    self.ellipsis = ellipsis
+  }
+}
+
 /// The measured extent of laid-out text.
 public struct TextMetrics: Sendable, Equatable {
   /// The logical width of the widest line, in points.
@@ -53,6 +89,8 @@ public struct TextMetrics: Sendable, Equatable {
   public var lineCount: Int
   /// Characters no loaded font covers (each would render as an empty box).
   public var unknownGlyphs: Int
+  /// Whether an ellipsis replaced part of the text.
+  public var isEllipsized: Bool = false
 }
 
 /// One Pango font map and context over the shared `FontLibrary`.
@@ -62,9 +100,11 @@ public struct TextMetrics: Sendable, Equatable {
 final class TextEngine {
   private let fontMap: UnsafeMutablePointer<PangoFontMap>
   private let context: OpaquePointer
+  private let fallback: String
 
   init(library: FontLibrary) {
     fontMap = library.makeFontMap()
+    fallback = library.fallbackFamilies.map { ", " + $0 }.joined()
     guard let context = pango_font_map_create_context(fontMap) else {
       preconditionFailure("pango_font_map_create_context returned NULL")
     }
@@ -86,23 +126,30 @@ final class TextEngine {
     LiveHandles.closed("PangoFontMap")
   }
 
-  /// Creates a layout of `text` in `style`, wrapped at `width` points when given.
+  /// Creates a layout of `block`; the caller owns it (release with `g_object_unref`).
   ///
-  /// The caller owns the returned layout (release with `g_object_unref`).
-  func makeLayout(_ text: String, style: TextStyle, width: Double?) -> OpaquePointer {
+  /// The style's family is followed by the library's fallback families (CJK, emoji), so that
+  /// every script finds a font when one is loaded.
+  func makeLayout(_ block: TextBlock) -> OpaquePointer {
     guard let layout = pango_layout_new(context) else {
       preconditionFailure("pango_layout_new returned NULL")
     }
+    let style = block.style
     let description = pango_font_description_new()
-    pango_font_description_set_family(description, style.family)
+    pango_font_description_set_family(description, style.family + fallback)
     pango_font_description_set_weight(description, PangoWeight(rawValue: UInt32(style.weight)))
     pango_font_description_set_absolute_size(description, style.size * Double(PANGO_SCALE))
     pango_layout_set_font_description(layout, description)
     pango_font_description_free(description)
-    pango_layout_set_text(layout, text, -1)
-    if let width {
+    pango_layout_set_text(layout, block.text, -1)
+    if let width = block.width {
       pango_layout_set_width(layout, Int32((width * Double(PANGO_SCALE)).rounded()))
       pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR)
+      if let maxLines = block.maxLines, block.ellipsis != .none {
+        pango_layout_set_height(layout, -Int32(max(1, maxLines)))
+        pango_layout_set_ellipsize(
+          layout, block.ellipsis == .end ? PANGO_ELLIPSIZE_END : PANGO_ELLIPSIZE_MIDDLE)
+      }
     }
     switch style.alignment {
     case .left:
@@ -113,10 +160,18 @@ final class TextEngine {
       pango_layout_set_auto_dir(layout, 0)
       pango_layout_set_alignment(layout, PANGO_ALIGN_RIGHT)
     case .natural:
+      // Pango flips left to right for right-to-left paragraphs when auto-dir is on.
       pango_layout_set_auto_dir(layout, 1)
       pango_layout_set_alignment(layout, PANGO_ALIGN_LEFT)
     }
     return layout
+  }
+
+  /// Creates a layout of `text` in `style`, wrapped at `width` points when given.
+  ///
+  /// The caller owns the returned layout (release with `g_object_unref`).
+  func makeLayout(_ text: String, style: TextStyle, width: Double?) -> OpaquePointer {
+    makeLayout(TextBlock(text, style: style, width: width))
   }
 
   /// Measures a layout in points.
@@ -128,7 +183,15 @@ final class TextEngine {
     return TextMetrics(
       width: Double(logical.width) / scale, height: Double(logical.height) / scale,
       lineCount: Int(pango_layout_get_line_count(layout)),
-      unknownGlyphs: Int(pango_layout_get_unknown_glyphs_count(layout)))
+      unknownGlyphs: Int(pango_layout_get_unknown_glyphs_count(layout)),
+      isEllipsized: pango_layout_is_ellipsized(layout) != 0)
+  }
+
+  /// Measures `block`.
+  func measure(_ block: TextBlock) -> TextMetrics {
+    let layout = makeLayout(block)
+    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    return metrics(of: layout)
   }
 
   /// Measures `text` set in `style`, wrapped at `width` points when given.
@@ -137,4 +200,23 @@ final class TextEngine {
     defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
     return metrics(of: layout)
   }
+}
+
+/// Measures text the way a `Canvas` will draw it, without a surface (for layout).
+///
+/// Not Sendable: create one per task. Owns one Pango font map and context.
+public final class TextMeasurer {
+  private let engine: TextEngine
+
+  /// Creates a measurer over `fonts` (the bundled library when nil).
+  ///
+  /// - Throws: `GraphicsError.fontsUnavailable`.
+  public init(fonts: FontLibrary? = nil) throws(GraphicsError) {
+    let library: FontLibrary
+    if let fonts { library = fonts } else { library = try FontLibrary.bundled() }
+    engine = TextEngine(library: library)
+  }
+
+  /// Measures `block`.
+  public func measure(_ block: TextBlock) -> TextMetrics { engine.measure(block) }
 }

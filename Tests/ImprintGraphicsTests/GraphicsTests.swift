@@ -87,11 +87,14 @@ struct PNGEncoderTests {
 
 @Suite("Fonts, text and surfaces")
 struct SurfaceTests {
-  @Test("the bundled font library holds only the bundled families")
+  @Test("the bundled font library holds only the bundled and listed families")
   func families() throws {
     let fonts = try FontLibrary.bundled()
-    #expect(fonts.families.contains("DejaVu Sans Mono"))
-    #expect(fonts.families.allSatisfy { $0.hasPrefix("DejaVu") })
+    #expect(
+      fonts.families == [
+        "DejaVu Sans", "DejaVu Sans Mono", "Droid Sans Fallback", "Symbola",
+      ])
+    #expect(fonts.fallbackFamilies == ["DejaVu Sans", "Droid Sans Fallback", "Symbola"])
   }
 
   @Test("measures text, wraps it, and counts glyphs no bundled font covers")
@@ -105,8 +108,11 @@ struct SurfaceTests {
       #expect(one.lineCount == 1 && one.unknownGlyphs == 0)
       let wrapped = try canvas.measure("0123 4567 89", style: style, width: 30)
       #expect(wrapped.lineCount == 3)
-      let hangul = try canvas.measure("한국어", style: style)
-      #expect(hangul.unknownGlyphs == 3)
+      for covered in ["한국어", "日本語", "中文", "مرحبا", "שלום", "😀👍🏽"] {
+        #expect(try canvas.measure(covered, style: style).unknownGlyphs == 0, "\(covered)")
+      }
+      // No loaded font has Devanagari: each character is counted, never silently boxed.
+      #expect(try canvas.measure("नमस्ते", style: style).unknownGlyphs > 0)
     }
     _ = try document.finish()
   }

@@ -180,3 +180,49 @@ public func pngHeader(_ bytes: [UInt8]) -> (
   }
   return (be32(16), be32(20), Int(bytes[24]), Int(bytes[25]), pixelsPerMetre)
 }
+
+/// Compares `actual` with the golden file `Tests/<module>/Goldens/<name>`.
+///
+/// With `IMPRINT_RECORD_GOLDENS=1` the golden is rewritten and the comparison fails ("recorded
+/// new golden; re-run"), so recording never passes silently. On a mismatch the actual text is
+/// written under `.build/test-artifacts/` and the path is in the returned message.
+/// - Returns: nil when equal, else a description of the mismatch.
+public func goldenMismatch(_ actual: String, module: String, name: String) -> String? {
+  let path = "\(repositoryRoot)/Tests/\(module)/Goldens/\(name)"
+  if ProcessInfo.processInfo.environment["IMPRINT_RECORD_GOLDENS"] == "1" {
+    try? FileManager.default.createDirectory(
+      atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try? Data(actual.utf8).write(to: URL(fileURLWithPath: path))
+    return "recorded new golden \(path); re-run without IMPRINT_RECORD_GOLDENS"
+  }
+  guard let expected = try? String(contentsOfFile: path, encoding: .utf8) else {
+    return "golden \(path) is missing; run with IMPRINT_RECORD_GOLDENS=1 to record it"
+  }
+  if expected == actual { return nil }
+  let artifacts = "\(repositoryRoot)/.build/test-artifacts/\(module)"
+  try? FileManager.default.createDirectory(atPath: artifacts, withIntermediateDirectories: true)
+  let actualPath = "\(artifacts)/\(name)"
+  try? Data(actual.utf8).write(to: URL(fileURLWithPath: actualPath))
+  return "output differs from golden \(path); actual written to \(actualPath)"
+}
+
+/// Words and their boxes from `pdftotext -bbox` (points, origin top-left), per page.
+public func pdfWords(_ pdfPath: String) throws -> [[(
+  word: String, xMin: Double, yMin: Double, xMax: Double, yMax: Double
+)]] {
+  let html = try runTool("pdftotext", ["-bbox", pdfPath, "-"]).stdout
+  var pages: [[(String, Double, Double, Double, Double)]] = []
+  for line in html.split(separator: "\n") {
+    if line.contains("<page ") { pages.append([]) }
+    guard line.contains("<word "), !pages.isEmpty else { continue }
+    func attribute(_ name: String) -> Double {
+      guard let range = line.range(of: "\(name)=\"") else { return .nan }
+      let rest = line[range.upperBound...]
+      return Double(rest.prefix { $0 != "\"" }) ?? .nan
+    }
+    let word = line.split(separator: ">").dropFirst().first?.split(separator: "<").first ?? ""
+    pages[pages.count - 1].append(
+      (String(word), attribute("xMin"), attribute("yMin"), attribute("xMax"), attribute("yMax")))
+  }
+  return pages
+}

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLI: `imprint card` and `imprint templates list`.
+
+import Foundation
+import ImprintCards
+import ImprintCore
+import ImprintGraphics
+
+enum CardCommand {
+  static let spec = CommandSpec(
+    name: "card",
+    abstract: "Render Steem/Hive profiles as print-ready CR80 ID cards (PDF or PNG).",
+    discussion: """
+      PROFILE is an @user.json response, a get_accounts result, a bridge.get_profile result or \
+      an account object. A PDF has one page per side at trim + 2 × bleed (vector text, fonts \
+      embedded); PNG writes one file per side at --dpi (NAME-front.png and NAME-back.png when \
+      both sides are asked for); --format share writes one 1200 × 630 preview. The photo is \
+      --photo, else <account>.jpg/.png in --photo-cache, else a bundled placeholder. With several \
+      profiles, give --output-dir: each card is named after its account.
+      """,
+    arguments: [ArgumentSpec("profile", "Profile JSON file(s).", variadic: true)],
+    options: [
+      .value("output", short: "o", "<file>", "Output file: .pdf or .png."),
+      .value("output-dir", "<dir>", "Folder for the cards of several profiles."),
+      .value("format", "<format>", "pdf, png or share (default: from -o, else pdf)."),
+      .value(
+        "template", "<name|path>", "A shipped design (see 'imprint templates list') or a file."),
+      .value(
+        "templates", "<dir>", "Folder of shipped designs (default: IMPRINT_TEMPLATES, ./templates)."
+      ),
+      .value("side", "<side>", "front, back or both (default both)."),
+      .value("dpi", "<n>", "PNG resolution, 72 to 1200 (default 300)."),
+      .value("bleed", "<mm>", "Bleed per side in millimetres (default: the template's, 3.175)."),
+      .flag("crop-marks", "Draw crop marks outside the bleed (PDF)."),
+      .value("photo", "<file>", "The photo (JPEG or PNG) for a single profile."),
+      .value("photo-cache", "<dir>", "Folder of photos named <account>.jpg or <account>.png."),
+      .value("follow-counts", "<file>", "A get_follow_count result for the back (single profile)."),
+      .value("platform", "<name>", "steem or hive (default: detected, else steem)."),
+      .flag("allow-missing-glyphs", "Warn instead of failing when no font can draw a character."),
+      .value("jobs", short: "j", "<n>", "Parallel jobs for several profiles (default: all cores)."),
+      .flag("json", "Print a JSON report on standard output."),
+      .flag("quiet", short: "q", "Print no warnings."),
+    ]
+  ) { arguments, console in
+    try await run(arguments, console)
+  }
+
+  enum Format: String, CaseIterable {
+    case pdf, png, share
+  }
+
+  struct Job: Sendable {
+    let profilePath: String
+    let output: String
+    let photo: String?
+    let follow: String?
+  }
+
+  struct Report: Codable, Sendable {
+    var profile: String
+    var status: String
+    var account: String?
+    var outputs: [String] = []
+    var warnings: [String] = []
+    var error: ErrorRecord?
+  }
+
+  static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
+    let profiles = arguments.positionals
+    let templatesFolder = ResourceLocator.templatesDirectory(explicit: arguments.value("templates"))
+    let template = try CardTemplate.load(
+      arguments.value("template") ?? "classic", folder: templatesFolder)
+    var options = CardOptions()
+    switch try arguments.choice("side", ["front", "back", "both"]) ?? "both" {
+    case "front": options.faces = [.front]
+    case "back": options.faces = [.back]
+    default: options.faces = [.front, .back]
+    }
+    options.dpi = try arguments.double("dpi", in: 72...1200) ?? 300
+    options.bleed = try arguments.double("bleed", in: 0...10)
+    options.cropMarks = arguments.flag("crop-marks")
+    options.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
+    let platform = try arguments.choice("platform", Platform.allCases.map(\.rawValue)).flatMap {
+      Platform(rawValue: $0)
+    }
+    let output = arguments.value("output")
+    let folder = arguments.value("output-dir")
+    var format = try arguments.choice("format", Format.allCases.map(\.rawValue)).flatMap {
+      Format(rawValue: $0)
+    }
+    if format == nil, let output {
+      let ext = (output as NSString).pathExtension.lowercased()
+      guard let inferred = Format(rawValue: ext), inferred != .share else {
+        throw UsageError(
+          message: "cannot tell the format of '\(output)'; use .pdf or .png, or --format")
+      }
+      format = inferred
+    }
+    let chosen = format ?? .pdf
+    if chosen == .png && options.cropMarks {
+      throw UsageError(message: "--crop-marks applies to PDF output")
+    }
+    let jobs: [Job]
+    if profiles.count == 1, let output, folder == nil {
+      jobs = [
+        Job(
+          profilePath: profiles[0], output: output, photo: arguments.value("photo"),
+          follow: arguments.value("follow-counts"))
+      ]
+    } else if let folder, output == nil {
+      if profiles.count > 1
+        && (arguments.value("photo") != nil || arguments.value("follow-counts") != nil)
+      {
+        throw UsageError(
+          message: "--photo and --follow-counts apply to a single profile; use --photo-cache")
+      }
+      try createFolder(folder)
+      let ext = chosen == .pdf ? "pdf" : "png"
+      jobs = profiles.map { path in
+        let base = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        return Job(
+          profilePath: path, output: "\(folder)/\(base).\(ext)", photo: arguments.value("photo"),
+          follow: arguments.value("follow-counts"))
+      }
+    } else {
+      throw UsageError(message: "give -o <file> for one profile, or --output-dir <dir>")
+    }
+    let placeholderPath = (ResourceLocator.assetsDirectory() ?? "assets") + "/placeholder-photo.png"
+    guard let placeholder = FileManager.default.contents(atPath: placeholderPath) else {
+      throw FileError.notFound(path: placeholderPath)
+    }
+    let context = Context(
+      template: template, options: options, format: chosen, platform: platform,
+      photoCache: arguments.value("photo-cache"),
+      placeholder: [UInt8](placeholder), placeholderPath: placeholderPath)
+    let parallel = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    var reports: [Int: Report] = [:]
+    var iterator = jobs.enumerated().makeIterator()
+    await forEachConcurrently(
+      inputs: { iterator.next() }, jobs: parallel,
+      work: { (index, job) in (index, context.render(job)) },
+      collect: { reports[$0.0] = $0.1 })
+    let ordered = (0..<jobs.count).compactMap { reports[$0] }
+    var failed = 0
+    for report in ordered {
+      if let error = report.error {
+        failed += 1
+        if jobs.count == 1 {
+          console.stderr.write("error: \(error.message)\n")
+          if let hint = error.hint { console.stderr.write("hint: \(hint)\n") }
+        } else {
+          console.stderr.write("error: \(report.profile): \(error.message)\n")
+        }
+      } else if !arguments.flag("quiet") {
+        for warning in report.warnings { console.warn(warning) }
+      }
+    }
+    if arguments.flag("json") {
+      struct Document: Codable {
+        var schemaVersion = 1
+        var cards: [Report]
+      }
+      console.stdout.write(JSONOutput.pretty(Document(cards: ordered)))
+    }
+    return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// What every card of one run shares.
+  struct Context: Sendable {
+    let template: CardTemplate
+    let options: CardOptions
+    let format: Format
+    let platform: Platform?
+    let photoCache: String?
+    let placeholder: [UInt8]
+    let placeholderPath: String
+
+    func render(_ job: Job) -> Report {
+      var report = Report(profile: job.profilePath, status: "ok")
+      do {
+        let profileBytes = try readFile(job.profilePath)
+        let follow = try job.follow.map { path in
+          try Profile.parseFollowCounts(try readFile(path), source: path)
+        }
+        let profile = try Profile.parse(
+          profileBytes, source: job.profilePath, platform: platform, follow: follow)
+        report.account = profile.account
+        var photo: (bytes: [UInt8], source: String)?
+        if let path = job.photo ?? cachedPhoto(profile.account) {
+          photo = (try readFile(path), path)
+        }
+        let input = try CardInput(
+          profile: profile, template: template, photo: photo,
+          placeholder: (placeholder, placeholderPath))
+        switch format {
+        case .pdf:
+          let card = try CardMaker.pdf(input, options: options)
+          try AtomicFile.write(card.bytes, to: job.output)
+          report.outputs = [job.output]
+          report.warnings = card.warnings
+        case .share:
+          let card = try CardMaker.share(input, options: options)
+          try AtomicFile.write(card.bytes, to: job.output)
+          report.outputs = [job.output]
+          report.warnings = card.warnings
+        case .png:
+          let base = (job.output as NSString).deletingPathExtension
+          var rendered: [(String, RenderedCard)] = []
+          for face in options.faces {
+            let path = options.faces.count == 1 ? job.output : "\(base)-\(face.rawValue).png"
+            rendered.append((path, try CardMaker.png(input, face: face, options: options)))
+          }
+          // Written only when every side rendered, so a failure leaves no file.
+          for (path, card) in rendered {
+            try AtomicFile.write(card.bytes, to: path)
+            report.outputs.append(path)
+          }
+          report.warnings = rendered.first?.1.warnings ?? []
+        }
+      } catch {
+        report.status = "failed"
+        report.error = ErrorRecord(error)
+      }
+      return report
+    }
+
+    private func cachedPhoto(_ account: String) -> String? {
+      guard let photoCache else { return nil }
+      for ext in ["jpg", "jpeg", "png"] {
+        let path = "\(photoCache)/\(account).\(ext)"
+        if FileManager.default.fileExists(atPath: path) { return path }
+      }
+      return nil
+    }
+  }
+}
+
+/// Reads a whole file.
+///
+/// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
+func readFile(_ path: String) throws(FileError) -> [UInt8] {
+  var isDirectory: ObjCBool = false
+  guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    throw .notFound(path: path)
+  }
+  if isDirectory.boolValue { throw .isDirectory(path: path) }
+  guard let data = FileManager.default.contents(atPath: path) else {
+    throw .unreadable(path: path, reason: "permission denied or read error")
+  }
+  return [UInt8](data)
+}
+
+enum TemplatesCommand {
+  static let list = CommandSpec(
+    name: "list", abstract: "List the shipped card designs.",
+    options: [
+      .value("templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, ./templates)."),
+      .flag("json", "Print the list as JSON."),
+    ]
+  ) { arguments, console in
+    let folder = ResourceLocator.templatesDirectory(explicit: arguments.value("templates"))
+    struct Entry: Codable {
+      var name: String
+      var description: String
+    }
+    var entries: [Entry] = []
+    for name in CardTemplate.shippedNames(folder: folder) {
+      let template = try CardTemplate.load(name, folder: folder)
+      entries.append(Entry(name: name, description: template.description))
+    }
+    if arguments.flag("json") {
+      struct Document: Codable {
+        var schemaVersion = 1
+        var templates: [Entry]
+      }
+      console.stdout.write(JSONOutput.pretty(Document(templates: entries)))
+    } else {
+      let width = (entries.map(\.name.count).max() ?? 0) + 2
+      for entry in entries {
+        console.stdout.write(
+          entry.name + String(repeating: " ", count: width - entry.name.count) + entry.description
+            + "\n")
+      }
+    }
+    return ImprintCLI.success
+  }
+
+  static let spec = CommandSpec(
+    name: "templates", abstract: "Work with card templates.", subcommands: [list]
+  ) { _, _ in ImprintCLI.success }
+}

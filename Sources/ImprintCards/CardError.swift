@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCards: the errors of profiles, templates and card rendering.
+
+import ImprintCore
+
+/// A profile, template, photo or card that cannot be used.
+public enum CardError: ImprintError, Equatable {
+  /// The profile file is not JSON.
+  case profileNotJSON(source: String, detail: String)
+  /// The lookup answered "not found" (`status` 404).
+  case accountNotFound(source: String, account: String?, text: String)
+  /// The lookup answered "unavailable" (`status` 451).
+  case accountUnavailable(source: String, account: String?, text: String)
+  /// The JSON holds no account (an empty object or array).
+  case noAccount(source: String, found: String)
+  /// The account object has no usable `name`.
+  case missingAccountName(source: String)
+  /// The template name is neither shipped nor a file.
+  case templateNotFound(name: String, available: [String])
+  /// The template is not valid: `key` names where, `problem` says what.
+  case invalidTemplate(template: String, key: String, problem: String)
+  /// The template refers to a file that does not exist.
+  case missingAsset(template: String, key: String, path: String)
+  /// Text has characters no loaded font covers.
+  case missingGlyphs(field: String, text: String, count: Int)
+  /// The photo cannot be used.
+  case photo(source: String, reason: String)
+
+  public var code: String {
+    switch self {
+    case .profileNotJSON: "profile.notJSON"
+    case .accountNotFound: "profile.accountNotFound"
+    case .accountUnavailable: "profile.accountUnavailable"
+    case .noAccount: "profile.noAccount"
+    case .missingAccountName: "profile.missingName"
+    case .templateNotFound: "template.notFound"
+    case .invalidTemplate: "template.invalid"
+    case .missingAsset: "template.missingAsset"
+    case .missingGlyphs: "card.missingGlyphs"
+    case .photo: "card.photo"
+    }
+  }
+
+  public var message: String {
+    switch self {
+    case .profileNotJSON(let source, let detail):
+      "profile '\(source)' is not valid JSON (\(detail))"
+    case .accountNotFound(let source, let account, let text):
+      "profile '\(source)': account \(account.map { "'@\($0)' " } ?? "")was not found "
+        + "(status 404: \(text))"
+    case .accountUnavailable(let source, let account, let text):
+      "profile '\(source)': account \(account.map { "'@\($0)' " } ?? "")is unavailable "
+        + "(status 451: \(text))"
+    case .noAccount(let source, let found):
+      "profile '\(source)' holds no account: expected an account object, an @user.json response "
+        + "or a get_accounts result; found \(found)"
+    case .missingAccountName(let source):
+      "profile '\(source)': the account has no 'name' (a string of 3-16 characters)"
+    case .templateNotFound(let name, let available):
+      "template '\(name)' is neither a shipped design (\(available.joined(separator: ", "))) "
+        + "nor a file"
+    case .invalidTemplate(let template, let key, let problem):
+      "template '\(template)': '\(key)' \(problem)"
+    case .missingAsset(let template, let key, let path):
+      "template '\(template)': '\(key)' refers to '\(path)', which does not exist"
+    case .missingGlyphs(let field, let text, let count):
+      "\(field) '\(text)' has \(count) character\(count == 1 ? "" : "s") that no bundled "
+        + "font can draw"
+    case .photo(let source, let reason): "photo '\(source)' cannot be used (\(reason))"
+    }
+  }
+
+  public var hint: String? {
+    switch self {
+    case .accountNotFound: "check the account name (lower case, 3-16 characters)"
+    case .templateNotFound: "run 'imprint templates list', or give a path to a template file"
+    case .missingAsset: "paths are relative to the template file's folder"
+    case .missingGlyphs:
+      "run scripts/bootstrap for the fallback fonts, or pass --allow-missing-glyphs"
+    case .photo: "use a JPEG or PNG file"
+    default: nil
+    }
+  }
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCards: a template side resolved for one profile: fitted text, photo, QR matrix, shapes.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+
+/// A card side.
+public enum CardFace: String, Sendable, Codable, CaseIterable {
+  /// The front (photo, name).
+  case front
+  /// The back (reputation, followers, QR).
+  case back
+}
+
+/// One element of a side after layout; boxes are in millimetres from the trim's top-left corner.
+public enum LaidOutItem: Sendable {
+  /// A filled rectangle behind everything, to the bleed edge.
+  case background(Color, Box)
+  /// A picture covering the whole bleed box.
+  case backgroundImage(Bitmap, Box)
+  /// Fitted text: the block (size, width, lines, ellipsis) and where its top-left goes.
+  case text(TextBlock, box: Box, top: Double, metrics: TextMetrics)
+  /// The photo.
+  case photo(Bitmap, PhotoElement)
+  /// A QR code: the symbol and the element's box.
+  case qr(QRMatrix, QRElement)
+  /// A rectangle (bleed applied).
+  case rect(RectElement)
+  /// A line.
+  case line(LineElement)
+  /// An image file.
+  case image(Bitmap, ImageElement)
+}
+
+/// The result of laying out a side.
+public struct CardLayout: Sendable {
+  /// Which side.
+  public var face: CardFace
+  /// The items, bottom first.
+  public var items: [LaidOutItem]
+
+  /// A structural summary for golden tests: kinds, boxes (0.01 mm), texts and font sizes.
+  public var summary: [[String: String]] {
+    func box(_ b: Box) -> String {
+      [b.x, b.y, b.width, b.height].map { String(format: "%.2f", $0) }.joined(separator: " ")
+    }
+    return items.map { item in
+      switch item {
+      case .background(let color, let b): ["kind": "background", "color": color.hex, "box": box(b)]
+      case .backgroundImage(_, let b): ["kind": "backgroundImage", "box": box(b)]
+      case .text(let block, let b, _, let metrics):
+        [
+          "kind": "text", "box": box(b), "text": block.text,
+          "size": String(format: "%.2f", block.style.size), "lines": "\(metrics.lineCount)",
+          "ellipsized": "\(metrics.isEllipsized)",
+        ]
+      case .photo(let bitmap, let element):
+        ["kind": "photo", "box": box(element.box), "pixels": "\(bitmap.width)x\(bitmap.height)"]
+      case .qr(let matrix, let element):
+        [
+          "kind": "qr",
+          "box": box(Box(x: element.x, y: element.y, width: element.size, height: element.size)),
+          "version": "\(matrix.version)", "level": matrix.level.rawValue,
+        ]
+      case .rect(let rect): ["kind": "rect", "box": box(rect.box)]
+      case .line(let line):
+        [
+          "kind": "line",
+          "box": box(
+            Box(x: line.x1, y: line.y1, width: line.x2 - line.x1, height: line.y2 - line.y1)),
+        ]
+      case .image(_, let element): ["kind": "image", "box": box(element.box)]
+      }
+    }
+  }
+}
+
+/// Lays out template sides for profiles; holds one text measurer, so create one per task.
+public final class CardLayoutEngine {
+  private let measurer: TextMeasurer
+  /// Allow characters no font covers (reported as warnings instead of errors).
+  public var allowMissingGlyphs = false
+  /// Warnings of the last layouts (missing glyphs when allowed, ellipsized text).
+  public private(set) var warnings: [String] = []
+
+  /// Creates an engine over the bundled fonts.
+  ///
+  /// - Throws: `GraphicsError.fontsUnavailable`.
+  public init(fonts: FontLibrary? = nil) throws(GraphicsError) {
+    measurer = try TextMeasurer(fonts: fonts)
+  }
+
+  /// Lays out one side of `template` for `profile`.
+  ///
+  /// - Parameters:
+  ///   - face: the side.
+  ///   - template: the design.
+  ///   - profile: the account.
+  ///   - photo: the account's photo (or the placeholder).
+  ///   - images: decoded template images by absolute path (background and image elements).
+  /// - Returns: the side's items, bottom first.
+  /// - Throws: `CardError.missingGlyphs` (unless allowed), `GraphicsError` for a QR payload
+  ///   that does not fit.
+  public func layout(
+    _ face: CardFace, of template: CardTemplate, profile: Profile, photo: Bitmap,
+    images: [String: Bitmap]
+  ) throws -> CardLayout {
+    let side = face == .front ? template.front : template.back
+    let fields = profile.fields
+    let bleedBox = Box(
+      x: -template.bleed, y: -template.bleed, width: template.width + 2 * template.bleed,
+      height: template.height + 2 * template.bleed)
+    var items: [LaidOutItem] = [.background(side.background, bleedBox)]
+    if let path = side.backgroundImage, let bitmap = images[path] {
+      items.append(.backgroundImage(bitmap, bleedBox))
+    }
+    for element in side.elements {
+      switch element {
+      case .text(let text):
+        if let when = text.when, (fields[when] ?? "").isEmpty { continue }
+        guard let filled = fill(text.text, with: fields) else { continue }
+        items.append(try fit(filled, text))
+      case .photo(let element):
+        items.append(.photo(photo, element))
+      case .qr(let element):
+        guard let data = fill(element.data, with: fields) else { continue }
+        items.append(.qr(try QRMatrix.encode(Array(data.utf8), level: element.level), element))
+      case .rect(var rect):
+        if rect.bleed { rect.box = extendToBleed(rect.box, template) }
+        items.append(.rect(rect))
+      case .line(let line):
+        items.append(.line(line))
+      case .image(let element):
+        if let bitmap = images[element.path] { items.append(.image(bitmap, element)) }
+      }
+    }
+    return CardLayout(face: face, items: items)
+  }
+
+  private func extendToBleed(_ box: Box, _ template: CardTemplate) -> Box {
+    let epsilon = 0.01
+    var left = box.x
+    var top = box.y
+    var right = box.x + box.width
+    var bottom = box.y + box.height
+    if left <= epsilon { left = -template.bleed }
+    if top <= epsilon { top = -template.bleed }
+    if right >= template.width - epsilon { right = template.width + template.bleed }
+    if bottom >= template.height - epsilon { bottom = template.height + template.bleed }
+    return Box(x: left, y: top, width: right - left, height: bottom - top)
+  }
+
+  /// Fits text into its element's box.
+  ///
+  /// The policy: (1) the largest size from `size` down to `minSize` at which the text fits on
+  /// one line; (2) else the largest size at which it wraps into at most `maxLines` lines inside
+  /// the box; (3) else `minSize`, as many lines as fit (at most `maxLines`), cut with an ellipsis.
+  /// The box width is kept throughout, so alignment survives shrinking; text never overflows.
+  func fit(_ text: String, _ element: TextElement) throws(CardError) -> LaidOutItem {
+    let pt = 72 / 25.4
+    let width = element.box.width * pt
+    let height = element.box.height * pt
+    func style(_ size: Double) -> TextStyle {
+      TextStyle(
+        family: element.font, weight: element.weight, size: size, color: element.color,
+        alignment: element.align)
+    }
+    func candidate(_ size: Double, lines: Int) -> (TextBlock, TextMetrics) {
+      let block = TextBlock(
+        text, style: style(size), width: width, maxLines: lines, ellipsis: element.ellipsis)
+      return (block, measurer.measure(block))
+    }
+    var chosen: (TextBlock, TextMetrics)?
+    // (1) One line, shrinking. A first guess from the natural width saves most iterations.
+    let natural = measurer.measure(TextBlock(text, style: style(element.size)))
+    if natural.lineCount == 1 {
+      var size = min(element.size, element.size * width / max(natural.width, 0.001))
+      size = (size * 4).rounded(.down) / 4
+      while size >= element.minSize {
+        let (block, metrics) = candidate(size, lines: 1)
+        if metrics.lineCount == 1 && !metrics.isEllipsized && metrics.width <= width + 0.01
+          && metrics.height <= height + 0.01
+        {
+          chosen = (block, metrics)
+          break
+        }
+        size -= 0.25
+      }
+    }
+    // (2) Wrapping into at most maxLines lines.
+    if chosen == nil && element.maxLines > 1 {
+      var size = element.size
+      while size >= element.minSize {
+        let block = TextBlock(text, style: style(size), width: width)
+        let metrics = measurer.measure(block)
+        if metrics.lineCount <= element.maxLines && metrics.height <= height + 0.01 {
+          chosen = (block, metrics)
+          break
+        }
+        size -= 0.5
+      }
+    }
+    // (3) The smallest size, cut with an ellipsis to the lines that fit.
+    if chosen == nil {
+      let oneLine = measurer.measure(TextBlock("Ag", style: style(element.minSize)))
+      let lines = max(1, min(element.maxLines, Int((height + 0.01) / max(oneLine.height, 0.01))))
+      chosen = candidate(element.minSize, lines: lines)
+      warnings.append("'\(text)' does not fit its box and is cut with an ellipsis")
+    }
+    guard let (block, metrics) = chosen else { preconditionFailure("a candidate was chosen") }
+    if metrics.unknownGlyphs > 0 {
+      if allowMissingGlyphs {
+        warnings.append(
+          "'\(text)' has \(metrics.unknownGlyphs) character(s) no bundled font can draw")
+      } else {
+        throw .missingGlyphs(field: element.text, text: text, count: metrics.unknownGlyphs)
+      }
+    }
+    let textHeight = metrics.height / pt
+    let top: Double =
+      switch element.valign {
+      case .top: element.box.y
+      case .middle: element.box.y + (element.box.height - textHeight) / 2
+      case .bottom: element.box.y + element.box.height - textHeight
+      }
+    return .text(block, box: element.box, top: top, metrics: metrics)
+  }
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCards: the card API for backends and the CLI: profile + template + photo in, bytes out.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+
+/// Everything one card needs, decoded: Sendable, so many cards render concurrently.
+public struct CardInput: Sendable {
+  /// The account.
+  public var profile: Profile
+  /// The design.
+  public var template: CardTemplate
+  /// The photo (or the placeholder), upright.
+  public var photo: Bitmap
+  /// The template's images, decoded, by absolute path.
+  public var images: [String: Bitmap]
+
+  /// Decodes the photo (JPEG with EXIF orientation, progressive or CMYK; PNG with alpha) and the
+  /// template's images.
+  ///
+  /// - Parameters:
+  ///   - profile: the account.
+  ///   - template: the design.
+  ///   - photo: the photo file's bytes and name; the placeholder is used when nil.
+  ///   - placeholder: the placeholder's bytes and name.
+  /// - Throws: `CardError.photo` naming a photo that cannot be decoded; `ImageError` for a
+  ///   template image.
+  public init(
+    profile: Profile, template: CardTemplate, photo: (bytes: [UInt8], source: String)?,
+    placeholder: (bytes: [UInt8], source: String)
+  ) throws {
+    self.profile = profile
+    self.template = template
+    if let photo {
+      do {
+        self.photo = try ImageDecoder.decode(photo.bytes, source: photo.source)
+      } catch {
+        throw CardError.photo(source: photo.source, reason: error.message)
+      }
+    } else {
+      self.photo = try ImageDecoder.decode(placeholder.bytes, source: placeholder.source)
+    }
+    var images: [String: Bitmap] = [:]
+    for side in [template.front, template.back] {
+      var paths = side.backgroundImage.map { [$0] } ?? []
+      for case .image(let element) in side.elements { paths.append(element.path) }
+      for path in paths where images[path] == nil {
+        guard let data = FileManager.default.contents(atPath: path) else {
+          throw FileError.unreadable(path: path, reason: "cannot read the template image")
+        }
+        images[path] = try ImageDecoder.decode([UInt8](data), source: path)
+      }
+    }
+    self.images = images
+  }
+}
+
+/// A rendered card file and what to tell the person about it.
+public struct RenderedCard: Sendable {
+  /// The file's bytes.
+  public var bytes: [UInt8]
+  /// Non-fatal problems (invalid metadata, cut text, allowed missing glyphs).
+  public var warnings: [String]
+}
+
+/// Renders cards.
+///
+/// Stateless; each call creates its own fonts map and surfaces.
+public enum CardMaker {
+  /// The page size of a side in points: trim + 2 × bleed (+ crop-mark margins).
+  public static func pageSize(_ template: CardTemplate, options: CardOptions) -> Size {
+    let k = CardRenderer.pointsPerMM
+    let extra =
+      2 * (options.bleed ?? template.bleed)
+      + (options.cropMarks ? 2 * CardOptions.cropMarkMargin : 0)
+    return Size(width: (template.width + extra) * k, height: (template.height + extra) * k)
+  }
+
+  /// Lays out the requested sides (for inspection and golden tests).
+  ///
+  /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
+  public static func layouts(_ input: CardInput, options: CardOptions) throws -> (
+    [CardLayout], [String]
+  ) {
+    var template = input.template
+    if let bleed = options.bleed { template.bleed = bleed }
+    let engine = try CardLayoutEngine()
+    engine.allowMissingGlyphs = options.allowMissingGlyphs
+    let layouts = try options.faces.map { face in
+      try engine.layout(
+        face, of: template, profile: input.profile, photo: input.photo, images: input.images)
+    }
+    return (layouts, input.profile.warnings + engine.warnings)
+  }
+
+  /// A PDF with one page per requested side: vector text with embedded fonts, fixed dates,
+  /// title `@account`.
+  ///
+  /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
+  public static func pdf(_ input: CardInput, options: CardOptions) throws -> RenderedCard {
+    let (layouts, warnings) = try self.layouts(input, options: options)
+    let size = pageSize(input.template, options: options)
+    let bleed = (options.bleed ?? input.template.bleed) * CardRenderer.pointsPerMM
+    let margin = options.cropMarks ? CardOptions.cropMarkMargin * CardRenderer.pointsPerMM : 0
+    let document = try VectorDocument(
+      format: .pdf, size: size,
+      metadata: DocumentMetadata(title: input.profile.handle, creator: "Imprint"))
+    for layout in layouts {
+      try document.page(size: size) { canvas in
+        try CardRenderer.draw(layout, on: canvas, originX: bleed + margin, originY: bleed + margin)
+        if options.cropMarks {
+          let trim = Rect(
+            x: bleed + margin, y: bleed + margin,
+            width: input.template.width * CardRenderer.pointsPerMM,
+            height: input.template.height * CardRenderer.pointsPerMM)
+          CardRenderer.drawCropMarks(on: canvas, trim: trim, bleed: bleed, margin: margin)
+        }
+      }
+    }
+    return RenderedCard(bytes: try document.finish(), warnings: warnings)
+  }
+
+  /// One PNG of one side at `options.dpi` (trim + bleed), the DPI stored in the file.
+  ///
+  /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
+  public static func png(_ input: CardInput, face: CardFace, options: CardOptions) throws
+    -> RenderedCard
+  {
+    var single = options
+    single.faces = [face]
+    single.cropMarks = false
+    let (layouts, warnings) = try self.layouts(input, options: single)
+    let size = pageSize(input.template, options: single)
+    let scale = options.dpi / 72
+    let image = try RasterImage(
+      width: Int((size.width * scale).rounded()), height: Int((size.height * scale).rounded()))
+    let bleed = (options.bleed ?? input.template.bleed) * CardRenderer.pointsPerMM
+    try image.draw { canvas in
+      canvas.scale(scale, scale)
+      for layout in layouts {
+        try CardRenderer.draw(layout, on: canvas, originX: bleed, originY: bleed)
+      }
+    }
+    return RenderedCard(bytes: try image.png(dpi: options.dpi), warnings: warnings)
+  }
+
+  /// A 1200 × 630 PNG for social posts: front and back side by side with rounded corners.
+  ///
+  /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
+  public static func share(_ input: CardInput, options: CardOptions) throws -> RenderedCard {
+    var both = options
+    both.faces = [.front, .back]
+    both.bleed = 0
+    let (layouts, warnings) = try self.layouts(input, options: both)
+    let image = try RasterImage(width: 1200, height: 630)
+    let template = input.template
+    // Each card 540 px wide, 40 px apart, centred.
+    let cardWidth = 540.0
+    let scale = cardWidth / (template.width * CardRenderer.pointsPerMM)
+    let cardHeight = template.height * CardRenderer.pointsPerMM * scale
+    let top = (630 - cardHeight) / 2
+    try image.draw { canvas in
+      canvas.fill(
+        Rect(x: 0, y: 0, width: 1200, height: 630), color: Color(red: 0xEE, green: 0xF1, blue: 0xF6)
+      )
+      for (index, layout) in layouts.enumerated() {
+        let left = 40 + Double(index) * (cardWidth + 40)
+        let frame = Rect(x: left, y: top, width: cardWidth, height: cardHeight)
+        canvas.addRoundedRect(
+          Rect(x: frame.x + 3, y: frame.y + 5, width: frame.width, height: frame.height),
+          radius: template.cornerRadius * CardRenderer.pointsPerMM * scale)
+        canvas.setColor(Color(red: 0xC9, green: 0xCF, blue: 0xD9))
+        canvas.fill()
+        canvas.save()
+        canvas.addRoundedRect(
+          frame, radius: template.cornerRadius * CardRenderer.pointsPerMM * scale)
+        canvas.clip()
+        canvas.translate(left, top)
+        canvas.scale(scale, scale)
+        try CardRenderer.draw(layout, on: canvas, originX: 0, originY: 0)
+        canvas.restore()
+      }
+    }
+    return RenderedCard(bytes: try image.png(dpi: 72), warnings: warnings)
+  }
+}

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCards: reads profiles from @user.json, get_accounts, bridge.get_profile or a bare account.
+
+import Foundation
+import ImprintCore
+
+extension Profile {
+  /// Parses a profile from JSON bytes.
+  ///
+  /// Accepted shapes: an `@user.json` response (`{"user": …, "status": "200"}`; a string `user`
+  /// with status 404 or 451 is an error naming the account), a `condenser_api.get_accounts`
+  /// result (an array, bare or in a JSON-RPC `result`), a `bridge.get_profile` result, or one
+  /// account object. Metadata follows steemit.com: `posting_json_metadata.profile` when it parses
+  /// to an object with `version == 2`, else `json_metadata.profile` (an object or an encoded
+  /// string, double-encoded tolerated). Invalid metadata is a warning, never a failure.
+  ///
+  /// - Parameters:
+  ///   - bytes: the file's content.
+  ///   - source: the file name, for messages.
+  ///   - platform: the network; guessed from HBD/HIVE fields when nil (else Steem).
+  ///   - follow: follower counts passed alongside, if any.
+  /// - Returns: the profile with its warnings.
+  /// - Throws: `CardError` for JSON that is not a profile.
+  public static func parse(
+    _ bytes: [UInt8], source: String, platform: Platform? = nil, follow: FollowCounts? = nil
+  ) throws(CardError) -> Profile {
+    let root: Any
+    do {
+      root = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+    } catch {
+      let detail =
+        bytes.isEmpty ? "the file is empty" : "\((error as NSError).localizedDescription)"
+      throw .profileNotJSON(source: source, detail: detail)
+    }
+    var account = try findAccount(root, source: source)
+    var warnings: [String] = []
+    if let array = account as? [Any] {
+      guard let first = array.first else {
+        throw .noAccount(source: source, found: "an empty array")
+      }
+      if array.count > 1 {
+        warnings.append("profile '\(source)' holds \(array.count) accounts; the first is used")
+      }
+      account = first
+    }
+    guard let object = account as? [String: Any] else {
+      throw .noAccount(source: source, found: describe(account))
+    }
+    if object.isEmpty { throw .noAccount(source: source, found: "an empty object") }
+    guard let rawName = object["name"] as? String, !rawName.isEmpty else {
+      throw .missingAccountName(source: source)
+    }
+    let name = rawName.lowercased()
+    if !isValidAccountName(name) {
+      warnings.append("account name '\(rawName)' does not follow the chain's naming rule")
+    }
+    let (profile, metadataWarnings) = profileObject(object)
+    warnings += metadataWarnings
+    let detected: Platform =
+      platform
+      ?? (object["hbd_balance"] != nil || (object["balance"] as? String)?.hasSuffix(" HIVE") == true
+        ? .hive : .steem)
+    var result = Profile(
+      account: name, accountID: integer(object["id"]),
+      displayName: sanitised(profile["name"], limit: 20).flatMap { $0.hasPrefix("@") ? nil : $0 }
+        ?? name,
+      about: sanitised(profile["about"], limit: 160),
+      location: sanitised(profile["location"], limit: 30),
+      website: website(profile["website"]), profileImage: imageURL(profile["profile_image"]),
+      created: (object["created"] as? String).flatMap(parseDate),
+      reputationRaw: reputation(object["reputation"]), postCount: integer(object["post_count"]),
+      follow: follow ?? stats(object["stats"]), platform: detected, warnings: warnings)
+    if result.displayName.isEmpty { result.displayName = name }
+    return result
+  }
+
+  /// Parses a `get_follow_count` result (bare or in a JSON-RPC `result`).
+  ///
+  /// - Throws: `CardError.profileNotJSON` or `CardError.noAccount` for another shape.
+  public static func parseFollowCounts(_ bytes: [UInt8], source: String) throws(CardError)
+    -> FollowCounts
+  {
+    let root: Any
+    do {
+      root = try JSONSerialization.jsonObject(with: Data(bytes))
+    } catch {
+      throw .profileNotJSON(source: source, detail: (error as NSError).localizedDescription)
+    }
+    var object = root as? [String: Any]
+    if let result = object?["result"] as? [String: Any] { object = result }
+    guard let object, let followers = integer(object["follower_count"]),
+      let following = integer(object["following_count"])
+    else {
+      throw .noAccount(
+        source: source, found: "no follower_count and following_count (a get_follow_count result)")
+    }
+    return FollowCounts(followers: followers, following: following)
+  }
+
+  private static func findAccount(_ root: Any, source: String) throws(CardError) -> Any {
+    guard let object = root as? [String: Any] else { return root }
+    if let status = object["status"], object["user"] != nil {
+      let code = (status as? String) ?? (status as? NSNumber)?.stringValue ?? ""
+      if let text = object["user"] as? String {
+        let account = (object["account"] as? String) ?? accountFromSource(source)
+        switch code {
+        case "404": throw .accountNotFound(source: source, account: account, text: text)
+        case "451": throw .accountUnavailable(source: source, account: account, text: text)
+        default: throw .noAccount(source: source, found: "status \(code): \(text)")
+        }
+      }
+      return object["user"] as Any
+    }
+    if object["jsonrpc"] != nil || object["result"] != nil {
+      if let error = object["error"] as? [String: Any] {
+        throw .noAccount(source: source, found: "a JSON-RPC error: \(error["message"] ?? "")")
+      }
+      guard let result = object["result"] else {
+        throw .noAccount(source: source, found: "a JSON-RPC reply without a result")
+      }
+      if let wrapped = result as? [String: Any], let accounts = wrapped["accounts"] {
+        return accounts
+      }
+      return result
+    }
+    return object
+  }
+
+  /// `@harbor-lamp.json` → `harbor-lamp`, to name the account in a 404 message.
+  private static func accountFromSource(_ source: String) -> String? {
+    let file = (source as NSString).lastPathComponent
+    guard file.hasPrefix("@") else { return nil }
+    return String((file as NSString).deletingPathExtension.dropFirst())
+  }
+
+  private static func describe(_ value: Any) -> String {
+    switch value {
+    case is String: "a string"
+    case is NSNumber: "a number"
+    case is NSNull: "null"
+    case is [Any]: "an array"
+    default: "a value of another type"
+    }
+  }
+
+  /// The profile object per steemit.com's rule, with warnings for what was unusable.
+  private static func profileObject(_ account: [String: Any]) -> ([String: Any], [String]) {
+    var warnings: [String] = []
+    func decode(_ value: Any?, field: String) -> [String: Any]? {
+      var value = value
+      for _ in 0..<2 {
+        guard let text = value as? String else { break }
+        if text.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
+        guard let data = text.data(using: .utf8),
+          let parsed = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        else {
+          warnings.append("\(field) is not valid JSON; its profile is ignored")
+          return nil
+        }
+        value = parsed
+      }
+      if value == nil || value is NSNull { return nil }
+      guard let object = value as? [String: Any] else {
+        warnings.append("\(field) is not a JSON object; its profile is ignored")
+        return nil
+      }
+      return object
+    }
+    func profile(of metadata: [String: Any]?, field: String) -> [String: Any]? {
+      guard let metadata, let profile = metadata["profile"] else { return nil }
+      if let object = profile as? [String: Any] { return object }
+      if let text = profile as? String, let object = decode(text, field: "\(field).profile") {
+        return object
+      }
+      warnings.append("\(field).profile is not an object; it is ignored")
+      return nil
+    }
+    let posting = profile(
+      of: decode(account["posting_json_metadata"], field: "posting_json_metadata"),
+      field: "posting_json_metadata")
+    if let posting, integer(posting["version"]) == 2 { return (posting, warnings) }
+    let legacy = profile(
+      of: decode(account["json_metadata"], field: "json_metadata"), field: "json_metadata")
+    if let bridge = (account["metadata"] as? [String: Any])?["profile"] as? [String: Any] {
+      return (bridge, warnings)
+    }
+    return (legacy ?? [:], warnings)
+  }
+
+  private static func sanitised(_ value: Any?, limit: Int) -> String? {
+    guard var text = (value as? String)?.trimmingCharacters(in: .whitespacesAndNewlines),
+      !text.isEmpty, !text.contains("\0")
+    else { return nil }
+    text = text.precomposedStringWithCanonicalMapping
+    if text.count > limit { text = String(text.prefix(limit - 3)) + "..." }
+    return text
+  }
+
+  private static func website(_ value: Any?) -> String? {
+    guard let text = sanitised(value, limit: 1000), text.count <= 100 else { return nil }
+    let lower = text.lowercased()
+    return lower.hasPrefix("http://") || lower.hasPrefix("https://") ? text : "http://" + text
+  }
+
+  private static func imageURL(_ value: Any?) -> String? {
+    let text = (value as? String) ?? ((value as? [Any])?.first as? String)
+    guard let text = text?.trimmingCharacters(in: .whitespaces), text.count <= 1024 else {
+      return nil
+    }
+    let lower = text.lowercased()
+    return lower.hasPrefix("https://") || lower.hasPrefix("http://") ? text : nil
+  }
+
+  private static func reputation(_ value: Any?) -> String? {
+    if let text = value as? String { return Reputation.score(text) == nil ? nil : text }
+    if let number = value as? NSNumber {
+      // JSONSerialization turns integers into NSNumber; bridge's 2-dp floats are not raw values.
+      let text = number.stringValue
+      return Reputation.score(text) == nil ? nil : text
+    }
+    return nil
+  }
+
+  private static func stats(_ value: Any?) -> FollowCounts? {
+    guard let stats = value as? [String: Any], let followers = integer(stats["followers"]),
+      let following = integer(stats["following"])
+    else { return nil }
+    return FollowCounts(followers: followers, following: following)
+  }
+}
+
+func integer(_ value: Any?) -> Int? {
+  if let number = value as? NSNumber, let exact = Int(exactly: number.doubleValue) { return exact }
+  if let text = value as? String { return Int(text) }
+  return nil
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` (UTC, no zone) → year and month; nil for the unset sentinels.
+func parseDate(_ text: String) -> (year: Int, month: Int)? {
+  let parts = text.split(whereSeparator: { "-T:".contains($0) })
+  guard parts.count >= 3, let year = Int(parts[0]), let month = Int(parts[1]),
+    (1...12).contains(month), year > 1970
+  else { return nil }
+  return (year, month)
+}
+
+/// The chain's rule: 3-16 characters; dot-separated segments of at least 3, each starting with a
+/// letter, ending with a letter or digit, with letters, digits and hyphens between.
+func isValidAccountName(_ name: String) -> Bool {
+  guard (3...16).contains(name.count) else { return false }
+  return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { segment in
+    guard segment.count >= 3, let first = segment.first, let last = segment.last else {
+      return false
+    }
+    return first.isASCII && first.isLowercase
+      && (last.isASCII && (last.isLowercase || last.isNumber))
+      && segment.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
+  }
+}

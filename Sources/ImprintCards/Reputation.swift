@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCards: Steem's reputation score, computed exactly from the raw digit string.
+
+import Foundation
+
+/// The reputation score shown for a raw reputation value.
+///
+/// `score = max(log10(|raw|) - 9, 0) × sign(raw) × 9 + 25`, and 25 for 0: the clamp makes every
+/// |raw| below 10^9 score 25. It is computed from the decimal digits, so values above 2^53 lose
+/// no precision. **The card shows** what steemit.com shows: the score rounded to two decimals
+/// (as hivemind does), then floored to an integer (`-16.194` shows `-17`, `69.834` shows `69`).
+/// `reputationPrecise` shows one decimal computed from the exact value (`-16.2`).
+public enum Reputation {
+  /// The exact score of a raw value given as decimal digits with an optional sign, or nil when
+  /// the text is not an integer (an empty string means unknown, not 25).
+  public static func score(_ raw: String) -> Double? {
+    var digits = Substring(raw.trimmingCharacters(in: .whitespaces))
+    var negative = false
+    if digits.first == "-" || digits.first == "+" {
+      negative = digits.first == "-"
+      digits = digits.dropFirst()
+    }
+    guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+    digits = digits.drop { $0 == "0" }
+    guard !digits.isEmpty else { return 25 }
+    let leading = Double(String(digits.prefix(15))) ?? 0
+    let log = Double(digits.count - 1) + log10(leading / pow(10, Double(min(15, digits.count) - 1)))
+    return max(log - 9, 0) * (negative ? -1 : 1) * 9 + 25
+  }
+
+  /// The integer the card shows: floor of the score rounded to two decimals.
+  public static func display(_ score: Double) -> String {
+    let rounded = (score * 100).rounded() / 100
+    return String(Int(rounded.rounded(.down)))
+  }
+
+  /// One decimal, from the exact value.
+  public static func displayOneDecimal(_ raw: String) -> String? {
+    guard let score = score(raw) else { return nil }
+    let tenths = (score * 10).rounded()
+    let sign = tenths < 0 ? "-" : ""
+    let magnitude = Int(abs(tenths))
+    return "\(sign)\(magnitude / 10).\(magnitude % 10)"
+  }
+}

@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCards: reads and validates template JSON; every problem names the template and the key.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+
+/// Reads one JSON object, remembering which keys were used so unknown keys are errors.
+private struct ObjectReader {
+  let template: String
+  let path: String
+  let object: [String: Any]
+  private(set) var used: Set<String> = []
+
+  init(_ value: Any?, template: String, path: String) throws(CardError) {
+    guard let object = value as? [String: Any] else {
+      throw .invalidTemplate(template: template, key: path, problem: "must be an object")
+    }
+    self.template = template
+    self.path = path
+    self.object = object
+  }
+
+  func key(_ name: String) -> String { path.isEmpty ? name : path + "." + name }
+
+  func fail(_ name: String, _ problem: String) -> CardError {
+    .invalidTemplate(template: template, key: key(name), problem: problem)
+  }
+
+  mutating func has(_ name: String) -> Bool {
+    used.insert(name)
+    return object[name] != nil && !(object[name] is NSNull)
+  }
+
+  mutating func string(_ name: String) throws(CardError) -> String? {
+    guard has(name) else { return nil }
+    guard let value = object[name] as? String else { throw fail(name, "must be a string") }
+    return value
+  }
+
+  mutating func string(_ name: String, default value: String) throws(CardError) -> String {
+    try string(name) ?? value
+  }
+
+  mutating func number(_ name: String) throws(CardError) -> Double? {
+    guard has(name) else { return nil }
+    guard let number = object[name] as? NSNumber, !isJSONBool(number) else {
+      throw fail(name, "must be a number")
+    }
+    return number.doubleValue
+  }
+
+  mutating func number(_ name: String, default value: Double, in range: ClosedRange<Double>)
+    throws(CardError) -> Double
+  {
+    let result = try number(name) ?? value
+    guard range.contains(result) else {
+      throw fail(name, "must be between \(clean(range.lowerBound)) and \(clean(range.upperBound))")
+    }
+    return result
+  }
+
+  mutating func required(_ name: String, in range: ClosedRange<Double>) throws(CardError)
+    -> Double
+  {
+    guard let result = try number(name) else { throw fail(name, "is missing") }
+    guard range.contains(result) else {
+      throw fail(name, "must be between \(clean(range.lowerBound)) and \(clean(range.upperBound))")
+    }
+    return result
+  }
+
+  mutating func bool(_ name: String, default value: Bool) throws(CardError) -> Bool {
+    guard has(name) else { return value }
+    guard let value = object[name], isJSONBool(value), let flag = value as? Bool else {
+      throw fail(name, "must be true or false")
+    }
+    return flag
+  }
+
+  mutating func color(_ name: String) throws(CardError) -> Color? {
+    guard let text = try string(name) else { return nil }
+    guard let color = Color(parsing: text) else {
+      throw fail(name, "must be a colour like #1A2B3C; found '\(text)'")
+    }
+    return color
+  }
+
+  mutating func choice<T: RawRepresentable>(_ name: String, default value: T) throws(CardError)
+    -> T where T.RawValue == String
+  {
+    guard let text = try string(name) else { return value }
+    guard let choice = T(rawValue: text) else { throw fail(name, "cannot be '\(text)'") }
+    return choice
+  }
+
+  /// Errors on the first key that was never read.
+  func finish() throws(CardError) {
+    if let unknown = object.keys.sorted().first(where: { !used.contains($0) }) {
+      throw .invalidTemplate(template: template, key: key(unknown), problem: "is not a known key")
+    }
+  }
+}
+
+/// Whether a JSONSerialization value is `true`/`false` (on Linux `1 is Bool` holds too, so the
+/// boxed type is what tells them apart).
+private func isJSONBool(_ value: Any) -> Bool {
+  String(describing: type(of: value)).contains("Boolean")
+}
+
+private func clean(_ value: Double) -> String {
+  value == value.rounded() ? String(Int(value)) : String(value)
+}
+
+extension CardTemplate {
+  /// The shipped designs' names, from the templates folder.
+  public static func shippedNames(folder: String?) -> [String] {
+    guard let folder,
+      let files = try? FileManager.default.contentsOfDirectory(atPath: folder)
+    else { return [] }
+    return files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted()
+  }
+
+  /// Loads a template by shipped name (from `folder`) or by file path.
+  ///
+  /// - Throws: `CardError.templateNotFound`, `.invalidTemplate` or `.missingAsset`.
+  public static func load(_ nameOrPath: String, folder: String?) throws(CardError) -> CardTemplate {
+    let isPath = nameOrPath.contains("/") || nameOrPath.hasSuffix(".json")
+    let path = isPath ? nameOrPath : (folder ?? "templates") + "/" + nameOrPath + ".json"
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw .templateNotFound(name: nameOrPath, available: shippedNames(folder: folder))
+    }
+    return try parse(
+      [UInt8](data), name: (nameOrPath as NSString).lastPathComponent,
+      folder: (path as NSString).deletingLastPathComponent)
+  }
+
+  /// Parses template JSON; assets resolve against `folder`.
+  ///
+  /// - Throws: `CardError.invalidTemplate` (naming the key) or `.missingAsset`.
+  public static func parse(_ bytes: [UInt8], name: String, folder: String) throws(CardError)
+    -> CardTemplate
+  {
+    let root: Any
+    do {
+      root = try JSONSerialization.jsonObject(with: Data(bytes))
+    } catch {
+      throw .invalidTemplate(
+        template: name, key: "(file)",
+        problem: "is not valid JSON (\((error as NSError).localizedDescription))")
+    }
+    var top = try ObjectReader(root, template: name, path: "")
+    guard let version = try top.number("schemaVersion") else {
+      throw top.fail("schemaVersion", "is missing")
+    }
+    guard version == 1 else { throw top.fail("schemaVersion", "must be 1; found \(version)") }
+    let description = try top.string("description", default: "")
+    let displayName = try top.string("name", default: (name as NSString).deletingPathExtension)
+    var card = try ObjectReader(
+      top.has("card") ? top.object["card"] : [String: Any](), template: name, path: "card")
+    let width = try card.number("width", default: 85.6, in: 20...300)
+    let height = try card.number("height", default: 53.98, in: 20...300)
+    let corner = try card.number("cornerRadius", default: 3.18, in: 0...20)
+    let bleed = try card.number("bleed", default: 3.175, in: 0...10)
+    let safe = try card.number("safeZone", default: 3.2, in: 0...20)
+    try card.finish()
+    let context = SideContext(
+      template: name, folder: folder,
+      safe: Box(x: safe, y: safe, width: width - 2 * safe, height: height - 2 * safe),
+      width: width, height: height)
+    guard top.has("front") else { throw top.fail("front", "is missing") }
+    guard top.has("back") else { throw top.fail("back", "is missing") }
+    let front = try context.side(top.object["front"], path: "front")
+    let back = try context.side(top.object["back"], path: "back")
+    try top.finish()
+    return CardTemplate(
+      name: displayName, description: description, width: width, height: height,
+      cornerRadius: corner, bleed: bleed, safeZone: safe, front: front, back: back)
+  }
+}
+
+private struct SideContext {
+  let template: String
+  let folder: String
+  let safe: Box
+  let width: Double
+  let height: Double
+
+  func asset(_ reader: inout ObjectReader, _ key: String) throws(CardError) -> String? {
+    guard let relative = try reader.string(key) else { return nil }
+    let path = relative.hasPrefix("/") ? relative : folder + "/" + relative
+    guard FileManager.default.fileExists(atPath: path) else {
+      throw .missingAsset(template: template, key: reader.key(key), path: relative)
+    }
+    return path
+  }
+
+  func side(_ value: Any?, path: String) throws(CardError) -> CardSide {
+    var reader = try ObjectReader(value, template: template, path: path)
+    let background = try reader.color("background") ?? .white
+    let image = try asset(&reader, "backgroundImage")
+    var elements: [Element] = []
+    if reader.has("elements") {
+      guard let list = reader.object["elements"] as? [Any] else {
+        throw reader.fail("elements", "must be an array")
+      }
+      for (index, item) in list.enumerated() {
+        elements.append(try element(item, path: "\(path).elements[\(index)]"))
+      }
+    }
+    try reader.finish()
+    return CardSide(background: background, backgroundImage: image, elements: elements)
+  }
+
+  func box(_ reader: inout ObjectReader) throws(CardError) -> Box {
+    let extent = -20.0...320.0
+    return Box(
+      x: try reader.required("x", in: extent), y: try reader.required("y", in: extent),
+      width: try reader.required("width", in: 0.1...320),
+      height: try reader.required("height", in: 0.1...320))
+  }
+
+  /// Text and codes must stay inside the safe zone, or trimming may cut them.
+  func checkSafe(_ box: Box, _ reader: ObjectReader) throws(CardError) {
+    let tolerance = 0.005
+    guard box.x >= safe.x - tolerance, box.y >= safe.y - tolerance,
+      box.x + box.width <= safe.x + safe.width + tolerance,
+      box.y + box.height <= safe.y + safe.height + tolerance
+    else {
+      throw .invalidTemplate(
+        template: template, key: reader.path,
+        problem: "lies outside the safe zone (\(clean(safe.x)) mm inside the trim)")
+    }
+  }
+
+  func element(_ value: Any?, path: String) throws(CardError) -> Element {
+    var reader = try ObjectReader(value, template: template, path: path)
+    guard let type = try reader.string("type") else { throw reader.fail("type", "is missing") }
+    let result: Element
+    switch type {
+    case "text":
+      let box = try box(&reader)
+      try checkSafe(box, reader)
+      let text: String
+      if let field = try reader.string("field") {
+        text = "{\(field)}"
+      } else if let literal = try reader.string("text") {
+        text = literal
+      } else {
+        throw reader.fail("text", "is missing (give 'text' or 'field')")
+      }
+      for field in placeholders(text) where !Profile.fieldNames.contains(field) {
+        throw reader.fail(
+          reader.object["field"] != nil ? "field" : "text",
+          "names the unknown field '\(field)' (known: \(Profile.fieldNames.sorted().joined(separator: ", ")))"
+        )
+      }
+      let when = try reader.string("when")
+      if let when, !Profile.fieldNames.contains(when) {
+        throw reader.fail("when", "names the unknown field '\(when)'")
+      }
+      let size = try reader.number("size", default: 10, in: 2...200)
+      let minSize = try reader.number("minSize", default: min(size, 6), in: 2...200)
+      guard minSize <= size else { throw reader.fail("minSize", "must not exceed 'size'") }
+      result = .text(
+        TextElement(
+          box: box, text: text, font: try reader.string("font", default: "DejaVu Sans"),
+          weight: Int(try reader.number("weight", default: 400, in: 100...1000)), size: size,
+          minSize: minSize, maxLines: Int(try reader.number("maxLines", default: 1, in: 1...20)),
+          color: try reader.color("color") ?? .black,
+          align: try reader.choice("align", default: TextAlignment.natural),
+          valign: try reader.choice("valign", default: VerticalAlignment.top),
+          ellipsis: try reader.choice("ellipsis", default: TextEllipsis.end), when: when))
+    case "photo":
+      result = .photo(
+        PhotoElement(
+          box: try box(&reader), fit: try reader.choice("fit", default: ImageFit.cover),
+          mask: try reader.choice("mask", default: PhotoMask.none),
+          cornerRadius: try reader.number("cornerRadius", default: 2, in: 0...50),
+          borderColor: try reader.color("borderColor"),
+          borderWidth: try reader.number("borderWidth", default: 0.4, in: 0...5)))
+    case "qr":
+      let x = try reader.required("x", in: 0...300)
+      let y = try reader.required("y", in: 0...300)
+      let size = try reader.required("size", in: 8...300)
+      try checkSafe(Box(x: x, y: y, width: size, height: size), reader)
+      let data = try reader.string("data", default: "{profileUrl}")
+      for field in placeholders(data) where !Profile.fieldNames.contains(field) {
+        throw reader.fail("data", "names the unknown field '\(field)'")
+      }
+      let level = try reader.string("level", default: "Q")
+      guard let parsedLevel = QRErrorCorrection(rawValue: level) else {
+        throw reader.fail("level", "must be L, M, Q or H")
+      }
+      result = .qr(
+        QRElement(
+          x: x, y: y, size: size, data: data, level: parsedLevel,
+          quietZone: Int(try reader.number("quietZone", default: 2, in: 0...8))))
+    case "rect":
+      result = .rect(
+        RectElement(
+          box: try box(&reader), fill: try reader.color("fill"), stroke: try reader.color("stroke"),
+          strokeWidth: try reader.number("strokeWidth", default: 0.3, in: 0...10),
+          cornerRadius: try reader.number("cornerRadius", default: 0, in: 0...50),
+          bleed: try reader.bool("bleed", default: false)))
+    case "line":
+      let extent = -20.0...320.0
+      result = .line(
+        LineElement(
+          x1: try reader.required("x1", in: extent), y1: try reader.required("y1", in: extent),
+          x2: try reader.required("x2", in: extent), y2: try reader.required("y2", in: extent),
+          color: try reader.color("color") ?? .black,
+          width: try reader.number("width", default: 0.3, in: 0.01...10)))
+    case "image":
+      let box = try box(&reader)
+      guard let path = try asset(&reader, "src") else { throw reader.fail("src", "is missing") }
+      result = .image(
+        ImageElement(box: box, path: path, fit: try reader.choice("fit", default: ImageFit.contain))
+      )
+    default:
+      throw reader.fail("type", "is '\(type)'; expected text, photo, qr, rect, line or image")
+    }
+    try reader.finish()
+    return result
+  }
+}
+
+/// The `{field}` names in a text.
+func placeholders(_ text: String) -> [String] {
+  var names: [String] = []
+  var rest = Substring(text)
+  while let open = rest.firstIndex(of: "{") {
+    guard let close = rest[open...].firstIndex(of: "}") else { break }
+    names.append(String(rest[rest.index(after: open)..<close]))
+    rest = rest[rest.index(after: close)...]
+  }
+  return names
+}
+
+/// Replaces `{field}` placeholders; nil when a field has no value for this account.
+func fill(_ text: String, with fields: [String: String]) -> String? {
+  var result = text
+  for name in placeholders(text) {
+    guard let value = fields[name], !value.isEmpty else { return nil }
+    result = result.replacingOccurrences(of: "{\(name)}", with: value)
+  }
+  return result
+}

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphics: photos and images from bytes: JPEG (EXIF orientation applied) and PNG (alpha).
+
+internal import CCairo
+import ImprintCore
+
+/// Image file types recognised from their first bytes (never from the file name).
+public enum ImageType: String, Sendable, Codable {
+  /// JPEG (`FF D8 FF`).
+  case jpeg
+  /// PNG (`89 50 4E 47 0D 0A 1A 0A`).
+  case png
+
+  /// Sniffs the type from the content, or nil.
+  public init?(sniffing bytes: [UInt8]) {
+    if bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
+      self = .jpeg
+    } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+      self = .png
+    } else {
+      return nil
+    }
+  }
+}
+
+/// Errors of decoding an image file.
+public enum ImageError: ImprintError, Equatable {
+  /// The content is neither JPEG nor PNG.
+  case unsupportedType(source: String, found: String)
+  /// The file is damaged or truncated.
+  case corrupt(source: String, reason: String)
+  /// The image is larger than allowed.
+  case tooLarge(source: String, width: Int, height: Int, maximumPixels: Int)
+
+  public var code: String {
+    switch self {
+    case .unsupportedType: "image.unsupportedType"
+    case .corrupt: "image.corrupt"
+    case .tooLarge: "image.tooLarge"
+    }
+  }
+
+  public var message: String {
+    switch self {
+    case .unsupportedType(let source, let found):
+      "image '\(source)' is not a JPEG or PNG (it starts with \(found))"
+    case .corrupt(let source, let reason): "image '\(source)' is damaged or truncated (\(reason))"
+    case .tooLarge(let source, let width, let height, let maximum):
+      "image '\(source)' is \(width) x \(height) pixels; at most \(maximum) pixels are allowed"
+    }
+  }
+
+  public var hint: String? {
+    switch self {
+    case .unsupportedType: "convert the photo to JPEG or PNG"
+    case .corrupt: "export the image again"
+    case .tooLarge: "scale the image down"
+    }
+  }
+}
+
+/// Decodes JPEG and PNG images into bitmaps.
+public enum ImageDecoder {
+  /// The most pixels a photo may have (about 50 megapixels).
+  public static let maximumPixels = 50_000_000
+
+  /// Decodes `bytes`, sniffing the type; JPEGs are turned upright by their EXIF orientation.
+  ///
+  /// - Parameters:
+  ///   - bytes: the file's content.
+  ///   - source: the file name, for errors.
+  /// - Returns: the upright bitmap.
+  /// - Throws: `ImageError` naming `source`.
+  public static func decode(_ bytes: [UInt8], source: String) throws(ImageError) -> Bitmap {
+    switch ImageType(sniffing: bytes) {
+    case .jpeg?:
+      let bitmap: Bitmap
+      do {
+        bitmap = try JPEGDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
+      } catch .imageTooLarge(let width, let height, let maximum) {
+        throw .tooLarge(source: source, width: width, height: height, maximumPixels: maximum)
+      } catch .jpegDecode(_, let reason) {
+        throw .corrupt(source: source, reason: "libjpeg: \(reason)")
+      } catch {
+        throw .corrupt(source: source, reason: error.message)
+      }
+      return bitmap.oriented(exifOrientation(bytes))
+    case .png?:
+      return try decodePNG(bytes, source: source)
+    case nil:
+      let found =
+        bytes.isEmpty
+        ? "nothing: the file is empty" : bytes.prefix(8).map { hexPair($0) }.joined(separator: " ")
+      throw .unsupportedType(source: source, found: found)
+    }
+  }
+
+  private static func decodePNG(_ bytes: [UInt8], source: String) throws(ImageError) -> Bitmap {
+    // Check the header's claimed size before cairo allocates anything.
+    guard bytes.count >= 33 else { throw .corrupt(source: source, reason: "no PNG header") }
+    let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
+    let height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+    guard width > 0, height > 0, width <= 32_767, height <= 32_767,
+      width * height <= maximumPixels
+    else {
+      throw .tooLarge(source: source, width: width, height: height, maximumPixels: maximumPixels)
+    }
+    let reader = PNGReader(bytes)
+    let surface = withExtendedLifetime(reader) {
+      cairo_image_surface_create_from_png_stream(
+        { closure, data, length in
+          guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
+          let reader = Unmanaged<PNGReader>.fromOpaque(closure).takeUnretainedValue()
+          return reader.read(into: data, count: Int(length))
+            ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_READ_ERROR
+        }, Unmanaged.passUnretained(reader).toOpaque())
+    }
+    guard let surface else { preconditionFailure("cairo returned a NULL surface") }
+    defer { cairo_surface_destroy(surface) }
+    let status = cairo_surface_status(surface)
+    guard status == CAIRO_STATUS_SUCCESS else {
+      throw .corrupt(
+        source: source, reason: "cairo: " + String(cString: cairo_status_to_string(status)))
+    }
+    let w = Int(cairo_image_surface_get_width(surface))
+    let h = Int(cairo_image_surface_get_height(surface))
+    let stride = Int(cairo_image_surface_get_stride(surface))
+    let format = cairo_image_surface_get_format(surface)
+    guard let data = cairo_image_surface_get_data(surface) else {
+      throw .corrupt(source: source, reason: "no pixel data")
+    }
+    var pixels = [UInt8](repeating: 0, count: w * h * 4)
+    var hasAlpha = false
+    for y in 0..<h {
+      for x in 0..<w {
+        let pixel = UnsafeRawPointer(data + y * stride + 4 * x).loadUnaligned(as: UInt32.self)
+        let alpha = format == CAIRO_FORMAT_ARGB32 ? UInt8(pixel >> 24) : 255
+        if alpha != 255 { hasAlpha = true }
+        let i = (y * w + x) * 4
+        pixels[i] = UInt8(pixel & 0xFF)
+        pixels[i + 1] = UInt8(pixel >> 8 & 0xFF)
+        pixels[i + 2] = UInt8(pixel >> 16 & 0xFF)
+        pixels[i + 3] = alpha
+      }
+    }
+    return Bitmap(width: w, height: h, pixels: pixels, hasAlpha: hasAlpha)
+  }
+
+  /// The EXIF orientation (1-8) of a JPEG, 1 when absent or unreadable.
+  public static func exifOrientation(_ bytes: [UInt8]) -> Int {
+    var offset = 2
+    while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
+      let marker = bytes[offset + 1]
+      let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+      if marker == 0xDA || marker == 0xD9 { break }
+      let start = offset + 4
+      if marker == 0xE1, start + 6 <= bytes.count,
+        Array(bytes[start..<(start + 6)]) == Array("Exif\0\0".utf8)
+      {
+        return tiffOrientation(bytes, base: start + 6, end: min(bytes.count, offset + 2 + length))
+      }
+      offset += 2 + length
+    }
+    return 1
+  }
+
+  private static func tiffOrientation(_ bytes: [UInt8], base: Int, end: Int) -> Int {
+    guard base + 8 <= end else { return 1 }
+    let little = bytes[base] == 0x49
+    func u16(_ at: Int) -> Int? {
+      guard at + 2 <= end else { return nil }
+      return little
+        ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : Int(bytes[at]) << 8 | Int(bytes[at + 1])
+    }
+    func u32(_ at: Int) -> Int? {
+      guard let a = u16(at), let b = u16(at + 2) else { return nil }
+      return little ? a | b << 16 : a << 16 | b
+    }
+    guard let ifd = u32(base + 4), let count = u16(base + ifd) else { return 1 }
+    for entry in 0..<min(count, 256) {
+      let at = base + ifd + 2 + entry * 12
+      guard let tag = u16(at) else { return 1 }
+      if tag == 0x0112, let value = u16(at + 8), (1...8).contains(value) { return value }
+    }
+    return 1
+  }
+}
+
+private func hexPair(_ byte: UInt8) -> String {
+  let digits = Array("0123456789ABCDEF")
+  return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+}
+
+/// Feeds bytes to cairo's PNG reader.
+private final class PNGReader {
+  private let bytes: [UInt8]
+  private var offset = 0
+
+  init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  func read(into target: UnsafeMutablePointer<UInt8>, count: Int) -> Bool {
+    guard offset + count <= bytes.count else { return false }
+    bytes.withUnsafeBufferPointer { source in
+      guard let base = source.baseAddress else { return }
+      target.update(from: base + offset, count: count)
+    }
+    offset += count
+    return true
+  }
+}
+
+extension Bitmap {
+  /// The bitmap turned upright for an EXIF orientation (1 = as stored; 2-8 mirror and rotate).
+  public func oriented(_ orientation: Int) -> Bitmap {
+    guard (2...8).contains(orientation) else { return self }
+    let swaps = orientation >= 5
+    let outWidth = swaps ? height : width
+    let outHeight = swaps ? width : height
+    var out = [UInt8](repeating: 0, count: pixels.count)
+    for y in 0..<outHeight {
+      for x in 0..<outWidth {
+        // Where the upright pixel (x, y) is stored in the source.
+        let (sx, sy): (Int, Int) =
+          switch orientation {
+          case 2: (width - 1 - x, y)
+          case 3: (width - 1 - x, height - 1 - y)
+          case 4: (x, height - 1 - y)
+          case 5: (y, x)
+          case 6: (y, height - 1 - x)
+          case 7: (width - 1 - y, height - 1 - x)
+          default: (width - 1 - y, x)
+          }
+        let from = (sy * width + sx) * 4
+        let to = (y * outWidth + x) * 4
+        out[to] = pixels[from]
+        out[to + 1] = pixels[from + 1]
+        out[to + 2] = pixels[from + 2]
+        out[to + 3] = pixels[from + 3]
+      }
+    }
+    return Bitmap(width: outWidth, height: outHeight, pixels: out, hasAlpha: hasAlpha)
+  }
+}

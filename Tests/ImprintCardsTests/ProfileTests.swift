@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCardsTests: profile shapes, derived fields and the reputation formula (notes' table).
+
+import Foundation
+import ImprintCards
+import ImprintTestSupport
+import Testing
+
+func profile(_ json: String, source: String = "p.json") throws(CardError) -> Profile {
+  try Profile.parse(Array(json.utf8), source: source)
+}
+
+@Suite("Reputation")
+struct ReputationTests {
+  @Test(
+    "matches the notes' table: exact, 1 dp, and the floored integer the card shows",
+    arguments: [
+      ("0", 25.0, "25.0", "25"), ("1489989", 25, "25.0", "25"), ("-712000000", 25, "25.0", "25"),
+      ("4294967295", 30.697, "30.7", "30"), ("468214046858", 49.034, "49.0", "49"),
+      ("10004392664120", 61.002, "61.0", "61"), ("95832978796820", 69.834, "69.8", "69"),
+      ("334486135407077", 74.719, "74.7", "74"), ("-22233344455", 12.877, "12.9", "12"),
+      ("-37765258368568", -16.194, "-16.2", "-17"), ("-1234123412342234", -29.822, "-29.8", "-30"),
+      ("27182818284590452", 91.909, "91.9", "91"),
+    ])
+  func table(raw: String, exact: Double, oneDecimal: String, shown: String) throws {
+    let score = try #require(Reputation.score(raw))
+    #expect(abs(score - exact) < 0.001)
+    #expect(Reputation.displayOneDecimal(raw) == oneDecimal)
+    #expect(Reputation.display(score) == shown)
+  }
+
+  @Test("-4821937445512 shows -8.1 from the exact value, not -8.2 via the 2-dp float")
+  func oneDecimalFromExact() {
+    #expect(Reputation.displayOneDecimal("-4821937445512") == "-8.1")
+  }
+
+  @Test("an empty or non-numeric reputation is unknown, not 25")
+  func unknown() throws {
+    #expect(Reputation.score("") == nil)
+    #expect(Reputation.score("12.5") == nil)
+    let p = try profile(#"{"name":"abc","reputation":""}"#)
+    #expect(p.reputation == nil && p.fields["reputation"] == nil)
+  }
+}
+
+@Suite("Profile shapes")
+struct ProfileShapeTests {
+  static let folder = repositoryRoot + "/assets/samples/profiles/"
+
+  @Test("@user.json: the posting_json_metadata v2 profile wins over stale json_metadata")
+  func userJSON() throws {
+    let data = try Data(contentsOf: URL(fileURLWithPath: Self.folder + "harbor-lamp.json"))
+    let p = try Profile.parse([UInt8](data), source: "harbor-lamp.json")
+    #expect(p.account == "harbor-lamp" && p.handle == "@harbor-lamp")
+    #expect(p.displayName == "Mara Lindqvist")
+    #expect(p.location == "Göteborg, Sweden")
+    #expect(p.website == "http://harborlamp.example")
+    #expect(p.joined == "Joined March 2017")
+    #expect(p.fields["reputation"] == "69")
+    #expect(p.fields["accountId"] == "#1284467")
+    #expect(p.profileURL == "https://steemit.com/@harbor-lamp")
+    #expect(p.platform == .steem)
+    #expect(p.warnings.isEmpty)
+  }
+
+  @Test("get_accounts JSON-RPC reply, reputation as a bare number, json_metadata as a string")
+  func getAccounts() throws {
+    let data = try Data(contentsOf: URL(fileURLWithPath: Self.folder + "sora-park.json"))
+    let p = try Profile.parse([UInt8](data), source: "sora-park.json")
+    #expect(p.displayName == "박소라 🌸")
+    #expect(p.fields["reputation"] == "49")
+    #expect(p.joined == "Joined January 2018")
+  }
+
+  @Test("a bare account; a 31 Dec 22:45 UTC join stays in December 2019")
+  func bareAccount() throws {
+    let data = try Data(contentsOf: URL(fileURLWithPath: Self.folder + "layla-h.json"))
+    let p = try Profile.parse([UInt8](data), source: "layla-h.json")
+    #expect(p.displayName == "ليلى حداد")
+    #expect(p.joined == "Joined December 2019")
+  }
+
+  @Test("Hive accounts are detected from HIVE/HBD balances and link to hive.blog")
+  func hive() throws {
+    let data = try Data(contentsOf: URL(fileURLWithPath: Self.folder + "kenji.hive.json"))
+    let p = try Profile.parse([UInt8](data), source: "kenji.hive.json")
+    #expect(p.platform == .hive)
+    #expect(p.profileURL == "https://hive.blog/@kenji.tanaka")
+    #expect(p.fields["platform"] == "Hive")
+  }
+
+  @Test("404 and 451 answers are errors naming the account")
+  func errors() throws {
+    #expect(
+      throws: CardError.accountNotFound(
+        source: "@ghost.json", account: "ghost", text: "No account found")
+    ) {
+      _ = try profile(#"{"user":"No account found","status":"404"}"#, source: "@ghost.json")
+    }
+    #expect(
+      throws: CardError.accountUnavailable(
+        source: "x.json", account: nil, text: "Content unavailable")
+    ) {
+      _ = try profile(#"{"user":"Content unavailable","status":"451"}"#, source: "x.json")
+    }
+  }
+
+  @Test(
+    "what is not an account is refused with its code",
+    arguments: [
+      ("", "profile.notJSON"), ("{not json", "profile.notJSON"), ("{}", "profile.noAccount"),
+      ("[]", "profile.noAccount"), (#"{"jsonrpc":"2.0","result":[],"id":1}"#, "profile.noAccount"),
+      (#"{"id":5}"#, "profile.missingName"), (#"{"name":""}"#, "profile.missingName"),
+      ("42", "profile.noAccount"),
+    ])
+  func refused(json: String, code: String) {
+    do {
+      _ = try profile(json, source: "bad.json")
+      Issue.record("\(json) must be refused")
+    } catch {
+      #expect(error.code == code)
+      #expect(error.message.contains("'bad.json'"))
+    }
+  }
+
+  @Test("invalid metadata is a warning and the account name stands in")
+  func messyMetadata() throws {
+    let lax = try profile(#"{"name":"abc","json_metadata":"{profile: {name: 'x'}}"}"#)
+    #expect(lax.displayName == "abc")
+    #expect(lax.warnings == ["json_metadata is not valid JSON; its profile is ignored"])
+    let notObject = try profile(#"{"name":"abc","json_metadata":{"profile":["a"]}}"#)
+    #expect(notObject.warnings == ["json_metadata.profile is not an object; it is ignored"])
+    let doubleEncoded = try profile(
+      #"{"name":"abc","json_metadata":"\"{\\\"profile\\\":{\\\"name\\\":\\\"Double\\\"}}\""}"#)
+    #expect(doubleEncoded.displayName == "Double")
+    let unversioned = try profile(
+      #"{"name":"abc","json_metadata":{"profile":{"name":"Old"}},"posting_json_metadata":"{\"profile\":{\"name\":\"New\"}}"}"#
+    )
+    #expect(unversioned.displayName == "Old")  // the Steem rule: posting wins only with version 2
+  }
+
+  @Test("sanitising: 20-character names, @-names dropped, sentinel dates hidden")
+  func sanitising() throws {
+    let long = try profile(
+      #"{"name":"abc","json_metadata":{"profile":{"name":"Alexandra Konstantinopoulou-Smith"}}}"#)
+    #expect(long.displayName == "Alexandra Konstantin...".prefix(17) + "...")
+    let at = try profile(#"{"name":"abc","json_metadata":{"profile":{"name":"@impostor"}}}"#)
+    #expect(at.displayName == "abc")
+    for sentinel in ["1970-01-01T00:00:00", "1969-12-31T23:59:59"] {
+      #expect(try profile(#"{"name":"abc","created":"\#(sentinel)"}"#).joined == nil)
+    }
+    let image = try profile(
+      #"{"name":"abc","json_metadata":{"profile":{"profile_image":"ipfs://x"}}}"#)
+    #expect(image.profileImage == nil)
+  }
+
+  @Test("follow counts from a get_follow_count reply")
+  func followCounts() throws {
+    let data = try Data(contentsOf: URL(fileURLWithPath: Self.folder + "harbor-lamp.follow.json"))
+    let counts = try Profile.parseFollowCounts([UInt8](data), source: "f.json")
+    #expect(counts == FollowCounts(followers: 2381, following: 417))
+    #expect(throws: CardError.self) {
+      _ = try Profile.parseFollowCounts(Array("{}".utf8), source: "f.json")
+    }
+  }
+}
