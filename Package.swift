@@ -59,7 +59,8 @@ let package = Package(
     ),
     .testTarget(name: "ImprintQRTests", dependencies: ["ImprintQR", "ImprintTestSupport"]),
     .testTarget(
-      name: "ImprintCardsTests", dependencies: ["ImprintCards", "ImprintTestSupport"]),
+      name: "ImprintCardsTests", dependencies: ["ImprintCards", "ImprintTestSupport"],
+      exclude: ["Goldens"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: ["ImprintCLI", "ImprintQR", "ImprintTestSupport"]

@@ -4,6 +4,7 @@
 #include "CImprintShims.h"
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <jpeglib.h>
 
@@ -150,5 +151,42 @@ int CImprintShims_jpeg_decode(const uint8_t *data, size_t len, int layout, int s
   jpeg_destroy_decompress(&cinfo);
   *out_width = w;
   *out_height = h;
+  return 0;
+}
+
+int CImprintShims_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t height,
+                              size_t stride, int quality, uint8_t **out, size_t *out_len,
+                              char *errbuf, size_t errbuf_len) {
+  struct jpeg_compress_struct cinfo;
+  ErrorManager err;
+  install(&err, 0, errbuf, errbuf_len);
+  cinfo.err = &err.base;
+  // volatile: read after a longjmp.
+  unsigned char *volatile buffer = NULL;
+  unsigned long size = 0;
+  *out = NULL;
+  *out_len = 0;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    free(buffer);
+    return 1;
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, (unsigned char **)&buffer, &size);
+  cinfo.image_width = width;
+  cinfo.image_height = height;
+  cinfo.input_components = 4;
+  cinfo.in_color_space = JCS_EXT_BGRX;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, quality, TRUE);
+  jpeg_start_compress(&cinfo, TRUE);
+  while (cinfo.next_scanline < height) {
+    JSAMPROW row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * stride);
+    jpeg_write_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  *out = buffer;
+  *out_len = size;
   return 0;
 }

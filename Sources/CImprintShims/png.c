@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // PNG encoding with libpng; errors longjmp back here and become a status code.
 #include "CImprintShims.h"
+#include <malloc.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -84,7 +85,10 @@ int CImprintShims_png_encode(uint32_t width, uint32_t height, int color_type, in
   }
   png_set_write_fn(png, &buffer, on_write, on_flush);
   png_set_compression_level(png, compression_level);
-  if (bit_depth < 8) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+  // 1-bit codes compress best unfiltered. For 8-bit images one fixed filter (Up) avoids the
+  // adaptive heuristic, which cost a third of a 300-dpi card's time, for about 5 % in size.
+  png_set_filter(png, PNG_FILTER_TYPE_BASE,
+                 bit_depth < 8 ? PNG_FILTER_NONE : PNG_FILTER_UP);
   png_set_IHDR(png, info, width, height, bit_depth, color_type, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   if (color_type == PNG_COLOR_TYPE_PALETTE) {
@@ -124,3 +128,8 @@ int CImprintShims_png_encode(uint32_t width, uint32_t height, int color_type, in
 }
 
 void CImprintShims_free(void *pointer) { free(pointer); }
+
+void CImprintShims_tune_malloc(int mmap_threshold, int trim_threshold) {
+  mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+  mallopt(M_TRIM_THRESHOLD, trim_threshold);
+}

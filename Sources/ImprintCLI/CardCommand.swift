@@ -101,7 +101,14 @@ enum CardCommand {
       throw UsageError(message: "--crop-marks applies to PDF output")
     }
     let jobs: [Job]
-    if profiles.count == 1, let output, folder == nil {
+    if profiles.count > 1, let output, folder == nil {
+      guard chosen == .pdf else {
+        throw UsageError(message: "several profiles go into one PDF, or into --output-dir")
+      }
+      return try await combinedPDF(
+        profiles: profiles, output: output, template: template, options: options,
+        platform: platform, arguments: arguments, console: console)
+    } else if profiles.count == 1, let output, folder == nil {
       jobs = [
         Job(
           profilePath: profiles[0], output: output, photo: arguments.value("photo"),
@@ -125,14 +132,9 @@ enum CardCommand {
     } else {
       throw UsageError(message: "give -o <file> for one profile, or --output-dir <dir>")
     }
-    let placeholderPath = (ResourceLocator.assetsDirectory() ?? "assets") + "/placeholder-photo.png"
-    guard let placeholder = FileManager.default.contents(atPath: placeholderPath) else {
-      throw FileError.notFound(path: placeholderPath)
-    }
-    let context = Context(
+    let context = try Context(
       template: template, options: options, format: chosen, platform: platform,
-      photoCache: arguments.value("photo-cache"),
-      placeholder: [UInt8](placeholder), placeholderPath: placeholderPath)
+      photoCache: arguments.value("photo-cache"))
     let parallel = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     var reports: [Int: Report] = [:]
     var iterator = jobs.enumerated().makeIterator()
@@ -140,12 +142,20 @@ enum CardCommand {
       inputs: { iterator.next() }, jobs: parallel,
       work: { (index, job) in (index, context.render(job)) },
       collect: { reports[$0.0] = $0.1 })
-    let ordered = (0..<jobs.count).compactMap { reports[$0] }
+    return finish(
+      (0..<jobs.count).compactMap { reports[$0] }, single: jobs.count == 1,
+      arguments: arguments, console: console)
+  }
+
+  /// Prints errors, warnings and the JSON report; returns the exit code.
+  static func finish(
+    _ ordered: [Report], single: Bool, arguments: ParsedArguments, console: Console
+  ) -> Int32 {
     var failed = 0
     for report in ordered {
       if let error = report.error {
         failed += 1
-        if jobs.count == 1 {
+        if single {
           console.stderr.write("error: \(error.message)\n")
           if let hint = error.hint { console.stderr.write("hint: \(hint)\n") }
         } else {
@@ -165,6 +175,65 @@ enum CardCommand {
     return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
   }
 
+  /// Several profiles into one PDF (a card printer's job: front, back, front, back, ...).
+  ///
+  /// Cards are laid out in parallel and drawn in order into a file written as it grows, so
+  /// memory stays flat; a profile that fails is reported and left out, the others are printed.
+  static func combinedPDF(
+    profiles: [String], output: String, template: CardTemplate, options: CardOptions,
+    platform: Platform?, arguments: ParsedArguments, console: Console
+  ) async throws -> Int32 {
+    let context = try Context(
+      template: template, options: options, format: .pdf, platform: platform,
+      photoCache: arguments.value("photo-cache"))
+    let temporary = try AtomicFile.temporaryPath(for: output)
+    var writer = try CardPDFWriter(
+      template: template, options: options, title: (output as NSString).lastPathComponent,
+      path: temporary)
+    var reports: [Report] = []
+    var pending: [Int: (Report, PreparedCard?)] = [:]
+    var next = 0
+    var drawError: (any Error)?
+    var iterator = profiles.enumerated().makeIterator()
+    let parallel = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    await forEachConcurrently(
+      inputs: { iterator.next() }, jobs: parallel,
+      work: { (index, path) in
+        (index, context.prepare(Job(profilePath: path, output: output, photo: nil, follow: nil)))
+      },
+      collect: { (index, result) in
+        pending[index] = result
+        while let (report, card) = pending.removeValue(forKey: next) {
+          var report = report
+          if let card, drawError == nil {
+            do {
+              try writer.add(card)
+              report.outputs = [output]
+            } catch {
+              drawError = error
+            }
+          }
+          reports.append(report)
+          next += 1
+        }
+      })
+    if let drawError {
+      AtomicFile.discard(temporary)
+      throw drawError
+    }
+    let cards = reports.filter { $0.error == nil }.count
+    if cards == 0 {
+      AtomicFile.discard(temporary)
+    } else {
+      _ = try writer.finish()
+      try AtomicFile.commit(temporary, to: output)
+    }
+    if !arguments.flag("quiet") {
+      console.stderr.write("card: \(cards) of \(profiles.count) cards written to \(output)\n")
+    }
+    return finish(reports, single: false, arguments: arguments, console: console)
+  }
+
   /// What every card of one run shares.
   struct Context: Sendable {
     let template: CardTemplate
@@ -175,23 +244,58 @@ enum CardCommand {
     let placeholder: [UInt8]
     let placeholderPath: String
 
+    init(
+      template: CardTemplate, options: CardOptions, format: Format, platform: Platform?,
+      photoCache: String?
+    ) throws {
+      let placeholderPath =
+        (ResourceLocator.assetsDirectory() ?? "assets") + "/placeholder-photo.png"
+      self.template = template
+      self.options = options
+      self.format = format
+      self.platform = platform
+      self.photoCache = photoCache
+      self.placeholder = try readFile(placeholderPath)
+      self.placeholderPath = placeholderPath
+    }
+
+    /// Reads the profile and photo of a job and decodes them.
+    func input(_ job: Job) throws -> CardInput {
+      let follow = try job.follow.map { path in
+        try Profile.parseFollowCounts(try readFile(path), source: path)
+      }
+      let profile = try Profile.parse(
+        try readFile(job.profilePath), source: job.profilePath, platform: platform, follow: follow)
+      var photo: (bytes: [UInt8], source: String)?
+      if let path = job.photo ?? cachedPhoto(profile.account) {
+        photo = (try readFile(path), path)
+      }
+      return try CardInput(
+        profile: profile, template: template, photo: photo,
+        placeholder: (placeholder, placeholderPath))
+    }
+
+    /// Lays out one card of a combined PDF.
+    func prepare(_ job: Job) -> (Report, PreparedCard?) {
+      var report = Report(profile: job.profilePath, status: "ok")
+      do {
+        let input = try input(job)
+        report.account = input.profile.account
+        let card = try CardMaker.prepare(input, options: options)
+        report.warnings = card.warnings
+        return (report, card)
+      } catch {
+        report.status = "failed"
+        report.error = ErrorRecord(error)
+        return (report, nil)
+      }
+    }
+
     func render(_ job: Job) -> Report {
       var report = Report(profile: job.profilePath, status: "ok")
       do {
-        let profileBytes = try readFile(job.profilePath)
-        let follow = try job.follow.map { path in
-          try Profile.parseFollowCounts(try readFile(path), source: path)
-        }
-        let profile = try Profile.parse(
-          profileBytes, source: job.profilePath, platform: platform, follow: follow)
-        report.account = profile.account
-        var photo: (bytes: [UInt8], source: String)?
-        if let path = job.photo ?? cachedPhoto(profile.account) {
-          photo = (try readFile(path), path)
-        }
-        let input = try CardInput(
-          profile: profile, template: template, photo: photo,
-          placeholder: (placeholder, placeholderPath))
+        let input = try input(job)
+        report.account = input.profile.account
         switch format {
         case .pdf:
           let card = try CardMaker.pdf(input, options: options)

@@ -42,6 +42,12 @@ public enum ImprintCLI {
     return success
   }
 
+  /// Process-wide tuning for the `imprint` executable (malloc thresholds); backends that embed
+  /// the library keep their own settings.
+  public static func configureProcess() {
+    ProcessTuning.keepLargeBuffersInHeap()
+  }
+
   /// Runs `imprint` with `arguments` (without the program name).
   ///
   /// - Returns: the exit code: 0 success, 1 failure, 2 usage error.

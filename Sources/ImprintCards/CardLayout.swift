@@ -99,12 +99,14 @@ public final class CardLayoutEngine {
   ///   - profile: the account.
   ///   - photo: the account's photo (or the placeholder).
   ///   - images: decoded template images by absolute path (background and image elements).
+  ///   - dpi: the resolution photos are prepared for (cropped and scaled down to their box).
+  ///   - jpeg: give photos JPEG data, so that PDF output embeds them without recompressing.
   /// - Returns: the side's items, bottom first.
   /// - Throws: `CardError.missingGlyphs` (unless allowed), `GraphicsError` for a QR payload
   ///   that does not fit.
   public func layout(
     _ face: CardFace, of template: CardTemplate, profile: Profile, photo: Bitmap,
-    images: [String: Bitmap]
+    images: [String: Bitmap], dpi: Double = 300, jpeg: Bool = false
   ) throws -> CardLayout {
     let side = face == .front ? template.front : template.back
     let fields = profile.fields
@@ -122,7 +124,11 @@ public final class CardLayoutEngine {
         guard let filled = fill(text.text, with: fields) else { continue }
         items.append(try fit(filled, text))
       case .photo(let element):
-        items.append(.photo(photo, element))
+        var prepared = photo.prepared(
+          forWidth: Int((element.box.width / 25.4 * dpi).rounded(.up)),
+          height: Int((element.box.height / 25.4 * dpi).rounded(.up)), fit: element.fit)
+        if jpeg { prepared = try prepared.withJPEG() }
+        items.append(.photo(prepared, element))
       case .qr(let element):
         guard let data = fill(element.data, with: fields) else { continue }
         items.append(.qr(try QRMatrix.encode(Array(data.utf8), level: element.level), element))

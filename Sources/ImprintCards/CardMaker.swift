@@ -80,16 +80,17 @@ public enum CardMaker {
   /// Lays out the requested sides (for inspection and golden tests).
   ///
   /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
-  public static func layouts(_ input: CardInput, options: CardOptions) throws -> (
-    [CardLayout], [String]
-  ) {
+  public static func layouts(_ input: CardInput, options: CardOptions, forPDF: Bool = false)
+    throws -> ([CardLayout], [String])
+  {
     var template = input.template
     if let bleed = options.bleed { template.bleed = bleed }
     let engine = try CardLayoutEngine()
     engine.allowMissingGlyphs = options.allowMissingGlyphs
     let layouts = try options.faces.map { face in
       try engine.layout(
-        face, of: template, profile: input.profile, photo: input.photo, images: input.images)
+        face, of: template, profile: input.profile, photo: input.photo, images: input.images,
+        dpi: max(options.dpi, 300), jpeg: forPDF)
     }
     return (layouts, input.profile.warnings + engine.warnings)
   }
@@ -99,26 +100,20 @@ public enum CardMaker {
   ///
   /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
   public static func pdf(_ input: CardInput, options: CardOptions) throws -> RenderedCard {
-    let (layouts, warnings) = try self.layouts(input, options: options)
-    let size = pageSize(input.template, options: options)
-    let bleed = (options.bleed ?? input.template.bleed) * CardRenderer.pointsPerMM
-    let margin = options.cropMarks ? CardOptions.cropMarkMargin * CardRenderer.pointsPerMM : 0
-    let document = try VectorDocument(
-      format: .pdf, size: size,
-      metadata: DocumentMetadata(title: input.profile.handle, creator: "Imprint"))
-    for layout in layouts {
-      try document.page(size: size) { canvas in
-        try CardRenderer.draw(layout, on: canvas, originX: bleed + margin, originY: bleed + margin)
-        if options.cropMarks {
-          let trim = Rect(
-            x: bleed + margin, y: bleed + margin,
-            width: input.template.width * CardRenderer.pointsPerMM,
-            height: input.template.height * CardRenderer.pointsPerMM)
-          CardRenderer.drawCropMarks(on: canvas, trim: trim, bleed: bleed, margin: margin)
-        }
-      }
-    }
-    return RenderedCard(bytes: try document.finish(), warnings: warnings)
+    let card = try prepare(input, options: options)
+    var writer = try CardPDFWriter(
+      template: input.template, options: options, title: input.profile.handle)
+    try writer.add(card)
+    return RenderedCard(bytes: try writer.finish(), warnings: card.warnings)
+  }
+
+  /// Lays out a card for PDF output (photos carry JPEG data): the work that can run on any
+  /// task; drawing it into a `CardPDFWriter` is the rest.
+  ///
+  /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
+  public static func prepare(_ input: CardInput, options: CardOptions) throws -> PreparedCard {
+    let (layouts, warnings) = try self.layouts(input, options: options, forPDF: true)
+    return PreparedCard(layouts: layouts, warnings: warnings)
   }
 
   /// One PNG of one side at `options.dpi` (trim + bleed), the DPI stored in the file.
@@ -183,5 +178,76 @@ public enum CardMaker {
       }
     }
     return RenderedCard(bytes: try image.png(dpi: 72), warnings: warnings)
+  }
+}
+
+/// A card laid out and ready to draw: Sendable, so it can be made on any task.
+public struct PreparedCard: Sendable {
+  /// One layout per requested side, in order.
+  public var layouts: [CardLayout]
+  /// Non-fatal problems.
+  public var warnings: [String]
+}
+
+/// Writes cards into one PDF, one page per side, in the order they are added.
+///
+/// A card printer's job file (front, back, front, back, ...), or a single card. Fonts and identical images are
+/// embedded once for the whole file.
+///
+/// Not Sendable: one writer belongs to one task. With a path, pages go to the file as they are
+/// added, so memory does not grow with the number of cards.
+public struct CardPDFWriter: ~Copyable {
+  private let document: VectorDocument
+  private let template: CardTemplate
+  private let options: CardOptions
+  private let size: Size
+  /// The number of pages written so far.
+  public private(set) var pages = 0
+
+  /// Starts a PDF.
+  ///
+  /// - Parameters:
+  ///   - template: the design (for the page size).
+  ///   - options: bleed and crop marks.
+  ///   - title: the document title (a card's @handle, or the job's name).
+  ///   - path: the file to write as pages are added; in memory when nil.
+  /// - Throws: `GraphicsError.cairo`.
+  public init(template: CardTemplate, options: CardOptions, title: String, path: String? = nil)
+    throws(GraphicsError)
+  {
+    size = CardMaker.pageSize(template, options: options)
+    document = try VectorDocument(
+      format: .pdf, size: size, metadata: DocumentMetadata(title: title, creator: "Imprint"),
+      path: path)
+    self.template = template
+    self.options = options
+  }
+
+  /// Draws every side of `card` as a page.
+  ///
+  /// - Throws: `GraphicsError`.
+  public mutating func add(_ card: PreparedCard) throws {
+    let bleed = (options.bleed ?? template.bleed) * CardRenderer.pointsPerMM
+    let margin = options.cropMarks ? CardOptions.cropMarkMargin * CardRenderer.pointsPerMM : 0
+    for layout in card.layouts {
+      try document.page(size: size) { canvas in
+        try CardRenderer.draw(layout, on: canvas, originX: bleed + margin, originY: bleed + margin)
+        if options.cropMarks {
+          let trim = Rect(
+            x: bleed + margin, y: bleed + margin,
+            width: template.width * CardRenderer.pointsPerMM,
+            height: template.height * CardRenderer.pointsPerMM)
+          CardRenderer.drawCropMarks(on: canvas, trim: trim, bleed: bleed, margin: margin)
+        }
+      }
+      pages += 1
+    }
+  }
+
+  /// Finishes the file; returns its bytes when it was built in memory.
+  ///
+  /// - Throws: `GraphicsError.cairo`.
+  public consuming func finish() throws(GraphicsError) -> [UInt8] {
+    try document.finish()
   }
 }

@@ -66,23 +66,41 @@ public enum AtomicFile {
   ///   - body: writes the complete file at the temporary path it is given.
   /// - Throws: `FileError.isDirectory`, `FileError.unwritable`, or what `body` throws, unchanged.
   public static func write(to path: String, _ body: (String) throws -> Void) throws {
-    try checkWritable(path)
-    let folder = (path as NSString).deletingLastPathComponent
-    let name = (path as NSString).lastPathComponent
-    let temporary =
-      (folder.isEmpty ? "" : folder + "/") + ".\(name).tmp-\(getpid())-\(counter.next())"
+    let temporary = try temporaryPath(for: path)
     do {
       try body(temporary)
     } catch {
       unlink(temporary)
       throw error
     }
+    try commit(temporary, to: path)
+  }
+
+  /// A temporary path beside `path` (a hidden name, unique in the process).
+  ///
+  /// It checks first that `path` can be written. Finish with `commit(_:to:)`, or remove it with `discard(_:)`.
+  ///
+  /// - Throws: `FileError.isDirectory` or `FileError.unwritable`.
+  public static func temporaryPath(for path: String) throws(FileError) -> String {
+    try checkWritable(path)
+    let folder = (path as NSString).deletingLastPathComponent
+    let name = (path as NSString).lastPathComponent
+    return (folder.isEmpty ? "" : folder + "/") + ".\(name).tmp-\(getpid())-\(counter.next())"
+  }
+
+  /// Renames a finished temporary file to its final path (atomic on one filesystem).
+  ///
+  /// - Throws: `FileError.unwritable`; the temporary file is removed.
+  public static func commit(_ temporary: String, to path: String) throws(FileError) {
     guard rename(temporary, path) == 0 else {
       let reason = String(cString: strerror(errno))
       unlink(temporary)
-      throw FileError.unwritable(path: path, reason: reason)
+      throw .unwritable(path: path, reason: reason)
     }
   }
+
+  /// Removes a temporary file that will not be committed.
+  public static func discard(_ temporary: String) { unlink(temporary) }
 
   private static let counter = Counter()
 }

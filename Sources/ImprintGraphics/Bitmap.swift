@@ -15,14 +15,41 @@ public struct Bitmap: Sendable, Equatable {
   public let pixels: [UInt8]
   /// Whether any pixel is not fully opaque.
   public let hasAlpha: Bool
+  /// The same image as a JPEG file, when one is at hand: PDF output then embeds these bytes as
+  /// they are (DCTDecode) instead of compressing the pixels again.
+  public var jpeg: [UInt8]?
 
   /// Creates a bitmap from premultiplied BGRA pixels.
-  public init(width: Int, height: Int, pixels: [UInt8], hasAlpha: Bool) {
+  public init(width: Int, height: Int, pixels: [UInt8], hasAlpha: Bool, jpeg: [UInt8]? = nil) {
     precondition(pixels.count == width * height * 4, "a bitmap has width × height × 4 bytes")
     self.width = width
     self.height = height
     self.pixels = pixels
     self.hasAlpha = hasAlpha
+    self.jpeg = jpeg
+  }
+
+  /// The bitmap with `jpeg` set: an opaque image encoded at `quality` (1-100); images with
+  /// transparency are returned unchanged (JPEG has no alpha).
+  ///
+  /// - Throws: `GraphicsError.jpegDecode` when libjpeg fails.
+  public func withJPEG(quality: Int = 92) throws(GraphicsError) -> Bitmap {
+    guard jpeg == nil, !hasAlpha else { return self }
+    var output: UnsafeMutablePointer<UInt8>?
+    var length = 0
+    var message = [CChar](repeating: 0, count: 256)
+    let status = pixels.withUnsafeBufferPointer {
+      CImprintShims_jpeg_encode(
+        $0.baseAddress, UInt32(width), UInt32(height), width * 4, Int32(quality), &output, &length,
+        &message, message.count)
+    }
+    guard status == 0, let output else {
+      throw .jpegDecode(source: "(encoding)", reason: JPEGDecoder.text(message))
+    }
+    defer { CImprintShims_free(output) }
+    var copy = self
+    copy.jpeg = Array(UnsafeBufferPointer(start: output, count: length))
+    return copy
   }
 }
 
@@ -92,10 +119,14 @@ public enum JPEGDecoder {
     }
     guard status == 0 else { throw .jpegDecode(source: source, reason: text(message)) }
     for index in Swift.stride(from: 3, to: pixels.count, by: 4) { pixels[index] = 255 }
-    return Bitmap(width: Int(width), height: Int(height), pixels: pixels, hasAlpha: false)
+    // Grey, RGB and YCbCr files can be embedded in PDFs as they are; CMYK ones (often stored
+    // inverted) are re-encoded from the converted pixels when needed.
+    return Bitmap(
+      width: Int(width), height: Int(height), pixels: pixels, hasAlpha: false,
+      jpeg: header.components == 4 ? nil : bytes)
   }
 
-  private static func text(_ buffer: [CChar]) -> String {
+  static func text(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }

@@ -3,6 +3,7 @@
 
 internal import CCairo
 internal import CPango
+import Foundation
 import ImprintCore
 
 /// How an image fills its box.
@@ -126,31 +127,28 @@ public struct Canvas: ~Copyable {
   /// Draws `bitmap` into `rect`: `cover` fills the box and crops the overflow (centred), `contain`
   /// fits it whole, centred.
   ///
+  /// With `smooth` false, pixels are scaled as sharp squares (PDF `/Interpolate false`), for
+  /// codes drawn one pixel per module.
   /// - Throws: `GraphicsError.cairo` when cairo cannot wrap the pixels.
-  public func draw(_ bitmap: Bitmap, in rect: Rect, fit: ImageFit) throws(GraphicsError) {
+  public func draw(_ bitmap: Bitmap, in rect: Rect, fit: ImageFit, smooth: Bool = true)
+    throws(GraphicsError)
+  {
     // The pixels are copied into a cairo-owned surface: a PDF surface keeps a reference to its
     // sources until the page is written, which must not point into Swift memory.
-    let format = bitmap.hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24
-    guard let image = cairo_image_surface_create(format, Int32(bitmap.width), Int32(bitmap.height))
-    else { preconditionFailure("cairo returned a NULL surface") }
-    defer { cairo_surface_destroy(image) }
-    let status = cairo_surface_status(image)
-    guard status == CAIRO_STATUS_SUCCESS, let data = cairo_image_surface_get_data(image) else {
+    guard let image = bitmap.makeSurface() else {
       throw .cairo(
-        operation: "creating a \(bitmap.width) x \(bitmap.height) image",
-        status: String(cString: cairo_status_to_string(status)))
+        operation: "creating a \(bitmap.width) x \(bitmap.height) image", status: "no memory")
     }
-    let stride = Int(cairo_image_surface_get_stride(image))
-    let rowBytes = bitmap.width * 4
-    bitmap.pixels.withUnsafeBytes { source in
-      guard let base = source.baseAddress else { return }
-      for y in 0..<bitmap.height {
-        (data + y * stride).update(
-          from: base.advanced(by: y * rowBytes).assumingMemoryBound(to: UInt8.self), count: rowBytes
-        )
+    defer { cairo_surface_destroy(image) }
+    if let jpeg = bitmap.jpeg, let copy = malloc(jpeg.count) {
+      // PDF output embeds the JPEG file as it is (DCTDecode): no second compression.
+      jpeg.withUnsafeBytes { source in
+        if let base = source.baseAddress { copy.copyMemory(from: base, byteCount: jpeg.count) }
       }
+      cairo_surface_set_mime_data(
+        image, "image/jpeg", copy.assumingMemoryBound(to: UInt8.self), UInt(jpeg.count),
+        { free($0) }, copy)
     }
-    cairo_surface_mark_dirty(image)
     let sx = rect.width / Double(bitmap.width)
     let sy = rect.height / Double(bitmap.height)
     let scale = fit == .cover ? max(sx, sy) : min(sx, sy)
@@ -162,7 +160,8 @@ public struct Canvas: ~Copyable {
     cairo_translate(cr, rect.x + (rect.width - width) / 2, rect.y + (rect.height - height) / 2)
     cairo_scale(cr, scale, scale)
     cairo_set_source_surface(cr, image, 0, 0)
-    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
+    cairo_pattern_set_filter(
+      cairo_get_source(cr), smooth ? CAIRO_FILTER_GOOD : CAIRO_FILTER_NEAREST)
     cairo_paint(cr)
     cairo_restore(cr)
   }
@@ -214,5 +213,64 @@ public struct Canvas: ~Copyable {
     cairo_move_to(cr, x, y)
     pango_cairo_show_layout(cr, layout)
     return engine.metrics(of: layout)
+  }
+}
+
+extension Bitmap {
+  /// Crops and rescales with cairo (bilinear filtering over pixman).
+  func resampled(
+    cropX: Double, cropY: Double, cropWidth: Double, cropHeight: Double, width: Int, height: Int
+  ) -> Bitmap {
+    let format = hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24
+    guard let source = makeSurface(),
+      let target = cairo_image_surface_create(format, Int32(width), Int32(height))
+    else { return self }
+    defer {
+      cairo_surface_destroy(source)
+      cairo_surface_destroy(target)
+    }
+    guard let cr = cairo_create(target) else { return self }
+    cairo_scale(cr, Double(width) / cropWidth, Double(height) / cropHeight)
+    cairo_translate(cr, -cropX, -cropY)
+    cairo_set_source_surface(cr, source, 0, 0)
+    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD)
+    cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+    cairo_paint(cr)
+    cairo_destroy(cr)
+    cairo_surface_flush(target)
+    guard let data = cairo_image_surface_get_data(target) else { return self }
+    let stride = Int(cairo_image_surface_get_stride(target))
+    var pixels = [UInt8](repeating: 0, count: width * height * 4)
+    pixels.withUnsafeMutableBufferPointer { out in
+      guard let base = out.baseAddress else { return }
+      for y in 0..<height {
+        (base + y * width * 4).update(from: data + y * stride, count: width * 4)
+      }
+    }
+    if !hasAlpha {
+      for index in Swift.stride(from: 3, to: pixels.count, by: 4) { pixels[index] = 255 }
+    }
+    return Bitmap(width: width, height: height, pixels: pixels, hasAlpha: hasAlpha)
+  }
+
+  /// A cairo image surface holding a copy of the pixels (caller destroys it).
+  func makeSurface() -> OpaquePointer? {
+    let format = hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24
+    guard let image = cairo_image_surface_create(format, Int32(width), Int32(height)),
+      cairo_surface_status(image) == CAIRO_STATUS_SUCCESS,
+      let data = cairo_image_surface_get_data(image)
+    else { return nil }
+    let stride = Int(cairo_image_surface_get_stride(image))
+    let rowBytes = width * 4
+    pixels.withUnsafeBytes { source in
+      guard let base = source.baseAddress else { return }
+      for y in 0..<height {
+        (data + y * stride).update(
+          from: base.advanced(by: y * rowBytes).assumingMemoryBound(to: UInt8.self), count: rowBytes
+        )
+      }
+    }
+    cairo_surface_mark_dirty(image)
+    return image
   }
 }

@@ -129,19 +129,23 @@ public enum ImageDecoder {
     guard let data = cairo_image_surface_get_data(surface) else {
       throw .corrupt(source: source, reason: "no pixel data")
     }
-    var pixels = [UInt8](repeating: 0, count: w * h * 4)
+    // cairo's ARGB32/RGB24 memory on little-endian is B, G, R, A (premultiplied): the Bitmap
+    // layout, so rows are copied as they are; RGB24's unused byte becomes an opaque alpha.
+    let opaqueSource = format != CAIRO_FORMAT_ARGB32
     var hasAlpha = false
-    for y in 0..<h {
-      for x in 0..<w {
-        let pixel = UnsafeRawPointer(data + y * stride + 4 * x).loadUnaligned(as: UInt32.self)
-        let alpha = format == CAIRO_FORMAT_ARGB32 ? UInt8(pixel >> 24) : 255
-        if alpha != 255 { hasAlpha = true }
-        let i = (y * w + x) * 4
-        pixels[i] = UInt8(pixel & 0xFF)
-        pixels[i + 1] = UInt8(pixel >> 8 & 0xFF)
-        pixels[i + 2] = UInt8(pixel >> 16 & 0xFF)
-        pixels[i + 3] = alpha
+    let pixels = [UInt8](unsafeUninitializedCapacity: w * h * 4) { buffer, count in
+      guard let base = buffer.baseAddress else { return }
+      for y in 0..<h { (base + y * w * 4).update(from: data + y * stride, count: w * 4) }
+      var index = 3
+      while index < w * h * 4 {
+        if opaqueSource {
+          base[index] = 255
+        } else if base[index] != 255 {
+          hasAlpha = true
+        }
+        index += 4
       }
+      count = w * h * 4
     }
     return Bitmap(width: w, height: h, pixels: pixels, hasAlpha: hasAlpha)
   }
@@ -210,6 +214,56 @@ private final class PNGReader {
 }
 
 extension Bitmap {
+  /// The part of the bitmap a box of `width` × `height` device pixels shows.
+  ///
+  /// At no more than that many pixels: `cover` crops to the box's aspect (centred); both scale
+  /// down, never up.
+  /// A photo from a phone (4000 × 3000) thus costs what the card needs, not what the camera made.
+  public func prepared(forWidth width: Int, height: Int, fit: ImageFit) -> Bitmap {
+    guard width > 0, height > 0 else { return self }
+    var cropX = 0.0
+    var cropY = 0.0
+    var cropWidth = Double(self.width)
+    var cropHeight = Double(self.height)
+    let boxAspect = Double(width) / Double(height)
+    if fit == .cover {
+      if cropWidth / cropHeight > boxAspect {
+        cropWidth = cropHeight * boxAspect
+        cropX = (Double(self.width) - cropWidth) / 2
+      } else {
+        cropHeight = cropWidth / boxAspect
+        cropY = (Double(self.height) - cropHeight) / 2
+      }
+    }
+    let scale = min(
+      1,
+      fit == .cover
+        ? Double(width) / cropWidth : min(Double(width) / cropWidth, Double(height) / cropHeight))
+    let outWidth = max(1, Int((cropWidth * scale).rounded()))
+    let outHeight = max(1, Int((cropHeight * scale).rounded()))
+    if outWidth == self.width && outHeight == self.height { return self }
+    if scale == 1 {
+      // A pure crop: copy the rows that show.
+      let x0 = Int(cropX.rounded())
+      let y0 = Int(cropY.rounded())
+      let w = min(outWidth, self.width - x0)
+      let h = min(outHeight, self.height - y0)
+      let cropped = [UInt8](unsafeUninitializedCapacity: w * h * 4) { buffer, count in
+        pixels.withUnsafeBufferPointer { source in
+          guard let from = source.baseAddress, let to = buffer.baseAddress else { return }
+          for y in 0..<h {
+            (to + y * w * 4).update(from: from + ((y0 + y) * self.width + x0) * 4, count: w * 4)
+          }
+        }
+        count = w * h * 4
+      }
+      return Bitmap(width: w, height: h, pixels: cropped, hasAlpha: hasAlpha)
+    }
+    return resampled(
+      cropX: cropX, cropY: cropY, cropWidth: cropWidth, cropHeight: cropHeight, width: outWidth,
+      height: outHeight)
+  }
+
   /// The bitmap turned upright for an EXIF orientation (1 = as stored; 2-8 mirror and rotate).
   public func oriented(_ orientation: Int) -> Bitmap {
     guard (2...8).contains(orientation) else { return self }

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintGraphics: counts live C handles per kind so tests can assert that nothing leaks.
 
+internal import CImprintShims
 import Synchronization
+
+/// Process-wide settings for command-line use (never called by the library itself).
+public enum ProcessTuning {
+  /// Keeps buffers of up to 64 MB in the heap for reuse instead of a fresh mmap (page faults and
+  /// zeroing) each time: photos and pages are a few hundred kilobytes, made and freed per card.
+  public static func keepLargeBuffersInHeap() {
+    CImprintShims_tune_malloc(64 << 20, 128 << 20)
+  }
+}
 
 /// Counts the C objects currently owned by Imprint's wrappers, per kind (debug builds only).
 ///

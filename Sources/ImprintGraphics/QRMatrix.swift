@@ -70,6 +70,22 @@ public struct QRMatrix: Sendable, Equatable {
     self.modules = modules
   }
 
+  /// The symbol as a bitmap of one pixel a module, pure black on white, with `quietZone` light
+  /// modules around it: drawn unsmoothed, it is a sharp code at any size in one small image.
+  public func bitmap(quietZone: Int) -> Bitmap {
+    let side = size + 2 * quietZone
+    var pixels = [UInt8](repeating: 255, count: side * side * 4)
+    for y in 0..<size {
+      for x in 0..<size where modules[y * size + x] != 0 {
+        let index = ((y + quietZone) * side + x + quietZone) * 4
+        pixels[index] = 0
+        pixels[index + 1] = 0
+        pixels[index + 2] = 0
+      }
+    }
+    return Bitmap(width: side, height: side, pixels: pixels, hasAlpha: false)
+  }
+
   /// Whether the module at column `x`, row `y` is dark.
   public func isDark(x: Int, y: Int) -> Bool { modules[y * size + x] != 0 }
 

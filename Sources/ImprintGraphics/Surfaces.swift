@@ -63,19 +63,23 @@ public struct VectorDocument: ~Copyable {
   ///   - size: the first page's size in points.
   ///   - metadata: title and creator (PDF only).
   ///   - fonts: the font library text is set from; the bundled one when nil and text is drawn.
+  ///   - path: write straight to this file as pages are finished (for long documents, whose
+  ///     bytes are then not kept in memory); in memory when nil.
   /// - Throws: `GraphicsError.cairo` when cairo cannot create the surface.
   public init(
     format: VectorFormat, size: Size, metadata: DocumentMetadata = DocumentMetadata(),
-    fonts: FontLibrary? = nil
+    fonts: FontLibrary? = nil, path: String? = nil
   ) throws(GraphicsError) {
     let sink = ByteSink()
     let closure = Unmanaged.passUnretained(sink).toOpaque()
     let surface: OpaquePointer?
-    switch format {
-    case .pdf:
+    switch (format, path) {
+    case (.pdf, let path?):
+      surface = cairo_pdf_surface_create(path, size.width, size.height)
+    case (.pdf, nil):
       surface = cairo_pdf_surface_create_for_stream(
         writeToSink, closure, size.width, size.height)
-    case .eps:
+    case (.eps, _):
       surface = cairo_ps_surface_create_for_stream(writeToSink, closure, size.width, size.height)
     }
     guard let surface else { preconditionFailure("cairo returned a NULL surface") }
@@ -125,7 +129,7 @@ public struct VectorDocument: ~Copyable {
     try canvas.check("drawing a page")
   }
 
-  /// Finishes the document and returns its bytes.
+  /// Finishes the document and returns its bytes (empty when it was written to a file).
   ///
   /// - Throws: `GraphicsError.cairo` when cairo reports an error.
   public consuming func finish() throws(GraphicsError) -> [UInt8] {
@@ -153,20 +157,19 @@ private func fixPostScriptDate(_ bytes: [UInt8]) -> [UInt8] {
   return result
 }
 
-/// Creates a text engine on first use and keeps it for the rest of the document.
-private final class LazyEngine {
+/// Finds the text engine of the calling thread on each use.
+///
+/// Never cached across calls: a document built by an async task may be drawn on different
+/// threads in turn, and a thread's engine must only ever be used by that thread.
+private final class LazyEngine: Sendable {
   private let fonts: FontLibrary?
-  private var engine: TextEngine?
 
   init(fonts: FontLibrary?) { self.fonts = fonts }
 
   func get() throws(GraphicsError) -> TextEngine {
-    if let engine { return engine }
     let library: FontLibrary
     if let fonts { library = fonts } else { library = try FontLibrary.bundled() }
-    let created = TextEngine(library: library)
-    engine = created
-    return created
+    return TextEngine.forCurrentThread(library)
   }
 }
 
@@ -249,9 +252,9 @@ public struct RasterImage: ~Copyable {
   /// Encodes the image as PNG: 8-bit grey when every pixel is grey, else 8-bit RGB.
   ///
   /// - Throws: `GraphicsError.pngEncode`.
-  public func png(dpi: Double? = nil, text: [(key: String, value: String)] = [])
-    throws(GraphicsError) -> [UInt8]
-  {
+  public func png(
+    dpi: Double? = nil, text: [(key: String, value: String)] = [], compressionLevel: Int = 3
+  ) throws(GraphicsError) -> [UInt8] {
     let rgb = rgbPixels()
     var gray = [UInt8](repeating: 0, count: width * height)
     var isGray = true
@@ -265,9 +268,11 @@ public struct RasterImage: ~Copyable {
     }
     if isGray {
       return try PNGEncoder.encode(
-        width: width, height: height, format: .gray8, pixels: gray, dpi: dpi, text: text)
+        width: width, height: height, format: .gray8, pixels: gray, dpi: dpi, text: text,
+        compressionLevel: compressionLevel)
     }
     return try PNGEncoder.encode(
-      width: width, height: height, format: .rgb8, pixels: rgb, dpi: dpi, text: text)
+      width: width, height: height, format: .rgb8, pixels: rgb, dpi: dpi, text: text,
+      compressionLevel: compressionLevel)
   }
 }

@@ -3,6 +3,7 @@
 
 internal import CCairo
 internal import CPango
+import Foundation
 import ImprintCore
 
 /// Horizontal alignment of text in its box.
@@ -102,7 +103,24 @@ final class TextEngine {
   private let context: OpaquePointer
   private let fallback: String
 
-  init(library: FontLibrary) {
+  /// The engine of the calling thread for `library`, created on first use and kept.
+  ///
+  /// Creating a font map opens and parses every font again, which costs more than laying out a
+  /// whole card; a thread's engine is never used by two threads, since layout and drawing are
+  /// synchronous (no suspension point between getting the engine and finishing with it).
+  static func forCurrentThread(_ library: FontLibrary) -> TextEngine {
+    let key = "imprint.textEngine.\(ObjectIdentifier(library).hashValue)"
+    let dictionary = Thread.current.threadDictionary
+    if let engine = dictionary[key] as? TextEngine { return engine }
+    let engine = TextEngine(library: library, counted: false)
+    dictionary[key] = engine
+    return engine
+  }
+
+  private let counted: Bool
+
+  init(library: FontLibrary, counted: Bool = true) {
+    self.counted = counted
     fontMap = library.makeFontMap()
     fallback = library.fallbackFamilies.map { ", " + $0 }.joined()
     guard let context = pango_font_map_create_context(fontMap) else {
@@ -117,13 +135,14 @@ final class TextEngine {
     cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY)
     pango_cairo_context_set_font_options(context, options)
     cairo_font_options_destroy(options)
-    LiveHandles.opened("PangoFontMap")
+    // Per-thread engines live as long as their thread, by design; only others are counted.
+    if counted { LiveHandles.opened("PangoFontMap") }
   }
 
   deinit {
     g_object_unref(UnsafeMutableRawPointer(context))
     g_object_unref(UnsafeMutableRawPointer(fontMap))
-    LiveHandles.closed("PangoFontMap")
+    if counted { LiveHandles.closed("PangoFontMap") }
   }
 
   /// Creates a layout of `block`; the caller owns it (release with `g_object_unref`).
@@ -206,7 +225,7 @@ final class TextEngine {
 ///
 /// Not Sendable: create one per task. Owns one Pango font map and context.
 public final class TextMeasurer {
-  private let engine: TextEngine
+  private let library: FontLibrary
 
   /// Creates a measurer over `fonts` (the bundled library when nil).
   ///
@@ -214,9 +233,11 @@ public final class TextMeasurer {
   public init(fonts: FontLibrary? = nil) throws(GraphicsError) {
     let library: FontLibrary
     if let fonts { library = fonts } else { library = try FontLibrary.bundled() }
-    engine = TextEngine(library: library)
+    self.library = library
   }
 
-  /// Measures `block`.
-  public func measure(_ block: TextBlock) -> TextMetrics { engine.measure(block) }
+  /// Measures `block` with the calling thread's engine.
+  public func measure(_ block: TextBlock) -> TextMetrics {
+    TextEngine.forCurrentThread(library).measure(block)
+  }
 }

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCLI
 
+ImprintCLI.configureProcess()
 let code = await ImprintCLI.run(
   Array(CommandLine.arguments.dropFirst()),
   console: Console(stdout: StandardStream.output, stderr: StandardStream.error))

@@ -199,9 +199,9 @@ public func goldenMismatch(_ actual: String, module: String, name: String) -> St
     return "golden \(path) is missing; run with IMPRINT_RECORD_GOLDENS=1 to record it"
   }
   if expected == actual { return nil }
-  let artifacts = "\(repositoryRoot)/.build/test-artifacts/\(module)"
-  try? FileManager.default.createDirectory(atPath: artifacts, withIntermediateDirectories: true)
-  let actualPath = "\(artifacts)/\(name)"
+  let actualPath = "\(repositoryRoot)/.build/test-artifacts/\(module)/\(name)"
+  try? FileManager.default.createDirectory(
+    atPath: (actualPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
   try? Data(actual.utf8).write(to: URL(fileURLWithPath: actualPath))
   return "output differs from golden \(path); actual written to \(actualPath)"
 }

@@ -45,6 +45,16 @@ int CImprintShims_jpeg_decode(const uint8_t *data, size_t len, int layout, int s
                               uint32_t *out_width, uint32_t *out_height,
                               char *errbuf, size_t errbuf_len);
 
+/// Encodes BGRX pixels (4 bytes a pixel, cairo RGB24 layout on little-endian) as a baseline JPEG
+/// into a malloc'd buffer (free with CImprintShims_free). Returns 0 on success.
+int CImprintShims_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t height,
+                              size_t stride, int quality, uint8_t **out, size_t *out_len,
+                              char *errbuf, size_t errbuf_len);
+
+/// Keeps allocations below `mmap_threshold` bytes in the heap (glibc mallopt), for processes that
+/// make and free many buffers of a few hundred kilobytes.
+void CImprintShims_tune_malloc(int mmap_threshold, int trim_threshold);
+
 /// Frees a buffer returned by this module.
 void CImprintShims_free(void *pointer);
 

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Benchmark: ID cards per second, imprint against gLabels 3 (glabels-3-batch), in one run.
+#   gLabels  ../shared/peers/glabels job: N records merged onto CR80 cards 10-up on A4 (photo,
+#            auto-shrink name, text block, QR of the profile URL), one PDF
+#   imprint  the same N records as profile JSON files (name, join date, reputation, followers,
+#            photo) through `imprint card`: all fronts into one PDF (one card a page, as a card
+#            printer takes them), fronts and backs into one PDF, one PDF per card in a folder,
+#            and one 300-dpi PNG per card (front)
+# Prints CPU per card (user + sys), wall time, peak memory and ratios; then imprint's peak
+# memory for N and 5 × N cards, to show it does not grow with the number of cards.
+# Usage: Benchmarks/card-bench.sh [N]   (default 200; needs scripts/bootstrap --bench)
+set -euo pipefail
+count=${1:-200}
+root=$(cd "$(dirname "$0")/.." && pwd)
+peer="$root/../shared/peers/glabels"
+work="${BENCH_DIR:-$root/Benchmarks/out/cards}"
+rm -rf "$work"; mkdir -p "$work"
+cd "$root"
+swift build -c release --product imprint >/dev/null 2>&1
+imprint="$root/.build/release/imprint"
+
+make_profiles() { # N DIR: gLabels' records and avatars, and the same records as profile JSON
+  python3 "$peer/make_data.py" --records "$1" --out "$2" >/dev/null
+  python3 - "$2" <<'PY'
+import csv, json, os, shutil, sys
+out = sys.argv[1]
+os.makedirs(f"{out}/profiles", exist_ok=True); os.makedirs(f"{out}/photos", exist_ok=True)
+with open(f"{out}/records.csv", encoding="utf-8") as f:
+    for i, row in enumerate(csv.DictReader(f), 1):
+        account = f"{row['account'][:10].rstrip('-')}-{i}"
+        shutil.copyfile(row["photo"], f"{out}/photos/{account}.png")
+        profile = {"id": int(row["id"]) if row["id"].isdigit() else i, "name": account,
+                   "json_metadata": {"profile": {"name": row["name"]}},
+                   "created": "2017-03-14T09:26:53", "reputation": "95832978796820",
+                   "stats": {"followers": int(row["followers"] or 0), "following": 0}}
+        with open(f"{out}/profiles/r{i:05d}.json", "w", encoding="utf-8") as p:
+            json.dump(profile, p, ensure_ascii=False)
+PY
+}
+
+measure() { # OUT_FILE command...: GNU time's "wall user sys maxrss_kb"
+  local out=$1; shift
+  /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" >/dev/null 2>"$out.stderr" || {
+    echo "failed: $*" >&2; tail -5 "$out.stderr" >&2; exit 1; }
+  cat "$out"
+}
+
+make_profiles "$count" "$work/data"
+cp "$peer/cr80-a4-10up.glabels" "$work/data/"
+glabels=$(cd "$work/data" && measure "$work/glabels.time" glabels-3-batch -i records.csv -o "$work/glabels.pdf" cr80-a4-10up.glabels)
+pages=$(pdfinfo "$work/glabels.pdf" | awk '/^Pages:/{print $2}')
+[ "$pages" -ge $(((count + 9) / 10)) ] || { echo "gLabels made $pages pages" >&2; exit 1; }
+
+common=(--photo-cache "$work/data/photos" --allow-missing-glyphs -q)
+run_imprint() { # NAME FORMAT SIDE: one file per card in a folder
+  rm -rf "$work/$1"
+  measure "$work/$1.time" "$imprint" card "$work"/data/profiles/*.json --output-dir "$work/$1" \
+    --format "$2" --side "$3" "${common[@]}"
+}
+run_combined() { # NAME SIDE [DATA]: every card into one PDF
+  rm -f "$work/$1.pdf"
+  measure "$work/$1.time" "$imprint" card "$work/${3:-data}"/profiles/*.json -o "$work/$1.pdf" \
+    --side "$2" --photo-cache "$work/${3:-data}/photos" --allow-missing-glyphs -q
+}
+pdf_front=$(run_combined pdf-front front)
+pdf_both=$(run_combined pdf-both both)
+pdf_files=$(run_imprint pdf-files pdf front)
+png_front=$(run_imprint png-front png front)
+pages=$(pdfinfo "$work/pdf-both.pdf" | awk '/^Pages:/{print $2}')
+[ "$pages" -eq $((2 * count)) ] || { echo "imprint's PDF has $pages pages" >&2; exit 1; }
+made=$(ls "$work/png-front" | wc -l)
+[ "$made" -eq "$count" ] || { echo "imprint made $made of $count PNGs" >&2; exit 1; }
+
+# Memory does not grow with the number of cards: 5 × N cards into one PDF.
+make_profiles $((count * 5)) "$work/data5"
+pdf_5x=$(run_combined pdf-5x front data5)
+
+python3 - "$count" "$glabels" "$pdf_front" "$png_front" "$pdf_both" "$pdf_5x" "$pdf_files" <<'PY'
+import sys
+n = int(sys.argv[1])
+rows = [("gLabels 3 batch (10-up A4 PDF, front)", sys.argv[2]),
+        ("imprint one PDF, fronts", sys.argv[3]), ("imprint one PDF, fronts + backs", sys.argv[5]),
+        ("imprint one PDF per card, front", sys.argv[7]), ("imprint PNG 300 dpi, front", sys.argv[4])]
+def parse(t): w, u, s, m = map(float, t.split()); return w, u + s, m / 1024
+g = parse(sys.argv[2])
+print(f"{n} cards, 2 cores")
+print(f"{'tool':40} {'wall_s':>7} {'cpu_s':>7} {'cpu_ms/card':>12} {'peak_MB':>8} {'CPU/card vs gLabels':>20}")
+for name, t in rows:
+    w, c, m = parse(t)
+    print(f"{name:40} {w:7.2f} {c:7.2f} {c * 1000 / n:12.2f} {m:8.1f} {g[1] / c:19.1f}x less")
+m1, m5 = parse(sys.argv[3])[2], parse(sys.argv[6])[2]
+print(f"imprint peak memory: {m1:.1f} MB for {n} cards, {m5:.1f} MB for {5 * n} ({(m5 / m1 - 1) * 100:+.1f} %)")
+PY
