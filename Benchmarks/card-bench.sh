@@ -39,11 +39,16 @@ with open(f"{out}/records.csv", encoding="utf-8") as f:
 PY
 }
 
-measure() { # OUT_FILE command...: GNU time's "wall user sys maxrss_kb"
+runs=${RUNS:-3}
+measure() { # OUT_FILE command...: GNU time's "wall user sys maxrss_kb", the run with the median
+  # CPU time of $runs runs (the machines are shared: one slow run is noise, not a result)
   local out=$1; shift
-  /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" >/dev/null 2>"$out.stderr" || {
-    echo "failed: $*" >&2; tail -5 "$out.stderr" >&2; exit 1; }
-  cat "$out"
+  for ((r = 1; r <= runs; r++)); do
+    /usr/bin/time -f "%e %U %S %M" -o "$out.$r" "$@" >/dev/null 2>"$out.stderr" || {
+      echo "failed: $*" >&2; tail -5 "$out.stderr" >&2; exit 1; }
+  done
+  for ((r = 1; r <= runs; r++)); do awk '{print $2 + $3, $0}' "$out.$r"; done | sort -n |
+    sed -n "$(((runs + 1) / 2))p" | cut -d' ' -f2-
 }
 
 make_profiles "$count" "$work/data"
@@ -84,7 +89,7 @@ rows = [("gLabels 3 batch (10-up A4 PDF, front)", sys.argv[2]),
         ("imprint one PDF per card, front", sys.argv[7]), ("imprint PNG 300 dpi, front", sys.argv[4])]
 def parse(t): w, u, s, m = map(float, t.split()); return w, u + s, m / 1024
 g = parse(sys.argv[2])
-print(f"{n} cards, 2 cores")
+print(f"{n} cards, 2 cores, median of 3 runs each")
 print(f"{'tool':40} {'wall_s':>7} {'cpu_s':>7} {'cpu_ms/card':>12} {'peak_MB':>8} {'CPU/card vs gLabels':>20}")
 for name, t in rows:
     w, c, m = parse(t)

@@ -34,6 +34,9 @@ enum CardCommand {
       .flag("crop-marks", "Draw crop marks outside the bleed (PDF)."),
       .value("photo", "<file>", "The photo (JPEG or PNG) for a single profile."),
       .value("photo-cache", "<dir>", "Folder of photos named <account>.jpg or <account>.png."),
+      .flag(
+        "fetch-photo",
+        "Download the profile_image when no photo is given or cached (http/https, 15 s, 10 MB)."),
       .value("follow-counts", "<file>", "A get_follow_count result for the back (single profile)."),
       .value("platform", "<name>", "steem or hive (default: detected, else steem)."),
       .flag("allow-missing-glyphs", "Warn instead of failing when no font can draw a character."),
@@ -134,13 +137,13 @@ enum CardCommand {
     }
     let context = try Context(
       template: template, options: options, format: chosen, platform: platform,
-      photoCache: arguments.value("photo-cache"))
+      photoCache: arguments.value("photo-cache"), fetch: arguments.flag("fetch-photo"))
     let parallel = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     var reports: [Int: Report] = [:]
     var iterator = jobs.enumerated().makeIterator()
     await forEachConcurrently(
       inputs: { iterator.next() }, jobs: parallel,
-      work: { (index, job) in (index, context.render(job)) },
+      work: { (index, job) in (index, await context.render(job)) },
       collect: { reports[$0.0] = $0.1 })
     return finish(
       (0..<jobs.count).compactMap { reports[$0] }, single: jobs.count == 1,
@@ -185,7 +188,7 @@ enum CardCommand {
   ) async throws -> Int32 {
     let context = try Context(
       template: template, options: options, format: .pdf, platform: platform,
-      photoCache: arguments.value("photo-cache"))
+      photoCache: arguments.value("photo-cache"), fetch: arguments.flag("fetch-photo"))
     let temporary = try AtomicFile.temporaryPath(for: output)
     var writer = try CardPDFWriter(
       template: template, options: options, title: (output as NSString).lastPathComponent,
@@ -199,7 +202,10 @@ enum CardCommand {
     await forEachConcurrently(
       inputs: { iterator.next() }, jobs: parallel,
       work: { (index, path) in
-        (index, context.prepare(Job(profilePath: path, output: output, photo: nil, follow: nil)))
+        (
+          index,
+          await context.prepare(Job(profilePath: path, output: output, photo: nil, follow: nil))
+        )
       },
       collect: { (index, result) in
         pending[index] = result
@@ -241,12 +247,13 @@ enum CardCommand {
     let format: Format
     let platform: Platform?
     let photoCache: String?
+    let fetch: Bool
     let placeholder: [UInt8]
     let placeholderPath: String
 
     init(
       template: CardTemplate, options: CardOptions, format: Format, platform: Platform?,
-      photoCache: String?
+      photoCache: String?, fetch: Bool
     ) throws {
       let placeholderPath =
         (ResourceLocator.assetsDirectory() ?? "assets") + "/placeholder-photo.png"
@@ -255,12 +262,15 @@ enum CardCommand {
       self.format = format
       self.platform = platform
       self.photoCache = photoCache
+      self.fetch = fetch
       self.placeholder = try readFile(placeholderPath)
       self.placeholderPath = placeholderPath
     }
 
-    /// Reads the profile and photo of a job and decodes them.
-    func input(_ job: Job) throws -> CardInput {
+    /// Reads the profile and photo of a job and decodes them; the photo is `--photo`, else the
+    /// cached `<account>.jpg/.png`, else (with `--fetch-photo`) the downloaded profile_image,
+    /// which is then kept in the cache folder; else the placeholder.
+    func input(_ job: Job) async throws -> CardInput {
       let follow = try job.follow.map { path in
         try Profile.parseFollowCounts(try readFile(path), source: path)
       }
@@ -269,6 +279,13 @@ enum CardCommand {
       var photo: (bytes: [UInt8], source: String)?
       if let path = job.photo ?? cachedPhoto(profile.account) {
         photo = (try readFile(path), path)
+      } else if fetch, let url = profile.profileImage {
+        let bytes = try await PhotoFetcher.fetch(url)
+        photo = (bytes, url)
+        if let photoCache {
+          let ext = ImageType(sniffing: bytes) == .png ? "png" : "jpg"
+          try? AtomicFile.write(bytes, to: "\(photoCache)/\(profile.account).\(ext)")
+        }
       }
       return try CardInput(
         profile: profile, template: template, photo: photo,
@@ -276,10 +293,10 @@ enum CardCommand {
     }
 
     /// Lays out one card of a combined PDF.
-    func prepare(_ job: Job) -> (Report, PreparedCard?) {
+    func prepare(_ job: Job) async -> (Report, PreparedCard?) {
       var report = Report(profile: job.profilePath, status: "ok")
       do {
-        let input = try input(job)
+        let input = try await input(job)
         report.account = input.profile.account
         let card = try CardMaker.prepare(input, options: options)
         report.warnings = card.warnings
@@ -291,10 +308,10 @@ enum CardCommand {
       }
     }
 
-    func render(_ job: Job) -> Report {
+    func render(_ job: Job) async -> Report {
       var report = Report(profile: job.profilePath, status: "ok")
       do {
-        let input = try input(job)
+        let input = try await input(job)
         report.account = input.profile.account
         switch format {
         case .pdf:

@@ -25,6 +25,8 @@ public enum CardError: ImprintError, Equatable {
   case missingGlyphs(field: String, text: String, count: Int)
   /// The photo cannot be used.
   case photo(source: String, reason: String)
+  /// The photo could not be downloaded.
+  case photoDownload(url: String, reason: String)
 
   public var code: String {
     switch self {
@@ -38,6 +40,7 @@ public enum CardError: ImprintError, Equatable {
     case .missingAsset: "template.missingAsset"
     case .missingGlyphs: "card.missingGlyphs"
     case .photo: "card.photo"
+    case .photoDownload: "card.photoDownload"
     }
   }
 
@@ -67,6 +70,7 @@ public enum CardError: ImprintError, Equatable {
       "\(field) '\(text)' has \(count) character\(count == 1 ? "" : "s") that no bundled "
         + "font can draw"
     case .photo(let source, let reason): "photo '\(source)' cannot be used (\(reason))"
+    case .photoDownload(let url, let reason): "photo '\(url)' cannot be downloaded (\(reason))"
     }
   }
 
@@ -78,6 +82,7 @@ public enum CardError: ImprintError, Equatable {
     case .missingGlyphs:
       "run scripts/bootstrap for the fallback fonts, or pass --allow-missing-glyphs"
     case .photo: "use a JPEG or PNG file"
+    case .photoDownload: "check the URL, or pass --photo or --photo-cache"
     default: nil
     }
   }

@@ -180,7 +180,15 @@ public final class CardLayoutEngine {
     var chosen: (TextBlock, TextMetrics)?
     // (1) One line, shrinking. A first guess from the natural width saves most iterations.
     let natural = measurer.measure(TextBlock(text, style: style(element.size)))
-    if natural.lineCount == 1 {
+    if natural.lineCount == 1 && natural.width <= width && natural.height <= height + 0.01 {
+      // Fits as it is (the common case): the box width only sets the alignment.
+      chosen = (
+        TextBlock(
+          text, style: style(element.size), width: width, maxLines: 1, ellipsis: element.ellipsis),
+        natural
+      )
+    }
+    if chosen == nil && natural.lineCount == 1 {
       var size = min(element.size, element.size * width / max(natural.width, 0.001))
       size = (size * 4).rounded(.down) / 4
       while size >= element.minSize {

@@ -101,15 +101,32 @@ public struct QRMatrix: Sendable, Equatable {
   {
     guard !bytes.isEmpty else { throw .qrEncode(reason: "empty payload") }
     let byteMode = encodeOnce(bytes, level: level, segmentation: .byte)
-    // Mixed mode needs a NUL-terminated string: payloads holding NUL stay in 8-bit mode.
+    // Mixed mode needs a NUL-terminated string: payloads holding NUL stay in 8-bit mode. It can
+    // only be smaller when a run of numeric/alphanumeric characters is long enough to repay a
+    // mode switch (a lowercase URL has none), so other payloads skip the second encoding.
     let mixed =
-      bytes.contains(0) ? nil : encodeOnce(bytes, level: level, segmentation: .mixed)
+      bytes.contains(0) || longestAlphanumericRun(bytes) < 6
+      ? nil : encodeOnce(bytes, level: level, segmentation: .mixed)
     switch (byteMode, mixed) {
     case (.success(let a), .success(let b)): return b.size < a.size ? b : a
     case (.success(let a), _): return a
     case (_, .success(let b)?): return b
     case (.failure(let error), _): throw error
     }
+  }
+
+  /// The longest run of characters from QR's alphanumeric set (`0-9 A-Z space $ % * + - . / :`).
+  static func longestAlphanumericRun(_ bytes: [UInt8]) -> Int {
+    var longest = 0
+    var current = 0
+    for byte in bytes {
+      let alphanumeric =
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
+        || [0x20, 0x24, 0x25, 0x2A, 0x2B, 0x2D, 0x2E, 0x2F, 0x3A].contains(byte)
+      current = alphanumeric ? current + 1 : 0
+      longest = max(longest, current)
+    }
+    return longest
   }
 
   private static func encodeOnce(
