@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "ImprintGraphics", targets: ["ImprintGraphics"]),
     .library(name: "ImprintQR", targets: ["ImprintQR"]),
     .library(name: "ImprintCards", targets: ["ImprintCards"]),
+    .library(name: "ImprintDocuments", targets: ["ImprintDocuments"]),
     .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
     .executable(name: "imprint", targets: ["imprint"]),
   ],
@@ -28,6 +29,7 @@ let package = Package(
     system("CQRencode", "libqrencode", ["libqrencode-dev"]),
     system("CPNG", "libpng", ["libpng-dev"]),
     system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
+    system("CQPDF", "libqpdf", ["libqpdf-dev"]),
     .target(name: "CImprintShims", dependencies: ["CPNG", "CJPEG"]),
 
     .target(name: "ImprintCore"),
@@ -35,15 +37,18 @@ let package = Package(
       name: "ImprintGraphics",
       dependencies: [
         "ImprintCore", "CCairo", "CPango", "CFontconfig", "CPoppler", "CQRencode", "CPNG",
-        "CJPEG", "CImprintShims",
+        "CJPEG", "CQPDF", "CImprintShims",
       ]
     ),
     .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics"]),
     .target(
       name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
+    .target(name: "ImprintDocuments", dependencies: ["ImprintCore", "ImprintGraphics"]),
     .target(
       name: "ImprintCLI",
-      dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards"]
+      dependencies: [
+        "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
+      ]
     ),
     .executableTarget(name: "imprint", dependencies: ["ImprintCLI"]),
 
@@ -61,6 +66,8 @@ let package = Package(
     .testTarget(
       name: "ImprintCardsTests", dependencies: ["ImprintCards", "ImprintTestSupport"],
       exclude: ["Goldens"]),
+    .testTarget(
+      name: "ImprintDocumentsTests", dependencies: ["ImprintDocuments", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: ["ImprintCLI", "ImprintQR", "ImprintTestSupport"]

@@ -2,6 +2,7 @@
 // ImprintCLI: the `imprint` command's entry point: dispatch, help, usage errors and exit codes.
 
 import ImprintCore
+import ImprintDocuments
 import ImprintGraphics
 import ImprintQR
 
@@ -18,7 +19,8 @@ public enum ImprintCLI {
   public static let usage: Int32 = 2
 
   static let commands: [CommandSpec] = [
-    QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DemoCommand.spec,
+    QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DocumentCommands.inspect,
+    DocumentCommands.thumb, DemoCommand.spec,
   ]
 
   /// The root command: its help lists the commands.
@@ -61,6 +63,12 @@ public enum ImprintCLI {
   }
 
   private static func dispatch(_ arguments: [String], console: Console) async -> Int32 {
+    if arguments.first == "__worker" {
+      // A document worker (see DocumentSandbox): not a user command, not in the help.
+      let memory = arguments.count > 2 ? Int(arguments[2]) ?? 2048 : 2048
+      DocumentWorker.serve(memoryMB: memory)
+      return success
+    }
     if arguments.first == "--version" {
       console.stdout.write("imprint \(version)\n")
       return success

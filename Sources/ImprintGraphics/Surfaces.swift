@@ -2,6 +2,7 @@
 // ImprintGraphics: cairo surfaces: vector documents (PDF, EPS) and raster images.
 
 internal import CCairo
+internal import CImprintShims
 import Foundation
 import ImprintCore
 
@@ -247,6 +248,39 @@ public struct RasterImage: ~Copyable {
       }
     }
     return out
+  }
+
+  /// Encodes the image as a baseline JPEG at `quality` (1-100).
+  ///
+  /// - Throws: `GraphicsError.jpegDecode` when libjpeg fails.
+  public func jpeg(quality: Int = 85) throws(GraphicsError) -> [UInt8] {
+    cairo_surface_flush(surface)
+    guard let data = cairo_image_surface_get_data(surface) else { return [] }
+    var output: UnsafeMutablePointer<UInt8>?
+    var length = 0
+    var message = [CChar](repeating: 0, count: 256)
+    let status = CImprintShims_jpeg_encode(
+      data, UInt32(width), UInt32(height), Int(cairo_image_surface_get_stride(surface)),
+      Int32(quality), &output, &length, &message, message.count)
+    guard status == 0, let output else {
+      throw .jpegDecode(source: "(encoding)", reason: JPEGDecoder.text(message))
+    }
+    defer { CImprintShims_free(output) }
+    return Array(UnsafeBufferPointer(start: output, count: length))
+  }
+
+  /// Visits every pixel as (red, green, blue), row by row.
+  public func forEachPixel(_ body: (UInt8, UInt8, UInt8) -> Void) {
+    cairo_surface_flush(surface)
+    let stride = Int(cairo_image_surface_get_stride(surface))
+    guard let data = cairo_image_surface_get_data(surface) else { return }
+    for y in 0..<height {
+      let row = UnsafeRawPointer(data + y * stride)
+      for x in 0..<width {
+        let pixel = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
+        body(UInt8(pixel >> 16 & 0xFF), UInt8(pixel >> 8 & 0xFF), UInt8(pixel & 0xFF))
+      }
+    }
   }
 
   /// Encodes the image as PNG: 8-bit grey when every pixel is grey, else 8-bit RGB.

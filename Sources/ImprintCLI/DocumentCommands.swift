@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLI: `imprint inspect` and `imprint thumb`, run in sandboxed worker processes.
+
+import Foundation
+import ImprintCore
+import ImprintDocuments
+
+enum DocumentCommands {
+  static let limitOptions: [OptionSpec] = [
+    .value("password", "<text>", "Password of encrypted PDFs."),
+    .value("cpu-limit", "<s>", "CPU seconds one file may use (default 30)."),
+    .value("memory-limit", "<MB>", "Memory of a worker process in MB (default 1536)."),
+    .value("timeout", "<s>", "Wall-clock seconds one file may take (default 60)."),
+    .value("jobs", short: "j", "<n>", "Files handled at once (default: all cores)."),
+  ]
+
+  /// The `imprint` executable that serves `__worker`: `IMPRINT_WORKER`, this process when it is
+  /// `imprint`, or an `imprint` beside this process's executable (tests).
+  static func workerExecutable(_ console: Console) throws -> String {
+    if let path = console.environment["IMPRINT_WORKER"], !path.isEmpty { return path }
+    let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+    if (me as NSString).lastPathComponent == "imprint" { return me }
+    let beside = (me as NSString).deletingLastPathComponent + "/imprint"
+    if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+    throw FileError.notFound(path: "imprint (set IMPRINT_WORKER to the imprint executable)")
+  }
+
+  static func sandbox(_ arguments: ParsedArguments, _ console: Console, jobs: Int) throws
+    -> DocumentSandbox
+  {
+    var limits = SandboxLimits()
+    limits.cpuSeconds = try arguments.int("cpu-limit", in: 1...3600) ?? limits.cpuSeconds
+    limits.memoryMB = try arguments.int("memory-limit", in: 128...65_536) ?? limits.memoryMB
+    limits.wallSeconds = try arguments.double("timeout", in: 0.5...3600) ?? limits.wallSeconds
+    return DocumentSandbox(executable: try workerExecutable(console), limits: limits, workers: jobs)
+  }
+
+  static let inspect = CommandSpec(
+    name: "inspect",
+    abstract: "Report page counts, page sizes, encryption and colour pages of PDFs and images.",
+    discussion: """
+      The type comes from the content (PDF, JPEG, PNG), never the name. Each page's size is \
+      given in millimetres with the standard name within 2 mm (A3, A4, A5, B4, B5, Letter, \
+      Legal, Tabloid) and its orientation. A PDF whose /Count disagrees with its page tree is \
+      an error, not a price. --colors adds per page: colour or monochrome, blank, and ink \
+      coverage estimates; a page is colour when more than --color-min-area per cent of it has \
+      a chroma (max - min of R, G, B) above --color-tolerance. Files are read in worker \
+      processes with CPU, memory and time limits.
+      """,
+    arguments: [ArgumentSpec("file", "PDF, JPEG or PNG files.", variadic: true)],
+    options: [
+      .flag("json", "Print a JSON report."),
+      .flag("colors", "Analyse each page's colour."),
+      .value("color-tolerance", "<0-255>", "Chroma above which a pixel is coloured (default 8)."),
+      .value(
+        "color-min-area", "<percent>", "Coloured area that makes a page colour (default 0.1)."),
+    ] + limitOptions
+  ) { arguments, console in
+    var rule: ColorRule?
+    if arguments.flag("colors") {
+      var colors = ColorRule()
+      colors.chromaTolerance =
+        try arguments.int("color-tolerance", in: 0...255) ?? colors.chromaTolerance
+      colors.minimumAreaPercent =
+        try arguments.double("color-min-area", in: 0...100) ?? colors.minimumAreaPercent
+      rule = colors
+    }
+    let files = arguments.positionals
+    let colorRule = rule
+    let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let sandbox = try sandbox(arguments, console, jobs: jobs)
+    let password = arguments.value("password")
+    var results: [Int: (DocumentInfo?, ErrorRecord?)] = [:]
+    var iterator = files.enumerated().makeIterator()
+    await forEachConcurrently(
+      inputs: { iterator.next() }, jobs: jobs,
+      work: { (index, file) -> (Int, (DocumentInfo?, ErrorRecord?)) in
+        do {
+          let info = try await sandbox.inspect(
+            path: file, file: file, password: password, colors: colorRule)
+          return (index, (info, nil))
+        } catch {
+          return (index, (nil, ErrorRecord(error)))
+        }
+      },
+      collect: { results[$0.0] = $0.1 })
+    struct Entry: Codable {
+      var file: String
+      var status: String
+      var info: DocumentInfo?
+      var error: ErrorRecord?
+    }
+    var entries: [Entry] = []
+    for (index, file) in files.enumerated() {
+      switch results[index] {
+      case (let info?, _)?: entries.append(Entry(file: file, status: "ok", info: info))
+      case (nil, let error)?: entries.append(Entry(file: file, status: "failed", error: error))
+      case nil: break
+      }
+    }
+    if arguments.flag("json") {
+      struct Document: Codable {
+        var schemaVersion = 1
+        var files: [Entry]
+      }
+      console.stdout.write(JSONOutput.pretty(Document(files: entries)))
+    } else {
+      for entry in entries { if let info = entry.info { console.stdout.write(describe(info)) } }
+    }
+    for entry in entries where entry.error != nil {
+      console.stderr.write("error: \(entry.error?.message ?? "")\n")
+      if let hint = entry.error?.hint, files.count == 1 { console.stderr.write("hint: \(hint)\n") }
+    }
+    return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// The plain-text report of one file.
+  static func describe(_ info: DocumentInfo) -> String {
+    var groups: [(String, Int)] = []
+    for size in info.pageSizes {
+      let name =
+        (size.paper?.rawValue ?? "\(formatMM(size.widthMM)) x \(formatMM(size.heightMM)) mm")
+        + " \(size.orientation)"
+      if groups.last?.0 == name {
+        groups[groups.count - 1].1 += 1
+      } else {
+        groups.append((name, 1))
+      }
+    }
+    var text =
+      "\(info.file): \(info.type.rawValue.uppercased()), \(info.pages) page"
+      + (info.pages == 1 ? "" : "s") + "; "
+      + groups.map { $0.1 > 1 ? "\($0.0) x\($0.1)" : $0.0 }.joined(separator: ", ")
+    text += info.encrypted ? "; encrypted" : ""
+    text += info.printAllowed ? "" : "; printing not permitted"
+    if let colors = info.colors {
+      let colored = colors.filter(\.color).map { String($0.page) }
+      let blank = colors.filter(\.blank).map { String($0.page) }
+      text +=
+        "; colour pages: \(colored.count)"
+        + (colored.isEmpty ? "" : " (\(compactRanges(colors.filter(\.color).map(\.page))))")
+      if !blank.isEmpty { text += "; blank: \(compactRanges(colors.filter(\.blank).map(\.page)))" }
+    }
+    return text + "\n"
+  }
+
+  static let thumb = CommandSpec(
+    name: "thumb",
+    abstract: "Render thumbnails of PDFs and images that fit a square box.",
+    discussion: """
+      Each thumbnail fits a --size box (longest side = size), aspect kept, white behind \
+      transparent pages, rendered directly at that scale; photos are turned upright by their \
+      EXIF orientation. With -o DIR, FILE.png is written for page 1 (FILE-N.png for other \
+      pages). Without -o and with two arguments, the second is the output file: the form of a \
+      freedesktop thumbnailer (see assets/imprint.thumbnailer), with --freedesktop writing \
+      the Thumb::URI and Thumb::MTime chunks.
+      """,
+    arguments: [ArgumentSpec("file", "PDF, JPEG or PNG files (or INPUT OUTPUT).", variadic: true)],
+    options: [
+      .value("output", short: "o", "<dir>", "Folder for the thumbnails."),
+      .value("size", "<px>", "Box size in pixels, 16 to 2048 (default 256)."),
+      .value("pages", "<pages>", "1 (default), all, or a range such as 1-3,5."),
+      .value("format", "<format>", "png (default) or jpeg."),
+      .flag("freedesktop", "Write the Thumb::URI and Thumb::MTime PNG chunks."),
+      .flag("json", "Print a JSON report."),
+    ] + limitOptions
+  ) { arguments, console in
+    let size = try arguments.int("size", in: 16...2048) ?? 256
+    let format =
+      try arguments.choice("format", ["png", "jpeg"]).flatMap { ThumbnailFormat(rawValue: $0) }
+      ?? .png
+    let pagesSpec = arguments.value("pages") ?? "1"
+    var pairs: [(input: String, output: String?)] = []
+    let folder = arguments.value("output")
+    if let folder {
+      try createFolder(folder)
+      pairs = arguments.positionals.map { ($0, nil) }
+    } else if arguments.positionals.count == 2 {
+      pairs = [(arguments.positionals[0], arguments.positionals[1])]
+    } else {
+      throw UsageError(message: "give -o <dir>, or exactly INPUT OUTPUT")
+    }
+    let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let sandbox = try sandbox(arguments, console, jobs: jobs)
+    let password = arguments.value("password")
+    let freedesktop = arguments.flag("freedesktop")
+    let ext = format == .png ? "png" : "jpg"
+    struct Entry: Codable, Sendable {
+      var file: String
+      var status: String
+      var outputs: [String] = []
+      var error: ErrorRecord?
+    }
+    var results: [Int: Entry] = [:]
+    var iterator = pairs.enumerated().makeIterator()
+    await forEachConcurrently(
+      inputs: { iterator.next() }, jobs: jobs,
+      work: { (index, pair) -> (Int, Entry) in
+        var entry = Entry(file: pair.input, status: "ok")
+        do {
+          var pages = [1]
+          if pagesSpec != "1" {
+            let info = try await sandbox.inspect(
+              path: pair.input, file: pair.input, password: password)
+            pages = try pageList(pagesSpec, count: info.pages, file: pair.input)
+          }
+          var text: [(key: String, value: String)] = []
+          if freedesktop {
+            let absolute =
+              pair.input.hasPrefix("/")
+              ? pair.input : FileManager.default.currentDirectoryPath + "/" + pair.input
+            let attributes = try? FileManager.default.attributesOfItem(atPath: pair.input)
+            let mtime =
+              (attributes?[.modificationDate] as? Date).map { Int($0.timeIntervalSince1970) } ?? 0
+            text = [
+              ("Thumb::URI", URL(fileURLWithPath: absolute).absoluteString),
+              ("Thumb::MTime", "\(mtime)"),
+            ]
+          }
+          let base = ((pair.input as NSString).lastPathComponent as NSString).deletingPathExtension
+          for page in pages {
+            let output =
+              pair.output ?? "\(folder ?? ".")/\(base)\(pages == [1] ? "" : "-\(page)").\(ext)"
+            try await sandbox.thumbnail(
+              path: pair.input, file: pair.input, password: password, page: page, size: size,
+              format: format, output: output, text: text)
+            entry.outputs.append(output)
+          }
+        } catch {
+          entry.status = "failed"
+          entry.error = ErrorRecord(error)
+        }
+        return (index, entry)
+      },
+      collect: { results[$0.0] = $0.1 })
+    let entries = (0..<pairs.count).compactMap { results[$0] }
+    if arguments.flag("json") {
+      struct Document: Codable {
+        var schemaVersion = 1
+        var files: [Entry]
+      }
+      console.stdout.write(JSONOutput.pretty(Document(files: entries)))
+    }
+    for entry in entries {
+      if let error = entry.error {
+        console.stderr.write("error: \(error.message)\n")
+        if let hint = error.hint, entries.count == 1 { console.stderr.write("hint: \(hint)\n") }
+      }
+    }
+    return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// `1-3,5,8-` against `count` pages (`all` is every page).
+  static func pageList(_ spec: String, count: Int, file: String) throws -> [Int] {
+    if spec == "all" { return Array(1...count) }
+    var pages: [Int] = []
+    for part in spec.split(separator: ",") {
+      let bounds = part.split(separator: "-", omittingEmptySubsequences: false)
+      guard (1...2).contains(bounds.count), let low = Int(bounds[0].isEmpty ? "1" : bounds[0]),
+        let high = bounds.count == 1 ? low : Int(bounds[1].isEmpty ? "\(count)" : bounds[1]),
+        low >= 1, low <= high
+      else {
+        throw UsageError(
+          message: "option '--pages' expects 1, all or a range like 1-3,5; got '\(spec)'")
+      }
+      guard high <= count else {
+        throw DocumentError.pageOutOfRange(file: file, page: high, pages: count)
+      }
+      pages += Array(low...high)
+    }
+    return pages
+  }
+}
+
+func formatMM(_ value: Double) -> String {
+  value == value.rounded() ? String(Int(value)) : String(value)
+}
+
+/// `[1, 2, 3, 5]` as `1-3, 5`.
+func compactRanges(_ pages: [Int]) -> String {
+  var parts: [String] = []
+  var start: Int?
+  var previous = 0
+  for page in pages.sorted() + [Int.max] {
+    if let first = start, page == previous + 1 {
+      previous = page
+      _ = first
+      continue
+    }
+    if let first = start { parts.append(first == previous ? "\(first)" : "\(first)-\(previous)") }
+    start = page
+    previous = page
+  }
+  return parts.joined(separator: ", ")
+}

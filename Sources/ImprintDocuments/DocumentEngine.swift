@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: counting, measuring, colour analysis and thumbnails, in the calling process.
+// Uploads are untrusted: call this only inside a worker (`DocumentSandbox`) unless the files are
+// known to be safe.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+
+/// Thumbnail file formats.
+public enum ThumbnailFormat: String, Sendable, Codable, CaseIterable {
+  /// PNG (8-bit grey or RGB).
+  case png
+  /// Baseline JPEG, quality 85.
+  case jpeg
+}
+
+/// The work itself, without isolation: poppler, libjpeg and cairo in this process.
+public enum DocumentEngine {
+  /// Pages with a side above this many millimetres (about 1.7 × A0's long side) are refused.
+  public static let maximumPageMM = 2000.0
+  /// The most pixels an image may claim (100 megapixels).
+  public static let maximumImagePixels = 100_000_000
+  /// Images inside PDFs that decode to more than this many megabytes are refused (a 1 MB file
+  /// can hold an image that expands to 1 GB).
+  public static let maximumImageMB = 512
+  /// Analysis renders are capped at this many pixels on the long side.
+  public static let maximumAnalysisPixels = 2500
+
+  /// Counts and measures a file, and with `colors` analyses each page.
+  ///
+  /// - Throws: `DocumentError` naming `file`.
+  public static func inspect(
+    _ bytes: [UInt8], file: String, password: String? = nil, colors: ColorRule? = nil
+  ) throws(DocumentError) -> DocumentInfo {
+    switch try sniff(bytes, file: file) {
+    case .pdf:
+      let document = try open(bytes, file: file, password: password)
+      let (pages, encrypted) = try checkPageTree(
+        bytes, document: document, file: file, password: password)
+      var sizes: [PageSize] = []
+      for index in 0..<pages { sizes.append(try pageSize(document, index, file: file)) }
+      var verdicts: [PageColor]?
+      if let colors {
+        verdicts = []
+        for index in 0..<pages {
+          let size = try checkedSize(document, index, file: file)
+          let scale = min(
+            colors.dpi / 72, Double(maximumAnalysisPixels) / max(size.width, size.height))
+          let image = try render(document, index, size: size, scale: scale, file: file)
+          verdicts?.append(analyse(image, page: index + 1, rule: colors))
+        }
+      }
+      return DocumentInfo(
+        file: file, type: .pdf, pages: pages, pageSizes: sizes, encrypted: encrypted,
+        printAllowed: document.printAllowed, colors: verdicts)
+    case let type:
+      let (width, height, dpi) = try imageHeader(bytes, type: type, file: file)
+      var verdicts: [PageColor]?
+      if let colors {
+        let bitmap = try decodeImage(bytes, file: file)
+        let longest = max(bitmap.width, bitmap.height)
+        let scale = min(1, Double(maximumAnalysisPixels) / Double(longest), colors.dpi / dpi)
+        let image = try draw(
+          bitmap, width: max(1, Int(Double(bitmap.width) * scale)),
+          height: max(1, Int(Double(bitmap.height) * scale)), file: file)
+        verdicts = [analyse(image, page: 1, rule: colors)]
+      }
+      return DocumentInfo(
+        file: file, type: type, pages: 1,
+        pageSizes: [
+          PageSize(
+            page: 1, widthPoints: Double(width) / dpi * 72, heightPoints: Double(height) / dpi * 72)
+        ], encrypted: false, printAllowed: true, colors: verdicts)
+    }
+  }
+
+  /// Renders a thumbnail of one page that fits a `size` × `size` box (aspect kept, white behind
+  /// transparency), rendered directly at that scale.
+  ///
+  /// - Parameters:
+  ///   - bytes: the file's content.
+  ///   - file: its name, for messages.
+  ///   - password: the PDF password, if any.
+  ///   - page: 1-based page number.
+  ///   - size: the box's side in pixels.
+  ///   - format: PNG or JPEG.
+  ///   - text: PNG text chunks (freedesktop `Thumb::URI`, `Thumb::MTime`).
+  /// - Returns: the image file's bytes.
+  /// - Throws: `DocumentError` naming `file`.
+  public static func thumbnail(
+    _ bytes: [UInt8], file: String, password: String? = nil, page: Int, size: Int,
+    format: ThumbnailFormat, text: [(key: String, value: String)] = []
+  ) throws(DocumentError) -> [UInt8] {
+    let image: RasterImage
+    switch try sniff(bytes, file: file) {
+    case .pdf:
+      let document = try open(bytes, file: file, password: password)
+      let (pages, _) = try checkPageTree(bytes, document: document, file: file, password: password)
+      guard (1...pages).contains(page) else {
+        throw .pageOutOfRange(file: file, page: page, pages: pages)
+      }
+      let pageSize = try checkedSize(document, page - 1, file: file)
+      let scale = Double(size) / max(pageSize.width, pageSize.height)
+      image = try render(document, page - 1, size: pageSize, scale: scale, file: file)
+    default:
+      guard page == 1 else { throw .pageOutOfRange(file: file, page: page, pages: 1) }
+      _ = try imageHeader(bytes, type: .png, file: file, sniffed: false)
+      let bitmap = try decodeImage(bytes, file: file)
+      let scale = min(1, Double(size) / Double(max(bitmap.width, bitmap.height)))
+      image = try draw(
+        bitmap, width: max(1, Int((Double(bitmap.width) * scale).rounded())),
+        height: max(1, Int((Double(bitmap.height) * scale).rounded())), file: file)
+    }
+    guard max(image.width, image.height) <= size else {
+      throw .badOutput(file: file, detail: "\(image.width) x \(image.height) exceeds \(size) px")
+    }
+    do {
+      switch format {
+      case .png: return try image.png(text: text)
+      case .jpeg: return try image.jpeg()
+      }
+    } catch {
+      throw .badOutput(file: file, detail: error.message)
+    }
+  }
+
+  static func sniff(_ bytes: [UInt8], file: String) throws(DocumentError) -> DocumentType {
+    guard !bytes.isEmpty else { throw .empty(file: file) }
+    guard let type = DocumentType(sniffing: bytes) else {
+      let printable = bytes.prefix(12).map {
+        $0 >= 32 && $0 < 127 ? Character(Unicode.Scalar($0)) : "."
+      }
+      throw .unsupportedType(file: file, found: "'\(String(printable))'")
+    }
+    return type
+  }
+
+  static func open(_ bytes: [UInt8], file: String, password: String?) throws(DocumentError)
+    -> PDFDocument
+  {
+    if let password, PageTreeWalk.isWrongPassword(bytes, password: password) {
+      throw .encrypted(file: file, passwordGiven: true)
+    }
+    do {
+      return try PDFDocument(bytes: bytes, password: password)
+    } catch {
+      switch error {
+      case .encrypted: throw .encrypted(file: file, passwordGiven: password != nil)
+      case .damaged(let reason), .invalid(let reason): throw .damaged(file: file, reason: reason)
+      }
+    }
+  }
+
+  /// Compares poppler's count (it trusts `/Count`) with qpdf's walk of `/Kids`.
+  static func checkPageTree(
+    _ bytes: [UInt8], document: borrowing PDFDocument, file: String, password: String?
+  ) throws(DocumentError) -> (pages: Int, encrypted: Bool) {
+    let counted = document.pageCount
+    switch PageTreeWalk.walk(bytes, password: password) {
+    case .cycle: throw .pageTreeCycle(file: file)
+    case .pages(let found, let declared, let encrypted, let repaired, let largest):
+      if let declared, declared != found {
+        throw .countMismatch(file: file, declared: declared, found: found)
+      }
+      if repaired { throw .brokenXref(file: file) }
+      if let largest, largest.bytes > maximumImageMB << 20 {
+        throw .imageBomb(
+          file: file, page: largest.page, width: largest.width, height: largest.height,
+          megabytes: largest.bytes >> 20, maximumMB: maximumImageMB)
+      }
+      if counted != found { throw .countMismatch(file: file, declared: counted, found: found) }
+      guard found > 0 else { throw .noPages(file: file) }
+      return (found, encrypted)
+    case .unreadable:
+      // poppler repaired what qpdf could not read: trust poppler, which renders it.
+      guard counted > 0 else { throw .noPages(file: file) }
+      return (counted, false)
+    }
+  }
+
+  static func pageSize(_ document: borrowing PDFDocument, _ index: Int, file: String)
+    throws(DocumentError) -> PageSize
+  {
+    let size = try checkedSize(document, index, file: file)
+    return PageSize(page: index + 1, widthPoints: size.width, heightPoints: size.height)
+  }
+
+  /// The page's size in points, refused when empty or above `maximumPageMM`.
+  static func checkedSize(_ document: borrowing PDFDocument, _ index: Int, file: String)
+    throws(DocumentError) -> Size
+  {
+    guard let size = document.pageSize(index), size.width > 0, size.height > 0 else {
+      throw .emptyPage(file: file, page: index + 1)
+    }
+    let widthMM = size.width / 72 * 25.4
+    let heightMM = size.height / 72 * 25.4
+    if max(widthMM, heightMM) > maximumPageMM {
+      throw .pageTooLarge(
+        file: file, page: index + 1, widthMM: widthMM, heightMM: heightMM, maximumMM: maximumPageMM)
+    }
+    return size
+  }
+
+  static func render(
+    _ document: borrowing PDFDocument, _ index: Int, size: Size, scale: Double, file: String
+  ) throws(DocumentError) -> RasterImage {
+    let width = max(1, Int((size.width * scale).rounded()))
+    let height = max(1, Int((size.height * scale).rounded()))
+    do {
+      let image = try RasterImage(width: width, height: height)
+      try image.draw { canvas in
+        canvas.scale(Double(width) / size.width, Double(height) / size.height)
+        _ = document.render(page: index, on: canvas)
+      }
+      return image
+    } catch {
+      throw .badOutput(file: file, detail: "\(error)")
+    }
+  }
+
+  /// Width, height and resolution (pHYs or JFIF density; 96 dpi when the file has none).
+  static func imageHeader(
+    _ bytes: [UInt8], type: DocumentType, file: String, sniffed: Bool = true
+  ) throws(DocumentError) -> (Int, Int, Double) {
+    var width = 0
+    var height = 0
+    var dpi = 96.0
+    if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+      guard bytes.count >= 33 else { throw .damagedImage(file: file, reason: "no PNG header") }
+      func be32(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+      width = be32(16)
+      height = be32(20)
+      var offset = 8
+      while offset + 12 <= bytes.count {
+        let length = be32(offset)
+        if Array(bytes[(offset + 4)..<(offset + 8)]) == Array("pHYs".utf8),
+          offset + 17 <= bytes.count,
+          bytes[offset + 16] == 1
+        {
+          dpi = Double(be32(offset + 8)) * 0.0254
+        }
+        if Array(bytes[(offset + 4)..<(offset + 8)]) == Array("IDAT".utf8) { break }
+        offset += 12 + length
+      }
+    } else {
+      do {
+        let info = try JPEGDecoder.info(bytes, source: file)
+        width = info.width
+        height = info.height
+      } catch {
+        throw .damagedImage(file: file, reason: error.message)
+      }
+      // JFIF APP0: units (1 = dpi, 2 = dots per cm) and the X density.
+      if bytes.count > 18, Array(bytes[6..<11]) == Array("JFIF\0".utf8) {
+        let units = bytes[13]
+        let density = Double(Int(bytes[14]) << 8 | Int(bytes[15]))
+        if density > 0 { dpi = units == 1 ? density : units == 2 ? density * 2.54 : dpi }
+      }
+      if ImageDecoder.exifOrientation(bytes) >= 5 { swap(&width, &height) }
+    }
+    guard width > 0, height > 0 else { throw .damagedImage(file: file, reason: "no size") }
+    guard width * height <= maximumImagePixels, width <= 65_535, height <= 65_535 else {
+      throw .imageTooLarge(
+        file: file, width: width, height: height, maximumPixels: maximumImagePixels)
+    }
+    if dpi < 10 || dpi > 10_000 { dpi = 96 }
+    return (width, height, dpi)
+  }
+
+  static func decodeImage(_ bytes: [UInt8], file: String) throws(DocumentError) -> Bitmap {
+    do {
+      return try ImageDecoder.decode(bytes, source: file)
+    } catch .tooLarge(_, let width, let height, let maximum) {
+      throw .imageTooLarge(file: file, width: width, height: height, maximumPixels: maximum)
+    } catch {
+      throw .damagedImage(file: file, reason: error.message)
+    }
+  }
+
+  /// Draws a bitmap scaled to `width` × `height` on white.
+  static func draw(_ bitmap: Bitmap, width: Int, height: Int, file: String) throws(DocumentError)
+    -> RasterImage
+  {
+    do {
+      let image = try RasterImage(width: width, height: height)
+      try image.draw { canvas in
+        try canvas.draw(
+          bitmap, in: Rect(x: 0, y: 0, width: Double(width), height: Double(height)), fit: .contain)
+      }
+      return image
+    } catch {
+      throw .badOutput(file: file, detail: "\(error)")
+    }
+  }
+
+  /// The colour verdict and ink estimate of a rendered page.
+  static func analyse(_ image: borrowing RasterImage, page: Int, rule: ColorRule) -> PageColor {
+    var colored = 0
+    var inked = 0
+    var c = 0.0
+    var m = 0.0
+    var y = 0.0
+    var k = 0.0
+    let tolerance = UInt8(clamping: rule.chromaTolerance)
+    image.forEachPixel { r, g, b in
+      let high = max(r, g, b)
+      let low = min(r, g, b)
+      if high - low > tolerance { colored += 1 }
+      if low < 250 { inked += 1 }
+      // Naive RGB → CMYK with full black generation.
+      let black = 1 - Double(high) / 255
+      k += black
+      if black < 1 {
+        let white = 1 - black
+        c += (white - Double(r) / 255) / white
+        m += (white - Double(g) / 255) / white
+        y += (white - Double(b) / 255) / white
+      }
+    }
+    let total = Double(max(1, image.width * image.height))
+    let area = Double(colored) / total * 100
+    func percent(_ value: Double) -> Double { (value / total * 10_000).rounded() / 100 }
+    return PageColor(
+      page: page, color: area > rule.minimumAreaPercent && colored > 0,
+      blank: inked == 0, coloredAreaPercent: (area * 1000).rounded() / 1000,
+      cyan: percent(c), magenta: percent(m), yellow: percent(y), black: percent(k))
+  }
+}

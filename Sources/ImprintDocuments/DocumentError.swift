@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: every way an upload can fail, each with its own code and the file's name.
+
+import ImprintCore
+
+/// An uploaded file that cannot be counted, measured or rendered.
+public enum DocumentError: ImprintError, Equatable, Codable {
+  /// The file is empty.
+  case empty(file: String)
+  /// The content is not a PDF, JPEG or PNG (whatever its name says).
+  case unsupportedType(file: String, found: String)
+  /// poppler cannot read the PDF (truncated, broken cross-reference table).
+  case damaged(file: String, reason: String)
+  /// The PDF needs a password, or the one given is wrong.
+  case encrypted(file: String, passwordGiven: Bool)
+  /// The PDF has no pages.
+  case noPages(file: String)
+  /// The page tree's `/Count` disagrees with the pages it holds.
+  case countMismatch(file: String, declared: Int, found: Int)
+  /// The page tree loops back on itself.
+  case pageTreeCycle(file: String)
+  /// The cross-reference table is broken (readers would have to guess where objects are).
+  case brokenXref(file: String)
+  /// A page holds an image that expands to more memory than Imprint decodes.
+  case imageBomb(file: String, page: Int, width: Int, height: Int, megabytes: Int, maximumMB: Int)
+  /// A page is larger than Imprint renders.
+  case pageTooLarge(file: String, page: Int, widthMM: Double, heightMM: Double, maximumMM: Double)
+  /// A page box is empty or negative.
+  case emptyPage(file: String, page: Int)
+  /// An image claims more pixels than Imprint decodes.
+  case imageTooLarge(file: String, width: Int, height: Int, maximumPixels: Int)
+  /// The image is damaged.
+  case damagedImage(file: String, reason: String)
+  /// A requested page does not exist.
+  case pageOutOfRange(file: String, page: Int, pages: Int)
+  /// The worker used more CPU time than allowed for one file.
+  case cpuLimit(file: String, seconds: Int)
+  /// The worker needed more memory than allowed.
+  case memoryLimit(file: String, megabytes: Int)
+  /// The file took longer than the wall-clock limit.
+  case timeout(file: String, seconds: Double)
+  /// The worker process died while handling the file.
+  case workerCrashed(file: String, detail: String)
+  /// A rendered image does not have the size that was asked for.
+  case badOutput(file: String, detail: String)
+
+  public var code: String {
+    switch self {
+    case .empty: "document.empty"
+    case .unsupportedType: "document.unsupportedType"
+    case .damaged: "pdf.damaged"
+    case .encrypted: "pdf.encrypted"
+    case .noPages: "pdf.noPages"
+    case .countMismatch: "pdf.countMismatch"
+    case .pageTreeCycle: "pdf.pageTreeCycle"
+    case .brokenXref: "pdf.brokenXref"
+    case .imageBomb: "pdf.imageTooLarge"
+    case .pageTooLarge: "pdf.pageTooLarge"
+    case .emptyPage: "pdf.emptyPage"
+    case .imageTooLarge: "image.tooLarge"
+    case .damagedImage: "image.damaged"
+    case .pageOutOfRange: "document.pageOutOfRange"
+    case .cpuLimit: "document.cpuLimit"
+    case .memoryLimit: "document.memoryLimit"
+    case .timeout: "document.timeout"
+    case .workerCrashed: "document.workerCrashed"
+    case .badOutput: "document.badOutput"
+    }
+  }
+
+  public var message: String {
+    switch self {
+    case .empty(let file): "'\(file)' is empty"
+    case .unsupportedType(let file, let found):
+      "'\(file)' is not a PDF, JPEG or PNG (its content starts with \(found))"
+    case .damaged(let file, let reason): "pdf '\(file)' is damaged (poppler: \(reason))"
+    case .encrypted(let file, let given):
+      given ? "pdf '\(file)' is encrypted and the password is wrong" : "pdf '\(file)' is encrypted"
+    case .noPages(let file): "pdf '\(file)' has no pages"
+    case .countMismatch(let file, let declared, let found):
+      "pdf '\(file)' declares \(declared) pages (/Count) but its page tree holds \(found)"
+    case .pageTreeCycle(let file): "pdf '\(file)' has a page tree that loops back on itself"
+    case .brokenXref(let file):
+      "pdf '\(file)' has a broken cross-reference table (qpdf had to rebuild it)"
+    case .imageBomb(let file, let page, let width, let height, let megabytes, let maximum):
+      "pdf '\(file)' page \(page) holds a \(width) x \(height) image that expands to \(megabytes) MB; "
+        + "at most \(maximum) MB is decoded"
+    case .pageTooLarge(let file, let page, let width, let height, let maximum):
+      "pdf '\(file)' page \(page) is \(Int(width)) x \(Int(height)) mm; at most \(Int(maximum)) mm a side is rendered"
+    case .emptyPage(let file, let page):
+      "pdf '\(file)' page \(page) has an empty or negative page box"
+    case .imageTooLarge(let file, let width, let height, let maximum):
+      "image '\(file)' claims \(width) x \(height) pixels; at most \(maximum) pixels are decoded"
+    case .damagedImage(let file, let reason): "image '\(file)' is damaged (\(reason))"
+    case .pageOutOfRange(let file, let page, let pages):
+      "'\(file)' has \(pages) page\(pages == 1 ? "" : "s"); page \(page) does not exist"
+    case .cpuLimit(let file, let seconds):
+      "'\(file)' needed more than \(seconds) s of CPU time and was stopped"
+    case .memoryLimit(let file, let megabytes):
+      "'\(file)' needed more than \(megabytes) MB of memory and was stopped"
+    case .timeout(let file, let seconds):
+      "'\(file)' took longer than \(clean(seconds)) s and was stopped"
+    case .workerCrashed(let file, let detail): "the worker reading '\(file)' crashed (\(detail))"
+    case .badOutput(let file, let detail): "the thumbnail of '\(file)' is wrong (\(detail))"
+    }
+  }
+
+  public var hint: String? {
+    switch self {
+    case .encrypted: "pass --password or remove the protection"
+    case .damaged: "export or print the document to PDF again"
+    case .countMismatch, .pageTreeCycle, .brokenXref:
+      "the file is malformed; export it to PDF again"
+    case .unsupportedType: "upload a PDF, JPEG or PNG file"
+    case .cpuLimit, .memoryLimit, .timeout:
+      "the limits are adjustable (--cpu-limit, --memory-limit, --timeout)"
+    default: nil
+    }
+  }
+}
+
+private func clean(_ value: Double) -> String {
+  value == value.rounded() ? String(Int(value)) : String(value)
+}

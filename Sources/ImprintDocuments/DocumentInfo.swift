@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: what Imprint reports about an upload (Sendable, Codable values).
+
+import ImprintCore
+
+/// The file types Imprint accepts, recognised from the content.
+public enum DocumentType: String, Sendable, Codable {
+  /// PDF (`%PDF-` within the first 1 KiB).
+  case pdf
+  /// JPEG image (one page).
+  case jpeg
+  /// PNG image (one page).
+  case png
+
+  /// Sniffs the type from the first bytes, or nil.
+  public init?(sniffing bytes: [UInt8]) {
+    if bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
+      self = .jpeg
+    } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+      self = .png
+    } else if bytes.prefix(1024).firstRange(of: Array("%PDF-".utf8)) != nil {
+      self = .pdf
+    } else {
+      return nil
+    }
+  }
+}
+
+/// Standard paper sizes, portrait, in millimetres.
+public enum PaperSize: String, Sendable, Codable, CaseIterable {
+  case a3 = "A3"
+  case a4 = "A4"
+  case a5 = "A5"
+  case b4 = "B4"
+  case b5 = "B5"
+  case letter = "Letter"
+  case legal = "Legal"
+  case tabloid = "Tabloid"
+
+  /// Width and height in millimetres, portrait.
+  public var millimetres: (width: Double, height: Double) {
+    switch self {
+    case .a3: (297, 420)
+    case .a4: (210, 297)
+    case .a5: (148, 210)
+    case .b4: (250, 353)
+    case .b5: (176, 250)
+    case .letter: (215.9, 279.4)
+    case .legal: (215.9, 355.6)
+    case .tabloid: (279.4, 431.8)
+    }
+  }
+
+  /// The size within ±2 mm of `width` × `height` (either orientation), or nil.
+  public static func matching(widthMM: Double, heightMM: Double) -> PaperSize? {
+    let short = min(widthMM, heightMM)
+    let long = max(widthMM, heightMM)
+    return allCases.first {
+      abs($0.millimetres.width - short) <= 2 && abs($0.millimetres.height - long) <= 2
+    }
+  }
+}
+
+/// One page's size.
+public struct PageSize: Sendable, Codable, Equatable {
+  /// 1-based page number.
+  public var page: Int
+  /// Width in millimetres, as displayed (rotation applied), to 0.1 mm.
+  public var widthMM: Double
+  /// Height in millimetres, as displayed.
+  public var heightMM: Double
+  /// The standard size within ±2 mm, if any.
+  public var paper: PaperSize?
+  /// `portrait`, `landscape` or `square`.
+  public var orientation: String
+
+  /// Creates a page size from points.
+  public init(page: Int, widthPoints: Double, heightPoints: Double) {
+    self.page = page
+    widthMM = (widthPoints / 72 * 25.4 * 10).rounded() / 10
+    heightMM = (heightPoints / 72 * 25.4 * 10).rounded() / 10
+    paper = PaperSize.matching(widthMM: widthMM, heightMM: heightMM)
+    orientation =
+      abs(widthMM - heightMM) < 0.5 ? "square" : widthMM > heightMM ? "landscape" : "portrait"
+  }
+}
+
+/// One page's colour verdict and ink estimate.
+public struct PageColor: Sendable, Codable, Equatable {
+  /// 1-based page number.
+  public var page: Int
+  /// Whether the page prints in colour under the rule.
+  public var color: Bool
+  /// Whether nothing at all is printed on the page.
+  public var blank: Bool
+  /// The share of the page's pixels whose chroma exceeds the tolerance, in per cent.
+  public var coloredAreaPercent: Double
+  /// Ink coverage estimates in per cent of the page (naive RGB → CMYK with full black
+  /// generation): cyan, magenta, yellow, black.
+  public var cyan: Double
+  /// Magenta coverage, per cent.
+  public var magenta: Double
+  /// Yellow coverage, per cent.
+  public var yellow: Double
+  /// Black coverage, per cent.
+  public var black: Double
+}
+
+/// The colour rule, which a shop may tune.
+///
+/// A pixel is coloured when max(R,G,B) − min(R,G,B) exceeds `chromaTolerance` (so scanner
+/// noise and grey anti-aliasing stay monochrome). A page is colour when more than
+/// `minimumAreaPercent` of its pixels are coloured (so one blue hyperlink does not make a page
+/// colour; 0 makes any coloured pixel count). Pages are analysed at `dpi`, capped at 2 500 px.
+public struct ColorRule: Sendable, Codable, Equatable {
+  /// Chroma tolerance, 0-255 (default 8).
+  public var chromaTolerance = 8
+  /// Minimum coloured area in per cent of the page (default 0.1).
+  public var minimumAreaPercent = 0.1
+  /// Analysis resolution (default 50 dpi).
+  public var dpi = 50.0
+
+  /// The default rule.
+  public init() {}
+}
+
+/// What `inspect` reports about one file.
+public struct DocumentInfo: Sendable, Codable, Equatable {
+  /// The file's name as given.
+  public var file: String
+  /// The type, from the content.
+  public var type: DocumentType
+  /// The number of pages that will print.
+  public var pages: Int
+  /// Each page's size.
+  public var pageSizes: [PageSize]
+  /// Whether the PDF is protected by a password.
+  public var encrypted: Bool
+  /// Whether printing is permitted.
+  public var printAllowed: Bool
+  /// Per-page colour verdicts, when asked for.
+  public var colors: [PageColor]?
+}

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: untrusted files are read in worker processes with CPU, memory and time
+// limits; a crash, hang or memory blow-up becomes an error for that file, and the caller lives.
+
+import Foundation
+import ImprintCore
+import Synchronization
+
+/// Limits for one file in a worker.
+public struct SandboxLimits: Sendable, Codable, Equatable {
+  /// CPU seconds one file may use (default 30).
+  public var cpuSeconds = 30
+  /// Address space of a worker, in megabytes (default 1536).
+  public var memoryMB = 1536
+  /// Wall-clock seconds one file may take (default 60).
+  public var wallSeconds = 60.0
+
+  /// The defaults.
+  public init() {}
+}
+
+/// One request to a worker, as a JSON line.
+public struct WorkerRequest: Codable, Sendable {
+  /// `inspect` or `thumbnail`.
+  public var operation: String
+  /// The absolute path of the file to read.
+  public var path: String
+  /// The name used in messages.
+  public var file: String
+  /// The PDF password, if any.
+  public var password: String?
+  /// The colour rule, for `inspect` with colours.
+  public var colors: ColorRule?
+  /// 1-based page, size in pixels, format, output path and PNG text chunks for `thumbnail`.
+  public var page: Int?
+  /// Thumbnail box in pixels.
+  public var size: Int?
+  /// Thumbnail format.
+  public var format: ThumbnailFormat?
+  /// Where the worker writes the thumbnail (atomically).
+  public var output: String?
+  /// PNG text chunks, as [key, value] pairs.
+  public var text: [[String]]?
+  /// CPU seconds for this file.
+  public var cpuSeconds: Int
+}
+
+/// A worker's answer, as a JSON line.
+public struct WorkerResponse: Codable, Sendable {
+  /// The inspection, for `inspect`.
+  public var info: DocumentInfo?
+  /// Why the file failed.
+  public var error: DocumentError?
+  /// A failure outside the document domain (I/O).
+  public var otherError: ErrorRecord?
+}
+
+/// The worker side: `imprint __worker --memory-mb N` serves requests on standard input.
+public enum DocumentWorker {
+  /// Serves requests until standard input closes.
+  ///
+  /// Sets the address-space limit once and a CPU limit before each file (SIGXCPU ends the
+  /// worker when a file exceeds it).
+  public static func serve(memoryMB: Int) {
+    var limit = rlimit(rlim_cur: rlim_t(memoryMB) << 20, rlim_max: rlim_t(memoryMB) << 20)
+    setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
+    var reader = try? LineReader(path: "-")
+    while let line = reader?.next() {
+      guard let request = try? JSONDecoder().decode(WorkerRequest.self, from: Data(line)) else {
+        continue
+      }
+      var usage = rusage()
+      getrusage(RUSAGE_SELF.rawValue, &usage)
+      let used = rlim_t(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + 1
+      var cpu = rlimit(
+        rlim_cur: used + rlim_t(request.cpuSeconds), rlim_max: used + rlim_t(request.cpuSeconds) + 5
+      )
+      setrlimit(Int32(RLIMIT_CPU.rawValue), &cpu)
+      let response = handle(request)
+      var bytes = Array(JSONOutput.line(response).utf8)
+      bytes.append(UInt8(ascii: "\n"))
+      _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    }
+  }
+
+  static func handle(_ request: WorkerRequest) -> WorkerResponse {
+    do {
+      guard let data = FileManager.default.contents(atPath: request.path) else {
+        throw FileError.unreadable(path: request.file, reason: "cannot read the file")
+      }
+      let bytes = [UInt8](data)
+      switch request.operation {
+      case "thumbnail":
+        let image = try DocumentEngine.thumbnail(
+          bytes, file: request.file, password: request.password, page: request.page ?? 1,
+          size: request.size ?? 256, format: request.format ?? .png,
+          text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil })
+        try AtomicFile.write(image, to: request.output ?? "/dev/null")
+        return WorkerResponse()
+      default:
+        let info = try DocumentEngine.inspect(
+          bytes, file: request.file, password: request.password, colors: request.colors)
+        return WorkerResponse(info: info)
+      }
+    } catch let error as DocumentError {
+      return WorkerResponse(error: error)
+    } catch {
+      return WorkerResponse(otherError: ErrorRecord(error))
+    }
+  }
+}
+
+/// Runs document work in a pool of long-lived worker processes (one per core by default),
+/// replacing a worker that crashes, hangs or exceeds its limits.
+///
+/// `Sendable`: all mutable state is behind a Mutex; each worker serves one request at a time.
+public final class DocumentSandbox: Sendable {
+  /// The `imprint` executable that serves `__worker`.
+  public let executable: String
+  /// Per-file limits.
+  public let limits: SandboxLimits
+  private let idle = Mutex<[WorkerProcess]>([])
+  private let slots: Int
+
+  /// Creates a sandbox over the `imprint` executable at `executable`.
+  public init(executable: String, limits: SandboxLimits = SandboxLimits(), workers: Int = 2) {
+    self.executable = executable
+    self.limits = limits
+    slots = max(1, workers)
+  }
+
+  deinit {
+    for worker in idle.withLock({ $0 }) { worker.stop() }
+  }
+
+  /// Inspects the file at `path` (`file` names it in messages).
+  ///
+  /// - Throws: `FileError` for a missing file or a directory; `DocumentError` otherwise.
+  public func inspect(path: String, file: String, password: String? = nil, colors: ColorRule? = nil)
+    async throws -> DocumentInfo
+  {
+    let request = WorkerRequest(
+      operation: "inspect", path: try absolute(path), file: file, password: password,
+      colors: colors, cpuSeconds: limits.cpuSeconds)
+    let response = try await exchange(request)
+    guard let info = response.info else {
+      throw DocumentError.workerCrashed(file: file, detail: "no answer")
+    }
+    return info
+  }
+
+  /// Writes a thumbnail of `page` of the file at `path` to `output` (atomically, in the worker).
+  ///
+  /// - Throws: `FileError` or `DocumentError`; no file is left at `output` on failure.
+  public func thumbnail(
+    path: String, file: String, password: String? = nil, page: Int, size: Int,
+    format: ThumbnailFormat, output: String, text: [(key: String, value: String)] = []
+  ) async throws {
+    try AtomicFile.checkWritable(output)
+    let request = WorkerRequest(
+      operation: "thumbnail", path: try absolute(path), file: file, password: password,
+      page: page, size: size, format: format, output: output,
+      text: text.map { [$0.key, $0.value] }, cpuSeconds: limits.cpuSeconds)
+    _ = try await exchange(request)
+  }
+
+  private func absolute(_ path: String) throws(FileError) -> String {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+      throw .notFound(path: path)
+    }
+    if isDirectory.boolValue { throw .isDirectory(path: path) }
+    return path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+  }
+
+  private func exchange(_ request: WorkerRequest) async throws -> WorkerResponse {
+    let line = Array(JSONOutput.line(request).utf8) + [UInt8(ascii: "\n")]
+    let worker =
+      try idle.withLock { $0.popLast() }
+      ?? WorkerProcess(
+        executable: executable, memoryMB: limits.memoryMB)
+    let outcome = await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        continuation.resume(returning: worker.exchange(line, timeout: self.limits.wallSeconds))
+      }
+    }
+    switch outcome {
+    case .answer(let data):
+      idle.withLock { pool in
+        if pool.count < slots { pool.append(worker) } else { worker.stop() }
+      }
+      let response = try JSONDecoder().decode(WorkerResponse.self, from: data)
+      if let error = response.error { throw error }
+      if let other = response.otherError {
+        throw DocumentError.workerCrashed(file: request.file, detail: other.message)
+      }
+      return response
+    case .timedOut:
+      throw DocumentError.timeout(file: request.file, seconds: limits.wallSeconds)
+    case .died(let signal, let stderr):
+      if signal == SIGXCPU {
+        throw DocumentError.cpuLimit(file: request.file, seconds: limits.cpuSeconds)
+      }
+      let lower = stderr.lowercased()
+      if lower.contains("alloc") || lower.contains("memory") {
+        throw DocumentError.memoryLimit(file: request.file, megabytes: limits.memoryMB)
+      }
+      throw DocumentError.workerCrashed(
+        file: request.file, detail: signal > 0 ? "signal \(signal)" : "exited")
+    }
+  }
+}
+
+/// One worker process and its pipes.
+///
+/// Used by one request at a time.
+///
+/// `@unchecked Sendable`: it moves between the pool and the thread serving a request, never
+/// shared by two at once (the pool hands it out under a Mutex).
+private final class WorkerProcess: @unchecked Sendable {
+  enum Outcome {
+    case answer(Data)
+    case timedOut
+    case died(signal: Int32, stderr: String)
+  }
+
+  private let process = Process()
+  private let input = Pipe()
+  private let output = Pipe()
+  private let errors = Pipe()
+  private let errorTail = ErrorTail()
+  private var buffer: [UInt8] = []
+
+  init(executable: String, memoryMB: Int) throws {
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = ["__worker", "--memory-mb", "\(memoryMB)"]
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = errors
+    // poppler's chatter goes to the worker's stderr: kept (the last 4 KB) to classify a death,
+    // never shown.
+    let tail = errorTail
+    errors.fileHandleForReading.readabilityHandler = { handle in
+      let data = handle.availableData
+      tail.bytes.withLock { bytes in
+        bytes += data
+        if bytes.count > 4096 { bytes.removeFirst(bytes.count - 4096) }
+      }
+    }
+    try process.run()
+  }
+
+  func stop() {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    try? input.fileHandleForWriting.close()
+    errors.fileHandleForReading.readabilityHandler = nil
+  }
+
+  /// Sends one request line and waits for one answer line, up to `timeout` seconds.
+  func exchange(_ line: [UInt8], timeout: Double) -> Outcome {
+    let sent = line.withUnsafeBytes {
+      write(input.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count)
+    }
+    guard sent == line.count else { return died() }
+    let descriptor = output.fileHandleForReading.fileDescriptor
+    let deadline = Date().addingTimeInterval(timeout)
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+        let answer = Data(buffer[..<newline])
+        buffer.removeFirst(newline + 1)
+        return .answer(answer)
+      }
+      let remaining = deadline.timeIntervalSinceNow
+      if remaining <= 0 {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        stop()
+        return .timedOut
+      }
+      var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&poller, 1, Int32(min(remaining, 1) * 1000))
+      if ready <= 0 { continue }
+      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+      if count <= 0 { return died() }
+      buffer += chunk[0..<count]
+    }
+  }
+
+  private func died() -> Outcome {
+    process.waitUntilExit()
+    usleep(20_000)  // let the stderr handler drain the last lines
+    let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : 0
+    let text = String(decoding: errorTail.bytes.withLock { $0 }, as: UTF8.self)
+    stop()
+    return .died(signal: signal, stderr: text)
+  }
+}
+
+/// The last bytes a worker wrote to its stderr.
+private final class ErrorTail: Sendable {
+  let bytes = Mutex<[UInt8]>([])
+}

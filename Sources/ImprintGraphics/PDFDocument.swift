@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphics: PDF files opened with poppler-glib, one document per task.
+
+internal import CCairo
+internal import CPoppler
+import ImprintCore
+
+/// Why poppler could not open a PDF.
+public enum PDFOpenFailure: Error, Sendable, Equatable {
+  /// The file needs a password (or the one given is wrong).
+  case encrypted
+  /// The file is damaged beyond poppler's repair (truncated, broken xref).
+  case damaged(String)
+  /// Another failure (bad catalog, not a PDF).
+  case invalid(String)
+}
+
+/// A PDF opened from bytes with poppler-glib.
+///
+/// Owns one `PopplerDocument` (released when destroyed). Never shared across tasks: poppler
+/// documents are not thread-safe; open one per task from the same immutable bytes.
+public struct PDFDocument: ~Copyable {
+  private let raw: OpaquePointer
+
+  /// Opens a PDF held in memory (`poppler_document_new_from_bytes`; the bytes are copied).
+  ///
+  /// - Throws: `PDFOpenFailure` with poppler's message.
+  public init(bytes: [UInt8], password: String?) throws(PDFOpenFailure) {
+    _ = PDFDocument.globalState
+    let gbytes = bytes.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+    defer { g_bytes_unref(gbytes) }
+    var error: UnsafeMutablePointer<GError>?
+    let document = poppler_document_new_from_bytes(gbytes, password, &error)
+    guard let document else {
+      let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
+      let code = error?.pointee.code ?? -1
+      if let error { g_error_free(error) }
+      switch code {
+      case Int32(POPPLER_ERROR_ENCRYPTED.rawValue): throw .encrypted
+      case Int32(POPPLER_ERROR_DAMAGED.rawValue): throw .damaged(message)
+      default: throw .invalid(message)
+      }
+    }
+    raw = document
+    LiveHandles.opened("PopplerDocument")
+  }
+
+  deinit {
+    g_object_unref(UnsafeMutableRawPointer(raw))
+    LiveHandles.closed("PopplerDocument")
+  }
+
+  /// Sets up poppler's process-wide state once.
+  ///
+  /// poppler creates its global parameters when the first document is opened; doing that once,
+  /// under the runtime's lock (a `static let`), keeps two first documents from racing on it.
+  private static let globalState: Void = {
+    let minimal = Array(
+      "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+        .utf8)
+    let gbytes = minimal.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+    var error: UnsafeMutablePointer<GError>?
+    if let document = poppler_document_new_from_bytes(gbytes, nil, &error) {
+      g_object_unref(UnsafeMutableRawPointer(document))
+    }
+    if let error { g_error_free(error) }
+    g_bytes_unref(gbytes)
+  }()
+
+  /// The number of pages poppler reports (from the page tree's `/Count`).
+  public var pageCount: Int { Int(poppler_document_get_n_pages(raw)) }
+
+  /// Whether the document allows printing (`OK_TO_PRINT`).
+  public var printAllowed: Bool {
+    poppler_document_get_permissions(raw).rawValue & POPPLER_PERMISSIONS_OK_TO_PRINT.rawValue != 0
+  }
+
+  /// The page's size in points as displayed (`/Rotate` applied), or nil for a missing page.
+  public func pageSize(_ index: Int) -> Size? {
+    guard let page = poppler_document_get_page(raw, Int32(index)) else { return nil }
+    defer { g_object_unref(UnsafeMutableRawPointer(page)) }
+    var width = 0.0
+    var height = 0.0
+    poppler_page_get_size(page, &width, &height)
+    return Size(width: width, height: height)
+  }
+
+  /// Renders page `index` (0-based) onto `canvas`, whose transform maps points to pixels.
+  ///
+  /// The canvas must already be white: poppler does not paint the paper.
+  ///
+  /// - Returns: false when the page does not exist.
+  public func render(page index: Int, on canvas: borrowing Canvas) -> Bool {
+    guard let page = poppler_document_get_page(raw, Int32(index)) else { return false }
+    defer { g_object_unref(UnsafeMutableRawPointer(page)) }
+    poppler_page_render(page, canvas.cr)
+    return true
+  }
+}

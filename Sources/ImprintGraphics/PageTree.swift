@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphics: the page tree as qpdf walks it, to check the /Count poppler trusts.
+
+internal import CQPDF
+
+/// The largest image a page draws, by its decoded size.
+public struct LargestImage: Sendable, Equatable {
+  /// 1-based page number.
+  public let page: Int
+  /// Width in pixels.
+  public let width: Int
+  /// Height in pixels.
+  public let height: Int
+  /// Decoded size in bytes (width × height × components × bits / 8).
+  public let bytes: Int
+}
+
+/// What walking a PDF's page tree found (libqpdf reads and walks `/Kids`; poppler trusts
+/// `/Count`).
+public enum PageTreeWalk: Sendable, Equatable {
+  /// The walk found `pages` pages; `declared` is the root's `/Count`. `repairedXref` is set
+  /// when qpdf had to rebuild the cross-reference table; `largestImage` is the biggest image
+  /// a page's resources hold (forms nested up to 3 deep are searched).
+  case pages(
+    Int, declared: Int?, encrypted: Bool, repairedXref: Bool, largestImage: LargestImage?)
+  /// The tree loops back on itself.
+  case cycle(String)
+  /// qpdf could not read the file.
+  case unreadable(String)
+
+  /// Whether qpdf rejects `password` for the PDF in `bytes`.
+  ///
+  /// poppler 22.12 crashes (a null dereference in `PDFDoc`) when given a wrong password for
+  /// some AES-256 files, so a password is checked with qpdf before poppler sees it.
+  public static func isWrongPassword(_ bytes: [UInt8], password: String) -> Bool {
+    guard let qpdf = qpdf_init() else { return false }
+    defer {
+      var owned: qpdf_data? = qpdf
+      qpdf_cleanup(&owned)
+    }
+    qpdf_silence_errors(qpdf)
+    qpdf_set_suppress_warnings(qpdf, 1)
+    _ = bytes.withUnsafeBufferPointer { buffer in
+      buffer.withMemoryRebound(to: CChar.self) {
+        qpdf_read_memory(qpdf, "upload", $0.baseAddress, UInt64($0.count), password)
+      }
+    }
+    guard qpdf_has_error(qpdf) != 0, let error = qpdf_get_error(qpdf) else { return false }
+    return qpdf_get_error_code(qpdf, error) == qpdf_e_password
+  }
+
+  /// Walks the page tree of a PDF held in memory.
+  public static func walk(_ bytes: [UInt8], password: String?) -> PageTreeWalk {
+    guard let qpdf = qpdf_init() else { return .unreadable("qpdf_init failed") }
+    defer {
+      var owned: qpdf_data? = qpdf
+      qpdf_cleanup(&owned)
+    }
+    qpdf_silence_errors(qpdf)
+    qpdf_set_suppress_warnings(qpdf, 1)
+    let status = bytes.withUnsafeBufferPointer { buffer in
+      buffer.withMemoryRebound(to: CChar.self) {
+        qpdf_read_memory(qpdf, "upload", $0.baseAddress, UInt64($0.count), password)
+      }
+    }
+    if status & QPDF_ERRORS != 0 || qpdf_has_error(qpdf) != 0 {
+      return .unreadable(errorText(qpdf))
+    }
+    let count = qpdf_get_num_pages(qpdf)
+    if count < 0 || qpdf_has_error(qpdf) != 0 {
+      let text = errorText(qpdf)
+      return text.lowercased().contains("loop") ? .cycle(text) : .unreadable(text)
+    }
+    let root = qpdf_get_root(qpdf)
+    let pages = qpdf_oh_get_key(qpdf, root, "/Pages")
+    let countObject = qpdf_oh_get_key(qpdf, pages, "/Count")
+    let declared =
+      qpdf_oh_is_integer(qpdf, countObject) != 0
+      ? Int(qpdf_oh_get_int_value(qpdf, countObject)) : nil
+    var repaired = false
+    while qpdf_more_warnings(qpdf) != 0 {
+      if let warning = qpdf_next_warning(qpdf), let text = qpdf_get_error_full_text(qpdf, warning) {
+        let lower = String(cString: text).lowercased()
+        if lower.contains("reconstruct") || lower.contains("xref") { repaired = true }
+      }
+    }
+    var largest: LargestImage?
+    for index in 0..<Int(count) {
+      let page = qpdf_get_page_n(qpdf, index)
+      let resources = qpdf_oh_get_key(qpdf, page, "/Resources")
+      scanImages(qpdf, resources, page: index + 1, depth: 0, largest: &largest)
+    }
+    return .pages(
+      Int(count), declared: declared, encrypted: qpdf_is_encrypted(qpdf) != 0,
+      repairedXref: repaired, largestImage: largest)
+  }
+
+  /// Finds the image XObjects of a resource dictionary (and of forms inside it).
+  private static func scanImages(
+    _ qpdf: qpdf_data, _ resources: qpdf_oh, page: Int, depth: Int, largest: inout LargestImage?
+  ) {
+    guard depth <= 3, qpdf_oh_is_dictionary(qpdf, resources) != 0 else { return }
+    let objects = qpdf_oh_get_key(qpdf, resources, "/XObject")
+    guard qpdf_oh_is_dictionary(qpdf, objects) != 0 else { return }
+    var keys: [String] = []
+    qpdf_oh_begin_dict_key_iter(qpdf, objects)
+    while qpdf_oh_dict_more_keys(qpdf) != 0 {
+      if let key = qpdf_oh_dict_next_key(qpdf) { keys.append(String(cString: key)) }
+    }
+    for key in keys {
+      let object = qpdf_oh_get_key(qpdf, objects, key)
+      guard qpdf_oh_is_stream(qpdf, object) != 0 else { continue }
+      let dict = qpdf_oh_get_dict(qpdf, object)
+      let subtype = qpdf_oh_get_key(qpdf, dict, "/Subtype")
+      if qpdf_oh_is_name_and_equals(qpdf, subtype, "/Form") != 0 {
+        scanImages(
+          qpdf, qpdf_oh_get_key(qpdf, dict, "/Resources"), page: page, depth: depth + 1,
+          largest: &largest)
+        continue
+      }
+      guard qpdf_oh_is_name_and_equals(qpdf, subtype, "/Image") != 0 else { continue }
+      func integer(_ name: String) -> Int {
+        let value = qpdf_oh_get_key(qpdf, dict, name)
+        return qpdf_oh_is_integer(qpdf, value) != 0 ? Int(qpdf_oh_get_int_value(qpdf, value)) : 0
+      }
+      let width = integer("/Width")
+      let height = integer("/Height")
+      let bits = max(1, integer("/BitsPerComponent"))
+      let space = qpdf_oh_get_key(qpdf, dict, "/ColorSpace")
+      let components =
+        qpdf_oh_is_name_and_equals(qpdf, space, "/DeviceCMYK") != 0
+        ? 4 : qpdf_oh_is_name_and_equals(qpdf, space, "/DeviceGray") != 0 ? 1 : 3
+      let (product, overflow) = width.multipliedReportingOverflow(by: height)
+      let bytes =
+        overflow
+        ? Int.max : product.multipliedReportingOverflow(by: components * bits).partialValue / 8
+      if bytes > (largest?.bytes ?? 0) {
+        largest = LargestImage(page: page, width: width, height: height, bytes: bytes)
+      }
+    }
+  }
+
+  private static func errorText(_ qpdf: qpdf_data) -> String {
+    guard qpdf_has_error(qpdf) != 0, let error = qpdf_get_error(qpdf),
+      let text = qpdf_get_error_full_text(qpdf, error)
+    else { return "unknown qpdf error" }
+    return String(cString: text)
+  }
+}

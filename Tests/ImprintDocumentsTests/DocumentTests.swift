@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocumentsTests: page counts, sizes, colour and thumbnails of generated fixtures, and
+// every hostile case through the worker sandbox (Tests/Fixtures/Documents/make_fixtures.py).
+
+import Foundation
+import ImprintCore
+import ImprintDocuments
+import ImprintTestSupport
+import Testing
+
+let documents = fixturesFolder + "/Documents/"
+
+func bytes(_ name: String) throws -> [UInt8] {
+  [UInt8](try Data(contentsOf: URL(fileURLWithPath: documents + name)))
+}
+
+/// The built `imprint`, which serves the sandbox's workers.
+let worker = Bundle.main.bundleURL.appendingPathComponent("imprint").path
+
+@Suite("Inspecting documents")
+struct InspectTests {
+  @Test("a 3-page PDF: counts, sizes in mm with standard names, rotation applied")
+  func mixed() throws {
+    let info = try DocumentEngine.inspect(try bytes("mixed.pdf"), file: "mixed.pdf")
+    #expect(info.type == .pdf && info.pages == 3)
+    #expect(info.pageSizes.map(\.paper) == [.a4, .letter, .a5])
+    #expect(info.pageSizes.map(\.orientation) == ["portrait", "landscape", "landscape"])
+    #expect(info.pageSizes[0].widthMM == 210 && info.pageSizes[0].heightMM == 297)
+    // Page 3 is A5 portrait with /Rotate 90: it prints landscape.
+    #expect(info.pageSizes[2].widthMM == 210 && info.pageSizes[2].heightMM == 148)
+    #expect(!info.encrypted && info.printAllowed)
+    // pdfinfo agrees on the count.
+    #expect(try pdfInfo(documents + "mixed.pdf")["Pages"] == "3")
+  }
+
+  @Test("colour: the red page is colour, the text page mono, the empty page blank")
+  func colors() throws {
+    let info = try DocumentEngine.inspect(
+      try bytes("mixed.pdf"), file: "mixed.pdf", colors: ColorRule())
+    let colors = try #require(info.colors)
+    #expect(colors.map(\.color) == [false, true, false])
+    #expect(colors.map(\.blank) == [false, false, true])
+    #expect(colors[1].magenta > 10 && colors[1].yellow > 10 && colors[1].cyan < 1)
+    #expect(colors[0].black > 0 && colors[0].cyan == 0)
+  }
+
+  @Test("a small blue word is colour only when the shop sets the minimum area to 0")
+  func hyperlink() throws {
+    let page = try bytes("hyperlink.pdf")
+    var strict = ColorRule()
+    strict.minimumAreaPercent = 0
+    #expect(
+      try DocumentEngine.inspect(page, file: "h.pdf", colors: ColorRule()).colors?[0].color == false
+    )
+    #expect(
+      try DocumentEngine.inspect(page, file: "h.pdf", colors: strict).colors?[0].color == true)
+  }
+
+  @Test("encrypted: an error without the password, counted with it; no-print is reported")
+  func encrypted() throws {
+    #expect(throws: DocumentError.encrypted(file: "e.pdf", passwordGiven: false)) {
+      _ = try DocumentEngine.inspect(try bytes("encrypted.pdf"), file: "e.pdf")
+    }
+    #expect(throws: DocumentError.encrypted(file: "e.pdf", passwordGiven: true)) {
+      _ = try DocumentEngine.inspect(try bytes("encrypted.pdf"), file: "e.pdf", password: "wrong")
+    }
+    let opened = try DocumentEngine.inspect(
+      try bytes("encrypted.pdf"), file: "e.pdf", password: "secret")
+    #expect(opened.pages == 3 && opened.encrypted)
+    let noPrint = try DocumentEngine.inspect(try bytes("noprint.pdf"), file: "n.pdf")
+    #expect(noPrint.encrypted && !noPrint.printAllowed)
+  }
+
+  @Test("images are one page, sized from pixels and DPI")
+  func images() throws {
+    let png = try DocumentEngine.inspect(
+      [UInt8](
+        try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/assets/placeholder-photo.png"))
+      ),
+      file: "p.png")
+    #expect(png.type == .png && png.pages == 1)
+    #expect(abs(png.pageSizes[0].widthMM - 400 / 96 * 25.4) < 0.1)  // no pHYs: 96 dpi
+  }
+
+  @Test("thumbnails fit the box, keep the aspect, and are white behind the page")
+  func thumbnails() throws {
+    let png = try DocumentEngine.thumbnail(
+      try bytes("mixed.pdf"), file: "m.pdf", page: 2, size: 256, format: .png)
+    let header = try #require(pngHeader(png))
+    #expect(header.width == 256 && header.height == 198)  // Letter landscape 792 x 612
+    let jpeg = try DocumentEngine.thumbnail(
+      try bytes("mixed.pdf"), file: "m.pdf", page: 1, size: 128, format: .jpeg)
+    #expect(jpeg.starts(with: [0xFF, 0xD8, 0xFF]))
+    #expect(throws: DocumentError.pageOutOfRange(file: "m.pdf", page: 4, pages: 3)) {
+      _ = try DocumentEngine.thumbnail(
+        try bytes("mixed.pdf"), file: "m.pdf", page: 4, size: 64, format: .png)
+    }
+  }
+}
+
+@Suite("Hostile files, through the worker sandbox")
+struct HostileTests {
+  static let cases: [(String, String)] = [
+    ("empty.pdf", "document.empty"), ("html.pdf", "document.unsupportedType"),
+    ("truncated.pdf", "pdf.damaged"), ("brokenxref.pdf", "pdf.brokenXref"),
+    ("zeropages.pdf", "pdf.noPages"), ("countlies.pdf", "pdf.countMismatch"),
+    ("cycle.pdf", "pdf.pageTreeCycle"), ("huge-page.pdf", "pdf.pageTooLarge"),
+    ("huge.png", "image.tooLarge"), ("bomb.pdf", "pdf.imageTooLarge"),
+    ("encrypted.pdf", "pdf.encrypted"),
+  ]
+
+  @Test(
+    "each case has its own error code, names the file, and leaves no thumbnail", arguments: cases)
+  func hostile(name: String, code: String) async throws {
+    let sandbox = DocumentSandbox(executable: worker)
+    let folder = TemporaryFolder()
+    do {
+      _ = try await sandbox.inspect(path: documents + name, file: name)
+      Issue.record("\(name) must fail")
+    } catch let error as any ImprintError {
+      #expect(error.code == code, "\(name): \(error.message)")
+      #expect(error.message.contains("'\(name)'"))
+    }
+    do {
+      try await sandbox.thumbnail(
+        path: documents + name, file: name, page: 1, size: 128, format: .png,
+        output: folder.file("t.png"))
+      Issue.record("\(name) must fail")
+    } catch let error as any ImprintError {
+      #expect(error.code == code, "\(name): \(error.message)")
+    }
+    #expect(folder.contents().isEmpty)
+  }
+
+  @Test("a directory is refused before any worker runs")
+  func directory() async {
+    let sandbox = DocumentSandbox(executable: worker)
+    await #expect(throws: FileError.isDirectory(path: fixturesFolder)) {
+      _ = try await sandbox.inspect(path: fixturesFolder, file: fixturesFolder)
+    }
+  }
+
+  @Test("a content stream that burns CPU is stopped at the CPU limit; the caller goes on")
+  func cpu() async throws {
+    var limits = SandboxLimits()
+    limits.cpuSeconds = 1
+    let sandbox = DocumentSandbox(executable: worker, limits: limits, workers: 1)
+    await #expect(throws: DocumentError.cpuLimit(file: "cpu.pdf", seconds: 1)) {
+      _ = try await sandbox.inspect(
+        path: documents + "cpu.pdf", file: "cpu.pdf", colors: ColorRule())
+    }
+    // The dead worker is replaced: the next file works.
+    let info = try await sandbox.inspect(path: documents + "mixed.pdf", file: "mixed.pdf")
+    #expect(info.pages == 3)
+  }
+
+  @Test("a file slower than the wall-clock limit is stopped")
+  func timeout() async throws {
+    var limits = SandboxLimits()
+    limits.wallSeconds = 0.5
+    let sandbox = DocumentSandbox(executable: worker, limits: limits, workers: 1)
+    await #expect(throws: DocumentError.timeout(file: "cpu.pdf", seconds: 0.5)) {
+      _ = try await sandbox.inspect(
+        path: documents + "cpu.pdf", file: "cpu.pdf", colors: ColorRule())
+    }
+  }
+
+  @Test("many files at once on a pool of workers give the same answers as one at a time")
+  func parallel() async throws {
+    let sandbox = DocumentSandbox(executable: worker, workers: 2)
+    try await withThrowingTaskGroup(of: Int.self) { group in
+      for _ in 0..<12 {
+        group.addTask {
+          try await sandbox.inspect(path: documents + "mixed.pdf", file: "m.pdf").pages
+        }
+      }
+      for try await pages in group { #expect(pages == 3) }
+    }
+  }
+}
