@@ -141,6 +141,26 @@ enum DemoCommand {
             ? "ID card at 300 dpi, one PNG per side (-front, -back)" : "1200 x 630 share image"))
     }
 
+    // Uploaded documents: an inspection report with colour pages, and thumbnails.
+    let documentFolder = folder + "/documents"
+    try createFolder(documentFolder)
+    let uploads = ["course-notes.pdf", "handout.pdf", "poster-photo.jpg"].map {
+      samples + "/documents/" + $0
+    }
+    let report = CapturedStream()
+    let inspectCode = await ImprintCLI.run(
+      ["inspect", "--colors"] + uploads,
+      console: Console(stdout: report, stderr: console.stderr, environment: console.environment))
+    guard inspectCode == ImprintCLI.success else { return inspectCode }
+    try AtomicFile.write(report.bytes, to: documentFolder + "/inspection.txt")
+    made.append(
+      Made(path: documentFolder + "/inspection.txt", what: "pages, sizes and colour pages"))
+    let thumbCode = await ImprintCLI.run(
+      ["thumb", "--pages", "all", "--size", "256", "-o", documentFolder] + uploads,
+      console: bulkConsole)
+    guard thumbCode == ImprintCLI.success else { return thumbCode }
+    made.append(Made(path: documentFolder, what: "256-px thumbnails of every page"))
+
     if arguments.flag("json") {
       struct Document: Codable {
         var schemaVersion = 1

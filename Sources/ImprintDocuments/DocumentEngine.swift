@@ -37,7 +37,7 @@ public enum DocumentEngine {
     case .pdf:
       let document = try open(bytes, file: file, password: password)
       let (pages, encrypted) = try checkPageTree(
-        bytes, document: document, file: file, password: password)
+        bytes, document: document, file: file, password: password, renderAll: colors != nil)
       var sizes: [PageSize] = []
       for index in 0..<pages { sizes.append(try pageSize(document, index, file: file)) }
       var verdicts: [PageColor]?
@@ -96,7 +96,8 @@ public enum DocumentEngine {
     switch try sniff(bytes, file: file) {
     case .pdf:
       let document = try open(bytes, file: file, password: password)
-      let (pages, _) = try checkPageTree(bytes, document: document, file: file, password: password)
+      let (pages, _) = try checkPageTree(
+        bytes, document: document, file: file, password: password, renderPage: page)
       guard (1...pages).contains(page) else {
         throw .pageOutOfRange(file: file, page: page, pages: pages)
       }
@@ -154,10 +155,12 @@ public enum DocumentEngine {
 
   /// Compares poppler's count (it trusts `/Count`) with qpdf's walk of `/Kids`.
   static func checkPageTree(
-    _ bytes: [UInt8], document: borrowing PDFDocument, file: String, password: String?
+    _ bytes: [UInt8], document: borrowing PDFDocument, file: String, password: String?,
+    renderAll: Bool = false, renderPage: Int? = nil
   ) throws(DocumentError) -> (pages: Int, encrypted: Bool) {
     let counted = document.pageCount
-    switch PageTreeWalk.walk(bytes, password: password) {
+    let rendered = renderAll ? Array(1...max(1, counted)) : renderPage.map { [$0] } ?? []
+    switch PageTreeWalk.walk(bytes, password: password, imagePages: rendered) {
     case .cycle: throw .pageTreeCycle(file: file)
     case .pages(let found, let declared, let encrypted, let repaired, let largest):
       if let declared, declared != found {

@@ -149,6 +149,35 @@ public final class DocumentSandbox: Sendable {
     return info
   }
 
+  /// Inspects a file held in memory (an upload): the bytes are written to a private temporary
+  /// file that only the worker reads, and removed afterwards.
+  ///
+  /// - Throws: `DocumentError`.
+  public func inspect(
+    bytes: [UInt8], file: String, password: String? = nil, colors: ColorRule? = nil
+  )
+    async throws -> DocumentInfo
+  {
+    let path = try temporaryCopy(bytes)
+    defer { unlink(path) }
+    return try await inspect(path: path, file: file, password: password, colors: colors)
+  }
+
+  private func temporaryCopy(_ bytes: [UInt8]) throws -> String {
+    let path = FileManager.default.temporaryDirectory.path + "/imprint-upload-\(UUID().uuidString)"
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
+      throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+    }
+    defer { close(descriptor) }
+    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    guard written == bytes.count else {
+      unlink(path)
+      throw FileError.unwritable(path: path, reason: "short write")
+    }
+    return path
+  }
+
   /// Writes a thumbnail of `page` of the file at `path` to `output` (atomically, in the worker).
   ///
   /// - Throws: `FileError` or `DocumentError`; no file is left at `output` on failure.

@@ -49,8 +49,11 @@ public enum PageTreeWalk: Sendable, Equatable {
     return qpdf_get_error_code(qpdf, error) == qpdf_e_password
   }
 
-  /// Walks the page tree of a PDF held in memory.
-  public static func walk(_ bytes: [UInt8], password: String?) -> PageTreeWalk {
+  /// Walks the page tree of a PDF held in memory; looks for the largest image only on
+  /// `imagePages` (1-based: the pages about to be rendered).
+  public static func walk(_ bytes: [UInt8], password: String?, imagePages: [Int] = [])
+    -> PageTreeWalk
+  {
     guard let qpdf = qpdf_init() else { return .unreadable("qpdf_init failed") }
     defer {
       var owned: qpdf_data? = qpdf
@@ -85,7 +88,8 @@ public enum PageTreeWalk: Sendable, Equatable {
       }
     }
     var largest: LargestImage?
-    for index in 0..<Int(count) {
+    for number in imagePages where number >= 1 && number <= Int(count) {
+      let index = number - 1
       let page = qpdf_get_page_n(qpdf, index)
       let resources = qpdf_oh_get_key(qpdf, page, "/Resources")
       scanImages(qpdf, resources, page: index + 1, depth: 0, largest: &largest)
