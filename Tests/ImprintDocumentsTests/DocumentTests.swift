@@ -115,7 +115,8 @@ struct HostileTests {
     let sandbox = DocumentSandbox(executable: worker)
     let folder = TemporaryFolder()
     do {
-      _ = try await sandbox.inspect(path: documents + name, file: name)
+      // With colours every page renders, so every check that guards rendering applies.
+      _ = try await sandbox.inspect(path: documents + name, file: name, colors: ColorRule())
       Issue.record("\(name) must fail")
     } catch let error as any ImprintError {
       #expect(error.code == code, "\(name): \(error.message)")
