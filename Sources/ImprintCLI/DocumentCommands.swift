@@ -198,12 +198,6 @@ enum DocumentCommands {
       work: { (index, pair) -> (Int, Entry) in
         var entry = Entry(file: pair.input, status: "ok")
         do {
-          var pages = [1]
-          if pagesSpec != "1" {
-            let info = try await sandbox.inspect(
-              path: pair.input, file: pair.input, password: password)
-            pages = try pageList(pagesSpec, count: info.pages, file: pair.input)
-          }
           var text: [(key: String, value: String)] = []
           if freedesktop {
             let absolute =
@@ -218,14 +212,10 @@ enum DocumentCommands {
             ]
           }
           let base = ((pair.input as NSString).lastPathComponent as NSString).deletingPathExtension
-          for page in pages {
-            let output =
-              pair.output ?? "\(folder ?? ".")/\(base)\(pages == [1] ? "" : "-\(page)").\(ext)"
-            try await sandbox.thumbnail(
-              path: pair.input, file: pair.input, password: password, page: page, size: size,
-              format: format, output: output, text: text)
-            entry.outputs.append(output)
-          }
+          let output = pair.output ?? "\(folder ?? ".")/\(base).\(ext)"
+          entry.outputs = try await sandbox.thumbnails(
+            path: pair.input, file: pair.input, password: password, pages: pagesSpec, size: size,
+            format: format, output: output, text: text)
         } catch {
           entry.status = "failed"
           entry.error = ErrorRecord(error)
@@ -250,26 +240,6 @@ enum DocumentCommands {
     return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
   }
 
-  /// `1-3,5,8-` against `count` pages (`all` is every page).
-  static func pageList(_ spec: String, count: Int, file: String) throws -> [Int] {
-    if spec == "all" { return Array(1...count) }
-    var pages: [Int] = []
-    for part in spec.split(separator: ",") {
-      let bounds = part.split(separator: "-", omittingEmptySubsequences: false)
-      guard (1...2).contains(bounds.count), let low = Int(bounds[0].isEmpty ? "1" : bounds[0]),
-        let high = bounds.count == 1 ? low : Int(bounds[1].isEmpty ? "\(count)" : bounds[1]),
-        low >= 1, low <= high
-      else {
-        throw UsageError(
-          message: "option '--pages' expects 1, all or a range like 1-3,5; got '\(spec)'")
-      }
-      guard high <= count else {
-        throw DocumentError.pageOutOfRange(file: file, page: high, pages: count)
-      }
-      pages += Array(low...high)
-    }
-    return pages
-  }
 }
 
 func formatMM(_ value: Double) -> String {

@@ -47,6 +47,9 @@ public enum ImprintCLI {
   /// Process-wide tuning for the `imprint` executable (malloc thresholds); backends that embed
   /// the library keep their own settings.
   public static func configureProcess() {
+    // Document workers parse PDFs: millions of small objects, for which glibc's defaults
+    // are better (the tuned thresholds made qpdf's parsing spend most of its time in malloc).
+    guard CommandLine.arguments.dropFirst().first != "__worker" else { return }
     ProcessTuning.keepLargeBuffersInHeap()
   }
 

@@ -92,38 +92,87 @@ public enum DocumentEngine {
     _ bytes: [UInt8], file: String, password: String? = nil, page: Int, size: Int,
     format: ThumbnailFormat, text: [(key: String, value: String)] = []
   ) throws(DocumentError) -> [UInt8] {
-    let image: RasterImage
+    var result: [UInt8] = []
+    try thumbnails(
+      bytes, file: file, password: password, pages: "\(page)", size: size, format: format,
+      text: text
+    ) { _, image throws(DocumentError) in result = image }
+    return result
+  }
+
+  /// Renders thumbnails of the pages `pages` names (`1`, `all`, `1-3,5,8-`), opening the file
+  /// once, and hands each to `deliver` in page order.
+  ///
+  /// - Throws: `DocumentError` naming `file` (a range outside the document included).
+  public static func thumbnails(
+    _ bytes: [UInt8], file: String, password: String? = nil, pages: String, size: Int,
+    format: ThumbnailFormat, text: [(key: String, value: String)] = [],
+    deliver: (Int, [UInt8]) throws(DocumentError) -> Void
+  ) throws(DocumentError) {
+    func encode(_ image: borrowing RasterImage) throws(DocumentError) -> [UInt8] {
+      guard max(image.width, image.height) <= size else {
+        throw .badOutput(file: file, detail: "\(image.width) x \(image.height) exceeds \(size) px")
+      }
+      do {
+        switch format {
+        case .png: return try image.png(text: text)
+        case .jpeg: return try image.jpeg()
+        }
+      } catch {
+        throw .badOutput(file: file, detail: error.message)
+      }
+    }
     switch try sniff(bytes, file: file) {
     case .pdf:
       let document = try open(bytes, file: file, password: password)
-      let (pages, _) = try checkPageTree(
-        bytes, document: document, file: file, password: password, renderPage: page)
-      guard (1...pages).contains(page) else {
-        throw .pageOutOfRange(file: file, page: page, pages: pages)
+      let declared = document.pageCount
+      let wanted = try pageList(pages, count: max(1, declared), file: file)
+      let (count, _) = try checkPageTree(
+        bytes, document: document, file: file, password: password, renderPages: wanted)
+      for page in wanted {
+        guard (1...count).contains(page) else {
+          throw .pageOutOfRange(file: file, page: page, pages: count)
+        }
+        let pageSize = try checkedSize(document, page - 1, file: file)
+        let scale = Double(size) / max(pageSize.width, pageSize.height)
+        let image = try render(document, page - 1, size: pageSize, scale: scale, file: file)
+        try deliver(page, try encode(image))
       }
-      let pageSize = try checkedSize(document, page - 1, file: file)
-      let scale = Double(size) / max(pageSize.width, pageSize.height)
-      image = try render(document, page - 1, size: pageSize, scale: scale, file: file)
     default:
-      guard page == 1 else { throw .pageOutOfRange(file: file, page: page, pages: 1) }
+      let wanted = try pageList(pages, count: 1, file: file)
+      guard wanted == [1] else {
+        throw .pageOutOfRange(file: file, page: wanted.first { $0 != 1 } ?? 2, pages: 1)
+      }
       _ = try imageHeader(bytes, type: .png, file: file, sniffed: false)
       let bitmap = try decodeImage(bytes, file: file)
       let scale = min(1, Double(size) / Double(max(bitmap.width, bitmap.height)))
-      image = try draw(
+      let image = try draw(
         bitmap, width: max(1, Int((Double(bitmap.width) * scale).rounded())),
         height: max(1, Int((Double(bitmap.height) * scale).rounded())), file: file)
+      try deliver(1, try encode(image))
     }
-    guard max(image.width, image.height) <= size else {
-      throw .badOutput(file: file, detail: "\(image.width) x \(image.height) exceeds \(size) px")
+  }
+
+  /// The pages `spec` names: `1`, `all`, or ranges such as `1-3,5,8-` against `count` pages.
+  ///
+  /// - Throws: `DocumentError.pageOutOfRange` for a page past the end; `.badPageRange` for text
+  ///   that is not a range.
+  public static func pageList(_ spec: String, count: Int, file: String) throws(DocumentError)
+    -> [Int]
+  {
+    if spec == "all" { return Array(1...max(1, count)) }
+    var pages: [Int] = []
+    for part in spec.split(separator: ",") {
+      let bounds = part.split(separator: "-", omittingEmptySubsequences: false)
+      guard (1...2).contains(bounds.count), let low = Int(bounds[0].isEmpty ? "1" : bounds[0]),
+        let high = bounds.count == 1 ? low : Int(bounds[1].isEmpty ? "\(count)" : bounds[1]),
+        low >= 1, low <= high
+      else { throw .badPageRange(file: file, range: spec) }
+      guard high <= count else { throw .pageOutOfRange(file: file, page: high, pages: count) }
+      pages += Array(low...high)
     }
-    do {
-      switch format {
-      case .png: return try image.png(text: text)
-      case .jpeg: return try image.jpeg()
-      }
-    } catch {
-      throw .badOutput(file: file, detail: error.message)
-    }
+    guard !pages.isEmpty else { throw .badPageRange(file: file, range: spec) }
+    return pages
   }
 
   static func sniff(_ bytes: [UInt8], file: String) throws(DocumentError) -> DocumentType {
@@ -156,10 +205,10 @@ public enum DocumentEngine {
   /// Compares poppler's count (it trusts `/Count`) with qpdf's walk of `/Kids`.
   static func checkPageTree(
     _ bytes: [UInt8], document: borrowing PDFDocument, file: String, password: String?,
-    renderAll: Bool = false, renderPage: Int? = nil
+    renderAll: Bool = false, renderPages: [Int] = []
   ) throws(DocumentError) -> (pages: Int, encrypted: Bool) {
     let counted = document.pageCount
-    let rendered = renderAll ? Array(1...max(1, counted)) : renderPage.map { [$0] } ?? []
+    let rendered = renderAll ? Array(1...max(1, counted)) : renderPages
     switch PageTreeWalk.walk(bytes, password: password, imagePages: rendered) {
     case .cycle: throw .pageTreeCycle(file: file)
     case .pages(let found, let declared, let encrypted, let repaired, let largest):

@@ -31,6 +31,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case imageTooLarge(file: String, width: Int, height: Int, maximumPixels: Int)
   /// The image is damaged.
   case damagedImage(file: String, reason: String)
+  /// A page range that is not `1`, `all` or ranges like `1-3,5`.
+  case badPageRange(file: String, range: String)
   /// A requested page does not exist.
   case pageOutOfRange(file: String, page: Int, pages: Int)
   /// The worker used more CPU time than allowed for one file.
@@ -59,6 +61,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .emptyPage: "pdf.emptyPage"
     case .imageTooLarge: "image.tooLarge"
     case .damagedImage: "image.damaged"
+    case .badPageRange: "document.badPageRange"
     case .pageOutOfRange: "document.pageOutOfRange"
     case .cpuLimit: "document.cpuLimit"
     case .memoryLimit: "document.memoryLimit"
@@ -92,6 +95,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .imageTooLarge(let file, let width, let height, let maximum):
       "image '\(file)' claims \(width) x \(height) pixels; at most \(maximum) pixels are decoded"
     case .damagedImage(let file, let reason): "image '\(file)' is damaged (\(reason))"
+    case .badPageRange(let file, let range):
+      "'\(range)' is not a page range for '\(file)'; expected 1, all, or ranges like 1-3,5,8-"
     case .pageOutOfRange(let file, let page, let pages):
       "'\(file)' has \(pages) page\(pages == 1 ? "" : "s"); page \(page) does not exist"
     case .cpuLimit(let file, let seconds):

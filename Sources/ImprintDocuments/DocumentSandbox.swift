@@ -31,13 +31,14 @@ public struct WorkerRequest: Codable, Sendable {
   public var password: String?
   /// The colour rule, for `inspect` with colours.
   public var colors: ColorRule?
-  /// 1-based page, size in pixels, format, output path and PNG text chunks for `thumbnail`.
-  public var page: Int?
+  /// The pages for `thumbnail`: `1`, `all` or ranges such as `1-3,5`.
+  public var pages: String?
   /// Thumbnail box in pixels.
   public var size: Int?
   /// Thumbnail format.
   public var format: ThumbnailFormat?
-  /// Where the worker writes the thumbnail (atomically).
+  /// Where the worker writes the thumbnail (atomically); with several pages, `-N` is added
+  /// before the extension for page N.
   public var output: String?
   /// PNG text chunks, as [key, value] pairs.
   public var text: [[String]]?
@@ -49,6 +50,8 @@ public struct WorkerRequest: Codable, Sendable {
 public struct WorkerResponse: Codable, Sendable {
   /// The inspection, for `inspect`.
   public var info: DocumentInfo?
+  /// The files written, for `thumbnail`.
+  public var written: [String]?
   /// Why the file failed.
   public var error: DocumentError?
   /// A failure outside the document domain (I/O).
@@ -91,12 +94,30 @@ public enum DocumentWorker {
       let bytes = [UInt8](data)
       switch request.operation {
       case "thumbnail":
-        let image = try DocumentEngine.thumbnail(
-          bytes, file: request.file, password: request.password, page: request.page ?? 1,
+        let output = request.output ?? "/dev/null"
+        let spec = request.pages ?? "1"
+        var written: [String] = []
+        var failure: (any Error)?
+        try DocumentEngine.thumbnails(
+          bytes, file: request.file, password: request.password, pages: spec,
           size: request.size ?? 256, format: request.format ?? .png,
-          text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil })
-        try AtomicFile.write(image, to: request.output ?? "/dev/null")
-        return WorkerResponse()
+          text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+        ) { page, image throws(DocumentError) in
+          guard failure == nil else { return }
+          let path =
+            spec == "1"
+            ? output
+            : (output as NSString).deletingPathExtension + "-\(page)."
+              + (output as NSString).pathExtension
+          do {
+            try AtomicFile.write(image, to: path)
+            written.append(path)
+          } catch {
+            failure = error
+          }
+        }
+        if let failure { throw failure }
+        return WorkerResponse(written: written)
       default:
         let info = try DocumentEngine.inspect(
           bytes, file: request.file, password: request.password, colors: request.colors)
@@ -178,19 +199,22 @@ public final class DocumentSandbox: Sendable {
     return path
   }
 
-  /// Writes a thumbnail of `page` of the file at `path` to `output` (atomically, in the worker).
+  /// Writes thumbnails of `pages` (`1`, `all`, `1-3,5`) of the file at `path`, opening it once:
+  /// page 1 alone goes to `output`; several pages to `output` with `-N` before the extension.
   ///
-  /// - Throws: `FileError` or `DocumentError`; no file is left at `output` on failure.
-  public func thumbnail(
-    path: String, file: String, password: String? = nil, page: Int, size: Int,
+  /// - Returns: the files written (atomically, by the worker).
+  /// - Throws: `FileError` or `DocumentError`; no file is left when the first page fails.
+  @discardableResult
+  public func thumbnails(
+    path: String, file: String, password: String? = nil, pages: String = "1", size: Int,
     format: ThumbnailFormat, output: String, text: [(key: String, value: String)] = []
-  ) async throws {
+  ) async throws -> [String] {
     try AtomicFile.checkWritable(output)
     let request = WorkerRequest(
       operation: "thumbnail", path: try absolute(path), file: file, password: password,
-      page: page, size: size, format: format, output: output,
+      pages: pages, size: size, format: format, output: output,
       text: text.map { [$0.key, $0.value] }, cpuSeconds: limits.cpuSeconds)
-    _ = try await exchange(request)
+    return try await exchange(request).written ?? []
   }
 
   private func absolute(_ path: String) throws(FileError) -> String {

@@ -69,13 +69,35 @@ public enum PageTreeWalk: Sendable, Equatable {
     if status & QPDF_ERRORS != 0 || qpdf_has_error(qpdf) != 0 {
       return .unreadable(errorText(qpdf))
     }
-    let count = qpdf_get_num_pages(qpdf)
-    if count < 0 || qpdf_has_error(qpdf) != 0 {
-      let text = errorText(qpdf)
-      return text.lowercased().contains("loop") ? .cycle(text) : .unreadable(text)
-    }
     let root = qpdf_get_root(qpdf)
     let pages = qpdf_oh_get_key(qpdf, root, "/Pages")
+    // Our own walk of /Kids: it only reads each node's /Type and /Kids (qpdf's getAllPages
+    // also copies inherited attributes into every page, ten times the cost on long manuals).
+    var visited = Set<Int32>()
+    var count = 0
+    var cycle = false
+    func visit(_ node: qpdf_oh, depth: Int) {
+      guard !cycle else { return }
+      let id = qpdf_oh_get_object_id(qpdf, node)
+      if id > 0 && !visited.insert(id).inserted || depth > 64 {
+        cycle = true
+        return
+      }
+      let kids = qpdf_oh_get_key(qpdf, node, "/Kids")
+      if qpdf_oh_is_array(qpdf, kids) != 0
+        && !(qpdf_oh_is_name_and_equals(qpdf, qpdf_oh_get_key(qpdf, node, "/Type"), "/Page") != 0)
+      {
+        for index in 0..<qpdf_oh_get_array_n_items(qpdf, kids) {
+          visit(qpdf_oh_get_array_item(qpdf, kids, index), depth: depth + 1)
+        }
+      } else {
+        count += 1
+      }
+      qpdf_oh_release(qpdf, kids)
+    }
+    visit(pages, depth: 0)
+    if cycle { return .cycle("the page tree loops") }
+    if qpdf_has_error(qpdf) != 0 { return .unreadable(errorText(qpdf)) }
     let countObject = qpdf_oh_get_key(qpdf, pages, "/Count")
     let declared =
       qpdf_oh_is_integer(qpdf, countObject) != 0
@@ -88,14 +110,14 @@ public enum PageTreeWalk: Sendable, Equatable {
       }
     }
     var largest: LargestImage?
-    for number in imagePages where number >= 1 && number <= Int(count) {
+    for number in imagePages where number >= 1 && number <= count {
       let index = number - 1
       let page = qpdf_get_page_n(qpdf, index)
       let resources = qpdf_oh_get_key(qpdf, page, "/Resources")
       scanImages(qpdf, resources, page: index + 1, depth: 0, largest: &largest)
     }
     return .pages(
-      Int(count), declared: declared, encrypted: qpdf_is_encrypted(qpdf) != 0,
+      count, declared: declared, encrypted: qpdf_is_encrypted(qpdf) != 0,
       repairedXref: repaired, largestImage: largest)
   }
 

@@ -123,9 +123,8 @@ struct HostileTests {
       #expect(error.message.contains("'\(name)'"))
     }
     do {
-      try await sandbox.thumbnail(
-        path: documents + name, file: name, page: 1, size: 128, format: .png,
-        output: folder.file("t.png"))
+      try await sandbox.thumbnails(
+        path: documents + name, file: name, size: 128, format: .png, output: folder.file("t.png"))
       Issue.record("\(name) must fail")
     } catch let error as any ImprintError {
       #expect(error.code == code, "\(name): \(error.message)")
