@@ -18,6 +18,7 @@ let package = Package(
     .library(name: "ImprintQR", targets: ["ImprintQR"]),
     .library(name: "ImprintCards", targets: ["ImprintCards"]),
     .library(name: "ImprintDocuments", targets: ["ImprintDocuments"]),
+    .library(name: "ImprintPricing", targets: ["ImprintPricing"]),
     .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
     .executable(name: "imprint", targets: ["imprint"]),
   ],
@@ -44,10 +45,12 @@ let package = Package(
     .target(
       name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
     .target(name: "ImprintDocuments", dependencies: ["ImprintCore", "ImprintGraphics"]),
+    .target(name: "ImprintPricing", dependencies: ["ImprintCore"]),
     .target(
       name: "ImprintCLI",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
+        "ImprintPricing",
       ]
     ),
     .executableTarget(name: "imprint", dependencies: ["ImprintCLI"]),
@@ -68,6 +71,8 @@ let package = Package(
       exclude: ["Goldens"]),
     .testTarget(
       name: "ImprintDocumentsTests", dependencies: ["ImprintDocuments", "ImprintTestSupport"]),
+    .testTarget(
+      name: "ImprintPricingTests", dependencies: ["ImprintPricing", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: ["ImprintCLI", "ImprintQR", "ImprintTestSupport"]

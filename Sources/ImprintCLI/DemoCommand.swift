@@ -161,6 +161,17 @@ enum DemoCommand {
     guard thumbCode == ImprintCLI.success else { return thumbCode }
     made.append(Made(path: documentFolder, what: "256-px thumbnails of every page"))
 
+    // A quote for a sample order at a sample store (examples/).
+    let examples = (assets as NSString).deletingLastPathComponent + "/examples"
+    let receipt = CapturedStream()
+    let quoteCode = await ImprintCLI.run(
+      ["quote", examples + "/order-booster.json", "--prices", examples + "/prices-booster.json"],
+      console: Console(stdout: receipt, stderr: console.stderr, environment: console.environment))
+    guard quoteCode == ImprintCLI.success else { return quoteCode }
+    try AtomicFile.write(receipt.bytes, to: documentFolder + "/quote.txt")
+    made.append(
+      Made(path: documentFolder + "/quote.txt", what: "a quote for examples/order-booster.json"))
+
     if arguments.flag("json") {
       struct Document: Codable {
         var schemaVersion = 1

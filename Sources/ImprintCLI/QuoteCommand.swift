@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLI: `imprint quote`: an order priced by a store's price list.
+
+import Foundation
+import ImprintCore
+import ImprintDocuments
+import ImprintPricing
+
+enum QuoteCommand {
+  static let spec = CommandSpec(
+    name: "quote",
+    abstract: "Price a print order exactly from a store's price list.",
+    discussion: """
+      ORDER names files (relative to its own folder) with options: copies, color \
+      (color|mono|auto), duplex (none|long-edge|short-edge), nUp (1,2,4,6,9,16), pages \
+      ("1-3,5,8-"), paper, paperType, extras. Files are read like 'imprint inspect' (page \
+      counts, and colour pages for auto colour), in sandboxed workers. The quote is exact: \
+      integer minor units, one rounding at the end. The counting and money rules are in the \
+      README.
+      """,
+    arguments: [ArgumentSpec("order", "The order (JSON).")],
+    options: [
+      .value("prices", "<file>", "The store's price list (JSON)."),
+      .flag("json", "Print the quote as JSON."),
+    ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
+  ) { arguments, console in
+    guard let pricesPath = arguments.value("prices") else {
+      throw UsageError(message: "missing --prices <file>")
+    }
+    let orderPath = arguments.positionals[0]
+    let prices = try PriceList.parse(try readFile(pricesPath), source: pricesPath)
+    let order = try Order.parse(try readFile(orderPath), source: orderPath)
+    if let store = order.store, !prices.store.isEmpty, store != prices.store {
+      throw PricingError.invalidField(
+        source: orderPath, field: "store", value: "'\(store)'",
+        expected: "'\(prices.store)', the store of \(pricesPath)")
+    }
+    let folder = (orderPath as NSString).deletingLastPathComponent
+    let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
+    // Colour analysis only where it changes the price: auto colour, or free blank pages.
+    let needsColors = prices.blankPages == .paperOnly
+    var facts: [String: PageFacts] = [:]
+    var failure: (any Error)?
+    var iterator = order.files.makeIterator()
+    await forEachConcurrently(
+      inputs: { iterator.next() }, jobs: jobs,
+      work: { (file: OrderFile) -> (String, Result<PageFacts, ErrorBox>) in
+        let path = file.path.hasPrefix("/") || folder.isEmpty ? file.path : folder + "/" + file.path
+        let mode = file.options.color ?? prices.defaults.color ?? .mono
+        do {
+          let info = try await sandbox.inspect(
+            path: path, file: file.path, colors: mode == .auto || needsColors ? ColorRule() : nil)
+          let colors = info.colors ?? []
+          return (
+            file.path,
+            .success(
+              PageFacts(
+                pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
+                blankPages: Set(colors.filter(\.blank).map(\.page))))
+          )
+        } catch {
+          return (file.path, .failure(ErrorBox(error)))
+        }
+      },
+      collect: { (path, result) in
+        switch result {
+        case .success(let value): facts[path] = value
+        case .failure(let box): if failure == nil { failure = box.error }
+        }
+      })
+    if let failure { throw failure }
+    let quote = try Pricing.quote(order, facts: facts, prices: prices)
+    if arguments.flag("json") {
+      console.stdout.write(JSONOutput.pretty(quote))
+    } else {
+      console.stdout.write(receipt(quote))
+    }
+    return ImprintCLI.success
+  }
+
+  /// Carries any error through a Result.
+  struct ErrorBox: Error, @unchecked Sendable {
+    // @unchecked: the boxed errors are Imprint's Sendable errors or Foundation's immutable ones.
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
+  }
+
+  /// The plain-text receipt.
+  static func receipt(_ quote: Quote) -> String {
+    func row(_ label: String, _ money: Money) -> String {
+      let width = 44
+      let padding = max(1, width - label.count - money.formatted.count)
+      return label + String(repeating: " ", count: padding) + money.formatted + "\n"
+    }
+    var text = "\(quote.store) — price list \(quote.priceListVersion)\n\n"
+    for file in quote.files {
+      text += "\(file.file)\n"
+      text +=
+        "  \(file.selectedPages) of \(file.pages) page\(file.pages == 1 ? "" : "s"), "
+        + "\(file.nUp)-up, \(file.duplex == "none" ? "one-sided" : "two-sided (\(file.duplex))"), "
+        + "\(file.paper) \(file.paperType), \(file.colorMode)\n"
+      text +=
+        "  \(file.impressions) impression\(file.impressions == 1 ? "" : "s") (\(file.colorImpressions) colour"
+        + ", \(file.blankImpressions) blank) on \(file.sheets) sheet\(file.sheets == 1 ? "" : "s")"
+        + " × \(file.copies) cop\(file.copies == 1 ? "y" : "ies")\n"
+      text += row("  printing", file.impressionCharge)
+      text += row("  paper", file.paperCharge)
+      for (name, amount) in file.extras.sorted(by: { $0.key < $1.key }) {
+        text += row("  \(name)", amount)
+      }
+      text += row("  file total", file.subtotal)
+    }
+    if let cards = quote.cards { text += row("ID cards", cards) }
+    if let tier = quote.tier, let change = quote.tierAdjustment {
+      text += row("volume (\(tier))", change)
+    }
+    text += row("subtotal", quote.subtotal)
+    for (name, amount) in quote.adjustments.sorted(by: { $0.key < $1.key }) {
+      text += row(name, amount)
+    }
+    if let minimum = quote.minimumApplied { text += row("to the minimum order", minimum) }
+    if let tax = quote.tax { text += row(quote.taxIncluded ? "tax included" : "tax", tax) }
+    text += row("TOTAL", quote.total)
+    if let message = quote.message { text += "\nmessage to the store: \(message)\n" }
+    return text
+  }
+}

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintPricing: every reason a quote is refused, naming the file, the field and the value.
+
+import ImprintCore
+
+/// A price list or order that cannot be priced: nothing is priced on a guess.
+public enum PricingError: ImprintError, Equatable {
+  /// The JSON cannot be read.
+  case invalidJSON(source: String, detail: String)
+  /// A field has the wrong type or value.
+  case invalidField(source: String, field: String, value: String, expected: String)
+  /// A key the schema does not know.
+  case unknownKey(source: String, field: String)
+  /// The currency is not an ISO 4217 code Imprint knows.
+  case unknownCurrency(source: String, code: String)
+  /// A price is negative.
+  case negativePrice(source: String, field: String, value: Int)
+  /// The price list has no rate the order needs.
+  case missingRate(file: String, paper: String, color: String, sides: String)
+  /// The price list has no paper price the order needs.
+  case missingPaperPrice(file: String, paper: String, paperType: String)
+  /// An extra the price list does not offer.
+  case unknownExtra(file: String, extra: String, offered: [String])
+  /// A page range reaches outside the document.
+  case rangeOutsideDocument(file: String, range: String, pages: Int)
+  /// The order asks for cards but the price list has no card price.
+  case noCardPrice(source: String)
+
+  public var code: String {
+    switch self {
+    case .invalidJSON: "pricing.invalidJSON"
+    case .invalidField: "pricing.invalidField"
+    case .unknownKey: "pricing.unknownKey"
+    case .unknownCurrency: "pricing.unknownCurrency"
+    case .negativePrice: "pricing.negativePrice"
+    case .missingRate: "pricing.missingRate"
+    case .missingPaperPrice: "pricing.missingPaperPrice"
+    case .unknownExtra: "pricing.unknownExtra"
+    case .rangeOutsideDocument: "pricing.rangeOutsideDocument"
+    case .noCardPrice: "pricing.noCardPrice"
+    }
+  }
+
+  public var message: String {
+    switch self {
+    case .invalidJSON(let source, let detail): "'\(source)' is not valid JSON (\(detail))"
+    case .invalidField(let source, let field, let value, let expected):
+      "'\(source)': '\(field)' is \(value); expected \(expected)"
+    case .unknownKey(let source, let field): "'\(source)': '\(field)' is not a known key"
+    case .unknownCurrency(let source, let code):
+      "'\(source)': currency '\(code)' is not an ISO 4217 code Imprint knows"
+    case .negativePrice(let source, let field, let value):
+      "'\(source)': '\(field)' is \(value); prices cannot be negative"
+    case .missingRate(let file, let paper, let color, let sides):
+      "'\(file)' needs a \(color) \(sides) rate for \(paper), which the price list lacks"
+    case .missingPaperPrice(let file, let paper, let type):
+      "'\(file)' needs a price for \(paper) \(type) paper, which the price list lacks"
+    case .unknownExtra(let file, let extra, let offered):
+      "'\(file)' asks for extra '\(extra)'; the store offers \(offered.isEmpty ? "none" : offered.joined(separator: ", "))"
+    case .rangeOutsideDocument(let file, let range, let pages):
+      "'\(file)': pages \(range) reach outside the document, which has \(pages) page\(pages == 1 ? "" : "s")"
+    case .noCardPrice(let source):
+      "'\(source)' orders ID cards but the price list has no card price"
+    }
+  }
+
+  public var hint: String? {
+    switch self {
+    case .missingRate, .missingPaperPrice: "add the rate to the price list, or change the order"
+    case .rangeOutsideDocument: "ranges look like 1-3,5,8- and stay within the page count"
+    default: nil
+    }
+  }
+}
