@@ -172,6 +172,21 @@ struct HandComputedTests {
     #expect(result.tax?.minor == 11 && result.taxIncluded && result.total.minor == 120)
   }
 
+  @Test("the same order, list and facts give the same quote, byte for byte")
+  func deterministic() throws {
+    let list = try usdList([
+      "adjustments": [["name": "a", "percent": -3.33], ["name": "b", "percent": 7]],
+      "tax": ["percent": 8.875],
+    ])
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let first = try encoder.encode(
+      try quote(list, pages: 37, colorPages: [4, 9], ["color": "auto", "nUp": 2]))
+    let second = try encoder.encode(
+      try quote(list, pages: 37, colorPages: [9, 4], ["color": "auto", "nUp": 2]))
+    #expect(first == second)
+  }
+
   @Test("ID cards: count × the two-sided price, plus files")
   func cards() throws {
     let result = try quote(try usdList(), pages: 1, cards: ["count": 3, "sides": "both"])
