@@ -19,6 +19,7 @@ let package = Package(
     .library(name: "ImprintCards", targets: ["ImprintCards"]),
     .library(name: "ImprintDocuments", targets: ["ImprintDocuments"]),
     .library(name: "ImprintPricing", targets: ["ImprintPricing"]),
+    .library(name: "ImprintBatch", targets: ["ImprintBatch"]),
     .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
     .executable(name: "imprint", targets: ["imprint"]),
   ],
@@ -47,10 +48,17 @@ let package = Package(
     .target(name: "ImprintDocuments", dependencies: ["ImprintCore", "ImprintGraphics"]),
     .target(name: "ImprintPricing", dependencies: ["ImprintCore"]),
     .target(
-      name: "ImprintCLI",
+      name: "ImprintBatch",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
         "ImprintPricing",
+      ]
+    ),
+    .target(
+      name: "ImprintCLI",
+      dependencies: [
+        "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
+        "ImprintPricing", "ImprintBatch",
       ]
     ),
     .executableTarget(name: "imprint", dependencies: ["ImprintCLI"]),

@@ -20,7 +20,7 @@ public enum ImprintCLI {
 
   static let commands: [CommandSpec] = [
     QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DocumentCommands.inspect,
-    DocumentCommands.thumb, QuoteCommand.spec, DemoCommand.spec,
+    DocumentCommands.thumb, QuoteCommand.spec, BatchCommand.spec, DemoCommand.spec,
   ]
 
   /// The root command: its help lists the commands.

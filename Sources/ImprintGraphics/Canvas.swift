@@ -58,6 +58,9 @@ public struct Canvas: ~Copyable {
   /// Scales the following coordinates (for example points to device pixels).
   public func scale(_ sx: Double, _ sy: Double) { cairo_scale(cr, sx, sy) }
 
+  /// Rotates the following coordinates by `radians` (clockwise on the page, y growing down).
+  public func rotate(_ radians: Double) { cairo_rotate(cr, radians) }
+
   /// Moves the origin.
   public func translate(_ dx: Double, _ dy: Double) { cairo_translate(cr, dx, dy) }
 

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintBatch: runs a manifest's jobs in parallel, resumably, on one shard of the manifest.
+
+import Foundation
+import ImprintCards
+import ImprintCore
+import ImprintDocuments
+import ImprintPricing
+import ImprintQR
+import Synchronization
+
+/// How a batch runs.
+public struct BatchOptions: Sendable {
+  /// The output folder (shared storage when sharded).
+  public var outputFolder: String
+  /// Jobs at once (default: all cores).
+  public var jobs = activeProcessorCount
+  /// Stop starting jobs after the first failure.
+  public var failFast = false
+  /// This process's share: (index, count), index from 0. Job k (0-based, in manifest order,
+  /// counting every line that is a job) belongs to shard k mod count.
+  public var shard: (index: Int, count: Int) = (0, 1)
+  /// Where shipped templates are.
+  public var templatesFolder: String?
+  /// The placeholder photo for profiles without one.
+  public var placeholder: (bytes: [UInt8], source: String)
+  /// The sandbox for uploads (thumb and quote jobs); those jobs fail without one.
+  public var sandbox: DocumentSandbox?
+  /// Card rendering options.
+  public var cardOptions = CardOptions()
+
+  /// Options writing to `outputFolder`.
+  public init(outputFolder: String, placeholder: (bytes: [UInt8], source: String)) {
+    self.outputFolder = outputFolder
+    self.placeholder = placeholder
+  }
+
+  /// The results file of this shard.
+  public var resultsFile: String {
+    shard.count == 1
+      ? outputFolder + "/results.jsonl"
+      : outputFolder + "/results-\(shard.index)-of-\(shard.count).jsonl"
+  }
+}
+
+/// One line of results.jsonl.
+public struct JobResult: Codable, Sendable, Equatable {
+  /// The job's id (or `line-N` when the line had none).
+  public var id: String
+  /// The manifest line.
+  public var line: Int
+  /// The kind, when the line had a valid one.
+  public var kind: JobKind?
+  /// `ok`, `skipped` (done by an earlier run, inputs unchanged) or `failed`.
+  public var status: String
+  /// The files made, relative to the output folder.
+  public var outputs: [String]
+  /// Why it failed.
+  public var error: ErrorRecord?
+  /// Seconds it took.
+  public var seconds: Double
+  /// Copies (card jobs).
+  public var copies: Int?
+  /// The shipping address (card jobs).
+  public var shipTo: ShipTo?
+}
+
+/// What a batch did.
+public struct BatchSummary: Sendable, Equatable {
+  /// Jobs of this shard.
+  public var total = 0
+  /// Made now.
+  public var ok = 0
+  /// Skipped: done before, inputs unchanged.
+  public var skipped = 0
+  /// Failed.
+  public var failed = 0
+}
+
+/// Runs manifests.
+public enum BatchRunner {
+  /// Runs the jobs of `manifest` that belong to this shard; writes per-job outputs, a state file
+  /// per finished job (for resuming) and the results file.
+  ///
+  /// - Parameter progress: called on the calling task after each job (done, total of this
+  ///   shard when known).
+  /// - Returns: the summary.
+  /// - Throws: `FileError` when the manifest cannot be read or the folder cannot be written.
+  public static func run(
+    manifest: String, options: BatchOptions, progress: (BatchSummary) -> Void = { _ in }
+  ) async throws -> BatchSummary {
+    for folder in ["", "/.state", "/cards", "/qr", "/thumbs", "/quotes"] {
+      try makeFolder(options.outputFolder + folder)
+    }
+    var reader = try ManifestReader(path: manifest)
+    let templates = TemplateCache(folder: options.templatesFolder)
+    var seen = Set<String>()
+    var ordinal = 0
+    var summary = BatchSummary()
+    var results: [JobResult] = []
+    var stop = false
+    let next = { () -> Result<ManifestJob, ManifestLineError>? in
+      while !stop, let item = reader.next() {
+        let mine = ordinal % options.shard.count == options.shard.index
+        ordinal += 1
+        switch item {
+        case .success(let job):
+          // Every shard checks ids, so a duplicate fails in whichever shard owns the line.
+          if !seen.insert(job.id).inserted {
+            if mine {
+              return .failure(
+                ManifestLineError(
+                  line: job.line, id: job.id,
+                  message: "job '\(job.id)' (line \(job.line)): the id is used by an earlier line"))
+            }
+            continue
+          }
+          if mine { return .success(job) }
+        case .failure:
+          if mine { return item }
+        }
+      }
+      return nil
+    }
+    await forEachConcurrently(
+      inputs: next, jobs: options.jobs,
+      work: { item -> JobResult in
+        switch item {
+        case .success(let job): return await execute(job, options: options, templates: templates)
+        case .failure(let error):
+          return JobResult(
+            id: error.id ?? "line-\(error.line)", line: error.line, kind: nil, status: "failed",
+            outputs: [],
+            error: ErrorRecord(
+              BatchError.badLine(manifest: manifestName(manifest), message: error.message)),
+            seconds: 0)
+        }
+      },
+      collect: { result in
+        summary.total += 1
+        switch result.status {
+        case "ok": summary.ok += 1
+        case "skipped": summary.skipped += 1
+        default:
+          summary.failed += 1
+          if options.failFast { stop = true }
+        }
+        results.append(result)
+        progress(summary)
+      })
+    results.sort { $0.line < $1.line }
+    try AtomicFile.write(
+      Array(results.map { JSONOutput.line($0) + "\n" }.joined().utf8), to: options.resultsFile)
+    return summary
+  }
+
+  private static func manifestName(_ path: String) -> String {
+    (path as NSString).lastPathComponent
+  }
+
+  /// Runs one job, or skips it when an earlier run finished it with the same inputs.
+  static func execute(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) async
+    -> JobResult
+  {
+    let started = Date()
+    var result = JobResult(
+      id: job.id, line: job.line, kind: job.kind, status: "ok", outputs: [], error: nil,
+      seconds: 0, copies: job.kind == .card ? job.copies : nil, shipTo: job.shipTo)
+    let statePath = "\(options.outputFolder)/.state/\(job.id).json"
+    do {
+      let fingerprint = try fingerprint(job)
+      if let state = readState(statePath), state.fingerprint == fingerprint,
+        state.outputs.allSatisfy({
+          FileManager.default.fileExists(atPath: options.outputFolder + "/" + $0)
+        })
+      {
+        result.status = "skipped"
+        result.outputs = state.outputs
+        result.seconds = Date().timeIntervalSince(started)
+        return result
+      }
+      result.outputs = try await make(job, options: options, templates: templates)
+      try AtomicFile.write(
+        Array(JSONOutput.line(JobState(fingerprint: fingerprint, outputs: result.outputs)).utf8),
+        to: statePath)
+    } catch {
+      result.status = "failed"
+      result.error = ErrorRecord(error)
+    }
+    result.seconds = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
+    return result
+  }
+
+  struct JobState: Codable {
+    var fingerprint: String
+    var outputs: [String]
+  }
+
+  static func readState(_ path: String) -> JobState? {
+    guard let data = FileManager.default.contents(atPath: path) else { return nil }
+    return try? JSONDecoder().decode(JobState.self, from: data)
+  }
+
+  /// SHA-256 of the job's line and every file it reads.
+  static func fingerprint(_ job: ManifestJob) throws -> String {
+    var bytes = Array(job.source.utf8)
+    for path in [job.profile, job.photo, job.followCounts, job.file, job.prices, job.template]
+      .compactMap({ $0 })
+    where FileManager.default.fileExists(atPath: path) {
+      bytes += Array(path.utf8)
+      bytes += try readBytes(path)
+    }
+    return SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
+  }
+
+  /// Makes a job's outputs (atomically); returns their paths relative to the output folder.
+  static func make(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) async throws
+    -> [String]
+  {
+    let folder = options.outputFolder
+    switch job.kind {
+    case .card:
+      let bytes = try job.inlineProfile ?? readBytes(job.profile ?? "")
+      let follow = try job.followCounts.map {
+        try Profile.parseFollowCounts(try readBytes($0), source: $0)
+      }
+      let profile = try Profile.parse(
+        bytes, source: job.profile ?? "job '\(job.id)'", follow: follow)
+      let template = try templates.get(job.template ?? "classic")
+      let photo = try job.photo.map { (try readBytes($0), $0) }
+      let input = try CardInput(
+        profile: profile, template: template, photo: photo, placeholder: options.placeholder)
+      let card = try CardMaker.pdf(input, options: options.cardOptions)
+      let relative = "cards/\(job.id).pdf"
+      try AtomicFile.write(card.bytes, to: folder + "/" + relative)
+      return [relative]
+    case .qr:
+      let kind: QRPayloadKind =
+        switch job.payloadType {
+        case "eth": .ethereum
+        case "btc": .bitcoin
+        default: .text
+        }
+      let payload = try QRPayload.build(
+        job.payload ?? "", kind: kind, source: "job '\(job.id)' payload")
+      let format = QRFormat(rawValue: job.format ?? "png") ?? .png
+      let rendering = try QRRenderer.render(payload: payload.text, style: QRStyle(), format: format)
+      let relative = "qr/\(job.id).\(format == .text ? "txt" : format.rawValue)"
+      try AtomicFile.write(rendering.bytes, to: folder + "/" + relative)
+      return [relative]
+    case .thumb:
+      guard let sandbox = options.sandbox, let file = job.file else {
+        throw BatchError.noSandbox(id: job.id)
+      }
+      let format: ThumbnailFormat = job.format == "jpeg" ? .jpeg : .png
+      let relative = "thumbs/\(job.id).\(format == .png ? "png" : "jpg")"
+      try await sandbox.thumbnails(
+        path: file, file: file, size: 256, format: format, output: folder + "/" + relative)
+      return [relative]
+    case .quote:
+      guard let sandbox = options.sandbox, let orderPath = job.file, let pricesPath = job.prices
+      else {
+        throw BatchError.noSandbox(id: job.id)
+      }
+      let prices = try PriceList.parse(try readBytes(pricesPath), source: pricesPath)
+      let order = try Order.parse(try readBytes(orderPath), source: orderPath)
+      let orderFolder = (orderPath as NSString).deletingLastPathComponent
+      var facts: [String: PageFacts] = [:]
+      for file in order.files {
+        let path = file.path.hasPrefix("/") ? file.path : orderFolder + "/" + file.path
+        let auto = (file.options.color ?? prices.defaults.color) == .auto
+        let info = try await sandbox.inspect(
+          path: path, file: file.path,
+          colors: auto || prices.blankPages == .paperOnly ? ColorRule() : nil)
+        let colors = info.colors ?? []
+        facts[file.path] = PageFacts(
+          pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
+          blankPages: Set(colors.filter(\.blank).map(\.page)))
+      }
+      let quote = try Pricing.quote(order, facts: facts, prices: prices)
+      let relative = "quotes/\(job.id).json"
+      try AtomicFile.write(Array(JSONOutput.pretty(quote).utf8), to: folder + "/" + relative)
+      return [relative]
+    }
+  }
+}
+
+/// Errors of the batch itself (per-job errors are the capability's own).
+public enum BatchError: ImprintError, Equatable {
+  /// A manifest line that is not a valid job.
+  case badLine(manifest: String, message: String)
+  /// A thumb or quote job without a document sandbox.
+  case noSandbox(id: String)
+  /// A `--shard` value that is not I/N.
+  case badShard(String)
+
+  public var code: String {
+    switch self {
+    case .badLine: "batch.badLine"
+    case .noSandbox: "batch.noSandbox"
+    case .badShard: "batch.badShard"
+    }
+  }
+
+  public var message: String {
+    switch self {
+    case .badLine(let manifest, let message): "manifest '\(manifest)': \(message)"
+    case .noSandbox(let id): "job '\(id)' reads an upload, but no document worker is available"
+    case .badShard(let text): "shard '\(text)' is not I/N with 0 <= I < N"
+    }
+  }
+}
+
+/// Templates loaded once per run, shared by every job.
+final class TemplateCache: Sendable {
+  private let folder: String?
+  private let loaded = Mutex<[String: Result<CardTemplate, CardError>]>([:])
+
+  init(folder: String?) { self.folder = folder }
+
+  func get(_ name: String) throws(CardError) -> CardTemplate {
+    let result = loaded.withLock { cache in
+      if let hit = cache[name] { return hit }
+      let made: Result<CardTemplate, CardError>
+      do throws(CardError) {
+        made = .success(try CardTemplate.load(name, folder: folder))
+      } catch {
+        made = .failure(error)
+      }
+      cache[name] = made
+      return made
+    }
+    return try result.get()
+  }
+}
+
+/// Reads a whole file.
+///
+/// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
+func readBytes(_ path: String) throws(FileError) -> [UInt8] {
+  var isDirectory: ObjCBool = false
+  guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    throw .notFound(path: path)
+  }
+  if isDirectory.boolValue { throw .isDirectory(path: path) }
+  guard let data = FileManager.default.contents(atPath: path) else {
+    throw .unreadable(path: path, reason: "read error")
+  }
+  return [UInt8](data)
+}
+
+/// Creates a folder (and parents) unless it exists as one.
+///
+/// - Throws: `FileError.unwritable`.
+func makeFolder(_ path: String) throws(FileError) {
+  var isDirectory: ObjCBool = false
+  if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+    guard isDirectory.boolValue else {
+      throw .unwritable(path: path, reason: "it is a file; a folder was expected")
+    }
+    return
+  }
+  do {
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  } catch {
+    throw .unwritable(path: path, reason: "cannot create the folder")
+  }
+}

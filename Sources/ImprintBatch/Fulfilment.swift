@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintBatch: the packing list and address labels for a batch's card orders.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+
+/// Packing lists and address labels.
+public enum Fulfilment {
+  /// A4 label stock: 3 columns × 8 rows of 70 × 37 mm, no margins (Avery 3475 and similar).
+  public static let labelColumns = 3
+  /// Rows of labels.
+  public static let labelRows = 8
+  /// Label width in millimetres.
+  public static let labelWidth = 70.0
+  /// Label height in millimetres.
+  public static let labelHeight = 37.0
+
+  /// Writes a CSV packing list (id, copies, name, email, address, zip) of the shipped results.
+  public static func packingList(_ results: [JobResult], to path: String) throws {
+    var text = "id,copies,name,email,address,zip\n"
+    for result in results where result.shipTo != nil && result.status != "failed" {
+      guard let ship = result.shipTo else { continue }
+      let fields = [
+        result.id, "\(result.copies ?? 1)", ship.name, ship.email ?? "", ship.address,
+        ship.zip ?? "",
+      ]
+      text += fields.map(csvField).joined(separator: ",") + "\n"
+    }
+    try AtomicFile.write(Array(text.utf8), to: path)
+  }
+
+  /// Writes address labels, one per shipped card order, on A4 3 × 8 stock.
+  ///
+  /// - Returns: the number of labels.
+  @discardableResult
+  public static func labels(_ results: [JobResult], to path: String) throws -> Int {
+    let shipped = results.compactMap { $0.status == "failed" ? nil : $0.shipTo.map { ($0, $0) } }
+      .map(\.0)
+    guard !shipped.isEmpty else { return 0 }
+    let k = 72 / 25.4
+    let page = Size(width: 210 * k, height: 297 * k)
+    try AtomicFile.write(to: path) { temporary in
+      let document = try VectorDocument(
+        format: .pdf, size: page, metadata: DocumentMetadata(title: "address labels"),
+        path: temporary)
+      var index = 0
+      while index < shipped.count {
+        let sheet = shipped[index..<min(index + labelColumns * labelRows, shipped.count)]
+        try document.page(size: page) { canvas in
+          for (offset, ship) in sheet.enumerated() {
+            let x = (Double(offset % labelColumns) * labelWidth + 5) * k
+            let y = (Double(offset / labelColumns) * labelHeight + 5) * k
+            let lines =
+              ([ship.name] + ship.address.split(separator: "\n").map(String.init) + [ship.zip ?? ""])
+              .filter { !$0.isEmpty }.joined(separator: "\n")
+            try canvas.draw(
+              TextBlock(
+                lines, style: TextStyle(family: "DejaVu Sans", size: 9),
+                width: (labelWidth - 10) * k,
+                maxLines: 5, ellipsis: .end), x: x, y: y)
+          }
+        }
+        index += labelColumns * labelRows
+      }
+      _ = try document.finish()
+    }
+    return shipped.count
+  }
+
+  private static func csvField(_ text: String) -> String {
+    text.contains(",") || text.contains("\"") || text.contains("\n")
+      ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+  }
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLI: `imprint batch` and `imprint batch merge`.
+
+import Foundation
+import ImprintBatch
+import ImprintCards
+import ImprintCore
+import ImprintDocuments
+
+enum BatchCommand {
+  static let layoutOptions: [OptionSpec] = [
+    .value("layout", "<layout>", "card-printer, A4, Letter, A3 or SRA3 (cards on sheets)."),
+    .flag("crop-marks", "Crop marks on sheets, on the trim lines of the cards there."),
+    .value("duplex", "<flip>", "long-edge (default) or short-edge: where backs go on sheets."),
+    .value("templates", "<dir>", "Folder of shipped card designs."),
+    .flag("quiet", short: "q", "No progress and no summary."),
+  ]
+
+  static let merge = CommandSpec(
+    name: "merge",
+    abstract: "Combine the shards' results and make the sheets, card-printer file and labels.",
+    arguments: [ArgumentSpec("manifest", "The manifest the shards ran.")],
+    options: [.value("output", short: "o", "<dir>", "The shared output folder.")] + layoutOptions
+  ) { arguments, console in
+    guard let folder = arguments.value("output") else {
+      throw UsageError(message: "missing -o <dir>")
+    }
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+      $0.hasPrefix("results-") && $0.hasSuffix(".jsonl")
+    }.sorted()
+    guard !files.isEmpty else {
+      throw FileError.notFound(path: folder + "/results-*-of-*.jsonl")
+    }
+    var results: [JobResult] = []
+    for file in files {
+      var reader = try LineReader(path: folder + "/" + file)
+      while let line = reader.next() {
+        if let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)) {
+          results.append(result)
+        }
+      }
+    }
+    results.sort { $0.line < $1.line }
+    try AtomicFile.write(
+      Array(results.map { JSONOutput.line($0) + "\n" }.joined().utf8), to: folder + "/results.jsonl"
+    )
+    try finish(results, folder: folder, arguments: arguments, console: console)
+    let failed = results.filter { $0.status == "failed" }.count
+    if !arguments.flag("quiet") {
+      console.stderr.write(
+        "batch merge: \(results.count) jobs from \(files.count) shards, \(failed) failed\n")
+    }
+    return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  static let spec = CommandSpec(
+    name: "batch",
+    abstract:
+      "Run a manifest of card, QR, thumbnail and quote jobs: parallel, resumable, shardable.",
+    discussion: """
+      MANIFEST is JSON Lines (one job object a line) or CSV with a header (see the README for \
+      every key). Each job's outputs go to DIR (cards/, qr/, thumbs/, quotes/); DIR/results.jsonl \
+      has one line per job with its status, outputs, error and time. A rerun skips jobs whose \
+      outputs exist and whose inputs are unchanged. --shard I/N runs job k when k mod N = I \
+      (--shard auto reads JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or SLURM_ARRAY_TASK_ID/ \
+      SLURM_ARRAY_TASK_COUNT); then 'imprint batch merge' combines the shards.
+      """,
+    arguments: [ArgumentSpec("manifest", "The manifest (.jsonl or .csv).")],
+    options: [
+      .value("output", short: "o", "<dir>", "The output folder."),
+      .value("jobs", short: "j", "<n>", "Jobs at once (default: all cores)."),
+      .flag("fail-fast", "Stop starting jobs after the first failure."),
+      .value("shard", "<I/N>", "Run only shard I of N (from 0), or 'auto'."),
+    ] + layoutOptions,
+    subcommands: [merge]
+  ) { arguments, console in
+    try await run(arguments, console)
+  }
+
+  static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
+    guard let folder = arguments.value("output") else {
+      throw UsageError(message: "missing -o <dir>")
+    }
+    let manifest = arguments.positionals[0]
+    let assets = ResourceLocator.assetsDirectory() ?? "assets"
+    let placeholderPath = assets + "/placeholder-photo.png"
+    var options = BatchOptions(
+      outputFolder: folder, placeholder: (try readFile(placeholderPath), placeholderPath))
+    options.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    options.failFast = arguments.flag("fail-fast")
+    options.templatesFolder = ResourceLocator.templatesDirectory(
+      explicit: arguments.value("templates"))
+    options.shard = try shard(arguments.value("shard") ?? "0/1", environment: console.environment)
+    if let worker = try? DocumentCommands.workerExecutable(console) {
+      options.sandbox = DocumentSandbox(executable: worker, workers: options.jobs)
+    }
+    _ = try layout(arguments)  // check the layout before running anything
+    let total = countJobs(manifest, shard: options.shard)
+    let quiet = arguments.flag("quiet")
+    let started = Date()
+    var lastReport = Date.distantPast
+    let terminal = console.stderr.isTerminal
+    let summary = try await BatchRunner.run(manifest: manifest, options: options) { summary in
+      guard !quiet else { return }
+      let now = Date()
+      let done = summary.total
+      guard terminal || now.timeIntervalSince(lastReport) >= 2 || done == total else { return }
+      lastReport = now
+      let rate = Double(done) / max(now.timeIntervalSince(started), 0.001)
+      let eta = total > done ? Int(Double(total - done) / max(rate, 0.001)) : 0
+      if terminal {
+        let width = 30
+        let filled = total > 0 ? min(width, done * width / total) : 0
+        console.stderr.write(
+          "\r[\(String(repeating: "=", count: filled))\(String(repeating: " ", count: width - filled))] "
+            + "\(done)/\(total) \(String(format: "%.1f", rate))/s ETA \(eta)s ")
+      } else {
+        console.stderr.write(
+          "batch: \(done)/\(total) done, \(String(format: "%.1f", rate)) jobs/s, ETA \(eta) s\n")
+      }
+    }
+    if terminal && !quiet { console.stderr.write("\n") }
+    if options.shard.count == 1 {
+      var results: [JobResult] = []
+      var reader = try LineReader(path: options.resultsFile)
+      while let line = reader.next() {
+        if let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)) {
+          results.append(result)
+        }
+      }
+      try finish(results, folder: folder, arguments: arguments, console: console)
+    }
+    if !quiet {
+      console.stderr.write(
+        "batch: \(summary.ok) ok, \(summary.skipped) skipped, \(summary.failed) failed of \(summary.total) "
+          + "in \(String(format: "%.1f", Date().timeIntervalSince(started))) s; results in \(options.resultsFile)\n"
+      )
+    }
+    return summary.failed > 0 ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// Sheets or the card-printer file, the packing list and the labels, from the results.
+  static func finish(
+    _ results: [JobResult], folder: String, arguments: ParsedArguments, console: Console
+  ) throws {
+    let cards = results.filter { $0.kind == .card && $0.status != "failed" }.flatMap { result in
+      (1...max(1, result.copies ?? 1)).map {
+        PlacedCard(id: result.id, copy: $0, path: folder + "/" + (result.outputs.first ?? ""))
+      }
+    }
+    if !cards.isEmpty, let layout = try layout(arguments) {
+      if layout == "card-printer" {
+        try Imposition.cardPrinterFile(cards, to: folder + "/card-printer.pdf")
+      } else if let stock = SheetStock(rawValue: layout) {
+        let flip =
+          try arguments.choice("duplex", ["long-edge", "short-edge"]).flatMap {
+            DuplexFlip(rawValue: $0)
+          } ?? .longEdge
+        let (grid, sheets) = try Imposition.sheets(
+          cards, stock: stock, bleed: CardOptions().bleed ?? 3.175,
+          cropMarks: arguments.flag("crop-marks"),
+          flip: flip, to: folder + "/sheets-\(stock.rawValue).pdf",
+          mapPath: folder + "/sheet-map.csv")
+        if !arguments.flag("quiet") {
+          console.stderr.write(
+            "batch: \(cards.count) cards on \(sheets) \(stock.rawValue) sheet\(sheets == 1 ? "" : "s"), "
+              + "\(grid.columns) x \(grid.rows)\(grid.rotated ? " rotated" : "") a side\n")
+        }
+      }
+    }
+    if results.contains(where: { $0.shipTo != nil && $0.status != "failed" }) {
+      try Fulfilment.packingList(results, to: folder + "/packing-list.csv")
+      try Fulfilment.labels(results, to: folder + "/labels.pdf")
+    }
+  }
+
+  static func layout(_ arguments: ParsedArguments) throws(UsageError) -> String? {
+    try arguments.choice("layout", ["card-printer"] + SheetStock.allCases.map(\.rawValue))
+  }
+
+  /// `I/N`, or `auto` from a Kubernetes Indexed Job or a Slurm array.
+  static func shard(_ text: String, environment: [String: String]) throws -> (
+    index: Int, count: Int
+  ) {
+    var spec = text
+    if text == "auto" {
+      if let index = environment["JOB_COMPLETION_INDEX"],
+        let count = environment["JOB_COMPLETION_COUNT"]
+      {
+        spec = "\(index)/\(count)"
+      } else if let id = environment["SLURM_ARRAY_TASK_ID"],
+        let count = environment["SLURM_ARRAY_TASK_COUNT"]
+      {
+        let first = Int(environment["SLURM_ARRAY_TASK_MIN"] ?? "0") ?? 0
+        spec = "\((Int(id) ?? -1) - first)/\(count)"
+      } else {
+        throw UsageError(
+          message: "--shard auto needs JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT, or "
+            + "SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT")
+      }
+    }
+    let parts = spec.split(separator: "/")
+    guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
+      (0..<count).contains(index)
+    else {
+      throw UsageError(
+        message: "option '--shard' expects I/N with 0 <= I < N, or auto; got '\(spec)'")
+    }
+    return (index, count)
+  }
+
+  /// Jobs of this shard, counted by a fast pass over the manifest (for the progress display).
+  static func countJobs(_ manifest: String, shard: (index: Int, count: Int)) -> Int {
+    guard var reader = try? LineReader(path: manifest) else { return 0 }
+    var lines = 0
+    let csv = manifest.lowercased().hasSuffix(".csv")
+    while let line = reader.next() {
+      guard let first = line.first(where: { $0 != UInt8(ascii: " ") }) else { continue }
+      if !csv && first == UInt8(ascii: "#") { continue }
+      lines += 1
+    }
+    if csv { lines = max(0, lines - 1) }
+    return lines / shard.count + (lines % shard.count > shard.index ? 1 : 0)
+  }
+}
