@@ -17,7 +17,9 @@ public struct BatchOptions: Sendable {
   public var jobs = activeProcessorCount
   /// Stop starting jobs after the first failure.
   public var failFast = false
-  /// This process's share: (index, count), index from 0. Job k (0-based, in manifest order,
+  /// This process's share: (index, count), index from 0.
+  ///
+  /// Job k (0-based, in manifest order,
   /// counting every line that is a job) belongs to shard k mod count.
   public var shard: (index: Int, count: Int) = (0, 1)
   /// Where shipped templates are.
@@ -82,8 +84,10 @@ public enum BatchRunner {
   /// Runs the jobs of `manifest` that belong to this shard; writes per-job outputs, a state file
   /// per finished job (for resuming) and the results file.
   ///
-  /// - Parameter progress: called on the calling task after each job (done, total of this
-  ///   shard when known).
+  /// - Parameters:
+  ///   - manifest: the manifest's path.
+  ///   - options: how to run.
+  ///   - progress: called on the calling task after each job with the summary so far.
   /// - Returns: the summary.
   /// - Throws: `FileError` when the manifest cannot be read or the folder cannot be written.
   public static func run(

@@ -66,8 +66,9 @@ public struct SheetGrid: Sendable, Equatable {
     return turned.capacity > plain.capacity ? turned : plain
   }
 
-  /// Where the back of the card at (row, column) goes, so that it lands behind its front when
-  /// the sheet is flipped: about the vertical axis (long edge of a portrait sheet) the columns
+  /// Where the back of the card at (row, column) goes.
+  ///
+  /// So that it lands behind its front when the sheet is flipped: about the vertical axis (long edge of a portrait sheet) the columns
   /// mirror; about the horizontal axis (short edge) the rows reverse. The art is never mirrored.
   public func backPosition(row: Int, column: Int, flip: DuplexFlip) -> (row: Int, column: Int) {
     switch flip {
@@ -106,8 +107,9 @@ public struct PlacedCard: Sendable, Equatable {
 public enum Imposition {
   static let k = 72 / 25.4
 
-  /// One PDF with the front and back pages of every card, in order, at card size (what Evolis,
-  /// Zebra and Fargo drivers take). Pages are drawn from the cards' PDFs as vectors.
+  /// One PDF with the front and back pages of every card, in order, at card size.
+  ///
+  /// What Evolis, Zebra and Fargo drivers take. Pages are drawn from the cards' PDFs as vectors.
   ///
   /// - Throws: `FileError`, `GraphicsError`, or `ImposeError` for an unreadable card PDF.
   public static func cardPrinterFile(_ cards: [PlacedCard], to path: String) throws {
@@ -131,7 +133,12 @@ public enum Imposition {
   /// for `flip`; crop marks at the sheet edges, only on the trim lines of cards that are there.
   ///
   /// - Parameters:
+  ///   - cards: the cards in order, copies repeated.
+  ///   - stock: the sheet.
   ///   - bleed: the cards' bleed in millimetres (trim lines are that far inside each cell).
+  ///   - cropMarks: whether to draw crop marks.
+  ///   - flip: how the printer turns the sheet.
+  ///   - path: the sheets PDF.
   ///   - mapPath: the sheet map CSV (sheet, side, row, column, id, copy).
   /// - Returns: the grid used and the number of sheets.
   /// - Throws: `FileError`, `GraphicsError`, `ImposeError`.
