@@ -28,7 +28,9 @@ public struct ShipTo: Sendable, Codable, Equatable {
   public var zip: String?
 }
 
-/// One job of a manifest. Paths are resolved against the manifest's folder.
+/// One job of a manifest.
+///
+/// Paths are resolved against the manifest's folder.
 public struct ManifestJob: Sendable, Equatable {
   /// The 1-based line of the manifest (the header of a CSV is line 1).
   public var line: Int
@@ -94,7 +96,9 @@ public struct ManifestReader: ~Copyable {
     csv = path.lowercased().hasSuffix(".csv")
   }
 
-  /// The next job, or the error of a bad line; nil at the end. Blank lines and `#` comments
+  /// The next job, or the error of a bad line; nil at the end.
+  ///
+  /// Blank lines and `#` comments
   /// (JSON Lines) are skipped.
   public mutating func next() -> Result<ManifestJob, ManifestLineError>? {
     while let bytes = reader.next() {
