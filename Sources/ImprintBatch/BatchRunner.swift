@@ -95,6 +95,14 @@ public enum BatchRunner {
   ) async throws -> BatchSummary {
     for folder in ["", "/.state", "/cards", "/qr", "/thumbs", "/quotes"] {
       try makeFolder(options.outputFolder + folder)
+      // A run killed mid-write leaves only hidden temporaries (never a truncated output under
+      // its final name); remove those of dead runs.
+      for name
+        in (try? FileManager.default.contentsOfDirectory(atPath: options.outputFolder + folder))
+        ?? []
+      where name.hasPrefix(".") && name.contains(".tmp-") {
+        try? FileManager.default.removeItem(atPath: options.outputFolder + folder + "/" + name)
+      }
     }
     var reader = try ManifestReader(path: manifest)
     let templates = TemplateCache(folder: options.templatesFolder)

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLITests: `imprint batch`: a mixed manifest, imposition read back, resume after a real
+// kill, and shards run as separate processes.
+
+import Foundation
+import ImprintBatch
+import ImprintCLI
+import ImprintTestSupport
+import Testing
+
+let sampleManifest = repositoryRoot + "/assets/samples/batch/orders.jsonl"
+let imprintBinary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
+
+func results(_ path: String) throws -> [[String: Any]] {
+  try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").compactMap {
+    try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+  }
+}
+
+/// Every file under `folder` (relative paths) with its bytes, hidden state files excluded.
+func snapshot(_ folder: String) -> [String: Data] {
+  var files: [String: Data] = [:]
+  let enumerator = FileManager.default.enumerator(atPath: folder)
+  while let path = enumerator?.nextObject() as? String {
+    guard !path.hasPrefix(".state"), !path.contains("/."), !path.hasPrefix("results") else {
+      continue
+    }
+    if let data = FileManager.default.contents(atPath: folder + "/" + path) { files[path] = data }
+  }
+  return files
+}
+
+@Suite("imprint batch")
+struct BatchCLITests {
+  @Test("a mixed manifest: every good job is made, every bad one reported, exit 1")
+  func mixed() async throws {
+    let folder = TemporaryFolder()
+    let run = await imprint([
+      "batch", sampleManifest, "-o", folder.path, "--layout", "A4", "--crop-marks", "-q",
+    ])
+    #expect(run.code == 1)
+    let lines = try results(folder.file("results.jsonl"))
+    #expect(
+      lines.map { $0["id"] as? String } == [
+        "A-1042", "A-1043", "A-1044", "A-1045", "W-1", "T-1", "Q-1", "BAD-1", "A-1042", "BAD-2",
+      ])
+    #expect(
+      lines.map { $0["status"] as? String } == [
+        "ok", "ok", "ok", "ok", "ok", "ok", "ok", "failed", "failed", "failed",
+      ])
+    #expect((lines[7]["error"] as? [String: Any])?["code"] as? String == "file.notFound")
+    #expect(
+      ((lines[8]["error"] as? [String: Any])?["message"] as? String)?.contains(
+        "the id is used by an earlier line") == true)
+    #expect(
+      try zbarDecode(folder.file("qr/W-1.png")) == "0x52908400098527886E0F7030069857D2E4169EE7")
+    #expect(try pdfInfo(folder.file("cards/A-1042.pdf"))["Pages"] == "2")
+    #expect(FileManager.default.fileExists(atPath: folder.file("thumbs/T-1.png")))
+    #expect(FileManager.default.fileExists(atPath: folder.file("quotes/Q-1.json")))
+    let packing = try String(contentsOfFile: folder.file("packing-list.csv"), encoding: .utf8)
+    #expect(
+      packing.hasPrefix(
+        "id,copies,name,email,address,zip\nA-1042,2,Mara Lindqvist,mara@example.org,\""))
+    #expect(
+      ["A-1042", "A-1043", "A-1044"].allSatisfy { packing.contains("\n\($0),") }
+        && !packing.contains("A-1045"))
+    #expect(try pdfInfo(folder.file("labels.pdf"))["Pages"] == "1")
+    let labels = try runTool("pdftotext", [folder.file("labels.pdf"), "-"]).stdout
+    #expect(labels.contains("Mara Lindqvist") && labels.contains("박소라") && labels.contains("11181"))
+  }
+
+  @Test(
+    "sheets read back: cards in the printable area, backs behind their fronts for both flips",
+    arguments: ["long-edge", "short-edge"])
+  func imposition(flip: String) async throws {
+    let folder = TemporaryFolder()
+    _ = await imprint([
+      "batch", sampleManifest, "-o", folder.path, "--layout", "A4", "--duplex", flip, "-q",
+    ])
+    let pdf = folder.file("sheets-A4.pdf")
+    #expect(try pdfInfo(pdf)["Pages"] == "2")
+    // CR80 + 3.175 mm bleed on A4 inside 5 mm margins: 3 x 3, rotated, centred.
+    let grid = SheetGrid.best(cardWidth: 91.95, cardHeight: 60.33, sheet: (210, 297), margin: 5)
+    #expect(grid.columns == 3 && grid.rows == 3 && grid.rotated)
+    let k = 72 / 25.4
+    let pages = try pdfWords(pdf)
+    for page in pages {
+      for word in page {
+        #expect(word.xMin >= 5 * k - 0.5 && word.xMax <= 205 * k + 0.5, "\(word)")
+        #expect(word.yMin >= 5 * k - 0.5 && word.yMax <= 292 * k + 0.5, "\(word)")
+      }
+    }
+    func cell(_ word: (word: String, xMin: Double, yMin: Double, xMax: Double, yMax: Double)) -> (
+      Int, Int
+    ) {
+      let x = (word.xMin + word.xMax) / 2 / k
+      let y = (word.yMin + word.yMax) / 2 / k
+      return (Int((y - grid.originY) / grid.cellHeight), Int((x - grid.originX) / grid.cellWidth))
+    }
+    // A-1043 (@sora-park) is the third card: front at row 0, column 2.
+    let front = try #require(pages[0].first { $0.word == "@sora-park" })
+    #expect(cell(front) == (0, 2))
+    let back = try #require(pages[1].first { $0.word == "#1930254" })
+    #expect(cell(back) == (flip == "long-edge" ? (0, 0) : (2, 2)))
+    let map = try String(contentsOfFile: folder.file("sheet-map.csv"), encoding: .utf8)
+    #expect(map.contains("1,front,1,3,A-1043,1"))
+    #expect(map.contains(flip == "long-edge" ? "1,back,1,1,A-1043,1" : "1,back,3,3,A-1043,1"))
+  }
+
+  @Test("card-printer layout: front and back of every card copy, in order, at card size")
+  func cardPrinter() async throws {
+    let folder = TemporaryFolder()
+    _ = await imprint([
+      "batch", sampleManifest, "-o", folder.path, "--layout", "card-printer", "-q",
+    ])
+    let info = try pdfInfo(folder.file("card-printer.pdf"))
+    #expect(info["Pages"] == "10")  // 5 cards (A-1042 twice) x 2 sides
+    #expect(info["Page size"]?.hasPrefix("260.646 x 171.014") == true)
+  }
+
+  @Test("a batch killed with SIGKILL resumes to the same result as an uninterrupted run")
+  func resume() async throws {
+    let folder = TemporaryFolder()
+    var lines: [String] = []
+    for index in 0..<120 {
+      lines.append(#"{"id":"q\#(index)","kind":"qr","payload":"https://example.org/\#(index)"}"#)
+    }
+    for index in 0..<60 {
+      lines.append(
+        #"{"id":"c\#(index)","kind":"card","profile":"\#(repositoryRoot)/assets/samples/profiles/harbor-lamp.json"}"#
+      )
+    }
+    let manifest = folder.file("m.jsonl")
+    try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: manifest))
+    let killed = folder.file("killed")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: imprintBinary)
+    process.arguments = ["batch", manifest, "-o", killed, "-q", "-j", "1"]
+    FileManager.default.createFile(atPath: folder.file("stderr.txt"), contents: nil)
+    process.standardError = FileHandle(forWritingAtPath: folder.file("stderr.txt"))
+    try process.run()
+    // Kill it mid-run: once some codes exist, while the cards (last in the manifest) are going.
+    for _ in 0..<1000 {
+      let made =
+        (try? FileManager.default.contentsOfDirectory(atPath: killed + "/cards"))?.count ?? 0
+      if made >= 2 { break }
+      // Blocking on purpose: a Task.sleep can resume late when other suites hold the pool.
+      usleep(10_000)
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    #expect(
+      process.terminationReason == .uncaughtSignal,
+      "exit \(process.terminationStatus): \((try? String(contentsOfFile: folder.file("stderr.txt"), encoding: .utf8)) ?? "")"
+    )
+    let partial = snapshot(killed).count
+    let rerun = try runTool(imprintBinary, ["batch", manifest, "-o", killed, "-q"])
+    #expect(rerun.status == 0, "\(rerun.stderr)")
+    let statuses = try results(killed + "/results.jsonl").map { $0["status"] as? String }
+    #expect(statuses.count == 180)
+    #expect(statuses.filter { $0 == "skipped" }.count >= partial - 1)
+    let clean = folder.file("clean")
+    #expect(try runTool(imprintBinary, ["batch", manifest, "-o", clean, "-q"]).status == 0)
+    #expect(snapshot(killed) == snapshot(clean))
+  }
+
+  @Test("three shards as separate processes make exactly the jobs of one run, none twice")
+  func shards() async throws {
+    let folder = TemporaryFolder()
+    let shared = folder.file("shared")
+    for index in 0..<3 {
+      let run = try runTool(
+        "/usr/bin/env",
+        [
+          "JOB_COMPLETION_INDEX=\(index)", "JOB_COMPLETION_COUNT=3", imprintBinary, "batch",
+          sampleManifest,
+          "-o", shared, "--shard", "auto", "-q",
+        ])
+      #expect(run.status <= 1, "\(run.stderr)")
+    }
+    var seen: [String] = []
+    for index in 0..<3 {
+      seen += try results(shared + "/results-\(index)-of-3.jsonl").map { "\($0["line"] ?? "")" }
+    }
+    #expect(seen.sorted() == (1...10).map(String.init).sorted())
+    let merged = try runTool(
+      imprintBinary, ["batch", "merge", sampleManifest, "-o", shared, "--layout", "A4", "-q"])
+    #expect(merged.status == 1)  // the manifest's three bad lines
+    let single = folder.file("single")
+    _ = try runTool(imprintBinary, ["batch", sampleManifest, "-o", single, "--layout", "A4", "-q"])
+    let a = try results(shared + "/results.jsonl").map {
+      [$0["id"] as? String, $0["status"] as? String]
+    }
+    let b = try results(single + "/results.jsonl").map {
+      [$0["id"] as? String, $0["status"] as? String]
+    }
+    #expect(a == b)
+    #expect(snapshot(shared).keys.sorted() == snapshot(single).keys.sorted())
+  }
+}
