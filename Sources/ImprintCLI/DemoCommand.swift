@@ -172,6 +172,24 @@ enum DemoCommand {
     made.append(
       Made(path: documentFolder + "/quote.txt", what: "a quote for examples/order-booster.json"))
 
+    // A small print-shop batch: cards, a code, a thumbnail and a quote, imposed on A4.
+    let batchFolder = folder + "/batch"
+    let batchCode = await ImprintCLI.run(
+      [
+        "batch", samples + "/batch/orders.jsonl", "-o", batchFolder, "--layout", "A4",
+        "--crop-marks", "-q",
+      ],
+      console: bulkConsole)
+    // The sample manifest holds three bad lines on purpose (exit 1); anything else is a failure.
+    guard batchCode == ImprintCLI.failure || batchCode == ImprintCLI.success else {
+      return batchCode
+    }
+    made.append(
+      Made(
+        path: batchFolder,
+        what: "batch of assets/samples/batch/orders.jsonl: cards, A4 sheets, labels, results.jsonl")
+    )
+
     if arguments.flag("json") {
       struct Document: Codable {
         var schemaVersion = 1

@@ -107,6 +107,19 @@ struct BatchCLITests {
     #expect(map.contains(flip == "long-edge" ? "1,back,1,1,A-1043,1" : "1,back,3,3,A-1043,1"))
   }
 
+  @Test("a CSV manifest with a header: shipping columns become shipTo")
+  func csv() async throws {
+    let folder = TemporaryFolder()
+    let run = await imprint([
+      "batch", repositoryRoot + "/assets/samples/batch/orders.csv", "-o", folder.path, "-q",
+    ])
+    #expect(run.code == 0, "\(run.stderr)")
+    let lines = try results(folder.file("results.jsonl"))
+    #expect(lines.map { $0["id"] as? String } == ["C-1", "C-2"])
+    #expect((lines[1]["shipTo"] as? [String: Any])?["address"] as? String == "大阪市北区梅田1-1")
+    #expect(lines[1]["copies"] as? Int == 2)
+  }
+
   @Test("card-printer layout: front and back of every card copy, in order, at card size")
   func cardPrinter() async throws {
     let folder = TemporaryFolder()
