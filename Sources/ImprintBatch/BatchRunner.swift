@@ -225,6 +225,32 @@ public enum BatchRunner {
     return SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
   }
 
+  /// The decoded inputs of a card job.
+  static func cardInput(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) throws
+    -> CardInput
+  {
+    let bytes = try job.inlineProfile ?? readBytes(job.profile ?? "")
+    let follow = try job.followCounts.map {
+      try Profile.parseFollowCounts(try readBytes($0), source: $0)
+    }
+    let profile = try Profile.parse(bytes, source: job.profile ?? "job '\(job.id)'", follow: follow)
+    let template = try templates.get(job.template ?? "classic")
+    let photo = try job.photo.map { (try readBytes($0), $0) }
+    return try CardInput(
+      profile: profile, template: template, photo: photo, placeholder: options.placeholder)
+  }
+
+  /// Lays card jobs out again, for imposition (the same drawing as their PDFs).
+  public static func preparer(options: BatchOptions)
+    -> @Sendable (ManifestJob) async throws -> PreparedCard
+  {
+    let templates = TemplateCache(folder: options.templatesFolder)
+    return { job in
+      try CardMaker.prepare(
+        try cardInput(job, options: options, templates: templates), options: options.cardOptions)
+    }
+  }
+
   /// Makes a job's outputs (atomically); returns their paths relative to the output folder.
   static func make(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) async throws
     -> [String]
@@ -232,17 +258,8 @@ public enum BatchRunner {
     let folder = options.outputFolder
     switch job.kind {
     case .card:
-      let bytes = try job.inlineProfile ?? readBytes(job.profile ?? "")
-      let follow = try job.followCounts.map {
-        try Profile.parseFollowCounts(try readBytes($0), source: $0)
-      }
-      let profile = try Profile.parse(
-        bytes, source: job.profile ?? "job '\(job.id)'", follow: follow)
-      let template = try templates.get(job.template ?? "classic")
-      let photo = try job.photo.map { (try readBytes($0), $0) }
-      let input = try CardInput(
-        profile: profile, template: template, photo: photo, placeholder: options.placeholder)
-      let card = try CardMaker.pdf(input, options: options.cardOptions)
+      let card = try CardMaker.pdf(
+        try cardInput(job, options: options, templates: templates), options: options.cardOptions)
       let relative = "cards/\(job.id).pdf"
       try AtomicFile.write(card.bytes, to: folder + "/" + relative)
       return [relative]

@@ -3,6 +3,7 @@
 // with crop marks where cards are, backs placed for the duplex flip, and a sheet map.
 
 import Foundation
+import ImprintCards
 import ImprintCore
 import ImprintGraphics
 
@@ -86,46 +87,87 @@ public enum DuplexFlip: String, Sendable, CaseIterable {
   case shortEdge = "short-edge"
 }
 
-/// One card to place: its PDF (page 1 front, page 2 back, trim + bleed) and which copy it is.
+/// One card copy to place: the job that makes it and which copy it is.
 public struct PlacedCard: Sendable, Equatable {
   /// The job's id.
   public var id: String
   /// 1-based copy.
   public var copy: Int
-  /// The card's PDF.
-  public var path: String
+  /// The job (to lay the card out again, exactly as its PDF was made).
+  public var job: ManifestJob
 
   /// Creates a placement.
-  public init(id: String, copy: Int, path: String) {
+  public init(id: String, copy: Int, job: ManifestJob) {
     self.id = id
     self.copy = copy
-    self.path = path
+    self.job = job
   }
 }
 
 /// Writes card-printer files and imposed sheets.
+///
+/// Cards are laid out again from their jobs (deterministic: the same drawing as their PDFs) a
+/// sheet at a time, in parallel, and drawn in order into a file written as it grows: memory
+/// holds one sheet's cards, whatever the length of the batch.
 public enum Imposition {
   static let k = 72 / 25.4
 
+  /// Lays out the cards of `placed` (each job once), in parallel.
+  static func prepareAll(
+    _ placed: [PlacedCard], prepare: @escaping @Sendable (ManifestJob) async throws -> PreparedCard
+  ) async throws -> [String: PreparedCard] {
+    var unique: [String: ManifestJob] = [:]
+    for card in placed { unique[card.id] = card.job }
+    return try await withThrowingTaskGroup(of: (String, PreparedCard).self) { group in
+      for (id, job) in unique { group.addTask { (id, try await prepare(job)) } }
+      var prepared: [String: PreparedCard] = [:]
+      for try await (id, card) in group { prepared[id] = card }
+      return prepared
+    }
+  }
+
   /// One PDF with the front and back pages of every card, in order, at card size.
   ///
-  /// What Evolis, Zebra and Fargo drivers take. Pages are drawn from the cards' PDFs as vectors.
-  ///
-  /// - Throws: `FileError`, `GraphicsError`, or `ImposeError` for an unreadable card PDF.
-  public static func cardPrinterFile(_ cards: [PlacedCard], to path: String) throws {
-    guard let first = cards.first else { return }
-    let size = try pageSize(first.path)
-    try AtomicFile.write(to: path) { temporary in
-      let document = try VectorDocument(
-        format: .pdf, size: size, metadata: DocumentMetadata(title: "card printer job"),
-        path: temporary)
-      for card in cards {
-        let pdf = try open(card.path)
-        for page in 0..<pdf.pageCount {
-          try document.page(size: size) { canvas in _ = pdf.render(page: page, on: canvas) }
+  /// What Evolis, Zebra and Fargo drivers take.
+  /// - Returns: the number of pages.
+  /// - Throws: `FileError`, `GraphicsError`, or a card's own error.
+  @discardableResult
+  public static func cardPrinterFile(
+    next: () -> PlacedCard?,
+    prepare: @escaping @Sendable (ManifestJob) async throws -> PreparedCard,
+    to path: String
+  ) async throws -> Int {
+    let temporary = try AtomicFile.temporaryPath(for: path)
+    var document: VectorDocument?
+    var pages = 0
+    do {
+      while true {
+        var chunk: [PlacedCard] = []
+        while chunk.count < 32, let card = next() { chunk.append(card) }
+        if chunk.isEmpty { break }
+        let prepared = try await prepareAll(chunk, prepare: prepare)
+        for placed in chunk {
+          guard let card = prepared[placed.id] else { continue }
+          if document == nil {
+            document = try VectorDocument(
+              format: .pdf, size: card.size, metadata: DocumentMetadata(title: "card printer job"),
+              path: temporary)
+          }
+          for side in card.layouts.indices {
+            try document?.page(size: card.size) { canvas in
+              try card.draw(side: side, on: canvas, x: 0, y: 0)
+            }
+            pages += 1
+          }
         }
       }
-      _ = try document.finish()
+      guard let finished = document.take() else { throw ImposeError.noCards }
+      _ = try finished.finish()
+      try AtomicFile.commit(temporary, to: path)
+      return pages
+    } catch {
+      AtomicFile.discard(temporary)
+      throw error
     }
   }
 
@@ -133,51 +175,59 @@ public enum Imposition {
   /// for `flip`; crop marks at the sheet edges, only on the trim lines of cards that are there.
   ///
   /// - Parameters:
-  ///   - cards: the cards in order, copies repeated.
+  ///   - next: the next card copy, in order.
+  ///   - prepare: lays a job's card out.
   ///   - stock: the sheet.
-  ///   - bleed: the cards' bleed in millimetres (trim lines are that far inside each cell).
   ///   - cropMarks: whether to draw crop marks.
   ///   - flip: how the printer turns the sheet.
   ///   - path: the sheets PDF.
   ///   - mapPath: the sheet map CSV (sheet, side, row, column, id, copy).
   /// - Returns: the grid used and the number of sheets.
-  /// - Throws: `FileError`, `GraphicsError`, `ImposeError`.
+  /// - Throws: `FileError`, `GraphicsError`, `ImposeError`, or a card's own error.
   @discardableResult
   public static func sheets(
-    _ cards: [PlacedCard], stock: SheetStock, bleed: Double, cropMarks: Bool, flip: DuplexFlip,
-    to path: String, mapPath: String
-  ) throws -> (grid: SheetGrid, sheets: Int) {
-    guard let first = cards.first else {
-      throw ImposeError.noCards
-    }
-    let card = try pageSize(first.path)
+    next: () -> PlacedCard?,
+    prepare: @escaping @Sendable (ManifestJob) async throws -> PreparedCard,
+    stock: SheetStock, cropMarks: Bool, flip: DuplexFlip, to path: String, mapPath: String
+  ) async throws -> (grid: SheetGrid, sheets: Int) {
+    guard let first = next() else { throw ImposeError.noCards }
+    let firstCard = try await prepare(first.job)
     let sheet = stock.millimetres
     let grid = SheetGrid.best(
-      cardWidth: card.width / k, cardHeight: card.height / k, sheet: sheet, margin: 5)
+      cardWidth: firstCard.size.width / k, cardHeight: firstCard.size.height / k, sheet: sheet,
+      margin: 5)
     guard grid.capacity > 0 else { throw ImposeError.doesNotFit(stock: stock.rawValue) }
     let pageSize = Size(width: sheet.width * k, height: sheet.height * k)
     var map = "sheet,side,row,column,id,copy\n"
     var sheetCount = 0
-    try AtomicFile.write(to: path) { temporary in
+    let temporary = try AtomicFile.temporaryPath(for: path)
+    do {
       let document = try VectorDocument(
         format: .pdf, size: pageSize, metadata: DocumentMetadata(title: "\(stock.rawValue) sheets"),
         path: temporary)
-      var index = 0
-      while index < cards.count {
-        let batch = Array(cards[index..<min(index + grid.capacity, cards.count)])
+      var pending: PlacedCard? = first
+      while true {
+        var batch: [PlacedCard] = []
+        if let card = pending {
+          batch.append(card)
+          pending = nil
+        }
+        while batch.count < grid.capacity, let card = next() { batch.append(card) }
+        if batch.isEmpty { break }
+        let prepared = try await prepareAll(batch, prepare: prepare)
         sheetCount += 1
-        let hasBacks = try open(batch[0].path).pageCount > 1
-        for side in hasBacks ? ["front", "back"] : ["front"] {
+        let sides = batch.compactMap { prepared[$0.id]?.layouts.count }.max() ?? 1
+        for side in 0..<sides {
           var used: [(row: Int, column: Int)] = []
           try document.page(size: pageSize) { canvas in
             for (offset, placed) in batch.enumerated() {
+              guard let card = prepared[placed.id], side < card.layouts.count else { continue }
               var row = offset / grid.columns
               var column = offset % grid.columns
-              if side == "back" {
+              if side == 1 {
                 (row, column) = grid.backPosition(row: row, column: column, flip: flip)
               }
               used.append((row, column))
-              let pdf = try open(placed.path)
               let x = (grid.originX + Double(column) * grid.cellWidth) * k
               let y = (grid.originY + Double(row) * grid.cellHeight) * k
               canvas.save()
@@ -190,16 +240,23 @@ public enum Imposition {
               } else {
                 canvas.translate(x, y)
               }
-              _ = pdf.render(page: side == "front" ? 0 : 1, on: canvas)
+              try card.draw(side: side, on: canvas, x: 0, y: 0)
               canvas.restore()
-              map += "\(sheetCount),\(side),\(row + 1),\(column + 1),\(placed.id),\(placed.copy)\n"
+              map +=
+                "\(sheetCount),\(side == 0 ? "front" : "back"),\(row + 1),\(column + 1),"
+                + "\(placed.id),\(placed.copy)\n"
             }
-            if cropMarks { drawMarks(canvas, grid: grid, used: used, bleed: bleed, sheet: sheet) }
+            if cropMarks {
+              drawMarks(canvas, grid: grid, used: used, bleed: firstCard.bleed, sheet: sheet)
+            }
           }
         }
-        index += grid.capacity
       }
       _ = try document.finish()
+      try AtomicFile.commit(temporary, to: path)
+    } catch {
+      AtomicFile.discard(temporary)
+      throw error
     }
     try AtomicFile.write(Array(map.utf8), to: mapPath)
     return (grid, sheetCount)
@@ -244,21 +301,6 @@ public enum Imposition {
         from: ((gridRight + gap) * k, y * k), to: ((gridRight + gap + length) * k, y * k),
         width: width, color: .black)
     }
-  }
-
-  static func open(_ path: String) throws -> PDFDocument {
-    let bytes = try readBytes(path)
-    do {
-      return try PDFDocument(bytes: bytes, password: nil)
-    } catch {
-      throw ImposeError.unreadableCard(path: path)
-    }
-  }
-
-  static func pageSize(_ path: String) throws -> Size {
-    let pdf = try open(path)
-    guard let size = pdf.pageSize(0) else { throw ImposeError.unreadableCard(path: path) }
-    return size
   }
 }
 

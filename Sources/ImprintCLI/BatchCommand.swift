@@ -9,6 +9,8 @@ import ImprintDocuments
 
 enum BatchCommand {
   static let layoutOptions: [OptionSpec] = [
+    .flag(
+      "allow-missing-glyphs", "Cards warn instead of failing when no font can draw a character."),
     .value("layout", "<layout>", "card-printer, A4, Letter, A3 or SRA3 (cards on sheets)."),
     .flag("crop-marks", "Crop marks on sheets, on the trim lines of the cards there."),
     .value("duplex", "<flip>", "long-edge (default) or short-edge: where backs go on sheets."),
@@ -44,7 +46,10 @@ enum BatchCommand {
     try AtomicFile.write(
       Array(results.map { JSONOutput.line($0) + "\n" }.joined().utf8), to: folder + "/results.jsonl"
     )
-    try finish(results, folder: folder, arguments: arguments, console: console)
+    try await finish(
+      results, manifest: arguments.positionals[0],
+      options: try BatchCommand.batchOptions(folder, arguments, console),
+      arguments: arguments, console: console)
     let failed = results.filter { $0.status == "failed" }.count
     if !arguments.flag("quiet") {
       console.stderr.write(
@@ -77,19 +82,28 @@ enum BatchCommand {
     try await run(arguments, console)
   }
 
-  static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
-    guard let folder = arguments.value("output") else {
-      throw UsageError(message: "missing -o <dir>")
-    }
-    let manifest = arguments.positionals[0]
+  /// The options both `batch` and `batch merge` need.
+  static func batchOptions(_ folder: String, _ arguments: ParsedArguments, _ console: Console)
+    throws -> BatchOptions
+  {
     let assets = ResourceLocator.assetsDirectory() ?? "assets"
     let placeholderPath = assets + "/placeholder-photo.png"
     var options = BatchOptions(
       outputFolder: folder, placeholder: (try readFile(placeholderPath), placeholderPath))
     options.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
-    options.failFast = arguments.flag("fail-fast")
     options.templatesFolder = ResourceLocator.templatesDirectory(
       explicit: arguments.value("templates"))
+    options.cardOptions.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
+    return options
+  }
+
+  static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
+    guard let folder = arguments.value("output") else {
+      throw UsageError(message: "missing -o <dir>")
+    }
+    let manifest = arguments.positionals[0]
+    var options = try batchOptions(folder, arguments, console)
+    options.failFast = arguments.flag("fail-fast")
     options.shard = try shard(arguments.value("shard") ?? "0/1", environment: console.environment)
     if let worker = try? DocumentCommands.workerExecutable(console) {
       options.sandbox = DocumentSandbox(executable: worker, workers: options.jobs)
@@ -128,7 +142,8 @@ enum BatchCommand {
           results.append(result)
         }
       }
-      try finish(results, folder: folder, arguments: arguments, console: console)
+      try await finish(
+        results, manifest: manifest, options: options, arguments: arguments, console: console)
     }
     if !quiet {
       console.stderr.write(
@@ -140,30 +155,43 @@ enum BatchCommand {
   }
 
   /// Sheets or the card-printer file, the packing list and the labels, from the results.
+  ///
+  /// The manifest is read again, in order, and each finished card job placed `copies` times.
   static func finish(
-    _ results: [JobResult], folder: String, arguments: ParsedArguments, console: Console
-  ) throws {
-    let cards = results.filter { $0.kind == .card && $0.status != "failed" }.flatMap { result in
-      (1...max(1, result.copies ?? 1)).map {
-        PlacedCard(id: result.id, copy: $0, path: folder + "/" + (result.outputs.first ?? ""))
+    _ results: [JobResult], manifest: String, options: BatchOptions, arguments: ParsedArguments,
+    console: Console
+  ) async throws {
+    let folder = options.outputFolder
+    let done = Set(results.filter { $0.kind == .card && $0.status != "failed" }.map(\.id))
+    if !done.isEmpty, let layout = try layout(arguments) {
+      var reader = try ManifestReader(path: manifest)
+      var queue: [PlacedCard] = []
+      var placedIDs = Set<String>()
+      let next = { () -> PlacedCard? in
+        while queue.isEmpty, let item = reader.next() {
+          guard case .success(let job) = item, job.kind == .card, done.contains(job.id),
+            placedIDs.insert(job.id).inserted
+          else { continue }
+          queue = (1...job.copies).map { PlacedCard(id: job.id, copy: $0, job: job) }
+        }
+        return queue.isEmpty ? nil : queue.removeFirst()
       }
-    }
-    if !cards.isEmpty, let layout = try layout(arguments) {
+      let prepare = BatchRunner.preparer(options: options)
       if layout == "card-printer" {
-        try Imposition.cardPrinterFile(cards, to: folder + "/card-printer.pdf")
+        try await Imposition.cardPrinterFile(
+          next: next, prepare: prepare, to: folder + "/card-printer.pdf")
       } else if let stock = SheetStock(rawValue: layout) {
         let flip =
           try arguments.choice("duplex", ["long-edge", "short-edge"]).flatMap {
             DuplexFlip(rawValue: $0)
           } ?? .longEdge
-        let (grid, sheets) = try Imposition.sheets(
-          cards, stock: stock, bleed: CardOptions().bleed ?? 3.175,
-          cropMarks: arguments.flag("crop-marks"),
+        let (grid, sheets) = try await Imposition.sheets(
+          next: next, prepare: prepare, stock: stock, cropMarks: arguments.flag("crop-marks"),
           flip: flip, to: folder + "/sheets-\(stock.rawValue).pdf",
           mapPath: folder + "/sheet-map.csv")
         if !arguments.flag("quiet") {
           console.stderr.write(
-            "batch: \(cards.count) cards on \(sheets) \(stock.rawValue) sheet\(sheets == 1 ? "" : "s"), "
+            "batch: cards on \(sheets) \(stock.rawValue) sheet\(sheets == 1 ? "" : "s"), "
               + "\(grid.columns) x \(grid.rows)\(grid.rotated ? " rotated" : "") a side\n")
         }
       }

@@ -113,7 +113,11 @@ public enum CardMaker {
   /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
   public static func prepare(_ input: CardInput, options: CardOptions) throws -> PreparedCard {
     let (layouts, warnings) = try self.layouts(input, options: options, forPDF: true)
-    return PreparedCard(layouts: layouts, warnings: warnings)
+    var noMarks = options
+    noMarks.cropMarks = false
+    return PreparedCard(
+      layouts: layouts, warnings: warnings, size: pageSize(input.template, options: noMarks),
+      bleed: options.bleed ?? input.template.bleed)
   }
 
   /// One PNG of one side at `options.dpi` (trim + bleed), the DPI stored in the file.
@@ -187,6 +191,17 @@ public struct PreparedCard: Sendable {
   public var layouts: [CardLayout]
   /// Non-fatal problems.
   public var warnings: [String]
+  /// The card with its bleed, in points.
+  public var size: Size = Size(width: 0, height: 0)
+  /// The bleed per side, in millimetres.
+  public var bleed: Double = 0
+
+  /// Draws side `index` with the card's bleed box at (`x`, `y`) points: for imposing cards on
+  /// sheets and card-printer pages without a PDF in between.
+  public func draw(side index: Int, on canvas: borrowing Canvas, x: Double, y: Double) throws {
+    let offset = bleed * CardRenderer.pointsPerMM
+    try CardRenderer.draw(layouts[index], on: canvas, originX: x + offset, originY: y + offset)
+  }
 }
 
 /// Writes cards into one PDF, one page per side, in the order they are added.

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Benchmark: N cards through `imprint batch` on A4 with crop marks against glabels-3-batch
+# merging the same N records onto the same stock with crop marks (-C), in one run; then
+# imprint's peak memory for 10 x N cards, to show it stays flat as the manifest grows.
+# Usage: Benchmarks/batch-bench.sh [N]   (default 1000; needs scripts/bootstrap --bench)
+set -euo pipefail
+count=${1:-1000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+peer="$root/../shared/peers/glabels"
+work="${BENCH_DIR:-$root/Benchmarks/out/batch}"
+rm -rf "$work"; mkdir -p "$work"
+cd "$root"
+swift build -c release --product imprint >/dev/null 2>&1
+imprint="$root/.build/release/imprint"
+
+make_manifest() { # N DIR: gLabels' records, and the same records as a batch manifest
+  python3 "$peer/make_data.py" --records "$1" --out "$2" >/dev/null
+  python3 - "$2" <<'PY'
+import csv, json, os, sys
+out = sys.argv[1]
+os.makedirs(f"{out}/profiles", exist_ok=True)
+with open(f"{out}/records.csv", encoding="utf-8") as f, open(f"{out}/manifest.jsonl", "w") as m:
+    for i, row in enumerate(csv.DictReader(f), 1):
+        account = f"{row['account'][:10].rstrip('-')}-{i}"
+        profile = {"id": i, "name": account, "json_metadata": {"profile": {"name": row["name"]}},
+                   "created": "2017-03-14T09:26:53", "reputation": "95832978796820",
+                   "stats": {"followers": int(row["followers"] or 0), "following": 0}}
+        with open(f"{out}/profiles/r{i:05d}.json", "w", encoding="utf-8") as p:
+            json.dump(profile, p, ensure_ascii=False)
+        m.write(json.dumps({"id": f"r{i:05d}", "kind": "card", "profile": f"profiles/r{i:05d}.json",
+                            "photo": row["photo"], "template": "classic"}) + "\n")
+PY
+}
+
+measure() { # OUT command...: "wall user sys maxrss_kb"
+  local out=$1; shift
+  /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" >/dev/null 2>"$out.stderr" || {
+    echo "failed: $*" >&2; tail -5 "$out.stderr" >&2; exit 1; }
+  cat "$out"
+}
+
+make_manifest "$count" "$work/data"
+cp "$peer/cr80-a4-10up.glabels" "$work/data/"
+glabels=$(cd "$work/data" && measure "$work/glabels.time" glabels-3-batch -C -i records.csv -o "$work/glabels.pdf" cr80-a4-10up.glabels)
+# The cards' fonts need the bundled templates folder; the profiles reference absolute photos.
+export IMPRINT_TEMPLATES="$root/templates"
+imprint_run=$(measure "$work/imprint.time" "$imprint" batch "$work/data/manifest.jsonl" -o "$work/out" --layout A4 --crop-marks -q --allow-missing-glyphs)
+cards=$(ls "$work/out/cards" | wc -l)
+[ "$cards" -eq "$count" ] || { echo "imprint made $cards of $count cards" >&2; exit 1; }
+sheets=$(pdfinfo "$work/out/sheets-A4.pdf" | awk '/^Pages:/{print $2}')
+gpages=$(pdfinfo "$work/glabels.pdf" | awk '/^Pages:/{print $2}')
+
+make_manifest $((count * 10)) "$work/data10"
+big=$(measure "$work/imprint10.time" "$imprint" batch "$work/data10/manifest.jsonl" -o "$work/out10" --layout A4 --crop-marks -q --allow-missing-glyphs)
+
+python3 - "$count" "$glabels" "$imprint_run" "$big" "$sheets" "$gpages" <<'PY'
+import sys
+n = int(sys.argv[1])
+def parse(t): w, u, s, m = map(float, t.split()); return w, u + s, m / 1024
+g, i, b = parse(sys.argv[2]), parse(sys.argv[3]), parse(sys.argv[4])
+print(f"{n} cards on A4 with crop marks, 2 cores")
+print(f"{'tool':52} {'wall_s':>7} {'cpu_s':>7} {'cpu_ms/card':>12} {'peak_MB':>8}")
+print(f"{'gLabels 3 batch (front only, ' + sys.argv[6] + ' pages)':52} {g[0]:7.2f} {g[1]:7.2f} {g[1] * 1000 / n:12.2f} {g[2]:8.1f}")
+print(f"{'imprint batch (front + back, ' + sys.argv[5] + ' pages)':52} {i[0]:7.2f} {i[1]:7.2f} {i[1] * 1000 / n:12.2f} {i[2]:8.1f}")
+print(f"CPU per card: gLabels / imprint = {g[1] / i[1]:.1f}x")
+print(f"imprint peak memory: {i[2]:.1f} MB for {n} cards, {b[2]:.1f} MB for {10 * n} ({(b[2] / i[2] - 1) * 100:+.1f} %)")
+PY
