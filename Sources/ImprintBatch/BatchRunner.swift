@@ -94,7 +94,7 @@ public enum BatchRunner {
     manifest: String, options: BatchOptions, progress: (BatchSummary) -> Void = { _ in }
   ) async throws -> BatchSummary {
     for folder in ["", "/.state", "/cards", "/qr", "/thumbs", "/quotes"] {
-      try makeFolder(options.outputFolder + folder)
+      try FileIO.makeFolder(options.outputFolder + folder)
       // A run killed mid-write leaves only hidden temporaries (never a truncated output under
       // its final name); remove those of dead runs.
       for name
@@ -220,7 +220,7 @@ public enum BatchRunner {
       .compactMap({ $0 })
     where FileManager.default.fileExists(atPath: path) {
       bytes += Array(path.utf8)
-      bytes += try readBytes(path)
+      bytes += try FileIO.read(path)
     }
     return SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
   }
@@ -229,13 +229,13 @@ public enum BatchRunner {
   static func cardInput(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) throws
     -> CardInput
   {
-    let bytes = try job.inlineProfile ?? readBytes(job.profile ?? "")
+    let bytes = try job.inlineProfile ?? FileIO.read(job.profile ?? "")
     let follow = try job.followCounts.map {
-      try Profile.parseFollowCounts(try readBytes($0), source: $0)
+      try Profile.parseFollowCounts(try FileIO.read($0), source: $0)
     }
     let profile = try Profile.parse(bytes, source: job.profile ?? "job '\(job.id)'", follow: follow)
     let template = try templates.get(job.template ?? "classic")
-    let photo = try job.photo.map { (try readBytes($0), $0) }
+    let photo = try job.photo.map { (try FileIO.read($0), $0) }
     return try CardInput(
       profile: profile, template: template, photo: photo, placeholder: options.placeholder)
   }
@@ -291,8 +291,8 @@ public enum BatchRunner {
       else {
         throw BatchError.noSandbox(id: job.id)
       }
-      let prices = try PriceList.parse(try readBytes(pricesPath), source: pricesPath)
-      let order = try Order.parse(try readBytes(orderPath), source: orderPath)
+      let prices = try PriceList.parse(try FileIO.read(pricesPath), source: pricesPath)
+      let order = try Order.parse(try FileIO.read(orderPath), source: orderPath)
       let orderFolder = (orderPath as NSString).deletingLastPathComponent
       var facts: [String: PageFacts] = [:]
       for file in order.files {
@@ -360,38 +360,5 @@ final class TemplateCache: Sendable {
       return made
     }
     return try result.get()
-  }
-}
-
-/// Reads a whole file.
-///
-/// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
-func readBytes(_ path: String) throws(FileError) -> [UInt8] {
-  var isDirectory: ObjCBool = false
-  guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-    throw .notFound(path: path)
-  }
-  if isDirectory.boolValue { throw .isDirectory(path: path) }
-  guard let data = FileManager.default.contents(atPath: path) else {
-    throw .unreadable(path: path, reason: "read error")
-  }
-  return [UInt8](data)
-}
-
-/// Creates a folder (and parents) unless it exists as one.
-///
-/// - Throws: `FileError.unwritable`.
-func makeFolder(_ path: String) throws(FileError) {
-  var isDirectory: ObjCBool = false
-  if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-    guard isDirectory.boolValue else {
-      throw .unwritable(path: path, reason: "it is a file; a folder was expected")
-    }
-    return
-  }
-  do {
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  } catch {
-    throw .unwritable(path: path, reason: "cannot create the folder")
   }
 }

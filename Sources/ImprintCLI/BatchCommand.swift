@@ -89,7 +89,7 @@ enum BatchCommand {
     let assets = ResourceLocator.assetsDirectory() ?? "assets"
     let placeholderPath = assets + "/placeholder-photo.png"
     var options = BatchOptions(
-      outputFolder: folder, placeholder: (try readFile(placeholderPath), placeholderPath))
+      outputFolder: folder, placeholder: (try FileIO.read(placeholderPath), placeholderPath))
     options.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     options.templatesFolder = ResourceLocator.templatesDirectory(
       explicit: arguments.value("templates"))

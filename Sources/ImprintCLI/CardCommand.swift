@@ -124,7 +124,7 @@ enum CardCommand {
         throw UsageError(
           message: "--photo and --follow-counts apply to a single profile; use --photo-cache")
       }
-      try createFolder(folder)
+      try FileIO.makeFolder(folder)
       let ext = chosen == .pdf ? "pdf" : "png"
       jobs = profiles.map { path in
         let base = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
@@ -263,7 +263,7 @@ enum CardCommand {
       self.platform = platform
       self.photoCache = photoCache
       self.fetch = fetch
-      self.placeholder = try readFile(placeholderPath)
+      self.placeholder = try FileIO.read(placeholderPath)
       self.placeholderPath = placeholderPath
     }
 
@@ -272,13 +272,14 @@ enum CardCommand {
     /// which is then kept in the cache folder; else the placeholder.
     func input(_ job: Job) async throws -> CardInput {
       let follow = try job.follow.map { path in
-        try Profile.parseFollowCounts(try readFile(path), source: path)
+        try Profile.parseFollowCounts(try FileIO.read(path), source: path)
       }
       let profile = try Profile.parse(
-        try readFile(job.profilePath), source: job.profilePath, platform: platform, follow: follow)
+        try FileIO.read(job.profilePath), source: job.profilePath, platform: platform,
+        follow: follow)
       var photo: (bytes: [UInt8], source: String)?
       if let path = job.photo ?? cachedPhoto(profile.account) {
-        photo = (try readFile(path), path)
+        photo = (try FileIO.read(path), path)
       } else if fetch, let url = profile.profileImage {
         let bytes = try await PhotoFetcher.fetch(url)
         photo = (bytes, url)
@@ -354,21 +355,6 @@ enum CardCommand {
       return nil
     }
   }
-}
-
-/// Reads a whole file.
-///
-/// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
-func readFile(_ path: String) throws(FileError) -> [UInt8] {
-  var isDirectory: ObjCBool = false
-  guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-    throw .notFound(path: path)
-  }
-  if isDirectory.boolValue { throw .isDirectory(path: path) }
-  guard let data = FileManager.default.contents(atPath: path) else {
-    throw .unreadable(path: path, reason: "permission denied or read error")
-  }
-  return [UInt8](data)
 }
 
 enum TemplatesCommand {

@@ -36,7 +36,7 @@ enum DemoCommand {
       throw FileError.notFound(path: "assets")
     }
     let qrFolder = folder + "/qr"
-    try createFolder(qrFolder)
+    try FileIO.makeFolder(qrFolder)
     var made: [Made] = []
     let address = "0x52908400098527886E0F7030069857D2E4169EE7"
     var settings = QRCommand.Settings(
@@ -95,7 +95,7 @@ enum DemoCommand {
 
     // ID cards: every shipped design, from the bundled sample profiles.
     let cardFolder = folder + "/cards"
-    try createFolder(cardFolder)
+    try FileIO.makeFolder(cardFolder)
     let samples = assets + "/samples"
     let designs = CardTemplate.shippedNames(folder: ResourceLocator.templatesDirectory())
     let people: [(profile: String, extra: [String])] = [
@@ -143,7 +143,7 @@ enum DemoCommand {
 
     // Uploaded documents: an inspection report with colour pages, and thumbnails.
     let documentFolder = folder + "/documents"
-    try createFolder(documentFolder)
+    try FileIO.makeFolder(documentFolder)
     let uploads = ["course-notes.pdf", "handout.pdf", "poster-photo.jpg"].map {
       samples + "/documents/" + $0
     }

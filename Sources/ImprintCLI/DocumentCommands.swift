@@ -173,7 +173,7 @@ enum DocumentCommands {
     var pairs: [(input: String, output: String?)] = []
     let folder = arguments.value("output")
     if let folder {
-      try createFolder(folder)
+      try FileIO.makeFolder(folder)
       pairs = arguments.positionals.map { ($0, nil) }
     } else if arguments.positionals.count == 2 {
       pairs = [(arguments.positionals[0], arguments.positionals[1])]

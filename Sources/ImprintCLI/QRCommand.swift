@@ -269,7 +269,7 @@ enum QRCommand {
     arguments: ParsedArguments, console: Console
   ) async throws -> Int32 {
     var reader = try LineReader(path: input)
-    try createFolder(folder)
+    try FileIO.makeFolder(folder)
     let sourceName = input == "-" ? "standard input" : input
     let ext = format == .text ? "txt" : format.rawValue
     var seen = Set<String>()
@@ -360,23 +360,5 @@ enum QRCommand {
     let cleaned = String(
       name.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" })
     return cleaned.isEmpty || cleaned.hasPrefix(".") ? "_" + cleaned : cleaned
-  }
-}
-
-/// Creates `path` (and parents) unless it is already a folder.
-///
-/// - Throws: `FileError.unwritable` when it exists as a file or cannot be created.
-func createFolder(_ path: String) throws(FileError) {
-  var isDirectory: ObjCBool = false
-  if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-    guard isDirectory.boolValue else {
-      throw .unwritable(path: path, reason: "it is a file; a folder was expected")
-    }
-    return
-  }
-  do {
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  } catch {
-    throw .unwritable(path: path, reason: "cannot create the folder")
   }
 }

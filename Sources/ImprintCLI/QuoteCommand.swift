@@ -28,8 +28,8 @@ enum QuoteCommand {
       throw UsageError(message: "missing --prices <file>")
     }
     let orderPath = arguments.positionals[0]
-    let prices = try PriceList.parse(try readFile(pricesPath), source: pricesPath)
-    let order = try Order.parse(try readFile(orderPath), source: orderPath)
+    let prices = try PriceList.parse(try FileIO.read(pricesPath), source: pricesPath)
+    let order = try Order.parse(try FileIO.read(orderPath), source: orderPath)
     if let store = order.store, !prices.store.isEmpty, store != prices.store {
       throw PricingError.invalidField(
         source: orderPath, field: "store", value: "'\(store)'",
