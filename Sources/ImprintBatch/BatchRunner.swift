@@ -109,7 +109,17 @@ public enum BatchRunner {
     var seen = Set<String>()
     var ordinal = 0
     var summary = BatchSummary()
-    var results: [JobResult] = []
+    // Results are written in manifest order as they complete: a job finishing early waits in
+    // `pending` until the lines before it are written, so memory holds about `jobs` results.
+    let temporary = try AtomicFile.temporaryPath(for: options.resultsFile)
+    guard FileManager.default.createFile(atPath: temporary, contents: nil),
+      let output = FileHandle(forWritingAtPath: temporary)
+    else {
+      throw FileError.unwritable(path: options.resultsFile, reason: "cannot create it")
+    }
+    var issued: [Int] = []
+    var issuedStart = 0
+    var pending: [Int: JobResult] = [:]
     var stop = false
     let next = { () -> Result<ManifestJob, ManifestLineError>? in
       while !stop, let item = reader.next() {
@@ -120,6 +130,7 @@ public enum BatchRunner {
           // Every shard checks ids, so a duplicate fails in whichever shard owns the line.
           if !seen.insert(job.id).inserted {
             if mine {
+              issued.append(job.line)
               return .failure(
                 ManifestLineError(
                   line: job.line, id: job.id,
@@ -127,9 +138,15 @@ public enum BatchRunner {
             }
             continue
           }
-          if mine { return .success(job) }
-        case .failure:
-          if mine { return item }
+          if mine {
+            issued.append(job.line)
+            return .success(job)
+          }
+        case .failure(let error):
+          if mine {
+            issued.append(error.line)
+            return item
+          }
         }
       }
       return nil
@@ -157,12 +174,21 @@ public enum BatchRunner {
           summary.failed += 1
           if options.failFast { stop = true }
         }
-        results.append(result)
+        pending[result.line] = result
+        while issuedStart < issued.count,
+          let ready = pending.removeValue(forKey: issued[issuedStart])
+        {
+          output.write(Data((JSONOutput.line(ready) + "\n").utf8))
+          issuedStart += 1
+          if issuedStart > 4096 {
+            issued.removeFirst(issuedStart)
+            issuedStart = 0
+          }
+        }
         progress(summary)
       })
-    results.sort { $0.line < $1.line }
-    try AtomicFile.write(
-      Array(results.map { JSONOutput.line($0) + "\n" }.joined().utf8), to: options.resultsFile)
+    try? output.close()
+    try AtomicFile.commit(temporary, to: options.resultsFile)
     return summary
   }
 

@@ -201,6 +201,11 @@ public enum Imposition {
     var map = "sheet,side,row,column,id,copy\n"
     var sheetCount = 0
     let temporary = try AtomicFile.temporaryPath(for: path)
+    let mapTemporary = try AtomicFile.temporaryPath(for: mapPath)
+    guard FileManager.default.createFile(atPath: mapTemporary, contents: nil),
+      let mapFile = FileHandle(forWritingAtPath: mapTemporary)
+    else { throw FileError.unwritable(path: mapPath, reason: "cannot create it") }
+    defer { try? mapFile.close() }
     do {
       let document = try VectorDocument(
         format: .pdf, size: pageSize, metadata: DocumentMetadata(title: "\(stock.rawValue) sheets"),
@@ -251,14 +256,18 @@ public enum Imposition {
             }
           }
         }
+        // The map goes to its file a sheet at a time.
+        mapFile.write(Data(map.utf8))
+        map = ""
       }
       _ = try document.finish()
       try AtomicFile.commit(temporary, to: path)
+      try AtomicFile.commit(mapTemporary, to: mapPath)
     } catch {
       AtomicFile.discard(temporary)
+      AtomicFile.discard(mapTemporary)
       throw error
     }
-    try AtomicFile.write(Array(map.utf8), to: mapPath)
     return (grid, sheetCount)
   }
 

@@ -33,31 +33,41 @@ enum BatchCommand {
     guard !files.isEmpty else {
       throw FileError.notFound(path: folder + "/results-*-of-*.jsonl")
     }
-    var results: [JobResult] = []
-    for file in files {
-      var reader = try LineReader(path: folder + "/" + file)
-      while let line = reader.next() {
-        if let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)) {
-          results.append(result)
+    // Each shard's file is in manifest order: merge them line by line.
+    let readers = try files.map { try ShardResults(path: folder + "/" + $0) }
+    let output = folder + "/results.jsonl"
+    var merged: [UInt8] = []
+    var count = 0
+    var failed = 0
+    try AtomicFile.write(to: output) { temporary in
+      FileManager.default.createFile(atPath: temporary, contents: nil)
+      guard let handle = FileHandle(forWritingAtPath: temporary) else {
+        throw FileError.unwritable(path: output, reason: "cannot create it")
+      }
+      defer { try? handle.close() }
+      while let shard = readers.filter({ $0.head != nil }).min(by: {
+        ($0.head?.line ?? 0) < ($1.head?.line ?? 0)
+      }) {
+        guard let current = shard.head else { break }
+        merged = current.text + [UInt8(ascii: "\n")]
+        handle.write(Data(merged))
+        count += 1
+        if String(decoding: current.text, as: UTF8.self).contains("\"status\":\"failed\"") {
+          failed += 1
         }
+        shard.advance()
       }
     }
-    results.sort { $0.line < $1.line }
-    try AtomicFile.write(
-      Array(results.map { JSONOutput.line($0) + "\n" }.joined().utf8), to: folder + "/results.jsonl"
-    )
     try await finish(
-      results, manifest: arguments.positionals[0],
-      options: try BatchCommand.batchOptions(folder, arguments, console),
-      arguments: arguments, console: console)
-    let failed = results.filter { $0.status == "failed" }.count
+      resultsFile: output, manifest: arguments.positionals[0],
+      options: try BatchCommand.batchOptions(folder, arguments, console), arguments: arguments,
+      console: console)
     if !arguments.flag("quiet") {
       console.stderr.write(
-        "batch merge: \(results.count) jobs from \(files.count) shards, \(failed) failed\n")
+        "batch merge: \(count) jobs from \(files.count) shards, \(failed) failed\n")
     }
     return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
   }
-
   static let spec = CommandSpec(
     name: "batch",
     abstract:
@@ -135,15 +145,9 @@ enum BatchCommand {
     }
     if terminal && !quiet { console.stderr.write("\n") }
     if options.shard.count == 1 {
-      var results: [JobResult] = []
-      var reader = try LineReader(path: options.resultsFile)
-      while let line = reader.next() {
-        if let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)) {
-          results.append(result)
-        }
-      }
       try await finish(
-        results, manifest: manifest, options: options, arguments: arguments, console: console)
+        resultsFile: options.resultsFile, manifest: manifest, options: options,
+        arguments: arguments, console: console)
     }
     if !quiet {
       console.stderr.write(
@@ -158,11 +162,21 @@ enum BatchCommand {
   ///
   /// The manifest is read again, in order, and each finished card job placed `copies` times.
   static func finish(
-    _ results: [JobResult], manifest: String, options: BatchOptions, arguments: ParsedArguments,
+    resultsFile: String, manifest: String, options: BatchOptions, arguments: ParsedArguments,
     console: Console
   ) async throws {
+    // Streamed: only the ids of finished cards and the shipped orders are kept.
+    var done = Set<String>()
+    var shipped: [JobResult] = []
+    var lines = try LineReader(path: resultsFile)
+    while let line = lines.next() {
+      guard let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)),
+        result.status != "failed"
+      else { continue }
+      if result.kind == .card { done.insert(result.id) }
+      if result.shipTo != nil { shipped.append(result) }
+    }
     let folder = options.outputFolder
-    let done = Set(results.filter { $0.kind == .card && $0.status != "failed" }.map(\.id))
     if !done.isEmpty, let layout = try layout(arguments) {
       var reader = try ManifestReader(path: manifest)
       var queue: [PlacedCard] = []
@@ -196,9 +210,9 @@ enum BatchCommand {
         }
       }
     }
-    if results.contains(where: { $0.shipTo != nil && $0.status != "failed" }) {
-      try Fulfilment.packingList(results, to: folder + "/packing-list.csv")
-      try Fulfilment.labels(results, to: folder + "/labels.pdf")
+    if !shipped.isEmpty {
+      try Fulfilment.packingList(shipped, to: folder + "/packing-list.csv")
+      try Fulfilment.labels(shipped, to: folder + "/labels.pdf")
     }
   }
 
@@ -249,5 +263,27 @@ enum BatchCommand {
     }
     if csv { lines = max(0, lines - 1) }
     return lines / shard.count + (lines % shard.count > shard.index ? 1 : 0)
+  }
+}
+
+/// One shard's results file, read a line at a time for the merge.
+private final class ShardResults {
+  private var reader: LineReader
+  /// The current line: its manifest line number and its text.
+  private(set) var head: (line: Int, text: [UInt8])?
+
+  init(path: String) throws {
+    reader = try LineReader(path: path)
+    advance()
+  }
+
+  func advance() {
+    head = nil
+    while let text = reader.next() {
+      if let result = try? JSONDecoder().decode(JobResult.self, from: Data(text)) {
+        head = (result.line, text)
+        return
+      }
+    }
   }
 }
