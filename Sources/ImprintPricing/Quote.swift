@@ -102,19 +102,31 @@ public struct Money: Codable, Sendable, Equatable {
 
 /// The priced lines of one file.
 public struct FileQuote: Codable, Sendable, Equatable {
+  /// The file as the order names it.
   public var file: String
+  /// Pages in the file.
   public var pages: Int
+  /// Pages the range selects.
   public var selectedPages: Int
+  /// Copies.
   public var copies: Int
+  /// Pages per sheet side.
   public var nUp: Int
+  /// `none`, `long-edge` or `short-edge`.
   public var duplex: String
+  /// Paper size.
   public var paper: String
+  /// Paper type.
   public var paperType: String
+  /// `color`, `mono` or `auto`.
   public var colorMode: String
   /// Impressions per copy (printed sides after n-up).
   public var impressions: Int
+  /// Impressions charged the colour rate, per copy.
   public var colorImpressions: Int
+  /// Impressions charged the monochrome rate, per copy.
   public var monoImpressions: Int
+  /// Impressions with only blank pages, per copy.
   public var blankImpressions: Int
   /// Sheets per copy.
   public var sheets: Int
@@ -122,28 +134,47 @@ public struct FileQuote: Codable, Sendable, Equatable {
   public var totalSheets: Int
   /// The rates used, by name (`color.duplex`, `paper`...).
   public var rates: [String: Money]
+  /// Printing (impressions × rates) for all copies, before tiers.
   public var impressionCharge: Money
+  /// Paper for all copies.
   public var paperCharge: Money
+  /// Each extra's charge.
   public var extras: [String: Money]
+  /// The file's charge before order-level adjustments.
   public var subtotal: Money
 }
 
 /// A complete quote.
 public struct Quote: Codable, Sendable, Equatable {
+  /// The JSON schema version (1).
   public var schemaVersion = 1
+  /// The store.
   public var store: String
+  /// The price list's version.
   public var priceListVersion: String
+  /// ISO 4217 code.
   public var currency: String
+  /// Each file's lines.
   public var files: [FileQuote]
+  /// The ID cards line.
   public var cards: Money?
+  /// The highest volume tier reached, described.
   public var tier: String?
+  /// What the tiers changed.
   public var tierAdjustment: Money?
+  /// Files, tiers and cards.
   public var subtotal: Money
+  /// Each adjustment's change.
   public var adjustments: [String: Money]
+  /// What was added to reach the minimum order.
   public var minimumApplied: Money?
+  /// The tax (added, or included in the total).
   public var tax: Money?
+  /// Whether the tax is included in the total.
   public var taxIncluded: Bool
+  /// What is charged.
   public var total: Money
+  /// The customer's message to the store.
   public var message: String?
   /// The rounding rule and unit, as applied once to the total.
   public var rounding: String
