@@ -12,15 +12,12 @@
 # corpus comes from ../shared/corpus/get-corpus.sh, fetched here when the folder is empty)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-corpus="${1:-$root/Benchmarks/out/corpus}"
+source "$root/Benchmarks/common.sh"
+corpus=$(corpus_folder "${1:-}")
 work="$root/Benchmarks/out/documents"
 rm -rf "$work"; mkdir -p "$work"
-if ! ls "$corpus"/*.pdf >/dev/null 2>&1; then
-  mkdir -p "$corpus"; bash "$root/../shared/corpus/get-corpus.sh" "$corpus" >/dev/null
-fi
 cd "$root"
-swift build -c release --product imprint >/dev/null 2>&1
-imprint="$root/.build/release/imprint"
+build_imprint
 files=("$corpus"/*.pdf)
 
 t() { # NAME command...: wall and CPU seconds (children included) of one run, into $work/NAME

@@ -1,30 +1,27 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Benchmark: quoting an order of every corpus file (monochrome, so no colour analysis) against
-# counting the same files' pages (`imprint inspect` and a `pdfinfo` loop), in one run, 3 runs
-# each (median). Quoting adds only pure-Swift arithmetic to the count.
+# counting the same files' pages (`imprint inspect` and a `pdfinfo` loop), in one run, 5 runs
+# each (median of 5). Quoting adds only pure-Swift arithmetic to the count.
 # Usage: Benchmarks/quote-bench.sh [CORPUS_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-corpus="${1:-$root/Benchmarks/out/corpus}"
+source "$root/Benchmarks/common.sh"
+corpus=$(corpus_folder "${1:-}")
 work="$root/Benchmarks/out/quote"
 rm -rf "$work"; mkdir -p "$work"
-if ! ls "$corpus"/*.pdf >/dev/null 2>&1; then
-  mkdir -p "$corpus"; bash "$root/../shared/corpus/get-corpus.sh" "$corpus" >/dev/null
-fi
 cd "$root"
-swift build -c release --product imprint >/dev/null 2>&1
-imprint="$root/.build/release/imprint"
+build_imprint
 files=("$corpus"/*.pdf)
 python3 - "$work/order.json" "${files[@]}" <<'PY'
 import json, sys
 files = [{"path": p, "color": "mono", "duplex": "long-edge", "nUp": 2} for p in sys.argv[2:]]
 json.dump({"schemaVersion": 1, "files": files}, open(sys.argv[1], "w"))
 PY
-median() { # NAME command...: median wall seconds of 3 runs
+median() { # NAME command...: median wall seconds of 5 runs
   local name=$1; shift
-  for r in 1 2 3; do /usr/bin/time -f "%e" -o "$work/$name.$r" "$@" >/dev/null 2>&1; done
-  sort -n "$work/$name".? | sed -n 2p
+  for r in 1 2 3 4 5; do /usr/bin/time -f "%e" -o "$work/$name.$r" "$@" >/dev/null 2>&1; done
+  sort -n "$work/$name".? | sed -n 3p
 }
 quote=$(median quote "$imprint" quote "$work/order.json" --prices "$root/examples/prices-usd.json" --json)
 inspect=$(median inspect "$imprint" inspect --json "${files[@]}")

@@ -2,6 +2,7 @@
 // ImprintDocuments: what Imprint reports about an upload (Sendable, Codable values).
 
 import ImprintCore
+import ImprintGraphics
 
 /// The file types Imprint accepts, recognised from the content.
 public enum DocumentType: String, Sendable, Codable {
@@ -14,10 +15,8 @@ public enum DocumentType: String, Sendable, Codable {
 
   /// Sniffs the type from the first bytes, or nil.
   public init?(sniffing bytes: [UInt8]) {
-    if bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
-      self = .jpeg
-    } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
-      self = .png
+    if let image = ImageType(sniffing: bytes) {
+      self = image == .jpeg ? .jpeg : .png
     } else if bytes.prefix(1024).firstRange(of: Array("%PDF-".utf8)) != nil {
       self = .pdf
     } else {
