@@ -206,11 +206,19 @@ final class TextEngine {
       isEllipsized: pango_layout_is_ellipsized(layout) != 0)
   }
 
+  /// Measurements already made by this engine: the same block always measures the same (the
+  /// fonts and context never change), and templates repeat their labels on every card.
+  private var measured: [TextBlock: TextMetrics] = [:]
+
   /// Measures `block`.
   func measure(_ block: TextBlock) -> TextMetrics {
+    if let known = measured[block] { return known }
     let layout = makeLayout(block)
     defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
-    return metrics(of: layout)
+    let result = metrics(of: layout)
+    if measured.count >= 4096 { measured.removeAll(keepingCapacity: true) }
+    measured[block] = result
+    return result
   }
 
   /// Measures `text` set in `style`, wrapped at `width` points when given.
