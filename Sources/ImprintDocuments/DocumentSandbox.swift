@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintGraphics
 import Synchronization
 
 /// Limits for one file in a worker.
@@ -65,6 +66,7 @@ public enum DocumentWorker {
   /// Sets the address-space limit once and a CPU limit before each file (SIGXCPU ends the
   /// worker when a file exceeds it).
   public static func serve(memoryMB: Int) {
+    ProcessTuning.suitParsers()
     var limit = rlimit(rlim_cur: rlim_t(memoryMB) << 20, rlim_max: rlim_t(memoryMB) << 20)
     setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
     var reader = try? LineReader(path: "-")

@@ -55,6 +55,10 @@ int CImprintShims_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t he
 /// make and free many buffers of a few hundred kilobytes.
 void CImprintShims_tune_malloc(int mmap_threshold, int trim_threshold);
 
+/// Turns glibc's fastbins off (M_MXFAST 0): parsers that free millions of small objects
+/// otherwise spend a third of their time consolidating them.
+void CImprintShims_tune_malloc_for_parsing(void);
+
 /// Frees a buffer returned by this module.
 void CImprintShims_free(void *pointer);
 
