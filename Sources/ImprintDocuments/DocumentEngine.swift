@@ -36,10 +36,20 @@ public enum DocumentEngine {
     switch try sniff(bytes, file: file) {
     case .pdf:
       let document = try open(bytes, file: file, password: password)
-      let (pages, encrypted) = try checkPageTree(
+      let (pages, encrypted, walked) = try checkPageTree(
         bytes, document: document, file: file, password: password, renderAll: colors != nil)
+      // The sizes read during the page-tree walk, checked like poppler's; poppler's when the
+      // walk could not read them (asking poppler page by page costs as much as the walk).
       var sizes: [PageSize] = []
-      for index in 0..<pages { sizes.append(try pageSize(document, index, file: file)) }
+      for index in 0..<pages {
+        if let size = walked?[index] {
+          try check(size, page: index + 1, file: file)
+          sizes.append(
+            PageSize(page: index + 1, widthPoints: size.width, heightPoints: size.height))
+        } else {
+          sizes.append(try pageSize(document, index, file: file))
+        }
+      }
       var verdicts: [PageColor]?
       if let colors {
         verdicts = []
@@ -127,7 +137,7 @@ public enum DocumentEngine {
       let document = try open(bytes, file: file, password: password)
       let declared = document.pageCount
       let wanted = try pageList(pages, count: max(1, declared), file: file)
-      let (count, _) = try checkPageTree(
+      let (count, _, _) = try checkPageTree(
         bytes, document: document, file: file, password: password, renderPages: wanted)
       for page in wanted {
         guard (1...count).contains(page) else {
@@ -206,12 +216,12 @@ public enum DocumentEngine {
   static func checkPageTree(
     _ bytes: [UInt8], document: borrowing PDFDocument, file: String, password: String?,
     renderAll: Bool = false, renderPages: [Int] = []
-  ) throws(DocumentError) -> (pages: Int, encrypted: Bool) {
+  ) throws(DocumentError) -> (pages: Int, encrypted: Bool, sizes: [Size]?) {
     let counted = document.pageCount
     let rendered = renderAll ? Array(1...max(1, counted)) : renderPages
     switch PageTreeWalk.walk(bytes, password: password, imagePages: rendered) {
     case .cycle: throw .pageTreeCycle(file: file)
-    case .pages(let found, let declared, let encrypted, let repaired, let largest):
+    case .pages(let found, let declared, let encrypted, let repaired, let largest, let sizes):
       if let declared, declared != found {
         throw .countMismatch(file: file, declared: declared, found: found)
       }
@@ -223,11 +233,11 @@ public enum DocumentEngine {
       }
       if counted != found { throw .countMismatch(file: file, declared: counted, found: found) }
       guard found > 0 else { throw .noPages(file: file) }
-      return (found, encrypted)
+      return (found, encrypted, sizes.count == found ? sizes : nil)
     case .unreadable:
       // poppler repaired what qpdf could not read: trust poppler, which renders it.
       guard counted > 0 else { throw .noPages(file: file) }
-      return (counted, false)
+      return (counted, false, nil)
     }
   }
 
@@ -242,16 +252,20 @@ public enum DocumentEngine {
   static func checkedSize(_ document: borrowing PDFDocument, _ index: Int, file: String)
     throws(DocumentError) -> Size
   {
-    guard let size = document.pageSize(index), size.width > 0, size.height > 0 else {
-      throw .emptyPage(file: file, page: index + 1)
-    }
+    guard let size = document.pageSize(index) else { throw .emptyPage(file: file, page: index + 1) }
+    try check(size, page: index + 1, file: file)
+    return size
+  }
+
+  /// Refuses empty boxes and pages above `maximumPageMM`.
+  static func check(_ size: Size, page: Int, file: String) throws(DocumentError) {
+    guard size.width > 0, size.height > 0 else { throw .emptyPage(file: file, page: page) }
     let widthMM = size.width / 72 * 25.4
     let heightMM = size.height / 72 * 25.4
     if max(widthMM, heightMM) > maximumPageMM {
       throw .pageTooLarge(
-        file: file, page: index + 1, widthMM: widthMM, heightMM: heightMM, maximumMM: maximumPageMM)
+        file: file, page: page, widthMM: widthMM, heightMM: heightMM, maximumMM: maximumPageMM)
     }
-    return size
   }
 
   static func render(

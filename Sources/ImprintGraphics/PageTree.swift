@@ -2,6 +2,7 @@
 // ImprintGraphics: the page tree as qpdf walks it, to check the /Count poppler trusts.
 
 internal import CQPDF
+import ImprintCore
 
 /// The largest image a page draws, by its decoded size.
 public struct LargestImage: Sendable, Equatable {
@@ -21,8 +22,12 @@ public enum PageTreeWalk: Sendable, Equatable {
   /// The walk found `pages` pages; `declared` is the root's `/Count`. `repairedXref` is set
   /// when qpdf had to rebuild the cross-reference table; `largestImage` is the biggest image
   /// a page's resources hold (forms nested up to 3 deep are searched).
+  ///
+  /// `sizes` are the pages' displayed sizes in points (the crop box, clipped to the media box,
+  /// both inherited through the tree, turned by `/Rotate`), read during the same walk.
   case pages(
-    Int, declared: Int?, encrypted: Bool, repairedXref: Bool, largestImage: LargestImage?)
+    Int, declared: Int?, encrypted: Bool, repairedXref: Bool, largestImage: LargestImage?,
+    sizes: [Size])
   /// The tree loops back on itself.
   case cycle(String)
   /// qpdf could not read the file.
@@ -76,26 +81,52 @@ public enum PageTreeWalk: Sendable, Equatable {
     var visited = Set<Int32>()
     var count = 0
     var cycle = false
-    func visit(_ node: qpdf_oh, depth: Int) {
+    var sizes: [Size] = []
+    func box(_ node: qpdf_oh, _ key: String) -> [Double]? {
+      let array = qpdf_oh_get_key(qpdf, node, key)
+      defer { qpdf_oh_release(qpdf, array) }
+      guard qpdf_oh_is_array(qpdf, array) != 0, qpdf_oh_get_array_n_items(qpdf, array) == 4 else {
+        return nil
+      }
+      var values: [Double] = []
+      for index in Int32(0)..<4 {
+        let item = qpdf_oh_get_array_item(qpdf, array, index)
+        defer { qpdf_oh_release(qpdf, item) }
+        guard qpdf_oh_is_number(qpdf, item) != 0 else { return nil }
+        values.append(qpdf_oh_get_numeric_value(qpdf, item))
+      }
+      return values
+    }
+    func visit(_ node: qpdf_oh, depth: Int, media: [Double]?, crop: [Double]?, rotate: Int) {
       guard !cycle else { return }
       let id = qpdf_oh_get_object_id(qpdf, node)
       if id > 0 && !visited.insert(id).inserted || depth > 64 {
         cycle = true
         return
       }
+      let media = box(node, "/MediaBox") ?? media
+      let crop = box(node, "/CropBox") ?? crop
+      let rotateObject = qpdf_oh_get_key(qpdf, node, "/Rotate")
+      let rotate =
+        qpdf_oh_is_integer(qpdf, rotateObject) != 0
+        ? Int(qpdf_oh_get_int_value(qpdf, rotateObject)) : rotate
+      qpdf_oh_release(qpdf, rotateObject)
       let kids = qpdf_oh_get_key(qpdf, node, "/Kids")
-      if qpdf_oh_is_array(qpdf, kids) != 0
-        && !(qpdf_oh_is_name_and_equals(qpdf, qpdf_oh_get_key(qpdf, node, "/Type"), "/Page") != 0)
-      {
+      let type = qpdf_oh_get_key(qpdf, node, "/Type")
+      if qpdf_oh_is_array(qpdf, kids) != 0 && qpdf_oh_is_name_and_equals(qpdf, type, "/Page") == 0 {
         for index in 0..<qpdf_oh_get_array_n_items(qpdf, kids) {
-          visit(qpdf_oh_get_array_item(qpdf, kids, index), depth: depth + 1)
+          let kid = qpdf_oh_get_array_item(qpdf, kids, index)
+          visit(kid, depth: depth + 1, media: media, crop: crop, rotate: rotate)
+          qpdf_oh_release(qpdf, kid)
         }
       } else {
         count += 1
+        sizes.append(displayedSize(media: media, crop: crop, rotate: rotate))
       }
+      qpdf_oh_release(qpdf, type)
       qpdf_oh_release(qpdf, kids)
     }
-    visit(pages, depth: 0)
+    visit(pages, depth: 0, media: nil, crop: nil, rotate: 0)
     if cycle { return .cycle("the page tree loops") }
     if qpdf_has_error(qpdf) != 0 { return .unreadable(errorText(qpdf)) }
     let countObject = qpdf_oh_get_key(qpdf, pages, "/Count")
@@ -118,7 +149,25 @@ public enum PageTreeWalk: Sendable, Equatable {
     }
     return .pages(
       count, declared: declared, encrypted: qpdf_is_encrypted(qpdf) != 0,
-      repairedXref: repaired, largestImage: largest)
+      repairedXref: repaired, largestImage: largest, sizes: sizes)
+  }
+
+  /// A page's displayed size: the crop box clipped to the media box (poppler's rule; US Letter
+  /// when there is no media box), turned by the rotation.
+  private static func displayedSize(media: [Double]?, crop: [Double]?, rotate: Int) -> Size {
+    func normalised(_ box: [Double]) -> (Double, Double, Double, Double) {
+      (min(box[0], box[2]), min(box[1], box[3]), max(box[0], box[2]), max(box[1], box[3]))
+    }
+    var area = normalised(media ?? [0, 0, 612, 792])
+    if let crop {
+      let c = normalised(crop)
+      let clipped = (max(area.0, c.0), max(area.1, c.1), min(area.2, c.2), min(area.3, c.3))
+      if clipped.2 > clipped.0 && clipped.3 > clipped.1 { area = clipped }
+    }
+    let width = area.2 - area.0
+    let height = area.3 - area.1
+    let turned = ((rotate % 360) + 360) % 180 == 90
+    return turned ? Size(width: height, height: width) : Size(width: width, height: height)
   }
 
   /// Finds the image XObjects of a resource dictionary (and of forms inside it).
