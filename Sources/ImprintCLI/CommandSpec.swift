@@ -120,8 +120,8 @@ struct ParsedArguments: Sendable {
     guard let number = Double(text), number.isFinite, range.contains(number) else {
       throw UsageError(
         message:
-          "option '--\(name)' expects a number from \(clean(range.lowerBound)) to "
-          + "\(clean(range.upperBound)); got '\(text)'")
+          "option '--\(name)' expects a number from \(Formatting.number(range.lowerBound)) to "
+          + "\(Formatting.number(range.upperBound)); got '\(text)'")
     }
     return number
   }
@@ -141,10 +141,6 @@ struct ParsedArguments: Sendable {
     }
     return text
   }
-}
-
-private func clean(_ value: Double) -> String {
-  value == value.rounded() ? String(Int(value)) : String(value)
 }
 
 /// The candidate closest to `word` by edit distance, when it is close enough to be a typo.

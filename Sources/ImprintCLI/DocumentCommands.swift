@@ -119,7 +119,8 @@ enum DocumentCommands {
     var groups: [(String, Int)] = []
     for size in info.pageSizes {
       let name =
-        (size.paper?.rawValue ?? "\(formatMM(size.widthMM)) x \(formatMM(size.heightMM)) mm")
+        (size.paper?.rawValue
+          ?? "\(Formatting.number(size.widthMM)) x \(Formatting.number(size.heightMM)) mm")
         + " \(size.orientation)"
       if groups.last?.0 == name {
         groups[groups.count - 1].1 += 1
@@ -240,10 +241,6 @@ enum DocumentCommands {
     return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
   }
 
-}
-
-func formatMM(_ value: Double) -> String {
-  value == value.rounded() ? String(Int(value)) : String(value)
 }
 
 /// `[1, 2, 3, 5]` as `1-3, 5`.

@@ -45,9 +45,9 @@ public enum CardRenderer {
         canvas.fill(rect(box), color: color)
       case .backgroundImage(let bitmap, let box):
         try canvas.draw(bitmap, in: rect(box), fit: .cover)
-      case .text(let block, _, let top, _):
+      case .text(let block, let box, let top, _):
         // The block's width is the box's, so alignment holds whatever size it was fitted at.
-        try canvas.draw(block, x: originX + textBox(item).x * k, y: originY + top * k)
+        try canvas.draw(block, x: originX + box.x * k, y: originY + top * k)
       case .photo(let bitmap, let element):
         let target = rect(element.box)
         canvas.save()
@@ -94,11 +94,6 @@ public enum CardRenderer {
         try canvas.draw(bitmap, in: rect(element.box), fit: element.fit)
       }
     }
-  }
-
-  private static func textBox(_ item: LaidOutItem) -> Box {
-    if case .text(_, let box, _, _) = item { return box }
-    preconditionFailure("only text items have a text box")
   }
 
   /// Draws crop marks: a short hairline on each trim line, outside the bleed, at every corner.

@@ -125,11 +125,5 @@ private let monthNames = [
 
 /// `1234567` as `1,234,567`.
 func groupThousands(_ value: Int) -> String {
-  let digits = String(value.magnitude)
-  var result = ""
-  for (index, character) in digits.enumerated() {
-    if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
-    result.append(character)
-  }
-  return (value < 0 ? "-" : "") + result
+  (value < 0 ? "-" : "") + Formatting.thousands(String(value.magnitude))
 }

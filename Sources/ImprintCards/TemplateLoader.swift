@@ -44,7 +44,7 @@ private struct ObjectReader {
 
   mutating func number(_ name: String) throws(CardError) -> Double? {
     guard has(name) else { return nil }
-    guard let number = object[name] as? NSNumber, !isJSONBool(number) else {
+    guard let number = object[name] as? NSNumber, !Formatting.isJSONBool(number) else {
       throw fail(name, "must be a number")
     }
     return number.doubleValue
@@ -55,7 +55,10 @@ private struct ObjectReader {
   {
     let result = try number(name) ?? value
     guard range.contains(result) else {
-      throw fail(name, "must be between \(clean(range.lowerBound)) and \(clean(range.upperBound))")
+      throw fail(
+        name,
+        "must be between \(Formatting.number(range.lowerBound)) and \(Formatting.number(range.upperBound))"
+      )
     }
     return result
   }
@@ -65,14 +68,17 @@ private struct ObjectReader {
   {
     guard let result = try number(name) else { throw fail(name, "is missing") }
     guard range.contains(result) else {
-      throw fail(name, "must be between \(clean(range.lowerBound)) and \(clean(range.upperBound))")
+      throw fail(
+        name,
+        "must be between \(Formatting.number(range.lowerBound)) and \(Formatting.number(range.upperBound))"
+      )
     }
     return result
   }
 
   mutating func bool(_ name: String, default value: Bool) throws(CardError) -> Bool {
     guard has(name) else { return value }
-    guard let value = object[name], isJSONBool(value), let flag = value as? Bool else {
+    guard let value = object[name], Formatting.isJSONBool(value), let flag = value as? Bool else {
       throw fail(name, "must be true or false")
     }
     return flag
@@ -100,16 +106,6 @@ private struct ObjectReader {
       throw .invalidTemplate(template: template, key: key(unknown), problem: "is not a known key")
     }
   }
-}
-
-/// Whether a JSONSerialization value is `true`/`false` (on Linux `1 is Bool` holds too, so the
-/// boxed type is what tells them apart).
-private func isJSONBool(_ value: Any) -> Bool {
-  String(describing: type(of: value)).contains("Boolean")
-}
-
-private func clean(_ value: Double) -> String {
-  value == value.rounded() ? String(Int(value)) : String(value)
 }
 
 extension CardTemplate {
@@ -229,7 +225,7 @@ private struct SideContext {
     else {
       throw .invalidTemplate(
         template: template, key: reader.path,
-        problem: "lies outside the safe zone (\(clean(safe.x)) mm inside the trim)")
+        problem: "lies outside the safe zone (\(Formatting.number(safe.x)) mm inside the trim)")
     }
   }
 

@@ -65,7 +65,7 @@ public enum DocumentEngine {
         file: file, type: .pdf, pages: pages, pageSizes: sizes, encrypted: encrypted,
         printAllowed: document.printAllowed, colors: verdicts)
     case let type:
-      let (width, height, dpi) = try imageHeader(bytes, type: type, file: file)
+      let (width, height, dpi) = try imageHeader(bytes, file: file)
       var verdicts: [PageColor]?
       if let colors {
         let bitmap = try decodeImage(bytes, file: file)
@@ -153,7 +153,7 @@ public enum DocumentEngine {
       guard wanted == [1] else {
         throw .pageOutOfRange(file: file, page: wanted.first { $0 != 1 } ?? 2, pages: 1)
       }
-      _ = try imageHeader(bytes, type: .png, file: file, sniffed: false)
+      _ = try imageHeader(bytes, file: file)
       let bitmap = try decodeImage(bytes, file: file)
       let scale = min(1, Double(size) / Double(max(bitmap.width, bitmap.height)))
       let image = try draw(
@@ -170,19 +170,11 @@ public enum DocumentEngine {
   public static func pageList(_ spec: String, count: Int, file: String) throws(DocumentError)
     -> [Int]
   {
-    if spec == "all" { return Array(1...max(1, count)) }
-    var pages: [Int] = []
-    for part in spec.split(separator: ",") {
-      let bounds = part.split(separator: "-", omittingEmptySubsequences: false)
-      guard (1...2).contains(bounds.count), let low = Int(bounds[0].isEmpty ? "1" : bounds[0]),
-        let high = bounds.count == 1 ? low : Int(bounds[1].isEmpty ? "\(count)" : bounds[1]),
-        low >= 1, low <= high
-      else { throw .badPageRange(file: file, range: spec) }
-      guard high <= count else { throw .pageOutOfRange(file: file, page: high, pages: count) }
-      pages += Array(low...high)
+    switch PageRange.resolve(spec, count: count) {
+    case .pages(let pages): return pages
+    case .malformed: throw .badPageRange(file: file, range: spec)
+    case .outside(let page): throw .pageOutOfRange(file: file, page: page, pages: count)
     }
-    guard !pages.isEmpty else { throw .badPageRange(file: file, range: spec) }
-    return pages
   }
 
   static func sniff(_ bytes: [UInt8], file: String) throws(DocumentError) -> DocumentType {
@@ -287,7 +279,7 @@ public enum DocumentEngine {
 
   /// Width, height and resolution (pHYs or JFIF density; 96 dpi when the file has none).
   static func imageHeader(
-    _ bytes: [UInt8], type: DocumentType, file: String, sniffed: Bool = true
+    _ bytes: [UInt8], file: String
   ) throws(DocumentError) -> (Int, Int, Double) {
     var width = 0
     var height = 0

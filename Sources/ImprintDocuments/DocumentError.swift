@@ -104,7 +104,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .memoryLimit(let file, let megabytes):
       "'\(file)' needed more than \(megabytes) MB of memory and was stopped"
     case .timeout(let file, let seconds):
-      "'\(file)' took longer than \(clean(seconds)) s and was stopped"
+      "'\(file)' took longer than \(Formatting.number(seconds)) s and was stopped"
     case .workerCrashed(let file, let detail): "the worker reading '\(file)' crashed (\(detail))"
     case .badOutput(let file, let detail): "the thumbnail of '\(file)' is wrong (\(detail))"
     }
@@ -122,8 +122,4 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     default: nil
     }
   }
-}
-
-private func clean(_ value: Double) -> String {
-  value == value.rounded() ? String(Int(value)) : String(value)
 }

@@ -47,7 +47,7 @@ public struct DocumentMetadata: Sendable {
   }
 }
 
-/// A vector document (PDF or EPS) built page by page in memory.
+/// A vector document (PDF or EPS) built page by page, in memory or straight into a file.
 ///
 /// Owns one `cairo_surface_t`; destroyed with the document. Dates are fixed (`fixedPDFDate`), so the
 /// same drawing gives the same bytes.
@@ -55,7 +55,7 @@ public struct VectorDocument: ~Copyable {
   private let surface: OpaquePointer
   private let sink: ByteSink
   private let format: VectorFormat
-  private let engine: LazyEngine
+  private let engine: ThreadEngine
 
   /// Starts a document whose first page is `size`.
   ///
@@ -104,7 +104,7 @@ public struct VectorDocument: ~Copyable {
     self.surface = surface
     self.sink = sink
     self.format = format
-    self.engine = LazyEngine(fonts: fonts)
+    self.engine = ThreadEngine(fonts: fonts)
     LiveHandles.opened("cairo_surface_t")
   }
 
@@ -162,7 +162,7 @@ private func fixPostScriptDate(_ bytes: [UInt8]) -> [UInt8] {
 ///
 /// Never cached across calls: a document built by an async task may be drawn on different
 /// threads in turn, and a thread's engine must only ever be used by that thread.
-private final class LazyEngine: Sendable {
+private final class ThreadEngine: Sendable {
   private let fonts: FontLibrary?
 
   init(fonts: FontLibrary?) { self.fonts = fonts }
@@ -183,7 +183,7 @@ public struct RasterImage: ~Copyable {
   public let width: Int
   /// Height in pixels.
   public let height: Int
-  private let engine: LazyEngine
+  private let engine: ThreadEngine
 
   /// The most pixels Imprint allocates for one image (about 1 GB at 4 bytes a pixel is refused).
   public static let maximumPixels = 200_000_000
@@ -207,7 +207,7 @@ public struct RasterImage: ~Copyable {
     self.surface = surface
     self.width = width
     self.height = height
-    self.engine = LazyEngine(fonts: fonts)
+    self.engine = ThreadEngine(fonts: fonts)
     LiveHandles.opened("cairo_surface_t")
     let canvas = Canvas(surface: surface) { () throws(GraphicsError) in
       preconditionFailure("no text while clearing")

@@ -2,6 +2,7 @@
 // ImprintPricing: strict reading of JSON objects: unknown keys and wrong types are errors.
 
 import Foundation
+import ImprintCore
 
 /// Reads one JSON object for pricing, remembering which keys were read.
 struct JSONReader {
@@ -50,7 +51,7 @@ struct JSONReader {
 
   mutating func integer(_ name: String) throws(PricingError) -> Int? {
     guard has(name) else { return nil }
-    guard let number = object[name] as? NSNumber, !isBool(number),
+    guard let number = object[name] as? NSNumber, !Formatting.isJSONBool(number),
       let value = Int(exactly: number.doubleValue)
     else {
       throw .invalidField(
@@ -69,7 +70,7 @@ struct JSONReader {
   /// A percentage with at most four decimals, as parts per million (`8.875` → `88750`).
   mutating func partsPerMillion(_ name: String) throws(PricingError) -> Int? {
     guard has(name) else { return nil }
-    guard let number = object[name] as? NSNumber, !isBool(number) else {
+    guard let number = object[name] as? NSNumber, !Formatting.isJSONBool(number) else {
       throw .invalidField(
         source: source, field: key(name), value: describe(object[name]), expected: "a percentage")
     }
@@ -84,7 +85,7 @@ struct JSONReader {
 
   mutating func bool(_ name: String) throws(PricingError) -> Bool? {
     guard has(name) else { return nil }
-    guard let value = object[name], isBool(value), let flag = value as? Bool else {
+    guard let value = object[name], Formatting.isJSONBool(value), let flag = value as? Bool else {
       throw .invalidField(
         source: source, field: key(name), value: describe(object[name]), expected: "true or false")
     }
@@ -123,14 +124,11 @@ struct JSONReader {
   }
 }
 
-/// Whether a JSONSerialization value is `true`/`false` (on Linux `1 is Bool` holds too).
-func isBool(_ value: Any) -> Bool { String(describing: type(of: value)).contains("Boolean") }
-
 func describe(_ value: Any?) -> String {
   switch value {
   case nil, is NSNull: "missing"
   case let text as String: "'\(text)'"
-  case let number as NSNumber: isBool(number) ? "\(number.boolValue)" : "\(number)"
+  case let number as NSNumber: Formatting.isJSONBool(number) ? "\(number.boolValue)" : "\(number)"
   case is [Any]: "an array"
   case is [String: Any]: "an object"
   default: "a value of another type"

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintPricing: exact amounts: integer minor units, exact fractions in between, one rounding.
 
+import ImprintCore
+
 /// An exact fraction of minor currency units.
 ///
 /// For the steps between the price list and the rounded total (percentages, tiers, tax).
@@ -117,17 +119,8 @@ public enum Currency {
     if digits > 0 {
       while magnitude.count <= digits { magnitude = "0" + magnitude }
       let whole = String(magnitude.dropLast(digits))
-      return "\(code) \(sign)\(grouped(whole)).\(magnitude.suffix(digits))"
+      return "\(code) \(sign)\(Formatting.thousands(whole)).\(magnitude.suffix(digits))"
     }
-    return "\(code) \(sign)\(grouped(magnitude))"
-  }
-
-  private static func grouped(_ digits: String) -> String {
-    var result = ""
-    for (index, character) in digits.enumerated() {
-      if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
-      result.append(character)
-    }
-    return result
+    return "\(code) \(sign)\(Formatting.thousands(magnitude))"
   }
 }

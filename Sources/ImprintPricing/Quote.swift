@@ -307,24 +307,14 @@ public enum Pricing {
   public static func selectedPages(_ range: String?, count: Int, file: String) throws(PricingError)
     -> [Int]
   {
-    guard let range, range != "all" else { return Array(1...max(1, count)).filter { $0 <= count } }
-    var pages: [Int] = []
-    for part in range.split(separator: ",") {
-      let bounds = part.trimmingCharacters(in: .whitespaces).split(
-        separator: "-", omittingEmptySubsequences: false)
-      guard (1...2).contains(bounds.count), let low = Int(bounds[0].isEmpty ? "1" : bounds[0]),
-        let high = bounds.count == 1 ? low : (bounds[1].isEmpty ? count : Int(bounds[1])),
-        low >= 1, low <= high
-      else {
-        throw .invalidField(
-          source: file, field: "pages", value: "'\(range)'", expected: "ranges like 1-3,5,8-")
-      }
-      guard high <= count else {
-        throw .rangeOutsideDocument(file: file, range: range, pages: count)
-      }
-      for page in low...high where !pages.contains(page) { pages.append(page) }
+    switch PageRange.resolve(range ?? "all", count: count) {
+    case .pages(let pages): return pages
+    case .malformed:
+      throw .invalidField(
+        source: file, field: "pages", value: "'\(range ?? "")'", expected: "ranges like 1-3,5,8-")
+    case .outside:
+      throw .rangeOutsideDocument(file: file, range: range ?? "all", pages: count)
     }
-    return pages
   }
 
   private static func price(_ file: OrderFile, _ facts: PageFacts, _ prices: PriceList)

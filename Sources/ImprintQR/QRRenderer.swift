@@ -278,7 +278,7 @@ public enum QRRenderer {
     canvas.setAntialias(true)
     try canvas.drawText(
       g.captionLines.joined(separator: "\n"), style: font, x: 0,
-      y: width - Double(style.quietZone) / 2 + 0.5 - 0.0, width: width)
+      y: width - Double(style.quietZone) / 2 + 0.5, width: width)
   }
 
   private static func vector(

@@ -109,3 +109,36 @@ struct LineReaderTests {
     #expect(throws: FileError.isDirectory(path: "/tmp")) { _ = try LineReader(path: "/tmp") }
   }
 }
+
+@Suite("Page ranges")
+struct PageRangeTests {
+  @Test(
+    "ranges resolve against the page count",
+    arguments: [
+      ("all", 3, PageRange.Resolution.pages([1, 2, 3])),
+      ("1-3,5", 10, .pages([1, 2, 3, 5])),
+      ("8-", 10, .pages([8, 9, 10])),
+      ("2, 1-3", 5, .pages([2, 1, 3])),
+      ("5-9", 3, .outside(9)),
+      ("3-1", 5, .malformed),
+      ("x", 5, .malformed),
+      ("", 5, .malformed),
+    ])
+  func resolve(spec: String, count: Int, expected: PageRange.Resolution) {
+    #expect(PageRange.resolve(spec, count: count) == expected)
+  }
+}
+
+@Suite("Formatting")
+struct FormattingTests {
+  @Test("numbers, thousands and JSON booleans")
+  func helpers() throws {
+    #expect(Formatting.number(3) == "3" && Formatting.number(2.5) == "2.5")
+    #expect(Formatting.thousands("1234567") == "1,234,567" && Formatting.thousands("12") == "12")
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(#"{"a":1,"b":true}"#.utf8)) as? [String: Any])
+    let number = try #require(object["a"])
+    let flag = try #require(object["b"])
+    #expect(!Formatting.isJSONBool(number) && Formatting.isJSONBool(flag))
+  }
+}

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+// Imprint: small formatting and JSON helpers shared by every module.
+
+/// Number and value helpers used in messages, reports and JSON readers.
+public enum Formatting {
+  /// `3.0` as `3`, `2.5` as `2.5`: a number as a person writes it.
+  public static func number(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+  }
+
+  /// Decimal digits grouped in thousands: `1234567` → `1,234,567`.
+  public static func thousands(_ digits: String) -> String {
+    var result = ""
+    for (index, character) in digits.enumerated() {
+      if index > 0 && (digits.count - index) % 3 == 0 { result.append(",") }
+      result.append(character)
+    }
+    return result
+  }
+
+  /// Whether a value from JSONSerialization is `true` or `false`: on Linux `1 is Bool` holds
+  /// too, so the boxed type is what tells a boolean from a number.
+  public static func isJSONBool(_ value: Any) -> Bool {
+    String(describing: type(of: value)).contains("Boolean")
+  }
+}
