@@ -11,8 +11,8 @@ peer="$root/../shared/peers/glabels"
 work="${BENCH_DIR:-$root/Benchmarks/out/batch}"
 rm -rf "$work"; mkdir -p "$work"
 cd "$root"
-swift build -c release --product imprint >/dev/null 2>&1
-imprint="$root/.build/release/imprint"
+source "$root/Benchmarks/common.sh"
+build_imprint
 
 make_manifest() { # N DIR: gLabels' records, and the same records as a batch manifest
   python3 "$peer/make_data.py" --records "$1" --out "$2" >/dev/null

@@ -17,8 +17,8 @@ peer="$root/../shared/peers/glabels"
 work="${BENCH_DIR:-$root/Benchmarks/out/cards}"
 rm -rf "$work"; mkdir -p "$work"
 cd "$root"
-swift build -c release --product imprint >/dev/null 2>&1
-imprint="$root/.build/release/imprint"
+source "$root/Benchmarks/common.sh"
+build_imprint
 
 make_profiles() { # N DIR: gLabels' records and avatars, and the same records as profile JSON
   python3 "$peer/make_data.py" --records "$1" --out "$2" >/dev/null

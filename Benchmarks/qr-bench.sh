@@ -16,8 +16,8 @@ runs=${RUNS:-3}
 work="${BENCH_DIR:-$root/Benchmarks/out/qr}"
 rm -rf "$work"; mkdir -p "$work"
 cd "$root"
-swift build -c release --product imprint >/dev/null 2>&1
-imprint="$root/.build/release/imprint"
+source "$root/Benchmarks/common.sh"
+build_imprint
 gcc -O2 -o "$work/qr_floor" Benchmarks/qr_floor.c $(pkg-config --cflags --libs libqrencode libpng)
 
 # Deterministic random addresses; imprint prints their EIP-55 forms, which every tool then encodes.
