@@ -19,8 +19,10 @@ public enum LaidOutItem: Sendable {
   case background(Color, Box)
   /// A picture covering the whole bleed box.
   case backgroundImage(Bitmap, Box)
-  /// Fitted text: the block (size, width, lines, ellipsis) and where its top-left goes.
-  case text(TextBlock, box: Box, top: Double, metrics: TextMetrics)
+  /// Fitted text: the block (size, width, lines, ellipsis) and where its top-left goes;
+  /// `repeated` when every card of the design shows it (a label with no field, or only the
+  /// platform), so that a PDF can set it once for all of them.
+  case text(TextBlock, box: Box, top: Double, metrics: TextMetrics, repeated: Bool)
   /// The photo.
   case photo(Bitmap, PhotoElement)
   /// A QR code: the symbol and the element's box.
@@ -49,7 +51,7 @@ public struct CardLayout: Sendable {
       switch item {
       case .background(let color, let b): ["kind": "background", "color": color.hex, "box": box(b)]
       case .backgroundImage(_, let b): ["kind": "backgroundImage", "box": box(b)]
-      case .text(let block, let b, _, let metrics):
+      case .text(let block, let b, _, let metrics, _):
         [
           "kind": "text", "box": box(b), "text": block.text,
           "size": String(format: "%.2f", block.style.size), "lines": "\(metrics.lineCount)",
@@ -98,6 +100,7 @@ public final class CardLayoutEngine {
   ///   - template: the design.
   ///   - profile: the account.
   ///   - photo: the account's photo (or the placeholder).
+  ///   - photoID: names `photo` in `ImageCache.shared`, whose prepared versions are then reused.
   ///   - images: decoded template images by absolute path (background and image elements).
   ///   - dpi: the resolution photos are prepared for (cropped and scaled down to their box).
   ///   - jpeg: give photos JPEG data, so that PDF output embeds them without recompressing.
@@ -106,7 +109,7 @@ public final class CardLayoutEngine {
   ///   that does not fit.
   public func layout(
     _ face: CardFace, of template: CardTemplate, profile: Profile, photo: Bitmap,
-    images: [String: Bitmap], dpi: Double = 300, jpeg: Bool = false
+    photoID: UInt64? = nil, images: [String: Bitmap], dpi: Double = 300, jpeg: Bool = false
   ) throws -> CardLayout {
     let side = face == .front ? template.front : template.back
     let fields = profile.fields
@@ -122,12 +125,13 @@ public final class CardLayoutEngine {
       case .text(let text):
         if let when = text.when, (fields[when] ?? "").isEmpty { continue }
         guard let filled = fill(text.text, with: fields) else { continue }
-        items.append(try fit(filled, text))
+        let repeated = placeholders(text.text).allSatisfy { $0 == "platform" }
+        items.append(try fit(filled, text, repeated: repeated))
       case .photo(let element):
-        var prepared = photo.prepared(
-          forWidth: Int((element.box.width / 25.4 * dpi).rounded(.up)),
-          height: Int((element.box.height / 25.4 * dpi).rounded(.up)), fit: element.fit)
-        if jpeg { prepared = try prepared.withJPEG() }
+        let prepared = try ImageCache.shared.prepared(
+          photo, id: photoID, width: Int((element.box.width / 25.4 * dpi).rounded(.up)),
+          height: Int((element.box.height / 25.4 * dpi).rounded(.up)), fit: element.fit,
+          jpeg: jpeg)
         items.append(.photo(prepared, element))
       case .qr(let element):
         guard let data = fill(element.data, with: fields) else { continue }
@@ -163,7 +167,9 @@ public final class CardLayoutEngine {
   /// one line; (2) else the largest size at which it wraps into at most `maxLines` lines inside
   /// the box; (3) else `minSize`, as many lines as fit (at most `maxLines`), cut with an ellipsis.
   /// The box width is kept throughout, so alignment survives shrinking; text never overflows.
-  func fit(_ text: String, _ element: TextElement) throws(CardError) -> LaidOutItem {
+  func fit(_ text: String, _ element: TextElement, repeated: Bool = false) throws(CardError)
+    -> LaidOutItem
+  {
     let pt = 72 / 25.4
     let width = element.box.width * pt
     let height = element.box.height * pt
@@ -238,6 +244,6 @@ public final class CardLayoutEngine {
       case .middle: element.box.y + (element.box.height - textHeight) / 2
       case .bottom: element.box.y + element.box.height - textHeight
       }
-    return .text(block, box: element.box, top: top, metrics: metrics)
+    return .text(block, box: element.box, top: top, metrics: metrics, repeated: repeated)
   }
 }

@@ -12,7 +12,12 @@ public struct CardInput: Sendable {
   /// The design.
   public var template: CardTemplate
   /// The photo (or the placeholder), upright.
-  public var photo: Bitmap
+  public var photo: Bitmap {
+    didSet { photoID = nil }
+  }
+  /// Names `photo` in `ImageCache.shared` when it was decoded through it: its prepared
+  /// versions are then shared with every card of the process that uses the same file.
+  var photoID: UInt64?
   /// The template's images, decoded, by absolute path.
   public var images: [String: Bitmap]
 
@@ -32,15 +37,19 @@ public struct CardInput: Sendable {
   ) throws {
     self.profile = profile
     self.template = template
+    let cache = ImageCache.shared
+    let decoded: ImageCache.Decoded
     if let photo {
       do {
-        self.photo = try ImageDecoder.decode(photo.bytes, source: photo.source)
+        decoded = try cache.decode(photo.bytes, source: photo.source)
       } catch {
         throw CardError.photo(source: photo.source, reason: error.message)
       }
     } else {
-      self.photo = try ImageDecoder.decode(placeholder.bytes, source: placeholder.source)
+      decoded = try cache.decode(placeholder.bytes, source: placeholder.source)
     }
+    self.photo = decoded.bitmap
+    self.photoID = decoded.id
     var images: [String: Bitmap] = [:]
     for side in [template.front, template.back] {
       var paths = side.backgroundImage.map { [$0] } ?? []
@@ -49,7 +58,7 @@ public struct CardInput: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
           throw FileError.unreadable(path: path, reason: "cannot read the template image")
         }
-        images[path] = try ImageDecoder.decode([UInt8](data), source: path)
+        images[path] = try cache.decode([UInt8](data), source: path).bitmap
       }
     }
     self.images = images
@@ -89,8 +98,8 @@ public enum CardMaker {
     engine.allowMissingGlyphs = options.allowMissingGlyphs
     let layouts = try options.faces.map { face in
       try engine.layout(
-        face, of: template, profile: input.profile, photo: input.photo, images: input.images,
-        dpi: max(options.dpi, 300), jpeg: forPDF)
+        face, of: template, profile: input.profile, photo: input.photo, photoID: input.photoID,
+        images: input.images, dpi: max(options.dpi, 300), jpeg: forPDF)
     }
     return (layouts, input.profile.warnings + engine.warnings)
   }

@@ -45,9 +45,13 @@ public enum CardRenderer {
         canvas.fill(rect(box), color: color)
       case .backgroundImage(let bitmap, let box):
         try canvas.draw(bitmap, in: rect(box), fit: .cover)
-      case .text(let block, let box, let top, _):
+      case .text(let block, let box, let top, _, let repeated):
         // The block's width is the box's, so alignment holds whatever size it was fitted at.
-        try canvas.draw(block, x: originX + box.x * k, y: originY + top * k)
+        if repeated {
+          try canvas.drawRepeated(block, x: originX + box.x * k, y: originY + top * k)
+        } else {
+          try canvas.draw(block, x: originX + box.x * k, y: originY + top * k)
+        }
       case .photo(let bitmap, let element):
         let target = rect(element.box)
         canvas.save()

@@ -21,11 +21,16 @@ public enum ImageFit: String, Sendable, Codable {
 public struct Canvas: ~Copyable {
   let cr: OpaquePointer
   private let engine: () throws(GraphicsError) -> TextEngine
+  private let forms: TextForms?
 
-  init(surface: OpaquePointer, engine: @escaping () throws(GraphicsError) -> TextEngine) {
+  init(
+    surface: OpaquePointer, forms: TextForms? = nil,
+    engine: @escaping () throws(GraphicsError) -> TextEngine
+  ) {
     guard let cr = cairo_create(surface) else { preconditionFailure("cairo_create returned NULL") }
     self.cr = cr
     self.engine = engine
+    self.forms = forms
     LiveHandles.opened("cairo_t")
   }
 
@@ -151,6 +156,19 @@ public struct Canvas: ~Copyable {
       cairo_surface_set_mime_data(
         image, "image/jpeg", copy.assumingMemoryBound(to: UInt8.self), UInt(jpeg.count),
         { free($0) }, copy)
+      // Names the JPEG by its content, so that a PDF holds each distinct photo once however
+      // many cards show it (cairo keys its image objects on this identity).
+      var hasher = Hasher()
+      hasher.combine(jpeg)
+      let identity = Array("jpeg-\(jpeg.count)-\(hasher.finalize())".utf8)
+      if let key = malloc(identity.count) {
+        identity.withUnsafeBytes {
+          if let base = $0.baseAddress { key.copyMemory(from: base, byteCount: $0.count) }
+        }
+        cairo_surface_set_mime_data(
+          image, "application/x-cairo.uuid", key.assumingMemoryBound(to: UInt8.self),
+          UInt(identity.count), { free($0) }, key)
+      }
     }
     let sx = rect.width / Double(bitmap.width)
     let sy = rect.height / Double(bitmap.height)
@@ -182,6 +200,44 @@ public struct Canvas: ~Copyable {
     cairo_move_to(cr, x, y)
     pango_cairo_show_layout(cr, layout)
     return engine.metrics(of: layout)
+  }
+
+  /// Draws `block`, which the document draws many times (a template's fixed label), with its
+  /// top-left corner at (`x`, `y`).
+  ///
+  /// In a PDF the text is set once, as a form that every later use refers to: the label is
+  /// shaped, and its glyphs written, once per document instead of once per card. Elsewhere it
+  /// is the same as `draw(_:x:y:)`.
+  /// - Throws: `GraphicsError.fontsUnavailable`; `GraphicsError.cairo` when cairo cannot record.
+  public func drawRepeated(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) {
+    guard let forms else {
+      try draw(block, x: x, y: y)
+      return
+    }
+    let form: OpaquePointer
+    if let found = forms.surfaces[block] {
+      form = found
+    } else {
+      // Bounded by the block's box with a margin of one em on each side, for overhanging ink.
+      let metrics = try measure(block)
+      let margin = block.style.size
+      var extents = cairo_rectangle_t(
+        x: -margin, y: -margin,
+        width: max(block.width ?? metrics.width, metrics.width) + 2 * margin,
+        height: metrics.height + 2 * margin)
+      guard let recording = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents)
+      else { preconditionFailure("cairo returned a NULL surface") }
+      LiveHandles.opened("cairo_surface_t")
+      let inner = Canvas(surface: recording, engine: engine)
+      try inner.draw(block, x: 0, y: 0)
+      try inner.check("recording a label")
+      forms.surfaces[block] = recording
+      form = recording
+    }
+    cairo_save(cr)
+    cairo_set_source_surface(cr, form, x, y)
+    cairo_paint(cr)
+    cairo_restore(cr)
   }
 
   /// Measures `block`.
@@ -275,5 +331,20 @@ extension Bitmap {
     }
     cairo_surface_mark_dirty(image)
     return image
+  }
+}
+
+/// The recorded labels of one vector document (see `Canvas.drawRepeated`), each a cairo
+/// recording surface that the PDF surface writes once and refers to by its form name.
+///
+/// Owned by one document and used only by the thread drawing it.
+final class TextForms {
+  var surfaces: [TextBlock: OpaquePointer] = [:]
+
+  deinit {
+    for surface in surfaces.values {
+      cairo_surface_destroy(surface)
+      LiveHandles.closed("cairo_surface_t")
+    }
   }
 }

@@ -56,6 +56,7 @@ public struct VectorDocument: ~Copyable {
   private let sink: ByteSink
   private let format: VectorFormat
   private let engine: ThreadEngine
+  private let forms = TextForms()
 
   /// Starts a document whose first page is `size`.
   ///
@@ -124,7 +125,9 @@ public struct VectorDocument: ~Copyable {
     case .eps: cairo_ps_surface_set_size(surface, size.width, size.height)
     }
     let engine = self.engine
-    let canvas = Canvas(surface: surface) { () throws(GraphicsError) in try engine.get() }
+    let canvas = Canvas(surface: surface, forms: format == .pdf ? forms : nil) {
+      () throws(GraphicsError) in try engine.get()
+    }
     try body(canvas)
     cairo_show_page(canvas.cr)
     try canvas.check("drawing a page")

@@ -65,6 +65,28 @@ struct CardCLITests {
     #expect(text.contains("@sora-park"))
   }
 
+  @Test("one PDF of many cards holds a shared photo and each fixed label once, still as text")
+  func sharedObjects() async throws {
+    let folder = TemporaryFolder()
+    // The same account five times, with the same photo file: five fronts and five backs.
+    let profiles = Array(repeating: samplesFolder + "/profiles/layla-h.json", count: 5)
+    let photo = samplesFolder + "/photos/harbor-lamp.jpg"
+    let run = await imprint(["card"] + profiles + ["--photo", photo, "-o", folder.file("all.pdf")])
+    #expect(run.code == 0)
+    let images = try runTool("pdfimages", ["-list", folder.file("all.pdf")]).stdout
+      .split(separator: "\n").dropFirst(2).map {
+        $0.split(separator: " ", omittingEmptySubsequences: true)
+      }
+    // Listed once per use, but the JPEG's object is the same on every page.
+    let photoObjects = Set(images.filter { $0[8] == "jpeg" }.map { $0[10] })
+    #expect(images.filter { $0[8] == "jpeg" }.count == 5 && photoObjects.count == 1)
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: folder.file("all.pdf")))
+    let forms = bytes.ranges(of: Data("/Subtype /Form".utf8)).count
+    #expect(forms >= 3 && forms <= 12)  // the design's fixed labels, not one per card
+    let back = try runTool("pdftotext", ["-f", "10", "-l", "10", folder.file("all.pdf"), "-"])
+    #expect(back.stdout.contains("REPUTATION") && back.stdout.contains("Scan to visit the profile"))
+  }
+
   @Test(
     "bad input: exit 1, an error naming the input, no file left",
     arguments: [

@@ -128,7 +128,7 @@ struct CardRenderTests {
     ] {
       input.profile.displayName = name
       let (layouts, _) = try CardMaker.layouts(input, options: CardOptions())
-      for case .text(let block, let box, let top, let metrics) in layouts[0].items
+      for case .text(let block, let box, let top, let metrics, _) in layouts[0].items
       where block.text == name || metrics.isEllipsized {
         #expect(block.style.size >= 8 && block.style.size <= 15)
         #expect(metrics.width <= box.width * pt + 0.05)

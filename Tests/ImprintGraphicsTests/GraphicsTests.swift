@@ -201,3 +201,59 @@ struct JPEGTests {
     #expect(lenient.width == 40)
   }
 }
+
+@Suite("The shared image cache")
+struct ImageCacheTests {
+  static func image(_ name: String) throws -> [UInt8] {
+    [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixturesFolder + "/Images/\(name)")))
+  }
+
+  @Test("the same bytes decode once; other bytes are another entry")
+  func decodesOnce() throws {
+    let cache = ImageCache(capacity: 16 << 20)
+    let bytes = try Self.image("alpha.png")
+    let first = try cache.decode(bytes, source: "a.png")
+    let second = try cache.decode(bytes, source: "copy-of-a.png")
+    #expect(first.id != nil && first.id == second.id)
+    #expect(first.bitmap == (try ImageDecoder.decode(bytes, source: "a.png")))
+    let other = try cache.decode(try Self.image("progressive.jpg"), source: "p.jpg")
+    #expect(other.id != nil && other.id != first.id)
+    #expect(cache.statistics.hits == 1 && cache.statistics.misses == 2)
+  }
+
+  @Test("prepared versions equal the uncached ones, JPEG data included")
+  func preparedMatches() throws {
+    let cache = ImageCache(capacity: 16 << 20)
+    let decoded = try cache.decode(try Self.image("progressive.jpg"), source: "p.jpg")
+    let direct = try decoded.bitmap.prepared(forWidth: 50, height: 30, fit: .cover).withJPEG()
+    let cached = try cache.prepared(
+      decoded.bitmap, id: decoded.id, width: 50, height: 30, fit: .cover, jpeg: true)
+    let again = try cache.prepared(
+      decoded.bitmap, id: decoded.id, width: 50, height: 30, fit: .cover, jpeg: true)
+    #expect(cached == direct && again == direct && cached.jpeg != nil)
+    let contained = try cache.prepared(
+      decoded.bitmap, id: decoded.id, width: 50, height: 30, fit: .contain, jpeg: false)
+    #expect(contained == decoded.bitmap.prepared(forWidth: 50, height: 30, fit: .contain))
+  }
+
+  @Test("memory stays within the capacity; failures and oversized images are not kept")
+  func bounded() throws {
+    let bytes = try Self.image("alpha.png")
+    let size = try ImageDecoder.decode(bytes, source: "a.png").pixels.count + bytes.count
+    let small = ImageCache(capacity: size * 4 + 64)
+    #expect(try small.decode(bytes, source: "a.png").id != nil)
+    let tiny = ImageCache(capacity: size)
+    #expect(try tiny.decode(bytes, source: "a.png").id == nil)
+    // Many distinct images through a cache that holds about two: each decode is still right.
+    var distinct = bytes
+    for index in 0..<6 {
+      distinct = bytes + [UInt8(index)]  // trailing bytes after IEND: another key, same image
+      let entry = try small.decode(distinct, source: "a\(index).png")
+      #expect(entry.bitmap.width > 0 && entry.id != nil)
+      #expect(small.statistics.bytes <= size * 4 + 64)
+    }
+    #expect(small.statistics.misses == 7)
+    #expect(throws: ImageError.self) { _ = try small.decode([1, 2, 3], source: "junk") }
+    #expect(throws: ImageError.self) { _ = try small.decode([1, 2, 3], source: "junk") }
+  }
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphics: decoded images and their print-ready versions, shared by a process's threads.
+
+import Synchronization
+
+/// Decoded images, and the versions prepared for a box (cropped, scaled, JPEG-encoded), kept
+/// for the next card that uses the same file.
+///
+/// The cards of one run often share images: the placeholder photo, a template's background,
+/// a shop's default avatars, the copies and reprints of an order. Each distinct file is then
+/// decoded, scaled and encoded once per process instead of once per card.
+///
+/// Entries are keyed by the file's bytes themselves (compared in full on a hit, so two files
+/// can never be confused) and the cache holds at most `capacity` bytes of keys, pixels and JPEG
+/// data: when a new entry would pass it, everything is dropped and filling starts again, so
+/// memory stays bounded however many cards a batch has. Images larger than a quarter of the
+/// capacity are never kept. Thread-safe; decoding happens outside the lock.
+public final class ImageCache: Sendable {
+  /// The process-wide cache (24 MB).
+  public static let shared = ImageCache(capacity: 24 << 20)
+
+  /// A decoded image and the number that names it in this cache.
+  public struct Decoded: Sendable {
+    /// The image.
+    public let bitmap: Bitmap
+    /// Names this decoding for `prepared(_:id:...)`; nil when the image was too large to keep.
+    public let id: UInt64?
+  }
+
+  private struct PreparedKey: Hashable {
+    let id: UInt64
+    let width: Int
+    let height: Int
+    let fit: ImageFit
+    let jpeg: Bool
+  }
+
+  private struct State {
+    var decoded: [[UInt8]: Decoded] = [:]
+    var prepared: [PreparedKey: Bitmap] = [:]
+    var bytes = 0
+    var nextID: UInt64 = 1
+    var hits = 0
+    var misses = 0
+  }
+
+  private let capacity: Int
+  private let state = Mutex(State())
+
+  /// Creates a cache holding at most `capacity` bytes.
+  public init(capacity: Int) { self.capacity = capacity }
+
+  /// How many look-ups were answered from the cache, how many were not, and the bytes held
+  /// (for tests and benchmarks).
+  public var statistics: (hits: Int, misses: Int, bytes: Int) {
+    state.withLock { ($0.hits, $0.misses, $0.bytes) }
+  }
+
+  /// Decodes `bytes` (see `ImageDecoder.decode`), or returns the earlier decoding of the same
+  /// bytes.
+  ///
+  /// - Throws: `ImageError`, as `ImageDecoder.decode` (failures are not cached).
+  public func decode(_ bytes: [UInt8], source: String) throws(ImageError) -> Decoded {
+    if let found = state.withLock({ state -> Decoded? in
+      let found = state.decoded[bytes]
+      if found != nil { state.hits += 1 } else { state.misses += 1 }
+      return found
+    }) {
+      return found
+    }
+    let bitmap = try ImageDecoder.decode(bytes, source: source)
+    let cost = bytes.count + bitmap.pixels.count + (bitmap.jpeg?.count ?? 0)
+    guard cost <= capacity / 4 else { return Decoded(bitmap: bitmap, id: nil) }
+    return state.withLock { state in
+      if let raced = state.decoded[bytes] { return raced }
+      makeRoom(for: cost, in: &state)
+      let entry = Decoded(bitmap: bitmap, id: state.nextID)
+      state.nextID += 1
+      state.decoded[bytes] = entry
+      state.bytes += cost
+      return entry
+    }
+  }
+
+  /// `bitmap.prepared(forWidth:height:fit:)`, with JPEG data when `jpeg` is set, or the earlier
+  /// result for the same decoding (`id` from `decode`) and box.
+  ///
+  /// - Throws: `GraphicsError.jpegDecode` when libjpeg cannot encode.
+  public func prepared(
+    _ bitmap: Bitmap, id: UInt64?, width: Int, height: Int, fit: ImageFit, jpeg: Bool
+  ) throws(GraphicsError) -> Bitmap {
+    func make() throws(GraphicsError) -> Bitmap {
+      let prepared = bitmap.prepared(forWidth: width, height: height, fit: fit)
+      return jpeg ? try prepared.withJPEG() : prepared
+    }
+    guard let id else { return try make() }
+    let key = PreparedKey(id: id, width: width, height: height, fit: fit, jpeg: jpeg)
+    if let found = state.withLock({ state -> Bitmap? in
+      let found = state.prepared[key]
+      if found != nil { state.hits += 1 } else { state.misses += 1 }
+      return found
+    }) {
+      return found
+    }
+    let result = try make()
+    let cost = result.pixels.count + (result.jpeg?.count ?? 0)
+    guard cost <= capacity / 4 else { return result }
+    state.withLock { state in
+      guard state.prepared[key] == nil else { return }
+      makeRoom(for: cost, in: &state)
+      state.prepared[key] = result
+      state.bytes += cost
+    }
+    return result
+  }
+
+  /// Empties the cache.
+  public func removeAll() {
+    state.withLock { state in
+      state.decoded = [:]
+      state.prepared = [:]
+      state.bytes = 0
+    }
+  }
+
+  private func makeRoom(for cost: Int, in state: inout State) {
+    guard state.bytes + cost > capacity else { return }
+    // Prepared versions name decodings by number; dropping both together keeps them consistent
+    // (a dropped decoding's number is never reused).
+    state.decoded = [:]
+    state.prepared = [:]
+    state.bytes = 0
+  }
+}
