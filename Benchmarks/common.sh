@@ -3,9 +3,10 @@
 # Shared by the benchmark scripts: the release build and the real-PDF corpus.
 # Sourced with $root set to the repository.
 
-# build_imprint: builds the release binary and sets $imprint to it.
+# build_imprint: builds the release binary (as the README's quick start does: the Swift runtime
+# linked in) and sets $imprint to it.
 build_imprint() {
-  (cd "$root" && swift build -c release --product imprint >/dev/null 2>&1)
+  (cd "$root" && swift build -c release --static-swift-stdlib --product imprint >/dev/null 2>&1)
   imprint="$root/.build/release/imprint"
 }
 
