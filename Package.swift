@@ -32,7 +32,10 @@ let package = Package(
     system("CPNG", "libpng", ["libpng-dev"]),
     system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
     system("CQPDF", "libqpdf", ["libqpdf-dev"]),
-    .target(name: "CImprintShims", dependencies: ["CPNG", "CJPEG"]),
+    .target(
+      name: "CImprintShims", dependencies: ["CPNG", "CJPEG"],
+      linkerSettings: [.linkedLibrary("z")]
+    ),
 
     .target(name: "ImprintCore"),
     .target(

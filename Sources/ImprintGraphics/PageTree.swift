@@ -14,6 +14,19 @@ public struct LargestImage: Sendable, Equatable {
   public let height: Int
   /// Decoded size in bytes (width × height × components × bits / 8).
   public let bytes: Int
+
+  /// Keeps in `largest` whichever is bigger: it, or this image (saturating on overflow).
+  static func keepLarger(
+    _ largest: inout LargestImage?, page: Int, width: Int, height: Int, components: Int, bits: Int
+  ) {
+    let (product, overflow) = width.multipliedReportingOverflow(by: height)
+    let bytes =
+      overflow
+      ? Int.max : product.multipliedReportingOverflow(by: components * bits).partialValue / 8
+    if bytes > (largest?.bytes ?? 0) {
+      largest = LargestImage(page: page, width: width, height: height, bytes: bytes)
+    }
+  }
 }
 
 /// What walking a PDF's page tree found (libqpdf reads and walks `/Kids`; poppler trusts
@@ -56,7 +69,23 @@ public enum PageTreeWalk: Sendable, Equatable {
 
   /// Walks the page tree of a PDF held in memory; looks for the largest image only on
   /// `imagePages` (1-based: the pages about to be rendered).
+  ///
+  /// A well-formed, unencrypted file is read by `QuickPageTree` (a few milliseconds on a long
+  /// manual); its answer is taken only when the pages it found agree with the root's `/Count`.
+  /// Anything else — a disagreement, a cycle, a damaged or encrypted file — is walked by qpdf.
   public static func walk(_ bytes: [UInt8], password: String?, imagePages: [Int] = [])
+    -> PageTreeWalk
+  {
+    if let quick = QuickPageTree.walk(bytes, imagePages: imagePages),
+      case .pages(let found, let declared, _, _, _, _) = quick, found > 0, declared == found
+    {
+      return quick
+    }
+    return walkWithQPDF(bytes, password: password, imagePages: imagePages)
+  }
+
+  /// The walk by libqpdf, which repairs damaged files and decrypts encrypted ones.
+  static func walkWithQPDF(_ bytes: [UInt8], password: String?, imagePages: [Int])
     -> PageTreeWalk
   {
     guard let qpdf = qpdf_init() else { return .unreadable("qpdf_init failed") }
@@ -154,7 +183,7 @@ public enum PageTreeWalk: Sendable, Equatable {
 
   /// A page's displayed size: the crop box clipped to the media box (poppler's rule; US Letter
   /// when there is no media box), turned by the rotation.
-  private static func displayedSize(media: [Double]?, crop: [Double]?, rotate: Int) -> Size {
+  static func displayedSize(media: [Double]?, crop: [Double]?, rotate: Int) -> Size {
     func normalised(_ box: [Double]) -> (Double, Double, Double, Double) {
       (min(box[0], box[2]), min(box[1], box[3]), max(box[0], box[2]), max(box[1], box[3]))
     }
@@ -205,13 +234,8 @@ public enum PageTreeWalk: Sendable, Equatable {
       let components =
         qpdf_oh_is_name_and_equals(qpdf, space, "/DeviceCMYK") != 0
         ? 4 : qpdf_oh_is_name_and_equals(qpdf, space, "/DeviceGray") != 0 ? 1 : 3
-      let (product, overflow) = width.multipliedReportingOverflow(by: height)
-      let bytes =
-        overflow
-        ? Int.max : product.multipliedReportingOverflow(by: components * bits).partialValue / 8
-      if bytes > (largest?.bytes ?? 0) {
-        largest = LargestImage(page: page, width: width, height: height, bytes: bytes)
-      }
+      LargestImage.keepLarger(
+        &largest, page: page, width: width, height: height, components: components, bits: bits)
     }
   }
 

@@ -3,9 +3,10 @@
 
 import Foundation
 import ImprintCore
-import ImprintGraphics
 import ImprintTestSupport
 import Testing
+
+@testable import ImprintGraphics
 
 @Suite("QR matrices from libqrencode")
 struct QRMatrixTests {
@@ -255,5 +256,55 @@ struct ImageCacheTests {
     #expect(small.statistics.misses == 7)
     #expect(throws: ImageError.self) { _ = try small.decode([1, 2, 3], source: "junk") }
     #expect(throws: ImageError.self) { _ = try small.decode([1, 2, 3], source: "junk") }
+  }
+}
+
+@Suite("The quick page-tree reader, checked against qpdf")
+struct QuickPageTreeTests {
+  static func document(_ name: String) throws -> [UInt8] {
+    [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixturesFolder + "/Documents/\(name)")))
+  }
+
+  @Test(
+    "reads well-formed files exactly as qpdf walks them",
+    arguments: ["mixed.pdf", "hyperlink.pdf", "objstreams.pdf", "huge-page.pdf", "bomb.pdf"])
+  func agreesWithQPDF(name: String) throws {
+    let bytes = try Self.document(name)
+    let quick = QuickPageTree.walk(bytes, imagePages: [1])
+    #expect(quick != nil, "\(name) should not need qpdf")
+    #expect(quick == PageTreeWalk.walkWithQPDF(bytes, password: nil, imagePages: [1]))
+  }
+
+  @Test("object streams, an xref stream with the Up predictor, inherited and rotated boxes")
+  func objectStreams() throws {
+    guard
+      case .pages(let count, let declared, _, _, _, let sizes)? = QuickPageTree.walk(
+        try Self.document("objstreams.pdf"), imagePages: [])
+    else {
+      Issue.record("objstreams.pdf was not read")
+      return
+    }
+    #expect(count == 3 && declared == 3)
+    #expect(
+      sizes == [
+        Size(width: 595.28, height: 841.89), Size(width: 792, height: 612),
+        Size(width: 595.28, height: 419.53),
+      ])
+  }
+
+  @Test(
+    "leaves damaged, encrypted and lying files to qpdf, or agrees with it",
+    arguments: [
+      "brokenxref.pdf", "truncated.pdf", "encrypted.pdf", "noprint.pdf", "cycle.pdf",
+      "countlies.pdf", "zeropages.pdf", "html.pdf", "empty.pdf",
+    ])
+  func defers(name: String) throws {
+    let bytes = try Self.document(name)
+    // The walk takes the quick answer only when it agrees with /Count; otherwise it is qpdf's.
+    let walked = PageTreeWalk.walk(bytes, password: nil, imagePages: [1])
+    #expect(walked == PageTreeWalk.walkWithQPDF(bytes, password: nil, imagePages: [1]))
+    if ["brokenxref.pdf", "encrypted.pdf", "noprint.pdf", "cycle.pdf"].contains(name) {
+      #expect(QuickPageTree.walk(bytes, imagePages: [1]) == nil)
+    }
   }
 }

@@ -7,6 +7,9 @@ Minimal hand-written PDFs, so every structural property is known exactly:
   hyperlink.pdf    1 A4 page of black text with one small blue word (colour only with area 0)
   encrypted.pdf    mixed.pdf with user password "secret" (qpdf)
   noprint.pdf      mixed.pdf, empty user password, printing not permitted (qpdf)
+  objstreams.pdf   PDF 1.5: the page tree (two levels, an inherited media box, a rotated
+                   page) inside a Flate object stream, found through a cross-reference stream
+                   with the PNG Up predictor; 3 pages: A4, Letter landscape, A5 turned
 Hostile:
   empty.pdf, html.pdf (HTML named .pdf), truncated.pdf, brokenxref.pdf, zeropages.pdf,
   countlies.pdf (/Count 1, 3 kids), cycle.pdf (a kid pointing back at the root),
@@ -63,6 +66,57 @@ open("hyperlink.pdf", "wb").write(pdf([
     page(2, "595.28 841.89", 5),
     stream(text + " BT /F1 6 Tf 0 0 1 rg 72 650 Td (link) Tj ET"),
 ]))
+def pdf_compressed(in_stream, plain):
+    """Objects 1..len(in_stream) in one object stream, the plain ones after it, then an xref
+    stream with W [1 4 2] and predictor 12."""
+    header, body = b"", b""
+    for number, obj in enumerate(in_stream, 1):
+        header += b"%d %d " % (number, len(body))
+        body += obj.encode("latin-1") + b"\n"
+    objstm_number = len(in_stream) + 1
+    out = b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n"
+    offsets = {}
+    data = zlib.compress(header + body)
+    offsets[objstm_number] = len(out)
+    out += b"%d 0 obj\n<< /Type /ObjStm /N %d /First %d /Length %d /Filter /FlateDecode >>\nstream\n" % (
+        objstm_number, len(in_stream), len(header), len(data)) + data + b"\nendstream\nendobj\n"
+    for index, obj in enumerate(plain):
+        number = objstm_number + 1 + index
+        offsets[number] = len(out)
+        if isinstance(obj, str):
+            obj = obj.encode("latin-1")
+        out += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
+    xref_number = objstm_number + 1 + len(plain)
+    offsets[xref_number] = len(out)
+    rows = [(0, 0, 65535)]
+    for number in range(1, xref_number + 1):
+        if number <= len(in_stream):
+            rows.append((2, objstm_number, number - 1))
+        else:
+            rows.append((1, offsets[number], 0))
+    raw, previous = b"", bytes(7)
+    for row in rows:
+        current = struct.pack(">BIH", *row)
+        raw += b"\x02" + bytes((c - p) & 0xFF for c, p in zip(current, previous))
+        previous = current
+    data = zlib.compress(raw)
+    out += (b"%d 0 obj\n<< /Type /XRef /Size %d /W [1 4 2] /Root 1 0 R /Filter /FlateDecode "
+            b"/DecodeParms << /Predictor 12 /Columns 7 >> /Length %d >>\nstream\n" % (
+                xref_number, xref_number + 1, len(data)) + data + b"\nendstream\nendobj\n")
+    out += b"startxref\n%d\n%%%%EOF\n" % offsets[xref_number]
+    return out
+
+# objstreams.pdf: in the object stream 1 catalog, 2 root (A4 media box, inherited), 3 and 5
+# inner nodes, 4 6 7 pages; then 8 the object stream, 9 font, 10..12 contents, 13 the xref stream.
+open("objstreams.pdf", "wb").write(pdf_compressed([
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R 5 0 R] /Count 3 /MediaBox [0 0 595.28 841.89] >>",
+    "<< /Type /Pages /Parent 2 0 R /Kids [4 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 3 0 R /Resources << /Font << /F1 9 0 R >> >> /Contents 10 0 R >>",
+    "<< /Type /Pages /Parent 2 0 R /Kids [6 0 R 7 0 R] /Count 2 /Rotate 0 >>",
+    "<< /Type /Page /Parent 5 0 R /MediaBox [0 0 792 612] /Contents 11 0 R >>",
+    "<< /Type /Page /Parent 5 0 R /MediaBox [0 0 419.53 595.28] /Rotate 90 /Contents 12 0 R >>",
+], [font, stream(text), stream("1 0 0 rg 100 100 300 300 re f"), stream("")]))
 subprocess.run(["qpdf", "--encrypt", "secret", "owner", "256", "--", "mixed.pdf", "encrypted.pdf"], check=True)
 subprocess.run(["qpdf", "--encrypt", "", "owner", "256", "--print=none", "--", "mixed.pdf", "noprint.pdf"], check=True)
 
