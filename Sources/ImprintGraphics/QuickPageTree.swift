@@ -111,12 +111,35 @@ enum QuickPageTree {
   /// A decoded object stream: its data and each object's start in it.
   struct ObjectStream {
     let data: [UInt8]
-    let starts: [Int: Int]
+    let starts: [Int]
+  }
+
+  /// Where each object number lives, newest section first (an array: files number their
+  /// objects densely, and a long manual has tens of thousands of them).
+  struct Locations {
+    private var table: [Location?] = []
+    /// Object numbers above this are refused (a hostile /Size or table).
+    static let maximumNumber = 8_000_000
+
+    subscript(number: Int) -> Location? {
+      number >= 0 && number < table.count ? table[number] : nil
+    }
+
+    /// Records `location` unless a newer section already did; false for an absurd number.
+    mutating func add(_ number: Int, _ location: Location) -> Bool {
+      guard number > 0, number <= Self.maximumNumber else { return false }
+      if number >= table.count {
+        table.append(
+          contentsOf: repeatElement(nil, count: max(number + 1, table.count * 2) - table.count))
+      }
+      if table[number] == nil { table[number] = location }
+      return true
+    }
   }
 
   struct Reader {
     let bytes: [UInt8]
-    var locations: [Int: Location] = [:]
+    var locations = Locations()
     var streams: [Int: ObjectStream] = [:]
     var inflated = 0
     var failed = false
@@ -174,9 +197,9 @@ enum QuickPageTree {
           guard parser.index < bytes.count else { return nil }
           let kind = bytes[parser.index]
           parser.index += 1
-          if kind == UInt8(ascii: "n"), locations[number] == nil, number > 0 {
-            locations[number] = .offset(offset)
-          } else if kind != UInt8(ascii: "n") && kind != UInt8(ascii: "f") {
+          if kind == UInt8(ascii: "n") {
+            if number > 0 { guard locations.add(number, .offset(offset)) else { return nil } }
+          } else if kind != UInt8(ascii: "f") {
             return nil
           }
         }
@@ -222,10 +245,10 @@ enum QuickPageTree {
           let type = w[0] == 0 ? 1 : field(0, w[0])
           let second = field(w[0], w[1])
           let third = field(w[0] + w[1], w[2])
-          guard locations[number] == nil, number > 0 else { continue }
+          guard number > 0 else { continue }
           switch type {
-          case 1: locations[number] = .offset(second)
-          case 2: locations[number] = .inStream(second, index: third)
+          case 1: guard locations.add(number, .offset(second)) else { return nil }
+          case 2: guard locations.add(number, .inStream(second, index: third)) else { return nil }
           default: break
           }
         }
@@ -261,11 +284,11 @@ enum QuickPageTree {
         }
         return found
       case .inStream(let container, let index)?:
-        guard let stream = objectStream(container), let start = stream.starts[index] else {
+        guard let stream = objectStream(container), stream.starts.indices.contains(index) else {
           failed = true
           return nil
         }
-        var parser = Parser(stream.data, at: start)
+        var parser = Parser(stream.data, at: stream.starts[index])
         return parser.value()
       case nil:
         return .null
@@ -283,12 +306,13 @@ enum QuickPageTree {
       else { return nil }
       inflated += data.count
       var parser = Parser(data, at: 0)
-      var starts: [Int: Int] = [:]
-      for index in 0..<count {
+      var starts: [Int] = []
+      starts.reserveCapacity(count)
+      for _ in 0..<count {
         guard case .integer? = parser.value(), case .integer(let relative)? = parser.value(),
           relative >= 0, first + relative < data.count
         else { return nil }
-        starts[index] = first + relative
+        starts.append(first + relative)
       }
       let stream = ObjectStream(data: data, starts: starts)
       streams[number] = stream
@@ -336,16 +360,15 @@ enum QuickPageTree {
     static func inflate(_ raw: ArraySlice<UInt8>, limit: Int) -> [UInt8]? {
       var capacity = min(limit, max(4096, raw.count * 8))
       while true {
-        var output = [UInt8](repeating: 0, count: capacity)
-        let written = raw.withUnsafeBufferPointer { input in
-          output.withUnsafeMutableBufferPointer {
-            CImprintShims_inflate(input.baseAddress, input.count, $0.baseAddress, $0.count)
+        var written = -1
+        // Not zero-filled first: zlib writes every byte that is kept.
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+          written = raw.withUnsafeBufferPointer { input in
+            CImprintShims_inflate(input.baseAddress, input.count, buffer.baseAddress, buffer.count)
           }
+          count = max(0, written)
         }
-        if written >= 0 {
-          output.removeSubrange(Int(written)...)
-          return output
-        }
+        if written >= 0 { return output }
         guard written == -2, capacity < limit else { return nil }
         capacity = min(limit, capacity * 4)
       }
