@@ -14,33 +14,8 @@ cd "$root"
 source "$root/Benchmarks/common.sh"
 build_imprint
 
-make_manifest() { # N DIR: gLabels' records, and the same records as a batch manifest
-  python3 "$peer/make_data.py" --records "$1" --out "$2" >/dev/null
-  python3 - "$2" <<'PY'
-import csv, json, os, sys
-out = sys.argv[1]
-os.makedirs(f"{out}/profiles", exist_ok=True)
-with open(f"{out}/records.csv", encoding="utf-8") as f, open(f"{out}/manifest.jsonl", "w") as m:
-    for i, row in enumerate(csv.DictReader(f), 1):
-        account = f"{row['account'][:10].rstrip('-')}-{i}"
-        profile = {"id": i, "name": account, "json_metadata": {"profile": {"name": row["name"]}},
-                   "created": "2017-03-14T09:26:53", "reputation": "95832978796820",
-                   "stats": {"followers": int(row["followers"] or 0), "following": 0}}
-        with open(f"{out}/profiles/r{i:05d}.json", "w", encoding="utf-8") as p:
-            json.dump(profile, p, ensure_ascii=False)
-        m.write(json.dumps({"id": f"r{i:05d}", "kind": "card", "profile": f"profiles/r{i:05d}.json",
-                            "photo": row["photo"], "template": "classic"}) + "\n")
-PY
-}
-
-measure() { # OUT command...: "wall user sys maxrss_kb"
-  local out=$1; shift
-  /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" >/dev/null 2>"$out.stderr" || {
-    echo "failed: $*" >&2; tail -5 "$out.stderr" >&2; exit 1; }
-  cat "$out"
-}
-
-make_manifest "$count" "$work/data"
+RUNS=1  # one run each: a second run into the same folder would resume, not redo, the batch
+peer_records "$count" "$work/data"
 cp "$peer/cr80-a4-10up.glabels" "$work/data/"
 glabels=$(cd "$work/data" && measure "$work/glabels.time" glabels-3-batch -C -i records.csv -o "$work/glabels.pdf" cr80-a4-10up.glabels)
 # The cards' fonts need the bundled templates folder; the profiles reference absolute photos.
@@ -51,7 +26,7 @@ cards=$(ls "$work/out/cards" | wc -l)
 sheets=$(pdfinfo "$work/out/sheets-A4.pdf" | awk '/^Pages:/{print $2}')
 gpages=$(pdfinfo "$work/glabels.pdf" | awk '/^Pages:/{print $2}')
 
-make_manifest $((count * 10)) "$work/data10"
+peer_records $((count * 10)) "$work/data10"
 big=$(measure "$work/imprint10.time" "$imprint" batch "$work/data10/manifest.jsonl" -o "$work/out10" --layout A4 --crop-marks -q --allow-missing-glyphs)
 
 python3 - "$count" "$glabels" "$imprint_run" "$big" "$sheets" "$gpages" <<'PY'

@@ -20,38 +20,8 @@ cd "$root"
 source "$root/Benchmarks/common.sh"
 build_imprint
 
-make_profiles() { # N DIR: gLabels' records and avatars, and the same records as profile JSON
-  python3 "$peer/make_data.py" --records "$1" --out "$2" >/dev/null
-  python3 - "$2" <<'PY'
-import csv, json, os, shutil, sys
-out = sys.argv[1]
-os.makedirs(f"{out}/profiles", exist_ok=True); os.makedirs(f"{out}/photos", exist_ok=True)
-with open(f"{out}/records.csv", encoding="utf-8") as f:
-    for i, row in enumerate(csv.DictReader(f), 1):
-        account = f"{row['account'][:10].rstrip('-')}-{i}"
-        shutil.copyfile(row["photo"], f"{out}/photos/{account}.png")
-        profile = {"id": int(row["id"]) if row["id"].isdigit() else i, "name": account,
-                   "json_metadata": {"profile": {"name": row["name"]}},
-                   "created": "2017-03-14T09:26:53", "reputation": "95832978796820",
-                   "stats": {"followers": int(row["followers"] or 0), "following": 0}}
-        with open(f"{out}/profiles/r{i:05d}.json", "w", encoding="utf-8") as p:
-            json.dump(profile, p, ensure_ascii=False)
-PY
-}
-
-runs=${RUNS:-3}
-measure() { # OUT_FILE command...: GNU time's "wall user sys maxrss_kb", the run with the median
-  # CPU time of $runs runs (the machines are shared: one slow run is noise, not a result)
-  local out=$1; shift
-  for ((r = 1; r <= runs; r++)); do
-    /usr/bin/time -f "%e %U %S %M" -o "$out.$r" "$@" >/dev/null 2>"$out.stderr" || {
-      echo "failed: $*" >&2; tail -5 "$out.stderr" >&2; exit 1; }
-  done
-  for ((r = 1; r <= runs; r++)); do awk '{print $2 + $3, $0}' "$out.$r"; done | sort -n |
-    sed -n "$(((runs + 1) / 2))p" | cut -d' ' -f2-
-}
-
-make_profiles "$count" "$work/data"
+default_runs=3
+peer_records "$count" "$work/data"
 cp "$peer/cr80-a4-10up.glabels" "$work/data/"
 glabels=$(cd "$work/data" && measure "$work/glabels.time" glabels-3-batch -i records.csv -o "$work/glabels.pdf" cr80-a4-10up.glabels)
 pages=$(pdfinfo "$work/glabels.pdf" | awk '/^Pages:/{print $2}')
@@ -95,10 +65,10 @@ PY
 pdf_distinct=$(run_combined pdf-distinct both distinct)
 
 # Memory does not grow with the number of cards: 5 × N cards into one PDF.
-make_profiles $((count * 5)) "$work/data5"
+peer_records $((count * 5)) "$work/data5"
 pdf_5x=$(run_combined pdf-5x front data5)
 
-python3 - "$count" "$glabels" "$pdf_front" "$png_front" "$pdf_both" "$pdf_5x" "$pdf_files" "$pdf_distinct" <<'PY'
+python3 - "$count" "$glabels" "$pdf_front" "$png_front" "$pdf_both" "$pdf_5x" "$pdf_files" "$pdf_distinct" "${RUNS:-$default_runs}" <<'PY'
 import sys
 n = int(sys.argv[1])
 rows = [("gLabels 3 batch (10-up A4 PDF, front)", sys.argv[2]),
@@ -107,7 +77,7 @@ rows = [("gLabels 3 batch (10-up A4 PDF, front)", sys.argv[2]),
         ("imprint one PDF per card, front", sys.argv[7]), ("imprint PNG 300 dpi, front", sys.argv[4])]
 def parse(t): w, u, s, m = map(float, t.split()); return w, u + s, m / 1024
 g = parse(sys.argv[2])
-print(f"{n} cards, 2 cores, median of 3 runs each")
+print(f"{n} cards, 2 cores, median of {sys.argv[9]} runs each")
 print(f"{'tool':52} {'wall_s':>7} {'cpu_s':>7} {'cpu_ms/card':>12} {'peak_MB':>8} {'CPU/card vs gLabels':>20}")
 for name, t in rows:
     w, c, m = parse(t)

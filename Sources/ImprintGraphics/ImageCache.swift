@@ -61,13 +61,7 @@ public final class ImageCache: Sendable {
   ///
   /// - Throws: `ImageError`, as `ImageDecoder.decode` (failures are not cached).
   public func decode(_ bytes: [UInt8], source: String) throws(ImageError) -> Decoded {
-    if let found = state.withLock({ state -> Decoded? in
-      let found = state.decoded[bytes]
-      if found != nil { state.hits += 1 } else { state.misses += 1 }
-      return found
-    }) {
-      return found
-    }
+    if let found = lookUp({ $0.decoded[bytes] }) { return found }
     let bitmap = try ImageDecoder.decode(bytes, source: source)
     let cost = bytes.count + bitmap.pixels.count + (bitmap.jpeg?.count ?? 0)
     guard cost <= capacity / 4 else { return Decoded(bitmap: bitmap, id: nil) }
@@ -95,13 +89,7 @@ public final class ImageCache: Sendable {
     }
     guard let id else { return try make() }
     let key = PreparedKey(id: id, width: width, height: height, fit: fit, jpeg: jpeg)
-    if let found = state.withLock({ state -> Bitmap? in
-      let found = state.prepared[key]
-      if found != nil { state.hits += 1 } else { state.misses += 1 }
-      return found
-    }) {
-      return found
-    }
+    if let found = lookUp({ $0.prepared[key] }) { return found }
     let result = try make()
     let cost = result.pixels.count + (result.jpeg?.count ?? 0)
     guard cost <= capacity / 4 else { return result }
@@ -116,19 +104,28 @@ public final class ImageCache: Sendable {
 
   /// Empties the cache.
   public func removeAll() {
+    state.withLock { Self.empty(&$0) }
+  }
+
+  /// Finds an entry, counting the hit or miss.
+  private func lookUp<Entry: Sendable>(_ find: (State) -> Entry?) -> Entry? {
     state.withLock { state in
-      state.decoded = [:]
-      state.prepared = [:]
-      state.bytes = 0
+      let found = find(state)
+      if found != nil { state.hits += 1 } else { state.misses += 1 }
+      return found
     }
   }
 
   private func makeRoom(for cost: Int, in state: inout State) {
-    guard state.bytes + cost > capacity else { return }
     // Prepared versions name decodings by number; dropping both together keeps them consistent
     // (a dropped decoding's number is never reused).
+    if state.bytes + cost > capacity { Self.empty(&state) }
+  }
+
+  private static func empty(_ state: inout State) {
     state.decoded = [:]
     state.prepared = [:]
     state.bytes = 0
   }
+
 }
