@@ -51,6 +51,7 @@ public enum ImprintCLI {
     // are better (the tuned thresholds made qpdf's parsing spend most of its time in malloc).
     guard CommandLine.arguments.dropFirst().first != "__worker" else { return }
     ProcessTuning.keepLargeBuffersInHeap()
+    FontLibrary.becomeCurrentWhenLoaded()
   }
 
   /// Runs `imprint` with `arguments` (without the program name).
