@@ -9,15 +9,39 @@ public enum FileIO {
   ///
   /// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
   public static func read(_ path: String) throws(FileError) -> [UInt8] {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-      throw .notFound(path: path)
+    // Straight into the array with read(2): no intermediate Data (a 30 MB upload was copied
+    // twice on its way to the parser).
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      let code = errno
+      if code == ENOENT || code == ENOTDIR { throw .notFound(path: path) }
+      throw .unreadable(path: path, reason: String(cString: strerror(code)))
     }
-    if isDirectory.boolValue { throw .isDirectory(path: path) }
-    guard let data = FileManager.default.contents(atPath: path) else {
-      throw .unreadable(path: path, reason: "permission denied or read error")
+    defer { close(descriptor) }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else {
+      throw .unreadable(path: path, reason: String(cString: strerror(errno)))
     }
-    return [UInt8](data)
+    if status.st_mode & S_IFMT == S_IFDIR { throw .isDirectory(path: path) }
+    var bytes: [UInt8] = []
+    var chunk = max(Int(status.st_size), 0) + 1  // one byte more: the next read finds the end
+    while true {
+      var got = 0
+      var failure: Int32 = 0
+      let part = [UInt8](unsafeUninitializedCapacity: chunk) { buffer, count in
+        repeat {
+          got = Foundation.read(descriptor, buffer.baseAddress, buffer.count)
+          failure = got < 0 ? errno : 0
+        } while failure == EINTR
+        count = max(got, 0)
+      }
+      guard got >= 0 else {
+        throw .unreadable(path: path, reason: String(cString: strerror(failure)))
+      }
+      if got == 0 { return bytes }
+      if bytes.isEmpty { bytes = part } else { bytes += part }
+      chunk = max(chunk, 1 << 16)
+    }
   }
 
   /// Creates `path` (and parents) unless it is already a folder.

@@ -90,10 +90,12 @@ public enum DocumentWorker {
 
   static func handle(_ request: WorkerRequest) -> WorkerResponse {
     do {
-      guard let data = FileManager.default.contents(atPath: request.path) else {
+      let bytes: [UInt8]
+      do {
+        bytes = try FileIO.read(request.path)
+      } catch {
         throw FileError.unreadable(path: request.file, reason: "cannot read the file")
       }
-      let bytes = [UInt8](data)
       switch request.operation {
       case "thumbnail":
         let output = request.output ?? "/dev/null"

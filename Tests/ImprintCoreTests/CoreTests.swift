@@ -142,3 +142,31 @@ struct FormattingTests {
     #expect(!Formatting.isJSONBool(number) && Formatting.isJSONBool(flag))
   }
 }
+
+@Suite("Whole-file reads")
+struct FileIOTests {
+  @Test("reads whole files, empty ones, and files whose size stat does not know")
+  func reads() throws {
+    let folder = TemporaryFolder()
+    let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    try Data(bytes).write(to: URL(fileURLWithPath: folder.file("a.bin")))
+    #expect(try FileIO.read(folder.file("a.bin")) == bytes)
+    try Data().write(to: URL(fileURLWithPath: folder.file("empty")))
+    #expect(try FileIO.read(folder.file("empty")) == [])
+    // /proc files report size 0 and still have content: read until the end, not to the size.
+    let status = String(decoding: try FileIO.read("/proc/self/status"), as: UTF8.self)
+    #expect(status.hasPrefix("Name:"))
+  }
+
+  @Test("a missing file, a folder and an unreadable path are told apart")
+  func errors() throws {
+    let folder = TemporaryFolder()
+    #expect(throws: FileError.notFound(path: folder.file("none"))) {
+      try FileIO.read(folder.file("none"))
+    }
+    #expect(throws: FileError.isDirectory(path: folder.path)) { try FileIO.read(folder.path) }
+    #expect(throws: FileError.notFound(path: folder.file("none/x"))) {
+      try FileIO.read(folder.file("none/x"))
+    }
+  }
+}
