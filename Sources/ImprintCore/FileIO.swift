@@ -11,18 +11,8 @@ public enum FileIO {
   public static func read(_ path: String) throws(FileError) -> [UInt8] {
     // Straight into the array with read(2): no intermediate Data (a 30 MB upload was copied
     // twice on its way to the parser).
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else {
-      let code = errno
-      if code == ENOENT || code == ENOTDIR { throw .notFound(path: path) }
-      throw .unreadable(path: path, reason: String(cString: strerror(code)))
-    }
+    let (descriptor, status) = try openForReading(path)
     defer { close(descriptor) }
-    var status = stat()
-    guard fstat(descriptor, &status) == 0 else {
-      throw .unreadable(path: path, reason: String(cString: strerror(errno)))
-    }
-    if status.st_mode & S_IFMT == S_IFDIR { throw .isDirectory(path: path) }
     var bytes: [UInt8] = []
     var chunk = max(Int(status.st_size), 0) + 1  // one byte more: the next read finds the end
     while true {
@@ -42,6 +32,30 @@ public enum FileIO {
       if bytes.isEmpty { bytes = part } else { bytes += part }
       chunk = max(chunk, 1 << 16)
     }
+  }
+
+  /// Opens a file that must not be a folder, with its status.
+  ///
+  /// - Returns: the descriptor (the caller closes it) and `fstat`'s answer.
+  /// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
+  public static func openForReading(_ path: String) throws(FileError) -> (Int32, stat) {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      let code = errno
+      if code == ENOENT || code == ENOTDIR { throw .notFound(path: path) }
+      throw .unreadable(path: path, reason: String(cString: strerror(code)))
+    }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else {
+      let code = errno
+      close(descriptor)
+      throw .unreadable(path: path, reason: String(cString: strerror(code)))
+    }
+    if status.st_mode & S_IFMT == S_IFDIR {
+      close(descriptor)
+      throw .isDirectory(path: path)
+    }
+    return (descriptor, status)
   }
 
   /// Creates `path` (and parents) unless it is already a folder.

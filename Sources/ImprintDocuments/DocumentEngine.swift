@@ -33,11 +33,21 @@ public enum DocumentEngine {
   public static func inspect(
     _ bytes: [UInt8], file: String, password: String? = nil, colors: ColorRule? = nil
   ) throws(DocumentError) -> DocumentInfo {
-    switch try sniff(bytes, file: file) {
+    try inspect(DocumentBytes(copying: bytes), file: file, password: password, colors: colors)
+  }
+
+  /// Counts and measures a file held in `data` (a mapped file, for example), and with `colors`
+  /// analyses each page.
+  ///
+  /// - Throws: `DocumentError` naming `file`.
+  public static func inspect(
+    _ data: DocumentBytes, file: String, password: String? = nil, colors: ColorRule? = nil
+  ) throws(DocumentError) -> DocumentInfo {
+    switch try sniff(data, file: file) {
     case .pdf:
-      let document = try open(bytes, file: file, password: password)
+      let document = try open(data, file: file, password: password)
       let (pages, encrypted, walked) = try checkPageTree(
-        bytes, document: document, file: file, password: password, renderAll: colors != nil)
+        data, document: document, file: file, password: password, renderAll: colors != nil)
       // The sizes read during the page-tree walk, checked like poppler's; poppler's when the
       // walk could not read them (asking poppler page by page costs as much as the walk).
       var sizes: [PageSize] = []
@@ -65,6 +75,7 @@ public enum DocumentEngine {
         file: file, type: .pdf, pages: pages, pageSizes: sizes, encrypted: encrypted,
         printAllowed: document.printAllowed, colors: verdicts)
     case let type:
+      let bytes = data.array
       let (width, height, dpi) = try imageHeader(bytes, file: file)
       var verdicts: [PageColor]?
       if let colors {
@@ -119,6 +130,19 @@ public enum DocumentEngine {
     format: ThumbnailFormat, text: [(key: String, value: String)] = [],
     deliver: (Int, [UInt8]) throws(DocumentError) -> Void
   ) throws(DocumentError) {
+    try thumbnails(
+      DocumentBytes(copying: bytes), file: file, password: password, pages: pages, size: size,
+      format: format, text: text, deliver: deliver)
+  }
+
+  /// `thumbnails(_:file:...)` of a file held in `data` (a mapped file, for example).
+  ///
+  /// - Throws: `DocumentError` naming `file`.
+  public static func thumbnails(
+    _ data: DocumentBytes, file: String, password: String? = nil, pages: String, size: Int,
+    format: ThumbnailFormat, text: [(key: String, value: String)] = [],
+    deliver: (Int, [UInt8]) throws(DocumentError) -> Void
+  ) throws(DocumentError) {
     func encode(_ image: borrowing RasterImage) throws(DocumentError) -> [UInt8] {
       guard max(image.width, image.height) <= size else {
         throw .badOutput(file: file, detail: "\(image.width) x \(image.height) exceeds \(size) px")
@@ -132,13 +156,13 @@ public enum DocumentEngine {
         throw .badOutput(file: file, detail: error.message)
       }
     }
-    switch try sniff(bytes, file: file) {
+    switch try sniff(data, file: file) {
     case .pdf:
-      let document = try open(bytes, file: file, password: password)
+      let document = try open(data, file: file, password: password)
       let declared = document.pageCount
       let wanted = try pageList(pages, count: max(1, declared), file: file)
       let (count, _, _) = try checkPageTree(
-        bytes, document: document, file: file, password: password, renderPages: wanted)
+        data, document: document, file: file, password: password, renderPages: wanted)
       for page in wanted {
         guard (1...count).contains(page) else {
           throw .pageOutOfRange(file: file, page: page, pages: count)
@@ -153,6 +177,7 @@ public enum DocumentEngine {
       guard wanted == [1] else {
         throw .pageOutOfRange(file: file, page: wanted.first { $0 != 1 } ?? 2, pages: 1)
       }
+      let bytes = data.array
       _ = try imageHeader(bytes, file: file)
       let bitmap = try decodeImage(bytes, file: file)
       let scale = min(1, Double(size) / Double(max(bitmap.width, bitmap.height)))
@@ -177,8 +202,9 @@ public enum DocumentEngine {
     }
   }
 
-  static func sniff(_ bytes: [UInt8], file: String) throws(DocumentError) -> DocumentType {
-    guard !bytes.isEmpty else { throw .empty(file: file) }
+  static func sniff(_ data: DocumentBytes, file: String) throws(DocumentError) -> DocumentType {
+    guard data.count > 0 else { throw .empty(file: file) }
+    let bytes = Array(data.buffer.prefix(1024))  // what sniffing looks at
     guard let type = DocumentType(sniffing: bytes) else {
       let printable = bytes.prefix(12).map {
         $0 >= 32 && $0 < 127 ? Character(Unicode.Scalar($0)) : "."
@@ -188,14 +214,14 @@ public enum DocumentEngine {
     return type
   }
 
-  static func open(_ bytes: [UInt8], file: String, password: String?) throws(DocumentError)
-    -> PDFDocument
+  static func open(_ data: DocumentBytes, file: String, password: String?)
+    throws(DocumentError) -> PDFDocument
   {
-    if let password, PageTreeWalk.isWrongPassword(bytes, password: password) {
+    if let password, PageTreeWalk.isWrongPassword(data, password: password) {
       throw .encrypted(file: file, passwordGiven: true)
     }
     do {
-      return try PDFDocument(bytes: bytes, password: password)
+      return try PDFDocument(data: data, password: password)
     } catch {
       switch error {
       case .encrypted: throw .encrypted(file: file, passwordGiven: password != nil)
@@ -206,12 +232,12 @@ public enum DocumentEngine {
 
   /// Compares poppler's count (it trusts `/Count`) with qpdf's walk of `/Kids`.
   static func checkPageTree(
-    _ bytes: [UInt8], document: borrowing PDFDocument, file: String, password: String?,
+    _ data: DocumentBytes, document: borrowing PDFDocument, file: String, password: String?,
     renderAll: Bool = false, renderPages: [Int] = []
   ) throws(DocumentError) -> (pages: Int, encrypted: Bool, sizes: [Size]?) {
     let counted = document.pageCount
     let rendered = renderAll ? Array(1...max(1, counted)) : renderPages
-    switch PageTreeWalk.walk(bytes, password: password, imagePages: rendered) {
+    switch PageTreeWalk.walk(data, password: password, imagePages: rendered) {
     case .cycle: throw .pageTreeCycle(file: file)
     case .pages(let found, let declared, let encrypted, let repaired, let largest, let sizes):
       if let declared, declared != found {

@@ -90,9 +90,10 @@ public enum DocumentWorker {
 
   static func handle(_ request: WorkerRequest) -> WorkerResponse {
     do {
-      let bytes: [UInt8]
+      // Mapped, not read: parsers touch the parts they need, and poppler shares the mapping.
+      let bytes: DocumentBytes
       do {
-        bytes = try FileIO.read(request.path)
+        bytes = try DocumentBytes(mapping: request.path)
       } catch {
         throw FileError.unreadable(path: request.file, reason: "cannot read the file")
       }

@@ -22,12 +22,19 @@ public enum PDFOpenFailure: Error, Sendable, Equatable {
 public struct PDFDocument: ~Copyable {
   private let raw: OpaquePointer
 
-  /// Opens a PDF held in memory (`poppler_document_new_from_bytes`; the bytes are copied).
+  /// Opens a PDF held in memory (`poppler_document_new_from_bytes`; poppler holds `data`, not
+  /// a copy, for as long as the document lives).
   ///
   /// - Throws: `PDFOpenFailure` with poppler's message.
-  public init(bytes: [UInt8], password: String?) throws(PDFOpenFailure) {
+  public init(data: DocumentBytes, password: String?) throws(PDFOpenFailure) {
     _ = PDFDocument.globalState
-    let gbytes = bytes.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+    let holder = Unmanaged.passRetained(data).toOpaque()
+    let gbytes = g_bytes_new_with_free_func(
+      data.buffer.baseAddress, gsize(data.count),
+      { holder in
+        guard let holder else { return }
+        Unmanaged<DocumentBytes>.fromOpaque(holder).release()
+      }, holder)
     defer { g_bytes_unref(gbytes) }
     var error: UnsafeMutablePointer<GError>?
     let document = poppler_document_new_from_bytes(gbytes, password, &error)

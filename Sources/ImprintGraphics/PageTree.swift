@@ -50,7 +50,7 @@ public enum PageTreeWalk: Sendable, Equatable {
   ///
   /// poppler 22.12 crashes (a null dereference in `PDFDoc`) when given a wrong password for
   /// some AES-256 files, so a password is checked with qpdf before poppler sees it.
-  public static func isWrongPassword(_ bytes: [UInt8], password: String) -> Bool {
+  public static func isWrongPassword(_ data: DocumentBytes, password: String) -> Bool {
     guard let qpdf = qpdf_init() else { return false }
     defer {
       var owned: qpdf_data? = qpdf
@@ -58,10 +58,8 @@ public enum PageTreeWalk: Sendable, Equatable {
     }
     qpdf_silence_errors(qpdf)
     qpdf_set_suppress_warnings(qpdf, 1)
-    _ = bytes.withUnsafeBufferPointer { buffer in
-      buffer.withMemoryRebound(to: CChar.self) {
-        qpdf_read_memory(qpdf, "upload", $0.baseAddress, UInt64($0.count), password)
-      }
+    _ = data.buffer.withMemoryRebound(to: CChar.self) {
+      qpdf_read_memory(qpdf, "upload", $0.baseAddress, UInt64($0.count), password)
     }
     guard qpdf_has_error(qpdf) != 0, let error = qpdf_get_error(qpdf) else { return false }
     return qpdf_get_error_code(qpdf, error) == qpdf_e_password
@@ -73,19 +71,19 @@ public enum PageTreeWalk: Sendable, Equatable {
   /// A well-formed, unencrypted file is read by `QuickPageTree` (a few milliseconds on a long
   /// manual); its answer is taken only when the pages it found agree with the root's `/Count`.
   /// Anything else — a disagreement, a cycle, a damaged or encrypted file — is walked by qpdf.
-  public static func walk(_ bytes: [UInt8], password: String?, imagePages: [Int] = [])
+  public static func walk(_ data: DocumentBytes, password: String?, imagePages: [Int] = [])
     -> PageTreeWalk
   {
-    if let quick = QuickPageTree.walk(bytes, imagePages: imagePages),
+    if let quick = data.withBuffer({ QuickPageTree.walk($0, imagePages: imagePages) }),
       case .pages(let found, let declared, _, _, _, _) = quick, found > 0, declared == found
     {
       return quick
     }
-    return walkWithQPDF(bytes, password: password, imagePages: imagePages)
+    return walkWithQPDF(data, password: password, imagePages: imagePages)
   }
 
   /// The walk by libqpdf, which repairs damaged files and decrypts encrypted ones.
-  static func walkWithQPDF(_ bytes: [UInt8], password: String?, imagePages: [Int])
+  static func walkWithQPDF(_ data: DocumentBytes, password: String?, imagePages: [Int])
     -> PageTreeWalk
   {
     guard let qpdf = qpdf_init() else { return .unreadable("qpdf_init failed") }
@@ -95,10 +93,8 @@ public enum PageTreeWalk: Sendable, Equatable {
     }
     qpdf_silence_errors(qpdf)
     qpdf_set_suppress_warnings(qpdf, 1)
-    let status = bytes.withUnsafeBufferPointer { buffer in
-      buffer.withMemoryRebound(to: CChar.self) {
-        qpdf_read_memory(qpdf, "upload", $0.baseAddress, UInt64($0.count), password)
-      }
+    let status = data.buffer.withMemoryRebound(to: CChar.self) {
+      qpdf_read_memory(qpdf, "upload", $0.baseAddress, UInt64($0.count), password)
     }
     if status & QPDF_ERRORS != 0 || qpdf_has_error(qpdf) != 0 {
       return .unreadable(errorText(qpdf))

@@ -18,7 +18,7 @@ import ImprintCore
 /// declared `/Count`; every disagreement is decided by qpdf.
 enum QuickPageTree {
   /// Walks the tree; nil when qpdf should decide.
-  static func walk(_ bytes: [UInt8], imagePages: [Int]) -> PageTreeWalk? {
+  static func walk(_ bytes: UnsafeBufferPointer<UInt8>, imagePages: [Int]) -> PageTreeWalk? {
     var reader = Reader(bytes)
     guard let trailer = reader.readCrossReferences(), trailer["/Encrypt"] == nil,
       case .dictionary(let root)? = reader.resolve(trailer["/Root"]),
@@ -138,7 +138,7 @@ enum QuickPageTree {
   }
 
   struct Reader {
-    let bytes: [UInt8]
+    let bytes: UnsafeBufferPointer<UInt8>
     var locations = Locations()
     var streams: [Int: ObjectStream] = [:]
     var inflated = 0
@@ -146,7 +146,7 @@ enum QuickPageTree {
     /// Object streams decoded in all, at most (hostile files are cut off here).
     static let maximumInflated = 512 << 20
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     /// Reads every cross-reference section from `startxref` back through `/Prev`; returns the
     /// newest trailer.
@@ -288,8 +288,10 @@ enum QuickPageTree {
           failed = true
           return nil
         }
-        var parser = Parser(stream.data, at: stream.starts[index])
-        return parser.value()
+        return stream.data.withUnsafeBufferPointer {
+          var parser = Parser($0, at: stream.starts[index])
+          return parser.value()
+        }
       case nil:
         return .null
       }
@@ -305,15 +307,19 @@ enum QuickPageTree {
         let data = streamData(dictionary, start: start, limit: Self.maximumInflated - inflated)
       else { return nil }
       inflated += data.count
-      var parser = Parser(data, at: 0)
-      var starts: [Int] = []
-      starts.reserveCapacity(count)
-      for _ in 0..<count {
-        guard case .integer? = parser.value(), case .integer(let relative)? = parser.value(),
-          relative >= 0, first + relative < data.count
-        else { return nil }
-        starts.append(first + relative)
+      let header = data.withUnsafeBufferPointer { buffer -> [Int]? in
+        var parser = Parser(buffer, at: 0)
+        var starts: [Int] = []
+        starts.reserveCapacity(count)
+        for _ in 0..<count {
+          guard case .integer? = parser.value(), case .integer(let relative)? = parser.value(),
+            relative >= 0, first + relative < buffer.count
+          else { return nil }
+          starts.append(first + relative)
+        }
+        return starts
       }
+      guard let starts = header else { return nil }
       let stream = ObjectStream(data: data, starts: starts)
       streams[number] = stream
       return stream
@@ -329,7 +335,7 @@ enum QuickPageTree {
       guard case .integer(let length)? = lengthValue, length >= 0, start + length <= bytes.count,
         limit > 0
       else { return nil }
-      let raw = bytes[start..<(start + length)]
+      let raw = UnsafeBufferPointer(rebasing: bytes[start..<(start + length)])
       var filter = dictionary["/Filter"]
       if case .array(let filters)? = filter {
         guard filters.count <= 1 else { return nil }
@@ -357,15 +363,14 @@ enum QuickPageTree {
       return data
     }
 
-    static func inflate(_ raw: ArraySlice<UInt8>, limit: Int) -> [UInt8]? {
+    static func inflate(_ raw: UnsafeBufferPointer<UInt8>, limit: Int) -> [UInt8]? {
       var capacity = min(limit, max(4096, raw.count * 8))
       while true {
         var written = -1
         // Not zero-filled first: zlib writes every byte that is kept.
         let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-          written = raw.withUnsafeBufferPointer { input in
-            CImprintShims_inflate(input.baseAddress, input.count, buffer.baseAddress, buffer.count)
-          }
+          written = CImprintShims_inflate(
+            raw.baseAddress, raw.count, buffer.baseAddress, buffer.count)
           count = max(0, written)
         }
         if written >= 0 { return output }
@@ -466,11 +471,11 @@ enum QuickPageTree {
 
   /// A tokenizer and parser of PDF values (no streams' data).
   struct Parser {
-    let data: [UInt8]
+    let data: UnsafeBufferPointer<UInt8>
     var index: Int
     private var depth = 0
 
-    init(_ data: [UInt8], at index: Int) {
+    init(_ data: UnsafeBufferPointer<UInt8>, at index: Int) {
       self.data = data
       self.index = index
     }
@@ -514,7 +519,7 @@ enum QuickPageTree {
       return true
     }
 
-    private mutating func regularToken() -> ArraySlice<UInt8> {
+    private mutating func regularToken() -> Slice<UnsafeBufferPointer<UInt8>> {
       let start = index
       while index < data.count, !Self.isSpace(data[index]), !Self.isDelimiter(data[index]) {
         index += 1

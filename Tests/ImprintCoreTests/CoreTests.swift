@@ -170,3 +170,26 @@ struct FileIOTests {
     }
   }
 }
+
+@Suite("Document bytes, mapped or copied")
+struct DocumentBytesTests {
+  @Test("a mapped file and a copy hold the file's bytes; empty files and folders are handled")
+  func mapsAndCopies() throws {
+    let folder = TemporaryFolder()
+    let bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    try Data(bytes).write(to: URL(fileURLWithPath: folder.file("a.bin")))
+    let mapped = try DocumentBytes(mapping: folder.file("a.bin"))
+    #expect(mapped.count == bytes.count && mapped.array == bytes)
+    #expect(mapped.withBuffer { $0[99_999] } == bytes[99_999])
+    #expect(DocumentBytes(copying: bytes).array == bytes)
+    #expect(DocumentBytes(copying: []).count == 0)
+    try Data().write(to: URL(fileURLWithPath: folder.file("empty")))
+    #expect(try DocumentBytes(mapping: folder.file("empty")).count == 0)
+    #expect(throws: FileError.isDirectory(path: folder.path)) {
+      _ = try DocumentBytes(mapping: folder.path)
+    }
+    #expect(throws: FileError.notFound(path: folder.file("none"))) {
+      _ = try DocumentBytes(mapping: folder.file("none"))
+    }
+  }
+}

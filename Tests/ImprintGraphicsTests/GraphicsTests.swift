@@ -261,8 +261,8 @@ struct ImageCacheTests {
 
 @Suite("The quick page-tree reader, checked against qpdf")
 struct QuickPageTreeTests {
-  static func document(_ name: String) throws -> [UInt8] {
-    [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixturesFolder + "/Documents/\(name)")))
+  static func document(_ name: String) throws -> DocumentBytes {
+    try DocumentBytes(mapping: fixturesFolder + "/Documents/\(name)")
   }
 
   @Test(
@@ -270,7 +270,7 @@ struct QuickPageTreeTests {
     arguments: ["mixed.pdf", "hyperlink.pdf", "objstreams.pdf", "huge-page.pdf", "bomb.pdf"])
   func agreesWithQPDF(name: String) throws {
     let bytes = try Self.document(name)
-    let quick = QuickPageTree.walk(bytes, imagePages: [1])
+    let quick = bytes.withBuffer { QuickPageTree.walk($0, imagePages: [1]) }
     #expect(quick != nil, "\(name) should not need qpdf")
     #expect(quick == PageTreeWalk.walkWithQPDF(bytes, password: nil, imagePages: [1]))
   }
@@ -278,8 +278,11 @@ struct QuickPageTreeTests {
   @Test("object streams, an xref stream with the Up predictor, inherited and rotated boxes")
   func objectStreams() throws {
     guard
-      case .pages(let count, let declared, _, _, _, let sizes)? = QuickPageTree.walk(
-        try Self.document("objstreams.pdf"), imagePages: [])
+      case .pages(let count, let declared, _, _, _, let sizes)? = try Self.document(
+        "objstreams.pdf"
+      ).withBuffer({
+        QuickPageTree.walk($0, imagePages: [])
+      })
     else {
       Issue.record("objstreams.pdf was not read")
       return
@@ -304,7 +307,7 @@ struct QuickPageTreeTests {
     let walked = PageTreeWalk.walk(bytes, password: nil, imagePages: [1])
     #expect(walked == PageTreeWalk.walkWithQPDF(bytes, password: nil, imagePages: [1]))
     if ["brokenxref.pdf", "encrypted.pdf", "noprint.pdf", "cycle.pdf"].contains(name) {
-      #expect(QuickPageTree.walk(bytes, imagePages: [1]) == nil)
+      #expect(bytes.withBuffer { QuickPageTree.walk($0, imagePages: [1]) } == nil)
     }
   }
 }

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Imprint: a document's bytes at a fixed address, copied from memory or mapped from a file.
+
+import Foundation
+
+/// A document's bytes at a fixed address for as long as anything holds them: a private copy of
+/// bytes an upload arrived in, or a read-only mapping of a file.
+///
+/// A mapped file is read page by page as parsers touch it: a first-page thumbnail of a 30 MB
+/// manual reads a small part of it, and the parsers (poppler, qpdf, the quick page-tree reader)
+/// share the one mapping instead of each holding a copy. Immutable; released when the last
+/// holder lets go. (A mapped file that another program truncates while it is read ends the
+/// process with SIGBUS; uploads are read in sandboxed workers, where that is one file's error.)
+public final class DocumentBytes: @unchecked Sendable {
+  /// The bytes, valid while this object lives (see `withBuffer`).
+  public let buffer: UnsafeBufferPointer<UInt8>
+  private let mapped: Bool
+
+  /// A private copy of `bytes`.
+  public init(copying bytes: [UInt8]) {
+    let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, bytes.count))
+    _ = storage.initialize(from: bytes)
+    buffer = UnsafeBufferPointer(rebasing: storage[..<bytes.count])
+    mapped = false
+  }
+
+  /// The file at `path`, mapped read-only.
+  ///
+  /// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
+  public init(mapping path: String) throws(FileError) {
+    let (descriptor, status) = try FileIO.openForReading(path)
+    defer { close(descriptor) }
+    guard status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else {
+      // Empty files, pipes and devices: read them (mmap needs a regular file with content).
+      let bytes = try FileIO.read(path)
+      let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, bytes.count))
+      _ = storage.initialize(from: bytes)
+      buffer = UnsafeBufferPointer(rebasing: storage[..<bytes.count])
+      mapped = false
+      return
+    }
+    let length = Int(status.st_size)
+    guard let address = mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, 0),
+      address != MAP_FAILED
+    else {
+      throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+    }
+    buffer = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: length)
+    mapped = true
+  }
+
+  deinit {
+    if mapped {
+      munmap(UnsafeMutableRawPointer(mutating: buffer.baseAddress), buffer.count)
+    } else {
+      UnsafeMutableBufferPointer(mutating: buffer).deallocate()
+    }
+  }
+
+  /// Calls `body` with the bytes, keeping them alive until it returns.
+  public func withBuffer<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows
+    -> Result
+  {
+    try withExtendedLifetime(self) { try body(buffer) }
+  }
+
+  /// The number of bytes.
+  public var count: Int { buffer.count }
+
+  /// A copy of the bytes as an array (for small files such as photos).
+  public var array: [UInt8] { Array(buffer) }
+}
