@@ -380,28 +380,43 @@ public enum DocumentEngine {
 
   /// The colour verdict and ink estimate of a rendered page.
   static func analyse(_ image: borrowing RasterImage, page: Int, rule: ColorRule) -> PageColor {
+    // Naive RGB → CMYK with full black generation, per pixel: K = 1 − max/255 and, when the
+    // pixel is not black, C = (max − R) / max (M and Y alike). The sums are kept in integers,
+    // C, M and Y per value of max, and divided once at the end: white and grey pixels (most of
+    // a page) cost a comparison and an addition.
     var colored = 0
     var inked = 0
+    var blackSum = 0
+    var differences = [Int](repeating: 0, count: 3 * 256)
+    let tolerance = Int(max(0, min(255, rule.chromaTolerance)))
+    image.forEachRow { row in
+      differences.withUnsafeMutableBufferPointer { differences in
+        for pixel in row {
+          if pixel & 0xFF_FFFF == 0xFF_FFFF { continue }  // white
+          let r = Int(pixel >> 16 & 0xFF)
+          let g = Int(pixel >> 8 & 0xFF)
+          let b = Int(pixel & 0xFF)
+          let high = max(r, g, b)
+          let low = min(r, g, b)
+          if low < 250 { inked += 1 }
+          blackSum += 255 - high
+          guard high != low else { continue }  // grey: no C, M or Y
+          if high - low > tolerance { colored += 1 }
+          differences[3 * high] += high - r
+          differences[3 * high + 1] += high - g
+          differences[3 * high + 2] += high - b
+        }
+      }
+    }
     var c = 0.0
     var m = 0.0
     var y = 0.0
-    var k = 0.0
-    let tolerance = UInt8(clamping: rule.chromaTolerance)
-    image.forEachPixel { r, g, b in
-      let high = max(r, g, b)
-      let low = min(r, g, b)
-      if high - low > tolerance { colored += 1 }
-      if low < 250 { inked += 1 }
-      // Naive RGB → CMYK with full black generation.
-      let black = 1 - Double(high) / 255
-      k += black
-      if black < 1 {
-        let white = 1 - black
-        c += (white - Double(r) / 255) / white
-        m += (white - Double(g) / 255) / white
-        y += (white - Double(b) / 255) / white
-      }
+    for high in 1..<256 {
+      c += Double(differences[3 * high]) / Double(high)
+      m += Double(differences[3 * high + 1]) / Double(high)
+      y += Double(differences[3 * high + 2]) / Double(high)
     }
+    let k = Double(blackSum) / 255
     let total = Double(max(1, image.width * image.height))
     let area = Double(colored) / total * 100
     func percent(_ value: Double) -> Double { (value / total * 10_000).rounded() / 100 }
@@ -410,4 +425,5 @@ public enum DocumentEngine {
       blank: inked == 0, coloredAreaPercent: (area * 1000).rounded() / 1000,
       cyan: percent(c), magenta: percent(m), yellow: percent(y), black: percent(k))
   }
+
 }

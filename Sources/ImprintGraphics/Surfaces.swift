@@ -272,17 +272,18 @@ public struct RasterImage: ~Copyable {
     return Array(UnsafeBufferPointer(start: output, count: length))
   }
 
-  /// Visits every pixel as (red, green, blue), row by row.
-  public func forEachPixel(_ body: (UInt8, UInt8, UInt8) -> Void) {
+  /// Visits the rows, top first, each as one 32-bit word a pixel: `0xAARRGGBB`, premultiplied
+  /// (cairo's `ARGB32`; opaque pages have alpha 255).
+  ///
+  /// A row at a time, so that the caller's loop over the pixels is compiled in its own module.
+  public func forEachRow(_ body: (UnsafeBufferPointer<UInt32>) -> Void) {
     cairo_surface_flush(surface)
     let stride = Int(cairo_image_surface_get_stride(surface))
     guard let data = cairo_image_surface_get_data(surface) else { return }
     for y in 0..<height {
-      let row = UnsafeRawPointer(data + y * stride)
-      for x in 0..<width {
-        let pixel = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
-        body(UInt8(pixel >> 16 & 0xFF), UInt8(pixel >> 8 & 0xFF), UInt8(pixel & 0xFF))
-      }
+      // cairo's strides are multiples of 4 and its data is aligned for 32-bit pixels.
+      let row = UnsafeRawPointer(data + y * stride).assumingMemoryBound(to: UInt32.self)
+      body(UnsafeBufferPointer(start: row, count: width))
     }
   }
 

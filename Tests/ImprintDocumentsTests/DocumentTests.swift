@@ -4,9 +4,11 @@
 
 import Foundation
 import ImprintCore
-import ImprintDocuments
+import ImprintGraphics
 import ImprintTestSupport
 import Testing
+
+@testable import ImprintDocuments
 
 let documents = fixturesFolder + "/Documents/"
 
@@ -176,5 +178,62 @@ struct HostileTests {
       }
       for try await pages in group { #expect(pages == 3) }
     }
+  }
+}
+
+@Suite("Colour analysis")
+struct ColorAnalysisTests {
+  @Test("ink estimates by hand: half red, three tenths grey 0x66, the rest white")
+  func byHand() throws {
+    let image = try RasterImage(width: 10, height: 10)
+    try image.draw { canvas in
+      canvas.fill(
+        Rect(x: 0, y: 0, width: 10, height: 10), color: Color(red: 255, green: 255, blue: 255))
+      canvas.fill(Rect(x: 0, y: 0, width: 10, height: 5), color: Color(red: 255, green: 0, blue: 0))
+      canvas.fill(
+        Rect(x: 0, y: 5, width: 10, height: 3), color: Color(red: 102, green: 102, blue: 102))
+    }
+    let verdict = DocumentEngine.analyse(image, page: 1, rule: ColorRule())
+    // Red: M = Y = 1, C = K = 0 on 50 pixels; grey 0x66: K = 153/255 = 0.6 on 30 pixels.
+    #expect(verdict.cyan == 0 && verdict.magenta == 50 && verdict.yellow == 50)
+    #expect(verdict.black == 18 && verdict.coloredAreaPercent == 50)
+    #expect(verdict.color && !verdict.blank)
+  }
+
+  @Test("equals the per-pixel formula on 400 pseudo-random colours")
+  func matchesFormula() throws {
+    var state: UInt64 = 42
+    func next() -> UInt8 {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return UInt8(truncatingIfNeeded: state >> 56)
+    }
+    let colours = (0..<400).map { _ in (next(), next(), next()) }
+    let image = try RasterImage(width: 20, height: 20)
+    try image.draw { canvas in
+      for (index, (r, g, b)) in colours.enumerated() {
+        canvas.fill(
+          Rect(x: Double(index % 20), y: Double(index / 20), width: 1, height: 1),
+          color: Color(red: r, green: g, blue: b))
+      }
+    }
+    var c = 0.0
+    var m = 0.0
+    var y = 0.0
+    var k = 0.0
+    var colored = 0
+    for (r, g, b) in colours {
+      let high = Double(max(r, g, b)) / 255
+      k += 1 - high
+      if max(r, g, b) - min(r, g, b) > 8 { colored += 1 }
+      guard high > 0 else { continue }
+      c += (high - Double(r) / 255) / high
+      m += (high - Double(g) / 255) / high
+      y += (high - Double(b) / 255) / high
+    }
+    func percent(_ value: Double) -> Double { (value / 400 * 10_000).rounded() / 100 }
+    let verdict = DocumentEngine.analyse(image, page: 1, rule: ColorRule())
+    #expect(abs(verdict.cyan - percent(c)) <= 0.01 && abs(verdict.magenta - percent(m)) <= 0.01)
+    #expect(abs(verdict.yellow - percent(y)) <= 0.01 && abs(verdict.black - percent(k)) <= 0.01)
+    #expect(verdict.coloredAreaPercent == Double(colored) / 4)
   }
 }
