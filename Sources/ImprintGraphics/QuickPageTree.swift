@@ -143,6 +143,14 @@ enum QuickPageTree {
     var streams: [Int: ObjectStream] = [:]
     var inflated = 0
     var failed = false
+    /// The dictionary keys the walk reads (trailers, cross-reference and object streams, page-tree
+    /// nodes, resources, images); an object's other keys are skipped unread.
+    static let keys: Set<String> = [
+      "/Type", "/Kids", "/Count", "/MediaBox", "/CropBox", "/Rotate", "/Resources", "/Root",
+      "/Pages", "/Encrypt", "/Prev", "/XRefStm", "/Size", "/W", "/Index", "/Filter",
+      "/DecodeParms", "/Length", "/N", "/First", "/Subtype", "/Width", "/Height",
+      "/BitsPerComponent", "/ColorSpace", "/XObject",
+    ]
     /// Object streams decoded in all, at most (hostile files are cut off here).
     static let maximumInflated = 512 << 20
 
@@ -257,12 +265,13 @@ enum QuickPageTree {
     }
 
     /// The object at `offset` (`N G obj …`); checks the number when given.
-    func object(at offset: Int, number: Int?) -> Value? {
+    func object(at offset: Int, number: Int?, keys: Set<String>? = Reader.keys) -> Value? {
       guard offset >= 0, offset < bytes.count else { return nil }
       var parser = Parser(bytes, at: offset)
       guard case .integer(let found)? = parser.value(), case .integer? = parser.value(),
         parser.keyword("obj"), number == nil || number == found
       else { return nil }
+      parser.keys = keys
       guard let value = parser.value() else { return nil }
       if case .dictionary(let dictionary) = value, parser.keyword("stream") {
         var start = parser.index
@@ -274,11 +283,11 @@ enum QuickPageTree {
     }
 
     /// Follows a reference (direct values are returned as they are).
-    mutating func resolve(_ value: Value?) -> Value? {
+    mutating func resolve(_ value: Value?, keys: Set<String>? = Reader.keys) -> Value? {
       guard case .reference(let number)? = value else { return value }
       switch locations[number] {
       case .offset(let offset)?:
-        guard let found = object(at: offset, number: number) else {
+        guard let found = object(at: offset, number: number, keys: keys) else {
           failed = true
           return nil
         }
@@ -290,6 +299,7 @@ enum QuickPageTree {
         }
         return stream.data.withUnsafeBufferPointer {
           var parser = Parser($0, at: stream.starts[index])
+          parser.keys = keys
           return parser.value()
         }
       case nil:
@@ -431,7 +441,10 @@ enum QuickPageTree {
       _ resources: Value?, page: Int, depth: Int, largest: inout LargestImage?
     ) -> Bool {
       guard depth <= 3, case .dictionary(let dictionary)? = resolve(resources) else { return true }
-      guard case .dictionary(let objects)? = resolve(dictionary["/XObject"]) else { return true }
+      // An image map's keys are the images' names: all of them are read.
+      guard case .dictionary(let objects)? = resolve(dictionary["/XObject"], keys: nil) else {
+        return true
+      }
       for key in objects.keys.sorted() {
         guard case .stream(let stream, _)? = resolve(objects[key]) else {
           if failed { return false }
@@ -474,6 +487,9 @@ enum QuickPageTree {
     let data: UnsafeBufferPointer<UInt8>
     var index: Int
     private var depth = 0
+    /// When set, an object's own dictionary keeps only these keys; the others' values are
+    /// skipped without being built (a page's annotations, fonts and the like).
+    var keys: Set<String>?
 
     init(_ data: UnsafeBufferPointer<UInt8>, at index: Int) {
       self.data = data
@@ -564,7 +580,12 @@ enum QuickPageTree {
               index += 2
               return .dictionary(dictionary)
             }
-            guard case .name(let key)? = value(), let item = value() else { return nil }
+            guard case .name(let key)? = value() else { return nil }
+            if depth == 1, let keys, !keys.contains(key) {
+              guard skipValue() else { return nil }
+              continue
+            }
+            guard let item = value() else { return nil }
             dictionary[key] = item
           }
         }
@@ -589,14 +610,7 @@ enum QuickPageTree {
       default:
         let token = regularToken()
         guard !token.isEmpty else { return nil }
-        let text = String(decoding: token, as: UTF8.self)
-        switch text {
-        case "true": return .boolean(true)
-        case "false": return .boolean(false)
-        case "null": return .null
-        default: break
-        }
-        if let integer = Int(text) {
+        if let integer = Self.integer(token) {
           // `N G R` is a reference.
           let save = index
           var probe = self
@@ -607,15 +621,83 @@ enum QuickPageTree {
           index = save
           return .integer(integer)
         }
+        let text = String(decoding: token, as: UTF8.self)
+        switch text {
+        case "true": return .boolean(true)
+        case "false": return .boolean(false)
+        case "null": return .null
+        default: break
+        }
         if let real = Double(text), real.isFinite { return .real(real) }
         return nil
       }
     }
 
+    /// An integer written in `token` (optional sign, at most 18 digits), read from the bytes
+    /// without making a string: object streams and tables hold thousands.
+    static func integer(_ token: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+      var digits = token[...]
+      var negative = false
+      if let sign = digits.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+        negative = sign == UInt8(ascii: "-")
+        digits = digits.dropFirst()
+      }
+      guard !digits.isEmpty, digits.count <= 18 else { return nil }
+      var value = 0
+      for byte in digits {
+        guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+        value = value * 10 + Int(byte - UInt8(ascii: "0"))
+      }
+      return negative ? -value : value
+    }
+
+    /// Moves past the next value without building it; false for anything unexpected.
+    mutating func skipValue() -> Bool {
+      skipSpace()
+      guard index < data.count, depth < 32 else { return false }
+      switch data[index] {
+      case UInt8(ascii: "/"):
+        index += 1
+        _ = regularToken()
+        return true
+      case UInt8(ascii: "["), UInt8(ascii: "<"), UInt8(ascii: "("):
+        // Containers and strings: one nesting level at a time, as `value` reads them.
+        let isDictionary =
+          data[index] == UInt8(ascii: "<") && index + 1 < data.count
+          && data[index + 1] == UInt8(ascii: "<")
+        guard data[index] == UInt8(ascii: "[") || isDictionary else { return value() != nil }
+        index += isDictionary ? 2 : 1
+        depth += 1
+        defer { depth -= 1 }
+        while true {
+          skipSpace()
+          guard index < data.count else { return false }
+          if isDictionary, data[index] == UInt8(ascii: ">"), index + 1 < data.count,
+            data[index + 1] == UInt8(ascii: ">")
+          {
+            index += 2
+            return true
+          }
+          if !isDictionary, data[index] == UInt8(ascii: "]") {
+            index += 1
+            return true
+          }
+          guard skipValue() else { return false }
+        }
+      default:
+        let token = regularToken()
+        guard !token.isEmpty else { return false }
+        if let number = Self.integer(token), number >= 0 {
+          var probe = self
+          if case .integer? = probe.plainInteger(), probe.keyword("R") { self = probe }
+        }
+        return true
+      }
+    }
+
     private mutating func plainInteger() -> Value? {
       skipSpace()
-      let token = regularToken()
-      guard let value = Int(String(decoding: token, as: UTF8.self)) else { return nil }
+      guard let value = Self.integer(regularToken()) else { return nil }
       return .integer(value)
     }
   }
