@@ -45,6 +45,19 @@ public enum DocumentEngine {
   ) throws(DocumentError) -> DocumentInfo {
     switch try sniff(data, file: file) {
     case .pdf:
+      if colors == nil, password == nil,
+        case .pages(let pages, _, _, _, _, let walked)? = PageTreeWalk.quickWalk(data)
+      {
+        // A well-formed, unencrypted file whose tree agrees with its /Count: counting and
+        // measuring need nothing from poppler (nor its start-up), and printing is allowed.
+        var sizes: [PageSize] = []
+        for (index, size) in walked.enumerated() {
+          sizes.append(try checked(size, index, file: file))
+        }
+        return DocumentInfo(
+          file: file, type: .pdf, pages: pages, pageSizes: sizes, encrypted: false,
+          printAllowed: true, colors: nil)
+      }
       let document = try open(data, file: file, password: password)
       let (pages, encrypted, walked) = try checkPageTree(
         data, document: document, file: file, password: password, renderAll: colors != nil)
@@ -53,9 +66,7 @@ public enum DocumentEngine {
       var sizes: [PageSize] = []
       for index in 0..<pages {
         if let size = walked?[index] {
-          try check(size, page: index + 1, file: file)
-          sizes.append(
-            PageSize(page: index + 1, widthPoints: size.width, heightPoints: size.height))
+          sizes.append(try checked(size, index, file: file))
         } else {
           sizes.append(try pageSize(document, index, file: file))
         }
@@ -262,7 +273,12 @@ public enum DocumentEngine {
   static func pageSize(_ document: borrowing PDFDocument, _ index: Int, file: String)
     throws(DocumentError) -> PageSize
   {
-    let size = try checkedSize(document, index, file: file)
+    try checked(try checkedSize(document, index, file: file), index, file: file)
+  }
+
+  /// Page `index` (0-based) of `size`, refused as `check` refuses it.
+  static func checked(_ size: Size, _ index: Int, file: String) throws(DocumentError) -> PageSize {
+    try check(size, page: index + 1, file: file)
     return PageSize(page: index + 1, widthPoints: size.width, heightPoints: size.height)
   }
 

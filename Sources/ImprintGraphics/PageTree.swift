@@ -74,12 +74,17 @@ public enum PageTreeWalk: Sendable, Equatable {
   public static func walk(_ data: DocumentBytes, password: String?, imagePages: [Int] = [])
     -> PageTreeWalk
   {
-    if let quick = data.withBuffer({ QuickPageTree.walk($0, imagePages: imagePages) }),
-      case .pages(let found, let declared, _, _, _, _) = quick, found > 0, declared == found
-    {
-      return quick
-    }
+    if let quick = quickWalk(data, imagePages: imagePages) { return quick }
     return walkWithQPDF(data, password: password, imagePages: imagePages)
+  }
+
+  /// The quick reader's walk of a well-formed, unencrypted file, when the pages it found agree
+  /// with the root's `/Count`; nil when only qpdf (or poppler) can tell.
+  public static func quickWalk(_ data: DocumentBytes, imagePages: [Int] = []) -> PageTreeWalk? {
+    guard let quick = data.withBuffer({ QuickPageTree.walk($0, imagePages: imagePages) }),
+      case .pages(let found, let declared, _, _, _, _) = quick, found > 0, declared == found
+    else { return nil }
+    return quick
   }
 
   /// The walk by libqpdf, which repairs damaged files and decrypts encrypted ones.

@@ -35,6 +35,18 @@ struct InspectTests {
     #expect(try pdfInfo(documents + "mixed.pdf")["Pages"] == "3")
   }
 
+  @Test(
+    "the same answer with and without poppler: colours off (quick reader alone) and on (poppler)",
+    arguments: ["mixed.pdf", "objstreams.pdf"])
+  func withoutPoppler(name: String) throws {
+    let quick = try DocumentEngine.inspect(try bytes(name), file: name)
+    let full = try DocumentEngine.inspect(try bytes(name), file: name, colors: ColorRule())
+    #expect(quick.pages == 3 && quick.pages == full.pages)
+    #expect(quick.pageSizes == full.pageSizes)
+    #expect(quick.encrypted == full.encrypted && quick.printAllowed == full.printAllowed)
+    #expect(quick.pageSizes.map(\.paper) == [.a4, .letter, .a5])
+  }
+
   @Test("colour: the red page is colour, the text page mono, the empty page blank")
   func colors() throws {
     let info = try DocumentEngine.inspect(
