@@ -67,6 +67,13 @@ public enum DocumentWorker {
   /// worker when a file exceeds it).
   public static func serve(memoryMB: Int) {
     ProcessTuning.suitParsers()
+    // The CPU limit works by SIGXCPU: make sure it is neither ignored nor blocked, whatever the
+    // parent did (a test runner, a server that spawned the CLI, the fork of one).
+    signal(SIGXCPU, SIG_DFL)
+    var unblock = sigset_t()
+    sigemptyset(&unblock)
+    sigaddset(&unblock, SIGXCPU)
+    sigprocmask(SIG_UNBLOCK, &unblock, nil)
     var limit = rlimit(rlim_cur: rlim_t(memoryMB) << 20, rlim_max: rlim_t(memoryMB) << 20)
     setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
     var reader = try? LineReader(path: "-")
@@ -235,8 +242,8 @@ public final class DocumentSandbox: Sendable {
     let line = Array(JSONOutput.line(request).utf8) + [UInt8(ascii: "\n")]
     let worker =
       try idle.withLock { $0.popLast() }
-      ?? WorkerProcess(
-        executable: executable, memoryMB: limits.memoryMB)
+      ?? PrestartedWorkers.take(executable: executable, memoryMB: limits.memoryMB)
+      ?? WorkerProcess(executable: executable, memoryMB: limits.memoryMB)
     let outcome = await withCheckedContinuation { continuation in
       DispatchQueue.global().async {
         continuation.resume(returning: worker.exchange(line, timeout: self.limits.wallSeconds))
@@ -267,95 +274,4 @@ public final class DocumentSandbox: Sendable {
         file: request.file, detail: signal > 0 ? "signal \(signal)" : "exited")
     }
   }
-}
-
-/// One worker process and its pipes.
-///
-/// Used by one request at a time.
-///
-/// `@unchecked Sendable`: it moves between the pool and the thread serving a request, never
-/// shared by two at once (the pool hands it out under a Mutex).
-private final class WorkerProcess: @unchecked Sendable {
-  enum Outcome {
-    case answer(Data)
-    case timedOut
-    case died(signal: Int32, stderr: String)
-  }
-
-  private let process = Process()
-  private let input = Pipe()
-  private let output = Pipe()
-  private let errors = Pipe()
-  private let errorTail = ErrorTail()
-  private var buffer: [UInt8] = []
-
-  init(executable: String, memoryMB: Int) throws {
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = ["__worker", "--memory-mb", "\(memoryMB)"]
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
-    // poppler's chatter goes to the worker's stderr: kept (the last 4 KB) to classify a death,
-    // never shown.
-    let tail = errorTail
-    errors.fileHandleForReading.readabilityHandler = { handle in
-      let data = handle.availableData
-      tail.bytes.withLock { bytes in
-        bytes += data
-        if bytes.count > 4096 { bytes.removeFirst(bytes.count - 4096) }
-      }
-    }
-    try process.run()
-  }
-
-  func stop() {
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    try? input.fileHandleForWriting.close()
-    errors.fileHandleForReading.readabilityHandler = nil
-  }
-
-  /// Sends one request line and waits for one answer line, up to `timeout` seconds.
-  func exchange(_ line: [UInt8], timeout: Double) -> Outcome {
-    let sent = line.withUnsafeBytes {
-      write(input.fileHandleForWriting.fileDescriptor, $0.baseAddress, $0.count)
-    }
-    guard sent == line.count else { return died() }
-    let descriptor = output.fileHandleForReading.fileDescriptor
-    let deadline = Date().addingTimeInterval(timeout)
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-      if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-        let answer = Data(buffer[..<newline])
-        buffer.removeFirst(newline + 1)
-        return .answer(answer)
-      }
-      let remaining = deadline.timeIntervalSinceNow
-      if remaining <= 0 {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        stop()
-        return .timedOut
-      }
-      var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-      let ready = poll(&poller, 1, Int32(min(remaining, 1) * 1000))
-      if ready <= 0 { continue }
-      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-      if count <= 0 { return died() }
-      buffer += chunk[0..<count]
-    }
-  }
-
-  private func died() -> Outcome {
-    process.waitUntilExit()
-    usleep(20_000)  // let the stderr handler drain the last lines
-    let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : 0
-    let text = String(decoding: errorTail.bytes.withLock { $0 }, as: UTF8.self)
-    stop()
-    return .died(signal: signal, stderr: text)
-  }
-}
-
-/// The last bytes a worker wrote to its stderr.
-private final class ErrorTail: Sendable {
-  let bytes = Mutex<[UInt8]>([])
 }

@@ -17,6 +17,26 @@ public enum ProcessTuning {
   public static func suitParsers() {
     CImprintShims_tune_malloc_for_parsing()
   }
+
+  /// A pipe whose two ends close on exec, made atomically (`pipe2` with `O_CLOEXEC`), so that
+  /// a worker started by another thread at the same moment never inherits it.
+  ///
+  /// - Returns: the read and write ends, or nil with `errno` set.
+  public static func closeOnExecPipe() -> (read: Int32, write: Int32)? {
+    var ends: [Int32] = [0, 0]
+    guard CImprintShims_pipe_cloexec(&ends) == 0 else { return nil }
+    return (ends[0], ends[1])
+  }
+
+  /// A connected pair of Unix stream sockets that close on exec: a request channel that the
+  /// writer can send on with `MSG_NOSIGNAL`, so that a peer gone away is an error, not SIGPIPE.
+  ///
+  /// - Returns: the two ends, or nil with `errno` set.
+  public static func closeOnExecSocketPair() -> (Int32, Int32)? {
+    var ends: [Int32] = [0, 0]
+    guard CImprintShims_socketpair_cloexec(&ends) == 0 else { return nil }
+    return (ends[0], ends[1])
+  }
 }
 
 /// Counts the C objects currently owned by Imprint's wrappers, per kind (debug builds only).

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCLI
 
+ImprintCLI.prestartWorkers()
 ImprintCLI.configureProcess()
 let code = await ImprintCLI.run(
   Array(CommandLine.arguments.dropFirst()),

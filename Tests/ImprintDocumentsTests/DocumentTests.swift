@@ -179,6 +179,35 @@ struct HostileTests {
     }
   }
 
+  @Test(
+    "the imprint executable's forked workers: answers, a CPU-limit death replaced, no worker left")
+  func forkedWorkers() throws {
+    // The CLI forks its first workers before it has threads; run it as a program to use them.
+    let files = ["cpu.pdf", "mixed.pdf", "objstreams.pdf", "countlies.pdf", "hyperlink.pdf"]
+    let result = try runTool(
+      worker,
+      ["inspect", "--json", "--colors", "--cpu-limit", "1", "-j", "2"]
+        + files.map { documents + $0 })
+    #expect(result.status == 1)
+    let report = try #require(
+      try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    let entries = try #require(report["files"] as? [[String: Any]])
+    #expect(entries.count == 5)
+    func code(_ index: Int) -> String? {
+      (entries[index]["error"] as? [String: Any])?["code"] as? String
+    }
+    func pages(_ index: Int) -> Int? {
+      (entries[index]["info"] as? [String: Any])?["pages"] as? Int
+    }
+    #expect(code(0) == "document.cpuLimit")
+    #expect(code(3) == "pdf.countMismatch")
+    #expect(pages(1) == 3 && pages(2) == 3 && pages(4) == 1)
+    // Every worker, forked (its command line is the CLI's) or started later (`__worker
+    // --memory-mb 1531`), is gone with the command; the odd limit singles them out.
+    let left = try runTool("pgrep", ["-f", "imprint .*(--memory-limit|--memory-mb) 1531"]).stdout
+    #expect(left.isEmpty)
+  }
+
   @Test("many files at once on a pool of workers give the same answers as one at a time")
   func parallel() async throws {
     let sandbox = DocumentSandbox(executable: worker, workers: 2)

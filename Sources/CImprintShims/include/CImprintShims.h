@@ -67,4 +67,11 @@ void CImprintShims_free(void *pointer);
 long CImprintShims_inflate(const uint8_t *input, size_t input_len, uint8_t *output,
                            size_t capacity);
 
+/// pipe2(fds, O_CLOEXEC): both ends close on exec, atomically (no other thread's spawn can
+/// inherit them). Returns 0, or -1 with errno set.
+int CImprintShims_pipe_cloexec(int fds[2]);
+
+/// socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC): a two-way channel whose ends close on exec.
+int CImprintShims_socketpair_cloexec(int fds[2]);
+
 #endif

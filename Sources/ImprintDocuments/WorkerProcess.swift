@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: one worker process and its pipes, started by posix_spawn or forked at start-up.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+import Synchronization
+
+/// One worker process and its three pipes.
+///
+/// Used by one request at a time. `@unchecked Sendable`: it moves between the pool and the
+/// thread serving a request, never shared by two at once (the pool hands it out under a Mutex).
+final class WorkerProcess: @unchecked Sendable {
+  enum Outcome {
+    case answer(Data)
+    case timedOut
+    case died(signal: Int32, stderr: String)
+  }
+
+  /// The worker's memory limit in MB.
+  let memoryMB: Int
+  private let pid: pid_t
+  private let input: Int32
+  private let output: Int32
+  private let errors: Int32
+  private var buffer: [UInt8] = []
+  /// The last 4 KB the worker wrote to stderr (poppler's chatter: kept to classify a death,
+  /// never shown).
+  private var tail: [UInt8] = []
+  private var reaped = false
+
+  /// Starts `executable __worker --memory-mb memoryMB`.
+  ///
+  /// - Throws: `FileError` when the executable cannot be started.
+  init(executable: String, memoryMB: Int) throws(FileError) {
+    let (child, parent) = try Self.pipes()
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for (descriptor, target) in zip(child, [Int32(0), 1, 2]) {
+      posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+    }
+    let arguments = [executable, "__worker", "--memory-mb", "\(memoryMB)"].map {
+      (argument: String) in strdup(argument)
+    }
+    defer { for argument in arguments { free(argument) } }
+    var pid: pid_t = 0
+    let status = posix_spawn(&pid, executable, &actions, nil, arguments + [nil], environ)
+    for descriptor in child { close(descriptor) }
+    guard status == 0 else {
+      for descriptor in parent { close(descriptor) }
+      if status == ENOENT { throw .notFound(path: executable) }
+      throw .unreadable(path: executable, reason: String(cString: strerror(status)))
+    }
+    self.pid = pid
+    (input, output, errors) = (parent[0], parent[1], parent[2])
+    self.memoryMB = memoryMB
+  }
+
+  /// A copy of this process that serves as a worker, made with `fork`.
+  ///
+  /// It starts in about a millisecond instead of loading the executable and its ~90 libraries
+  /// again (some 25 ms). Only safe while the process has one thread: nil otherwise, or when
+  /// fork fails.
+  init?(forkingWithMemoryMB memoryMB: Int) {
+    guard Self.threadCount() == 1, let (child, parent) = try? Self.pipes() else { return nil }
+    let pid = fork()
+    if pid == 0 {
+      for (descriptor, target) in zip(child, [Int32(0), 1, 2]) { dup2(descriptor, target) }
+      // Nothing of the parent's but the three standard streams: other workers' pipes kept
+      // open here would hide their end of input from them.
+      let last = min(Int32(sysconf(Int32(_SC_OPEN_MAX))), 65_536)
+      for descriptor in 3..<max(3, last) { close(descriptor) }
+      DocumentWorker.serve(memoryMB: memoryMB)
+      _exit(0)
+    }
+    for descriptor in child { close(descriptor) }
+    guard pid > 0 else {
+      for descriptor in parent { close(descriptor) }
+      return nil
+    }
+    self.pid = pid
+    (input, output, errors) = (parent[0], parent[1], parent[2])
+    self.memoryMB = memoryMB
+  }
+
+  deinit { stop() }
+
+  /// The child's ends (stdin, stdout, stderr) and the parent's (requests, answers, stderr).
+  ///
+  /// All are close-on-exec (dup2 onto 0-2 clears that for the child). Requests go over a socket
+  /// pair, sent with MSG_NOSIGNAL: a worker that died makes the send fail instead of raising
+  /// SIGPIPE in the caller, and no process-wide signal setting is needed.
+  private static func pipes() throws(FileError) -> ([Int32], [Int32]) {
+    var child: [Int32] = []
+    var parent: [Int32] = []
+    func fail() -> FileError {
+      for descriptor in child + parent { close(descriptor) }
+      return .unreadable(path: "pipe", reason: String(cString: strerror(errno)))
+    }
+    guard let (ours, theirs) = ProcessTuning.closeOnExecSocketPair() else { throw fail() }
+    child.append(theirs)
+    parent.append(ours)
+    for _ in 0..<2 {
+      guard let (read, write) = ProcessTuning.closeOnExecPipe() else { throw fail() }
+      child.append(write)
+      parent.append(read)
+    }
+    return (child, parent)
+  }
+
+  /// The number of threads of this process.
+  private static func threadCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? 0
+  }
+
+  /// Kills the worker (if it still runs), closes the pipes and reaps it.
+  func stop() {
+    guard !reaped else { return }
+    reaped = true
+    close(input)
+    kill(pid, SIGKILL)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    close(output)
+    close(errors)
+  }
+
+  /// Sends one request line and waits for one answer line, up to `timeout` seconds.
+  func exchange(_ line: [UInt8], timeout: Double) -> Outcome {
+    // A worker that died since its last answer makes the send fail with EPIPE.
+    let sent = line.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    guard sent == line.count else { return died() }
+    let deadline = Date().addingTimeInterval(timeout)
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+        let answer = Data(buffer[..<newline])
+        buffer.removeFirst(newline + 1)
+        return .answer(answer)
+      }
+      let remaining = deadline.timeIntervalSinceNow
+      if remaining <= 0 {
+        stop()
+        return .timedOut
+      }
+      // stderr is drained as it comes, so that a chatty file never blocks its worker.
+      var polled = [
+        pollfd(fd: output, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: errors, events: Int16(POLLIN), revents: 0),
+      ]
+      guard poll(&polled, 2, Int32(min(remaining, 1) * 1000)) > 0 else { continue }
+      if polled[1].revents != 0 { drainErrors(chunk: &chunk) }
+      guard polled[0].revents != 0 else { continue }
+      let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+      if count <= 0 { return died() }
+      buffer += chunk[0..<count]
+    }
+  }
+
+  /// Reads what the worker wrote to stderr, keeping the last 4 KB.
+  private func drainErrors(chunk: inout [UInt8]) {
+    let count = chunk.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
+    guard count > 0 else { return }
+    tail += chunk[0..<count]
+    if tail.count > 4096 { tail.removeFirst(tail.count - 4096) }
+  }
+
+  private func died() -> Outcome {
+    // The worker is gone or going: read the rest of its stderr, then reap it for its status.
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    reaped = true
+    let flags = fcntl(errors, F_GETFL)
+    _ = fcntl(errors, F_SETFL, flags | O_NONBLOCK)
+    for _ in 0..<64 {
+      let before = tail.count
+      drainErrors(chunk: &chunk)
+      if tail.count == before { break }
+    }
+    close(input)
+    close(output)
+    close(errors)
+    // WIFSIGNALED / WTERMSIG, spelled out (the macros do not import).
+    let signal = status & 0x7F != 0 && status & 0x7F != 0x7F ? status & 0x7F : 0
+    return .died(signal: signal, stderr: String(decoding: tail, as: UTF8.self))
+  }
+}
+
+/// Workers forked when the process starts, before it has a second thread.
+///
+/// They serve the first requests of a short run (`imprint inspect`, `imprint thumb`), each
+/// saving the start-up of a new process. A sandbox adopts them when it would run this same
+/// executable with the same memory limit.
+public enum PrestartedWorkers {
+  private static let pool = Mutex<[WorkerProcess]>([])
+
+  /// Forks `count` workers with `memoryMB` of address space each; does nothing once the
+  /// process has a second thread.
+  public static func start(count: Int, memoryMB: Int) {
+    var started: [WorkerProcess] = []
+    for _ in 0..<count {
+      guard let worker = WorkerProcess(forkingWithMemoryMB: memoryMB) else { break }
+      started.append(worker)
+    }
+    pool.withLock { $0 += started }
+  }
+
+  /// A prestarted worker, if one is left that runs `executable` (this process's own) with
+  /// `memoryMB`.
+  static func take(executable: String, memoryMB: Int) -> WorkerProcess? {
+    pool.withLock { workers in
+      guard let index = workers.firstIndex(where: { $0.memoryMB == memoryMB }),
+        sameFile(executable, "/proc/self/exe")
+      else { return nil }
+      return workers.remove(at: index)
+    }
+  }
+
+  private static func sameFile(_ a: String, _ b: String) -> Bool {
+    var first = stat()
+    var second = stat()
+    return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev
+      && first.st_ino == second.st_ino
+  }
+}
