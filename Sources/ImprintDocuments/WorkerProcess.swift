@@ -69,8 +69,7 @@ final class WorkerProcess: @unchecked Sendable {
       for (descriptor, target) in zip(child, [Int32(0), 1, 2]) { dup2(descriptor, target) }
       // Nothing of the parent's but the three standard streams: other workers' pipes kept
       // open here would hide their end of input from them.
-      let last = min(Int32(sysconf(Int32(_SC_OPEN_MAX))), 65_536)
-      for descriptor in 3..<max(3, last) { close(descriptor) }
+      ProcessTuning.closeDescriptors(from: 3)
       DocumentWorker.serve(memoryMB: memoryMB)
       _exit(0)
     }

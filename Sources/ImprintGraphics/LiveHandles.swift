@@ -28,6 +28,12 @@ public enum ProcessTuning {
     return (ends[0], ends[1])
   }
 
+  /// Closes every file descriptor from `lowest` up (in a freshly forked worker: nothing of the
+  /// parent's but the standard streams).
+  public static func closeDescriptors(from lowest: Int32) {
+    CImprintShims_close_from(lowest)
+  }
+
   /// A connected pair of Unix stream sockets that close on exec: a request channel that the
   /// writer can send on with `MSG_NOSIGNAL`, so that a peer gone away is an error, not SIGPIPE.
   ///

@@ -74,4 +74,7 @@ int CImprintShims_pipe_cloexec(int fds[2]);
 /// socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC): a two-way channel whose ends close on exec.
 int CImprintShims_socketpair_cloexec(int fds[2]);
 
+/// Closes every descriptor from `lowest` up (close_range, or those /proc/self/fd lists).
+void CImprintShims_close_from(int lowest);
+
 #endif
