@@ -71,7 +71,7 @@ enum DocumentCommands {
     let sandbox = try sandbox(arguments, console, jobs: jobs)
     let password = arguments.value("password")
     var results: [Int: (DocumentInfo?, ErrorRecord?)] = [:]
-    var iterator = files.enumerated().makeIterator()
+    var iterator = largestFirst(files, path: { $0 }).makeIterator()
     await forEachConcurrently(
       inputs: { iterator.next() }, jobs: jobs,
       work: { (index, file) -> (Int, (DocumentInfo?, ErrorRecord?)) in
@@ -112,6 +112,19 @@ enum DocumentCommands {
       if let hint = entry.error?.hint, files.count == 1 { console.stderr.write("hint: \(hint)\n") }
     }
     return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// `items` with their positions, the largest files first: the long walks and renders start
+  /// early instead of leaving one worker busy at the end while the others wait (reports keep
+  /// the order given, by position).
+  static func largestFirst<Item>(_ items: [Item], path: (Item) -> String) -> [(Int, Item)] {
+    let sizes = items.map { item -> Int64 in
+      var status = stat()
+      return stat(path(item), &status) == 0 ? Int64(status.st_size) : 0
+    }
+    return items.enumerated().sorted { sizes[$0.offset] > sizes[$1.offset] }.map {
+      ($0.offset, $0.element)
+    }
   }
 
   /// The plain-text report of one file.
@@ -193,7 +206,7 @@ enum DocumentCommands {
       var error: ErrorRecord?
     }
     var results: [Int: Entry] = [:]
-    var iterator = pairs.enumerated().makeIterator()
+    var iterator = largestFirst(pairs, path: \.input).makeIterator()
     await forEachConcurrently(
       inputs: { iterator.next() }, jobs: jobs,
       work: { (index, pair) -> (Int, Entry) in
