@@ -211,6 +211,8 @@ enum DocumentCommands {
       var error: ErrorRecord?
     }
     var results: [Int: Entry] = [:]
+    // Fewer files than workers: the pages of each are shared out among the idle ones.
+    let spare = max(1, jobs / max(1, pairs.count))
     var iterator = largestFirst(pairs, path: \.input).makeIterator()
     await forEachConcurrently(
       inputs: { iterator.next() }, jobs: jobs,
@@ -234,7 +236,7 @@ enum DocumentCommands {
           let output = pair.output ?? "\(folder ?? ".")/\(base).\(ext)"
           entry.outputs = try await sandbox.thumbnails(
             path: pair.input, file: pair.input, password: password, pages: pagesSpec, size: size,
-            format: format, output: output, text: text)
+            format: format, output: output, text: text, parallel: spare)
         } catch {
           entry.status = "failed"
           entry.error = ErrorRecord(error)

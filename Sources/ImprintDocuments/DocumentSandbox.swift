@@ -211,22 +211,85 @@ public final class DocumentSandbox: Sendable {
     return path
   }
 
-  /// Writes thumbnails of `pages` (`1`, `all`, `1-3,5`) of the file at `path`, opening it once:
-  /// page 1 alone goes to `output`; several pages to `output` with `-N` before the extension.
+  /// Writes thumbnails of `pages` (`1`, `all`, `1-3,5`) of the file at `path`: page 1 alone
+  /// goes to `output`; several pages to `output` with `-N` before the extension.
   ///
-  /// - Returns: the files written (atomically, by the worker).
-  /// - Throws: `FileError` or `DocumentError`; no file is left when the first page fails.
+  /// With `parallel` above 1 and at least 8 pages, the pages are shared out in up to `parallel`
+  /// runs of consecutive pages, drawn by as many workers at once (each opens the file); one run
+  /// failing removes what the others wrote.
+  /// - Returns: the files written (atomically, by the workers), in page order.
+  /// - Throws: `FileError` or `DocumentError`; no file is left when a page fails.
   @discardableResult
   public func thumbnails(
     path: String, file: String, password: String? = nil, pages: String = "1", size: Int,
-    format: ThumbnailFormat, output: String, text: [(key: String, value: String)] = []
+    format: ThumbnailFormat, output: String, text: [(key: String, value: String)] = [],
+    parallel: Int = 1
   ) async throws -> [String] {
     try AtomicFile.checkWritable(output)
-    let request = WorkerRequest(
-      operation: "thumbnail", path: try absolute(path), file: file, password: password,
-      pages: pages, size: size, format: format, output: output,
-      text: text.map { [$0.key, $0.value] }, cpuSeconds: limits.cpuSeconds)
-    return try await exchange(request).written ?? []
+    func request(_ pages: String) throws -> WorkerRequest {
+      WorkerRequest(
+        operation: "thumbnail", path: try absolute(path), file: file, password: password,
+        pages: pages, size: size, format: format, output: output,
+        text: text.map { [$0.key, $0.value] }, cpuSeconds: limits.cpuSeconds)
+    }
+    let runs =
+      parallel > 1 && pages != "1"
+      ? try await shares(of: pages, path: path, file: file, password: password, parts: parallel)
+      : nil
+    guard let runs else { return try await exchange(try request(pages)).written ?? [] }
+    let requests = try runs.map { try request($0) }
+    var written: [Int: [String]] = [:]
+    var failure: (any Error)?
+    await withTaskGroup(of: (Int, Result<[String], any Error>).self) { group in
+      for (index, request) in requests.enumerated() {
+        group.addTask {
+          do { return (index, .success(try await self.exchange(request).written ?? [])) } catch {
+            return (index, .failure(error))
+          }
+        }
+      }
+      for await (index, result) in group {
+        switch result {
+        case .success(let files): written[index] = files
+        case .failure(let error): if failure == nil { failure = error }
+        }
+      }
+    }
+    if let failure {
+      for files in written.values { for file in files { unlink(file) } }
+      throw failure
+    }
+    return (0..<requests.count).flatMap { written[$0] ?? [] }
+  }
+
+  /// `pages` of the file cut into up to `parts` runs of consecutive pages (as page specs such
+  /// as `1-40`), or nil when there are fewer than 8 pages or the file should be left to one
+  /// worker, which then reports what is wrong with it.
+  private func shares(
+    of pages: String, path: String, file: String, password: String?, parts: Int
+  ) async throws -> [String]? {
+    guard let info = try? await inspect(path: path, file: file, password: password),
+      case .pages(let list) = PageRange.resolve(pages, count: info.pages), list.count >= 8
+    else { return nil }
+    let count = min(parts, list.count / 4)
+    guard count > 1 else { return nil }
+    return (0..<count).map { part in
+      let share = list[(part * list.count / count)..<((part + 1) * list.count / count)]
+      // Runs of consecutive pages as `a-b` (never a bare `1`, which names the unsuffixed file).
+      var runs: [String] = []
+      var start = share.first ?? 1
+      var previous = start
+      for page in share.dropFirst() + [Int.min] {
+        if page == previous + 1 {
+          previous = page
+          continue
+        }
+        runs.append("\(start)-\(previous)")
+        start = page
+        previous = page
+      }
+      return runs.joined(separator: ",")
+    }
   }
 
   private func absolute(_ path: String) throws(FileError) -> String {

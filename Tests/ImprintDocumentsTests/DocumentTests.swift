@@ -222,6 +222,56 @@ struct HostileTests {
   }
 }
 
+@Suite("Thumbnails shared out among workers")
+struct SharedThumbnailTests {
+  /// A 12-page PDF whose page N has N small squares (so every page differs).
+  static func twelvePages(_ folder: TemporaryFolder) throws -> String {
+    let size = Size(width: 200, height: 100)
+    let document = try VectorDocument(format: .pdf, size: size)
+    for page in 1...12 {
+      try document.page(size: size) { canvas in
+        for square in 0..<page {
+          canvas.fill(
+            Rect(x: Double(square * 15 + 5), y: 40, width: 10, height: 10),
+            color: Color(red: 0, green: 0, blue: 0))
+        }
+      }
+    }
+    let path = folder.file("twelve.pdf")
+    try Data(try document.finish()).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  @Test("all pages by two workers: the same files, bytes and order as by one")
+  func sameAsOne() async throws {
+    let folder = TemporaryFolder()
+    let path = try Self.twelvePages(folder)
+    let sandbox = DocumentSandbox(executable: worker, workers: 2)
+    try FileManager.default.createDirectory(
+      atPath: folder.file("one"), withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(
+      atPath: folder.file("two"), withIntermediateDirectories: true)
+    let one = try await sandbox.thumbnails(
+      path: path, file: "twelve.pdf", pages: "all", size: 64, format: .png,
+      output: folder.file("one/t.png"))
+    let two = try await sandbox.thumbnails(
+      path: path, file: "twelve.pdf", pages: "all", size: 64, format: .png,
+      output: folder.file("two/t.png"), parallel: 2)
+    #expect(one.count == 12 && two.count == 12)
+    #expect(two.map { ($0 as NSString).lastPathComponent } == (1...12).map { "t-\($0).png" })
+    for (a, b) in zip(one, two) {
+      #expect(FileManager.default.contents(atPath: a) == FileManager.default.contents(atPath: b))
+    }
+    // A range past the end is the single worker's error, and nothing is written.
+    await #expect(throws: DocumentError.self) {
+      try await sandbox.thumbnails(
+        path: path, file: "twelve.pdf", pages: "5-20", size: 64, format: .png,
+        output: folder.file("two/e.png"), parallel: 2)
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("two/e-5.png")))
+  }
+}
+
 @Suite("Colour analysis")
 struct ColorAnalysisTests {
   @Test("ink estimates by hand: half red, three tenths grey 0x66, the rest white")
