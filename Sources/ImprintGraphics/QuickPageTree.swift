@@ -551,7 +551,9 @@ enum QuickPageTree {
       switch byte {
       case UInt8(ascii: "/"):
         index += 1
-        return .name("/" + String(decoding: regularToken(), as: UTF8.self))
+        let start = index - 1  // the name with its slash, in one string
+        _ = regularToken()
+        return .name(String(decoding: data[start..<index], as: UTF8.self))
       case UInt8(ascii: "["):
         index += 1
         depth += 1
