@@ -26,8 +26,13 @@ t() { # NAME command...: wall and CPU seconds (children included) and peak memor
   # the median wall time of $runs, into $work/NAME.time (the machines are shared and noisy)
   local name=$1 r; shift
   for ((r = 1; r <= runs; r++)); do
-    /usr/bin/time -f "%e %U %S %M" -o "$work/$name.time.$r" "$@" >/dev/null 2>"$work/$name.err" ||
+    local start=$(date +%s%N)
+    /usr/bin/time -f "%U %S %M" -o "$work/$name.usage" "$@" >/dev/null 2>"$work/$name.err" ||
       { echo "failed: $name" >&2; tail -3 "$work/$name.err" >&2; exit 1; }
+    local end=$(date +%s%N)
+    # Wall time from the clock in nanoseconds (GNU time's %e counts hundredths).
+    echo "$(((end - start) / 1000000)) $(cat "$work/$name.usage")" |
+      awk '{printf "%.3f %s %s %s\n", $1 / 1000, $2, $3, $4}' >"$work/$name.time.$r"
   done
   sort -n "$work/$name".time.* | sed -n "$(((runs + 1) / 2))p" >"$work/$name.time"
 }
@@ -75,8 +80,8 @@ print(f"{'task':44} {'wall_s':>7} {'cpu_s':>7} {'peak_MB':>8} {'imprint is':>16}
 for task, peers in [("thumb", ["pdftoppm", "mutool"]), ("all", ["pdftoppm", "mutool"]),
                     ("count", ["pdfinfo", "qpdf"]), ("colour", ["inkcov"])]:
     mine = read(f"{task}-imprint")
-    print(f"{task + ': imprint':44} {mine[0]:7.2f} {mine[1]:7.2f} {mine[2]:8.1f}")
+    print(f"{task + ': imprint':44} {mine[0]:7.3f} {mine[1]:7.2f} {mine[2]:8.1f}")
     for peer in peers:
         other = read(f"{task}-{peer}")
-        print(f"{task + ': ' + peer:44} {other[0]:7.2f} {other[1]:7.2f} {other[2]:8.1f} {other[0] / mine[0]:9.2f}x faster")
+        print(f"{task + ': ' + peer:44} {other[0]:7.3f} {other[1]:7.2f} {other[2]:8.1f} {other[0] / mine[0]:9.2f}x faster")
 PY
