@@ -27,6 +27,8 @@ final class WorkerProcess: @unchecked Sendable {
   /// The last 4 KB the worker wrote to stderr (poppler's chatter: kept to classify a death,
   /// never shown).
   private var tail: [UInt8] = []
+  /// Whether stderr reached its end (then it is no longer polled).
+  private var errorsEnded = false
   private var reaped = false
 
   /// Starts `executable __worker --memory-mb memoryMB`.
@@ -146,10 +148,10 @@ final class WorkerProcess: @unchecked Sendable {
       // stderr is drained as it comes, so that a chatty file never blocks its worker.
       var polled = [
         pollfd(fd: output, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: errors, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: errorsEnded ? -1 : errors, events: Int16(POLLIN), revents: 0),
       ]
       guard poll(&polled, 2, Int32(min(remaining, 1) * 1000)) > 0 else { continue }
-      if polled[1].revents != 0 { drainErrors(chunk: &chunk) }
+      if polled[1].revents != 0 { errorsEnded = !drainErrors(chunk: &chunk) }
       guard polled[0].revents != 0 else { continue }
       let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
       if count <= 0 { return died() }
@@ -157,12 +159,14 @@ final class WorkerProcess: @unchecked Sendable {
     }
   }
 
-  /// Reads what the worker wrote to stderr, keeping the last 4 KB.
-  private func drainErrors(chunk: inout [UInt8]) {
+  /// Reads what the worker wrote to stderr, keeping the last 4 KB; false at its end.
+  @discardableResult
+  private func drainErrors(chunk: inout [UInt8]) -> Bool {
     let count = chunk.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
-    guard count > 0 else { return }
+    guard count > 0 else { return count < 0 && errno == EAGAIN }
     tail += chunk[0..<count]
     if tail.count > 4096 { tail.removeFirst(tail.count - 4096) }
+    return true
   }
 
   private func died() -> Outcome {
