@@ -44,7 +44,7 @@ public enum ImprintCLI {
     return success
   }
 
-  /// Forks the document workers `imprint inspect` and `imprint thumb` will use, while the
+  /// Forks the document workers `imprint inspect`, `thumb` and `quote` will use, while the
   /// process still has one thread (call it first thing in `main`).
   ///
   /// A forked worker is ready in about a millisecond, an executed one after loading the
@@ -53,13 +53,18 @@ public enum ImprintCLI {
   /// arguments that do not parse.
   public static func prestartWorkers() {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    let specs = ["inspect": DocumentCommands.inspect, "thumb": DocumentCommands.thumb]
+    let specs = [
+      "inspect": DocumentCommands.inspect, "thumb": DocumentCommands.thumb,
+      "quote": QuoteCommand.spec,
+    ]
     guard let command = arguments.first, let spec = specs[command],
       let parsed = try? spec.parse(Array(arguments.dropFirst()), path: [command])
     else { return }
     let jobs = (try? parsed.int("jobs", in: 1...256)) ?? activeProcessorCount
     let memory = (try? parsed.int("memory-limit", in: 128...65_536)) ?? SandboxLimits().memoryMB
-    PrestartedWorkers.start(count: min(jobs, parsed.positionals.count), memoryMB: memory)
+    // inspect and thumb name their files; a quote's are in its order, one worker each.
+    let files = command == "quote" ? jobs : parsed.positionals.count
+    PrestartedWorkers.start(count: min(jobs, files), memoryMB: memory)
   }
 
   /// Process-wide tuning for the `imprint` executable (malloc thresholds, the font
