@@ -153,20 +153,27 @@ struct CardCLITests {
     try FileManager.default.copyItem(
       atPath: samplesFolder + "/photos/harbor-lamp.jpg", toPath: served + "/a.jpg")
     try Data("<html>".utf8).write(to: URL(fileURLWithPath: served + "/a.html"))
-    let port = 20_000 + Int(getpid() % 20_000)
+    // Port 0: the system picks a free port, which the server prints ("Serving HTTP on
+    // 127.0.0.1 port N"); a fixed port could be another program's.
     let server = Process()
+    let announcement = Pipe()
     server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     server.arguments = [
-      "python3", "-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", served,
+      "python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", served,
     ]
-    server.standardOutput = FileHandle.nullDevice
+    server.standardOutput = announcement
     server.standardError = FileHandle.nullDevice
     try server.run()
     defer { server.terminate() }
-    for _ in 0..<100 {
-      if canConnect(port: port) { break }
-      try await Task.sleep(nanoseconds: 50_000_000)
+    var line: [UInt8] = []
+    while !line.contains(UInt8(ascii: ")")),
+      let byte = try announcement.fileHandleForReading.read(upToCount: 1)
+    {
+      line += byte
     }
+    let words = String(decoding: line, as: UTF8.self).split(separator: " ")
+    let port = try #require(words.firstIndex(of: "port").flatMap { Int(words[$0 + 1]) })
+    #expect(canConnect(port: port))
     let cache = folder.file("cache")
     try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
     for (index, (file, code)) in [("a.jpg", Int32(0)), ("a.html", 1), ("missing.jpg", 1)]
