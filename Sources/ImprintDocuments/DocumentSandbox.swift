@@ -110,23 +110,29 @@ public enum DocumentWorker {
         let spec = request.pages ?? "1"
         var written: [String] = []
         var failure: (any Error)?
-        try DocumentEngine.thumbnails(
-          bytes, file: request.file, password: request.password, pages: spec,
-          size: request.size ?? 256, format: request.format ?? .png,
-          text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
-        ) { page, image throws(DocumentError) in
-          guard failure == nil else { return }
-          let path =
-            spec == "1"
-            ? output
-            : (output as NSString).deletingPathExtension + "-\(page)."
-              + (output as NSString).pathExtension
-          do {
-            try AtomicFile.write(image, to: path)
-            written.append(path)
-          } catch {
-            failure = error
+        // All of a file's thumbnails or none: a page that fails takes the earlier ones with it.
+        defer { if failure != nil { for path in written { unlink(path) } } }
+        do {
+          try DocumentEngine.thumbnails(
+            bytes, file: request.file, password: request.password, pages: spec,
+            size: request.size ?? 256, format: request.format ?? .png,
+            text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+          ) { page, image throws(DocumentError) in
+            guard failure == nil else { return }
+            let path =
+              spec == "1"
+              ? output
+              : (output as NSString).deletingPathExtension + "-\(page)."
+                + (output as NSString).pathExtension
+            do {
+              try AtomicFile.write(image, to: path)
+              written.append(path)
+            } catch {
+              failure = error
+            }
           }
+        } catch {
+          failure = error
         }
         if let failure { throw failure }
         return WorkerResponse(written: written)
@@ -215,8 +221,9 @@ public final class DocumentSandbox: Sendable {
   /// goes to `output`; several pages to `output` with `-N` before the extension.
   ///
   /// With `parallel` above 1 and at least 8 pages, the pages are shared out in up to `parallel`
-  /// runs of consecutive pages, drawn by as many workers at once (each opens the file); one run
-  /// failing removes what the others wrote.
+  /// runs of consecutive pages, drawn by as many workers at once (each opens the file).
+  /// A file's thumbnails are all written or none: when a page fails, the pages already written
+  /// (by any run) are removed.
   /// - Returns: the files written (atomically, by the workers), in page order.
   /// - Throws: `FileError` or `DocumentError`; no file is left when a page fails.
   @discardableResult

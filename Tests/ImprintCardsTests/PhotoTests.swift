@@ -43,6 +43,23 @@ struct PhotoFormatTests {
     #expect((bitmap.jpeg == nil) == (name == "cmyk.jpg"))
   }
 
+  @Test("a photo replaced after decoding is the one drawn, not the cached version of the first")
+  func replacedPhoto() throws {
+    var input = try sampleInput()  // harbor-lamp.jpg, decoded through the shared cache
+    func photoItem(_ input: CardInput) throws -> Bitmap? {
+      let (layouts, _) = try CardMaker.layouts(input, options: CardOptions(), forPDF: true)
+      for case .photo(let bitmap, _) in layouts[0].items { return bitmap }
+      return nil
+    }
+    let first = try #require(try photoItem(input))
+    #expect(try photoItem(input) == first)  // prepared once, then from the cache
+    input.photo = try image("progressive.jpg")  // red and blue halves
+    let second = try #require(try photoItem(input))
+    #expect(second != first)
+    let decoded = try ImageDecoder.decode(second.jpeg ?? [], source: "prepared")
+    #expect(near(pixel(decoded, 2, decoded.height / 2), (255, 0, 0), tolerance: 60))
+  }
+
   @Test("EXIF orientation 6 from a camera-style file: upright, the green square top-right")
   func rotated() throws {
     let bitmap = try image("rotated.jpg")

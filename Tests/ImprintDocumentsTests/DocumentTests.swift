@@ -224,12 +224,14 @@ struct HostileTests {
 
 @Suite("Thumbnails shared out among workers")
 struct SharedThumbnailTests {
-  /// A 12-page PDF whose page N has N small squares (so every page differs).
-  static func twelvePages(_ folder: TemporaryFolder) throws -> String {
+  /// A 12-page PDF whose page N has N small squares (so every page differs); with `hugePage`,
+  /// that page is 200 × 200 inches.
+  static func twelvePages(_ folder: TemporaryFolder, hugePage: Int? = nil) throws -> String {
     let size = Size(width: 200, height: 100)
     let document = try VectorDocument(format: .pdf, size: size)
     for page in 1...12 {
-      try document.page(size: size) { canvas in
+      let huge = Size(width: 14_400, height: 14_400)
+      try document.page(size: page == hugePage ? huge : size) { canvas in
         for square in 0..<page {
           canvas.fill(
             Rect(x: Double(square * 15 + 5), y: 40, width: 10, height: 10),
@@ -269,6 +271,23 @@ struct SharedThumbnailTests {
         output: folder.file("two/e.png"), parallel: 2)
     }
     #expect(!FileManager.default.fileExists(atPath: folder.file("two/e-5.png")))
+  }
+
+  @Test("a page that fails takes the file's other thumbnails with it, by one worker or two")
+  func allOrNothing() async throws {
+    let folder = TemporaryFolder()
+    let path = try Self.twelvePages(folder, hugePage: 10)
+    let sandbox = DocumentSandbox(executable: worker, workers: 2)
+    for parallel in [1, 2] {
+      let out = folder.file("out\(parallel)")
+      try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+      await #expect(throws: DocumentError.self) {
+        try await sandbox.thumbnails(
+          path: path, file: "twelve.pdf", pages: "all", size: 64, format: .png,
+          output: out + "/t.png", parallel: parallel)
+      }
+      #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [])
+    }
   }
 }
 
