@@ -275,6 +275,33 @@ struct QuickPageTreeTests {
     #expect(quick == PageTreeWalk.walkWithQPDF(bytes, password: nil, imagePages: [1]))
   }
 
+  @Test(
+    "survives 400 damaged copies of each file: flipped bytes, cut ends (nil or a consistent walk)",
+    arguments: ["mixed.pdf", "objstreams.pdf", "cycle.pdf", "countlies.pdf", "bomb.pdf"])
+  func damaged(name: String) throws {
+    let original = try Self.document(name).array
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(original.count)
+    func next(_ bound: Int) -> Int {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Int(state >> 33) % max(1, bound)
+    }
+    for round in 0..<400 {
+      var bytes = original
+      for _ in 0..<(1 + next(8)) {
+        // Digits and delimiters are the bytes a parser trips on.
+        let alphabet = Array("0123456789 /<>[]()RnfobjstreamxrefK\n-.".utf8) + [0, 0xFF]
+        bytes[next(bytes.count)] = alphabet[next(alphabet.count)]
+      }
+      if round % 4 == 0 { bytes = Array(bytes.prefix(next(bytes.count) + 1)) }
+      let walked = DocumentBytes(copying: bytes).withBuffer {
+        QuickPageTree.walk($0, imagePages: [1])
+      }
+      if case .pages(let count, _, _, _, _, let sizes)? = walked {
+        #expect(count == sizes.count)
+      }
+    }
+  }
+
   @Test("object streams, an xref stream with the Up predictor, inherited and rotated boxes")
   func objectStreams() throws {
     guard
