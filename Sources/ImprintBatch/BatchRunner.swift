@@ -30,6 +30,19 @@ public struct BatchOptions: Sendable {
   public var sandbox: DocumentSandbox?
   /// Card rendering options.
   public var cardOptions = CardOptions()
+  /// How cards are laid out for printing; nil for none (each card job writes its own PDF).
+  ///
+  /// An unsharded run draws the layout as jobs finish, in manifest order; sharded runs leave
+  /// it to `imprint batch merge`.
+  public var layout: BatchLayout?
+  /// Whether card jobs also write their own PDF (`cards/ID.pdf`) when there is a layout.
+  ///
+  /// Without a layout they always do. Without these files a card's output is the layout's
+  /// file, which every run draws again (resuming skips only jobs with files of their own).
+  public var cardFiles = false
+
+  /// Whether card jobs write `cards/ID.pdf`.
+  public var writesCardFiles: Bool { cardFiles || layout == nil }
 
   /// Options writing to `outputFolder`.
   public init(outputFolder: String, placeholder: (bytes: [UInt8], source: String)) {
@@ -77,6 +90,14 @@ public struct BatchSummary: Sendable, Equatable {
   public var skipped = 0
   /// Failed.
   public var failed = 0
+  /// The layout drawn by this run (unsharded runs with a layout and at least one card).
+  public var imposed: Imposed?
+}
+
+/// A finished job and, when the run lays cards out, its card ready to draw.
+struct JobOutcome: Sendable {
+  var result: JobResult
+  var card: PreparedCard?
 }
 
 /// Runs manifests.
@@ -119,8 +140,13 @@ public enum BatchRunner {
     }
     var issued: [Int] = []
     var issuedStart = 0
-    var pending: [Int: JobResult] = [:]
+    var pending: [Int: JobOutcome] = [:]
     var stop = false
+    // Cards go onto the layout here, in manifest order, as their results are written.
+    let imposer =
+      options.shard.count == 1 ? options.layout?.imposer(folder: options.outputFolder) : nil
+    var imposeError: (any Error)?
+    var placed = 0
     let next = { () -> Result<ManifestJob, ManifestLineError>? in
       while !stop, let item = reader.next() {
         let mine = ordinal % options.shard.count == options.shard.index
@@ -153,19 +179,22 @@ public enum BatchRunner {
     }
     await forEachConcurrently(
       inputs: next, jobs: options.jobs,
-      work: { item -> JobResult in
+      work: { [imposing = imposer != nil] item -> JobOutcome in
         switch item {
-        case .success(let job): return await execute(job, options: options, templates: templates)
+        case .success(let job):
+          return await execute(job, options: options, templates: templates, impose: imposing)
         case .failure(let error):
-          return JobResult(
-            id: error.id ?? "line-\(error.line)", line: error.line, kind: nil, status: "failed",
-            outputs: [],
-            error: ErrorRecord(
-              BatchError.badLine(manifest: manifestName(manifest), message: error.message)),
-            seconds: 0)
+          return JobOutcome(
+            result: JobResult(
+              id: error.id ?? "line-\(error.line)", line: error.line, kind: nil,
+              status: "failed", outputs: [],
+              error: ErrorRecord(
+                BatchError.badLine(manifest: manifestName(manifest), message: error.message)),
+              seconds: 0))
         }
       },
-      collect: { result in
+      collect: { outcome in
+        let result = outcome.result
         summary.total += 1
         switch result.status {
         case "ok": summary.ok += 1
@@ -174,11 +203,22 @@ public enum BatchRunner {
           summary.failed += 1
           if options.failFast { stop = true }
         }
-        pending[result.line] = result
+        pending[result.line] = outcome
         while issuedStart < issued.count,
           let ready = pending.removeValue(forKey: issued[issuedStart])
         {
-          output.write(Data((JSONOutput.line(ready) + "\n").utf8))
+          output.write(Data((JSONOutput.line(ready.result) + "\n").utf8))
+          if let card = ready.card, let imposer, imposeError == nil {
+            do {
+              for copy in 1...max(1, ready.result.copies ?? 1) {
+                try imposer.add(id: ready.result.id, copy: copy, card: card)
+              }
+              placed += 1
+            } catch {
+              imposeError = error
+              stop = true
+            }
+          }
           issuedStart += 1
           if issuedStart > 4096 {
             issued.removeFirst(issuedStart)
@@ -189,6 +229,13 @@ public enum BatchRunner {
       })
     try? output.close()
     try AtomicFile.commit(temporary, to: options.resultsFile)
+    if let imposer {
+      if let imposeError {
+        imposer.discard()
+        throw imposeError
+      }
+      if placed > 0 { summary.imposed = try imposer.finish() } else { imposer.discard() }
+    }
     return summary
   }
 
@@ -197,36 +244,52 @@ public enum BatchRunner {
   }
 
   /// Runs one job, or skips it when an earlier run finished it with the same inputs.
-  static func execute(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) async
-    -> JobResult
-  {
+  ///
+  /// With `impose`, a card job's card is laid out (also when skipped) for the run's layout.
+  static func execute(
+    _ job: ManifestJob, options: BatchOptions, templates: TemplateCache, impose: Bool
+  ) async -> JobOutcome {
     let started = Date()
-    var result = JobResult(
-      id: job.id, line: job.line, kind: job.kind, status: "ok", outputs: [], error: nil,
-      seconds: 0, copies: job.kind == .card ? job.copies : nil, shipTo: job.shipTo)
+    var outcome = JobOutcome(
+      result: JobResult(
+        id: job.id, line: job.line, kind: job.kind, status: "ok", outputs: [], error: nil,
+        seconds: 0, copies: job.kind == .card ? job.copies : nil, shipTo: job.shipTo))
     let statePath = "\(options.outputFolder)/.state/\(job.id).json"
     do {
-      let fingerprint = try fingerprint(job)
-      if let state = readState(statePath), state.fingerprint == fingerprint,
-        state.outputs.allSatisfy({
-          FileManager.default.fileExists(atPath: options.outputFolder + "/" + $0)
-        })
-      {
-        result.status = "skipped"
-        result.outputs = state.outputs
-        result.seconds = Date().timeIntervalSince(started)
-        return result
+      if job.kind == .card && !options.writesCardFiles {
+        // The card exists only on the layout, which every run draws: nothing to skip.
+        let card = try prepare(job, options: options, templates: templates)
+        outcome.card = impose ? card : nil
+        outcome.result.outputs = options.layout.map { [$0.fileName] } ?? []
+      } else {
+        let fingerprint = try fingerprint(job)
+        if let state = readState(statePath), state.fingerprint == fingerprint,
+          state.outputs.allSatisfy({
+            FileManager.default.fileExists(atPath: options.outputFolder + "/" + $0)
+          })
+        {
+          outcome.result.status = "skipped"
+          outcome.result.outputs = state.outputs
+          if impose && job.kind == .card {
+            outcome.card = try prepare(job, options: options, templates: templates)
+          }
+        } else {
+          let made = try await make(job, options: options, templates: templates)
+          outcome.result.outputs = made.outputs
+          outcome.card = impose ? made.card : nil
+          try AtomicFile.write(
+            Array(
+              JSONOutput.line(JobState(fingerprint: fingerprint, outputs: made.outputs)).utf8),
+            to: statePath)
+        }
       }
-      result.outputs = try await make(job, options: options, templates: templates)
-      try AtomicFile.write(
-        Array(JSONOutput.line(JobState(fingerprint: fingerprint, outputs: result.outputs)).utf8),
-        to: statePath)
     } catch {
-      result.status = "failed"
-      result.error = ErrorRecord(error)
+      outcome.result.status = "failed"
+      outcome.result.error = ErrorRecord(error)
+      outcome.card = nil
     }
-    result.seconds = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
-    return result
+    outcome.result.seconds = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
+    return outcome
   }
 
   struct JobState: Codable {
@@ -266,29 +329,38 @@ public enum BatchRunner {
       profile: profile, template: template, photo: photo, placeholder: options.placeholder)
   }
 
-  /// Lays card jobs out again, for imposition (the same drawing as their PDFs).
+  /// Lays a card job's card out (what its PDF and the layout draw).
+  static func prepare(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) throws
+    -> PreparedCard
+  {
+    try CardMaker.prepare(
+      try cardInput(job, options: options, templates: templates), options: options.cardOptions)
+  }
+
+  /// Lays card jobs out again, for imposition after a sharded run (the same drawing as their
+  /// PDFs).
   public static func preparer(options: BatchOptions)
     -> @Sendable (ManifestJob) async throws -> PreparedCard
   {
     let templates = TemplateCache(folder: options.templatesFolder)
-    return { job in
-      try CardMaker.prepare(
-        try cardInput(job, options: options, templates: templates), options: options.cardOptions)
-    }
+    return { job in try prepare(job, options: options, templates: templates) }
   }
 
-  /// Makes a job's outputs (atomically); returns their paths relative to the output folder.
+  /// Makes a job's outputs (atomically); returns their paths relative to the output folder and,
+  /// for a card job, the card.
   static func make(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) async throws
-    -> [String]
+    -> (outputs: [String], card: PreparedCard?)
   {
     let folder = options.outputFolder
     switch job.kind {
     case .card:
-      let card = try CardMaker.pdf(
-        try cardInput(job, options: options, templates: templates), options: options.cardOptions)
+      let input = try cardInput(job, options: options, templates: templates)
+      let card = try CardMaker.prepare(input, options: options.cardOptions)
       let relative = "cards/\(job.id).pdf"
-      try AtomicFile.write(card.bytes, to: folder + "/" + relative)
-      return [relative]
+      try AtomicFile.write(
+        try CardMaker.pdf(card, of: input, options: options.cardOptions).bytes,
+        to: folder + "/" + relative)
+      return ([relative], card)
     case .qr:
       let kind: QRPayloadKind =
         switch job.payloadType {
@@ -302,7 +374,7 @@ public enum BatchRunner {
       let rendering = try QRRenderer.render(payload: payload.text, style: QRStyle(), format: format)
       let relative = "qr/\(job.id).\(format == .text ? "txt" : format.rawValue)"
       try AtomicFile.write(rendering.bytes, to: folder + "/" + relative)
-      return [relative]
+      return ([relative], nil)
     case .thumb:
       guard let sandbox = options.sandbox, let file = job.file else {
         throw BatchError.noSandbox(id: job.id)
@@ -311,7 +383,7 @@ public enum BatchRunner {
       let relative = "thumbs/\(job.id).\(format == .png ? "png" : "jpg")"
       try await sandbox.thumbnails(
         path: file, file: file, size: 256, format: format, output: folder + "/" + relative)
-      return [relative]
+      return ([relative], nil)
     case .quote:
       guard let sandbox = options.sandbox, let orderPath = job.file, let pricesPath = job.prices
       else {
@@ -335,7 +407,7 @@ public enum BatchRunner {
       let quote = try Pricing.quote(order, facts: facts, prices: prices)
       let relative = "quotes/\(job.id).json"
       try AtomicFile.write(Array(JSONOutput.pretty(quote).utf8), to: folder + "/" + relative)
-      return [relative]
+      return ([relative], nil)
     }
   }
 }

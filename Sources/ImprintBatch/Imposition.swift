@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintBatch: card-printer files and N-up sheets imposed from the batch's per-card PDFs,
+// ImprintBatch: card-printer files and N-up sheets drawn from laid-out cards as a batch runs,
 // with crop marks where cards are, backs placed for the duplex flip, and a sheet map.
 
 import Foundation
@@ -104,171 +104,274 @@ public struct PlacedCard: Sendable, Equatable {
   }
 }
 
-/// Writes card-printer files and imposed sheets.
-///
-/// Cards are laid out again from their jobs (deterministic: the same drawing as their PDFs) a
-/// sheet at a time, in parallel, and drawn in order into a file written as it grows: memory
-/// holds one sheet's cards, whatever the length of the batch.
-public enum Imposition {
-  static let k = 72 / 25.4
+/// How a batch lays its cards out for printing.
+public enum BatchLayout: Sendable, Equatable {
+  /// One PDF, front and back pages of every card in order, at card size (`card-printer.pdf`).
+  case cardPrinter
+  /// N-up sheets (`sheets-STOCK.pdf`) and their map (`sheet-map.csv`).
+  case sheets(SheetStock, cropMarks: Bool, flip: DuplexFlip)
 
-  /// Lays out the cards of `placed` (each job once), in parallel.
-  static func prepareAll(
-    _ placed: [PlacedCard], prepare: @escaping @Sendable (ManifestJob) async throws -> PreparedCard
-  ) async throws -> [String: PreparedCard] {
-    var unique: [String: ManifestJob] = [:]
-    for card in placed { unique[card.id] = card.job }
-    return try await withThrowingTaskGroup(of: (String, PreparedCard).self) { group in
-      for (id, job) in unique { group.addTask { (id, try await prepare(job)) } }
-      var prepared: [String: PreparedCard] = [:]
-      for try await (id, card) in group { prepared[id] = card }
-      return prepared
+  /// The file the cards go to, relative to the output folder.
+  public var fileName: String {
+    switch self {
+    case .cardPrinter: "card-printer.pdf"
+    case .sheets(let stock, _, _): "sheets-\(stock.rawValue).pdf"
     }
   }
 
-  /// One PDF with the front and back pages of every card, in order, at card size.
+  /// A writer for this layout into `folder`.
+  public func imposer(folder: String) -> CardImposer {
+    switch self {
+    case .cardPrinter: CardPrinterImposer(path: folder + "/" + fileName)
+    case .sheets(let stock, let cropMarks, let flip):
+      SheetImposer(
+        stock: stock, cropMarks: cropMarks, flip: flip, path: folder + "/" + fileName,
+        mapPath: folder + "/sheet-map.csv")
+    }
+  }
+}
+
+/// What an imposer made.
+public struct Imposed: Sendable, Equatable {
+  /// Pages written (card-printer: one a side; sheets: one a sheet side).
+  public var pages: Int
+  /// Sheets (sheet layouts).
+  public var sheets: Int
+  /// The grid (sheet layouts).
+  public var grid: SheetGrid?
+}
+
+/// Takes prepared cards in print order and writes them into one file as they come: memory holds
+/// at most one sheet's cards, whatever the length of the batch.
+///
+/// Not Sendable: one imposer belongs to the task that feeds it. The file is written to a
+/// temporary name and renamed by `finish()`, so a failure or a kill leaves no partial file.
+public protocol CardImposer: AnyObject {
+  /// Places copy `copy` of card `id`.
   ///
-  /// What Evolis, Zebra and Fargo drivers take.
-  /// - Returns: the number of pages.
-  /// - Throws: `FileError`, `GraphicsError`, or a card's own error.
-  @discardableResult
-  public static func cardPrinterFile(
+  /// - Throws: `FileError`, `GraphicsError`, `ImposeError`.
+  func add(id: String, copy: Int, card: PreparedCard) throws
+  /// Writes what is pending and renames the file(s) into place.
+  ///
+  /// - Throws: `ImposeError.noCards` when nothing was added; `FileError`, `GraphicsError`.
+  func finish() throws -> Imposed
+  /// Removes the temporaries (after a failure).
+  func discard()
+}
+
+/// The card-printer file: one page a side, card after card.
+public final class CardPrinterImposer: CardImposer {
+  private let path: String
+  private var temporary: String?
+  private var document: VectorDocument?
+  private var pages = 0
+
+  /// Writes to `path` (atomically).
+  public init(path: String) { self.path = path }
+
+  public func add(id: String, copy: Int, card: PreparedCard) throws {
+    if document == nil {
+      let temporary = try AtomicFile.temporaryPath(for: path)
+      self.temporary = temporary
+      document = try VectorDocument(
+        format: .pdf, size: card.size, metadata: DocumentMetadata(title: "card printer job"),
+        path: temporary)
+    }
+    for side in card.layouts.indices {
+      try document?.page(size: card.size) { canvas in
+        try card.draw(side: side, on: canvas, x: 0, y: 0)
+      }
+      pages += 1
+    }
+  }
+
+  public func finish() throws -> Imposed {
+    guard let finished = document.take(), let temporary else { throw ImposeError.noCards }
+    do {
+      _ = try finished.finish()
+      try AtomicFile.commit(temporary, to: path)
+    } catch {
+      AtomicFile.discard(temporary)
+      throw error
+    }
+    return Imposed(pages: pages, sheets: 0, grid: nil)
+  }
+
+  public func discard() {
+    _ = document.take()
+    if let temporary { AtomicFile.discard(temporary) }
+  }
+}
+
+/// N-up sheets: for every sheet, the fronts, then (when cards have backs) the backs placed for
+/// the duplex flip; crop marks at the sheet edges, only on the trim lines of cards that are
+/// there; and the sheet map (sheet, side, row, column, id, copy), written a sheet at a time.
+public final class SheetImposer: CardImposer {
+  private let stock: SheetStock
+  private let cropMarks: Bool
+  private let flip: DuplexFlip
+  private let path: String
+  private let mapPath: String
+  private var temporary: String?
+  private var mapTemporary: String?
+  private var mapFile: FileHandle?
+  private var document: VectorDocument?
+  private var grid: SheetGrid?
+  private var bleed = 0.0
+  private var pending: [(id: String, copy: Int, card: PreparedCard)] = []
+  private var sheets = 0
+  private var pages = 0
+
+  /// Sheets of `stock` into `path`, their map into `mapPath` (both atomically).
+  public init(stock: SheetStock, cropMarks: Bool, flip: DuplexFlip, path: String, mapPath: String) {
+    self.stock = stock
+    self.cropMarks = cropMarks
+    self.flip = flip
+    self.path = path
+    self.mapPath = mapPath
+  }
+
+  private var pageSize: Size {
+    Size(
+      width: stock.millimetres.width * Imposition.k, height: stock.millimetres.height * Imposition.k
+    )
+  }
+
+  /// Opens the files and fixes the grid from the first card's size.
+  private func start(_ card: PreparedCard) throws -> SheetGrid {
+    let k = Imposition.k
+    let grid = SheetGrid.best(
+      cardWidth: card.size.width / k, cardHeight: card.size.height / k, sheet: stock.millimetres,
+      margin: 5)
+    guard grid.capacity > 0 else { throw ImposeError.doesNotFit(stock: stock.rawValue) }
+    let temporary = try AtomicFile.temporaryPath(for: path)
+    self.temporary = temporary
+    let mapTemporary = try AtomicFile.temporaryPath(for: mapPath)
+    guard FileManager.default.createFile(atPath: mapTemporary, contents: nil),
+      let mapFile = FileHandle(forWritingAtPath: mapTemporary)
+    else { throw FileError.unwritable(path: mapPath, reason: "cannot create it") }
+    self.mapTemporary = mapTemporary
+    self.mapFile = mapFile
+    mapFile.write(Data("sheet,side,row,column,id,copy\n".utf8))
+    document = try VectorDocument(
+      format: .pdf, size: pageSize, metadata: DocumentMetadata(title: "\(stock.rawValue) sheets"),
+      path: temporary)
+    self.grid = grid
+    bleed = card.bleed
+    return grid
+  }
+
+  public func add(id: String, copy: Int, card: PreparedCard) throws {
+    let grid = try self.grid ?? start(card)
+    pending.append((id, copy, card))
+    if pending.count == grid.capacity { try drawSheet(grid) }
+  }
+
+  private func drawSheet(_ grid: SheetGrid) throws {
+    let k = Imposition.k
+    sheets += 1
+    var map = ""
+    let sides = pending.map(\.card.layouts.count).max() ?? 1
+    for side in 0..<sides {
+      var used: [(row: Int, column: Int)] = []
+      try document?.page(size: pageSize) { canvas in
+        for (offset, placed) in pending.enumerated() where side < placed.card.layouts.count {
+          var row = offset / grid.columns
+          var column = offset % grid.columns
+          if side == 1 {
+            (row, column) = grid.backPosition(row: row, column: column, flip: flip)
+          }
+          used.append((row, column))
+          let x = (grid.originX + Double(column) * grid.cellWidth) * k
+          let y = (grid.originY + Double(row) * grid.cellHeight) * k
+          canvas.save()
+          canvas.addRect(Rect(x: x, y: y, width: grid.cellWidth * k, height: grid.cellHeight * k))
+          canvas.clip()
+          if grid.rotated {
+            canvas.translate(x + grid.cellWidth * k, y)
+            canvas.rotate(Double.pi / 2)
+          } else {
+            canvas.translate(x, y)
+          }
+          try placed.card.draw(side: side, on: canvas, x: 0, y: 0)
+          canvas.restore()
+          map +=
+            "\(sheets),\(side == 0 ? "front" : "back"),\(row + 1),\(column + 1),"
+            + "\(placed.id),\(placed.copy)\n"
+        }
+        if cropMarks {
+          Imposition.drawMarks(
+            canvas, grid: grid, used: used, bleed: bleed, sheet: stock.millimetres)
+        }
+      }
+      pages += 1
+    }
+    mapFile?.write(Data(map.utf8))
+    pending.removeAll(keepingCapacity: true)
+  }
+
+  public func finish() throws -> Imposed {
+    guard let grid, let temporary, let mapTemporary else { throw ImposeError.noCards }
+    do {
+      if !pending.isEmpty { try drawSheet(grid) }
+      guard let finished = document.take() else { throw ImposeError.noCards }
+      _ = try finished.finish()
+      try? mapFile?.close()
+      mapFile = nil
+      try AtomicFile.commit(temporary, to: path)
+      try AtomicFile.commit(mapTemporary, to: mapPath)
+    } catch {
+      discard()
+      throw error
+    }
+    return Imposed(pages: pages, sheets: sheets, grid: grid)
+  }
+
+  public func discard() {
+    _ = document.take()
+    try? mapFile?.close()
+    mapFile = nil
+    if let temporary { AtomicFile.discard(temporary) }
+    if let mapTemporary { AtomicFile.discard(mapTemporary) }
+  }
+}
+
+/// Imposes cards that must be laid out again from their jobs (`imprint batch merge`, after
+/// shards ran on other machines): a chunk at a time laid out in parallel, then drawn in order.
+public enum Imposition {
+  static let k = 72 / 25.4
+
+  /// Feeds every card copy of `next`, laid out by `prepare`, to `imposer`, then finishes it.
+  ///
+  /// - Throws: what `prepare` or the imposer throws (the imposer's temporaries removed).
+  public static func impose(
     next: () -> PlacedCard?,
     prepare: @escaping @Sendable (ManifestJob) async throws -> PreparedCard,
-    to path: String
-  ) async throws -> Int {
-    let temporary = try AtomicFile.temporaryPath(for: path)
-    var document: VectorDocument?
-    var pages = 0
+    into imposer: CardImposer
+  ) async throws -> Imposed {
     do {
       while true {
         var chunk: [PlacedCard] = []
         while chunk.count < 32, let card = next() { chunk.append(card) }
         if chunk.isEmpty { break }
-        let prepared = try await prepareAll(chunk, prepare: prepare)
+        var unique: [String: ManifestJob] = [:]
+        for card in chunk { unique[card.id] = card.job }
+        let prepared = try await withThrowingTaskGroup(of: (String, PreparedCard).self) { group in
+          for (id, job) in unique { group.addTask { (id, try await prepare(job)) } }
+          var prepared: [String: PreparedCard] = [:]
+          for try await (id, card) in group { prepared[id] = card }
+          return prepared
+        }
         for placed in chunk {
           guard let card = prepared[placed.id] else { continue }
-          if document == nil {
-            document = try VectorDocument(
-              format: .pdf, size: card.size, metadata: DocumentMetadata(title: "card printer job"),
-              path: temporary)
-          }
-          for side in card.layouts.indices {
-            try document?.page(size: card.size) { canvas in
-              try card.draw(side: side, on: canvas, x: 0, y: 0)
-            }
-            pages += 1
-          }
+          try imposer.add(id: placed.id, copy: placed.copy, card: card)
         }
       }
-      guard let finished = document.take() else { throw ImposeError.noCards }
-      _ = try finished.finish()
-      try AtomicFile.commit(temporary, to: path)
-      return pages
+      return try imposer.finish()
     } catch {
-      AtomicFile.discard(temporary)
+      imposer.discard()
       throw error
     }
-  }
-
-  /// Imposed sheets: for every sheet, the fronts, then (when cards have backs) the backs placed
-  /// for `flip`; crop marks at the sheet edges, only on the trim lines of cards that are there.
-  ///
-  /// - Parameters:
-  ///   - next: the next card copy, in order.
-  ///   - prepare: lays a job's card out.
-  ///   - stock: the sheet.
-  ///   - cropMarks: whether to draw crop marks.
-  ///   - flip: how the printer turns the sheet.
-  ///   - path: the sheets PDF.
-  ///   - mapPath: the sheet map CSV (sheet, side, row, column, id, copy).
-  /// - Returns: the grid used and the number of sheets.
-  /// - Throws: `FileError`, `GraphicsError`, `ImposeError`, or a card's own error.
-  @discardableResult
-  public static func sheets(
-    next: () -> PlacedCard?,
-    prepare: @escaping @Sendable (ManifestJob) async throws -> PreparedCard,
-    stock: SheetStock, cropMarks: Bool, flip: DuplexFlip, to path: String, mapPath: String
-  ) async throws -> (grid: SheetGrid, sheets: Int) {
-    guard let first = next() else { throw ImposeError.noCards }
-    let firstCard = try await prepare(first.job)
-    let sheet = stock.millimetres
-    let grid = SheetGrid.best(
-      cardWidth: firstCard.size.width / k, cardHeight: firstCard.size.height / k, sheet: sheet,
-      margin: 5)
-    guard grid.capacity > 0 else { throw ImposeError.doesNotFit(stock: stock.rawValue) }
-    let pageSize = Size(width: sheet.width * k, height: sheet.height * k)
-    var map = "sheet,side,row,column,id,copy\n"
-    var sheetCount = 0
-    let temporary = try AtomicFile.temporaryPath(for: path)
-    let mapTemporary = try AtomicFile.temporaryPath(for: mapPath)
-    guard FileManager.default.createFile(atPath: mapTemporary, contents: nil),
-      let mapFile = FileHandle(forWritingAtPath: mapTemporary)
-    else { throw FileError.unwritable(path: mapPath, reason: "cannot create it") }
-    defer { try? mapFile.close() }
-    do {
-      let document = try VectorDocument(
-        format: .pdf, size: pageSize, metadata: DocumentMetadata(title: "\(stock.rawValue) sheets"),
-        path: temporary)
-      var pending: PlacedCard? = first
-      while true {
-        var batch: [PlacedCard] = []
-        if let card = pending {
-          batch.append(card)
-          pending = nil
-        }
-        while batch.count < grid.capacity, let card = next() { batch.append(card) }
-        if batch.isEmpty { break }
-        let prepared = try await prepareAll(batch, prepare: prepare)
-        sheetCount += 1
-        let sides = batch.compactMap { prepared[$0.id]?.layouts.count }.max() ?? 1
-        for side in 0..<sides {
-          var used: [(row: Int, column: Int)] = []
-          try document.page(size: pageSize) { canvas in
-            for (offset, placed) in batch.enumerated() {
-              guard let card = prepared[placed.id], side < card.layouts.count else { continue }
-              var row = offset / grid.columns
-              var column = offset % grid.columns
-              if side == 1 {
-                (row, column) = grid.backPosition(row: row, column: column, flip: flip)
-              }
-              used.append((row, column))
-              let x = (grid.originX + Double(column) * grid.cellWidth) * k
-              let y = (grid.originY + Double(row) * grid.cellHeight) * k
-              canvas.save()
-              canvas.addRect(
-                Rect(x: x, y: y, width: grid.cellWidth * k, height: grid.cellHeight * k))
-              canvas.clip()
-              if grid.rotated {
-                canvas.translate(x + grid.cellWidth * k, y)
-                canvas.rotate(Double.pi / 2)
-              } else {
-                canvas.translate(x, y)
-              }
-              try card.draw(side: side, on: canvas, x: 0, y: 0)
-              canvas.restore()
-              map +=
-                "\(sheetCount),\(side == 0 ? "front" : "back"),\(row + 1),\(column + 1),"
-                + "\(placed.id),\(placed.copy)\n"
-            }
-            if cropMarks {
-              drawMarks(canvas, grid: grid, used: used, bleed: firstCard.bleed, sheet: sheet)
-            }
-          }
-        }
-        // The map goes to its file a sheet at a time.
-        mapFile.write(Data(map.utf8))
-        map = ""
-      }
-      _ = try document.finish()
-      try AtomicFile.commit(temporary, to: path)
-      try AtomicFile.commit(mapTemporary, to: mapPath)
-    } catch {
-      AtomicFile.discard(temporary)
-      AtomicFile.discard(mapTemporary)
-      throw error
-    }
-    return (grid, sheetCount)
   }
 
   /// Hairlines on every trim line of the used cells, in the margins outside the grid.
@@ -290,7 +393,8 @@ public enum Imposition {
     let gridRight = grid.originX + Double(grid.columns) * grid.cellWidth
     let gap = 1.0
     let width = 0.25
-    for x in xs {
+    // In order: a set's order changes from run to run, and the bytes must not.
+    for x in xs.sorted() {
       let length = min(5, grid.originY - gap - 0.5)
       guard length > 0.5 else { continue }
       canvas.line(
@@ -300,7 +404,7 @@ public enum Imposition {
         from: (x * k, (gridBottom + gap) * k), to: (x * k, (gridBottom + gap + length) * k),
         width: width, color: .black)
     }
-    for y in ys {
+    for y in ys.sorted() {
       let length = min(5, grid.originX - gap - 0.5)
       guard length > 0.5 else { continue }
       canvas.line(

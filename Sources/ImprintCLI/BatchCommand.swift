@@ -14,6 +14,7 @@ enum BatchCommand {
     .value("layout", "<layout>", "card-printer, A4, Letter, A3 or SRA3 (cards on sheets)."),
     .flag("crop-marks", "Crop marks on sheets, on the trim lines of the cards there."),
     .value("duplex", "<flip>", "long-edge (default) or short-edge: where backs go on sheets."),
+    .flag("card-files", "With a layout, also write each card's own PDF (cards/ID.pdf)."),
     .value("templates", "<dir>", "Folder of shipped card designs."),
     .flag("quiet", short: "q", "No progress and no summary."),
   ]
@@ -58,10 +59,16 @@ enum BatchCommand {
         shard.advance()
       }
     }
-    try await finish(
-      resultsFile: output, manifest: arguments.positionals[0],
-      options: try BatchCommand.batchOptions(folder, arguments, console), arguments: arguments,
-      console: console)
+    let options = try BatchCommand.batchOptions(folder, arguments, console)
+    let (cards, shipped) = try finished(output)
+    if let layout = options.layout,
+      let imposed = try await impose(
+        cards, manifest: arguments.positionals[0], options: options, layout: layout),
+      !arguments.flag("quiet")
+    {
+      report(imposed, layout: layout, console: console)
+    }
+    try fulfilment(shipped, folder: folder)
     if !arguments.flag("quiet") {
       console.stderr.write(
         "batch merge: \(count) jobs from \(files.count) shards, \(failed) failed\n")
@@ -104,6 +111,8 @@ enum BatchCommand {
     options.templatesFolder = ResourceLocator.templatesDirectory(
       explicit: arguments.value("templates"))
     options.cardOptions.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
+    options.layout = try layout(arguments)
+    options.cardFiles = arguments.flag("card-files")
     return options
   }
 
@@ -118,7 +127,6 @@ enum BatchCommand {
     if let worker = try? DocumentCommands.workerExecutable(console) {
       options.sandbox = DocumentSandbox(executable: worker, workers: options.jobs)
     }
-    _ = try layout(arguments)  // check the layout before running anything
     let total = countJobs(manifest, shard: options.shard)
     let quiet = arguments.flag("quiet")
     let started = Date()
@@ -144,10 +152,11 @@ enum BatchCommand {
       }
     }
     if terminal && !quiet { console.stderr.write("\n") }
+    if let imposed = summary.imposed, let layout = options.layout, !quiet {
+      report(imposed, layout: layout, console: console)
+    }
     if options.shard.count == 1 {
-      try await finish(
-        resultsFile: options.resultsFile, manifest: manifest, options: options,
-        arguments: arguments, console: console)
+      try fulfilment(try finished(options.resultsFile).shipped, folder: folder)
     }
     if !quiet {
       console.stderr.write(
@@ -158,66 +167,75 @@ enum BatchCommand {
     return summary.failed > 0 ? ImprintCLI.failure : ImprintCLI.success
   }
 
-  /// Sheets or the card-printer file, the packing list and the labels, from the results.
-  ///
-  /// The manifest is read again, in order, and each finished card job placed `copies` times.
-  static func finish(
-    resultsFile: String, manifest: String, options: BatchOptions, arguments: ParsedArguments,
-    console: Console
-  ) async throws {
-    // Streamed: only the ids of finished cards and the shipped orders are kept.
-    var done = Set<String>()
+  /// The results' finished jobs, streamed: the ids of finished cards and the shipped orders.
+  static func finished(_ resultsFile: String) throws -> (cards: Set<String>, shipped: [JobResult]) {
+    var cards = Set<String>()
     var shipped: [JobResult] = []
     var lines = try LineReader(path: resultsFile)
     while let line = lines.next() {
       guard let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)),
         result.status != "failed"
       else { continue }
-      if result.kind == .card { done.insert(result.id) }
+      if result.kind == .card { cards.insert(result.id) }
       if result.shipTo != nil { shipped.append(result) }
     }
-    let folder = options.outputFolder
-    if !done.isEmpty, let layout = try layout(arguments) {
-      var reader = try ManifestReader(path: manifest)
-      var queue: [PlacedCard] = []
-      var placedIDs = Set<String>()
-      let next = { () -> PlacedCard? in
-        while queue.isEmpty, let item = reader.next() {
-          guard case .success(let job) = item, job.kind == .card, done.contains(job.id),
-            placedIDs.insert(job.id).inserted
-          else { continue }
-          queue = (1...job.copies).map { PlacedCard(id: job.id, copy: $0, job: job) }
-        }
-        return queue.isEmpty ? nil : queue.removeFirst()
+    return (cards, shipped)
+  }
+
+  /// The packing list and the address labels of the results' shipped orders.
+  static func fulfilment(_ shipped: [JobResult], folder: String) throws {
+    guard !shipped.isEmpty else { return }
+    try Fulfilment.packingList(shipped, to: folder + "/packing-list.csv")
+    try Fulfilment.labels(shipped, to: folder + "/labels.pdf")
+  }
+
+  /// The layout of the cards the shards finished: the manifest is read again, in order, and
+  /// each finished card job laid out again and placed `copies` times.
+  static func impose(
+    _ cards: Set<String>, manifest: String, options: BatchOptions, layout: BatchLayout
+  ) async throws -> Imposed? {
+    guard !cards.isEmpty else { return nil }
+    var reader = try ManifestReader(path: manifest)
+    var queue: [PlacedCard] = []
+    var placedIDs = Set<String>()
+    let next = { () -> PlacedCard? in
+      while queue.isEmpty, let item = reader.next() {
+        guard case .success(let job) = item, job.kind == .card, cards.contains(job.id),
+          placedIDs.insert(job.id).inserted
+        else { continue }
+        queue = (1...job.copies).map { PlacedCard(id: job.id, copy: $0, job: job) }
       }
-      let prepare = BatchRunner.preparer(options: options)
-      if layout == "card-printer" {
-        try await Imposition.cardPrinterFile(
-          next: next, prepare: prepare, to: folder + "/card-printer.pdf")
-      } else if let stock = SheetStock(rawValue: layout) {
-        let flip =
-          try arguments.choice("duplex", ["long-edge", "short-edge"]).flatMap {
-            DuplexFlip(rawValue: $0)
-          } ?? .longEdge
-        let (grid, sheets) = try await Imposition.sheets(
-          next: next, prepare: prepare, stock: stock, cropMarks: arguments.flag("crop-marks"),
-          flip: flip, to: folder + "/sheets-\(stock.rawValue).pdf",
-          mapPath: folder + "/sheet-map.csv")
-        if !arguments.flag("quiet") {
-          console.stderr.write(
-            "batch: cards on \(sheets) \(stock.rawValue) sheet\(sheets == 1 ? "" : "s"), "
-              + "\(grid.columns) x \(grid.rows)\(grid.rotated ? " rotated" : "") a side\n")
-        }
-      }
+      return queue.isEmpty ? nil : queue.removeFirst()
     }
-    if !shipped.isEmpty {
-      try Fulfilment.packingList(shipped, to: folder + "/packing-list.csv")
-      try Fulfilment.labels(shipped, to: folder + "/labels.pdf")
+    return try await Imposition.impose(
+      next: next, prepare: BatchRunner.preparer(options: options),
+      into: layout.imposer(folder: options.outputFolder))
+  }
+
+  /// One line on what the layout holds.
+  static func report(_ imposed: Imposed, layout: BatchLayout, console: Console) {
+    if let grid = imposed.grid {
+      console.stderr.write(
+        "batch: cards on \(imposed.sheets) sheet\(imposed.sheets == 1 ? "" : "s") in "
+          + "\(layout.fileName), \(grid.columns) x \(grid.rows)"
+          + "\(grid.rotated ? " rotated" : "") a side\n")
+    } else {
+      console.stderr.write("batch: \(imposed.pages) pages in \(layout.fileName)\n")
     }
   }
 
-  static func layout(_ arguments: ParsedArguments) throws(UsageError) -> String? {
-    try arguments.choice("layout", ["card-printer"] + SheetStock.allCases.map(\.rawValue))
+  static func layout(_ arguments: ParsedArguments) throws(UsageError) -> BatchLayout? {
+    switch try arguments.choice("layout", ["card-printer"] + SheetStock.allCases.map(\.rawValue)) {
+    case nil: return nil
+    case "card-printer": return .cardPrinter
+    case let name?:
+      let flip =
+        try arguments.choice("duplex", ["long-edge", "short-edge"]).flatMap {
+          DuplexFlip(rawValue: $0)
+        } ?? .longEdge
+      return .sheets(
+        SheetStock(rawValue: name) ?? .a4, cropMarks: arguments.flag("crop-marks"), flip: flip)
+    }
   }
 
   /// `I/N`, or `auto` from a Kubernetes Indexed Job or a Slurm array.

@@ -177,7 +177,7 @@ enum DemoCommand {
     let batchCode = await ImprintCLI.run(
       [
         "batch", samples + "/batch/orders.jsonl", "-o", batchFolder, "--layout", "A4",
-        "--crop-marks", "-q",
+        "--crop-marks", "--card-files", "-q",
       ],
       console: bulkConsole)
     // The sample manifest holds three bad lines on purpose (exit 1); anything else is a failure.

@@ -109,7 +109,16 @@ public enum CardMaker {
   ///
   /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
   public static func pdf(_ input: CardInput, options: CardOptions) throws -> RenderedCard {
-    let card = try prepare(input, options: options)
+    try pdf(try prepare(input, options: options), of: input, options: options)
+  }
+
+  /// The PDF of `card`, laid out from `input` by `prepare` (a batch draws the same card on its
+  /// sheets too).
+  ///
+  /// - Throws: `GraphicsError`.
+  public static func pdf(_ card: PreparedCard, of input: CardInput, options: CardOptions) throws
+    -> RenderedCard
+  {
     var writer = try CardPDFWriter(
       template: input.template, options: options, title: input.profile.handle)
     try writer.add(card)

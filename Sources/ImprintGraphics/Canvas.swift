@@ -141,35 +141,34 @@ public struct Canvas: ~Copyable {
   public func draw(_ bitmap: Bitmap, in rect: Rect, fit: ImageFit, smooth: Bool = true)
     throws(GraphicsError)
   {
-    // The pixels are copied into a cairo-owned surface: a PDF surface keeps a reference to its
-    // sources until the page is written, which must not point into Swift memory.
-    guard let image = bitmap.makeSurface() else {
-      throw .cairo(
-        operation: "creating a \(bitmap.width) x \(bitmap.height) image", status: "no memory")
+    // Names a JPEG by its content, so that a PDF holds each distinct photo once however many
+    // cards show it (cairo keys its image objects on this identity).
+    let identity = bitmap.jpeg.map { jpeg in
+      var hasher = Hasher()
+      jpeg.withUnsafeBytes { hasher.combine(bytes: $0) }
+      return "jpeg-\(jpeg.count)-\(hasher.finalize())"
+    }
+    let image: OpaquePointer
+    if let identity, let known = forms?.images[identity] {
+      // The document's surface for this photo: no copy of the pixels, and cairo reuses the
+      // snapshot it took of it.
+      image = cairo_surface_reference(known)
+    } else {
+      // The pixels are copied into a cairo-owned surface: a PDF surface keeps a reference to
+      // its sources until the page is written, which must not point into Swift memory.
+      guard let made = bitmap.makeSurface() else {
+        throw .cairo(
+          operation: "creating a \(bitmap.width) x \(bitmap.height) image", status: "no memory")
+      }
+      image = made
+      if let jpeg = bitmap.jpeg, let identity {
+        // PDF output embeds the JPEG file as it is (DCTDecode): no second compression.
+        setMimeData(image, "image/jpeg", jpeg)
+        setMimeData(image, "application/x-cairo.uuid", Array(identity.utf8))
+        forms?.remember(image, as: identity)
+      }
     }
     defer { cairo_surface_destroy(image) }
-    if let jpeg = bitmap.jpeg, let copy = malloc(jpeg.count) {
-      // PDF output embeds the JPEG file as it is (DCTDecode): no second compression.
-      jpeg.withUnsafeBytes { source in
-        if let base = source.baseAddress { copy.copyMemory(from: base, byteCount: jpeg.count) }
-      }
-      cairo_surface_set_mime_data(
-        image, "image/jpeg", copy.assumingMemoryBound(to: UInt8.self), UInt(jpeg.count),
-        { free($0) }, copy)
-      // Names the JPEG by its content, so that a PDF holds each distinct photo once however
-      // many cards show it (cairo keys its image objects on this identity).
-      var hasher = Hasher()
-      hasher.combine(jpeg)
-      let identity = Array("jpeg-\(jpeg.count)-\(hasher.finalize())".utf8)
-      if let key = malloc(identity.count) {
-        identity.withUnsafeBytes {
-          if let base = $0.baseAddress { key.copyMemory(from: base, byteCount: $0.count) }
-        }
-        cairo_surface_set_mime_data(
-          image, "application/x-cairo.uuid", key.assumingMemoryBound(to: UInt8.self),
-          UInt(identity.count), { free($0) }, key)
-      }
-    }
     let sx = rect.width / Double(bitmap.width)
     let sy = rect.height / Double(bitmap.height)
     let scale = fit == .cover ? max(sx, sy) : min(sx, sy)
@@ -340,11 +339,35 @@ extension Bitmap {
 /// Owned by one document and used only by the thread drawing it.
 final class TextForms {
   var surfaces: [TextBlock: OpaquePointer] = [:]
+  /// The image surfaces of the last few JPEG photos drawn, by content identity.
+  private(set) var images: [String: OpaquePointer] = [:]
+
+  /// Keeps a reference to `image` for the next draw of the same photo; at most 16 are kept.
+  func remember(_ image: OpaquePointer, as identity: String) {
+    if images.count >= 16 { forgetImages() }
+    images[identity] = cairo_surface_reference(image)
+  }
+
+  private func forgetImages() {
+    for image in images.values { cairo_surface_destroy(image) }
+    images = [:]
+  }
 
   deinit {
     for surface in surfaces.values {
       cairo_surface_destroy(surface)
       LiveHandles.closed("cairo_surface_t")
     }
+    forgetImages()
   }
+}
+
+/// Attaches a copy of `bytes` to `surface` as cairo MIME data of `type`.
+private func setMimeData(_ surface: OpaquePointer, _ type: String, _ bytes: [UInt8]) {
+  guard let copy = malloc(max(1, bytes.count)) else { return }
+  bytes.withUnsafeBytes {
+    if let base = $0.baseAddress { copy.copyMemory(from: base, byteCount: $0.count) }
+  }
+  cairo_surface_set_mime_data(
+    surface, type, copy.assumingMemoryBound(to: UInt8.self), UInt(bytes.count), { free($0) }, copy)
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintGraphics: decoded images and their print-ready versions, shared by a process's threads.
 
+import Foundation
 import Synchronization
 
 /// Decoded images, and the versions prepared for a box (cropped, scaled, JPEG-encoded), kept
@@ -35,8 +36,36 @@ public final class ImageCache: Sendable {
     let jpeg: Bool
   }
 
+  /// A file's bytes as a key, hashed once, outside the lock, as one block of memory (an array's
+  /// own hashing feeds the hasher a byte at a time).
+  private struct FileKey: Hashable {
+    let bytes: [UInt8]
+    let hash: Int
+
+    init(_ bytes: [UInt8]) {
+      self.bytes = bytes
+      var hasher = Hasher()
+      bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+      hash = hasher.finalize()
+    }
+
+    static func == (a: FileKey, b: FileKey) -> Bool {
+      a.hash == b.hash && a.bytes.count == b.bytes.count
+        && a.bytes.withUnsafeBytes { x in
+          b.bytes.withUnsafeBytes { y in
+            guard let left = x.baseAddress, let right = y.baseAddress, left != right else {
+              return true  // both empty (equal counts), or one storage
+            }
+            return memcmp(left, right, x.count) == 0
+          }
+        }
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+  }
+
   private struct State {
-    var decoded: [[UInt8]: Decoded] = [:]
+    var decoded: [FileKey: Decoded] = [:]
     var prepared: [PreparedKey: Bitmap] = [:]
     var bytes = 0
     var nextID: UInt64 = 1
@@ -61,16 +90,17 @@ public final class ImageCache: Sendable {
   ///
   /// - Throws: `ImageError`, as `ImageDecoder.decode` (failures are not cached).
   public func decode(_ bytes: [UInt8], source: String) throws(ImageError) -> Decoded {
-    if let found = lookUp({ $0.decoded[bytes] }) { return found }
+    let key = FileKey(bytes)
+    if let found = lookUp({ $0.decoded[key] }) { return found }
     let bitmap = try ImageDecoder.decode(bytes, source: source)
     let cost = bytes.count + bitmap.pixels.count + (bitmap.jpeg?.count ?? 0)
     guard cost <= capacity / 4 else { return Decoded(bitmap: bitmap, id: nil) }
     return state.withLock { state in
-      if let raced = state.decoded[bytes] { return raced }
+      if let raced = state.decoded[key] { return raced }
       makeRoom(for: cost, in: &state)
       let entry = Decoded(bitmap: bitmap, id: state.nextID)
       state.nextID += 1
-      state.decoded[bytes] = entry
+      state.decoded[key] = entry
       state.bytes += cost
       return entry
     }

@@ -36,7 +36,8 @@ struct BatchCLITests {
   func mixed() async throws {
     let folder = TemporaryFolder()
     let run = await imprint([
-      "batch", sampleManifest, "-o", folder.path, "--layout", "A4", "--crop-marks", "-q",
+      "batch", sampleManifest, "-o", folder.path, "--layout", "A4", "--crop-marks", "--card-files",
+      "-q",
     ])
     #expect(run.code == 1)
     let lines = try results(folder.file("results.jsonl"))
@@ -75,10 +76,30 @@ struct BatchCLITests {
   func imposition(flip: String) async throws {
     let folder = TemporaryFolder()
     _ = await imprint([
-      "batch", sampleManifest, "-o", folder.path, "--layout", "A4", "--duplex", flip, "-q",
+      "batch", sampleManifest, "-o", folder.path, "--layout", "A4", "--duplex", flip,
+      "--crop-marks", "-q",
     ])
     let pdf = folder.file("sheets-A4.pdf")
     #expect(try pdfInfo(pdf)["Pages"] == "2")
+    // Without --card-files a card's output is the sheets file alone.
+    #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.file("cards"))) == [])
+    let first = try results(folder.file("results.jsonl"))[0]
+    #expect(first["outputs"] as? [String] == ["sheets-A4.pdf"])
+    // The same manifest gives the same bytes (cards drawn as jobs finish, in any order).
+    let again = TemporaryFolder()
+    // Another process (its own hashing seed), one job at a time.
+    _ = try runTool(
+      imprintBinary,
+      [
+        "batch", sampleManifest, "-o", again.path, "--layout", "A4", "--duplex", flip,
+        "--crop-marks", "-q", "-j", "1",
+      ])
+    #expect(
+      FileManager.default.contents(atPath: again.file("sheets-A4.pdf"))
+        == FileManager.default.contents(atPath: pdf))
+    #expect(
+      FileManager.default.contents(atPath: again.file("sheet-map.csv"))
+        == FileManager.default.contents(atPath: folder.file("sheet-map.csv")))
     // CR80 + 3.175 mm bleed on A4 inside 5 mm margins: 3 x 3, rotated, centred.
     let grid = SheetGrid.best(cardWidth: 91.95, cardHeight: 60.33, sheet: (210, 297), margin: 5)
     #expect(grid.columns == 3 && grid.rows == 3 && grid.rotated)
@@ -189,8 +210,7 @@ struct BatchCLITests {
         "/usr/bin/env",
         [
           "JOB_COMPLETION_INDEX=\(index)", "JOB_COMPLETION_COUNT=3", imprintBinary, "batch",
-          sampleManifest,
-          "-o", shared, "--shard", "auto", "-q",
+          sampleManifest, "-o", shared, "--shard", "auto", "--layout", "A4", "-q",
         ])
       #expect(run.status <= 1, "\(run.stderr)")
     }
@@ -212,5 +232,8 @@ struct BatchCLITests {
     }
     #expect(a == b)
     #expect(snapshot(shared).keys.sorted() == snapshot(single).keys.sorted())
+    // The merge lays the shards' cards out in manifest order: the same sheets, byte for byte.
+    #expect(snapshot(shared)["sheets-A4.pdf"] == snapshot(single)["sheets-A4.pdf"])
+    #expect(snapshot(shared)["sheet-map.csv"] == snapshot(single)["sheet-map.csv"])
   }
 }
