@@ -30,6 +30,28 @@ public enum AtomicFile {
   ///
   /// - Throws: `FileError.isDirectory` or `FileError.unwritable`, leaving no file behind.
   public static func write(_ bytes: some Collection<UInt8>, to path: String) throws(FileError) {
+    let array = Array(bytes)
+    try write(to: path) { (write) throws(FileError) in
+      var failure: FileError?
+      array.withUnsafeBytes { buffer in
+        do throws(FileError) { try write(buffer) } catch { failure = error }
+      }
+      if let failure { throw failure }
+    }
+  }
+
+  /// Writes the file `produce` gives piece by piece to `path` atomically: memory holds one
+  /// piece at a time.
+  ///
+  /// - Parameters:
+  ///   - path: the final path.
+  ///   - produce: calls the function it is given with each piece, in order.
+  /// - Throws: `FileError.isDirectory` or `FileError.unwritable`, leaving no file behind.
+  public static func write(
+    to path: String,
+    pieces produce: (_ write: (UnsafeRawBufferPointer) throws(FileError) -> Void) throws(FileError)
+      -> Void
+  ) throws(FileError) {
     do {
       try write(to: path) { temporary in
         // POSIX calls: FileManager.createFile would write a second temporary and rename again.
@@ -38,11 +60,9 @@ public enum AtomicFile {
           throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
         }
         defer { close(descriptor) }
-        let array = Array(bytes)
-        var offset = 0
-        try array.withUnsafeBytes { buffer in
-          while offset < buffer.count {
-            guard let base = buffer.baseAddress else { return }
+        try produce { (buffer) throws(FileError) in
+          var offset = 0
+          while offset < buffer.count, let base = buffer.baseAddress {
             let written = Foundation.write(descriptor, base + offset, buffer.count - offset)
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {

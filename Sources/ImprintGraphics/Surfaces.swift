@@ -12,6 +12,10 @@ public let fixedPDFDate = "2000-01-01T00:00:00Z"
 /// Collects the bytes a cairo stream surface writes.
 private final class ByteSink {
   var bytes: [UInt8] = []
+  /// The file cairo writes instead, when there is one.
+  var path: String?
+  /// Whether `finish()` removes repeated dictionary keys (see `PDFDuplicateKeys`).
+  var repairKeys = true
 }
 
 private let writeToSink: cairo_write_func_t = { closure, data, length in
@@ -105,6 +109,9 @@ public struct VectorDocument: ~Copyable {
     self.surface = surface
     self.sink = sink
     self.format = format
+    // Kept in the sink (a class): a String? stored in this noncopyable struct was released
+    // twice when `finish()` consumed it (Swift 6.3.1: a crash in the deinit `finish()` runs).
+    sink.path = path
     self.engine = ThreadEngine(fonts: fonts)
     LiveHandles.opened("cairo_surface_t")
   }
@@ -112,6 +119,12 @@ public struct VectorDocument: ~Copyable {
   deinit {
     cairo_surface_destroy(surface)
     LiveHandles.closed("cairo_surface_t")
+  }
+
+  /// False keeps cairo's output as it is (for tests of `PDFDuplicateKeys`).
+  var repairKeys: Bool {
+    get { sink.repairKeys }
+    nonmutating set { sink.repairKeys = newValue }
   }
 
   /// Draws one page of `size` (PDF pages may differ in size; EPS has one page).
@@ -143,7 +156,17 @@ public struct VectorDocument: ~Copyable {
       throw .cairo(operation: "finishing the document", status: statusText(status))
     }
     var bytes = sink.bytes
-    if format == .eps { bytes = fixPostScriptDate(bytes) }
+    if format == .eps {
+      bytes = fixPostScriptDate(bytes)
+    } else if sink.repairKeys, let target = sink.path {
+      do {
+        try PDFDuplicateKeys.repair(path: target)
+      } catch {
+        throw .cairo(operation: "rewriting \(target) without repeated keys", status: error.message)
+      }
+    } else if sink.repairKeys {
+      bytes = PDFDuplicateKeys.repaired(bytes) ?? bytes
+    }
     return bytes
   }
 }

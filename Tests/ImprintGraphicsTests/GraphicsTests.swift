@@ -143,6 +143,109 @@ struct SurfaceTests {
     #expect(fonts.stdout.contains("DejaVuSans") && fonts.stdout.contains(" yes yes "))
   }
 
+  @Test(
+    "an image and a label painted several times a page: no repeated resource keys, same pixels")
+  func repeatedResources() throws {
+    let size = Size(width: 200, height: 100)
+    var pixels: [UInt8] = []
+    for index in 0..<(20 * 20) { pixels += [UInt8(index % 256), 40, 200, 255] }
+    let image = Bitmap(width: 20, height: 20, pixels: pixels, hasAlpha: false)
+    let label = TextBlock("Member", style: TextStyle(family: "DejaVu Sans", size: 9))
+    func make(repair: Bool) throws -> [UInt8] {
+      let document = try VectorDocument(format: .pdf, size: size)
+      document.repairKeys = repair
+      for count in [3, 2] {
+        try document.page(size: size) { canvas in
+          for index in 0..<count {
+            try canvas.draw(
+              image, in: Rect(x: 10 + Double(index) * 30, y: 10, width: 20, height: 20),
+              fit: .contain)
+            try canvas.drawRepeated(label, x: 10 + Double(index) * 60, y: 60)
+          }
+        }
+      }
+      return try document.finish()
+    }
+    let folder = TemporaryFolder()
+    let raw = try make(repair: false)
+    let repaired = try make(repair: true)
+    try Data(raw).write(to: URL(fileURLWithPath: folder.file("raw.pdf")))
+    try Data(repaired).write(to: URL(fileURLWithPath: folder.file("repaired.pdf")))
+    let check = try runTool("qpdf", ["--check", folder.file("repaired.pdf")])
+    #expect(check.status == 0 && !(check.stdout + check.stderr).contains("duplicated key"))
+    // The cairo of this machine repeats them (the reason for the repair).
+    #expect(PDFDuplicateKeys.repaired(raw) != nil)
+    #expect(
+      (try runTool("qpdf", ["--check", folder.file("raw.pdf")])).stderr.contains("duplicated key"))
+    #expect(PDFDuplicateKeys.repaired(repaired) == nil)  // nothing left to do
+    #expect(try pdfInfo(folder.file("repaired.pdf"))["Pages"] == "2")
+    for page in ["1", "2"] {
+      let a = try runTool("pdftoppm", ["-r", "72", "-f", page, "-l", page, folder.file("raw.pdf")])
+      let b = try runTool(
+        "pdftoppm", ["-r", "72", "-f", page, "-l", page, folder.file("repaired.pdf")])
+      #expect(a.status == 0 && a.stdout == b.stdout)
+    }
+  }
+
+  @Test("the key repair leaves damaged or foreign files alone and never crashes")
+  func repairDamaged() throws {
+    let size = Size(width: 50, height: 50)
+    let document = try VectorDocument(format: .pdf, size: size)
+    document.repairKeys = false
+    let label = TextBlock("ID", style: TextStyle(family: "DejaVu Sans", size: 6))
+    try document.page(size: size) { canvas in
+      for index in 0..<4 { try canvas.drawRepeated(label, x: Double(index) * 10, y: 0) }
+    }
+    let raw = try document.finish()
+    #expect(PDFDuplicateKeys.repaired(raw) != nil)
+    var generator = SystemRandomNumberGenerator()
+    for round in 0..<300 {
+      var damaged = raw
+      if round % 3 == 0 {
+        damaged.removeLast(Int.random(in: 1..<raw.count, using: &generator))
+      } else {
+        for _ in 0..<(1 + round % 5) {
+          damaged[Int.random(in: 0..<raw.count, using: &generator)] = UInt8.random(
+            in: 0...255, using: &generator)
+        }
+      }
+      // Any answer but a crash; a repaired file still ends with a table and %%EOF.
+      if let repaired = PDFDuplicateKeys.repaired(damaged) {
+        #expect(repaired.suffix(6) == Array("%%EOF\n".utf8))
+      }
+    }
+    // Repeats inside a repeated entry, a string value, a comment: the table is rebuilt.
+    let objects = [
+      "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 % kids\n>>",
+      "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] /Resources << /X << /a 1 0 R /a 1 0 R >>"
+        + " /X << /a 1 0 R /a 1 0 R >> /Y (s) /Y (s) /Z 1 /Z 2 >> >>",
+    ]
+    var file = "%PDF-1.5\n"
+    var offsets: [Int] = []
+    for (index, object) in objects.enumerated() {
+      offsets.append(file.utf8.count)
+      file += "\(index + 1) 0 obj\n\(object)\nendobj\n"
+    }
+    let table = file.utf8.count
+    file += "xref\n0 4\n0000000000 65535 f \n"
+    for offset in offsets { file += String(format: "%010d 00000 n \n", offset) }
+    file += "trailer\n<< /Size 4 /Root 1 0 R >>\nstartxref\n\(table)\n%%EOF\n"
+    let fixed = try #require(PDFDuplicateKeys.repaired(Array(file.utf8)))
+    let text = String(decoding: fixed, as: UTF8.self)
+    #expect(text.contains("/Resources << /X << /a 1 0 R >> /Y (s) /Z 1 /Z 2 >> >>"))
+    let folder = TemporaryFolder()
+    try Data(fixed).write(to: URL(fileURLWithPath: folder.file("fixed.pdf")))
+    let check = try runTool("qpdf", ["--check", folder.file("fixed.pdf")])
+    // Only /Z still repeats: its values differ, and which one a reader takes is not ours to say.
+    let warnings = (check.stdout + check.stderr).split(separator: "\n").filter {
+      $0.contains("duplicated key")
+    }
+    #expect(warnings.count == 1 && warnings[0].contains("/Z"), "\(warnings)")
+    #expect(!check.stdout.contains("ERROR") && !check.stderr.contains("xref"))
+    #expect(PDFDuplicateKeys.repaired(Array("not a pdf".utf8)) == nil)
+    #expect(PDFDuplicateKeys.repaired([]) == nil)
+  }
+
   @Test("raster images refuse absurd sizes before allocating")
   func rasterLimit() {
     #expect(

@@ -77,14 +77,27 @@ public func runTool(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil
   }
   // Read both pipes concurrently so a full pipe never blocks the child.
   nonisolated(unsafe) var errData = Data()
-  let reader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+  let reader = Thread { errData = readToEnd(err.fileHandleForReading.fileDescriptor) }
   reader.start()
-  let outData = out.fileHandleForReading.readDataToEndOfFile()
+  let outData = readToEnd(out.fileHandleForReading.fileDescriptor)
   process.waitUntilExit()
   while !reader.isFinished { usleep(1000) }
   return ToolResult(
     status: process.terminationStatus, stdoutBytes: [UInt8](outData),
     stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// Everything until end of file, retrying reads a signal interrupts (FileHandle's
+/// readDataToEndOfFile stops the process on EINTR).
+func readToEnd(_ descriptor: Int32) -> Data {
+  var data = Data()
+  var buffer = [UInt8](repeating: 0, count: 65_536)
+  while true {
+    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    if count < 0 && errno == EINTR { continue }
+    guard count > 0 else { return data }
+    data.append(contentsOf: buffer[0..<count])
+  }
 }
 
 /// Decodes every QR code in an image with zbarimg; nil when none is found.
