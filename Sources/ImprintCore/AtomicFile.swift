@@ -31,13 +31,7 @@ public enum AtomicFile {
   /// - Throws: `FileError.isDirectory` or `FileError.unwritable`, leaving no file behind.
   public static func write(_ bytes: some Collection<UInt8>, to path: String) throws(FileError) {
     let array = Array(bytes)
-    try write(to: path) { (write) throws(FileError) in
-      var failure: FileError?
-      array.withUnsafeBytes { buffer in
-        do throws(FileError) { try write(buffer) } catch { failure = error }
-      }
-      if let failure { throw failure }
-    }
+    try write(to: path) { (write) throws(FileError) in try write(array) }
   }
 
   /// Writes the file `produce` gives piece by piece to `path` atomically: memory holds one
@@ -49,8 +43,7 @@ public enum AtomicFile {
   /// - Throws: `FileError.isDirectory` or `FileError.unwritable`, leaving no file behind.
   public static func write(
     to path: String,
-    pieces produce: (_ write: (UnsafeRawBufferPointer) throws(FileError) -> Void) throws(FileError)
-      -> Void
+    pieces produce: (_ write: ([UInt8]) throws(FileError) -> Void) throws(FileError) -> Void
   ) throws(FileError) {
     do {
       try write(to: path) { temporary in
@@ -60,10 +53,12 @@ public enum AtomicFile {
           throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
         }
         defer { close(descriptor) }
-        try produce { (buffer) throws(FileError) in
+        try produce { (piece) throws(FileError) in
           var offset = 0
-          while offset < buffer.count, let base = buffer.baseAddress {
-            let written = Foundation.write(descriptor, base + offset, buffer.count - offset)
+          while offset < piece.count {
+            let written = piece.withUnsafeBytes {
+              Foundation.write(descriptor, $0.baseAddress.map { $0 + offset }, $0.count - offset)
+            }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {
               throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))

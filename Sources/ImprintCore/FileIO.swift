@@ -76,3 +76,51 @@ public enum FileIO {
     }
   }
 }
+
+/// A file read at any offset (`pread`), a range at a time: for files too large to hold, or to
+/// map without the pages counting against the process.
+///
+/// Owns one descriptor; closed with the object. Not for concurrent use.
+public final class RandomAccessFile {
+  private let descriptor: Int32
+  /// The file's name, for errors.
+  public let path: String
+  /// Its size in bytes when opened.
+  public let count: Int
+
+  /// Opens `path`.
+  ///
+  /// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
+  public init(path: String) throws(FileError) {
+    let (descriptor, status) = try FileIO.openForReading(path)
+    self.descriptor = descriptor
+    self.path = path
+    count = Int(status.st_size)
+  }
+
+  deinit { close(descriptor) }
+
+  /// The bytes of `range`.
+  ///
+  /// - Throws: `FileError.unreadable` when the file is shorter than `range` or a read fails.
+  public func read(_ range: Range<Int>) throws(FileError) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: range.count)
+    var done = 0
+    while done < range.count {
+      let result = bytes.withUnsafeMutableBytes { buffer in
+        pread(
+          descriptor, buffer.baseAddress.map { $0 + done }, range.count - done,
+          off_t(range.lowerBound + done))
+      }
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else {
+        throw .unreadable(
+          path: path,
+          reason: result < 0
+            ? String(cString: strerror(errno)) : "it ended at byte \(range.lowerBound + done)")
+      }
+      done += result
+    }
+    return bytes
+  }
+}

@@ -17,188 +17,290 @@ import ImprintCore
 /// touched. Objects are found through the classic cross-reference table cairo writes, which is
 /// rebuilt with the new offsets. A file of any other shape is left as it is.
 public enum PDFDuplicateKeys {
-  /// A byte range of the original, or replacement bytes.
-  enum Piece {
-    case original(Range<Int>)
-    case bytes([UInt8])
+  /// What to change: the entries to remove (sorted, disjoint), and where the table is.
+  struct Plan {
+    var removals: [Range<Int>]
+    /// Where `xref` starts.
+    var tableStart: Int
+    /// Where `trailer` starts.
+    var tableEnd: Int
+    /// Where `startxref` starts.
+    var startxrefKeyword: Int
+
+    /// Hands the repaired file to `emit` a block at a time: the original without the removed
+    /// entries, the table with moved offsets, the trailer, a new `startxref`.
+    func write(read: (Range<Int>) -> [UInt8], emit: ([UInt8]) -> Void) {
+      func copy(_ range: Range<Int>) {
+        var position = range.lowerBound
+        while position < range.upperBound {
+          let block = read(position..<min(range.upperBound, position + (1 << 16)))
+          guard !block.isEmpty else { return }  // unreadable: the caller knows
+          emit(block)
+          position += block.count
+        }
+      }
+      var position = 0
+      for removal in removals {
+        copy(position..<removal.lowerBound)
+        position = removal.upperBound
+      }
+      copy(position..<tableStart)
+      movedTable(tableStart..<tableEnd, removals: removals, read: read, emit: emit)
+      copy(tableEnd..<startxrefKeyword)
+      let removed = removals.reduce(0) { $0 + $1.count }
+      emit(Array("startxref\n\(tableStart - removed)\n%%EOF\n".utf8))
+    }
   }
 
-  /// The repaired file as pieces of `pdf`, or nil when nothing repeats (or the file is not of
-  /// the shape cairo writes).
-  static func pieces(_ pdf: UnsafeBufferPointer<UInt8>) -> [Piece]? {
-    guard let xref = crossReference(pdf) else { return nil }
-    var offsets = xref.entries.filter(\.inUse).map(\.offset).sorted()
+  /// The plan for the file (`count` bytes, read a range at a time with `read`), or nil when
+  /// nothing repeats (or the file is not of the shape cairo writes).
+  static func plan(count: Int, read: (Range<Int>) -> [UInt8]) -> Plan? {
+    guard var xref = crossReference(count: count, read: read) else { return nil }
+    let tableEnd = xref.tableEnd
+    var offsets = xref.offsets
+    xref.offsets = []
+    xref.table = []  // read again, a block at a time, when written
     guard let first = offsets.first, let last = offsets.last, first > 0, last < xref.start else {
       return nil
     }
     offsets.append(xref.start)
     var removals: [Range<Int>] = []
+    // The file is read in blocks of 256 KB, in order (objects sorted by offset), each object's
+    // dictionary parsed where it lies in the block: few, large reads and allocations.
+    let keyword = Array("stream".utf8)
+    var block: [UInt8] = []
+    var blockStart = 0
     for index in 0..<(offsets.count - 1) {
+      // An object's dictionary comes first, before any stream data: up to `stream`.
       let start = offsets[index]
       let end = offsets[index + 1]
-      let dictionaryEnd = find(Array("stream".utf8), in: pdf, from: start, to: end) ?? end
-      removals += duplicateEntries(pdf, from: start, to: dictionaryEnd)
+      var length = 4096
+      while true {
+        let windowEnd = min(end, start + length)
+        if start < blockStart || windowEnd > blockStart + block.count {
+          blockStart = start
+          block = read(start..<min(end, start + max(length, 1 << 18)))
+          guard block.count >= windowEnd - start else { return nil }
+        }
+        let from = start - blockStart
+        let to = windowEnd - blockStart
+        let found = block.withUnsafeBufferPointer { find(keyword, in: $0, from: from, to: to) }
+        if found != nil || windowEnd == end {
+          for removal in block.withUnsafeBufferPointer({
+            duplicateEntries($0, from: from, to: found ?? to)
+          }) {
+            removals.append((removal.lowerBound + blockStart)..<(removal.upperBound + blockStart))
+          }
+          break
+        }
+        length *= 4
+      }
     }
+    offsets = []
     guard !removals.isEmpty else { return nil }
-    // In file order, without the ones inside a removed entry (a repeated dictionary's own).
+    // In file order, without the ones inside a removed entry (a repeated dictionary's own),
+    // compacted in place.
     removals.sort { $0.lowerBound < $1.lowerBound }
-    var disjoint: [Range<Int>] = []
-    for removal in removals where removal.lowerBound >= (disjoint.last?.upperBound ?? 0) {
-      disjoint.append(removal)
+    var kept = 0
+    for index in removals.indices
+    where kept == 0 || removals[index].lowerBound >= removals[kept - 1].upperBound {
+      removals[kept] = removals[index]
+      kept += 1
     }
-    removals = disjoint
-    // Copy everything but the removed ranges, and map every object's new offset.
-    var pieces: [Piece] = []
-    var moved: [Int: Int] = [:]  // old offset -> new offset
-    var shift = 0
-    var position = 0
-    var removalIndex = 0
-    for offset in offsets.dropLast() {
-      while removalIndex < removals.count, removals[removalIndex].lowerBound < offset {
-        let removal = removals[removalIndex]
-        pieces.append(.original(position..<removal.lowerBound))
-        shift += removal.count
-        position = removal.upperBound
-        removalIndex += 1
-      }
-      moved[offset] = offset - shift
-    }
-    while removalIndex < removals.count {
-      let removal = removals[removalIndex]
-      pieces.append(.original(position..<removal.lowerBound))
-      shift += removal.count
-      position = removal.upperBound
-      removalIndex += 1
-    }
-    pieces.append(.original(position..<xref.start))
-    // The new table: same subsections and entries, new offsets.
-    var table = Array("xref\n".utf8)
-    for section in xref.sections {
-      table += Array("\(section.first) \(section.count)\n".utf8)
-      for entry in xref.entries[section.entries] {
-        let offset = entry.inUse ? (moved[entry.offset] ?? entry.offset) : entry.offset
-        let digits = String(offset)
-        let generation = String(entry.generation)
-        table += Array(
-          (String(repeating: "0", count: max(0, 10 - digits.count)) + digits + " "
-            + String(repeating: "0", count: max(0, 5 - generation.count)) + generation
-            + (entry.inUse ? " n \n" : " f \n")).utf8)
-      }
-    }
-    pieces.append(.bytes(table))
-    pieces.append(.original(xref.tableEnd..<xref.startxrefKeyword))
-    pieces.append(.bytes(Array("startxref\n\(xref.start - shift)\n%%EOF\n".utf8)))
-    return pieces
+    removals.removeLast(removals.count - kept)
+    return Plan(
+      removals: removals, tableStart: xref.start, tableEnd: tableEnd,
+      startxrefKeyword: xref.startxrefKeyword)
   }
 
   /// The repaired bytes, or nil when nothing repeats.
   public static func repaired(_ pdf: [UInt8]) -> [UInt8]? {
-    pdf.withUnsafeBufferPointer { buffer -> [UInt8]? in
-      guard let pieces = pieces(buffer) else { return nil }
-      var output: [UInt8] = []
-      output.reserveCapacity(buffer.count)
-      for piece in pieces {
-        switch piece {
-        case .original(let range): output += buffer[range]
-        case .bytes(let bytes): output += bytes
-        }
-      }
-      return output
-    }
+    guard let plan = plan(count: pdf.count, read: { Array(pdf[$0]) }) else { return nil }
+    var output: [UInt8] = []
+    output.reserveCapacity(pdf.count)
+    plan.write(read: { Array(pdf[$0]) }, emit: { output += $0 })
+    return output
   }
 
-  /// Repairs the file at `path` in place (atomically), reading it mapped and writing it as a
-  /// stream of pieces: memory does not grow with the file.
+  /// Repairs the file at `path` in place (atomically), reading it a range at a time and
+  /// writing it piece by piece: memory does not grow with the file (a mapping would, in the
+  /// pages a process is charged for).
   ///
   /// - Returns: whether the file changed.
   /// - Throws: `FileError` when it cannot be read or written.
   @discardableResult
   public static func repair(path: String) throws(FileError) -> Bool {
-    let mapped = try DocumentBytes(mapping: path)
-    guard let pieces = pieces(mapped.buffer) else { return false }
-    try AtomicFile.write(to: path) { (write) throws(FileError) in
-      for piece in pieces {
-        switch piece {
-        case .original(let range):
-          try write(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: mapped.buffer[range])))
-        case .bytes(let bytes):
-          let pointer = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 1)
-          defer { pointer.deallocate() }
-          pointer.copyBytes(from: bytes)
-          try write(UnsafeRawBufferPointer(pointer))
-        }
+    let file = try RandomAccessFile(path: path)
+    var failure: FileError?
+    let read = { (range: Range<Int>) -> [UInt8] in
+      do throws(FileError) {
+        return try file.read(range)
+      } catch {
+        failure = failure ?? error
+        return []
       }
+    }
+    let found = plan(count: file.count, read: read)
+    if let failure { throw failure }
+    guard let plan = found else { return false }
+    try AtomicFile.write(to: path) { (write) throws(FileError) in
+      plan.write(read: read) { block in
+        guard failure == nil else { return }
+        do throws(FileError) { try write(block) } catch { failure = error }
+      }
+      if let failure { throw failure }
     }
     return true
   }
 
   // MARK: - Cross-reference table
 
-  struct Entry {
-    var offset: Int
-    var generation: Int
-    var inUse: Bool
+  /// The table at `range`, read a block at a time, with each in-use entry's offset moved up by
+  /// the bytes of the `removals` (sorted, disjoint) before it.
+  static func movedTable(
+    _ range: Range<Int>, removals: [Range<Int>], read: (Range<Int>) -> [UInt8],
+    emit: ([UInt8]) -> Void
+  ) {
+    // removed[k]: the bytes of the first k removals.
+    var removed = [0]
+    for removal in removals { removed.append(removed[removed.count - 1] + removal.count) }
+    func moved(_ offset: Int) -> Int {
+      var low = 0
+      var high = removals.count
+      while low < high {
+        let middle = (low + high) / 2
+        if removals[middle].lowerBound < offset { low = middle + 1 } else { high = middle }
+      }
+      return offset - removed[low]
+    }
+    var position = range.lowerBound
+    var carry: [UInt8] = []
+    while position < range.upperBound || !carry.isEmpty {
+      let chunk =
+        position < range.upperBound
+        ? read(position..<min(range.upperBound, position + (1 << 16))) : []
+      if chunk.isEmpty && position < range.upperBound { return }  // unreadable: the caller knows
+      position += chunk.count
+      var lines = carry + chunk
+      // Whole lines only; the rest waits for the next block.
+      let end =
+        position < range.upperBound
+        ? (lines.lastIndex(of: 10).map { $0 + 1 } ?? 0) : lines.count
+      var start = 0
+      while start < end {
+        let lineEnd = (lines[start..<end].firstIndex(of: 10) ?? (end - 1)) + 1
+        // An entry: `oooooooooo ggggg n` and its end of line, 20 bytes in all.
+        if lineEnd - start == 20, lines[start + 17] == UInt8(ascii: "n") {
+          var offset = 0
+          for index in start..<(start + 10) { offset = offset * 10 + Int(lines[index] &- 48) }
+          let digits = Array(String(moved(offset)).utf8)
+          for index in 0..<10 {
+            lines[start + index] =
+              index < 10 - digits.count ? 48 : digits[index - (10 - digits.count)]
+          }
+        }
+        start = lineEnd
+      }
+      emit(Array(lines[0..<end]))
+      carry = Array(lines[end...])
+      if position >= range.upperBound && end == lines.count { carry = [] }
+    }
   }
 
   struct CrossReference {
     /// Where `xref` starts.
     var start: Int
-    /// Where the table ends (the `trailer` keyword).
-    var tableEnd: Int
     /// Where `startxref` starts.
     var startxrefKeyword: Int
-    var sections: [(first: Int, count: Int, entries: Range<Int>)]
-    var entries: [Entry]
+    /// The table's bytes, `xref` up to `trailer`.
+    var table: [UInt8]
+    /// The offsets of the objects in use, in file order.
+    var offsets: [Int]
+    /// Where the table ends (the `trailer` keyword).
+    var tableEnd: Int { start + table.count }
   }
 
   /// The classic table `startxref` points at, with 20-byte entries; nil for anything else
   /// (cross-reference streams, incremental updates).
-  static func crossReference(_ pdf: UnsafeBufferPointer<UInt8>) -> CrossReference? {
-    let tail = max(0, pdf.count - 64)
-    guard let keyword = findLast(Array("startxref".utf8), in: pdf, from: tail) else { return nil }
+  static func crossReference(count: Int, read: (Range<Int>) -> [UInt8]) -> CrossReference? {
+    let tailStart = max(0, count - 1024)
+    let tail = read(tailStart..<count)
+    guard
+      let keyword = tail.withUnsafeBufferPointer({
+        findLast(Array("startxref".utf8), in: $0, from: max(0, $0.count - 64))
+      })
+    else { return nil }
     var cursor = keyword + 9
-    skipSpace(pdf, &cursor)
-    guard let start = integer(pdf, &cursor), start >= 0, start + 5 <= pdf.count,
-      Array(pdf[start..<start + 4]) == Array("xref".utf8)
-    else { return nil }
-    cursor = start + 4
-    var sections: [(first: Int, count: Int, entries: Range<Int>)] = []
-    var entries: [Entry] = []
-    while true {
-      skipSpace(pdf, &cursor)
-      guard cursor < pdf.count else { return nil }
-      if pdf[cursor] == UInt8(ascii: "t") { break }  // trailer
-      guard let first = integer(pdf, &cursor) else { return nil }
-      skipSpace(pdf, &cursor)
-      guard let count = integer(pdf, &cursor), count >= 0 else { return nil }
-      // The line ends; then `count` entries of exactly 20 bytes.
-      while cursor < pdf.count, pdf[cursor] == UInt8(ascii: " ") { cursor += 1 }
-      if cursor < pdf.count, pdf[cursor] == UInt8(ascii: "\r") { cursor += 1 }
-      guard cursor < pdf.count, pdf[cursor] == UInt8(ascii: "\n") else { return nil }
-      cursor += 1
-      guard cursor + 20 * count <= pdf.count else { return nil }
-      let firstEntry = entries.count
-      for _ in 0..<count {
-        var field = cursor
-        guard let offset = integer(pdf, &field) else { return nil }
-        field += 1
-        guard let generation = integer(pdf, &field), field + 1 < pdf.count else { return nil }
-        let kind = pdf[field + 1]
-        guard kind == UInt8(ascii: "n") || kind == UInt8(ascii: "f") else { return nil }
-        entries.append(
-          Entry(offset: offset, generation: generation, inUse: kind == UInt8(ascii: "n")))
-        cursor += 20
-      }
-      sections.append((first, count, firstEntry..<entries.count))
+    let start: Int? = tail.withUnsafeBufferPointer {
+      skipSpace($0, &cursor)
+      return integer($0, &cursor)
     }
-    guard Array(pdf[cursor..<min(pdf.count, cursor + 7)]) == Array("trailer".utf8),
-      keyword > cursor
+    guard let start, start >= 0, start < tailStart + keyword else { return nil }
+    var table = read(start..<(tailStart + keyword))
+    var offsets: [Int] = []
+    guard
+      let end = forEachEntry(
+        table,
+        { position, inUse in
+          if inUse { offsets.append(entryOffset(table, at: position)) }
+        })
     else { return nil }
-    // Only the in-use entries are objects; a single table (no /Prev: no incremental update).
-    guard find(Array("/Prev".utf8), in: pdf, from: cursor, to: keyword) == nil else { return nil }
+    // A single table (no /Prev: no incremental update).
+    let trailer = table.withUnsafeBufferPointer {
+      find(Array("/Prev".utf8), in: $0, from: end, to: $0.count)
+    }
+    guard trailer == nil else { return nil }
+    table.removeSubrange(end...)
+    offsets.sort()
     return CrossReference(
-      start: start, tableEnd: cursor, startxrefKeyword: keyword, sections: sections,
-      entries: entries)
+      start: start, startxrefKeyword: tailStart + keyword, table: table, offsets: offsets)
+  }
+
+  /// Calls `body` with the position of every entry of `table` (which starts with `xref`) and
+  /// whether it is in use; returns where `trailer` starts, or nil when the table is not a
+  /// classic one with 20-byte entries.
+  static func forEachEntry(_ table: [UInt8], _ body: (Int, Bool) -> Void) -> Int? {
+    table.withUnsafeBufferPointer { pdf -> Int? in
+      guard pdf.count >= 4, Array(pdf[0..<4]) == Array("xref".utf8) else { return nil }
+      var cursor = 4
+      while true {
+        skipSpace(pdf, &cursor)
+        guard cursor < pdf.count else { return nil }
+        if pdf[cursor] == UInt8(ascii: "t") { break }  // trailer
+        guard integer(pdf, &cursor) != nil else { return nil }
+        skipSpace(pdf, &cursor)
+        guard let count = integer(pdf, &cursor), count >= 0 else { return nil }
+        // The line ends; then `count` entries of exactly 20 bytes.
+        while cursor < pdf.count, pdf[cursor] == UInt8(ascii: " ") { cursor += 1 }
+        if cursor < pdf.count, pdf[cursor] == UInt8(ascii: "\r") { cursor += 1 }
+        guard cursor < pdf.count, pdf[cursor] == UInt8(ascii: "\n") else { return nil }
+        cursor += 1
+        guard cursor + 20 * count <= pdf.count else { return nil }
+        for _ in 0..<count {
+          // `oooooooooo ggggg n` and an end of line: fixed columns.
+          guard (0..<10).allSatisfy({ isDigit(pdf[cursor + $0]) }), pdf[cursor + 10] == 32,
+            (11..<16).allSatisfy({ isDigit(pdf[cursor + $0]) }), pdf[cursor + 16] == 32
+          else { return nil }
+          switch pdf[cursor + 17] {
+          case UInt8(ascii: "n"): body(cursor, true)
+          case UInt8(ascii: "f"): body(cursor, false)
+          default: return nil
+          }
+          cursor += 20
+        }
+      }
+      guard Array(pdf[cursor..<min(pdf.count, cursor + 7)]) == Array("trailer".utf8) else {
+        return nil
+      }
+      return cursor
+    }
+  }
+
+  /// The 10-digit offset of the table entry at `position`.
+  static func entryOffset(_ table: [UInt8], at position: Int) -> Int {
+    var value = 0
+    for index in position..<(position + 10) { value = value * 10 + Int(table[index] - 48) }
+    return value
   }
 
   // MARK: - Dictionaries
@@ -256,7 +358,9 @@ public enum PDFDuplicateKeys {
     /// removals found so far still stand: each is a complete, repeated entry).
     mutating func dictionary() -> Bool {
       cursor += 2
-      var seen: [[UInt8]: [UInt8]] = [:]
+      // Dictionaries here are small: the entries seen are compared in place, one by one (a
+      // dictionary of more than 512 entries is walked but not repaired).
+      var seen: [(name: Range<Int>, value: Range<Int>)] = []
       while true {
         let entryStart = cursor
         skipSpace()
@@ -268,17 +372,26 @@ public enum PDFDuplicateKeys {
         let nameStart = cursor
         cursor += 1
         skipToken()
-        let name = Array(pdf[nameStart..<cursor])
+        let name = nameStart..<cursor
         skipSpace()
         let valueStart = cursor
         guard value() else { return false }
-        let value = Array(pdf[valueStart..<cursor])
-        if let earlier = seen[name] {
-          if earlier == value { removals.append(entryStart..<cursor) }
-        } else {
-          seen[name] = value
+        let value = valueStart..<cursor
+        if let earlier = seen.first(where: { same($0.name, name) }) {
+          if same(earlier.value, value) { removals.append(entryStart..<cursor) }
+        } else if seen.count < 512 {
+          seen.append((name, value))
         }
       }
+    }
+
+    /// Whether two ranges hold the same bytes.
+    func same(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+      guard a.count == b.count else { return false }
+      for index in 0..<a.count where pdf[a.lowerBound + index] != pdf[b.lowerBound + index] {
+        return false
+      }
+      return true
     }
 
     /// One value at `cursor`.
