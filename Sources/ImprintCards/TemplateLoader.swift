@@ -333,12 +333,20 @@ func placeholders(_ text: String) -> [String] {
   return names
 }
 
-/// Replaces `{field}` placeholders; nil when a field has no value for this account.
+/// Replaces `{field}` placeholders in one pass (a value that itself holds `{name}` stays as it
+/// is); nil when a field has no value for this account.
 func fill(_ text: String, with fields: [String: String]) -> String? {
-  var result = text
-  for name in placeholders(text) {
-    guard let value = fields[name], !value.isEmpty else { return nil }
-    result = result.replacingOccurrences(of: "{\(name)}", with: value)
+  guard text.utf8.contains(UInt8(ascii: "{")) else { return text }
+  var result = ""
+  var rest = Substring(text)
+  while let open = rest.firstIndex(of: "{"),
+    let close = rest[open...].firstIndex(of: "}")
+  {
+    guard let value = fields[String(rest[rest.index(after: open)..<close])], !value.isEmpty
+    else { return nil }
+    result += rest[..<open]
+    result += value
+    rest = rest[rest.index(after: close)...]
   }
-  return result
+  return result + rest
 }

@@ -109,11 +109,16 @@ final class TextEngine {
   /// whole card; a thread's engine is never used by two threads, since layout and drawing are
   /// synchronous (no suspension point between getting the engine and finishing with it).
   static func forCurrentThread(_ library: FontLibrary) -> TextEngine {
-    let key = "imprint.textEngine.\(ObjectIdentifier(library).hashValue)"
-    let dictionary = Thread.current.threadDictionary
-    if let engine = dictionary[key] as? TextEngine { return engine }
+    let engines: ThreadEngines
+    if let raw = pthread_getspecific(threadEnginesKey) {
+      engines = Unmanaged<ThreadEngines>.fromOpaque(raw).takeUnretainedValue()
+    } else {
+      engines = ThreadEngines()
+      pthread_setspecific(threadEnginesKey, Unmanaged.passRetained(engines).toOpaque())
+    }
+    if let (_, engine) = engines.byLibrary[ObjectIdentifier(library)] { return engine }
     let engine = TextEngine(library: library, counted: false)
-    dictionary[key] = engine
+    engines.byLibrary[ObjectIdentifier(library)] = (library, engine)
     return engine
   }
 
@@ -249,3 +254,21 @@ public final class TextMeasurer {
     TextEngine.forCurrentThread(library).measure(block)
   }
 }
+
+/// One thread's text engines, by font library.
+///
+/// The library is kept alive, so its identifier is never another library's. Found through a
+/// pthread key: a thread dictionary look-up built a string key and went through NSDictionary on
+/// every call.
+private final class ThreadEngines {
+  var byLibrary: [ObjectIdentifier: (FontLibrary, TextEngine)] = [:]
+}
+
+/// Releases a thread's engines when it exits.
+private let threadEnginesKey: pthread_key_t = {
+  var key = pthread_key_t()
+  pthread_key_create(&key) { raw in
+    if let raw { Unmanaged<ThreadEngines>.fromOpaque(raw).release() }
+  }
+  return key
+}()

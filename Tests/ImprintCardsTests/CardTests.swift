@@ -2,11 +2,12 @@
 // ImprintCardsTests: templates, layout goldens, PDF/PNG read back with poppler and zbar.
 
 import Foundation
-import ImprintCards
 import ImprintCore
 import ImprintGraphics
 import ImprintTestSupport
 import Testing
+
+@testable import ImprintCards
 
 let samples = repositoryRoot + "/assets/samples"
 let templates = repositoryRoot + "/templates"
@@ -35,6 +36,16 @@ func sampleInput(
 
 @Suite("Templates")
 struct TemplateTests {
+  @Test("placeholders are filled in one pass: a value holding {name} is not expanded again")
+  func fillOnce() {
+    let fields = ["name": "{email}", "email": "a@b.c", "handle": "@x"]
+    #expect(fill("{name} / {handle}", with: fields) == "{email} / @x")
+    #expect(fill("Member {handle}!", with: fields) == "Member @x!")
+    #expect(fill("no fields", with: fields) == "no fields")
+    #expect(fill("{missing} here", with: fields) == nil)
+    #expect(fill("{unclosed", with: fields) == "{unclosed")
+  }
+
   @Test("the three shipped designs load", arguments: ["classic", "midnight", "moderator"])
   func shipped(name: String) throws {
     let template = try CardTemplate.load(name, folder: templates)
