@@ -201,6 +201,43 @@ struct BatchCLITests {
     #expect(snapshot(killed) == snapshot(clean))
   }
 
+  @Test(
+    "a sheets batch killed while it draws leaves no sheets file; the rerun makes the same bytes")
+  func resumeSheets() throws {
+    let folder = TemporaryFolder()
+    let lines = (0..<90).map {
+      #"{"id":"c\#($0)","kind":"card","copies":2,"profile":"\#(repositoryRoot)/assets/samples/profiles/harbor-lamp.json"}"#
+    }
+    let manifest = folder.file("m.jsonl")
+    try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: manifest))
+    let arguments = ["batch", manifest, "--layout", "A4", "--crop-marks", "-q", "-j", "1"]
+    let killed = folder.file("killed")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: imprintBinary)
+    process.arguments = arguments + ["-o", killed]
+    try process.run()
+    // Kill it while the sheets file is being written (its hidden temporary exists).
+    var sawTemporary = false
+    for _ in 0..<2000 where !sawTemporary {
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: killed)) ?? []
+      sawTemporary = names.contains { $0.hasPrefix(".sheets-A4.pdf.tmp-") }
+      if !sawTemporary { usleep(2_000) }
+    }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    #expect(sawTemporary)
+    #expect(!FileManager.default.fileExists(atPath: killed + "/sheets-A4.pdf"))
+    #expect(try runTool(imprintBinary, arguments + ["-o", killed]).status == 0)
+    let clean = folder.file("clean")
+    #expect(try runTool(imprintBinary, arguments + ["-o", clean]).status == 0)
+    #expect(snapshot(killed) == snapshot(clean))
+    #expect(snapshot(killed)["sheets-A4.pdf"] != nil)
+    let leftovers = ((try? FileManager.default.contentsOfDirectory(atPath: killed)) ?? []).filter {
+      $0.contains(".tmp-")
+    }
+    #expect(leftovers.isEmpty, "\(leftovers)")
+  }
+
   @Test("three shards as separate processes make exactly the jobs of one run, none twice")
   func shards() async throws {
     let folder = TemporaryFolder()
