@@ -179,6 +179,9 @@ public enum BatchRunner {
     }
     await forEachConcurrently(
       inputs: next, jobs: options.jobs,
+      // A slow job (a large upload) holds back the results after it, each with its card: no
+      // new job starts while that many wait, so memory stays bounded.
+      ready: { pending.count < 16 * options.jobs + 64 },
       work: { [imposing = imposer != nil] item -> JobOutcome in
         switch item {
         case .success(let job):

@@ -11,23 +11,33 @@ import Foundation
 /// - Parameters:
 ///   - inputs: produces the next input, or nil at the end; called on the caller's task only.
 ///   - jobs: the maximum number of concurrent tasks (at least 1).
+///   - ready: whether to start more inputs now (checked after each output; when false, the
+///     tasks still running finish first, so a caller that keeps outputs until an earlier one
+///     arrives can bound what it keeps). With no task running, one input starts regardless.
 ///   - work: runs in a child task; must not share C handles with other tasks.
 ///   - collect: receives each output on the caller's task.
 public func forEachConcurrently<Input: Sendable, Output: Sendable>(
-  inputs: () -> Input?, jobs: Int, work: @escaping @Sendable (Input) async -> Output,
-  collect: (Output) -> Void
+  inputs: () -> Input?, jobs: Int, ready: () -> Bool = { true },
+  work: @escaping @Sendable (Input) async -> Output, collect: (Output) -> Void
 ) async {
   await withTaskGroup(of: Output.self) { group in
     var running = 0
-    while running < max(1, jobs), let input = inputs() {
-      group.addTask { await work(input) }
-      running += 1
-    }
-    while let output = await group.next() {
-      collect(output)
-      if let input = inputs() {
+    var exhausted = false
+    func startMore() {
+      while !exhausted, running < max(1, jobs), running == 0 || ready() {
+        guard let input = inputs() else {
+          exhausted = true
+          return
+        }
         group.addTask { await work(input) }
+        running += 1
       }
+    }
+    startMore()
+    while running > 0, let output = await group.next() {
+      running -= 1
+      collect(output)
+      startMore()
     }
   }
 }

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCore
 import ImprintTestSupport
+import Synchronization
 import Testing
 
 @Suite("Colours")
@@ -191,5 +192,44 @@ struct DocumentBytesTests {
     #expect(throws: FileError.notFound(path: folder.file("none"))) {
       _ = try DocumentBytes(mapping: folder.file("none"))
     }
+  }
+}
+
+@Suite("Bounded parallel work")
+struct ConcurrencyTests {
+  /// Counts tasks running at once.
+  final class Gauge: Sendable {
+    let state = Mutex((now: 0, most: 0))
+    func enter() {
+      state.withLock {
+        $0.now += 1
+        $0.most = max($0.most, $0.now)
+      }
+    }
+    func leave() { state.withLock { $0.now -= 1 } }
+  }
+
+  @Test(
+    "every input is worked on once; at most `jobs` at a time; with `ready` false, one at a time",
+    arguments: [true, false])
+  func bounded(ready: Bool) async {
+    let gauge = Gauge()
+    var next = 0
+    var seen: [Int] = []
+    await forEachConcurrently(
+      inputs: { () -> Int? in
+        defer { next += 1 }
+        return next < 40 ? next : nil
+      }, jobs: 3, ready: { ready },
+      work: { input in
+        gauge.enter()
+        try? await Task.sleep(nanoseconds: UInt64(input % 4) * 1_000_000)
+        gauge.leave()
+        return input
+      },
+      collect: { seen.append($0) })
+    #expect(seen.sorted() == Array(0..<40))
+    let most = gauge.state.withLock { $0.most }
+    #expect(ready ? most <= 3 : most == 1)
   }
 }
