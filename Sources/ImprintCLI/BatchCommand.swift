@@ -130,7 +130,7 @@ enum BatchCommand {
     let total = countJobs(manifest, shard: options.shard)
     let quiet = arguments.flag("quiet")
     let started = Date()
-    var lastReport = Date.distantPast
+    var lastReport = started  // the first plain line after 2 s, when the rate means something
     let terminal = console.stderr.isTerminal
     let summary = try await BatchRunner.run(manifest: manifest, options: options) { summary in
       guard !quiet else { return }
