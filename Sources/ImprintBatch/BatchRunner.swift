@@ -280,7 +280,9 @@ public enum BatchRunner {
           let made = try await make(job, options: options, templates: templates)
           outcome.result.outputs = made.outputs
           outcome.card = impose ? made.card : nil
-          try AtomicFile.write(
+          // After the outputs are in place; a state cut short by a kill fails to decode and
+          // the job is made again, so it needs no temporary file.
+          try FileIO.overwrite(
             Array(
               JSONOutput.line(JobState(fingerprint: fingerprint, outputs: made.outputs)).utf8),
             to: statePath)

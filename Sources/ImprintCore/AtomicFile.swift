@@ -54,17 +54,7 @@ public enum AtomicFile {
         }
         defer { close(descriptor) }
         try produce { (piece) throws(FileError) in
-          var offset = 0
-          while offset < piece.count {
-            let written = piece.withUnsafeBytes {
-              Foundation.write(descriptor, $0.baseAddress.map { $0 + offset }, $0.count - offset)
-            }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-              throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
-            }
-            offset += written
-          }
+          try FileIO.writeAll(piece, to: descriptor, path: path)
         }
       }
     } catch let error as FileError {

@@ -58,6 +58,39 @@ public enum FileIO {
     return (descriptor, status)
   }
 
+  /// Writes all of `bytes` to an open descriptor, retrying interrupted and short writes.
+  ///
+  /// - Throws: `FileError.unwritable` naming `path`.
+  public static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String)
+    throws(FileError)
+  {
+    var offset = 0
+    while offset < bytes.count {
+      let written = bytes.withUnsafeBytes {
+        Foundation.write(descriptor, $0.baseAddress.map { $0 + offset }, $0.count - offset)
+      }
+      if written < 0 && errno == EINTR { continue }
+      guard written > 0 else {
+        throw .unwritable(path: path, reason: String(cString: strerror(errno)))
+      }
+      offset += written
+    }
+  }
+
+  /// Writes `bytes` to `path` in place, not atomically: only for files a reader can afford to
+  /// find cut short (a resume hint that fails to decode is ignored), where the temporary file
+  /// and rename of `AtomicFile` would double the cost.
+  ///
+  /// - Throws: `FileError.unwritable`.
+  public static func overwrite(_ bytes: [UInt8], to path: String) throws(FileError) {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+      throw .unwritable(path: path, reason: String(cString: strerror(errno)))
+    }
+    defer { close(descriptor) }
+    try writeAll(bytes, to: descriptor, path: path)
+  }
+
   /// Creates `path` (and parents) unless it is already a folder.
   ///
   /// - Throws: `FileError.unwritable` when it exists as a file or cannot be created.
