@@ -208,8 +208,19 @@ public enum BatchRunner {
         }
         pending[result.line] = outcome
         while issuedStart < issued.count,
-          let ready = pending.removeValue(forKey: issued[issuedStart])
+          var ready = pending.removeValue(forKey: issued[issuedStart])
         {
+          // A card the layout cannot take (another size) fails alone; the rest go on.
+          if let card = ready.card, let imposer,
+            let problem = imposer.problem(with: card, id: ready.result.id)
+          {
+            ready.result.status = "failed"
+            ready.result.error = ErrorRecord(problem)
+            ready.card = nil
+            if ready.result.status == "skipped" { summary.skipped -= 1 } else { summary.ok -= 1 }
+            summary.failed += 1
+            if options.failFast { stop = true }
+          }
           output.write(Data((JSONOutput.line(ready.result) + "\n").utf8))
           if let card = ready.card, let imposer, imposeError == nil {
             do {

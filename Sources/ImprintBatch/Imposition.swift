@@ -147,6 +147,9 @@ public struct Imposed: Sendable, Equatable {
 /// Not Sendable: one imposer belongs to the task that feeds it. The file is written to a
 /// temporary name and renamed by `finish()`, so a failure or a kill leaves no partial file.
 public protocol CardImposer: AnyObject {
+  /// Why card `id` cannot go onto this layout (a size other than the sheets were laid out
+  /// for), or nil.
+  func problem(with card: PreparedCard, id: String) -> ImposeError?
   /// Places copy `copy` of card `id`.
   ///
   /// - Throws: `FileError`, `GraphicsError`, `ImposeError`.
@@ -168,6 +171,9 @@ public final class CardPrinterImposer: CardImposer {
 
   /// Writes to `path` (atomically).
   public init(path: String) { self.path = path }
+
+  /// Every size fits: each page takes its card's size.
+  public func problem(with card: PreparedCard, id: String) -> ImposeError? { nil }
 
   public func add(id: String, copy: Int, card: PreparedCard) throws {
     if document == nil {
@@ -261,7 +267,19 @@ public final class SheetImposer: CardImposer {
     return grid
   }
 
+  public func problem(with card: PreparedCard, id: String) -> ImposeError? {
+    guard let grid else { return nil }
+    let k = Imposition.k
+    let width = card.size.width / k
+    let height = card.size.height / k
+    let expected =
+      grid.rotated ? (grid.cellHeight, grid.cellWidth) : (grid.cellWidth, grid.cellHeight)
+    guard abs(width - expected.0) > 0.01 || abs(height - expected.1) > 0.01 else { return nil }
+    return .sizeMismatch(id: id, size: (width, height), expected: expected)
+  }
+
   public func add(id: String, copy: Int, card: PreparedCard) throws {
+    if let problem = problem(with: card, id: id) { throw problem }
     let grid = try self.grid ?? start(card)
     pending.append((id, copy, card))
     if pending.count == grid.capacity { try drawSheet(grid) }
@@ -423,11 +441,18 @@ public enum ImposeError: ImprintError, Equatable {
   case noCards
   /// The card does not fit the stock.
   case doesNotFit(stock: String)
+  /// A card of another size than the one the sheets were laid out for (millimetres, with bleed).
+  case sizeMismatch(id: String, size: (Double, Double), expected: (Double, Double))
+
+  public static func == (a: ImposeError, b: ImposeError) -> Bool {
+    a.code == b.code && a.message == b.message
+  }
 
   public var code: String {
     switch self {
     case .noCards: "batch.noCards"
     case .doesNotFit: "batch.doesNotFit"
+    case .sizeMismatch: "batch.sizeMismatch"
     }
   }
 
@@ -436,6 +461,18 @@ public enum ImposeError: ImprintError, Equatable {
     case .noCards: "no card was made, so there is nothing to impose"
     case .doesNotFit(let stock):
       "a card with its bleed does not fit on \(stock) inside 5 mm margins"
+    case .sizeMismatch(let id, let size, let expected):
+      "card '\(id)' is \(mm(size.0)) x \(mm(size.1)) mm with its bleed, but the sheets were "
+        + "laid out for the first card's \(mm(expected.0)) x \(mm(expected.1)) mm"
+    }
+  }
+
+  private func mm(_ value: Double) -> String { Formatting.number((value * 100).rounded() / 100) }
+
+  public var hint: String? {
+    switch self {
+    case .sizeMismatch: "run the cards of each size as a batch of their own"
+    default: nil
     }
   }
 }

@@ -128,6 +128,35 @@ struct BatchCLITests {
     #expect(map.contains(flip == "long-edge" ? "1,back,1,1,A-1043,1" : "1,back,3,3,A-1043,1"))
   }
 
+  @Test("a card of another size fails alone with its own code; the sheets hold the others")
+  func otherSize() async throws {
+    let folder = TemporaryFolder()
+    var template = try String(
+      contentsOfFile: repositoryRoot + "/templates/classic.json", encoding: .utf8)
+    template = template.replacingOccurrences(of: "\"width\": 85.6,", with: "\"width\": 90,")
+    try template.write(toFile: folder.file("wide.json"), atomically: true, encoding: .utf8)
+    let profile = repositoryRoot + "/assets/samples/profiles/harbor-lamp.json"
+    let lines = [
+      #"{"id":"a","kind":"card","profile":"\#(profile)"}"#,
+      #"{"id":"wide","kind":"card","profile":"\#(profile)","template":"\#(folder.file("wide.json"))"}"#,
+      #"{"id":"b","kind":"card","profile":"\#(profile)"}"#,
+    ]
+    try Data(lines.joined(separator: "\n").utf8).write(
+      to: URL(fileURLWithPath: folder.file("m.jsonl")))
+    let run = await imprint([
+      "batch", folder.file("m.jsonl"), "-o", folder.file("out"), "--layout", "A4", "-q",
+      "--allow-missing-glyphs",
+    ])
+    #expect(run.code == 1)
+    let lines2 = try results(folder.file("out/results.jsonl"))
+    #expect(lines2.map { $0["status"] as? String } == ["ok", "failed", "ok"])
+    let error = try #require(lines2[1]["error"] as? [String: Any])
+    #expect(error["code"] as? String == "batch.sizeMismatch")
+    #expect((error["message"] as? String)?.contains("card 'wide' is 96.35 x 60.33 mm") == true)
+    let map = try String(contentsOfFile: folder.file("out/sheet-map.csv"), encoding: .utf8)
+    #expect(map.contains(",a,1") && map.contains(",b,1") && !map.contains("wide"))
+  }
+
   @Test("a CSV manifest with a header: shipping columns become shipTo")
   func csv() async throws {
     let folder = TemporaryFolder()
