@@ -139,6 +139,8 @@ public struct Imposed: Sendable, Equatable {
   public var sheets: Int
   /// The grid (sheet layouts).
   public var grid: SheetGrid?
+  /// Cards left out, and why (`Imposition.impose`: a size the sheets were not laid out for).
+  public var refused: [ImposeError] = []
 }
 
 /// Takes prepared cards in print order and writes them into one file as they come: memory holds
@@ -367,6 +369,7 @@ public enum Imposition {
     prepare: @escaping @Sendable (ManifestJob) async throws -> PreparedCard,
     into imposer: CardImposer
   ) async throws -> Imposed {
+    var refused: [ImposeError] = []
     do {
       while true {
         var chunk: [PlacedCard] = []
@@ -382,10 +385,16 @@ public enum Imposition {
         }
         for placed in chunk {
           guard let card = prepared[placed.id] else { continue }
+          if let problem = imposer.problem(with: card, id: placed.id) {
+            if placed.copy == 1 { refused.append(problem) }
+            continue
+          }
           try imposer.add(id: placed.id, copy: placed.copy, card: card)
         }
       }
-      return try imposer.finish()
+      var imposed = try imposer.finish()
+      imposed.refused = refused
+      return imposed
     } catch {
       imposer.discard()
       throw error

@@ -63,10 +63,12 @@ enum BatchCommand {
     let (cards, shipped) = try finished(output)
     if let layout = options.layout,
       let imposed = try await impose(
-        cards, manifest: arguments.positionals[0], options: options, layout: layout),
-      !arguments.flag("quiet")
+        cards, manifest: arguments.positionals[0], options: options, layout: layout)
     {
-      report(imposed, layout: layout, console: console)
+      // Cards the layout cannot take are errors of the merge (their shards made them).
+      for problem in imposed.refused { console.report(problem) }
+      failed += imposed.refused.count
+      if !arguments.flag("quiet") { report(imposed, layout: layout, console: console) }
     }
     try fulfilment(shipped, folder: folder)
     if !arguments.flag("quiet") {

@@ -155,6 +155,23 @@ struct BatchCLITests {
     #expect((error["message"] as? String)?.contains("card 'wide' is 96.35 x 60.33 mm") == true)
     let map = try String(contentsOfFile: folder.file("out/sheet-map.csv"), encoding: .utf8)
     #expect(map.contains(",a,1") && map.contains(",b,1") && !map.contains("wide"))
+    // Sharded: the merge leaves the card out, says why, and exits 1.
+    let shared = folder.file("shared")
+    for index in 0..<2 {
+      _ = try runTool(
+        imprintBinary,
+        [
+          "batch", folder.file("m.jsonl"), "-o", shared, "--shard", "\(index)/2", "--layout", "A4",
+          "-q", "--allow-missing-glyphs",
+        ])
+    }
+    let merge = try runTool(
+      imprintBinary,
+      ["batch", "merge", folder.file("m.jsonl"), "-o", shared, "--layout", "A4", "-q"])
+    #expect(merge.status == 1 && merge.stderr.contains("error: card 'wide' is 96.35 x 60.33 mm"))
+    #expect(
+      try String(contentsOfFile: shared + "/sheet-map.csv", encoding: .utf8)
+        == String(contentsOfFile: folder.file("out/sheet-map.csv"), encoding: .utf8))
   }
 
   @Test("a CSV manifest with a header: shipping columns become shipTo")
