@@ -14,15 +14,25 @@ cd "$root"
 source "$root/Benchmarks/common.sh"
 build_imprint
 
-# gLabels and the sheets run: 3 runs each, the median by CPU (a rerun of the sheets draws them all
-# again). The --card-files run and the 10 x N run: once (a rerun would skip the finished cards).
+# gLabels and the sheets run: 3 runs each, interleaved (gLabels, imprint, gLabels, ...) so both
+# see the same load on this shared machine, and the median run by CPU of each (a rerun of the
+# sheets draws them all again). The --card-files run and the 10 x N run: once (a rerun would
+# skip the finished cards).
 RUNS=${RUNS:-3}
 peer_records "$count" "$work/data"
 cp "$peer/cr80-a4-10up.glabels" "$work/data/"
-glabels=$(cd "$work/data" && measure "$work/glabels.time" glabels-3-batch -C -i records.csv -o "$work/glabels.pdf" cr80-a4-10up.glabels)
 # The cards' fonts need the bundled templates folder; the profiles reference absolute photos.
 export IMPRINT_TEMPLATES="$root/templates"
-imprint_run=$(measure "$work/imprint.time" "$imprint" batch "$work/data/manifest.jsonl" -o "$work/out" --layout A4 --crop-marks -q --allow-missing-glyphs)
+glabels_runs=""
+imprint_runs=""
+for ((r = 1; r <= RUNS; r++)); do
+  glabels_runs+="$(cd "$work/data" && RUNS=1 measure "$work/glabels.time.$r" glabels-3-batch -C -i records.csv -o "$work/glabels.pdf" cr80-a4-10up.glabels)"$'\n'
+  imprint_runs+="$(RUNS=1 measure "$work/imprint.time.$r" "$imprint" batch "$work/data/manifest.jsonl" -o "$work/out" --layout A4 --crop-marks -q --allow-missing-glyphs)"$'\n'
+done
+median_run() { printf '%s' "$1" | awk 'NF {print $2 + $3, $0}' | sort -n | sed -n "$(((RUNS + 1) / 2))p" | cut -d' ' -f2-; }
+glabels=$(median_run "$glabels_runs")
+imprint_run=$(median_run "$imprint_runs")
+echo "CPU s of each run, in order: gLabels $(printf '%s' "$glabels_runs" | awk 'NF {printf "%.2f ", $2 + $3}')| imprint $(printf '%s' "$imprint_runs" | awk 'NF {printf "%.2f ", $2 + $3}')"
 placed=$(grep -c ',front,' "$work/out/sheet-map.csv")
 [ "$placed" -eq "$count" ] || { echo "imprint placed $placed of $count cards" >&2; exit 1; }
 sheets=$(pdfinfo "$work/out/sheets-A4.pdf" | awk '/^Pages:/{print $2}')
