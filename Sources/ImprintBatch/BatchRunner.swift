@@ -131,7 +131,8 @@ public enum BatchRunner {
     var ordinal = 0
     var summary = BatchSummary()
     // Results are written in manifest order as they complete: a job finishing early waits in
-    // `pending` until the lines before it are written, so memory holds about `jobs` results.
+    // `pending` until the lines before it are written (at most 16 × jobs + 64 of them: see
+    // `ready` below), so memory does not grow with the manifest.
     let temporary = try AtomicFile.temporaryPath(for: options.resultsFile)
     guard FileManager.default.createFile(atPath: temporary, contents: nil),
       let output = FileHandle(forWritingAtPath: temporary)
