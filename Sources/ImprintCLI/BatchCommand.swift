@@ -159,7 +159,7 @@ enum BatchCommand {
       report(imposed, layout: layout, console: console)
     }
     if options.shard.count == 1 {
-      try fulfilment(try finished(options.resultsFile).shipped, folder: folder)
+      try fulfilment(try finished(options.resultsFile, cards: false).shipped, folder: folder)
     }
     if !quiet {
       console.stderr.write(
@@ -170,12 +170,18 @@ enum BatchCommand {
     return summary.failed > 0 ? ImprintCLI.failure : ImprintCLI.success
   }
 
-  /// The results' finished jobs, streamed: the ids of finished cards and the shipped orders.
-  static func finished(_ resultsFile: String) throws -> (cards: Set<String>, shipped: [JobResult]) {
+  /// The results' finished jobs, streamed: the ids of finished cards (when `cards`) and the
+  /// shipped orders.
+  static func finished(_ resultsFile: String, cards wanted: Bool = true) throws -> (
+    cards: Set<String>, shipped: [JobResult]
+  ) {
     var cards = Set<String>()
     var shipped: [JobResult] = []
     var lines = try LineReader(path: resultsFile)
+    let shipTo = Array("\"shipTo\"".utf8)
     while let line = lines.next() {
+      // Only shipped orders are needed: skip decoding the other lines.
+      if !wanted && line.firstRange(of: shipTo) == nil { continue }
       guard let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)),
         result.status != "failed"
       else { continue }
