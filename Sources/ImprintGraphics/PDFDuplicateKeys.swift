@@ -56,10 +56,8 @@ public enum PDFDuplicateKeys {
   /// nothing repeats (or the file is not of the shape cairo writes).
   static func plan(count: Int, read: (Range<Int>) -> [UInt8]) -> Plan? {
     guard var xref = crossReference(count: count, read: read) else { return nil }
-    let tableEnd = xref.tableEnd
     var offsets = xref.offsets
     xref.offsets = []
-    xref.table = []  // read again, a block at a time, when written
     guard let first = offsets.first, let last = offsets.last, first > 0, last < xref.start else {
       return nil
     }
@@ -109,7 +107,7 @@ public enum PDFDuplicateKeys {
     }
     removals.removeLast(removals.count - kept)
     return Plan(
-      removals: removals, tableStart: xref.start, tableEnd: tableEnd,
+      removals: removals, tableStart: xref.start, tableEnd: xref.tableEnd,
       startxrefKeyword: xref.startxrefKeyword)
   }
 
@@ -191,9 +189,7 @@ public enum PDFDuplicateKeys {
         let lineEnd = (lines[start..<end].firstIndex(of: 10) ?? (end - 1)) + 1
         // An entry: `oooooooooo ggggg n` and its end of line, 20 bytes in all.
         if lineEnd - start == 20, lines[start + 17] == UInt8(ascii: "n") {
-          var offset = 0
-          for index in start..<(start + 10) { offset = offset * 10 + Int(lines[index] &- 48) }
-          let digits = Array(String(moved(offset)).utf8)
+          let digits = Array(String(moved(entryOffset(lines, at: start))).utf8)
           for index in 0..<10 {
             lines[start + index] =
               index < 10 - digits.count ? 48 : digits[index - (10 - digits.count)]
@@ -210,14 +206,12 @@ public enum PDFDuplicateKeys {
   struct CrossReference {
     /// Where `xref` starts.
     var start: Int
+    /// Where the table ends (the `trailer` keyword).
+    var tableEnd: Int
     /// Where `startxref` starts.
     var startxrefKeyword: Int
-    /// The table's bytes, `xref` up to `trailer`.
-    var table: [UInt8]
     /// The offsets of the objects in use, in file order.
     var offsets: [Int]
-    /// Where the table ends (the `trailer` keyword).
-    var tableEnd: Int { start + table.count }
   }
 
   /// The classic table `startxref` points at, with 20-byte entries; nil for anything else
@@ -225,18 +219,17 @@ public enum PDFDuplicateKeys {
   static func crossReference(count: Int, read: (Range<Int>) -> [UInt8]) -> CrossReference? {
     let tailStart = max(0, count - 1024)
     let tail = read(tailStart..<count)
-    guard
-      let keyword = tail.withUnsafeBufferPointer({
-        findLast(Array("startxref".utf8), in: $0, from: max(0, $0.count - 64))
-      })
-    else { return nil }
-    var cursor = keyword + 9
-    let start: Int? = tail.withUnsafeBufferPointer {
-      skipSpace($0, &cursor)
-      return integer($0, &cursor)
+    let found = tail.withUnsafeBufferPointer { bytes -> (keyword: Int, start: Int)? in
+      guard
+        let keyword = QuickPageTree.lastIndex(
+          of: Array("startxref".utf8), in: bytes, from: max(0, bytes.count - 64))
+      else { return nil }
+      var parser = QuickPageTree.Parser(bytes, at: keyword + 9)
+      guard case .integer(let start)? = parser.value() else { return nil }
+      return (keyword, start)
     }
-    guard let start, start >= 0, start < tailStart + keyword else { return nil }
-    var table = read(start..<(tailStart + keyword))
+    guard let (keyword, start) = found, start >= 0, start < tailStart + keyword else { return nil }
+    let table = read(start..<(tailStart + keyword))
     var offsets: [Int] = []
     guard
       let end = forEachEntry(
@@ -246,14 +239,14 @@ public enum PDFDuplicateKeys {
         })
     else { return nil }
     // A single table (no /Prev: no incremental update).
-    let trailer = table.withUnsafeBufferPointer {
+    let previous = table.withUnsafeBufferPointer {
       find(Array("/Prev".utf8), in: $0, from: end, to: $0.count)
     }
-    guard trailer == nil else { return nil }
-    table.removeSubrange(end...)
+    guard previous == nil else { return nil }
     offsets.sort()
     return CrossReference(
-      start: start, startxrefKeyword: tailStart + keyword, table: table, offsets: offsets)
+      start: start, tableEnd: start + end, startxrefKeyword: tailStart + keyword,
+      offsets: offsets)
   }
 
   /// Calls `body` with the position of every entry of `table` (which starts with `xref`) and
@@ -262,15 +255,14 @@ public enum PDFDuplicateKeys {
   static func forEachEntry(_ table: [UInt8], _ body: (Int, Bool) -> Void) -> Int? {
     table.withUnsafeBufferPointer { pdf -> Int? in
       guard pdf.count >= 4, Array(pdf[0..<4]) == Array("xref".utf8) else { return nil }
-      var cursor = 4
-      while true {
-        skipSpace(pdf, &cursor)
-        guard cursor < pdf.count else { return nil }
-        if pdf[cursor] == UInt8(ascii: "t") { break }  // trailer
-        guard integer(pdf, &cursor) != nil else { return nil }
-        skipSpace(pdf, &cursor)
-        guard let count = integer(pdf, &cursor), count >= 0 else { return nil }
-        // The line ends; then `count` entries of exactly 20 bytes.
+      var parser = QuickPageTree.Parser(pdf, at: 4)
+      while !parser.keyword("trailer") {
+        // A subsection: its first object number and count, the end of the line, then `count`
+        // entries of exactly 20 bytes.
+        guard case .integer? = parser.value(), case .integer(let count)? = parser.value(),
+          count >= 0
+        else { return nil }
+        var cursor = parser.index
         while cursor < pdf.count, pdf[cursor] == UInt8(ascii: " ") { cursor += 1 }
         if cursor < pdf.count, pdf[cursor] == UInt8(ascii: "\r") { cursor += 1 }
         guard cursor < pdf.count, pdf[cursor] == UInt8(ascii: "\n") else { return nil }
@@ -288,18 +280,16 @@ public enum PDFDuplicateKeys {
           }
           cursor += 20
         }
+        parser.index = cursor
       }
-      guard Array(pdf[cursor..<min(pdf.count, cursor + 7)]) == Array("trailer".utf8) else {
-        return nil
-      }
-      return cursor
+      return parser.index - 7  // where `trailer` starts
     }
   }
 
   /// The 10-digit offset of the table entry at `position`.
   static func entryOffset(_ table: [UInt8], at position: Int) -> Int {
     var value = 0
-    for index in position..<(position + 10) { value = value * 10 + Int(table[index] - 48) }
+    for index in position..<(position + 10) { value = value * 10 + Int(table[index] &- 48) }
     return value
   }
 
@@ -307,231 +297,76 @@ public enum PDFDuplicateKeys {
 
   /// The byte ranges of entries that repeat an earlier entry (same key, same value) of the same
   /// dictionary, in the object between `start` and `end` (up to its stream data).
+  ///
+  /// PDF's syntax is read by `QuickPageTree.Parser`, the page-tree reader's tokenizer.
   static func duplicateEntries(_ pdf: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int)
     -> [Range<Int>]
   {
-    var parser = DictionaryParser(pdf: pdf, end: end)
-    parser.cursor = start
+    var parser = QuickPageTree.Parser(UnsafeBufferPointer(rebasing: pdf[..<end]), at: start)
     // `N G obj`, then the object: only a dictionary has entries.
-    for _ in 0..<3 {
-      parser.skipSpace()
-      parser.skipToken()
-    }
+    guard parser.skipValue(), parser.skipValue(), parser.keyword("obj") else { return [] }
     parser.skipSpace()
-    guard parser.at("<<") else { return [] }
-    _ = parser.dictionary()
-    return parser.removals
+    var removals: [Range<Int>] = []
+    if opensDictionary(parser) { _ = dictionary(&parser, removals: &removals) }
+    return removals
   }
 
-  /// Just enough of PDF's syntax to walk dictionaries and find repeated entries.
-  struct DictionaryParser {
-    let pdf: UnsafeBufferPointer<UInt8>
-    let end: Int
-    var cursor = 0
-    var removals: [Range<Int>] = []
+  private static func opensDictionary(_ parser: QuickPageTree.Parser) -> Bool {
+    parser.index + 1 < parser.data.count && parser.data[parser.index] == UInt8(ascii: "<")
+      && parser.data[parser.index + 1] == UInt8(ascii: "<")
+  }
 
-    func at(_ text: StaticString) -> Bool {
-      let count = text.utf8CodeUnitCount
-      guard cursor + count <= end else { return false }
-      for index in 0..<count where pdf[cursor + index] != text.utf8Start[index] { return false }
-      return true
-    }
-
-    mutating func skipSpace() {
-      while cursor < end {
-        if isSpace(pdf[cursor]) {
-          cursor += 1
-        } else if pdf[cursor] == UInt8(ascii: "%") {
-          while cursor < end, pdf[cursor] != 10, pdf[cursor] != 13 { cursor += 1 }
-        } else {
-          return
-        }
-      }
-    }
-
-    /// A regular token (a number, a keyword, or a name's characters after its slash).
-    mutating func skipToken() {
-      while cursor < end, !isDelimiterOrSpace(pdf[cursor]) { cursor += 1 }
-    }
-
-    /// A dictionary at `cursor` (on `<<`); false when its syntax is not understood (then the
-    /// removals found so far still stand: each is a complete, repeated entry).
-    mutating func dictionary() -> Bool {
-      cursor += 2
-      // Dictionaries here are small: the entries seen are compared in place, one by one (a
-      // dictionary of more than 512 entries is walked but not repaired).
-      var seen: [(name: Range<Int>, value: Range<Int>)] = []
-      while true {
-        let entryStart = cursor
-        skipSpace()
-        if at(">>") {
-          cursor += 2
-          return true
-        }
-        guard cursor < end, pdf[cursor] == UInt8(ascii: "/") else { return false }
-        let nameStart = cursor
-        cursor += 1
-        skipToken()
-        let name = nameStart..<cursor
-        skipSpace()
-        let valueStart = cursor
-        guard value() else { return false }
-        let value = valueStart..<cursor
-        if let earlier = seen.first(where: { same($0.name, name) }) {
-          if same(earlier.value, value) { removals.append(entryStart..<cursor) }
-        } else if seen.count < 512 {
-          seen.append((name, value))
-        }
-      }
-    }
-
+  /// Walks the dictionary at `parser` (on `<<`), nested ones too, adding the ranges of repeated
+  /// entries to `removals`; false when its syntax is not understood (the removals found so far
+  /// still stand: each is a complete, repeated entry).
+  private static func dictionary(
+    _ parser: inout QuickPageTree.Parser, removals: inout [Range<Int>]
+  ) -> Bool {
+    let data = parser.data
     /// Whether two ranges hold the same bytes.
     func same(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
-      guard a.count == b.count else { return false }
-      for index in 0..<a.count where pdf[a.lowerBound + index] != pdf[b.lowerBound + index] {
-        return false
-      }
-      return true
+      a.count == b.count && data[a].elementsEqual(data[b])
     }
-
-    /// One value at `cursor`.
-    mutating func value() -> Bool {
-      guard cursor < end else { return false }
-      let byte = pdf[cursor]
-      if at("<<") { return dictionary() }
-      switch byte {
-      case UInt8(ascii: "<"):
-        while cursor < end, pdf[cursor] != UInt8(ascii: ">") { cursor += 1 }
-        guard cursor < end else { return false }
-        cursor += 1
-      case UInt8(ascii: "["):
-        guard let close = skipArray(pdf, from: cursor, to: end) else { return false }
-        cursor = close
-      case UInt8(ascii: "("):
-        guard let close = skipString(pdf, from: cursor, to: end) else { return false }
-        cursor = close
-      case UInt8(ascii: "/"):
-        cursor += 1
-        skipToken()
-      case UInt8(ascii: ">"), UInt8(ascii: "]"), UInt8(ascii: ")"), UInt8(ascii: "{"),
-        UInt8(ascii: "}"):
-        return false
-      default:
-        let tokenStart = cursor
-        skipToken()
-        guard cursor > tokenStart else { return false }
-        // `N G R`: an object number, a generation and R make one value.
-        if pdf[tokenStart..<cursor].allSatisfy(isDigit) {
-          let afterNumber = cursor
-          skipSpace()
-          let generationStart = cursor
-          skipToken()
-          if cursor > generationStart, pdf[generationStart..<cursor].allSatisfy(isDigit) {
-            skipSpace()
-            if at("R"), cursor + 1 >= end || isDelimiterOrSpace(pdf[cursor + 1]) {
-              cursor += 1
-              return true
-            }
-          }
-          cursor = afterNumber
-        }
+    parser.index += 2
+    // Dictionaries here are small: the entries seen are compared in place, one by one (a
+    // dictionary of more than 512 entries is walked but not repaired).
+    var seen: [(name: Range<Int>, value: Range<Int>)] = []
+    while true {
+      let entryStart = parser.index
+      parser.skipSpace()
+      guard parser.index + 1 < data.count else { return false }
+      if data[parser.index] == UInt8(ascii: ">"), data[parser.index + 1] == UInt8(ascii: ">") {
+        parser.index += 2
+        return true
       }
-      return true
+      let nameStart = parser.index
+      guard data[nameStart] == UInt8(ascii: "/"), case .name? = parser.value() else {
+        return false
+      }
+      let name = nameStart..<parser.index
+      parser.skipSpace()
+      let valueStart = parser.index
+      let understood =
+        opensDictionary(parser)
+        ? dictionary(&parser, removals: &removals) : parser.skipValue()
+      guard understood else { return false }
+      let value = valueStart..<parser.index
+      if let earlier = seen.first(where: { same($0.name, name) }) {
+        if same(earlier.value, value) { removals.append(entryStart..<parser.index) }
+      } else if seen.count < 512 {
+        seen.append((name, value))
+      }
     }
   }
 
   // MARK: - Bytes
 
-  static func isSpace(_ byte: UInt8) -> Bool {
-    byte == 32 || byte == 10 || byte == 13 || byte == 9 || byte == 12 || byte == 0
-  }
-
   static func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }
 
-  static func isDelimiterOrSpace(_ byte: UInt8) -> Bool {
-    isSpace(byte) || "()<>[]{}/%".utf8.contains(byte)
-  }
-
-  static func skipSpace(_ pdf: UnsafeBufferPointer<UInt8>, _ cursor: inout Int) {
-    while cursor < pdf.count, isSpace(pdf[cursor]) { cursor += 1 }
-  }
-
-  static func integer(_ pdf: UnsafeBufferPointer<UInt8>, _ cursor: inout Int) -> Int? {
-    var value = 0
-    let start = cursor
-    while cursor < pdf.count, isDigit(pdf[cursor]), cursor - start < 18 {
-      value = value * 10 + Int(pdf[cursor] - 48)
-      cursor += 1
-    }
-    return cursor > start ? value : nil
-  }
-
-  static func skipArray(_ pdf: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
-    var depth = 0
-    var cursor = start
-    while cursor < end {
-      switch pdf[cursor] {
-      case UInt8(ascii: "["): depth += 1
-      case UInt8(ascii: "]"):
-        depth -= 1
-        if depth == 0 { return cursor + 1 }
-      case UInt8(ascii: "("):
-        guard let close = skipString(pdf, from: cursor, to: end) else { return nil }
-        cursor = close
-        continue
-      default: break
-      }
-      cursor += 1
-    }
-    return nil
-  }
-
-  static func skipString(_ pdf: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
-    var depth = 0
-    var cursor = start
-    while cursor < end {
-      switch pdf[cursor] {
-      case UInt8(ascii: "\\"): cursor += 1
-      case UInt8(ascii: "("): depth += 1
-      case UInt8(ascii: ")"):
-        depth -= 1
-        if depth == 0 { return cursor + 1 }
-      default: break
-      }
-      cursor += 1
-    }
-    return nil
-  }
-
+  /// Where `needle` first occurs in `pdf[start..<end]`.
   static func find(
     _ needle: [UInt8], in pdf: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int
-  )
-    -> Int?
-  {
-    guard let first = needle.first, end - start >= needle.count else { return nil }
-    var cursor = start
-    while cursor + needle.count <= end {
-      if pdf[cursor] == first {
-        var match = true
-        for index in 1..<needle.count where pdf[cursor + index] != needle[index] {
-          match = false
-          break
-        }
-        if match { return cursor }
-      }
-      cursor += 1
-    }
-    return nil
-  }
-
-  static func findLast(_ needle: [UInt8], in pdf: UnsafeBufferPointer<UInt8>, from start: Int)
-    -> Int?
-  {
-    var cursor = pdf.count - needle.count
-    while cursor >= start {
-      if Array(pdf[cursor..<cursor + needle.count]) == needle { return cursor }
-      cursor -= 1
-    }
-    return nil
+  ) -> Int? {
+    start < end ? pdf[start..<end].firstRange(of: needle)?.lowerBound : nil
   }
 }

@@ -473,13 +473,20 @@ enum QuickPageTree {
     }
 
     private func lastIndex(of pattern: [UInt8], from start: Int) -> Int? {
-      var index = bytes.count - pattern.count
-      while index >= start {
-        if bytes[index..<(index + pattern.count)].elementsEqual(pattern) { return index }
-        index -= 1
-      }
-      return nil
+      QuickPageTree.lastIndex(of: pattern, in: bytes, from: start)
     }
+  }
+
+  /// Where `pattern` last occurs in `bytes` at or after `start`.
+  static func lastIndex(of pattern: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from start: Int)
+    -> Int?
+  {
+    var index = bytes.count - pattern.count
+    while index >= start {
+      if bytes[index..<(index + pattern.count)].elementsEqual(pattern) { return index }
+      index -= 1
+    }
+    return nil
   }
 
   /// A tokenizer and parser of PDF values (no streams' data).
