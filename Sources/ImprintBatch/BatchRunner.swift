@@ -147,7 +147,6 @@ public enum BatchRunner {
     let imposer =
       options.shard.count == 1 ? options.layout?.imposer(folder: options.outputFolder) : nil
     var imposeError: (any Error)?
-    var placed = 0
     let next = { () -> Result<ManifestJob, ManifestLineError>? in
       while !stop, let item = reader.next() {
         let mine = ordinal % options.shard.count == options.shard.index
@@ -211,29 +210,24 @@ public enum BatchRunner {
         while issuedStart < issued.count,
           var ready = pending.removeValue(forKey: issued[issuedStart])
         {
-          // A card the layout cannot take (another size) fails alone; the rest go on.
-          if let card = ready.card, let imposer,
-            let problem = imposer.problem(with: card, id: ready.result.id)
-          {
-            ready.result.status = "failed"
-            ready.result.error = ErrorRecord(problem)
-            ready.card = nil
-            if ready.result.status == "skipped" { summary.skipped -= 1 } else { summary.ok -= 1 }
-            summary.failed += 1
-            if options.failFast { stop = true }
-          }
-          output.write(Data((JSONOutput.line(ready.result) + "\n").utf8))
           if let card = ready.card, let imposer, imposeError == nil {
             do {
               for copy in 1...max(1, ready.result.copies ?? 1) {
                 try imposer.add(id: ready.result.id, copy: copy, card: card)
               }
-              placed += 1
+            } catch let refused as ImposeError where refused.refusesOneCard {
+              // A card the layout cannot take (another size) fails alone; the rest go on.
+              if ready.result.status == "skipped" { summary.skipped -= 1 } else { summary.ok -= 1 }
+              summary.failed += 1
+              ready.result.status = "failed"
+              ready.result.error = ErrorRecord(refused)
+              if options.failFast { stop = true }
             } catch {
               imposeError = error
               stop = true
             }
           }
+          output.write(Data((JSONOutput.line(ready.result) + "\n").utf8))
           issuedStart += 1
           if issuedStart > 4096 {
             issued.removeFirst(issuedStart)
@@ -249,7 +243,11 @@ public enum BatchRunner {
         imposer.discard()
         throw imposeError
       }
-      if placed > 0 { summary.imposed = try imposer.finish() } else { imposer.discard() }
+      do {
+        summary.imposed = try imposer.finish()
+      } catch ImposeError.noCards {
+        // No card job succeeded: no layout file.
+      }
     }
     return summary
   }

@@ -149,12 +149,10 @@ public struct Imposed: Sendable, Equatable {
 /// Not Sendable: one imposer belongs to the task that feeds it. The file is written to a
 /// temporary name and renamed by `finish()`, so a failure or a kill leaves no partial file.
 public protocol CardImposer: AnyObject {
-  /// Why card `id` cannot go onto this layout (a size other than the sheets were laid out
-  /// for), or nil.
-  func problem(with card: PreparedCard, id: String) -> ImposeError?
   /// Places copy `copy` of card `id`.
   ///
-  /// - Throws: `FileError`, `GraphicsError`, `ImposeError`.
+  /// - Throws: `ImposeError.sizeMismatch` (nothing placed, the imposer usable) for a card this
+  ///   layout cannot take; `FileError`, `GraphicsError`, other `ImposeError`s.
   func add(id: String, copy: Int, card: PreparedCard) throws
   /// Writes what is pending and renames the file(s) into place.
   ///
@@ -173,9 +171,6 @@ public final class CardPrinterImposer: CardImposer {
 
   /// Writes to `path` (atomically).
   public init(path: String) { self.path = path }
-
-  /// Every size fits: each page takes its card's size.
-  public func problem(with card: PreparedCard, id: String) -> ImposeError? { nil }
 
   public func add(id: String, copy: Int, card: PreparedCard) throws {
     if document == nil {
@@ -269,7 +264,8 @@ public final class SheetImposer: CardImposer {
     return grid
   }
 
-  public func problem(with card: PreparedCard, id: String) -> ImposeError? {
+  /// A card of another size than the sheets were laid out for (the first card's).
+  private func problem(with card: PreparedCard, id: String) -> ImposeError? {
     guard let grid else { return nil }
     let k = Imposition.k
     let width = card.size.width / k
@@ -385,11 +381,11 @@ public enum Imposition {
         }
         for placed in chunk {
           guard let card = prepared[placed.id] else { continue }
-          if let problem = imposer.problem(with: card, id: placed.id) {
+          do {
+            try imposer.add(id: placed.id, copy: placed.copy, card: card)
+          } catch let problem as ImposeError where problem.refusesOneCard {
             if placed.copy == 1 { refused.append(problem) }
-            continue
           }
-          try imposer.add(id: placed.id, copy: placed.copy, card: card)
         }
       }
       var imposed = try imposer.finish()
@@ -477,6 +473,11 @@ public enum ImposeError: ImprintError, Equatable {
   }
 
   private func mm(_ value: Double) -> String { Formatting.number((value * 100).rounded() / 100) }
+
+  /// Whether only the card at hand is refused (the layout goes on with the others).
+  public var refusesOneCard: Bool {
+    if case .sizeMismatch = self { true } else { false }
+  }
 
   public var hint: String? {
     switch self {

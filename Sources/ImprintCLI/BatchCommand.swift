@@ -86,8 +86,8 @@ enum BatchCommand {
       every key). Each job's outputs go to DIR (cards/, qr/, thumbs/, quotes/); DIR/results.jsonl \
       has one line per job with its status, outputs, error and time. With --layout the cards \
       go onto the layout's file, drawn again on every run (and to cards/ too with \
-      --card-files). A rerun skips jobs whose outputs exist and whose inputs are unchanged. --shard I/N runs job k when k mod N = I \
-      (--shard auto reads JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or SLURM_ARRAY_TASK_ID/ \
+      --card-files). A rerun skips jobs whose outputs exist and whose inputs are unchanged. \
+      --shard I/N runs job k when k mod N = I (--shard auto reads JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or SLURM_ARRAY_TASK_ID/ \
       SLURM_ARRAY_TASK_COUNT); then 'imprint batch merge' combines the shards.
       """,
     arguments: [ArgumentSpec("manifest", "The manifest (.jsonl or .csv).")],

@@ -324,11 +324,9 @@ private struct SideContext {
 /// The `{field}` names in a text.
 func placeholders(_ text: String) -> [String] {
   var names: [String] = []
-  var rest = Substring(text)
-  while let open = rest.firstIndex(of: "{") {
-    guard let close = rest[open...].firstIndex(of: "}") else { break }
-    names.append(String(rest[rest.index(after: open)..<close]))
-    rest = rest[rest.index(after: close)...]
+  _ = substitute(text) { name in
+    names.append(name)
+    return ""
   }
   return names
 }
@@ -336,16 +334,21 @@ func placeholders(_ text: String) -> [String] {
 /// Replaces `{field}` placeholders in one pass (a value that itself holds `{name}` stays as it
 /// is); nil when a field has no value for this account.
 func fill(_ text: String, with fields: [String: String]) -> String? {
+  substitute(text) { name in fields[name].flatMap { $0.isEmpty ? nil : $0 } }
+}
+
+/// `text` with each `{name}` replaced by `value(name)`, left to right; nil as soon as `value`
+/// gives nil.
+private func substitute(_ text: String, _ value: (String) -> String?) -> String? {
   guard text.utf8.contains(UInt8(ascii: "{")) else { return text }
   var result = ""
   var rest = Substring(text)
-  while let open = rest.firstIndex(of: "{"),
-    let close = rest[open...].firstIndex(of: "}")
-  {
-    guard let value = fields[String(rest[rest.index(after: open)..<close])], !value.isEmpty
-    else { return nil }
+  while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+    guard let replacement = value(String(rest[rest.index(after: open)..<close])) else {
+      return nil
+    }
     result += rest[..<open]
-    result += value
+    result += replacement
     rest = rest[rest.index(after: close)...]
   }
   return result + rest

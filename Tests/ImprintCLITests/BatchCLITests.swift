@@ -155,6 +155,13 @@ struct BatchCLITests {
     #expect((error["message"] as? String)?.contains("card 'wide' is 96.35 x 60.33 mm") == true)
     let map = try String(contentsOfFile: folder.file("out/sheet-map.csv"), encoding: .utf8)
     #expect(map.contains(",a,1") && map.contains(",b,1") && !map.contains("wide"))
+    // With per-card files, a rerun skips all three; the wide one still fails, and the summary
+    // counts it once, as failed.
+    let files = ["batch", folder.file("m.jsonl"), "-o", folder.file("files"), "--layout", "A4"]
+    _ = try runTool(imprintBinary, files + ["--card-files", "-q", "--allow-missing-glyphs"])
+    let rerun = try runTool(imprintBinary, files + ["--card-files", "--allow-missing-glyphs"])
+    #expect(rerun.status == 1)
+    #expect(rerun.stderr.contains("0 ok, 2 skipped, 1 failed of 3"), "\(rerun.stderr)")
     // Sharded: the merge leaves the card out, says why, and exits 1.
     let shared = folder.file("shared")
     for index in 0..<2 {
