@@ -29,9 +29,8 @@ for ((r = 1; r <= RUNS; r++)); do
   glabels_runs+="$(cd "$work/data" && RUNS=1 measure "$work/glabels.time.$r" glabels-3-batch -C -i records.csv -o "$work/glabels.pdf" cr80-a4-10up.glabels)"$'\n'
   imprint_runs+="$(RUNS=1 measure "$work/imprint.time.$r" "$imprint" batch "$work/data/manifest.jsonl" -o "$work/out" --layout A4 --crop-marks -q --allow-missing-glyphs)"$'\n'
 done
-median_run() { printf '%s' "$1" | awk 'NF {print $2 + $3, $0}' | sort -n | sed -n "$(((RUNS + 1) / 2))p" | cut -d' ' -f2-; }
-glabels=$(median_run "$glabels_runs")
-imprint_run=$(median_run "$imprint_runs")
+glabels=$(printf '%s' "$glabels_runs" | median_by_cpu)
+imprint_run=$(printf '%s' "$imprint_runs" | median_by_cpu)
 echo "CPU s of each run, in order: gLabels $(printf '%s' "$glabels_runs" | awk 'NF {printf "%.2f ", $2 + $3}')| imprint $(printf '%s' "$imprint_runs" | awk 'NF {printf "%.2f ", $2 + $3}')"
 placed=$(grep -c ',front,' "$work/out/sheet-map.csv")
 [ "$placed" -eq "$count" ] || { echo "imprint placed $placed of $count cards" >&2; exit 1; }

@@ -56,6 +56,12 @@ measure() {
     /usr/bin/time -f "%e %U %S %M" -o "$out.$r" "$@" >/dev/null 2>"$out.stderr" || {
       echo "failed: $*" >&2; tail -5 "$out.stderr" >&2; exit 1; }
   done
-  for ((r = 1; r <= runs; r++)); do awk '{print $2 + $3, $0}' "$out.$r"; done | sort -n |
-    sed -n "$(((runs + 1) / 2))p" | cut -d' ' -f2-
+  for ((r = 1; r <= runs; r++)); do cat "$out.$r"; done | median_by_cpu
+}
+
+# median_by_cpu: of the "wall user sys maxrss_kb" lines on stdin, the one with the median
+# user + sys.
+median_by_cpu() {
+  awk 'NF {print $2 + $3, $0}' | sort -n | awk '{line[NR] = $0} END {print line[int((NR + 1) / 2)]}' |
+    cut -d' ' -f2-
 }
