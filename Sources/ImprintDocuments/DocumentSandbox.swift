@@ -209,10 +209,11 @@ public final class DocumentSandbox: Sendable {
       throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
     }
     defer { close(descriptor) }
-    let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-    guard written == bytes.count else {
+    do {
+      try FileIO.writeAll(bytes, to: descriptor, path: path)
+    } catch {
       unlink(path)
-      throw FileError.unwritable(path: path, reason: "short write")
+      throw error
     }
     return path
   }
