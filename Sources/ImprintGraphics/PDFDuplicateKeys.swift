@@ -325,12 +325,16 @@ public enum PDFDuplicateKeys {
     let data = parser.data
     /// Whether two ranges hold the same bytes.
     func same(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
-      a.count == b.count && data[a].elementsEqual(data[b])
+      guard a.count == b.count else { return false }
+      for offset in 0..<a.count where data[a.lowerBound + offset] != data[b.lowerBound + offset] {
+        return false
+      }
+      return true
     }
     parser.index += 2
     // Dictionaries here are small: the entries seen are compared in place, one by one (a
     // dictionary of more than 512 entries is walked but not repaired).
-    var seen: [(name: Range<Int>, value: Range<Int>)] = []
+    var seen: [Entry] = []
     while true {
       let entryStart = parser.index
       parser.skipSpace()
@@ -340,9 +344,8 @@ public enum PDFDuplicateKeys {
         return true
       }
       let nameStart = parser.index
-      guard data[nameStart] == UInt8(ascii: "/"), case .name? = parser.value() else {
-        return false
-      }
+      // The name is skipped, not built: its bytes are compared where they lie.
+      guard data[nameStart] == UInt8(ascii: "/"), parser.skipValue() else { return false }
       let name = nameStart..<parser.index
       parser.skipSpace()
       let valueStart = parser.index
@@ -354,9 +357,15 @@ public enum PDFDuplicateKeys {
       if let earlier = seen.first(where: { same($0.name, name) }) {
         if same(earlier.value, value) { removals.append(entryStart..<parser.index) }
       } else if seen.count < 512 {
-        seen.append((name, value))
+        seen.append(Entry(name: name, value: value))
       }
     }
+  }
+
+  /// A dictionary entry: where its name and its value lie.
+  private struct Entry {
+    var name: Range<Int>
+    var value: Range<Int>
   }
 
   // MARK: - Bytes
@@ -367,6 +376,17 @@ public enum PDFDuplicateKeys {
   static func find(
     _ needle: [UInt8], in pdf: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int
   ) -> Int? {
-    start < end ? pdf[start..<end].firstRange(of: needle)?.lowerBound : nil
+    // A plain loop: the generic `firstRange(of:)` on a buffer slice was a quarter of a repair.
+    guard let first = needle.first else { return nil }
+    var cursor = start
+    while cursor + needle.count <= end {
+      if pdf[cursor] == first
+        && (1..<needle.count).allSatisfy({ pdf[cursor + $0] == needle[$0] })
+      {
+        return cursor
+      }
+      cursor += 1
+    }
+    return nil
   }
 }
