@@ -313,8 +313,8 @@ public enum BatchRunner {
   }
 
   static func readState(_ path: String) -> JobState? {
-    guard let data = FileManager.default.contents(atPath: path) else { return nil }
-    return try? JSONDecoder().decode(JobState.self, from: data)
+    guard let bytes = try? FileIO.read(path, limit: FileIO.Limit.structured) else { return nil }
+    return try? JSONDecoder().decode(JobState.self, from: Data(bytes))
   }
 
   /// SHA-256 of the job's line and every file it reads.
@@ -324,7 +324,7 @@ public enum BatchRunner {
       .compactMap({ $0 })
     where FileManager.default.fileExists(atPath: path) {
       bytes += Array(path.utf8)
-      bytes += try FileIO.read(path)
+      bytes += try FileIO.read(path, limit: FileIO.Limit.document)
     }
     return SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
   }
@@ -333,13 +333,14 @@ public enum BatchRunner {
   static func cardInput(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) throws
     -> CardInput
   {
-    let bytes = try job.inlineProfile ?? FileIO.read(job.profile ?? "")
+    let bytes =
+      try job.inlineProfile ?? FileIO.read(job.profile ?? "", limit: FileIO.Limit.structured)
     let follow = try job.followCounts.map {
-      try Profile.parseFollowCounts(try FileIO.read($0), source: $0)
+      try Profile.parseFollowCounts(try FileIO.read($0, limit: FileIO.Limit.structured), source: $0)
     }
     let profile = try Profile.parse(bytes, source: job.profile ?? "job '\(job.id)'", follow: follow)
     let template = try templates.get(job.template ?? "classic")
-    let photo = try job.photo.map { (try FileIO.read($0), $0) }
+    let photo = try job.photo.map { (try FileIO.read($0, limit: FileIO.Limit.image), $0) }
     return try CardInput(
       profile: profile, template: template, photo: photo, placeholder: options.placeholder)
   }
@@ -404,8 +405,10 @@ public enum BatchRunner {
       else {
         throw BatchError.noSandbox(id: job.id)
       }
-      let prices = try PriceList.parse(try FileIO.read(pricesPath), source: pricesPath)
-      let order = try Order.parse(try FileIO.read(orderPath), source: orderPath)
+      let prices = try PriceList.parse(
+        try FileIO.read(pricesPath, limit: FileIO.Limit.structured), source: pricesPath)
+      let order = try Order.parse(
+        try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
       let orderFolder = (orderPath as NSString).deletingLastPathComponent
       var facts: [String: PageFacts] = [:]
       for file in order.files {

@@ -101,7 +101,15 @@ public struct ManifestReader: ~Copyable {
   /// Blank lines and `#` comments
   /// (JSON Lines) are skipped.
   public mutating func next() -> Result<ManifestJob, ManifestLineError>? {
-    while let bytes = reader.next() {
+    while true {
+      let bytes: [UInt8]
+      do {
+        guard let next = try reader.next() else { return nil }
+        bytes = next
+      } catch {
+        return .failure(
+          ManifestLineError(line: reader.lineNumber, id: nil, message: error.message))
+      }
       let number = reader.lineNumber
       guard let text = String(validating: bytes, as: UTF8.self) else {
         return .failure(

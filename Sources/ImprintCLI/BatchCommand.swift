@@ -109,7 +109,8 @@ enum BatchCommand {
     let assets = ResourceLocator.assetsDirectory() ?? "assets"
     let placeholderPath = assets + "/placeholder-photo.png"
     var options = BatchOptions(
-      outputFolder: folder, placeholder: (try FileIO.read(placeholderPath), placeholderPath))
+      outputFolder: folder,
+      placeholder: (try FileIO.read(placeholderPath, limit: FileIO.Limit.image), placeholderPath))
     options.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     options.templatesFolder = ResourceLocator.templatesDirectory(
       explicit: arguments.value("templates"))
@@ -179,7 +180,7 @@ enum BatchCommand {
     var shipped: [JobResult] = []
     var lines = try LineReader(path: resultsFile)
     let shipTo = Array("\"shipTo\"".utf8)
-    while let line = lines.next() {
+    while let line = try lines.next() {
       // Only shipped orders are needed: skip decoding the other lines.
       if !wanted && line.firstRange(of: shipTo) == nil { continue }
       guard let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)),
@@ -283,7 +284,7 @@ enum BatchCommand {
     guard var reader = try? LineReader(path: manifest) else { return 0 }
     var lines = 0
     let csv = manifest.lowercased().hasSuffix(".csv")
-    while let line = reader.next() {
+    while let line = try? reader.next() {
       guard let first = line.first(where: { $0 != UInt8(ascii: " ") }) else { continue }
       if !csv && first == UInt8(ascii: "#") { continue }
       lines += 1
@@ -306,7 +307,7 @@ private final class ShardResults {
 
   func advance() {
     head = nil
-    while let text = reader.next() {
+    while let text = try? reader.next() {
       if let result = try? JSONDecoder().decode(JobResult.self, from: Data(text)) {
         head = (result.line, text)
         return

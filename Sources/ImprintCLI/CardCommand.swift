@@ -263,7 +263,7 @@ enum CardCommand {
       self.platform = platform
       self.photoCache = photoCache
       self.fetch = fetch
-      self.placeholder = try FileIO.read(placeholderPath)
+      self.placeholder = try FileIO.read(placeholderPath, limit: FileIO.Limit.image)
       self.placeholderPath = placeholderPath
     }
 
@@ -272,14 +272,16 @@ enum CardCommand {
     /// which is then kept in the cache folder; else the placeholder.
     func input(_ job: Job) async throws -> CardInput {
       let follow = try job.follow.map { path in
-        try Profile.parseFollowCounts(try FileIO.read(path), source: path)
+        try Profile.parseFollowCounts(
+          try FileIO.read(path, limit: FileIO.Limit.structured), source: path)
       }
       let profile = try Profile.parse(
-        try FileIO.read(job.profilePath), source: job.profilePath, platform: platform,
+        try FileIO.read(job.profilePath, limit: FileIO.Limit.structured), source: job.profilePath,
+        platform: platform,
         follow: follow)
       var photo: (bytes: [UInt8], source: String)?
       if let path = job.photo ?? cachedPhoto(profile.account) {
-        photo = (try FileIO.read(path), path)
+        photo = (try FileIO.read(path, limit: FileIO.Limit.image), path)
       } else if fetch, let url = profile.profileImage {
         let bytes = try await PhotoFetcher.fetch(url)
         photo = (bytes, url)

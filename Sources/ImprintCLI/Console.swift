@@ -85,13 +85,14 @@ public struct Console: Sendable {
     sink.isTerminal && (environment["NO_COLOR"] ?? "").isEmpty
   }
 
-  /// Prints `error: …` and, when there is one, `hint: …` on stderr.
+  /// Prints `error: …` and, when there is one, `hint: …` on stderr, with control characters
+  /// escaped (a message may echo a name or payload from input).
   public func report(_ error: any Error) {
     let record = ErrorRecord(error)
-    stderr.write("error: \(record.message)\n")
-    if let hint = record.hint { stderr.write("hint: \(hint)\n") }
+    stderr.write("error: \(SafeText.escaped(record.message))\n")
+    if let hint = record.hint { stderr.write("hint: \(SafeText.escaped(hint))\n") }
   }
 
-  /// Prints `warning: …` on stderr.
-  public func warn(_ message: String) { stderr.write("warning: \(message)\n") }
+  /// Prints `warning: …` on stderr, with control characters escaped.
+  public func warn(_ message: String) { stderr.write("warning: \(SafeText.escaped(message))\n") }
 }

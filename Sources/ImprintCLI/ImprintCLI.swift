@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintCLI: the `imprint` command's entry point: dispatch, help, usage errors and exit codes.
 
+import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintGraphics
@@ -70,6 +71,10 @@ public enum ImprintCLI {
   /// Process-wide tuning for the `imprint` executable (malloc thresholds, the font
   /// configuration); backends that embed the library keep their own settings.
   public static func configureProcess() {
+    // A file-size limit (RLIMIT_FSIZE) would end the process with SIGXFSZ in the middle of a
+    // write; ignored, the write fails with EFBIG like on a full disk, and the command reports
+    // it and removes its temporary file.
+    signal(SIGXFSZ, SIG_IGN)
     // Document workers parse PDFs: millions of small objects, for which glibc's defaults
     // are better (the tuned thresholds made qpdf's parsing spend most of its time in malloc).
     guard CommandLine.arguments.dropFirst().first != "__worker" else { return }

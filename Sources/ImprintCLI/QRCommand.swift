@@ -274,8 +274,20 @@ enum QRCommand {
     let ext = format == .text ? "txt" : format.rawValue
     var seen = Set<String>()
     var duplicate: [Int: String] = [:]
+    var ended = false
     let nextLine = { () -> Line? in
-      while let bytes = reader.next() {
+      while !ended {
+        let bytes: [UInt8]
+        do throws(FileError) {
+          guard let next = try reader.next() else { return nil }
+          bytes = next
+        } catch {
+          // A line over the limit is that line's failure; a failed read ends the input.
+          if case .lineTooLong = error {} else { ended = true }
+          let number = reader.lineNumber
+          return Line(
+            number: number, name: String(format: "%06d", number), payload: .failure(error))
+        }
         let number = reader.lineNumber
         guard let text = String(validating: bytes, as: UTF8.self) else {
           return Line(

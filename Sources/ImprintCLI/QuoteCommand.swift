@@ -28,8 +28,10 @@ enum QuoteCommand {
       throw UsageError(message: "missing --prices <file>")
     }
     let orderPath = arguments.positionals[0]
-    let prices = try PriceList.parse(try FileIO.read(pricesPath), source: pricesPath)
-    let order = try Order.parse(try FileIO.read(orderPath), source: orderPath)
+    let prices = try PriceList.parse(
+      try FileIO.read(pricesPath, limit: FileIO.Limit.structured), source: pricesPath)
+    let order = try Order.parse(
+      try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
     if let store = order.store, !prices.store.isEmpty, store != prices.store {
       throw PricingError.invalidField(
         source: orderPath, field: "store", value: "'\(store)'",

@@ -55,10 +55,8 @@ public struct CardInput: Sendable {
       var paths = side.backgroundImage.map { [$0] } ?? []
       for case .image(let element) in side.elements { paths.append(element.path) }
       for path in paths where images[path] == nil {
-        guard let data = FileManager.default.contents(atPath: path) else {
-          throw FileError.unreadable(path: path, reason: "cannot read the template image")
-        }
-        images[path] = try cache.decode([UInt8](data), source: path).bitmap
+        let data = try FileIO.read(path, limit: FileIO.Limit.image)
+        images[path] = try cache.decode(data, source: path).bitmap
       }
     }
     self.images = images

@@ -52,10 +52,16 @@ public enum AtomicFile {
         guard descriptor >= 0 else {
           throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
         }
-        defer { close(descriptor) }
-        try produce { (piece) throws(FileError) in
-          try FileIO.writeAll(piece, to: descriptor, path: path)
+        do {
+          try produce { (piece) throws(FileError) in
+            try FileIO.writeAll(piece, to: descriptor, path: path)
+          }
+        } catch {
+          close(descriptor)
+          throw error
         }
+        // `commit` syncs it: closing is checked here, syncing once is enough.
+        try FileIO.close(descriptor, path: path)
       }
     } catch let error as FileError {
       throw error
@@ -81,6 +87,47 @@ public enum AtomicFile {
     try commit(temporary, to: path)
   }
 
+  /// The hidden temporary names this type makes: `.NAME.tmp-HOST-PID-N`.
+  private static let marker = ".tmp-"
+
+  /// Removes the temporaries in `folder` that no live run can still be writing: those of this
+  /// host whose process has ended, and those of any host older than `age` seconds (a run on
+  /// another machine sharing the folder cannot be asked whether it lives).
+  ///
+  /// Two runs on one folder (the documented shard scale-out on shared storage) leave each
+  /// other's temporaries alone.
+  public static func removeStaleTemporaries(in folder: String, olderThan age: Double = 86_400) {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    let host = hostName
+    for name in names where name.hasPrefix(".") {
+      guard let range = name.range(of: marker, options: .backwards) else { continue }
+      let parts = name[range.upperBound...].split(separator: "-")
+      guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]) else { continue }
+      let owner = parts[..<(parts.count - 2)].joined(separator: "-")
+      let path = folder + "/" + name
+      var stale: Bool
+      if owner == host {
+        stale = pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+      } else {
+        var status = stat()
+        stale =
+          lstat(path, &status) == 0 && Double(time(nil) - status.st_mtim.tv_sec) > age
+      }
+      if stale { unlink(path) }
+    }
+  }
+
+  /// This machine's name as temporaries carry it (no `/` or `-`-free guarantees needed: the
+  /// PID and counter are read from the end).
+  private static let hostName: String = {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count - 1) == 0 else { return "host" }
+    let name = String(
+      decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let safe = name.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
+    return safe.isEmpty ? "host" : safe
+  }()
+
   /// A temporary path beside `path` (a hidden name, unique in the process).
   ///
   /// It checks first that `path` can be written. Finish with `commit(_:to:)`, or remove it with `discard(_:)`.
@@ -90,18 +137,36 @@ public enum AtomicFile {
     try checkWritable(path)
     let folder = (path as NSString).deletingLastPathComponent
     let name = (path as NSString).lastPathComponent
-    return (folder.isEmpty ? "" : folder + "/") + ".\(name).tmp-\(getpid())-\(counter.next())"
+    return (folder.isEmpty ? "" : folder + "/")
+      + ".\(name)\(marker)\(hostName)-\(getpid())-\(counter.next())"
   }
 
-  /// Renames a finished temporary file to its final path (atomic on one filesystem).
+  /// Makes a finished temporary file durable (`fsync`) and renames it to its final path
+  /// (atomic on one filesystem), then syncs the folder.
+  ///
+  /// A write that failed without the writer noticing (a full disk met by a library's own
+  /// `fwrite`) fails here, before the output has its final name.
   ///
   /// - Throws: `FileError.unwritable`; the temporary file is removed.
   public static func commit(_ temporary: String, to path: String) throws(FileError) {
+    let descriptor = open(temporary, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      let reason = String(cString: strerror(errno))
+      unlink(temporary)
+      throw .unwritable(path: path, reason: reason)
+    }
+    do {
+      try FileIO.syncAndClose(descriptor, path: path)
+    } catch {
+      unlink(temporary)
+      throw error
+    }
     guard rename(temporary, path) == 0 else {
       let reason = String(cString: strerror(errno))
       unlink(temporary)
       throw .unwritable(path: path, reason: reason)
     }
+    FileIO.syncFolder(of: path)
   }
 
   /// Removes a temporary file that will not be committed.

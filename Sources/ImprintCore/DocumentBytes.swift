@@ -24,18 +24,20 @@ public final class DocumentBytes: @unchecked Sendable {
     mapped = false
   }
 
-  /// The file at `path`, mapped read-only.
+  /// The regular file at `path`, mapped read-only.
   ///
-  /// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
+  /// - Throws: `FileError.notFound`, `.isDirectory`, `.notRegularFile`, `.tooLarge` (over
+  ///   `FileIO.Limit.document`) or `.unreadable`.
   public init(mapping path: String) throws(FileError) {
     let (descriptor, status) = try FileIO.openForReading(path)
     defer { close(descriptor) }
-    guard status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else {
-      // Empty files, pipes and devices: read them (mmap needs a regular file with content).
-      let bytes = try FileIO.read(path)
-      let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, bytes.count))
-      _ = storage.initialize(from: bytes)
-      buffer = UnsafeBufferPointer(rebasing: storage[..<bytes.count])
+    guard Int(status.st_size) <= FileIO.Limit.document else {
+      throw .tooLarge(path: path, bytes: Int(status.st_size), limit: FileIO.Limit.document)
+    }
+    guard status.st_size > 0 else {
+      // mmap needs content: an empty file is an empty buffer.
+      buffer = UnsafeBufferPointer(
+        rebasing: UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1)[..<0])
       mapped = false
       return
     }

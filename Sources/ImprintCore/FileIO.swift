@@ -4,17 +4,40 @@
 import Foundation
 
 /// Whole-file reads and output folders, shared by every command and the batch runner.
+///
+/// The rule (docs/reliability.md): every input file is read through `read(_:limit:)` or
+/// `openForReading(_:)`, which refuse anything but a regular file (a FIFO would block, a device
+/// never ends) without blocking on it, and refuse a file larger than the caller's limit before
+/// reading it, naming the limit.
 public enum FileIO {
-  /// Reads a whole file.
+  /// Size limits of the inputs Imprint reads whole, in bytes.
+  public enum Limit {
+    /// Small structured inputs: profiles, follow counts, templates, price lists, orders.
+    public static let structured = 16 << 20
+    /// Images read whole: card photos, template assets, the placeholder photo.
+    public static let image = 64 << 20
+    /// Uploaded documents (mapped, not held): the largest upload Imprint opens.
+    public static let document = 2 << 30
+    /// One line of a line-based input (a QR list, a manifest, a results file).
+    public static let line = 1 << 20
+  }
+
+  /// Reads a whole regular file of at most `limit` bytes.
   ///
-  /// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
-  public static func read(_ path: String) throws(FileError) -> [UInt8] {
+  /// - Throws: `FileError.notFound`, `.isDirectory`, `.notRegularFile`, `.tooLarge` or
+  ///   `.unreadable`.
+  public static func read(_ path: String, limit: Int) throws(FileError) -> [UInt8] {
     // Straight into the array with read(2): no intermediate Data (a 30 MB upload was copied
     // twice on its way to the parser).
     let (descriptor, status) = try openForReading(path)
-    defer { close(descriptor) }
+    defer { Foundation.close(descriptor) }
+    guard Int(status.st_size) <= limit else {
+      throw .tooLarge(path: path, bytes: Int(status.st_size), limit: limit)
+    }
     var bytes: [UInt8] = []
-    var chunk = max(Int(status.st_size), 0) + 1  // one byte more: the next read finds the end
+    // One byte more than the size: the next read finds the end. A file that grows while read
+    // stops at the limit.
+    var chunk = min(max(Int(status.st_size), 0), limit) + 1
     while true {
       var got = 0
       var failure: Int32 = 0
@@ -30,16 +53,36 @@ public enum FileIO {
       }
       if got == 0 { return bytes }
       if bytes.isEmpty { bytes = part } else { bytes += part }
-      chunk = max(chunk, 1 << 16)
+      guard bytes.count <= limit else { throw .tooLarge(path: path, bytes: nil, limit: limit) }
+      chunk = min(max(chunk, 1 << 16), limit - bytes.count + 1)
     }
   }
 
-  /// Opens a file that must not be a folder, with its status.
+  /// Opens a regular file for reading, with its status, without ever blocking.
+  ///
+  /// The file is opened non-blocking (opening a FIFO for reading would wait for a writer) and
+  /// refused unless `fstat` says it is a regular file.
   ///
   /// - Returns: the descriptor (the caller closes it) and `fstat`'s answer.
-  /// - Throws: `FileError.notFound`, `.isDirectory` or `.unreadable`.
+  /// - Throws: `FileError.notFound`, `.isDirectory`, `.notRegularFile` or `.unreadable`.
   public static func openForReading(_ path: String) throws(FileError) -> (Int32, stat) {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    let (descriptor, status) = try openAnyForReading(path)
+    let kind = status.st_mode & S_IFMT
+    guard kind == S_IFREG else {
+      Foundation.close(descriptor)
+      if kind == S_IFDIR { throw .isDirectory(path: path) }
+      throw .notRegularFile(path: path, kind: FileKind(mode: status.st_mode))
+    }
+    return (descriptor, status)
+  }
+
+  /// Opens `path` for reading whatever it is (non-blocking at open, blocking afterwards), for
+  /// readers that bound what they read themselves (`LineReader`).
+  ///
+  /// - Throws: `FileError.notFound` or `.unreadable`.
+  static func openAnyForReading(_ path: String) throws(FileError) -> (Int32, stat) {
+    guard !path.utf8.contains(0) else { throw .notFound(path: path) }
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
     guard descriptor >= 0 else {
       let code = errno
       if code == ENOENT || code == ENOTDIR { throw .notFound(path: path) }
@@ -48,13 +91,12 @@ public enum FileIO {
     var status = stat()
     guard fstat(descriptor, &status) == 0 else {
       let code = errno
-      close(descriptor)
+      Foundation.close(descriptor)
       throw .unreadable(path: path, reason: String(cString: strerror(code)))
     }
-    if status.st_mode & S_IFMT == S_IFDIR {
-      close(descriptor)
-      throw .isDirectory(path: path)
-    }
+    // Reads block again from here on: a regular file never would, and a pipe's reader wants to
+    // wait for its writer.
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
     return (descriptor, status)
   }
 
@@ -77,6 +119,43 @@ public enum FileIO {
     }
   }
 
+  /// Closes a descriptor written to, reporting what `close` reports (some filesystems report
+  /// a failed write only there).
+  ///
+  /// - Throws: `FileError.unwritable` naming `path`.
+  public static func close(_ descriptor: Int32, path: String) throws(FileError) {
+    // No retry on EINTR: on Linux the descriptor is released either way.
+    if Foundation.close(descriptor) != 0 && errno != EINTR {
+      throw .unwritable(path: path, reason: String(cString: strerror(errno)))
+    }
+  }
+
+  /// Flushes a descriptor to the disk and closes it: a full disk or an I/O error met by any
+  /// earlier write through this file is reported here.
+  ///
+  /// - Throws: `FileError.unwritable` naming `path`.
+  public static func syncAndClose(_ descriptor: Int32, path: String) throws(FileError) {
+    var result: Int32
+    repeat { result = fsync(descriptor) } while result != 0 && errno == EINTR
+    // EINVAL: a file that cannot be synced (a pipe, some special filesystems); nothing to flush.
+    if result != 0 && errno != EINVAL {
+      let reason = String(cString: strerror(errno))
+      Foundation.close(descriptor)
+      throw .unwritable(path: path, reason: reason)
+    }
+    try close(descriptor, path: path)
+  }
+
+  /// Syncs the folder holding `path` so a rename into it survives a power cut; best effort
+  /// (nothing is lost when a filesystem cannot sync folders).
+  public static func syncFolder(of path: String) {
+    let folder = (path as NSString).deletingLastPathComponent
+    let descriptor = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard descriptor >= 0 else { return }
+    fsync(descriptor)
+    Foundation.close(descriptor)
+  }
+
   /// Writes `bytes` to `path` in place, not atomically: only for files a reader can afford to
   /// find cut short (a resume hint that fails to decode is ignored), where the temporary file
   /// and rename of `AtomicFile` would double the cost.
@@ -87,8 +166,13 @@ public enum FileIO {
     guard descriptor >= 0 else {
       throw .unwritable(path: path, reason: String(cString: strerror(errno)))
     }
-    defer { close(descriptor) }
-    try writeAll(bytes, to: descriptor, path: path)
+    do {
+      try writeAll(bytes, to: descriptor, path: path)
+    } catch {
+      Foundation.close(descriptor)
+      throw error
+    }
+    try close(descriptor, path: path)
   }
 
   /// Creates `path` (and parents) unless it is already a folder.
@@ -131,7 +215,7 @@ public final class RandomAccessFile {
     count = Int(status.st_size)
   }
 
-  deinit { close(descriptor) }
+  deinit { Foundation.close(descriptor) }
 
   /// The bytes of `range`.
   ///

@@ -37,6 +37,19 @@ public enum FileError: ImprintError, Equatable {
   case unwritable(path: String, reason: String)
   /// The input is not valid UTF-8 text.
   case notUTF8(path: String, line: Int?)
+  /// The path names a FIFO, a device or a socket where a regular file was expected.
+  case notRegularFile(path: String, kind: FileKind)
+  /// The file is larger than Imprint reads for this input (`bytes` when known before reading).
+  case tooLarge(path: String, bytes: Int?, limit: Int)
+  /// A line of a line-based input is longer than the limit; the line was skipped.
+  case lineTooLong(path: String, line: Int, limit: Int)
+  /// A relative path (a template's asset, an order's file, a cache entry) would leave the folder
+  /// it is confined to: it is absolute, climbs with `..`, or a link leads out.
+  case escapesFolder(path: String, folder: String, what: String)
+  /// An output path names one of the command's inputs; writing it would destroy the input.
+  case outputIsInput(path: String)
+  /// Two outputs of one run would have the same path; the second would replace the first.
+  case outputCollision(path: String, first: String, second: String)
 
   public var code: String {
     switch self {
@@ -45,6 +58,12 @@ public enum FileError: ImprintError, Equatable {
     case .unreadable: "file.unreadable"
     case .unwritable: "file.unwritable"
     case .notUTF8: "file.notUTF8"
+    case .notRegularFile: "file.notRegular"
+    case .tooLarge: "file.tooLarge"
+    case .lineTooLong: "file.lineTooLong"
+    case .escapesFolder: "file.escapesFolder"
+    case .outputIsInput: "file.outputIsInput"
+    case .outputCollision: "file.outputCollision"
     }
   }
 
@@ -56,6 +75,20 @@ public enum FileError: ImprintError, Equatable {
     case .unwritable(let path, let reason): "cannot write '\(path)' (\(reason))"
     case .notUTF8(let path, let line?): "'\(path)' line \(line) is not valid UTF-8"
     case .notUTF8(let path, nil): "'\(path)' is not valid UTF-8"
+    case .notRegularFile(let path, let kind):
+      "'\(path)' is \(kind.description); a regular file was expected"
+    case .tooLarge(let path, let bytes?, let limit):
+      "'\(path)' is \(bytes) bytes; the limit for this input is \(limit) bytes"
+    case .tooLarge(let path, nil, let limit):
+      "'\(path)' grew past \(limit) bytes, the limit for this input, while it was read"
+    case .lineTooLong(let path, let line, let limit):
+      "'\(path)' line \(line) is longer than \(limit) bytes, the limit for one line"
+    case .escapesFolder(let path, let folder, let what):
+      "\(what) '\(path)' leads outside its folder '\(folder)'"
+    case .outputIsInput(let path):
+      "output '\(path)' is also an input; writing it would replace the input"
+    case .outputCollision(let path, let first, let second):
+      "inputs '\(first)' and '\(second)' would both be written to '\(path)'"
     }
   }
 
@@ -64,7 +97,51 @@ public enum FileError: ImprintError, Equatable {
     case .isDirectory: "name a file inside the directory"
     case .unwritable: "check that the folder exists and is writable"
     case .notUTF8: "save the file as UTF-8"
+    case .notRegularFile: "copy the data into a regular file and name that file"
+    case .tooLarge: "check that this is the intended file"
+    case .lineTooLong: "put one item on each line"
+    case .escapesFolder:
+      "name a file inside the folder with a relative path without '..' (links that lead out are refused too)"
+    case .outputIsInput: "name the output with -o, or a different output folder"
+    case .outputCollision: "rename one of the inputs or write them to separate folders"
     default: nil
+    }
+  }
+}
+
+/// What a path names, when it is not the regular file that was expected.
+public enum FileKind: String, Sendable, Equatable {
+  case fifo
+  case characterDevice
+  case blockDevice
+  case socket
+  case symbolicLink
+  case directory
+  case other
+
+  /// The kind of file `mode` (from `stat`) describes.
+  public init(mode: UInt32) {
+    switch Int32(bitPattern: mode) & 0o170000 {
+    case 0o010000: self = .fifo
+    case 0o020000: self = .characterDevice
+    case 0o060000: self = .blockDevice
+    case 0o140000: self = .socket
+    case 0o120000: self = .symbolicLink
+    case 0o040000: self = .directory
+    default: self = .other
+    }
+  }
+
+  /// The kind in words, with an article ("a FIFO").
+  public var description: String {
+    switch self {
+    case .fifo: "a FIFO (named pipe)"
+    case .characterDevice: "a character device"
+    case .blockDevice: "a block device"
+    case .socket: "a socket"
+    case .symbolicLink: "a symbolic link"
+    case .directory: "a directory"
+    case .other: "not a regular file"
     }
   }
 }

@@ -76,8 +76,16 @@ public enum DocumentWorker {
     sigprocmask(SIG_UNBLOCK, &unblock, nil)
     var limit = rlimit(rlim_cur: rlim_t(memoryMB) << 20, rlim_max: rlim_t(memoryMB) << 20)
     setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
-    var reader = try? LineReader(path: "-")
-    while let line = reader?.next() {
+    guard var reader = try? LineReader(path: "-") else { return }
+    while true {
+      let line: [UInt8]
+      do {
+        guard let next = try reader.next() else { break }
+        line = next
+      } catch {
+        if case .lineTooLong = error { continue }
+        break
+      }
       guard let request = try? JSONDecoder().decode(WorkerRequest.self, from: Data(line)) else {
         continue
       }

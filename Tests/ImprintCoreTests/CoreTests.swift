@@ -97,7 +97,7 @@ struct LineReaderTests {
     try Data("one\r\ntwo\n\n\(long)\nlast".utf8).write(to: URL(fileURLWithPath: path))
     var reader = try LineReader(path: path)
     var lines: [String] = []
-    while let line = reader.next() { lines.append(String(decoding: line, as: UTF8.self)) }
+    while let line = try reader.next() { lines.append(String(decoding: line, as: UTF8.self)) }
     #expect(lines == ["one", "two", "", long, "last"])
     #expect(reader.lineNumber == 5)
   }
@@ -151,11 +151,12 @@ struct FileIOTests {
     let folder = TemporaryFolder()
     let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
     try Data(bytes).write(to: URL(fileURLWithPath: folder.file("a.bin")))
-    #expect(try FileIO.read(folder.file("a.bin")) == bytes)
+    #expect(try FileIO.read(folder.file("a.bin"), limit: 1 << 20) == bytes)
     try Data().write(to: URL(fileURLWithPath: folder.file("empty")))
-    #expect(try FileIO.read(folder.file("empty")) == [])
+    #expect(try FileIO.read(folder.file("empty"), limit: 1 << 20) == [])
     // /proc files report size 0 and still have content: read until the end, not to the size.
-    let status = String(decoding: try FileIO.read("/proc/self/status"), as: UTF8.self)
+    let status = String(
+      decoding: try FileIO.read("/proc/self/status", limit: 1 << 20), as: UTF8.self)
     #expect(status.hasPrefix("Name:"))
   }
 
@@ -163,11 +164,13 @@ struct FileIOTests {
   func errors() throws {
     let folder = TemporaryFolder()
     #expect(throws: FileError.notFound(path: folder.file("none"))) {
-      try FileIO.read(folder.file("none"))
+      try FileIO.read(folder.file("none"), limit: 1 << 20)
     }
-    #expect(throws: FileError.isDirectory(path: folder.path)) { try FileIO.read(folder.path) }
+    #expect(throws: FileError.isDirectory(path: folder.path)) {
+      try FileIO.read(folder.path, limit: 1 << 20)
+    }
     #expect(throws: FileError.notFound(path: folder.file("none/x"))) {
-      try FileIO.read(folder.file("none/x"))
+      try FileIO.read(folder.file("none/x"), limit: 1 << 20)
     }
   }
 }

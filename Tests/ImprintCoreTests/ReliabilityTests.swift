@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCoreTests: the reliability rules' one place each: bounded reads, bounded lines, strict
+// JSON, confined paths, escaped text, temporaries of other runs.
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+/// Peak resident memory of this process so far, in kilobytes.
+private func peakKilobytes() -> Int {
+  var usage = rusage()
+  getrusage(RUSAGE_SELF.rawValue, &usage)
+  return usage.ru_maxrss
+}
+
+@Suite("Bounded reads")
+struct BoundedReadTests {
+  @Test(
+    "devices, FIFOs and sockets are refused at once, without blocking or reading",
+    arguments: ["/dev/zero", "/dev/urandom", "/dev/null", "fifo"])
+  func specialFiles(name: String) throws {
+    let folder = TemporaryFolder()
+    var path = name
+    if name == "fifo" {
+      path = folder.file("photo.jpg")
+      #expect(mkfifo(path, 0o600) == 0)
+    }
+    let before = peakKilobytes()
+    do {
+      _ = try FileIO.read(path, limit: FileIO.Limit.image)
+      Issue.record("\(path) was read")
+    } catch {
+      #expect(error.code == "file.notRegular")
+      #expect(error.message.contains(path))
+      #expect(error.hint != nil)
+    }
+    #expect(throws: FileError.self) { _ = try FileIO.openForReading(path) }
+    #expect(throws: FileError.self) { _ = try DocumentBytes(mapping: path) }
+    #expect(peakKilobytes() - before < 50_000)
+  }
+
+  @Test("a file over the limit is refused before it is read, naming the limit")
+  func tooLarge() throws {
+    let folder = TemporaryFolder()
+    let path = folder.file("big.json")
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 5000)))
+    #expect(throws: FileError.tooLarge(path: path, bytes: 5000, limit: 4096)) {
+      _ = try FileIO.read(path, limit: 4096)
+    }
+    #expect(try FileIO.read(path, limit: 5000).count == 5000)
+    // A sparse file of 8 GB is refused from its size alone (no allocation).
+    let sparse = folder.file("sparse.pdf")
+    #expect(FileManager.default.createFile(atPath: sparse, contents: nil))
+    #expect(truncate(sparse, 8 << 30) == 0)
+    let before = peakKilobytes()
+    #expect(throws: FileError.tooLarge(path: sparse, bytes: 8 << 30, limit: FileIO.Limit.image)) {
+      _ = try FileIO.read(sparse, limit: FileIO.Limit.image)
+    }
+    #expect(throws: FileError.tooLarge(path: sparse, bytes: 8 << 30, limit: FileIO.Limit.document))
+    {
+      _ = try DocumentBytes(mapping: sparse)
+    }
+    #expect(peakKilobytes() - before < 50_000)
+    #expect(FileError.tooLarge(path: "p", bytes: 9, limit: 8).message.contains("limit"))
+  }
+}
+
+@Suite("Bounded lines")
+struct BoundedLineTests {
+  @Test("a line over the limit is refused with its number, and the next lines are still read")
+  func overlong() throws {
+    let folder = TemporaryFolder()
+    let path = folder.file("list.txt")
+    let long = String(repeating: "y", count: 10_000)
+    try Data("a\n\(long)\nb\r\n\(long)".utf8).write(to: URL(fileURLWithPath: path))
+    var reader = try LineReader(path: path, limit: 1000)
+    var seen: [String] = []
+    while true {
+      do {
+        guard let line = try reader.next() else { break }
+        seen.append(String(decoding: line, as: UTF8.self))
+      } catch {
+        #expect(error.code == "file.lineTooLong")
+        seen.append("too long: \(reader.lineNumber)")
+      }
+    }
+    #expect(seen == ["a", "too long: 2", "b", "too long: 4"])
+  }
+
+  @Test("a 10 MB line and an endless device line keep memory bounded")
+  func boundedMemory() throws {
+    let folder = TemporaryFolder()
+    let path = folder.file("huge.txt")
+    var bytes = [UInt8](repeating: UInt8(ascii: "z"), count: 10 << 20)
+    bytes += Array("\nlast\n".utf8)
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let before = peakKilobytes()
+    var reader = try LineReader(path: path)
+    #expect(throws: FileError.lineTooLong(path: path, line: 1, limit: FileIO.Limit.line)) {
+      _ = try reader.next()
+    }
+    #expect(try reader.next() == Array("last".utf8))
+    #expect(try reader.next() == nil)
+    // Twice the limit plus a chunk, with room for the allocator: far below the 10 MB line.
+    #expect(peakKilobytes() - before < 8_000)
+    #expect(throws: FileError.notRegularFile(path: "/dev/zero", kind: .characterDevice)) {
+      _ = try LineReader(path: "/dev/zero")
+    }
+  }
+
+  @Test("a FIFO is read like a pipe, and one with no writer is an empty input, not a hang")
+  func fifo() throws {
+    let folder = TemporaryFolder()
+    let path = folder.file("list.fifo")
+    #expect(mkfifo(path, 0o600) == 0)
+    var reader = try LineReader(path: path)
+    #expect(try reader.next() == nil)
+  }
+}
+
+@Suite("Strict JSON")
+struct StrictJSONTests {
+  @Test(
+    "refuses what JSONSerialization lets through or reports without a place",
+    arguments: [
+      (#"{"copies": 1, "copies": 10000}"#, "json.duplicateKey", "line 1, column 15"),
+      (#"{"a": {"b": 1, "\u0062": 2}}"#, "json.duplicateKey", "column 16"),
+      ("{\n  \"price\": 1e400\n}", "json.numberOutOfRange", "line 2, column 12"),
+      (#"{"price": NaN}"#, "json.syntax", "line 1, column 11"),
+      (#"{"price": -Infinity}"#, "json.syntax", "column 12: expected a digit"),
+      ("{\"a\": \"\u{07}\"}", "json.syntax", "control characters"),
+      (#"{"a": 1,}"#, "json.syntax", "a key in double quotes"),
+      (#"[1, 2"#, "json.syntax", "the end of the document"),
+      (#"{"a": 01}"#, "json.syntax", "no leading zero"),
+      (#"{"a": "\ud800"}"#, "json.syntax", "low surrogate"),
+      (#"{"a": 1} x"#, "json.syntax", "expected the end of the document"),
+      ("  \n ", "json.empty", "is empty"),
+      (String(repeating: "[", count: 70) + String(repeating: "]", count: 70), "json.tooDeep", "64"),
+    ])
+  func refuses(text: String, code: String, place: String) {
+    do {
+      _ = try StrictJSON.parse(Array(text.utf8), source: "order.json")
+      Issue.record("accepted \(text)")
+    } catch {
+      #expect(error.code == code, "\(text)")
+      #expect(error.message.contains("order.json"), "\(error.message)")
+      #expect(error.message.contains(place), "\(error.message)")
+      #expect(!error.message.contains("The data"))
+    }
+  }
+
+  @Test("invalid UTF-8 is placed, and never quoted")
+  func notUTF8() {
+    for bytes: [UInt8] in [
+      [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D],
+      [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC0, 0xAF, 0x22, 0x7D],  // overlong '/'
+      [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xED, 0xA0, 0x80, 0x22, 0x7D],  // a surrogate
+      [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xE2, 0x82],  // cut short
+    ] {
+      #expect(throws: JSONError.notUTF8(source: "p.json", line: 1, column: 7)) {
+        _ = try StrictJSON.parse(bytes, source: "p.json")
+      }
+    }
+  }
+
+  @Test("a file that is not JSON is described, not quoted")
+  func neverQuotes() {
+    let passwd = "root:x:0:0:root:/root:/bin/bash\n"
+    do {
+      _ = try StrictJSON.parse(Array(passwd.utf8), source: "/etc/passwd")
+      Issue.record("accepted")
+    } catch {
+      #expect(!error.message.contains("root:x"))
+      #expect(error.message.contains("a word that is not true, false or null"))
+    }
+  }
+
+  @Test("accepts ordinary JSON, a byte-order mark, escapes and any value at the top")
+  func accepts() throws {
+    let text =
+      "\u{FEFF}{\"name\": \"J\\u00e9r\\u00f4me \\ud83d\\ude00\", \"n\": [1, -2.5e3, 0, true, null], \"o\": {}}"
+    let object = try #require(try StrictJSON.parse(Array(text.utf8), source: "x") as? [String: Any])
+    #expect(object["name"] as? String == "Jérôme 😀")
+    #expect((object["n"] as? [Any])?.count == 5)
+    #expect(try StrictJSON.parse(Array("42".utf8), source: "x") as? Int == 42)
+    #expect(try StrictJSON.parse(Array(#""s""#.utf8), source: "x") as? String == "s")
+  }
+}
+
+@Suite("Confined paths")
+struct ConfinedPathTests {
+  @Test(
+    "paths from input that would leave their folder are refused",
+    arguments: [
+      "../x.jpg", "../../etc/passwd", "/etc/passwd", "a/../../b", "a/./../..", "..", "x\u{0}y",
+      "link/secret.txt", "outside-link",
+    ])
+  func refuses(relative: String) throws {
+    let folder = TemporaryFolder()
+    let inside = folder.file("inside")
+    try FileManager.default.createDirectory(atPath: inside, withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+      atPath: inside + "/link", withDestinationPath: "/etc")
+    try FileManager.default.createSymbolicLink(
+      atPath: inside + "/outside-link", withDestinationPath: folder.file("other.pdf"))
+    #expect(FileManager.default.createFile(atPath: folder.file("other.pdf"), contents: Data()))
+    do {
+      _ = try ConfinedPath.resolve(relative, in: inside, what: "order file")
+      Issue.record("accepted \(relative)")
+    } catch {
+      #expect(error.code == "file.escapesFolder")
+      #expect(error.message.contains("order file"))
+    }
+  }
+
+  @Test("paths inside the folder resolve, whether or not they exist yet")
+  func accepts() throws {
+    let folder = TemporaryFolder()
+    try FileManager.default.createDirectory(
+      atPath: folder.file("assets"), withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.file("alias"), withDestinationPath: folder.file("assets"))
+    #expect(
+      try ConfinedPath.resolve("assets/p.jpg", in: folder.path, what: "asset")
+        == folder.path + "/assets/p.jpg")
+    #expect(
+      try ConfinedPath.resolve("./assets//p.jpg", in: folder.path, what: "asset")
+        == folder.path + "/./assets/p.jpg")
+    #expect(
+      try ConfinedPath.resolve("alias/new/deep.jpg", in: folder.path, what: "asset")
+        == folder.path + "/alias/new/deep.jpg")
+  }
+
+  @Test("file names from input: plain names only")
+  func fileNames() {
+    for name in ["alice", "bob.png", "ü-ß_1"] { #expect(ConfinedPath.isPlainFileName(name)) }
+    for name in [
+      "", ".", "..", "../escaped", "a/b", ".hidden", "x\u{1B}[2J",
+      String(repeating: "a", count: 256),
+    ] {
+      #expect(!ConfinedPath.isPlainFileName(name), "\(name)")
+    }
+  }
+
+  @Test("an output that is an input is refused, by any name")
+  func outputIsInput() throws {
+    let folder = TemporaryFolder()
+    let input = folder.file("b.pdf")
+    #expect(FileManager.default.createFile(atPath: input, contents: Data("%PDF".utf8)))
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.file("l.pdf"), withDestinationPath: input)
+    #expect(throws: FileError.outputIsInput(path: input)) {
+      try ConfinedPath.checkNotInput(input, inputs: ["a.pdf", input])
+    }
+    #expect(throws: FileError.outputIsInput(path: folder.file("l.pdf"))) {
+      try ConfinedPath.checkNotInput(folder.file("l.pdf"), inputs: [folder.path + "/./b.pdf"])
+    }
+    try ConfinedPath.checkNotInput(folder.file("c.png"), inputs: [input])
+  }
+}
+
+@Suite("Echoed text")
+struct SafeTextTests {
+  @Test("control characters, bidi overrides and line separators are escaped; letters are not")
+  func escapes() {
+    #expect(SafeText.escaped("\u{1B}[31mred\u{07}") == "\\u{1B}[31mred\\u{7}")
+    #expect(SafeText.escaped("a\nb\u{202E}c\u{9B}") == "a\\u{A}b\\u{202E}c\\u{9B}")
+    #expect(SafeText.escaped("Jérôme 김 अ 😀") == "Jérôme 김 अ 😀")
+    #expect(SafeText.excerpt(String(repeating: "k", count: 100), limit: 10) == "kkkkkkkkkk…")
+  }
+}
+
+@Suite("Temporaries of other runs")
+struct TemporaryFileTests {
+  @Test("a live run's temporaries are kept, a dead run's are removed, other hosts' by age")
+  func stale() throws {
+    let folder = TemporaryFolder()
+    let mine = try AtomicFile.temporaryPath(for: folder.file("out.pdf"))
+    #expect(FileManager.default.createFile(atPath: mine, contents: Data()))
+    // This host's name as the temporary carries it.
+    let name = (mine as NSString).lastPathComponent
+    let tail = name[name.range(of: ".tmp-")!.upperBound...]
+    let host = tail.split(separator: "-").dropLast(2).joined(separator: "-")
+    // A process that has ended: a child that exited.
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/bin/true")
+    try child.run()
+    child.waitUntilExit()
+    let dead = folder.file(".card.pdf.tmp-\(host)-\(child.processIdentifier)-1")
+    let live = folder.file(".card.pdf.tmp-\(host)-1-1")  // init never ends
+    let otherHost = folder.file(".card.pdf.tmp-elsewhere-\(child.processIdentifier)-1")
+    let oldOther = folder.file(".card.pdf.tmp-faraway-7-1")
+    for path in [dead, live, otherHost, oldOther] {
+      #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+    }
+    var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
+    #expect(utimensat(AT_FDCWD, oldOther, &times, 0) == 0)
+    AtomicFile.removeStaleTemporaries(in: folder.path)
+    let left = Set(folder.contents())
+    #expect(!left.contains((dead as NSString).lastPathComponent))
+    #expect(!left.contains((oldOther as NSString).lastPathComponent))
+    #expect(left.contains((live as NSString).lastPathComponent))
+    #expect(left.contains((otherHost as NSString).lastPathComponent))
+    #expect(left.contains(name))
+  }
+}
