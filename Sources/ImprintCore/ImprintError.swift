@@ -48,6 +48,8 @@ public enum FileError: ImprintError, Equatable {
   case escapesFolder(path: String, folder: String, what: String)
   /// An output path names one of the command's inputs; writing it would destroy the input.
   case outputIsInput(path: String)
+  /// A folder named by an option or environment variable is not there.
+  case folderNotFound(path: String, setting: String)
   /// Two outputs of one run would have the same path; the second would replace the first.
   case outputCollision(path: String, first: String, second: String)
 
@@ -64,6 +66,7 @@ public enum FileError: ImprintError, Equatable {
     case .escapesFolder: "file.escapesFolder"
     case .outputIsInput: "file.outputIsInput"
     case .outputCollision: "file.outputCollision"
+    case .folderNotFound: "file.folderNotFound"
     }
   }
 
@@ -89,6 +92,8 @@ public enum FileError: ImprintError, Equatable {
       "output '\(path)' is also an input; writing it would replace the input"
     case .outputCollision(let path, let first, let second):
       "inputs '\(first)' and '\(second)' would both be written to '\(path)'"
+    case .folderNotFound(let path, let setting):
+      "\(setting) names '\(path)', which is not a folder"
     }
   }
 
@@ -104,6 +109,7 @@ public enum FileError: ImprintError, Equatable {
       "name a file inside the folder with a relative path without '..' (links that lead out are refused too)"
     case .outputIsInput: "name the output with -o, or a different output folder"
     case .outputCollision: "rename one of the inputs or write them to separate folders"
+    case .folderNotFound(_, let setting): "set \(setting) to an existing folder, or leave it unset"
     default: nil
     }
   }

@@ -19,6 +19,45 @@ public enum ResourceLocator {
     locate("templates", environment: "IMPRINT_TEMPLATES", explicit: explicit, marker: nil)
   }
 
+  /// The templates folder as `templatesDirectory` finds it, refusing a folder named explicitly
+  /// (by `--templates` or `IMPRINT_TEMPLATES`) that is not there: listing a folder that does not
+  /// exist would print nothing and succeed.
+  ///
+  /// - Throws: `FileError.folderNotFound` naming the setting.
+  public static func checkedTemplatesDirectory(explicit: String? = nil) throws(FileError)
+    -> String?
+  {
+    try checked("templates", environment: "IMPRINT_TEMPLATES", explicit: explicit)
+    return templatesDirectory(explicit: explicit)
+  }
+
+  /// The assets folder as `assetsDirectory` finds it, refusing one named explicitly (by an option
+  /// or `IMPRINT_ASSETS`) that is not there.
+  ///
+  /// - Throws: `FileError.folderNotFound` naming the setting.
+  public static func checkedAssetsDirectory(explicit: String? = nil) throws(FileError) -> String? {
+    try checked("assets", environment: "IMPRINT_ASSETS", explicit: explicit)
+    return assetsDirectory(explicit: explicit)
+  }
+
+  private static func checked(_ option: String, environment: String, explicit: String?)
+    throws(FileError)
+  {
+    let named: (String, String)? =
+      if let explicit {
+        (explicit, "--\(option)")
+      } else if let value = ProcessInfo.processInfo.environment[environment],
+        !value.isEmpty
+      { (value, environment) } else { nil }
+    guard let (path, setting) = named else { return }
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    else {
+      throw .folderNotFound(path: path, setting: setting)
+    }
+  }
+
   private static func locate(
     _ name: String, environment: String, explicit: String?, marker: String?
   ) -> String? {

@@ -305,3 +305,22 @@ struct TemporaryFileTests {
     #expect(left.contains(name))
   }
 }
+
+@Suite("Resource folders named by settings")
+struct ResourceFolderTests {
+  @Test("a folder named by an option that is not there is an error naming the option")
+  func missing() throws {
+    let folder = TemporaryFolder()
+    #expect(throws: FileError.folderNotFound(path: "/nonexistent", setting: "--templates")) {
+      _ = try ResourceLocator.checkedTemplatesDirectory(explicit: "/nonexistent")
+    }
+    #expect(FileManager.default.createFile(atPath: folder.file("file"), contents: Data()))
+    #expect(throws: FileError.folderNotFound(path: folder.file("file"), setting: "--assets")) {
+      _ = try ResourceLocator.checkedAssetsDirectory(explicit: folder.file("file"))
+    }
+    #expect(try ResourceLocator.checkedTemplatesDirectory(explicit: folder.path) == folder.path)
+    #expect(
+      FileError.folderNotFound(path: "/x", setting: "IMPRINT_TEMPLATES").message
+        == "IMPRINT_TEMPLATES names '/x', which is not a folder")
+  }
+}
