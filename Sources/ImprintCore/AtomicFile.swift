@@ -7,6 +7,24 @@ import Synchronization
 
 /// Writes files atomically: a temporary file in the same folder, then `rename(2)`.
 public enum AtomicFile {
+  /// Whether `commit` flushes each file to the disk before renaming it (the default), or leaves
+  /// that to one flush at the end of a bulk run (`withDeferredFlush`).
+  ///
+  /// Every write and close is checked either way (a full disk or a size limit fails there); the
+  /// flush adds durability against a power cut, at 0.15 to 4 ms a file on this project's
+  /// machines, which would double the time of a thousand QR codes.
+  @TaskLocal public static var flushEachFile = true
+
+  /// Runs a bulk job whose many outputs are flushed together at its end (`sync`) instead of one
+  /// `fsync` each; tasks it starts inherit the setting.
+  public static func withDeferredFlush<Result>(
+    _ body: () async throws -> Result
+  ) async rethrows -> Result {
+    let result = try await $flushEachFile.withValue(false) { try await body() }
+    sync()
+    return result
+  }
+
   /// Checks that `path` can be an output: not an existing directory, in an existing folder.
   ///
   /// - Throws: `FileError.isDirectory` or `FileError.unwritable`.
@@ -141,32 +159,34 @@ public enum AtomicFile {
       + ".\(name)\(marker)\(hostName)-\(getpid())-\(counter.next())"
   }
 
-  /// Makes a finished temporary file durable (`fsync`) and renames it to its final path
-  /// (atomic on one filesystem), then syncs the folder.
+  /// Makes a finished temporary file durable (`fsync`, unless `flushEachFile` is off) and
+  /// renames it to its final path (atomic on one filesystem), then syncs the folder.
   ///
-  /// A write that failed without the writer noticing (a full disk met by a library's own
-  /// `fwrite`) fails here, before the output has its final name.
+  /// A write that failed without the writer noticing (delayed write-back on a full disk) fails
+  /// here, before the output has its final name.
   ///
   /// - Throws: `FileError.unwritable`; the temporary file is removed.
   public static func commit(_ temporary: String, to path: String) throws(FileError) {
-    let descriptor = open(temporary, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else {
-      let reason = String(cString: strerror(errno))
-      unlink(temporary)
-      throw .unwritable(path: path, reason: reason)
-    }
-    do {
-      try FileIO.syncAndClose(descriptor, path: path)
-    } catch {
-      unlink(temporary)
-      throw error
+    if flushEachFile {
+      let descriptor = open(temporary, O_RDONLY | O_CLOEXEC)
+      guard descriptor >= 0 else {
+        let reason = String(cString: strerror(errno))
+        unlink(temporary)
+        throw .unwritable(path: path, reason: reason)
+      }
+      do {
+        try FileIO.syncAndClose(descriptor, path: path)
+      } catch {
+        unlink(temporary)
+        throw error
+      }
     }
     guard rename(temporary, path) == 0 else {
       let reason = String(cString: strerror(errno))
       unlink(temporary)
       throw .unwritable(path: path, reason: reason)
     }
-    FileIO.syncFolder(of: path)
+    if flushEachFile { FileIO.syncFolder(of: path) }
   }
 
   /// Removes a temporary file that will not be committed.

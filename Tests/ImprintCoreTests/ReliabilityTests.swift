@@ -324,3 +324,34 @@ struct ResourceFolderTests {
         == "IMPRINT_TEMPLATES names '/x', which is not a folder")
   }
 }
+
+@Suite("Deferred flushing")
+struct DeferredFlushTests {
+  @Test("a bulk run's files are complete and renamed with the flush deferred; the default flushes")
+  func deferred() async throws {
+    let folder = TemporaryFolder()
+    #expect(AtomicFile.flushEachFile)
+    let inside = await AtomicFile.withDeferredFlush { () async -> Bool in
+      await withTaskGroup(of: Bool.self) { group in
+        for index in 0..<8 {
+          group.addTask {
+            try? AtomicFile.write(
+              Array(repeating: UInt8(index), count: 1000), to: folder.file("\(index).bin"))
+            return AtomicFile.flushEachFile
+          }
+        }
+        var flags: [Bool] = []
+        for await flag in group { flags.append(flag) }
+        return flags.allSatisfy { !$0 }
+      }
+    }
+    #expect(inside)
+    #expect(AtomicFile.flushEachFile)
+    #expect(folder.contents() == (0..<8).map { "\($0).bin" }.sorted())
+    for index in 0..<8 {
+      #expect(
+        try FileIO.read(folder.file("\(index).bin"), limit: 2000)
+          == Array(repeating: UInt8(index), count: 1000))
+    }
+  }
+}
