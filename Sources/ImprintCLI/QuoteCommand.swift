@@ -11,16 +11,25 @@ enum QuoteCommand {
     name: "quote",
     abstract: "Price a print order exactly from a store's price list.",
     discussion: """
-      ORDER names files (relative to its own folder) with options: copies, color \
+      ORDER names files with options: copies, color \
       (color|mono|auto), duplex (none|long-edge|short-edge), nUp (1,2,4,6,9,16), pages \
       ("1-3,5,8-"), paper, paperType, extras. Files are read like 'imprint inspect' (page \
       counts, and colour pages for auto colour), in sandboxed workers. The quote is exact: \
-      integer minor units, one rounding at the end. The counting and money rules are in the \
-      README.
+      integer minor units; the tiers' change, each adjustment and the tax are rounded to the \
+      minor unit as they are applied, so the receipt adds up. The counting and money rules are \
+      in the README. The order's files are confined to one folder, the files root: paths are \
+      relative to it, and '..', links leading out and absolute paths are refused \
+      (file.escapesFolder), so an uploaded order cannot read other files. The files root is \
+      the order's folder unless --files-root names one; absolute paths inside that folder are \
+      then accepted too.
       """,
     arguments: [ArgumentSpec("order", "The order (JSON).")],
     options: [
       .value("prices", "<file>", "The store's price list (JSON)."),
+      .value(
+        "files-root", "<dir>",
+        "The folder the order's files are relative to and confined to (default: the order's folder)."
+      ),
       .flag("json", "Print the quote as JSON."),
     ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
   ) { arguments, console in
@@ -37,18 +46,26 @@ enum QuoteCommand {
         source: orderPath, field: "store", value: "'\(store)'",
         expected: "'\(prices.store)', the store of \(pricesPath)")
     }
-    let folder = (orderPath as NSString).deletingLastPathComponent
+    let orderFolder = (orderPath as NSString).deletingLastPathComponent
+    let root = arguments.value("files-root") ?? (orderFolder.isEmpty ? "." : orderFolder)
+    // Every path is resolved before any file is opened: one escaping path refuses the order.
+    var resolved: [(file: OrderFile, path: String)] = []
+    for file in order.files {
+      let path = try Order.filePath(
+        file.path, root: root, explicitRoot: arguments.value("files-root") != nil)
+      resolved.append((file, path))
+    }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     // Colour analysis only where it changes the price: auto colour, or free blank pages.
     let needsColors = prices.blankPages == .paperOnly
     var facts: [String: PageFacts] = [:]
     var failure: (any Error)?
-    var iterator = order.files.makeIterator()
+    var iterator = resolved.makeIterator()
     await forEachConcurrently(
       inputs: { iterator.next() }, jobs: jobs,
-      work: { (file: OrderFile) -> (String, Result<PageFacts, ErrorBox>) in
-        let path = file.path.hasPrefix("/") || folder.isEmpty ? file.path : folder + "/" + file.path
+      work: { (item: (file: OrderFile, path: String)) -> (String, Result<PageFacts, ErrorBox>) in
+        let (file, path) = item
         let mode = file.options.color ?? prices.defaults.color ?? .mono
         do {
           let info = try await sandbox.inspect(

@@ -22,15 +22,16 @@ struct JSONReader {
     self.object = object
   }
 
+  /// Parses `bytes` as strict JSON (`StrictJSON`: duplicate keys, depth, numbers out of range,
+  /// invalid UTF-8, each with its line and column) holding one object.
   static func parse(_ bytes: [UInt8], source: String) throws(PricingError) -> JSONReader {
-    do {
-      return try JSONReader(
-        try JSONSerialization.jsonObject(with: Data(bytes)), source: source, path: "")
-    } catch let error as PricingError {
-      throw error
+    let value: Any
+    do throws(JSONError) {
+      value = try StrictJSON.parse(bytes, source: source)
     } catch {
-      throw .invalidJSON(source: source, detail: (error as NSError).localizedDescription)
+      throw .invalidJSON(error)
     }
+    return try JSONReader(value, source: source, path: "")
   }
 
   func key(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
@@ -49,6 +50,7 @@ struct JSONReader {
     return text
   }
 
+  /// A whole number, any size that fits an `Int` (for `schemaVersion`, compared at once).
   mutating func integer(_ name: String) throws(PricingError) -> Int? {
     guard has(name) else { return nil }
     guard let number = object[name] as? NSNumber, !Formatting.isJSONBool(number),
@@ -60,27 +62,75 @@ struct JSONReader {
     return value
   }
 
-  /// An amount in minor units: a whole number, never negative.
-  mutating func amount(_ name: String) throws(PricingError) -> Int? {
-    guard let value = try integer(name) else { return nil }
-    guard value >= 0 else { throw .negativePrice(source: source, field: key(name), value: value) }
-    return value
-  }
-
-  /// A percentage with at most four decimals, as parts per million (`8.875` → `88750`).
-  mutating func partsPerMillion(_ name: String) throws(PricingError) -> Int? {
+  /// The JSON number at `name` (not a boolean), or nil when absent.
+  private mutating func number(_ name: String, expected: String) throws(PricingError) -> NSNumber? {
     guard has(name) else { return nil }
     guard let number = object[name] as? NSNumber, !Formatting.isJSONBool(number) else {
       throw .invalidField(
-        source: source, field: key(name), value: describe(object[name]), expected: "a percentage")
+        source: source, field: key(name), value: describe(object[name]), expected: expected)
     }
-    let scaled = number.doubleValue * 10_000
-    guard abs(scaled - scaled.rounded()) < 1e-4, abs(scaled) < 1e12 else {
+    return number
+  }
+
+  /// A whole number within `range`; outside it, `PricingError.outOfRange` stating the range.
+  ///
+  /// The range is checked on the JSON number before it becomes an `Int`, so `1e308` is out of
+  /// range rather than a trap, and every accepted value is exact (ranges stay below 2^53).
+  mutating func integer(_ name: String, in range: ClosedRange<Int>, unit: String = "")
+    throws(PricingError) -> Int?
+  {
+    guard let number = try number(name, expected: "a whole number") else { return nil }
+    let double = number.doubleValue
+    let expected = "a whole number\(unit) from \(range.lowerBound) to \(range.upperBound)"
+    guard double >= Double(range.lowerBound), double <= Double(range.upperBound) else {
+      throw .outOfRange(
+        source: source, field: key(name), value: describe(number), expected: expected)
+    }
+    guard let value = Int(exactly: double), range.contains(value) else {
       throw .invalidField(
-        source: source, field: key(name), value: "\(number)",
+        source: source, field: key(name), value: describe(number), expected: expected)
+    }
+    return value
+  }
+
+  /// An amount in minor units: a whole number from 0 to `PriceList.maximumAmount`.
+  mutating func amount(_ name: String) throws(PricingError) -> Int? {
+    guard has(name) else { return nil }
+    if let number = object[name] as? NSNumber, !Formatting.isJSONBool(number),
+      number.doubleValue < 0
+    {
+      guard let value = Int(exactly: number.doubleValue), value >= -PriceList.maximumAmount else {
+        throw .outOfRange(
+          source: source, field: key(name), value: describe(number),
+          expected: "a price from 0 to \(PriceList.maximumAmount) minor units")
+      }
+      throw .negativePrice(source: source, field: key(name), value: value)
+    }
+    return try integer(name, in: 0...PriceList.maximumAmount, unit: " of minor units")
+  }
+
+  /// A percentage with at most four decimals within `range` (in percent), as parts per million
+  /// (`8.875` → `88750`).
+  mutating func partsPerMillion(_ name: String, in range: ClosedRange<Double>)
+    throws(PricingError) -> Int?
+  {
+    guard let number = try number(name, expected: "a percentage") else { return nil }
+    let percent = number.doubleValue
+    guard range.contains(percent) else {
+      throw .outOfRange(
+        source: source, field: key(name), value: describe(number),
+        expected: "a percentage from \(limitText(range.lowerBound)) to "
+          + "\(limitText(range.upperBound))")
+    }
+    // Within ±1000 % a part per million is ~10^7, where a Double's error is below 10^-8: a
+    // distance over 10^-6 from a whole part is a fifth decimal, not a rounding error.
+    let scaled = percent * 10_000
+    guard abs(scaled - scaled.rounded()) < 1e-6, let value = Int(exactly: scaled.rounded()) else {
+      throw .invalidField(
+        source: source, field: key(name), value: describe(number),
         expected: "a percentage with at most four decimals")
     }
-    return Int(scaled.rounded())
+    return value
   }
 
   mutating func bool(_ name: String) throws(PricingError) -> Bool? {
@@ -122,6 +172,11 @@ struct JSONReader {
       throw .unknownKey(source: source, field: key(unknown))
     }
   }
+}
+
+/// A percent limit as text: `-100`, `1000`.
+private func limitText(_ value: Double) -> String {
+  value == value.rounded() ? String(Int(value)) : String(value)
 }
 
 func describe(_ value: Any?) -> String {

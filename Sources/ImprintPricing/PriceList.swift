@@ -141,6 +141,19 @@ public struct PriceList: Sendable, Equatable {
   public static let paperSizes = ["A3", "A4", "A5", "B4", "B5", "Letter", "Legal", "Tabloid"]
   /// Allowed pages per sheet side.
   public static let nUpValues = [1, 2, 4, 6, 9, 16]
+  /// The largest price (rate, paper, extra, card, minimum order) a list may state.
+  ///
+  /// In minor units: 10^12 (ten billion dollars in cents). Larger values are refused with
+  /// `pricing.outOfRange`, so a typo fails at the list rather than in an overflow.
+  public static let maximumAmount = 1_000_000_000_000
+  /// Percentages (adjustments, tiers, tax) lie within -100 % to +1000 %.
+  public static let percentRange = -100.0...1000.0
+  /// `roundTo` lies within 1 to 1 000 000 minor units.
+  public static let roundToRange = 1...1_000_000
+  /// Copies of one file: 1 to 10 000.
+  public static let copiesRange = 1...10_000
+  /// ID cards in one order: 1 to 100 000.
+  public static let cardsRange = 1...100_000
 
   /// Parses a price list.
   ///
@@ -165,15 +178,12 @@ public struct PriceList: Sendable, Equatable {
         ?? .charge,
       rounding: try top.choice(
         "rounding", RoundingRule.self, expected: "half-up, half-even, down or up") ?? .halfUp,
-      roundTo: try top.integer("roundTo") ?? 1, defaults: FileOptions(), cardOneSided: nil,
+      roundTo: try top.integer("roundTo", in: roundToRange) ?? 1, defaults: FileOptions(),
+      cardOneSided: nil,
       cardTwoSided: nil)
     guard !list.version.isEmpty else {
       throw .invalidField(
         source: source, field: "version", value: "missing", expected: "a version string")
-    }
-    guard list.roundTo >= 1 else {
-      throw .invalidField(
-        source: source, field: "roundTo", value: "\(list.roundTo)", expected: "at least 1")
     }
     guard var rates = try top.child("rates") else {
       throw .invalidField(
@@ -215,8 +225,8 @@ public struct PriceList: Sendable, Equatable {
     }
     for (index, item) in (try top.array("tiers") ?? []).enumerated() {
       var tier = try JSONReader(item, source: source, path: "tiers[\(index)]")
-      guard let from = try tier.integer("fromImpressions"), from >= 1,
-        let bp = try tier.partsPerMillion("percent"),
+      guard let from = try tier.integer("fromImpressions", in: 1...Int(Int32.max)),
+        let bp = try tier.partsPerMillion("percent", in: percentRange),
         bp > -1_000_000
       else {
         throw .invalidField(
@@ -244,7 +254,7 @@ public struct PriceList: Sendable, Equatable {
     for (index, item) in (try top.array("adjustments") ?? []).enumerated() {
       var adjustment = try JSONReader(item, source: source, path: "adjustments[\(index)]")
       guard let name = try adjustment.string("name"),
-        let bp = try adjustment.partsPerMillion("percent"),
+        let bp = try adjustment.partsPerMillion("percent", in: percentRange),
         bp > -1_000_000
       else {
         throw .invalidField(
@@ -255,7 +265,7 @@ public struct PriceList: Sendable, Equatable {
       list.adjustments.append(Adjustment(name: name, partsPerMillion: bp))
     }
     if var tax = try top.child("tax") {
-      guard let bp = try tax.partsPerMillion("percent"), bp >= 0 else {
+      guard let bp = try tax.partsPerMillion("percent", in: 0...percentRange.upperBound) else {
         throw .invalidField(
           source: source, field: "tax.percent", value: "missing or negative",
           expected: "a percentage >= 0")
@@ -282,16 +292,11 @@ extension FileOptions {
   /// Reads the option keys of an order file or of the price list's defaults.
   static func read(_ reader: inout JSONReader) throws(PricingError) -> FileOptions {
     var options = FileOptions()
-    options.copies = try reader.integer("copies")
-    if let copies = options.copies, !(1...10_000).contains(copies) {
-      throw .invalidField(
-        source: reader.source, field: reader.key("copies"), value: "\(copies)",
-        expected: "1 to 10000")
-    }
+    options.copies = try reader.integer("copies", in: PriceList.copiesRange)
     options.color = try reader.choice("color", ColorMode.self, expected: "color, mono or auto")
     options.duplex = try reader.choice(
       "duplex", Duplex.self, expected: "none, long-edge or short-edge")
-    options.nUp = try reader.integer("nUp")
+    options.nUp = try reader.integer("nUp", in: 1...16)
     if let nUp = options.nUp, !PriceList.nUpValues.contains(nUp) {
       throw .invalidField(
         source: reader.source, field: reader.key("nUp"), value: "\(nUp)",

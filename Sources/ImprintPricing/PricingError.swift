@@ -5,8 +5,9 @@ import ImprintCore
 
 /// A price list or order that cannot be priced: nothing is priced on a guess.
 public enum PricingError: ImprintError, Equatable {
-  /// The JSON cannot be read.
-  case invalidJSON(source: String, detail: String)
+  /// The JSON cannot be read (strict JSON: duplicate keys, depth, range, UTF-8, syntax); the
+  /// code is the JSON error's own (`json.duplicateKey`, ...).
+  case invalidJSON(JSONError)
   /// A field has the wrong type or value.
   case invalidField(source: String, field: String, value: String, expected: String)
   /// A key the schema does not know.
@@ -25,10 +26,16 @@ public enum PricingError: ImprintError, Equatable {
   case rangeOutsideDocument(file: String, range: String, pages: Int)
   /// The order asks for cards but the price list has no card price.
   case noCardPrice(source: String)
+  /// A number outside the range Imprint prices with (a price past the maximum, copies past
+  /// 10 000): `expected` states the limit.
+  case outOfRange(source: String, field: String, value: String, expected: String)
+  /// A total or line that does not fit in 64-bit minor units, even though every input was in
+  /// range (a huge rate × a huge document × many copies).
+  case overflow(source: String, what: String)
 
   public var code: String {
     switch self {
-    case .invalidJSON: "pricing.invalidJSON"
+    case .invalidJSON(let error): error.code
     case .invalidField: "pricing.invalidField"
     case .unknownKey: "pricing.unknownKey"
     case .unknownCurrency: "pricing.unknownCurrency"
@@ -38,13 +45,16 @@ public enum PricingError: ImprintError, Equatable {
     case .unknownExtra: "pricing.unknownExtra"
     case .rangeOutsideDocument: "pricing.rangeOutsideDocument"
     case .noCardPrice: "pricing.noCardPrice"
+    case .outOfRange: "pricing.outOfRange"
+    case .overflow: "pricing.overflow"
     }
   }
 
   public var message: String {
     switch self {
-    case .invalidJSON(let source, let detail): "'\(source)' is not valid JSON (\(detail))"
-    case .invalidField(let source, let field, let value, let expected):
+    case .invalidJSON(let error): error.message
+    case .invalidField(let source, let field, let value, let expected),
+      .outOfRange(let source, let field, let value, let expected):
       "'\(source)': '\(field)' is \(value); expected \(expected)"
     case .unknownKey(let source, let field): "'\(source)': '\(field)' is not a known key"
     case .unknownCurrency(let source, let code):
@@ -61,6 +71,8 @@ public enum PricingError: ImprintError, Equatable {
       "'\(file)': pages \(range) reach outside the document, which has \(pages) page\(pages == 1 ? "" : "s")"
     case .noCardPrice(let source):
       "'\(source)' orders ID cards but the price list has no card price"
+    case .overflow(let source, let what):
+      "'\(source)': \(what) exceeds \(Int.max) minor units, the most a quote can hold"
     }
   }
 
@@ -68,6 +80,8 @@ public enum PricingError: ImprintError, Equatable {
     switch self {
     case .missingRate, .missingPaperPrice: "add the rate to the price list, or change the order"
     case .rangeOutsideDocument: "ranges look like 1-3,5,8- and stay within the page count"
+    case .invalidJSON(let error): error.hint
+    case .overflow: "check the prices, copies and page counts for a typo"
     default: nil
     }
   }

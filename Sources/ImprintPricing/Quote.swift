@@ -52,7 +52,7 @@ public struct Order: Sendable, Equatable {
       order.files.append(OrderFile(path: path, options: options))
     }
     if var cards = try top.child("cards") {
-      guard let count = try cards.integer("count"), (1...100_000).contains(count) else {
+      guard let count = try cards.integer("count", in: PriceList.cardsRange) else {
         throw .invalidField(
           source: source, field: "cards.count", value: describe(cards.object["count"]),
           expected: "1 to 100000")
@@ -191,17 +191,25 @@ public enum Pricing {
   /// (simplex) or ⌈impressions ÷ 2⌉ (duplex), an odd last impression being one-sided on its
   /// own sheet (charged the simplex rate). Then × copies.
   ///
-  /// Money: impression charges × the volume tier (from the whole order's impressions, copies
-  /// included) + paper per sheet + extras (per sheet, per copy, per job); the subtotal ×
-  /// each adjustment in order; raised to the minimum; tax added (or shown as included); the
-  /// total rounded once by the list's rule to a multiple of `roundTo`. Line items are shown
-  /// rounded by the same rule; only the total is the sum that is charged.
+  /// Money: impression charges + paper per sheet + extras (per sheet, per copy, per job), all
+  /// whole minor units; the volume tiers' change (from the whole order's impressions, copies
+  /// included); ID cards; each adjustment in order, as a percentage of the running total;
+  /// raised to the minimum; tax added (or shown as included); the total rounded by the list's
+  /// rule to a multiple of `roundTo`.
+  ///
+  /// Where the money is rounded: the tiers' change, each adjustment and the tax are exact
+  /// fractions of one whole amount, each rounded to the minor unit by the list's rule when it
+  /// is applied, as a shop's receipt prints them. So every line shown is exact to the minor
+  /// unit, the lines add up to the total, and no fraction ever compounds: carrying the exact
+  /// fractions through four adjustments of four decimals needs denominators of 10^24 and
+  /// overflows even 128-bit arithmetic. Every sum and product is checked; a result past
+  /// `Int.max` minor units is `PricingError.overflow`, never a trap.
   ///
   /// - Throws: `PricingError` naming the file, field and value.
   public static func quote(_ order: Order, facts: [String: PageFacts], prices: PriceList)
     throws(PricingError) -> Quote
   {
-    var lines: [(FileQuote, impressionCharge: Fraction, rest: Fraction, perCopyRates: [Int])] = []
+    var lines: [FileLine] = []
     for file in order.files {
       guard let fileFacts = facts[file.path] else {
         throw .invalidField(
@@ -209,69 +217,86 @@ public enum Pricing {
       }
       lines.append(try price(file, fileFacts, prices))
     }
+    let checked = Checked(source: "order")
     // Volume tiers are marginal: impressions past a tier's threshold (counted through the
     // order, file by file, copy by copy) get its change; the price never drops when one is added.
-    let blocks = lines.map { (rates: $0.perCopyRates, copies: $0.0.copies) }
-    let orderImpressions = blocks.reduce(0) { $0 + $1.rates.count * $1.copies }
+    let blocks = lines.map { (rates: $0.perCopyRates, copies: $0.quote.copies) }
+    var orderImpressions = 0
+    for block in blocks {
+      orderImpressions = try checked.sum(
+        orderImpressions, try checked.product(block.rates.count, block.copies, "impressions"),
+        "the order's impressions")
+    }
     let tiers = prices.tiers.sorted { $0.fromImpressions < $1.fromImpressions }
     let tier = tiers.last { orderImpressions > $0.fromImpressions }
-    let money = { (value: Fraction) -> Money in
-      let minor = value.rounded(prices.rounding)
-      return Money(minor: minor, formatted: Currency.format(minor, code: prices.currency))
+    let money = { (minor: Int) -> Money in
+      Money(minor: minor, formatted: Currency.format(minor, code: prices.currency))
     }
-    var subtotal = Fraction(0)
-    var tierChange = Fraction(0)
-    for line in lines { subtotal = subtotal + line.impressionCharge + line.rest }
+    var subtotal = 0
+    for line in lines {
+      subtotal = try checked.sum(subtotal, line.quote.subtotal.minor, "subtotal")
+    }
+    var exactTierChange = Fraction(0)
     for (index, current) in tiers.enumerated() {
       let upper = index + 1 < tiers.count ? tiers[index + 1].fromImpressions : Int.max
-      let charge = chargeOfImpressions(blocks, after: current.fromImpressions, upTo: upper)
-      tierChange = tierChange + Fraction(minor: charge) * Fraction.ppm(current.partsPerMillion)
+      let charge = try chargeOfImpressions(
+        blocks, after: current.fromImpressions, upTo: upper, checked)
+      exactTierChange = try checked.fraction(
+        Fraction(minor: charge).multiplied(by: .ppm(current.partsPerMillion))
+          .flatMap { exactTierChange.adding($0) }, "the volume tiers' change")
     }
-    subtotal = subtotal + tierChange
+    let tierChange = try checked.rounded(
+      exactTierChange, prices.rounding, "the volume tiers' change")
+    subtotal = try checked.sum(subtotal, tierChange, "subtotal")
     var cards: Money?
     if let line = order.cards {
       guard let price = line.twoSided ? prices.cardTwoSided : prices.cardOneSided else {
         throw .noCardPrice(source: "order")
       }
-      let amount = Fraction(minor: price) * line.count
-      subtotal = subtotal + amount
+      let amount = try checked.product(price, line.count, "the ID cards (count × price)")
+      subtotal = try checked.sum(subtotal, amount, "subtotal")
       cards = money(amount)
     }
     var adjustments: [String: Money] = [:]
     var total = subtotal
     for adjustment in prices.adjustments {
-      let change = total * Fraction.ppm(adjustment.partsPerMillion)
+      let change = try checked.rounded(
+        Fraction(minor: total).multiplied(by: .ppm(adjustment.partsPerMillion)), prices.rounding,
+        "adjustment '\(adjustment.name)'")
       adjustments[adjustment.name] = money(change)
-      total = total + change
+      total = try checked.sum(total, change, "the total after '\(adjustment.name)'")
     }
     var minimum: Money?
-    if total < Fraction(minor: prices.minimumOrder) {
-      minimum = money(Fraction(minor: prices.minimumOrder) - total)
-      total = Fraction(minor: prices.minimumOrder)
+    if total < prices.minimumOrder {
+      minimum = money(try checked.difference(prices.minimumOrder, total, "the minimum's top-up"))
+      total = prices.minimumOrder
     }
     var tax: Money?
     if let rate = prices.taxPartsPerMillion {
       if prices.taxIncluded {
         // The tax inside a tax-included total: total × rate ÷ (1 + rate).
-        tax = money(total * Fraction(Int128(rate), Int128(1_000_000 + rate)))
+        let included = try checked.rounded(
+          Fraction(minor: total).multiplied(by: Fraction(Int128(rate), Int128(1_000_000 + rate))),
+          prices.rounding, "the tax")
+        tax = money(included)
       } else {
-        let added = total * Fraction.ppm(rate)
+        let added = try checked.rounded(
+          Fraction(minor: total).multiplied(by: .ppm(rate)), prices.rounding, "the tax")
         tax = money(added)
-        total = total + added
+        total = try checked.sum(total, added, "the total with tax")
       }
     }
-    let charged = total.rounded(prices.rounding, unit: prices.roundTo)
+    let charged = try checked.rounded(
+      Fraction(minor: total), prices.rounding, "the total", unit: prices.roundTo)
     return Quote(
       store: prices.store, priceListVersion: prices.version, currency: prices.currency,
-      files: lines.map(\.0), cards: cards,
+      files: lines.map(\.quote), cards: cards,
       tier: tier.map {
         "past \($0.fromImpressions) impressions: \(percentText($0.partsPerMillion))"
       },
       tierAdjustment: tier.map { _ in money(tierChange) }, subtotal: money(subtotal),
       adjustments: adjustments, minimumApplied: minimum, tax: tax,
-      taxIncluded: prices.taxIncluded,
-      total: Money(minor: charged, formatted: Currency.format(charged, code: prices.currency)),
-      message: order.message,
+      taxIncluded: prices.taxIncluded, total: money(charged), message: order.message,
       rounding:
         "\(prices.rounding.rawValue) to \(prices.roundTo) minor unit\(prices.roundTo == 1 ? "" : "s")"
     )
@@ -279,26 +304,32 @@ public enum Pricing {
 
   /// The charge of the order's impressions numbered `after + 1 ... upTo` (1-based, counted
   /// file by file and copy by copy).
+  ///
+  /// - Throws: `PricingError.overflow` when a partial sum passes `Int.max`.
   static func chargeOfImpressions(
-    _ blocks: [(rates: [Int], copies: Int)], after low: Int, upTo high: Int
-  ) -> Int {
+    _ blocks: [(rates: [Int], copies: Int)], after low: Int, upTo high: Int,
+    _ checked: Checked = Checked(source: "order")
+  ) throws(PricingError) -> Int {
+    let what = "the impressions' charge"
     var total = 0
     var start = 0  // impressions before this block
     for block in blocks {
       let count = block.rates.count
       guard count > 0 else { continue }
       var prefix = [0]
-      for rate in block.rates { prefix.append((prefix.last ?? 0) + rate) }
+      for rate in block.rates { prefix.append(try checked.sum(prefix.last ?? 0, rate, what)) }
+      let impressions = try checked.product(count, block.copies, "impressions")
       // Charge of the block's impressions 1...n (copies repeat the per-copy sequence).
-      func upTo(_ n: Int) -> Int {
+      func upTo(_ n: Int) throws(PricingError) -> Int {
         guard n > 0 else { return 0 }
-        let clipped = min(n, count * block.copies)
-        return (clipped / count) * prefix[count] + prefix[clipped % count]
+        let clipped = min(n, impressions)
+        return try checked.sum(
+          try checked.product(clipped / count, prefix[count], what), prefix[clipped % count], what)
       }
-      let from = max(0, low - start)
-      let to = high == Int.max ? count * block.copies : max(0, high - start)
-      if to > from { total += upTo(to) - upTo(from) }
-      start += count * block.copies
+      let from = low > start ? low - start : 0  // no overflow: start ≥ 0
+      let to = high == Int.max ? impressions : max(0, high - start)
+      if to > from { total = try checked.sum(total, try upTo(to) - upTo(from), what) }
+      start = try checked.sum(start, impressions, "impressions")
     }
     return total
   }
@@ -317,11 +348,17 @@ public enum Pricing {
     }
   }
 
+  /// One file's quote with what the order-level steps need.
+  private struct FileLine {
+    var quote: FileQuote
+    /// The rate of each impression of one copy (0 for a free blank one).
+    var perCopyRates: [Int]
+  }
+
   private static func price(_ file: OrderFile, _ facts: PageFacts, _ prices: PriceList)
-    throws(PricingError) -> (
-      FileQuote, impressionCharge: Fraction, rest: Fraction, perCopyRates: [Int]
-    )
+    throws(PricingError) -> FileLine
   {
+    let checked = Checked(source: file.path)
     let options = file.options.resolved(prices.defaults)
     let copies = options.copies ?? 1
     let nUp = options.nUp ?? 1
@@ -340,7 +377,7 @@ public enum Pricing {
       impressions.append((color, group.allSatisfy { facts.blankPages.contains($0) }))
       index += nUp
     }
-    let sheets = duplex ? (impressions.count + 1) / 2 : impressions.count
+    let sheets = duplex ? impressions.count / 2 + impressions.count % 2 : impressions.count
     let sizeRates = prices.rates[paper] ?? prices.rates["default"]
     var rates: [String: Money] = [:]
     func money(_ value: Int) -> Money {
@@ -362,14 +399,14 @@ public enum Pricing {
       }
       rates["\(impression.color ? "color" : "mono").\(twoSided ? "duplex" : "simplex")"] = money(
         rate)
-      impressionCharge += rate
+      impressionCharge = try checked.sum(impressionCharge, rate, "the printing charge")
       perCopyRates.append(rate)
     }
     guard let sheetPrice = prices.paper[paper]?[paperType] else {
       throw .missingPaperPrice(file: file.path, paper: paper, paperType: paperType)
     }
     rates["paper"] = money(sheetPrice)
-    let paperCharge = sheets * sheetPrice
+    let paperCharge = try checked.product(sheets, sheetPrice, "the paper charge")
     var perCopyExtras = 0
     var perJobExtras = 0
     var extras: [String: Money] = [:]
@@ -377,20 +414,25 @@ public enum Pricing {
       guard let extra = prices.extras[name] else {
         throw .unknownExtra(file: file.path, extra: name, offered: prices.extras.keys.sorted())
       }
+      let what = "extra '\(name)'"
       switch extra.per {
       case .job:
-        perJobExtras += extra.amount
+        perJobExtras = try checked.sum(perJobExtras, extra.amount, what)
         extras[name] = money(extra.amount)
       case .copy:
-        perCopyExtras += extra.amount
-        extras[name] = money(extra.amount * copies)
+        perCopyExtras = try checked.sum(perCopyExtras, extra.amount, what)
+        extras[name] = money(try checked.product(extra.amount, copies, what))
       case .sheet:
-        perCopyExtras += extra.amount * sheets
-        extras[name] = money(extra.amount * sheets * copies)
+        let perCopy = try checked.product(extra.amount, sheets, what)
+        perCopyExtras = try checked.sum(perCopyExtras, perCopy, what)
+        extras[name] = money(try checked.product(perCopy, copies, what))
       }
     }
-    let impressionTotal = Fraction(minor: impressionCharge) * copies
-    let rest = Fraction(minor: (paperCharge + perCopyExtras) * copies + perJobExtras)
+    let printing = try checked.product(impressionCharge, copies, "the printing charge")
+    let paperTotal = try checked.product(paperCharge, copies, "the paper charge")
+    let perCopy = try checked.sum(paperCharge, perCopyExtras, "the file's charge")
+    let rest = try checked.sum(
+      try checked.product(perCopy, copies, "the file's charge"), perJobExtras, "the file's charge")
     let colorCount = impressions.filter(\.color).count
     let quote = FileQuote(
       file: file.path, pages: facts.pages, selectedPages: selected.count, copies: copies,
@@ -398,12 +440,55 @@ public enum Pricing {
       paperType: paperType, colorMode: mode.rawValue, impressions: impressions.count,
       colorImpressions: colorCount, monoImpressions: impressions.count - colorCount,
       blankImpressions: impressions.filter(\.blank).count, sheets: sheets,
-      totalSheets: sheets * copies, rates: rates,
-      impressionCharge: money(impressionCharge * copies), paperCharge: money(paperCharge * copies),
-      extras: extras,
-      subtotal: money(
-        impressionCharge * copies + (paperCharge + perCopyExtras) * copies + perJobExtras))
-    return (quote, impressionTotal, rest, perCopyRates)
+      totalSheets: try checked.product(sheets, copies, "the sheets"), rates: rates,
+      impressionCharge: money(printing), paperCharge: money(paperTotal), extras: extras,
+      subtotal: money(try checked.sum(printing, rest, "the file's charge")))
+    return FileLine(quote: quote, perCopyRates: perCopyRates)
+  }
+}
+
+/// Checked arithmetic for one quote: a result past `Int` is `PricingError.overflow` naming what
+/// was being computed and where, never a trap.
+struct Checked {
+  /// The file (or `order`) named in the error.
+  let source: String
+
+  func sum(_ a: Int, _ b: Int, _ what: @autoclosure () -> String) throws(PricingError) -> Int {
+    let (value, overflow) = a.addingReportingOverflow(b)
+    if overflow { throw .overflow(source: source, what: what()) }
+    return value
+  }
+
+  func difference(_ a: Int, _ b: Int, _ what: @autoclosure () -> String) throws(PricingError)
+    -> Int
+  {
+    let (value, overflow) = a.subtractingReportingOverflow(b)
+    if overflow { throw .overflow(source: source, what: what()) }
+    return value
+  }
+
+  func product(_ a: Int, _ b: Int, _ what: @autoclosure () -> String) throws(PricingError) -> Int {
+    let (value, overflow) = a.multipliedReportingOverflow(by: b)
+    if overflow { throw .overflow(source: source, what: what()) }
+    return value
+  }
+
+  /// A fraction that `Fraction`'s checked operations returned, or the overflow error.
+  func fraction(_ value: Fraction?, _ what: @autoclosure () -> String) throws(PricingError)
+    -> Fraction
+  {
+    guard let value else { throw .overflow(source: source, what: what()) }
+    return value
+  }
+
+  /// `value` rounded by `rule` to a multiple of `unit`, or the overflow error.
+  func rounded(
+    _ value: Fraction?, _ rule: RoundingRule, _ what: @autoclosure () -> String, unit: Int = 1
+  ) throws(PricingError) -> Int {
+    guard let minor = value?.rounded(rule, unit: unit) else {
+      throw .overflow(source: source, what: what())
+    }
+    return minor
   }
 }
 

@@ -227,7 +227,7 @@ struct RefusedTests {
     "bad orders are errors naming the file, field and value",
     arguments: [
       (#"{"paper": "A7"}"#, "'order.json': 'files[0].paper' is 'A7'"),
-      (#"{"copies": 0}"#, "'files[0].copies' is 0; expected 1 to 10000"),
+      (#"{"copies": 0}"#, "'files[0].copies' is 0; expected a whole number from 1 to 10000"),
       (#"{"copies": 20000}"#, "'files[0].copies' is 20000"),
       (#"{"nUp": 3}"#, "'files[0].nUp' is 3; expected 1, 2, 4, 6, 9 or 16"),
       (#"{"color": "sepia"}"#, "'files[0].color' is 'sepia'"),
