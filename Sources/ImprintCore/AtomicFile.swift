@@ -27,8 +27,18 @@ public enum AtomicFile {
 
   /// Checks that `path` can be an output: not an existing directory, in an existing folder.
   ///
-  /// - Throws: `FileError.isDirectory` or `FileError.unwritable`.
+  /// An existing device, FIFO or socket is refused too: the rename would replace it with a
+  /// regular file (`-o /dev/null` run as root replaced the system's /dev/null).
+  ///
+  /// - Throws: `FileError.isDirectory`, `FileError.notRegularFile` or `FileError.unwritable`.
   public static func checkWritable(_ path: String) throws(FileError) {
+    var status = stat()
+    if lstat(path, &status) == 0 {
+      let kind = FileKind(mode: status.st_mode)
+      if kind != .other && kind != .directory && kind != .symbolicLink {
+        throw .notRegularFile(path: path, kind: kind)
+      }
+    }
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
       isDirectory.boolValue
