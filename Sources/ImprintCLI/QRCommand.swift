@@ -75,6 +75,7 @@ enum QRCommand {
       let format =
         try arguments.choice("format", formatNames).flatMap { QRFormat(rawValue: $0) } ?? .png
       let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+      if format == .png { try QRRenderer.checkRasterSize(style: settings.style) }
       return try await bulk(
         input: input, folder: folder, format: format, jobs: jobs, settings: settings,
         arguments: arguments, console: console)
@@ -272,8 +273,9 @@ enum QRCommand {
     try FileIO.makeFolder(folder)
     let sourceName = input == "-" ? "standard input" : input
     let ext = format == .text ? "txt" : format.rawValue
-    var seen = Set<String>()
-    var duplicate: [Int: String] = [:]
+    // Output names taken so far, with the line that took each: a later line whose name
+    // collides fails (file.outputCollision) instead of silently replacing the earlier code.
+    var taken: [String: Int] = [:]
     var ended = false
     let nextLine = { () -> Line? in
       while !ended {
@@ -299,8 +301,16 @@ enum QRCommand {
         if let tab = text.firstIndex(of: "\t") {
           name = sanitize(String(text[..<tab]))
           payload = String(text[text.index(after: tab)...])
-          if !seen.insert(name).inserted { duplicate[number] = name }
         }
+        if let first = taken[name] {
+          return Line(
+            number: number, name: name,
+            payload: .failure(
+              .outputCollision(
+                path: folder + "/" + name + "." + ext, first: "\(sourceName) line \(first)",
+                second: "\(sourceName) line \(number)")))
+        }
+        taken[name] = number
         return Line(number: number, name: name, payload: .success(payload))
       }
       return nil
@@ -333,14 +343,15 @@ enum QRCommand {
       collect: { reports += $0 })
     reports.sort { ($0.line ?? 0) < ($1.line ?? 0) }
     let quiet = arguments.flag("quiet")
-    for (number, name) in duplicate.sorted(by: { $0.key < $1.key }) where !quiet {
-      console.warn("\(sourceName) line \(number): name '\(name)' repeats an earlier line's")
-    }
     var failed = 0
     for report in reports {
       if let error = report.error {
         failed += 1
-        console.stderr.write("error: \(sourceName) line \(report.line ?? 0): \(error.message)\n")
+        // Messages echo payloads and names from the file: escaped, so a line cannot drive the
+        // terminal.
+        console.stderr.write(
+          SafeText.escaped("error: \(sourceName) line \(report.line ?? 0): \(error.message)")
+            + "\n")
       } else if !quiet {
         for warning in report.warnings ?? [] {
           console.warn("\(sourceName) line \(report.line ?? 0): \(warning)")
@@ -361,16 +372,28 @@ enum QRCommand {
     }
     if !quiet {
       console.stderr.write(
-        "qr: \(reports.count - failed) of \(reports.count) codes written to \(folder)"
-          + (failed > 0 ? "; \(failed) failed\n" : "\n"))
+        "qr: \(reports.count - failed) of \(reports.count) codes written to "
+          + SafeText.escaped(folder) + (failed > 0 ? "; \(failed) failed\n" : "\n"))
     }
     return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
   }
 
-  /// Keeps letters, digits, `-`, `_` and `.`; anything else becomes `_`.
+  /// The longest output name taken from a line, in characters (ASCII after `sanitize`), leaving
+  /// room for the extension within a file system's 255 bytes.
+  static let maximumNameLength = 200
+
+  /// A line's NAME made into one plain file name inside `--output-dir`.
+  ///
+  /// Letters, digits, `-`, `_` and `.` are kept, anything else (`/`, control characters, non-ASCII) becomes `_`; a
+  /// name starting with `.` (`..`, `.hidden`) or empty gets a leading `_`; cut to
+  /// `maximumNameLength` characters. So no name can leave the folder or hide in it.
   static func sanitize(_ name: String) -> String {
     let cleaned = String(
-      name.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" })
-    return cleaned.isEmpty || cleaned.hasPrefix(".") ? "_" + cleaned : cleaned
+      name.prefix(maximumNameLength).map {
+        $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_"
+      })
+    let safe = cleaned.isEmpty || cleaned.hasPrefix(".") ? "_" + cleaned : cleaned
+    precondition(ConfinedPath.isPlainFileName(safe), "a sanitized name is a plain file name")
+    return safe
   }
 }

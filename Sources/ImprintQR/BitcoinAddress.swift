@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintQR: Bitcoin addresses: Base58Check (P2PKH, P2SH) and segwit (Bech32, Bech32m).
 
+import ImprintCore
+
 /// A validated Bitcoin address.
 public struct BitcoinAddress: Sendable, Hashable, CustomStringConvertible {
   /// The address kinds Imprint accepts.
@@ -41,10 +43,22 @@ public struct BitcoinAddress: Sendable, Hashable, CustomStringConvertible {
     let bytes: [UInt8]
     switch Base58.decode(text) {
     case .failure(let failure):
-      let character = Array(text)[failure.offset]
+      // The offset counts UTF-8 bytes; the message names the character (Unicode scalar) there
+      // and its position in scalars, so a combining mark or a multi-byte letter is reported
+      // where it is (indexing the Characters by a byte offset could run past their end).
+      var position = 1
+      var byteOffset = 0
+      var shown = ""
+      for scalar in text.unicodeScalars {
+        if byteOffset >= failure.offset {
+          shown = SafeText.escaped(String(scalar))
+          break
+        }
+        byteOffset += UTF8.width(scalar)
+        position += 1
+      }
       throw .invalidBitcoinAddress(
-        address: text,
-        reason: "has '\(character)' at position \(failure.offset + 1), not a Base58 character")
+        address: text, reason: "has '\(shown)' at position \(position), not a Base58 character")
     case .success(let decoded): bytes = decoded
     }
     guard bytes.count == 25 else {

@@ -20,6 +20,9 @@ public struct DecimalAmount: Sendable, Hashable {
   /// - Throws: `QRError.invalidAmount` saying what was expected.
   public init(_ text: String, decimals: Int, field: String) throws(QRError) {
     let expected = "a decimal number with at most \(decimals) digits after the point, like 1.5"
+    guard decimals >= 0 else {
+      throw .invalidAmount(field: "decimals", value: "\(decimals)", expected: "0 or more")
+    }
     let parts = text.split(separator: ".", omittingEmptySubsequences: false)
     guard !text.isEmpty, parts.count <= 2,
       parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
@@ -34,6 +37,25 @@ public struct DecimalAmount: Sendable, Hashable {
     let trimmed = padded.drop { $0 == "0" }
     atomicUnits = trimmed.isEmpty ? "0" : String(trimmed)
     self.decimals = decimals
+  }
+
+  /// 2^256 − 1, the largest uint256 (EIP-681 amounts), in decimal digits.
+  public static let uint256Max =
+    "115792089237316195423570985008687907853269984665640564039457584007913129639935"
+
+  /// Whether the atomic units fit a uint256 (compared as digit strings: no arithmetic, so no
+  /// digit string is too long to compare).
+  public var fitsUInt256: Bool {
+    atomicUnits.count < Self.uint256Max.count
+      || (atomicUnits.count == Self.uint256Max.count && atomicUnits <= Self.uint256Max)
+  }
+
+  /// The largest uint256 in whole units of `decimals` decimals (`115792…039457.584007913129639935`
+  /// for 18).
+  public static func uint256Maximum(decimals: Int) -> String {
+    guard decimals > 0 else { return uint256Max }
+    let digits = String(repeating: "0", count: max(0, decimals + 1 - uint256Max.count)) + uint256Max
+    return "\(digits.dropLast(decimals)).\(digits.suffix(decimals))"
   }
 
   /// Whether the amount is zero.

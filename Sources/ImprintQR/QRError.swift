@@ -25,6 +25,11 @@ public enum QRError: ImprintError, Equatable {
   case unknownFormat(String)
   /// The payload holds bytes that are not UTF-8 text.
   case payloadNotUTF8(source: String)
+  /// An amount that does not fit the field it is encoded in (EIP-681's uint256, after scaling
+  /// to atomic units), or a chain id past 64 bits.
+  case amountOutOfRange(field: String, value: String, maximum: String)
+  /// A raster image larger than `QRStyle.maximumPixels` (`width` × `height` pixels).
+  case imageTooLarge(width: Int, height: Int, limit: Int)
 
   public var code: String {
     switch self {
@@ -38,6 +43,8 @@ public enum QRError: ImprintError, Equatable {
     case .lowContrast: "qr.lowContrast"
     case .unknownFormat: "qr.unknownFormat"
     case .payloadNotUTF8: "qr.payloadNotUTF8"
+    case .amountOutOfRange: "eth.amountOutOfRange"
+    case .imageTooLarge: "qr.imageTooLarge"
     }
   }
 
@@ -45,17 +52,25 @@ public enum QRError: ImprintError, Equatable {
     switch self {
     case .emptyPayload(let source): "\(source) is empty; a QR code needs at least one character"
     case .invalidEthereumAddress(let address, let reason):
-      "ethereum address '\(address)' \(reason)"
+      "ethereum address '\(SafeText.excerpt(address, limit: 128))' \(reason)"
     case .ethereumChecksumMismatch(let address, let positions):
-      "ethereum address '\(address)' fails its EIP-55 checksum: the case of the "
+      "ethereum address '\(SafeText.excerpt(address, limit: 128))' fails its EIP-55 checksum: "
+        + "the case of the "
         + (positions.count == 1 ? "letter" : "letters") + " at position"
         + (positions.count == 1 ? " " : "s ") + positions.map(String.init).joined(separator: ", ")
         + " does not match"
-    case .invalidBitcoinAddress(let address, let reason): "bitcoin address '\(address)' \(reason)"
+    case .invalidBitcoinAddress(let address, let reason):
+      "bitcoin address '\(SafeText.excerpt(address, limit: 128))' \(reason)"
     case .invalidAmount(let field, let value, let expected):
-      "\(field) '\(value)' is not valid; expected \(expected)"
+      "\(field) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
     case .invalidOption(let name, let value, let expected):
-      "\(name) '\(value)' is not valid; expected \(expected)"
+      "\(name) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
+    case .amountOutOfRange(let field, let value, let maximum):
+      "\(field) '\(SafeText.excerpt(value, limit: 100))' is too large; the most it can be is "
+        + maximum
+    case .imageTooLarge(let width, let height, let limit):
+      "a \(width) × \(height)-pixel image is larger than \(limit / 1_000_000) megapixels, the "
+        + "limit for a raster QR code"
     case .invertedColors(let foreground, let background):
       "foreground \(foreground) is lighter than background \(background); inverted QR codes "
         + "fail on many scanners"
@@ -71,7 +86,7 @@ public enum QRError: ImprintError, Equatable {
   /// Whether the error is about an option's value (the CLI reports it as a usage error).
   public var isMalformedOption: Bool {
     switch self {
-    case .invalidAmount, .invalidOption: true
+    case .invalidAmount, .invalidOption, .amountOutOfRange: true
     default: false
     }
   }
@@ -83,6 +98,9 @@ public enum QRError: ImprintError, Equatable {
     case .invalidEthereumAddress: "an address is 0x followed by 40 hex digits"
     case .invertedColors, .lowContrast: "pass --allow-low-contrast to render it anyway"
     case .unknownFormat: "pass --format or give -o a .png, .svg, .pdf, .eps or .txt name"
+    case .imageTooLarge:
+      "lower --size, --dpi or --module, or use --format svg or pdf, which print at any size"
+    case .amountOutOfRange: "check the amount and --decimals for a typo"
     default: nil
     }
   }

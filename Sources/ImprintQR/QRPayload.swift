@@ -98,10 +98,25 @@ public struct QRPayload: Sendable, Hashable {
       throw .invalidAmount(field: "--decimals", value: "\(decimals)", expected: "0 to 36")
     }
     let amount = try payment.amount.map { (text: String) throws(QRError) in
-      try DecimalAmount(text, decimals: decimals, field: "--amount")
+      let amount = try DecimalAmount(text, decimals: decimals, field: "--amount")
+      // EIP-681 carries the amount as a uint256 of atomic units (wei, token base units): a
+      // larger one would be a URI no wallet can pay (or one that wraps around).
+      guard amount.fitsUInt256 else {
+        throw .amountOutOfRange(
+          field: "--amount", value: text,
+          maximum: DecimalAmount.uint256Maximum(decimals: decimals)
+            + (payment.token == nil ? " ether" : " token units with \(decimals) decimals")
+            + " (2^256 - 1 atomic units)")
+      }
+      return amount
     }
     let chainID = try payment.chainID.map { (text: String) throws(QRError) in
       guard let value = UInt64(text), value > 0 else {
+        if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+          text.contains(where: { $0 != "0" })
+        {
+          throw .amountOutOfRange(field: "--chain-id", value: text, maximum: "\(UInt64.max)")
+        }
         throw .invalidAmount(field: "--chain-id", value: text, expected: "a positive integer")
       }
       return value

@@ -58,6 +58,12 @@ public struct QRStyle: Sendable, Hashable {
   /// The contrast ratio (WCAG 2) below which colours are refused.
   public static let minimumContrast = 4.5
 
+  /// The most pixels a raster (PNG) QR code may have: 100 megapixels.
+  ///
+  /// That is a 10 000-pixel square (85 cm at 300 dpi). `--size` and `--dpi` are each in range, but together they could ask
+  /// for a 188 976-pixel square (35 gigapixels); larger prints are vector (SVG, PDF, EPS).
+  public static let maximumPixels = 100_000_000
+
   /// Creates the default style.
   public init() {}
 
@@ -127,11 +133,14 @@ public enum QRRenderer {
 
   /// Renders an encoded symbol.
   ///
-  /// - Throws: `GraphicsError` from the C libraries.
+  /// - Throws: `QRError` for bad options or colours, `QRError.imageTooLarge` for a PNG over
+  ///   `QRStyle.maximumPixels`, `GraphicsError` from the C libraries.
   public static func render(matrix: QRMatrix, style: QRStyle, format: QRFormat) throws
     -> QRRendering
   {
-    let geometry = Geometry(matrix: matrix, style: style)
+    try style.validate()
+    let geometry = Geometry(symbolSize: matrix.size, style: style)
+    if format == .png { try geometry.checkRasterSize() }
     let bytes: [UInt8]
     switch format {
     case .png: bytes = try png(matrix, geometry, style)
@@ -143,10 +152,19 @@ public enum QRRenderer {
     return QRRendering(
       bytes: bytes, format: format, matrix: matrix, modulePixels: geometry.modulePixels,
       pixelWidth: geometry.totalModules * geometry.modulePixels,
-      pixelHeight: geometry.totalModules * geometry.modulePixels
-        + Int((geometry.captionHeight * Double(geometry.modulePixels)).rounded(.up)),
+      pixelHeight: geometry.totalModules * geometry.modulePixels + geometry.captionPixels,
       moduleMillimetres: geometry.modulePoints / 72 * 25.4,
       symbolMillimetres: geometry.modulePoints * Double(matrix.size) / 72 * 25.4)
+  }
+
+  /// Checks, before any payload is encoded, that a PNG of even the smallest symbol (version 1,
+  /// 21 modules) would stay within `QRStyle.maximumPixels`: a bulk run with `--size 1000
+  /// --dpi 4800` fails once, up front, rather than on every line.
+  ///
+  /// - Throws: `QRError.imageTooLarge`, or the errors of `QRStyle.validate`.
+  public static func checkRasterSize(style: QRStyle) throws(QRError) {
+    try style.validate()
+    try Geometry(symbolSize: 21, style: style).checkRasterSize()
   }
 
   /// Sizes shared by all outputs; caption sizes are in modules.
@@ -158,12 +176,14 @@ public enum QRRenderer {
     let captionFontSize: Double
     let captionHeight: Double
 
-    init(matrix: QRMatrix, style: QRStyle) {
-      totalModules = matrix.size + 2 * style.quietZone
+    /// Sizes for a symbol of `symbolSize` modules a side, with a validated `style` (so every
+    /// Double below is finite and small: at most 1000 mm at 4800 dpi).
+    init(symbolSize: Int, style: QRStyle) {
+      totalModules = symbolSize + 2 * style.quietZone
       if let size = style.sizeMillimetres {
-        let pixels = size / 25.4 * style.dpi / Double(matrix.size)
+        let pixels = size / 25.4 * style.dpi / Double(symbolSize)
         modulePixels = max(1, Int(pixels.rounded()))
-        modulePoints = size / 25.4 * 72 / Double(matrix.size)
+        modulePoints = size / 25.4 * 72 / Double(symbolSize)
       } else {
         modulePixels = style.modulePixels
         modulePoints = Double(style.modulePixels) / style.dpi * 72
@@ -176,7 +196,7 @@ public enum QRRenderer {
       }
       // Monospaced caption (DejaVu Sans Mono advances 0.602 em): one line if it stays readable
       // at 1.8 modules, else two lines split at the space nearest the middle.
-      let width = Double(matrix.size + max(2, style.quietZone))
+      let width = Double(symbolSize + max(2, style.quietZone))
       let advance = 0.62
       var lines = [caption]
       if width / (Double(caption.count) * advance) < 1.8, let split = middleSpace(caption) {
@@ -186,6 +206,26 @@ public enum QRRenderer {
       captionLines = lines
       captionFontSize = min(2.4, width / (longest * advance))
       captionHeight = Double(lines.count) * captionFontSize * 1.25 + 1
+    }
+
+    /// The caption's height in pixels (a few modules' worth).
+    var captionPixels: Int { Int((captionHeight * Double(modulePixels)).rounded(.up)) }
+
+    /// Refuses a raster over `QRStyle.maximumPixels`, with checked arithmetic throughout.
+    ///
+    /// - Throws: `QRError.imageTooLarge` naming the width and height.
+    func checkRasterSize() throws(QRError) {
+      let width = totalModules.multipliedReportingOverflow(by: modulePixels)
+      let height = width.partialValue.addingReportingOverflow(captionPixels)
+      let pixels = width.partialValue.multipliedReportingOverflow(by: height.partialValue)
+      guard !width.overflow, !height.overflow, !pixels.overflow,
+        pixels.partialValue <= QRStyle.maximumPixels
+      else {
+        throw .imageTooLarge(
+          width: width.overflow ? Int.max : width.partialValue,
+          height: height.overflow || width.overflow ? Int.max : height.partialValue,
+          limit: QRStyle.maximumPixels)
+      }
     }
   }
 
@@ -247,7 +287,7 @@ public enum QRRenderer {
   {
     let scale = Double(g.modulePixels)
     let width = g.totalModules * g.modulePixels
-    let height = width + Int((g.captionHeight * scale).rounded(.up))
+    let height = width + g.captionPixels
     let image = try RasterImage(width: width, height: height)
     try image.draw { canvas in
       canvas.setAntialias(false)
