@@ -117,13 +117,17 @@ public enum BatchRunner {
     for folder in ["", "/.state", "/cards", "/qr", "/thumbs", "/quotes"] {
       try FileIO.makeFolder(options.outputFolder + folder)
       // A run killed mid-write leaves only hidden temporaries (never a truncated output under
-      // its final name); remove those of dead runs.
-      for name
-        in (try? FileManager.default.contentsOfDirectory(atPath: options.outputFolder + folder))
-        ?? []
-      where name.hasPrefix(".") && name.contains(".tmp-") {
-        try? FileManager.default.removeItem(atPath: options.outputFolder + folder + "/" + name)
-      }
+      // its final name); remove those of dead runs, never those of a run still going (another
+      // shard on the same shared folder).
+      AtomicFile.removeStaleTemporaries(in: options.outputFolder + folder)
+    }
+    // A shard's completion record goes when it starts and comes back when its results are
+    // in place: `batch merge` refuses a shard that did not finish, or ran another manifest.
+    let completion = options.shard.count > 1 ? ShardCompletion.path(options) : nil
+    var manifestDigest = ""
+    if let completion {
+      unlink(completion)
+      manifestDigest = try FileDigest.hex(manifest)
     }
     var reader = try ManifestReader(path: manifest)
     let templates = TemplateCache(folder: options.templatesFolder)
@@ -133,12 +137,8 @@ public enum BatchRunner {
     // Results are written in manifest order as they complete: a job finishing early waits in
     // `pending` until the lines before it are written (at most 16 × jobs + 64 of them: see
     // `ready` below), so memory does not grow with the manifest.
-    let temporary = try AtomicFile.temporaryPath(for: options.resultsFile)
-    guard FileManager.default.createFile(atPath: temporary, contents: nil),
-      let output = FileHandle(forWritingAtPath: temporary)
-    else {
-      throw FileError.unwritable(path: options.resultsFile, reason: "cannot create it")
-    }
+    let output = try AtomicOutput(path: options.resultsFile)
+    var writeError: FileError?
     var issued: [Int] = []
     var issuedStart = 0
     var pending: [Int: JobOutcome] = [:]
@@ -160,7 +160,10 @@ public enum BatchRunner {
               return .failure(
                 ManifestLineError(
                   line: job.line, id: job.id,
-                  message: "job '\(job.id)' (line \(job.line)): the id is used by an earlier line"))
+                  message:
+                    "manifest '\(manifestName(manifest))': job '\(job.id)' (line \(job.line)): "
+                    + "the id is used by an earlier line",
+                  code: "batch.duplicateId", hint: "give every job its own id"))
             }
             continue
           }
@@ -190,10 +193,7 @@ public enum BatchRunner {
           return JobOutcome(
             result: JobResult(
               id: error.id ?? "line-\(error.line)", line: error.line, kind: nil,
-              status: "failed", outputs: [],
-              error: ErrorRecord(
-                BatchError.badLine(manifest: manifestName(manifest), message: error.message)),
-              seconds: 0))
+              status: "failed", outputs: [], error: ErrorRecord(error), seconds: 0))
         }
       },
       collect: { outcome in
@@ -227,7 +227,15 @@ public enum BatchRunner {
               stop = true
             }
           }
-          output.write(Data((JSONOutput.line(ready.result) + "\n").utf8))
+          if writeError == nil {
+            do throws(FileError) {
+              try output.write(JSONOutput.line(ready.result) + "\n")
+            } catch {
+              // A full disk: no results file rather than a partial one; stop starting jobs.
+              writeError = error
+              stop = true
+            }
+          }
           issuedStart += 1
           if issuedStart > 4096 {
             issued.removeFirst(issuedStart)
@@ -236,18 +244,31 @@ public enum BatchRunner {
         }
         progress(summary)
       })
-    try? output.close()
-    try AtomicFile.commit(temporary, to: options.resultsFile)
+    if let failure = writeError ?? imposeError {
+      output.discard()
+      imposer?.discard()
+      throw failure
+    }
+    // The layout before the results: a run whose sheets cannot be written leaves no results
+    // saying its cards are on them.
     if let imposer {
-      if let imposeError {
-        imposer.discard()
-        throw imposeError
-      }
       do {
         summary.imposed = try imposer.finish()
       } catch ImposeError.noCards {
         // No card job succeeded: no layout file.
+      } catch {
+        output.discard()
+        throw error
       }
+    }
+    try output.commit()
+    if let completion {
+      try AtomicFile.write(
+        Array(
+          JSONOutput.line(
+            ShardCompletion(
+              shard: options.shard.index, shards: options.shard.count, manifest: manifestDigest)
+          ).utf8), to: completion)
     }
     return summary
   }
@@ -317,16 +338,22 @@ public enum BatchRunner {
     return try? JSONDecoder().decode(JobState.self, from: Data(bytes))
   }
 
-  /// SHA-256 of the job's line and every file it reads.
-  static func fingerprint(_ job: ManifestJob) throws -> String {
+  /// SHA-256 of the job's line and every file it reads (each streamed: memory holds a chunk,
+  /// whatever the size of an upload).
+  ///
+  /// - Throws: `FileError` for a file that is missing or not a regular file (a FIFO or a
+  ///   device is that job's error, never read).
+  static func fingerprint(_ job: ManifestJob) throws(FileError) -> String {
     var bytes = Array(job.source.utf8)
-    for path in [job.profile, job.photo, job.followCounts, job.file, job.prices, job.template]
+    // A template without a slash is a shipped design's name, not a file.
+    let template = job.template.flatMap { $0.contains("/") ? $0 : nil }
+    for path in [job.profile, job.photo, job.followCounts, job.file, job.prices, template]
       .compactMap({ $0 })
-    where FileManager.default.fileExists(atPath: path) {
+    {
       bytes += Array(path.utf8)
-      bytes += try FileIO.read(path, limit: FileIO.Limit.document)
+      bytes += try FileDigest.of(path)
     }
-    return SHA256.hash(bytes).map { String(format: "%02x", $0) }.joined()
+    return FileDigest.hex(SHA256.hash(bytes))
   }
 
   /// The decoded inputs of a card job.
@@ -432,26 +459,47 @@ public enum BatchRunner {
 
 /// Errors of the batch itself (per-job errors are the capability's own).
 public enum BatchError: ImprintError, Equatable {
-  /// A manifest line that is not a valid job.
-  case badLine(manifest: String, message: String)
   /// A thumb or quote job without a document sandbox.
   case noSandbox(id: String)
   /// A `--shard` value that is not I/N.
   case badShard(String)
+  /// `batch merge`: shards without results, or that did not finish, or jobs without a result.
+  case shardsMissing(folder: String, detail: String)
+  /// `batch merge`: results of another shard count or manifest, or not the manifest's jobs.
+  case shardMismatch(folder: String, detail: String)
+  /// `batch merge`: a shard's result line that cannot be read (that job fails).
+  case resultUnreadable(file: String, line: Int, reason: String)
 
   public var code: String {
     switch self {
-    case .badLine: "batch.badLine"
     case .noSandbox: "batch.noSandbox"
     case .badShard: "batch.badShard"
+    case .shardsMissing: "batch.shardsMissing"
+    case .shardMismatch: "batch.shardMismatch"
+    case .resultUnreadable: "batch.resultUnreadable"
     }
   }
 
   public var message: String {
     switch self {
-    case .badLine(let manifest, let message): "manifest '\(manifest)': \(message)"
     case .noSandbox(let id): "job '\(id)' reads an upload, but no document worker is available"
     case .badShard(let text): "shard '\(text)' is not I/N with 0 <= I < N"
+    case .shardsMissing(let folder, let detail), .shardMismatch(let folder, let detail):
+      "cannot merge the shards in '\(folder)': \(detail)"
+    case .resultUnreadable(let file, let line, let reason):
+      "'\(file)' line \(line) cannot be read as a job's result (\(reason))"
+    }
+  }
+
+  public var hint: String? {
+    switch self {
+    case .shardsMissing:
+      "run each missing shard to the end (imprint batch MANIFEST -o DIR --shard I/N), then merge"
+    case .shardMismatch:
+      "run the stale shards again with this manifest, or remove the results of the other run "
+        + "(or name the shard count with --shards N)"
+    case .resultUnreadable: "run that job's shard again"
+    default: nil
     }
   }
 }

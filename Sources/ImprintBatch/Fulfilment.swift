@@ -17,15 +17,17 @@ public enum Fulfilment {
   public static let labelHeight = 37.0
 
   /// Writes a CSV packing list (id, copies, name, email, address, zip) of the shipped results.
+  ///
+  /// RFC 4180 (CRLF between records; fields with a comma, quote or line break quoted), and
+  /// every text cell neutralised against spreadsheet formula injection (`SpreadsheetCSV`).
   public static func packingList(_ results: [JobResult], to path: String) throws {
-    var text = "id,copies,name,email,address,zip\n"
+    var text = SpreadsheetCSV.record(["id", "copies", "name", "email", "address", "zip"])
     for result in results where result.shipTo != nil && result.status != "failed" {
       guard let ship = result.shipTo else { continue }
-      let fields = [
+      text += SpreadsheetCSV.record([
         result.id, "\(result.copies ?? 1)", ship.name, ship.email ?? "", ship.address,
         ship.zip ?? "",
-      ]
-      text += fields.map(csvField).joined(separator: ",") + "\n"
+      ])
     }
     try AtomicFile.write(Array(text.utf8), to: path)
   }
@@ -67,9 +69,36 @@ public enum Fulfilment {
     }
     return shipped.count
   }
+}
 
-  private static func csvField(_ text: String) -> String {
-    text.contains(",") || text.contains("\"") || text.contains("\n")
-      ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+/// CSV for spreadsheets: RFC 4180 records, and cells that a spreadsheet would run as a formula
+/// made plain text.
+public enum SpreadsheetCSV {
+  /// Characters that start a formula (or a DDE command) in Excel, LibreOffice or Google Sheets
+  /// when they begin a cell, with their full-width forms (OWASP, "CSV Injection").
+  static let formulaStarts: Set<Character> = [
+    "=", "+", "-", "@", "\t", "\r", "\u{FF1D}", "\u{FF0B}", "\u{FF0D}", "\u{FF20}",
+  ]
+
+  /// `text` made safe as a cell: prefixed with a single quote (which spreadsheets take as
+  /// "text", and do not show) when it starts, after any spaces, with a formula character.
+  public static func neutralised(_ text: String) -> String {
+    guard let first = text.first(where: { $0 != " " }), formulaStarts.contains(first) else {
+      return text
+    }
+    return "'" + text
+  }
+
+  /// `text` as one RFC 4180 field: quoted (quotes doubled) when it holds a comma, a quote, a
+  /// line break or a carriage return.
+  public static func field(_ text: String) -> String {
+    let safe = neutralised(text)
+    guard safe.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return safe }
+    return "\"" + safe.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+  }
+
+  /// `fields` as one record, ended by CRLF.
+  public static func record(_ fields: [String]) -> String {
+    fields.map(field).joined(separator: ",") + "\r\n"
   }
 }

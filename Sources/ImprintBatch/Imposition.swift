@@ -216,8 +216,7 @@ public final class SheetImposer: CardImposer {
   private let path: String
   private let mapPath: String
   private var temporary: String?
-  private var mapTemporary: String?
-  private var mapFile: FileHandle?
+  private var mapFile: AtomicOutput?
   private var document: VectorDocument?
   private var grid: SheetGrid?
   private var bleed = 0.0
@@ -249,13 +248,9 @@ public final class SheetImposer: CardImposer {
     guard grid.capacity > 0 else { throw ImposeError.doesNotFit(stock: stock.rawValue) }
     let temporary = try AtomicFile.temporaryPath(for: path)
     self.temporary = temporary
-    let mapTemporary = try AtomicFile.temporaryPath(for: mapPath)
-    guard FileManager.default.createFile(atPath: mapTemporary, contents: nil),
-      let mapFile = FileHandle(forWritingAtPath: mapTemporary)
-    else { throw FileError.unwritable(path: mapPath, reason: "cannot create it") }
-    self.mapTemporary = mapTemporary
+    let mapFile = try AtomicOutput(path: mapPath)
     self.mapFile = mapFile
-    mapFile.write(Data("sheet,side,row,column,id,copy\n".utf8))
+    try mapFile.write("sheet,side,row,column,id,copy\n")
     document = try VectorDocument(
       format: .pdf, size: pageSize, metadata: DocumentMetadata(title: "\(stock.rawValue) sheets"),
       path: temporary)
@@ -313,7 +308,7 @@ public final class SheetImposer: CardImposer {
           canvas.restore()
           map +=
             "\(sheets),\(side == 0 ? "front" : "back"),\(row + 1),\(column + 1),"
-            + "\(placed.id),\(placed.copy)\n"
+            + "\(SpreadsheetCSV.field(placed.id)),\(placed.copy)\n"
         }
         if cropMarks {
           Imposition.drawMarks(
@@ -322,20 +317,20 @@ public final class SheetImposer: CardImposer {
       }
       pages += 1
     }
-    mapFile?.write(Data(map.utf8))
+    try mapFile?.write(map)
     pending.removeAll(keepingCapacity: true)
   }
 
   public func finish() throws -> Imposed {
-    guard let grid, let temporary, let mapTemporary else { throw ImposeError.noCards }
+    guard let grid, let temporary, let mapFile else { throw ImposeError.noCards }
     do {
       if !pending.isEmpty { try drawSheet(grid) }
       guard let finished = document.take() else { throw ImposeError.noCards }
       _ = try finished.finish()
-      try? mapFile?.close()
-      mapFile = nil
       try AtomicFile.commit(temporary, to: path)
-      try AtomicFile.commit(mapTemporary, to: mapPath)
+      self.temporary = nil
+      try mapFile.commit()
+      self.mapFile = nil
     } catch {
       discard()
       throw error
@@ -345,10 +340,9 @@ public final class SheetImposer: CardImposer {
 
   public func discard() {
     _ = document.take()
-    try? mapFile?.close()
+    mapFile?.discard()
     mapFile = nil
     if let temporary { AtomicFile.discard(temporary) }
-    if let mapTemporary { AtomicFile.discard(mapTemporary) }
   }
 }
 

@@ -66,85 +66,240 @@ public struct ManifestJob: Sendable, Equatable {
   public var source: String
 }
 
-/// A line that is not a job.
-public struct ManifestLineError: Error, Sendable, Equatable {
-  /// The 1-based line.
+/// A manifest record that is not a job: that job's error (the others run).
+public struct ManifestLineError: ImprintError, Equatable {
+  /// The 1-based line the record starts on.
   public var line: Int
   /// The id, when one could be read.
   public var id: String?
-  /// What is wrong.
+  /// What is wrong, naming the manifest and the line.
   public var message: String
+  /// The stable code (`batch.badLine`, or the reader's: `json.duplicateKey`, `csv.unclosedQuote`…).
+  public var code: String
+  /// How to fix it, when known.
+  public var hint: String?
+
+  /// An error of `line`.
+  public init(
+    line: Int, id: String?, message: String, code: String = "batch.badLine", hint: String? = nil
+  ) {
+    self.line = line
+    self.id = id
+    self.message = message
+    self.code = code
+    self.hint = hint
+  }
+
+  /// The error `error` of the record starting on `line`.
+  init(line: Int, id: String? = nil, _ error: some ImprintError) {
+    self.init(line: line, id: id, message: error.message, code: error.code, hint: error.hint)
+  }
 }
 
-/// Reads a manifest line by line (flat memory, whatever its length).
+/// The records of a manifest, before they are read as jobs.
+enum ManifestRecord {
+  /// A JSON Lines object.
+  case object([String: Any], line: Int, source: String)
+  /// A CSV data row with its header.
+  case row([String], header: [String], line: Int, source: String)
+  /// A record that cannot be a job.
+  case failure(ManifestLineError)
+}
+
+/// Where a manifest's records come from (a class: the readers are noncopyable).
+private protocol ManifestSource: AnyObject {
+  func next() -> ManifestRecord?
+}
+
+/// JSON Lines: one object a line, each through `StrictJSON`; blank lines and `#` comments
+/// skipped.
+private final class JSONLinesSource: ManifestSource {
+  var reader: LineReader
+  let name: String
+
+  init(path: String, name: String) throws(FileError) {
+    // Regular files only: the manifest is read more than once (the progress count, the merge).
+    let (descriptor, _) = try FileIO.openForReading(path)
+    close(descriptor)
+    reader = try LineReader(path: path)
+    self.name = name
+  }
+
+  func next() -> ManifestRecord? {
+    while true {
+      var bytes: [UInt8]
+      do {
+        guard let line = try reader.next() else { return nil }
+        bytes = line
+      } catch {
+        return .failure(ManifestLineError(line: reader.lineNumber, error))
+      }
+      let number = reader.lineNumber
+      if number == 1 && bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+      guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x09 }) else { continue }
+      if first == UInt8(ascii: "#") { continue }
+      let value: Any
+      do {
+        value = try StrictJSON.parse(bytes, source: name)
+      } catch {
+        return .failure(ManifestLineError(line: number, error.onLine(number)))
+      }
+      guard let object = value as? [String: Any] else {
+        return .failure(
+          ManifestLineError(
+            line: number, id: nil, message: "manifest '\(name)' line \(number) is not a JSON object"
+          ))
+      }
+      return .object(object, line: number, source: String(decoding: bytes, as: UTF8.self))
+    }
+  }
+}
+
+extension JSONError {
+  /// The error of one line's document, placed on line `line` of the file.
+  fileprivate func onLine(_ line: Int) -> JSONError {
+    switch self {
+    case .syntax(let source, _, let column, let expected, let found):
+      .syntax(source: source, line: line, column: column, expected: expected, found: found)
+    case .duplicateKey(let source, let key, _, let column):
+      .duplicateKey(source: source, key: key, line: line, column: column)
+    case .tooDeep(let source, _, let column, let limit):
+      .tooDeep(source: source, line: line, column: column, limit: limit)
+    case .numberOutOfRange(let source, _, let column):
+      .numberOutOfRange(source: source, line: line, column: column)
+    case .notUTF8(let source, _, let column):
+      .notUTF8(source: source, line: line, column: column)
+    case .empty: self
+    }
+  }
+}
+
+/// CSV (RFC 4180) with a header; blank rows skipped.
+private final class CSVSource: ManifestSource {
+  var reader: CSVReader
+  let name: String
+  /// The header's names, once read.
+  var header: [String]?
+  /// Why the header cannot be used (every row fails with it).
+  var headerProblem: ManifestLineError?
+
+  init(path: String, name: String) throws(FileError) {
+    reader = try CSVReader(path: path, name: name)
+    self.name = name
+  }
+
+  func next() -> ManifestRecord? {
+    while true {
+      let record: CSVRecord
+      do {
+        guard let next = try reader.next() else { return nil }
+        record = next
+      } catch {
+        let failure = ManifestLineError(line: reader.lineNumber, error)
+        if header == nil {
+          header = []
+          headerProblem = ManifestLineError(
+            line: failure.line, id: nil,
+            message: "manifest '\(name)': the header (line \(failure.line)) cannot be read: "
+              + failure.message, code: failure.code, hint: failure.hint)
+          if !error.isRecordError { return .failure(failure) }
+          continue
+        }
+        return .failure(failure)
+      }
+      if record.fields.count == 1
+        && record.fields[0].trimmingCharacters(in: .whitespaces).isEmpty
+      {
+        continue
+      }
+      guard let header else {
+        let names = record.fields.map { $0.trimmingCharacters(in: .whitespaces) }
+        header = names
+        var seen = Set<String>()
+        if let twice = names.first(where: { !$0.isEmpty && !seen.insert($0).inserted }) {
+          headerProblem = ManifestLineError(
+            line: record.line, id: nil,
+            message: "manifest '\(name)': the header (line \(record.line)) names column "
+              + "'\(SafeText.excerpt(twice))' twice",
+            code: "batch.badHeader", hint: "keep one of the two columns")
+        }
+        continue
+      }
+      if let headerProblem {
+        return .failure(
+          ManifestLineError(
+            line: record.line, id: nil, message: headerProblem.message, code: headerProblem.code,
+            hint: headerProblem.hint))
+      }
+      guard record.fields.count <= header.count else {
+        return .failure(
+          ManifestLineError(
+            line: record.line, id: nil,
+            message: "manifest '\(name)' line \(record.line) has \(record.fields.count) fields; "
+              + "the header has \(header.count)",
+            hint: "quote fields that hold commas (\"Hamngatan 4, Göteborg\")"))
+      }
+      return .row(record.fields, header: header, line: record.line, source: record.text)
+    }
+  }
+}
+
+/// Reads a manifest a record at a time (flat memory, whatever its length).
+///
+/// JSON Lines: one object a line, blank lines and `#` comments skipped, each line parsed
+/// strictly (a repeated key is that job's error). CSV (`.csv`): RFC 4180 with a header row;
+/// a job's line is the line its record starts on.
 public struct ManifestReader: ~Copyable {
-  private var reader: LineReader
+  private let source: any ManifestSource
   private let folder: String
-  private let csv: Bool
-  private var header: [String]?
-  /// The manifest's name, for messages.
+  /// The manifest's path.
   public let name: String
+  /// The manifest's file name, for messages.
+  private let display: String
 
   /// Opens `path` (`.csv` files are CSV with a header; anything else is JSON Lines).
   ///
-  /// - Throws: `FileError`.
+  /// - Throws: `FileError` (`file.notRegular` for anything but a regular file).
   public init(path: String) throws(FileError) {
-    reader = try LineReader(path: path)
     name = path
+    display = (path as NSString).lastPathComponent
+    source =
+      path.lowercased().hasSuffix(".csv")
+      ? try CSVSource(path: path, name: display) : try JSONLinesSource(path: path, name: display)
     let directory = (path as NSString).deletingLastPathComponent
     folder = directory.isEmpty ? "." : directory
-    csv = path.lowercased().hasSuffix(".csv")
   }
 
-  /// The next job, or the error of a bad line; nil at the end.
-  ///
-  /// Blank lines and `#` comments
-  /// (JSON Lines) are skipped.
+  /// The next job, or the error of a bad record; nil at the end.
   public mutating func next() -> Result<ManifestJob, ManifestLineError>? {
-    while true {
-      let bytes: [UInt8]
-      do {
-        guard let next = try reader.next() else { return nil }
-        bytes = next
-      } catch {
-        return .failure(
-          ManifestLineError(line: reader.lineNumber, id: nil, message: error.message))
-      }
-      let number = reader.lineNumber
-      guard let text = String(validating: bytes, as: UTF8.self) else {
-        return .failure(
-          ManifestLineError(line: number, id: nil, message: "line \(number) is not valid UTF-8"))
-      }
-      if text.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-      if csv {
-        let fields = parseCSV(text)
-        guard let header else {
-          self.header = fields.map { $0.trimmingCharacters(in: .whitespaces) }
-          continue
+    switch source.next() {
+    case nil: return nil
+    case .failure(let error): return .failure(error)
+    case .object(let object, let line, let source):
+      return job(object, line: line, source: source)
+    case .row(let fields, let header, let line, let source):
+      var object: [String: Any] = [:]
+      var ship: [String: Any] = [:]
+      for (index, key) in header.enumerated() where index < fields.count && !fields[index].isEmpty {
+        switch key {
+        case "name", "email", "address", "zip": ship[key] = fields[index]
+        case "copies": object[key] = Int(fields[index]) ?? fields[index]
+        default: object[key] = fields[index]
         }
-        var object: [String: Any] = [:]
-        var ship: [String: Any] = [:]
-        for (index, key) in header.enumerated() where index < fields.count && !fields[index].isEmpty
-        {
-          switch key {
-          case "name", "email", "address", "zip": ship[key] = fields[index]
-          case "copies": object[key] = Int(fields[index]) ?? fields[index]
-          default: object[key] = fields[index]
-          }
-        }
-        if !ship.isEmpty { object["shipTo"] = ship }
-        return job(object, line: number, source: text)
       }
-      if text.hasPrefix("#") { continue }
-      guard let data = text.data(using: .utf8),
-        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-      else {
-        return .failure(
-          ManifestLineError(line: number, id: nil, message: "line \(number) is not a JSON object"))
-      }
-      return job(object, line: number, source: text)
+      if !ship.isEmpty { object["shipTo"] = ship }
+      return job(object, line: line, source: source)
     }
-    return nil
+  }
+
+  /// The records of the manifest that are jobs or job errors (what `next()` returns).
+  ///
+  /// Counted without making jobs, for a progress display; zero when it cannot be read.
+  public static func count(path: String) -> Int {
+    guard let reader = try? ManifestReader(path: path) else { return 0 }
+    var count = 0
+    while reader.source.next() != nil { count += 1 }
+    return count
   }
 
   private func resolve(_ path: String?) -> String? {
@@ -162,27 +317,30 @@ public struct ManifestReader: ~Copyable {
   {
     let id = (object["id"] as? String) ?? (object["id"] as? NSNumber)?.stringValue
     func fail(_ message: String) -> Result<ManifestJob, ManifestLineError> {
-      .failure(ManifestLineError(line: line, id: id, message: message))
+      .failure(ManifestLineError(line: line, id: id, message: "manifest '\(display)': " + message))
     }
     guard let id, !id.isEmpty else { return fail("line \(line) has no 'id'") }
     guard id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }),
       !id.hasPrefix(".")
     else {
       return fail(
-        "job '\(id)' (line \(line)): 'id' may hold only letters, digits, '-', '_' and '.'")
+        "job '\(SafeText.excerpt(id))' (line \(line)): 'id' may hold only letters, digits, '-', "
+          + "'_' and '.'")
     }
     if let unknown = object.keys.sorted().first(where: { !Self.knownKeys.contains($0) }) {
-      return fail("job '\(id)' (line \(line)): '\(unknown)' is not a known key")
+      return fail("job '\(id)' (line \(line)): '\(SafeText.excerpt(unknown))' is not a known key")
     }
     guard let kindText = object["kind"] as? String, let kind = JobKind(rawValue: kindText) else {
       return fail(
-        "job '\(id)' (line \(line)): 'kind' is \(object["kind"].map { "'\($0)'" } ?? "missing"); "
+        "job '\(id)' (line \(line)): 'kind' is \(object["kind"].map { "'\(SafeText.excerpt("\($0)"))'" } ?? "missing"); "
           + "expected card, qr, thumb or quote")
     }
     var copies = 1
     if let value = object["copies"] {
       guard let number = value as? Int, (1...10_000).contains(number) else {
-        return fail("job '\(id)' (line \(line)): 'copies' is '\(value)'; expected 1 to 10000")
+        return fail(
+          "job '\(id)' (line \(line)): 'copies' is '\(SafeText.excerpt("\(value)"))'; expected 1 to 10000"
+        )
       }
       copies = number
     }
@@ -222,39 +380,4 @@ public struct ManifestReader: ~Copyable {
     default: return .success(job)
     }
   }
-}
-
-/// Splits one CSV line (RFC 4180 quoting, no embedded newlines).
-func parseCSV(_ line: String) -> [String] {
-  var fields: [String] = []
-  var current = ""
-  var quoted = false
-  var characters = Array(line)
-  if characters.last == "\r" { characters.removeLast() }
-  var index = 0
-  while index < characters.count {
-    let character = characters[index]
-    if quoted {
-      if character == "\"" {
-        if index + 1 < characters.count && characters[index + 1] == "\"" {
-          current.append("\"")
-          index += 1
-        } else {
-          quoted = false
-        }
-      } else {
-        current.append(character)
-      }
-    } else if character == "\"" {
-      quoted = true
-    } else if character == "," {
-      fields.append(current)
-      current = ""
-    } else {
-      current.append(character)
-    }
-    index += 1
-  }
-  fields.append(current)
-  return fields
 }

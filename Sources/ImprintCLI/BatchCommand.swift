@@ -22,58 +22,38 @@ enum BatchCommand {
   static let merge = CommandSpec(
     name: "merge",
     abstract: "Combine the shards' results and make the sheets, card-printer file and labels.",
+    discussion: """
+      Refuses (exit 1, no results written) unless every shard I/N ran this manifest to the end: \
+      a shard missing or unfinished is batch.shardsMissing; results of another shard count or \
+      another manifest, or not one per job in order, are batch.shardMismatch.
+      """,
     arguments: [ArgumentSpec("manifest", "The manifest the shards ran.")],
-    options: [.value("output", short: "o", "<dir>", "The shared output folder.")] + layoutOptions
+    options: [
+      .value("output", short: "o", "<dir>", "The shared output folder."),
+      .value("shards", "<n>", "The shard count to merge (when results of several are there)."),
+    ] + layoutOptions
   ) { arguments, console in
     guard let folder = arguments.value("output") else {
       throw UsageError(message: "missing -o <dir>")
     }
-    let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
-      $0.hasPrefix("results-") && $0.hasSuffix(".jsonl")
-    }.sorted()
-    guard !files.isEmpty else {
-      throw FileError.notFound(path: folder + "/results-*-of-*.jsonl")
-    }
-    // Each shard's file is in manifest order: merge them line by line.
-    let readers = try files.map { try ShardResults(path: folder + "/" + $0) }
-    let output = folder + "/results.jsonl"
-    var merged: [UInt8] = []
-    var count = 0
-    var failed = 0
-    try AtomicFile.write(to: output) { temporary in
-      FileManager.default.createFile(atPath: temporary, contents: nil)
-      guard let handle = FileHandle(forWritingAtPath: temporary) else {
-        throw FileError.unwritable(path: output, reason: "cannot create it")
-      }
-      defer { try? handle.close() }
-      while let shard = readers.filter({ $0.head != nil }).min(by: {
-        ($0.head?.line ?? 0) < ($1.head?.line ?? 0)
-      }) {
-        guard let current = shard.head else { break }
-        merged = current.text + [UInt8(ascii: "\n")]
-        handle.write(Data(merged))
-        count += 1
-        if String(decoding: current.text, as: UTF8.self).contains("\"status\":\"failed\"") {
-          failed += 1
-        }
-        shard.advance()
-      }
-    }
+    let manifest = arguments.positionals[0]
+    let merged = try ShardMerge.merge(
+      manifest: manifest, folder: folder, shards: try arguments.int("shards", in: 2...100_000))
+    var failed = merged.failed
     let options = try BatchCommand.batchOptions(folder, arguments, console)
-    let (cards, shipped) = try finished(output)
     if let layout = options.layout,
       let imposed = try await impose(
-        cards, manifest: arguments.positionals[0], options: options, layout: layout)
+        merged.cards, manifest: manifest, options: options, layout: layout)
     {
       // Cards the layout cannot take are errors of the merge (their shards made them).
       for problem in imposed.refused { console.report(problem) }
       failed += imposed.refused.count
       if !arguments.flag("quiet") { report(imposed, layout: layout, console: console) }
     }
-    try fulfilment(shipped, folder: folder)
+    try fulfilment(merged.shipped, folder: folder)
     if !arguments.flag("quiet") {
       console.stderr.write(
-        "batch merge: \(count) jobs from \(files.count) shards, \(failed) failed\n")
+        "batch merge: \(merged.jobs) jobs from \(merged.shards) shards, \(failed) failed\n")
     }
     return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
   }
@@ -165,7 +145,7 @@ enum BatchCommand {
     if !quiet {
       console.stderr.write(
         "batch: \(summary.ok) ok, \(summary.skipped) skipped, \(summary.failed) failed of \(summary.total) "
-          + "in \(String(format: "%.1f", Date().timeIntervalSince(started))) s; results in \(options.resultsFile)\n"
+          + "in \(String(format: "%.1f", Date().timeIntervalSince(started))) s; results in \(SafeText.escaped(options.resultsFile))\n"
       )
     }
     return summary.failed > 0 ? ImprintCLI.failure : ImprintCLI.success
@@ -279,39 +259,10 @@ enum BatchCommand {
     return (index, count)
   }
 
-  /// Jobs of this shard, counted by a fast pass over the manifest (for the progress display).
+  /// Jobs of this shard, counted by a pass over the manifest's records (for the progress
+  /// display; a quoted line break does not start a job).
   static func countJobs(_ manifest: String, shard: (index: Int, count: Int)) -> Int {
-    guard var reader = try? LineReader(path: manifest) else { return 0 }
-    var lines = 0
-    let csv = manifest.lowercased().hasSuffix(".csv")
-    while let line = try? reader.next() {
-      guard let first = line.first(where: { $0 != UInt8(ascii: " ") }) else { continue }
-      if !csv && first == UInt8(ascii: "#") { continue }
-      lines += 1
-    }
-    if csv { lines = max(0, lines - 1) }
-    return lines / shard.count + (lines % shard.count > shard.index ? 1 : 0)
-  }
-}
-
-/// One shard's results file, read a line at a time for the merge.
-private final class ShardResults {
-  private var reader: LineReader
-  /// The current line: its manifest line number and its text.
-  private(set) var head: (line: Int, text: [UInt8])?
-
-  init(path: String) throws {
-    reader = try LineReader(path: path)
-    advance()
-  }
-
-  func advance() {
-    head = nil
-    while let text = try? reader.next() {
-      if let result = try? JSONDecoder().decode(JobResult.self, from: Data(text)) {
-        head = (result.line, text)
-        return
-      }
-    }
+    let records = ManifestReader.count(path: manifest)
+    return records / shard.count + (records % shard.count > shard.index ? 1 : 0)
   }
 }

@@ -61,7 +61,7 @@ struct BatchCLITests {
     let packing = try String(contentsOfFile: folder.file("packing-list.csv"), encoding: .utf8)
     #expect(
       packing.hasPrefix(
-        "id,copies,name,email,address,zip\nA-1042,2,Mara Lindqvist,mara@example.org,\""))
+        "id,copies,name,email,address,zip\r\nA-1042,2,Mara Lindqvist,mara@example.org,\""))
     #expect(
       ["A-1042", "A-1043", "A-1044"].allSatisfy { packing.contains("\n\($0),") }
         && !packing.contains("A-1045"))

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintBatch: combining the results of a sharded run, refusing an incomplete or mixed set
+// (a shard missing, unfinished, of another shard count or another manifest).
+
+import Foundation
+import ImprintCore
+
+/// What a shard leaves beside its results once they are in place: which shard of how many, and
+/// the digest of the manifest it ran.
+struct ShardCompletion: Codable, Equatable {
+  /// The shard's index, from 0.
+  var shard: Int
+  /// The shard count.
+  var shards: Int
+  /// `FileDigest.hex` of the manifest.
+  var manifest: String
+
+  /// Where shard `index` of `count` keeps its record (a hidden name: no job id starts with `.`).
+  static func path(folder: String, index: Int, count: Int) -> String {
+    "\(folder)/.state/.shard-\(index)-of-\(count).json"
+  }
+
+  /// The record of the shard `options` runs.
+  static func path(_ options: BatchOptions) -> String {
+    path(folder: options.outputFolder, index: options.shard.index, count: options.shard.count)
+  }
+}
+
+/// What `ShardMerge.merge` combined.
+public struct MergedResults: Sendable {
+  /// Jobs (manifest records).
+  public var jobs = 0
+  /// Failed jobs (by their status).
+  public var failed = 0
+  /// The shard count.
+  public var shards = 0
+  /// Ids of the card jobs that succeeded (to lay out again).
+  public var cards = Set<String>()
+  /// The shipped orders that succeeded (for the packing list and labels).
+  public var shipped: [JobResult] = []
+}
+
+/// Combines shards' results into one `results.jsonl`.
+public enum ShardMerge {
+  /// Checks that the shards in `folder` are one complete run of `manifest` and writes
+  /// `folder/results.jsonl` in manifest order.
+  ///
+  /// Every shard 0..<N must have its results and completion record, all of one shard count
+  /// (`shards`, or the only count present) and of this manifest's bytes, with one result for
+  /// each of the manifest's jobs, in order, none twice. A result line that cannot be read fails
+  /// that job (`batch.resultUnreadable`); the others are merged.
+  ///
+  /// - Throws: `BatchError.shardsMissing`, `.shardMismatch`, `FileError`; no results file is
+  ///   written then.
+  public static func merge(manifest: String, folder: String, shards requested: Int? = nil) throws
+    -> MergedResults
+  {
+    let count = try shardCount(folder: folder, requested: requested)
+    let digest = try FileDigest.hex(manifest)
+    var unfinished: [Int] = []
+    var stale: [Int] = []
+    for index in 0..<count {
+      let path = ShardCompletion.path(folder: folder, index: index, count: count)
+      guard let bytes = try? FileIO.read(path, limit: FileIO.Limit.structured),
+        let record = try? JSONDecoder().decode(ShardCompletion.self, from: Data(bytes)),
+        record.shard == index, record.shards == count
+      else {
+        unfinished.append(index)
+        continue
+      }
+      if record.manifest != digest { stale.append(index) }
+    }
+    if !unfinished.isEmpty {
+      throw BatchError.shardsMissing(
+        folder: folder,
+        detail: "\(shardList(unfinished, of: count)) did not finish (still running, killed, or "
+          + "stopped by an error of its own)")
+    }
+    if !stale.isEmpty {
+      let name = (manifest as NSString).lastPathComponent
+      throw BatchError.shardMismatch(
+        folder: folder,
+        detail: "\(shardList(stale, of: count)) ran another manifest than '\(name)' (or an "
+          + "earlier version of it)")
+    }
+    let readers = try (0..<count).map { index in
+      try ShardResultsReader(folder: folder, index: index, count: count)
+    }
+    var merged = MergedResults()
+    merged.shards = count
+    let output = try AtomicOutput(path: folder + "/results.jsonl")
+    var missing: [(shard: Int, id: String, line: Int)] = []
+    var reader = try ManifestReader(path: manifest)
+    var ordinal = 0
+    while let item = reader.next() {
+      let shard = readers[ordinal % count]
+      ordinal += 1
+      let expected: (id: String, line: Int, kind: JobKind?) =
+        switch item {
+        case .success(let job): (job.id, job.line, job.kind)
+        case .failure(let error): (error.id ?? "line-\(error.line)", error.line, nil)
+        }
+      merged.jobs += 1
+      let line: [UInt8]
+      let result: JobResult
+      switch shard.next() {
+      case nil:
+        missing.append((shard.index, expected.id, expected.line))
+        continue
+      case .failure(let problem):
+        // One unreadable line is that job's failure; the merge goes on.
+        result = JobResult(
+          id: expected.id, line: expected.line, kind: expected.kind, status: "failed",
+          outputs: [], error: ErrorRecord(problem), seconds: 0)
+        line = Array(JSONOutput.line(result).utf8)
+      case .success(let read):
+        guard read.result.id == expected.id, read.result.line == expected.line else {
+          output.discard()
+          throw BatchError.shardMismatch(
+            folder: folder,
+            detail: "shard \(shard.index) of \(count) (\(shard.name) line \(shard.lineNumber)) "
+              + "has job '\(read.result.id)' (line \(read.result.line)) where the manifest has "
+              + "job '\(expected.id)' (line \(expected.line))")
+        }
+        result = read.result
+        line = read.line
+      }
+      try output.write(line)
+      try output.write(CollectionOfOne(UInt8(ascii: "\n")))
+      if result.status == "ok" || result.status == "skipped" {
+        if result.kind == .card { merged.cards.insert(result.id) }
+        if result.shipTo != nil { merged.shipped.append(result) }
+      } else {
+        merged.failed += 1
+      }
+    }
+    if let first = missing.first {
+      output.discard()
+      let more = missing.count > 1 ? " and \(missing.count - 1) more" : ""
+      throw BatchError.shardsMissing(
+        folder: folder,
+        detail: "shard \(first.shard) of \(count) has no result for job '\(first.id)' (line "
+          + "\(first.line))\(more): it stopped early")
+    }
+    for shard in readers where shard.hasMore() {
+      output.discard()
+      throw BatchError.shardMismatch(
+        folder: folder,
+        detail: "shard \(shard.index) of \(count) (\(shard.name)) has more results than the "
+          + "manifest has jobs for it")
+    }
+    try output.commit()
+    return merged
+  }
+
+  /// The shard count of the results in `folder`: `requested`, or the only one present.
+  static func shardCount(folder: String, requested: Int?) throws -> Int {
+    var found: [Int: Set<Int>] = [:]
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+      if let (index, count) = shardOf(resultsFile: name) { found[count, default: []].insert(index) }
+    }
+    let counts = found.keys.sorted()
+    guard !counts.isEmpty else { throw FileError.notFound(path: folder + "/results-*-of-*.jsonl") }
+    let count: Int
+    if let requested {
+      count = requested
+    } else if counts.count == 1 {
+      count = counts[0]
+    } else {
+      throw BatchError.shardMismatch(
+        folder: folder,
+        detail: "it holds the results of runs of "
+          + counts.map { "\($0) (results-*-of-\($0).jsonl)" }.joined(separator: " and ")
+          + " shards")
+    }
+    let absent = (0..<count).filter { !(found[count]?.contains($0) ?? false) }
+    if !absent.isEmpty {
+      throw BatchError.shardsMissing(
+        folder: folder,
+        detail: "\(shardList(absent, of: count)) \(absent.count == 1 ? "has" : "have") no results ("
+          + absent.map { "results-\($0)-of-\(count).jsonl" }.joined(separator: ", ") + ")")
+    }
+    return count
+  }
+
+  /// `results-I-of-N.jsonl` → (I, N), for N ≥ 2 and I < N.
+  static func shardOf(resultsFile name: String) -> (Int, Int)? {
+    guard name.hasPrefix("results-"), name.hasSuffix(".jsonl") else { return nil }
+    let middle = name.dropFirst("results-".count).dropLast(".jsonl".count)
+    let parts = middle.components(separatedBy: "-of-")
+    guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) }),
+      let index = Int(parts[0]), let count = Int(parts[1]), count >= 2, (0..<count).contains(index)
+    else { return nil }
+    return (index, count)
+  }
+
+  private static func shardList(_ indices: [Int], of count: Int) -> String {
+    let words = indices.map(String.init)
+    let list =
+      words.count == 1
+      ? words[0] : words.dropLast().joined(separator: ", ") + " and " + words[words.count - 1]
+    return "shard\(indices.count == 1 ? "" : "s") \(list) of \(count)"
+  }
+}
+
+/// One shard's results, a line at a time.
+private final class ShardResultsReader {
+  let index: Int
+  let name: String
+  private var reader: LineReader
+
+  init(folder: String, index: Int, count: Int) throws(FileError) {
+    self.index = index
+    name = "results-\(index)-of-\(count).jsonl"
+    reader = try LineReader(path: folder + "/" + name)
+  }
+
+  /// The line last read.
+  var lineNumber: Int { reader.lineNumber }
+
+  /// The next result with its line's bytes; a line that is too long or not a result is that
+  /// line's failure (reading goes on); nil at the end.
+  func next() -> Result<(result: JobResult, line: [UInt8]), BatchError>? {
+    let line: [UInt8]
+    do {
+      guard let next = try reader.next() else { return nil }
+      line = next
+    } catch {
+      return .failure(.resultUnreadable(file: name, line: reader.lineNumber, reason: error.message))
+    }
+    guard let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)) else {
+      return .failure(
+        .resultUnreadable(file: name, line: reader.lineNumber, reason: "not a job's result"))
+    }
+    return .success((result, line))
+  }
+
+  /// Whether any line is left (a readable one or not).
+  func hasMore() -> Bool { next() != nil }
+}
