@@ -63,14 +63,19 @@ public enum PNGEncoder {
     width: Int, height: Int, format: PNGPixelFormat, pixels: [UInt8], dpi: Double? = nil,
     text: [(key: String, value: String)] = [], compressionLevel: Int = 6
   ) throws(GraphicsError) -> [UInt8] {
+    guard width > 0, height > 0 else { throw .pngEncode(reason: "image has no pixels") }
+    // PNG's limit (2^31 - 1 a side); checked before the sizes become UInt32s and products.
+    guard width <= Int(Int32.max), height <= Int(Int32.max) else {
+      throw .pngEncode(reason: "\(width) × \(height) pixels exceeds PNG's 2147483647 a side")
+    }
     let stride = format.rowBytes(width: width)
     precondition(pixels.count >= stride * height, "PNG rows are shorter than width × height")
-    guard width > 0, height > 0 else { throw .pngEncode(reason: "image has no pixels") }
     var palette: [UInt8] = []
     if case .palette1(let zero, let one) = format {
       palette = [zero.red, zero.green, zero.blue, one.red, one.green, one.blue]
     }
-    let pixelsPerMetre = dpi.map { UInt32(($0 / 0.0254).rounded()) } ?? 0
+    // A resolution that does not fit pHYs (or is not a number) is left out rather than trapped.
+    let pixelsPerMetre = dpi.flatMap { UInt32(exactly: ($0 / 0.0254).rounded()) } ?? 0
     var errorText = [CChar](repeating: 0, count: 256)
     var output: UnsafeMutablePointer<UInt8>?
     var length = 0

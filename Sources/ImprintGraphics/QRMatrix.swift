@@ -86,6 +86,9 @@ public struct QRMatrix: Sendable, Equatable {
     return Bitmap(width: side, height: side, pixels: pixels, hasAlpha: false)
   }
 
+  /// The most characters any QR symbol holds (version 40 at level L, numeric mode).
+  public static let maximumCharacters = 7089
+
   /// Whether the module at column `x`, row `y` is dark.
   public func isDark(x: Int, y: Int) -> Bool { modules[y * size + x] != 0 }
 
@@ -100,6 +103,12 @@ public struct QRMatrix: Sendable, Equatable {
     -> QRMatrix
   {
     guard !bytes.isEmpty else { throw .qrEncode(reason: "empty payload") }
+    // No symbol holds more than 7089 characters (version 40-L, all digits): a longer payload
+    // (a 1 MiB line of a bulk file) is refused without asking libqrencode, whose length is an
+    // Int32.
+    guard bytes.count <= QRMatrix.maximumCharacters else {
+      throw .qrTooLarge(bytes: bytes.count, level: level.rawValue, maximum: level.maximumBytes)
+    }
     let byteMode = encodeOnce(bytes, level: level, segmentation: .byte)
     // Mixed mode needs a NUL-terminated string: payloads holding NUL stay in 8-bit mode. It can
     // only be smaller when a run of numeric/alphanumeric characters is long enough to repay a

@@ -184,6 +184,10 @@ public struct Quote: Codable, Sendable, Equatable {
 ///
 /// Pure and deterministic: the same order, list and facts give the same quote.
 public enum Pricing {
+  /// The most pages one file may have to be priced: 100 000 (a file's pages are counted one by
+  /// one, so this bounds the work and memory a quote takes as well as its numbers).
+  public static let maximumPages = 100_000
+
   /// Prices an order.
   ///
   /// The counting rule, per copy: selected pages = the range ∩ 1...N; impressions =
@@ -366,6 +370,11 @@ public enum Pricing {
     let paper = options.paper ?? "A4"
     let paperType = options.paperType ?? "plain"
     let mode = options.color ?? .mono
+    guard facts.pages <= maximumPages else {
+      throw .outOfRange(
+        source: file.path, field: "pages", value: "\(facts.pages)",
+        expected: "at most \(maximumPages) pages in one file")
+    }
     let selected = try selectedPages(options.pages, count: facts.pages, file: file.path)
     // Impressions: consecutive groups of n-up selected pages.
     var impressions: [(color: Bool, blank: Bool)] = []

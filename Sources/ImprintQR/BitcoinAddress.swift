@@ -40,6 +40,15 @@ public struct BitcoinAddress: Sendable, Hashable, CustomStringConvertible {
       isMainnet = lower.hasPrefix("bc1")
       return
     }
+    // Base58 decoding is quadratic in the length (a 100 000-character line took over a
+    // minute): anything longer than an address can be is refused before it is decoded.
+    let length = text.unicodeScalars.count
+    guard length <= BitcoinAddress.maximumBase58Length else {
+      throw .invalidBitcoinAddress(
+        address: text,
+        reason: "is \(length) characters; a Base58 address has at most "
+          + "\(BitcoinAddress.maximumBase58Length)")
+    }
     let bytes: [UInt8]
     switch Base58.decode(text) {
     case .failure(let failure):
@@ -83,6 +92,9 @@ public struct BitcoinAddress: Sendable, Hashable, CustomStringConvertible {
     }
     isMainnet = payload[0] == 0x00 || payload[0] == 0x05
   }
+
+  /// The longest Base58Check address: 25 bytes are at most 35 Base58 characters.
+  public static let maximumBase58Length = 35
 
   private static func segwit(_ text: String) throws(QRError) -> (Kind, String) {
     let decoded: Bech32.Decoded

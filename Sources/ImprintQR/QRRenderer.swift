@@ -229,13 +229,20 @@ public enum QRRenderer {
     }
   }
 
+  /// The space nearest the middle of `text` (the first of two equally near), in one pass: a
+  /// long caption with many spaces stays linear.
   private static func middleSpace(_ text: String) -> String.Index? {
     let middle = text.count / 2
-    let spaces = text.indices.filter { text[$0] == " " }
-    return spaces.min {
-      abs(text.distance(from: text.startIndex, to: $0) - middle)
-        < abs(text.distance(from: text.startIndex, to: $1) - middle)
+    var best: String.Index?
+    var bestDistance = Int.max
+    for (offset, index) in text.indices.enumerated() where text[index] == " " {
+      let distance = abs(offset - middle)
+      if distance < bestDistance {
+        best = index
+        bestDistance = distance
+      }
     }
+    return best
   }
 
   /// Runs of dark modules per row: (row, start column, length).

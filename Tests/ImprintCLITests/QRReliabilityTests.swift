@@ -127,6 +127,26 @@ struct QRReliabilityTests {
     }
   }
 
+  @Test("a 1 MiB Bitcoin line in --input fails at once by its length; the other lines are made")
+  func longBitcoinLine() throws {
+    let folder = TemporaryFolder()
+    let text =
+      "long\t" + String(repeating: "z", count: 1_048_000) + "\n"
+      + "ok\tBC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4\n"
+    try Data(text.utf8).write(to: URL(fileURLWithPath: folder.file("in.txt")))
+    let run = try HostileRun.run(
+      [
+        "qr", "--btc", "--input", folder.file("in.txt"), "--output-dir", folder.file("out"),
+        "--format", "svg",
+      ], timeout: 20)
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(run.stderr.contains("line 1: bitcoin address"), "\(run.stderr.prefix(300))")
+    #expect(run.stderr.contains("is 1048000 characters; a Base58 address has at most 35"))
+    #expect(run.stderr.count < 2000, "the address is cut, not echoed whole")
+    #expect(run.seconds < 20 && run.peakKiB < 200 * 1024)
+    #expect(FileManager.default.fileExists(atPath: folder.file("out/ok.svg")))
+  }
+
   @Test("bulk names cannot leave --output-dir, hide in it, or replace each other")
   func names() async throws {
     let folder = TemporaryFolder()

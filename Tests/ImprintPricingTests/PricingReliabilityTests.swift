@@ -140,6 +140,20 @@ struct PricingReliabilityTests {
     }
   }
 
+  @Test("a file past 100 000 pages is pricing.outOfRange; 100 000 pages quote")
+  func pages() throws {
+    let list = try listText(plainList(rate: "1"))
+    #expect(try quote(list, pages: 100_000).total.minor == 100_000)
+    for pages in [100_001, Int.max] {
+      #expect {
+        _ = try quote(list, pages: pages)
+      } throws: { error in
+        (error as? PricingError)?.code == "pricing.outOfRange"
+          && (error as? PricingError)?.message.contains("at most 100000 pages") == true
+      }
+    }
+  }
+
   @Test("the largest prices at the largest counts that fit still quote exactly")
   func largestThatFits() throws {
     // 10^12 × 900 pages × 10000 copies = 9 × 10^18 cents, just under Int.max.
