@@ -115,7 +115,13 @@ public enum BatchRunner {
     manifest: String, options: BatchOptions, progress: (BatchSummary) -> Void = { _ in }
   ) async throws -> BatchSummary {
     for folder in ["", "/.state", "/cards", "/qr", "/thumbs", "/quotes"] {
-      try FileIO.makeFolder(options.outputFolder + folder)
+      do {
+        try FileIO.makeFolder(options.outputFolder + folder)
+      } catch {
+        // Another shard starting on the same folder may have made it between the check and
+        // the mkdir: then it is there now.
+        try FileIO.makeFolder(options.outputFolder + folder)
+      }
       // A run killed mid-write leaves only hidden temporaries (never a truncated output under
       // its final name); remove those of dead runs, never those of a run still going (another
       // shard on the same shared folder).

@@ -109,6 +109,12 @@ enum ManifestRecord {
 /// Where a manifest's records come from (a class: the readers are noncopyable).
 private protocol ManifestSource: AnyObject {
   func next() -> ManifestRecord?
+  /// Passes over the next record as cheaply as it can; false at the end.
+  func skip() -> Bool
+}
+
+extension ManifestSource {
+  func skip() -> Bool { next() != nil }
 }
 
 /// JSON Lines: one object a line, each through `StrictJSON`; blank lines and `#` comments
@@ -125,7 +131,12 @@ private final class JSONLinesSource: ManifestSource {
     self.name = name
   }
 
-  func next() -> ManifestRecord? {
+  func next() -> ManifestRecord? { next(parse: true) }
+
+  // Every line that is not blank or a comment is one record: counted without parsing it.
+  func skip() -> Bool { next(parse: false) != nil }
+
+  private func next(parse: Bool) -> ManifestRecord? {
     while true {
       var bytes: [UInt8]
       do {
@@ -138,6 +149,7 @@ private final class JSONLinesSource: ManifestSource {
       if number == 1 && bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
       guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x09 }) else { continue }
       if first == UInt8(ascii: "#") { continue }
+      guard parse else { return .object([:], line: number, source: "") }
       let value: Any
       do {
         value = try StrictJSON.parse(bytes, source: name)
@@ -298,7 +310,7 @@ public struct ManifestReader: ~Copyable {
   public static func count(path: String) -> Int {
     guard let reader = try? ManifestReader(path: path) else { return 0 }
     var count = 0
-    while reader.source.next() != nil { count += 1 }
+    while reader.source.skip() { count += 1 }
     return count
   }
 

@@ -254,7 +254,8 @@ enum BatchCommand {
       (0..<count).contains(index)
     else {
       throw UsageError(
-        message: "option '--shard' expects I/N with 0 <= I < N, or auto; got '\(spec)'")
+        message:
+          "option '--shard' expects I/N with 0 <= I < N, or auto; got '\(SafeText.escaped(spec))'")
     }
     return (index, count)
   }
