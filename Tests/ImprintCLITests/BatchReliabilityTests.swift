@@ -313,7 +313,7 @@ struct BatchReliabilityTests {
     }
   }
 
-  @Test("a never-closed quote in a 60 MB manifest, and 200,000 records: memory stays flat")
+  @Test("a never-closed quote in a 60 MB manifest, and 2.4 million lines of records: memory flat")
   func largeManifests() throws {
     let folder = TemporaryFolder()
     // One quote opened on line 3 and never closed: 60 MB that are one record's error.
@@ -331,25 +331,32 @@ struct BatchReliabilityTests {
     #expect(open.seconds < 30)
     let lines = try results(folder.file("o1/results.jsonl"))
     #expect(lines.count == 2 && errorCodes(lines)["line-3"] == "csv.unclosedQuote")
-    // 200,000 records with quoted line breaks, each a job that fails at once (an unknown kind):
-    // memory does not grow with the manifest.
+    // 40,000 records of 2.5 KB, 2.4 million lines (quoted line breaks), each a job that fails at
+    // once (an unknown kind): 100 MB of manifest, and memory does not grow with it.
     let many = folder.file("many.csv")
     #expect(FileManager.default.createFile(atPath: many, contents: nil))
     let writer = try #require(FileHandle(forWritingAtPath: many))
     writer.write(Data("id,kind,payload\n".utf8))
-    for block in 0..<20 {
+    let body = String(repeating: "line, of text\n", count: 60)
+    for block in 0..<40 {
       var text = ""
-      for index in 0..<10_000 { text += "j\(block)-\(index),nope,\"a\nb\"\n" }
+      for index in 0..<1_000 { text += "j\(block)-\(index),nope,\"\(body)\"\r\n" }
       writer.write(Data(text.utf8))
     }
     try writer.close()
-    let big = try measuredImprint(["batch", many, "-o", folder.file("o2"), "-q"], timeout: 120)
+    let big = try measuredImprint(["batch", many, "-o", folder.file("o2")], timeout: 120)
     #expect(big.status == 1, "\(big.stderr)")
-    #expect(big.peakKiB < 250_000, "peak \(big.peakKiB) KiB")
+    #expect(big.stderr.contains("batch: 40000/40000 done"))
+    #expect(big.peakKiB < 110_000, "peak \(big.peakKiB) KiB")
     var reader = try LineReader(path: folder.file("o2/results.jsonl"))
     var count = 0
-    while try reader.next() != nil { count += 1 }
-    #expect(count == 200_000)
+    while let line = try reader.next() {
+      count += 1
+      if count == 40_000 {
+        #expect(String(decoding: line, as: UTF8.self).contains("\"line\":2439941"))
+      }
+    }
+    #expect(count == 40_000)
   }
 
   // MARK: Packing list
@@ -562,6 +569,44 @@ struct BatchReliabilityTests {
     let packing = try pythonCSV(shared + "/packing-list.csv")
     #expect(packing.count == 1 + 9)
     #expect(!packing.contains { $0[0] == "q3" || $0[0] == "q5" })
+  }
+
+  @Test("a merge on a full disk exits 1 with its error and leaves no results or temporaries")
+  func mergeFullDisk() async throws {
+    let folder = TemporaryFolder()
+    let manifest = try shardManifest(folder, count: 40)
+    let shared = folder.file("shared")
+    await runShards(manifest, shared, 2)
+    let run = try measuredImprint(
+      ["batch", "merge", manifest, "-o", shared, "-q"], prefix: ["prlimit", "--fsize=3000"])
+    #expect(run.status == 1)
+    #expect(run.stderr.contains("error: cannot write '\(shared)/results.jsonl'"), "\(run.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: shared + "/results.jsonl"))
+    #expect(temporaries(under: shared).isEmpty, "\(temporaries(under: shared))")
+  }
+
+  @Test("ids with escape sequences are escaped where a merge echoes them")
+  func escapedMergeErrors() async throws {
+    let folder = TemporaryFolder()
+    let lines = [
+      #"{"id":"a","kind":"qr","payload":"x"}"#,
+      #"{"id":"\u001b[2J\u001b]0;owned\u0007","kind":"qr","payload":"y"}"#,
+      #"{"id":"b","kind":"qr","payload":"z"}"#,
+    ]
+    let manifest = folder.file("m.jsonl")
+    try write(lines.joined(separator: "\n"), to: manifest)
+    let shared = folder.file("shared")
+    await runShards(manifest, shared, 2)
+    // Shard 1 holds the bad id's (failed) result; shard 0 gets it where the manifest has 'b'.
+    let bad = try String(contentsOfFile: shared + "/results-1-of-2.jsonl", encoding: .utf8)
+    let first = try String(contentsOfFile: shared + "/results-0-of-2.jsonl", encoding: .utf8)
+      .split(separator: "\n")[0]
+    try write(first + "\n" + bad, to: shared + "/results-0-of-2.jsonl")
+    let run = await imprint(["batch", "merge", manifest, "-o", shared])
+    #expect(run.code == 1)
+    #expect(
+      run.stderr.contains("has job '\\u{1B}[2J\\u{1B}]0;owned\\u{7}' (line 2)"), "\(run.stderr)")
+    #expect(!run.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
   }
 
   // MARK: Concurrent runs
