@@ -43,8 +43,8 @@ enum QuoteCommand {
       try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
     if let store = order.store, !prices.store.isEmpty, store != prices.store {
       throw PricingError.invalidField(
-        source: orderPath, field: "store", value: "'\(store)'",
-        expected: "'\(prices.store)', the store of \(pricesPath)")
+        source: orderPath, field: "store", value: "'\(SafeText.excerpt(store, limit: 100))'",
+        expected: "'\(SafeText.excerpt(prices.store, limit: 100))', the store of \(pricesPath)")
     }
     let orderFolder = (orderPath as NSString).deletingLastPathComponent
     let root = arguments.value("files-root") ?? (orderFolder.isEmpty ? "." : orderFolder)
@@ -106,19 +106,23 @@ enum QuoteCommand {
   }
 
   /// The plain-text receipt.
+  ///
+  /// Names from the order and the price list (files, store, adjustments, extras, the message)
+  /// are escaped: a receipt printed on a terminal cannot be driven by an uploaded order.
   static func receipt(_ quote: Quote) -> String {
+    let safe = SafeText.escaped
     func row(_ label: String, _ money: Money) -> String {
       let width = 44
       let padding = max(1, width - label.count - money.formatted.count)
       return label + String(repeating: " ", count: padding) + money.formatted + "\n"
     }
-    var text = "\(quote.store) — price list \(quote.priceListVersion)\n\n"
+    var text = "\(safe(quote.store)) — price list \(safe(quote.priceListVersion))\n\n"
     for file in quote.files {
-      text += "\(file.file)\n"
+      text += "\(safe(file.file))\n"
       text +=
         "  \(file.selectedPages) of \(file.pages) page\(file.pages == 1 ? "" : "s"), "
         + "\(file.nUp)-up, \(file.duplex == "none" ? "one-sided" : "two-sided (\(file.duplex))"), "
-        + "\(file.paper) \(file.paperType), \(file.colorMode)\n"
+        + "\(file.paper) \(safe(file.paperType)), \(file.colorMode)\n"
       text +=
         "  \(file.impressions) impression\(file.impressions == 1 ? "" : "s") (\(file.colorImpressions) colour"
         + ", \(file.blankImpressions) blank) on \(file.sheets) sheet\(file.sheets == 1 ? "" : "s")"
@@ -126,7 +130,7 @@ enum QuoteCommand {
       text += row("  printing", file.impressionCharge)
       text += row("  paper", file.paperCharge)
       for (name, amount) in file.extras.sorted(by: { $0.key < $1.key }) {
-        text += row("  \(name)", amount)
+        text += row("  \(safe(name))", amount)
       }
       text += row("  file total", file.subtotal)
     }
@@ -136,12 +140,12 @@ enum QuoteCommand {
     }
     text += row("subtotal", quote.subtotal)
     for (name, amount) in quote.adjustments.sorted(by: { $0.key < $1.key }) {
-      text += row(name, amount)
+      text += row(safe(name), amount)
     }
     if let minimum = quote.minimumApplied { text += row("to the minimum order", minimum) }
     if let tax = quote.tax { text += row(quote.taxIncluded ? "tax included" : "tax", tax) }
     text += row("TOTAL", quote.total)
-    if let message = quote.message { text += "\nmessage to the store: \(message)\n" }
+    if let message = quote.message { text += "\nmessage to the store: \(safe(message))\n" }
     return text
   }
 }

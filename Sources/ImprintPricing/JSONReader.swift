@@ -147,7 +147,7 @@ struct JSONReader {
   {
     guard let text = try string(name) else { return nil }
     guard let value = T(rawValue: text) else {
-      throw .invalidField(source: source, field: key(name), value: "'\(text)'", expected: expected)
+      throw .invalidField(source: source, field: key(name), value: quoted(text), expected: expected)
     }
     return value
   }
@@ -179,10 +179,13 @@ private func limitText(_ value: Double) -> String {
   value == value.rounded() ? String(Int(value)) : String(value)
 }
 
+/// A string from input for a message: quoted, escaped, and cut to 100 characters.
+func quoted(_ text: String) -> String { "'\(SafeText.excerpt(text, limit: 100))'" }
+
 func describe(_ value: Any?) -> String {
   switch value {
   case nil, is NSNull: "missing"
-  case let text as String: "'\(text)'"
+  case let text as String: quoted(text)
   case let number as NSNumber: Formatting.isJSONBool(number) ? "\(number.boolValue)" : "\(number)"
   case is [Any]: "an array"
   case is [String: Any]: "an object"

@@ -192,7 +192,7 @@ public struct PriceList: Sendable, Equatable {
     for size in rates.object.keys.sorted() {
       guard size == "default" || paperSizes.contains(size) else {
         throw .invalidField(
-          source: source, field: rates.key(size), value: "'\(size)'",
+          source: source, field: rates.key(size), value: quoted(size),
           expected: "default or one of \(paperSizes.joined(separator: ", "))")
       }
       var sizeReader = try rates.child(size)
@@ -212,7 +212,7 @@ public struct PriceList: Sendable, Equatable {
       for size in paper.object.keys.sorted() {
         guard paperSizes.contains(size) else {
           throw .invalidField(
-            source: source, field: paper.key(size), value: "'\(size)'",
+            source: source, field: paper.key(size), value: quoted(size),
             expected: "one of \(paperSizes.joined(separator: ", "))")
         }
         guard var types = try paper.child(size) else { continue }
@@ -306,7 +306,7 @@ extension FileOptions {
     options.paper = try reader.string("paper")
     if let paper = options.paper, !PriceList.paperSizes.contains(paper) {
       throw .invalidField(
-        source: reader.source, field: reader.key("paper"), value: "'\(paper)'",
+        source: reader.source, field: reader.key("paper"), value: quoted(paper),
         expected: "one of \(PriceList.paperSizes.joined(separator: ", "))")
     }
     options.paperType = try reader.string("paperType")

@@ -51,28 +51,31 @@ public enum PricingError: ImprintError, Equatable {
   }
 
   public var message: String {
-    switch self {
+    // Names taken from input (paths, keys, extras) are cut and escaped: a 10 MB key is not
+    // echoed whole.
+    func cut(_ text: String) -> String { SafeText.excerpt(text, limit: 200) }
+    return switch self {
     case .invalidJSON(let error): error.message
     case .invalidField(let source, let field, let value, let expected),
       .outOfRange(let source, let field, let value, let expected):
-      "'\(source)': '\(field)' is \(value); expected \(expected)"
-    case .unknownKey(let source, let field): "'\(source)': '\(field)' is not a known key"
+      "'\(cut(source))': '\(cut(field))' is \(value); expected \(expected)"
+    case .unknownKey(let source, let field): "'\(cut(source))': '\(cut(field))' is not a known key"
     case .unknownCurrency(let source, let code):
-      "'\(source)': currency '\(code)' is not an ISO 4217 code Imprint knows"
+      "'\(cut(source))': currency '\(cut(code))' is not an ISO 4217 code Imprint knows"
     case .negativePrice(let source, let field, let value):
-      "'\(source)': '\(field)' is \(value); prices cannot be negative"
+      "'\(cut(source))': '\(cut(field))' is \(value); prices cannot be negative"
     case .missingRate(let file, let paper, let color, let sides):
-      "'\(file)' needs a \(color) \(sides) rate for \(paper), which the price list lacks"
+      "'\(cut(file))' needs a \(color) \(sides) rate for \(cut(paper)), which the price list lacks"
     case .missingPaperPrice(let file, let paper, let type):
-      "'\(file)' needs a price for \(paper) \(type) paper, which the price list lacks"
+      "'\(cut(file))' needs a price for \(cut(paper)) \(cut(type)) paper, which the price list lacks"
     case .unknownExtra(let file, let extra, let offered):
-      "'\(file)' asks for extra '\(extra)'; the store offers \(offered.isEmpty ? "none" : offered.joined(separator: ", "))"
+      "'\(cut(file))' asks for extra '\(cut(extra))'; the store offers \(offered.isEmpty ? "none" : offered.joined(separator: ", "))"
     case .rangeOutsideDocument(let file, let range, let pages):
-      "'\(file)': pages \(range) reach outside the document, which has \(pages) page\(pages == 1 ? "" : "s")"
+      "'\(cut(file))': pages \(cut(range)) reach outside the document, which has \(pages) page\(pages == 1 ? "" : "s")"
     case .noCardPrice(let source):
-      "'\(source)' orders ID cards but the price list has no card price"
+      "'\(cut(source))' orders ID cards but the price list has no card price"
     case .overflow(let source, let what):
-      "'\(source)': \(what) exceeds \(Int.max) minor units, the most a quote can hold"
+      "'\(cut(source))': \(what) exceeds \(Int.max) minor units, the most a quote can hold"
     }
   }
 

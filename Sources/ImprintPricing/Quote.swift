@@ -60,7 +60,7 @@ public struct Order: Sendable, Equatable {
       let sides = try cards.string("sides") ?? "both"
       guard sides == "both" || sides == "front" else {
         throw .invalidField(
-          source: source, field: "cards.sides", value: "'\(sides)'", expected: "front or both")
+          source: source, field: "cards.sides", value: quoted(sides), expected: "front or both")
       }
       try cards.finish()
       order.cards = (count, sides == "both")
@@ -266,9 +266,9 @@ public enum Pricing {
     for adjustment in prices.adjustments {
       let change = try checked.rounded(
         Fraction(minor: total).multiplied(by: .ppm(adjustment.partsPerMillion)), prices.rounding,
-        "adjustment '\(adjustment.name)'")
+        "adjustment \(quoted(adjustment.name))")
       adjustments[adjustment.name] = money(change)
-      total = try checked.sum(total, change, "the total after '\(adjustment.name)'")
+      total = try checked.sum(total, change, "the total after \(quoted(adjustment.name))")
     }
     var minimum: Money?
     if total < prices.minimumOrder {
@@ -346,7 +346,7 @@ public enum Pricing {
     case .pages(let pages): return pages
     case .malformed:
       throw .invalidField(
-        source: file, field: "pages", value: "'\(range ?? "")'", expected: "ranges like 1-3,5,8-")
+        source: file, field: "pages", value: quoted(range ?? ""), expected: "ranges like 1-3,5,8-")
     case .outside:
       throw .rangeOutsideDocument(file: file, range: range ?? "all", pages: count)
     }
@@ -423,7 +423,7 @@ public enum Pricing {
       guard let extra = prices.extras[name] else {
         throw .unknownExtra(file: file.path, extra: name, offered: prices.extras.keys.sorted())
       }
-      let what = "extra '\(name)'"
+      let what = "extra \(quoted(name))"
       switch extra.per {
       case .job:
         perJobExtras = try checked.sum(perJobExtras, extra.amount, what)
