@@ -80,6 +80,15 @@ final class AtomicOutput {
   }
 }
 
+/// `error`, naming `path` where it names `temporary`, the hidden file that becomes `path`: a
+/// full disk met while writing is reported for the file that was asked for.
+func namingFinal(_ error: any Error, temporary: String?, path: String) -> any Error {
+  if case .unwritable(let named, let reason) = error as? FileError, named == temporary {
+    return FileError.unwritable(path: path, reason: reason)
+  }
+  return error
+}
+
 /// Digests of input files, streamed: memory holds one chunk, whatever the file's size.
 enum FileDigest {
   /// The chunk hashed at a time.

@@ -43,31 +43,40 @@ public enum Fulfilment {
     let k = 72 / 25.4
     let page = Size(width: 210 * k, height: 297 * k)
     try AtomicFile.write(to: path) { temporary in
-      let document = try VectorDocument(
-        format: .pdf, size: page, metadata: DocumentMetadata(title: "address labels"),
-        path: temporary)
-      var index = 0
-      while index < shipped.count {
-        let sheet = shipped[index..<min(index + labelColumns * labelRows, shipped.count)]
-        try document.page(size: page) { canvas in
-          for (offset, ship) in sheet.enumerated() {
-            let x = (Double(offset % labelColumns) * labelWidth + 5) * k
-            let y = (Double(offset / labelColumns) * labelHeight + 5) * k
-            let lines =
-              ([ship.name] + ship.address.split(separator: "\n").map(String.init) + [ship.zip ?? ""])
-              .filter { !$0.isEmpty }.joined(separator: "\n")
-            try canvas.draw(
-              TextBlock(
-                lines, style: TextStyle(family: "DejaVu Sans", size: 9),
-                width: (labelWidth - 10) * k,
-                maxLines: 5, ellipsis: .end), x: x, y: y)
-          }
-        }
-        index += labelColumns * labelRows
+      do {
+        try drawLabels(shipped, page: page, to: temporary)
+      } catch {
+        throw namingFinal(error, temporary: temporary, path: path)
       }
-      _ = try document.finish()
     }
     return shipped.count
+  }
+
+  private static func drawLabels(_ shipped: [ShipTo], page: Size, to temporary: String) throws {
+    let k = 72 / 25.4
+    let document = try VectorDocument(
+      format: .pdf, size: page, metadata: DocumentMetadata(title: "address labels"),
+      path: temporary)
+    var index = 0
+    while index < shipped.count {
+      let sheet = shipped[index..<min(index + labelColumns * labelRows, shipped.count)]
+      try document.page(size: page) { canvas in
+        for (offset, ship) in sheet.enumerated() {
+          let x = (Double(offset % labelColumns) * labelWidth + 5) * k
+          let y = (Double(offset / labelColumns) * labelHeight + 5) * k
+          let lines =
+            ([ship.name] + ship.address.split(separator: "\n").map(String.init) + [ship.zip ?? ""])
+            .filter { !$0.isEmpty }.joined(separator: "\n")
+          try canvas.draw(
+            TextBlock(
+              lines, style: TextStyle(family: "DejaVu Sans", size: 9),
+              width: (labelWidth - 10) * k,
+              maxLines: 5, ellipsis: .end), x: x, y: y)
+        }
+      }
+      index += labelColumns * labelRows
+    }
+    _ = try document.finish()
   }
 }
 

@@ -173,18 +173,22 @@ public final class CardPrinterImposer: CardImposer {
   public init(path: String) { self.path = path }
 
   public func add(id: String, copy: Int, card: PreparedCard) throws {
-    if document == nil {
-      let temporary = try AtomicFile.temporaryPath(for: path)
-      self.temporary = temporary
-      document = try VectorDocument(
-        format: .pdf, size: card.size, metadata: DocumentMetadata(title: "card printer job"),
-        path: temporary)
-    }
-    for side in card.layouts.indices {
-      try document?.page(size: card.size) { canvas in
-        try card.draw(side: side, on: canvas, x: 0, y: 0)
+    do {
+      if document == nil {
+        let temporary = try AtomicFile.temporaryPath(for: path)
+        self.temporary = temporary
+        document = try VectorDocument(
+          format: .pdf, size: card.size, metadata: DocumentMetadata(title: "card printer job"),
+          path: temporary)
       }
-      pages += 1
+      for side in card.layouts.indices {
+        try document?.page(size: card.size) { canvas in
+          try card.draw(side: side, on: canvas, x: 0, y: 0)
+        }
+        pages += 1
+      }
+    } catch {
+      throw namingFinal(error, temporary: temporary, path: path)
     }
   }
 
@@ -195,7 +199,7 @@ public final class CardPrinterImposer: CardImposer {
       try AtomicFile.commit(temporary, to: path)
     } catch {
       AtomicFile.discard(temporary)
-      throw error
+      throw namingFinal(error, temporary: temporary, path: path)
     }
     return Imposed(pages: pages, sheets: 0, grid: nil)
   }
@@ -273,9 +277,13 @@ public final class SheetImposer: CardImposer {
 
   public func add(id: String, copy: Int, card: PreparedCard) throws {
     if let problem = problem(with: card, id: id) { throw problem }
-    let grid = try self.grid ?? start(card)
-    pending.append((id, copy, card))
-    if pending.count == grid.capacity { try drawSheet(grid) }
+    do {
+      let grid = try self.grid ?? start(card)
+      pending.append((id, copy, card))
+      if pending.count == grid.capacity { try drawSheet(grid) }
+    } catch {
+      throw namingFinal(error, temporary: temporary, path: path)
+    }
   }
 
   private func drawSheet(_ grid: SheetGrid) throws {
@@ -333,7 +341,7 @@ public final class SheetImposer: CardImposer {
       self.mapFile = nil
     } catch {
       discard()
-      throw error
+      throw namingFinal(error, temporary: temporary, path: path)
     }
     return Imposed(pages: pages, sheets: sheets, grid: grid)
   }
