@@ -276,6 +276,9 @@ enum QRCommand {
     // Output names taken so far, with the line that took each: a later line whose name
     // collides fails (file.outputCollision) instead of silently replacing the earlier code.
     var taken: [String: Int] = [:]
+    // The input file itself, when it lies in the output folder, is a name no line may take
+    // (a line named after it would replace the input): found once, no call per line.
+    let inputName = input == "-" ? nil : nameInFolder(input, folder)
     var ended = false
     let nextLine = { () -> Line? in
       while !ended {
@@ -301,6 +304,11 @@ enum QRCommand {
         if let tab = text.firstIndex(of: "\t") {
           name = sanitize(String(text[..<tab]))
           payload = String(text[text.index(after: tab)...])
+        }
+        if name + "." + ext == inputName {
+          return Line(
+            number: number, name: name,
+            payload: .failure(.outputIsInput(path: folder + "/" + name + "." + ext)))
         }
         if let first = taken[name] {
           return Line(
@@ -376,6 +384,17 @@ enum QRCommand {
           + SafeText.escaped(folder) + (failed > 0 ? "; \(failed) failed\n" : "\n"))
     }
     return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// The file name of `path` when the file lies directly in `folder` (links resolved), else nil.
+  static func nameInFolder(_ path: String, _ folder: String) -> String? {
+    guard let file = realpath(path, nil) else { return nil }
+    defer { free(file) }
+    guard let base = realpath(folder, nil) else { return nil }
+    defer { free(base) }
+    let resolved = String(cString: file)
+    let parent = (resolved as NSString).deletingLastPathComponent
+    return parent == String(cString: base) ? (resolved as NSString).lastPathComponent : nil
   }
 
   /// The longest output name taken from a line, in characters (ASCII after `sanitize`), leaving

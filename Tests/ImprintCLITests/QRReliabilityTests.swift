@@ -201,6 +201,20 @@ struct QRReliabilityTests {
     #expect(folder.contents() == ["code.png"])
   }
 
+  @Test("a line named after the input file, in the output folder, fails instead of replacing it")
+  func inputAsOutput() async throws {
+    let folder = TemporaryFolder()
+    let text = "codes\tfirst\nother\tsecond\n"
+    try Data(text.utf8).write(to: URL(fileURLWithPath: folder.file("codes.svg")))
+    let run = await imprint([
+      "qr", "--input", folder.file("codes.svg"), "--output-dir", folder.path, "--format", "svg",
+    ])
+    #expect(run.code == 1)
+    #expect(run.stderr.contains("is also an input"), "\(run.stderr)")
+    #expect(try String(contentsOfFile: folder.file("codes.svg"), encoding: .utf8) == text)
+    #expect(FileManager.default.fileExists(atPath: folder.file("other.svg")))
+  }
+
   @Test("failure lines echo payloads with control characters escaped")
   func escapedFailures() async throws {
     let folder = TemporaryFolder()
