@@ -327,11 +327,30 @@ public struct ManifestReader: ~Copyable {
   private func job(_ object: [String: Any], line: Int, source: String)
     -> Result<ManifestJob, ManifestLineError>
   {
-    let id = (object["id"] as? String) ?? (object["id"] as? NSNumber)?.stringValue
+    // JSON true and false come as NSNumber too (and `as? Int` takes them): not numbers here.
+    func number(_ value: Any?) -> NSNumber? {
+      guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else {
+        return nil
+      }
+      return number
+    }
+    let id = (object["id"] as? String) ?? number(object["id"])?.stringValue
     func fail(_ message: String) -> Result<ManifestJob, ManifestLineError> {
       .failure(ManifestLineError(line: line, id: id, message: "manifest '\(display)': " + message))
     }
-    guard let id, !id.isEmpty else { return fail("line \(line) has no 'id'") }
+    /// A value as the line wrote it, for messages.
+    func written(_ value: Any) -> String {
+      if let flag = value as? NSNumber, number(flag) == nil {
+        return flag.boolValue ? "true" : "false"
+      }
+      return "'\(SafeText.excerpt("\(value)"))'"
+    }
+    guard let id, !id.isEmpty else {
+      if let value = object["id"], !(value is String) {
+        return fail("line \(line): 'id' is \(written(value)); expected text")
+      }
+      return fail("line \(line) has no 'id'")
+    }
     guard id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }),
       !id.hasPrefix(".")
     else {
@@ -349,9 +368,9 @@ public struct ManifestReader: ~Copyable {
     }
     var copies = 1
     if let value = object["copies"] {
-      guard let number = value as? Int, (1...10_000).contains(number) else {
+      guard number(value) != nil, let number = value as? Int, (1...10_000).contains(number) else {
         return fail(
-          "job '\(id)' (line \(line)): 'copies' is '\(SafeText.excerpt("\(value)"))'; expected 1 to 10000"
+          "job '\(id)' (line \(line)): 'copies' is \(written(value)); expected 1 to 10000"
         )
       }
       copies = number

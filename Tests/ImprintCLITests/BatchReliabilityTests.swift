@@ -299,6 +299,26 @@ struct BatchReliabilityTests {
     #expect(!FileManager.default.fileExists(atPath: folder.file("out/cards/dup.pdf")))
   }
 
+  @Test("JSON true and false are not numbers: not copies, not an id")
+  func booleans() async throws {
+    let folder = TemporaryFolder()
+    let lines = [
+      #"{"id":"a","kind":"qr","payload":"x","copies":true}"#,
+      #"{"id":true,"kind":"qr","payload":"y"}"#,
+      #"{"id":7,"kind":"qr","payload":"z","copies":1}"#,
+    ]
+    try write(lines.joined(separator: "\n"), to: folder.file("m.jsonl"))
+    let run = await imprint(["batch", folder.file("m.jsonl"), "-o", folder.file("out"), "-q"])
+    #expect(run.code == 1)
+    let results = try results(folder.file("out/results.jsonl"))
+    #expect(results.map { $0["status"] as? String } == ["failed", "failed", "ok"])
+    let messages = results.map { ($0["error"] as? [String: Any])?["message"] as? String }
+    #expect(
+      messages[0] == "manifest 'm.jsonl': job 'a' (line 1): 'copies' is true; expected 1 to 10000")
+    #expect(messages[1] == "manifest 'm.jsonl': line 2: 'id' is true; expected text")
+    #expect(results[2]["id"] as? String == "7")
+  }
+
   @Test("a manifest that is a FIFO or a device is refused at once, not read")
   func specialManifest() throws {
     let folder = TemporaryFolder()
