@@ -19,8 +19,9 @@ public enum ThumbnailFormat: String, Sendable, Codable, CaseIterable {
 public enum DocumentEngine {
   /// Pages with a side above this many millimetres (about 1.7 × A0's long side) are refused.
   public static let maximumPageMM = 2000.0
-  /// The most pixels an image may claim (100 megapixels).
-  public static let maximumImagePixels = 100_000_000
+  /// The most pixels an image may claim: `ImageDecoder.maximumPixels` (50 megapixels), the
+  /// one limit both measuring (`inspect`) and decoding (`thumbnails`, colours) apply.
+  public static let maximumImagePixels = ImageDecoder.maximumPixels
   /// Images inside PDFs that decode to more than this many megabytes are refused (a 1 MB file
   /// can hold an image that expands to 1 GB).
   public static let maximumImageMB = 512
@@ -94,8 +95,8 @@ public enum DocumentEngine {
         let longest = max(bitmap.width, bitmap.height)
         let scale = min(1, Double(maximumAnalysisPixels) / Double(longest), colors.dpi / dpi)
         let image = try draw(
-          bitmap, width: max(1, Int(Double(bitmap.width) * scale)),
-          height: max(1, Int(Double(bitmap.height) * scale)), file: file)
+          bitmap, width: try pixels(Double(bitmap.width) * scale, file: file),
+          height: try pixels(Double(bitmap.height) * scale, file: file), file: file)
         verdicts = [analyse(image, page: 1, rule: colors)]
       }
       return DocumentInfo(
@@ -171,14 +172,25 @@ public enum DocumentEngine {
     case .pdf:
       let document = try open(data, file: file, password: password)
       let declared = document.pageCount
+      if !isPlausible(pages: declared, in: data) {
+        // A /Count no file of this size can hold: the walk alone tells what is wrong.
+        _ = try checkPageTree(data, document: document, file: file, password: password)
+      }
       let wanted = try pageList(pages, count: max(1, declared), file: file)
-      let (count, _, _) = try checkPageTree(
+      let (count, _, walked) = try checkPageTree(
         data, document: document, file: file, password: password, renderPages: wanted)
+      // Every page is checked before the first is drawn: the sizes the walk read (those
+      // `inspect` reports) and poppler's (those it draws), so a page refused by one is refused
+      // by both, and no thumbnail is made of a file that has a page that fails.
+      var sizes: [Size] = []
       for page in wanted {
         guard (1...count).contains(page) else {
           throw .pageOutOfRange(file: file, page: page, pages: count)
         }
-        let pageSize = try checkedSize(document, page - 1, file: file)
+        if let walkedSize = walked?[page - 1] { try check(walkedSize, page: page, file: file) }
+        sizes.append(try checkedSize(document, page - 1, file: file))
+      }
+      for (page, pageSize) in zip(wanted, sizes) {
         let scale = Double(size) / max(pageSize.width, pageSize.height)
         let image = try render(document, page - 1, size: pageSize, scale: scale, file: file)
         try deliver(page, try encode(image))
@@ -193,8 +205,8 @@ public enum DocumentEngine {
       let bitmap = try decodeImage(bytes, file: file)
       let scale = min(1, Double(size) / Double(max(bitmap.width, bitmap.height)))
       let image = try draw(
-        bitmap, width: max(1, Int((Double(bitmap.width) * scale).rounded())),
-        height: max(1, Int((Double(bitmap.height) * scale).rounded())), file: file)
+        bitmap, width: try pixels((Double(bitmap.width) * scale).rounded(), file: file),
+        height: try pixels((Double(bitmap.height) * scale).rounded(), file: file), file: file)
       try deliver(1, try encode(image))
     }
   }
@@ -247,7 +259,11 @@ public enum DocumentEngine {
     renderAll: Bool = false, renderPages: [Int] = []
   ) throws(DocumentError) -> (pages: Int, encrypted: Bool, sizes: [Size]?) {
     let counted = document.pageCount
-    let rendered = renderAll ? Array(1...max(1, counted)) : renderPages
+    // Pages are looked at only when the count is one the file can hold (a /Count of 2^31
+    // would be a list of 2^31 pages): otherwise the walk finds the real count and refuses it.
+    let rendered =
+      !renderAll
+      ? renderPages : isPlausible(pages: counted, in: data) ? Array(1...max(1, counted)) : []
     switch PageTreeWalk.walk(data, password: password, imagePages: rendered) {
     case .cycle: throw .pageTreeCycle(file: file)
     case .pages(let found, let declared, let encrypted, let repaired, let largest, let sizes):
@@ -268,6 +284,21 @@ public enum DocumentEngine {
       guard counted > 0 else { throw .noPages(file: file) }
       return (counted, false, nil)
     }
+  }
+
+  /// Whether a file of `data.count` bytes can hold `pages` pages (a page object takes more
+  /// than 16 bytes: `<</Type/Page>>` alone is 15).
+  static func isPlausible(pages: Int, in data: DocumentBytes) -> Bool {
+    pages <= max(1, data.count / 16)
+  }
+
+  /// A pixel count computed from a page or image size, refused unless it is a finite number
+  /// of at most `ImageDecoder.maximumSide` pixels (at least 1).
+  static func pixels(_ value: Double, file: String) throws(DocumentError) -> Int {
+    guard value.isFinite, value < Double(ImageDecoder.maximumSide) else {
+      throw .badOutput(file: file, detail: "a side of \(Formatting.number(value)) pixels")
+    }
+    return max(1, Int(value))
   }
 
   static func pageSize(_ document: borrowing PDFDocument, _ index: Int, file: String)
@@ -291,11 +322,12 @@ public enum DocumentEngine {
     return size
   }
 
-  /// Refuses empty boxes and pages above `maximumPageMM`.
+  /// Refuses empty boxes (NaN included) and pages above `maximumPageMM` (infinite included).
   static func check(_ size: Size, page: Int, file: String) throws(DocumentError) {
     guard size.width > 0, size.height > 0 else { throw .emptyPage(file: file, page: page) }
-    let widthMM = size.width / 72 * 25.4
-    let heightMM = size.height / 72 * 25.4
+    // Infinity is kept as the largest finite number, so that the error encodes as JSON.
+    let widthMM = min(size.width / 72 * 25.4, .greatestFiniteMagnitude)
+    let heightMM = min(size.height / 72 * 25.4, .greatestFiniteMagnitude)
     if max(widthMM, heightMM) > maximumPageMM {
       throw .pageTooLarge(
         file: file, page: page, widthMM: widthMM, heightMM: heightMM, maximumMM: maximumPageMM)
@@ -305,8 +337,8 @@ public enum DocumentEngine {
   static func render(
     _ document: borrowing PDFDocument, _ index: Int, size: Size, scale: Double, file: String
   ) throws(DocumentError) -> RasterImage {
-    let width = max(1, Int((size.width * scale).rounded()))
-    let height = max(1, Int((size.height * scale).rounded()))
+    let width = try pixels((size.width * scale).rounded(), file: file)
+    let height = try pixels((size.height * scale).rounded(), file: file)
     do {
       let image = try RasterImage(width: width, height: height)
       try image.draw { canvas in
@@ -315,66 +347,60 @@ public enum DocumentEngine {
       }
       return image
     } catch {
-      throw .badOutput(file: file, detail: "\(error)")
+      throw drawingError(error, file: file)
     }
   }
 
-  /// Width, height and resolution (pHYs or JFIF density; 96 dpi when the file has none).
+  /// A failure to draw: out of memory (cairo could not allocate a surface) is the memory
+  /// limit; anything else a wrong output.
+  static func drawingError(_ error: any Error, file: String) -> DocumentError {
+    if case .cairo(_, let status)? = error as? GraphicsError,
+      status.contains("out of memory") || status.contains("no memory")
+    {
+      return memoryLimit(file: file)
+    }
+    return .badOutput(file: file, detail: "\(error)")
+  }
+
+  /// The memory limit of this process (its address-space limit; 0 when it has none).
+  static func memoryLimit(file: String) -> DocumentError {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_AS.rawValue), &limit)
+    let megabytes = limit.rlim_cur == rlim_t.max ? 0 : Int(limit.rlim_cur >> 20)
+    return .memoryLimit(file: file, megabytes: megabytes)
+  }
+
+  /// Width, height and resolution (pHYs or JFIF density; 96 dpi when the file has none or an
+  /// implausible one), read by `ImageDecoder.header` against `maximumImagePixels`.
   static func imageHeader(
     _ bytes: [UInt8], file: String
   ) throws(DocumentError) -> (Int, Int, Double) {
-    var width = 0
-    var height = 0
-    var dpi = 96.0
-    if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
-      guard bytes.count >= 33 else { throw .damagedImage(file: file, reason: "no PNG header") }
-      func be32(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
-      width = be32(16)
-      height = be32(20)
-      var offset = 8
-      while offset + 12 <= bytes.count {
-        let length = be32(offset)
-        if Array(bytes[(offset + 4)..<(offset + 8)]) == Array("pHYs".utf8),
-          offset + 17 <= bytes.count,
-          bytes[offset + 16] == 1
-        {
-          dpi = Double(be32(offset + 8)) * 0.0254
-        }
-        if Array(bytes[(offset + 4)..<(offset + 8)]) == Array("IDAT".utf8) { break }
-        offset += 12 + length
-      }
-    } else {
-      do {
-        let info = try JPEGDecoder.info(bytes, source: file)
-        width = info.width
-        height = info.height
-      } catch {
-        throw .damagedImage(file: file, reason: error.message)
-      }
-      // JFIF APP0: units (1 = dpi, 2 = dots per cm) and the X density.
-      if bytes.count > 18, Array(bytes[6..<11]) == Array("JFIF\0".utf8) {
-        let units = bytes[13]
-        let density = Double(Int(bytes[14]) << 8 | Int(bytes[15]))
-        if density > 0 { dpi = units == 1 ? density : units == 2 ? density * 2.54 : dpi }
-      }
-      if ImageDecoder.exifOrientation(bytes) >= 5 { swap(&width, &height) }
+    let header: ImageHeader
+    do {
+      header = try ImageDecoder.header(bytes, source: file, maximumPixels: maximumImagePixels)
+    } catch {
+      throw imageError(error, file: file)
     }
-    guard width > 0, height > 0 else { throw .damagedImage(file: file, reason: "no size") }
-    guard width * height <= maximumImagePixels, width <= 65_535, height <= 65_535 else {
-      throw .imageTooLarge(
-        file: file, width: width, height: height, maximumPixels: maximumImagePixels)
+    var dpi = header.dpi ?? 96
+    if !(10...10_000).contains(dpi) { dpi = 96 }
+    return (header.width, header.height, dpi)
+  }
+
+  static func imageError(_ error: ImageError, file: String) -> DocumentError {
+    switch error {
+    case .tooLarge(_, let width, let height, let maximum):
+      .imageTooLarge(file: file, width: width, height: height, maximumPixels: maximum)
+    case .corrupt(_, let reason): .damagedImage(file: file, reason: reason)
+    case .unsupportedType: .damagedImage(file: file, reason: error.message)
+    case .outOfMemory: memoryLimit(file: file)
     }
-    if dpi < 10 || dpi > 10_000 { dpi = 96 }
-    return (width, height, dpi)
   }
 
   static func decodeImage(_ bytes: [UInt8], file: String) throws(DocumentError) -> Bitmap {
     do {
-      return try ImageDecoder.decode(bytes, source: file)
-    } catch .tooLarge(_, let width, let height, let maximum) {
-      throw .imageTooLarge(file: file, width: width, height: height, maximumPixels: maximum)
+      return try ImageDecoder.decode(bytes, source: file, maximumPixels: maximumImagePixels)
     } catch {
-      throw .damagedImage(file: file, reason: error.message)
+      throw imageError(error, file: file)
     }
   }
 
@@ -390,7 +416,7 @@ public enum DocumentEngine {
       }
       return image
     } catch {
-      throw .badOutput(file: file, detail: "\(error)")
+      throw drawingError(error, file: file)
     }
   }
 

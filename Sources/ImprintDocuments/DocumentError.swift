@@ -2,6 +2,7 @@
 // ImprintDocuments: every way an upload can fail, each with its own code and the file's name.
 
 import ImprintCore
+import ImprintGraphics
 
 /// An uploaded file that cannot be counted, measured or rendered.
 public enum DocumentError: ImprintError, Equatable, Codable {
@@ -41,6 +42,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case memoryLimit(file: String, megabytes: Int)
   /// The file took longer than the wall-clock limit.
   case timeout(file: String, seconds: Double)
+  /// The file changed or was truncated while the worker was reading it (SIGBUS on its mapping).
+  case fileChanged(file: String)
   /// The worker process died while handling the file.
   case workerCrashed(file: String, detail: String)
   /// A rendered image does not have the size that was asked for.
@@ -66,6 +69,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .cpuLimit: "document.cpuLimit"
     case .memoryLimit: "document.memoryLimit"
     case .timeout: "document.timeout"
+    case .fileChanged: "document.fileChanged"
     case .workerCrashed: "document.workerCrashed"
     case .badOutput: "document.badOutput"
     }
@@ -89,9 +93,16 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "pdf '\(file)' page \(page) holds a \(width) x \(height) image that expands to \(megabytes) MB; "
         + "at most \(maximum) MB is decoded"
     case .pageTooLarge(let file, let page, let width, let height, let maximum):
-      "pdf '\(file)' page \(page) is \(Int(width)) x \(Int(height)) mm; at most \(Int(maximum)) mm a side is rendered"
+      // Sizes come from the file (1e30 points, infinity): formatted, never converted to Int.
+      "pdf '\(file)' page \(page) is \(Formatting.number(width.rounded())) x "
+        + "\(Formatting.number(height.rounded())) mm; "
+        + "at most \(Formatting.number(maximum)) mm a side is rendered"
     case .emptyPage(let file, let page):
       "pdf '\(file)' page \(page) has an empty or negative page box"
+    case .imageTooLarge(let file, let width, let height, let maximum)
+    where width.multipliedReportingOverflow(by: height).partialValue <= maximum:
+      "image '\(file)' claims \(width) x \(height) pixels; at most "
+        + "\(ImageDecoder.maximumSide) pixels a side are decoded"
     case .imageTooLarge(let file, let width, let height, let maximum):
       "image '\(file)' claims \(width) x \(height) pixels; at most \(maximum) pixels are decoded"
     case .damagedImage(let file, let reason): "image '\(file)' is damaged (\(reason))"
@@ -101,10 +112,14 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "'\(file)' has \(pages) page\(pages == 1 ? "" : "s"); page \(page) does not exist"
     case .cpuLimit(let file, let seconds):
       "'\(file)' needed more than \(seconds) s of CPU time and was stopped"
+    case .memoryLimit(let file, let megabytes) where megabytes <= 0:
+      "'\(file)' needed more memory than is available and was stopped"
     case .memoryLimit(let file, let megabytes):
       "'\(file)' needed more than \(megabytes) MB of memory and was stopped"
     case .timeout(let file, let seconds):
       "'\(file)' took longer than \(Formatting.number(seconds)) s and was stopped"
+    case .fileChanged(let file):
+      "'\(file)' changed or was truncated while it was being read"
     case .workerCrashed(let file, let detail): "the worker reading '\(file)' crashed (\(detail))"
     case .badOutput(let file, let detail): "the thumbnail of '\(file)' is wrong (\(detail))"
     }
@@ -117,6 +132,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .countMismatch, .pageTreeCycle, .brokenXref:
       "the file is malformed; export it to PDF again"
     case .unsupportedType: "upload a PDF, JPEG or PNG file"
+    case .fileChanged: "read the file again once it has been written completely"
     case .cpuLimit, .memoryLimit, .timeout:
       "the limits are adjustable (--cpu-limit, --memory-limit, --timeout)"
     default: nil

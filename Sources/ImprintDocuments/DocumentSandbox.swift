@@ -38,9 +38,14 @@ public struct WorkerRequest: Codable, Sendable {
   public var size: Int?
   /// Thumbnail format.
   public var format: ThumbnailFormat?
-  /// Where the worker writes the thumbnail (atomically); with several pages, `-N` is added
-  /// before the extension for page N.
+  /// Where the thumbnail goes.
+  ///
+  /// With several pages, `-N` is added before the extension for page N. The worker writes each page to a temporary file beside it (`staged` in the
+  /// answer) and the caller renames them all once every page has succeeded.
   public var output: String?
+  /// Files that must never be written (the run's inputs): an output that is one of them is
+  /// refused (`file.outputIsInput`).
+  public var inputs: [String]?
   /// PNG text chunks, as [key, value] pairs.
   public var text: [[String]]?
   /// CPU seconds for this file.
@@ -51,8 +56,9 @@ public struct WorkerRequest: Codable, Sendable {
 public struct WorkerResponse: Codable, Sendable {
   /// The inspection, for `inspect`.
   public var info: DocumentInfo?
-  /// The files written, for `thumbnail`.
-  public var written: [String]?
+  /// The files written, for `thumbnail`: each page's temporary file and its final path, as
+  /// [temporary, final] pairs, synced and ready to be renamed.
+  public var staged: [[String]]?
   /// Why the file failed.
   public var error: DocumentError?
   /// A failure outside the document domain (I/O).
@@ -61,11 +67,30 @@ public struct WorkerResponse: Codable, Sendable {
 
 /// The worker side: `imprint __worker --memory-mb N` serves requests on standard input.
 public enum DocumentWorker {
+  /// Serves requests until standard input closes, ending with the process given as
+  /// `--parent PID` on the command line (`imprint __worker --memory-mb N --parent PID`).
+  public static func serve(memoryMB: Int) {
+    let arguments = CommandLine.arguments
+    let parent = arguments.firstIndex(of: "--parent").flatMap {
+      $0 + 1 < arguments.count ? pid_t(arguments[$0 + 1]) : nil
+    }
+    serve(memoryMB: memoryMB, parent: parent)
+  }
+
   /// Serves requests until standard input closes.
   ///
   /// Sets the address-space limit once and a CPU limit before each file (SIGXCPU ends the
-  /// worker when a file exceeds it).
-  public static func serve(memoryMB: Int) {
+  /// worker when a file exceeds it). With `parent`, the worker ends as soon as that process
+  /// does, busy or not (and at once if it already has). A failed allocation ends it with
+  /// `ProcessTuning.outOfMemoryExitStatus`. Every request line gets an answer, a malformed
+  /// one included.
+  public static func serve(memoryMB: Int, parent: pid_t?) {
+    if let parent, !ProcessTuning.exitWithParent(parent) { return }
+    ProcessTuning.exitStatusOnAllocationFailure()
+    // A file-size limit (a stand-in for a full disk) makes a write fail with EFBIG, reported
+    // for that file, instead of killing the worker (a forked one starts before the CLI
+    // ignores SIGXFSZ).
+    signal(SIGXFSZ, SIG_IGN)
     ProcessTuning.suitParsers()
     // The CPU limit works by SIGXCPU: make sure it is neither ignored nor blocked, whatever the
     // parent did (a test runner, a server that spawned the CLI, the fork of one).
@@ -77,16 +102,24 @@ public enum DocumentWorker {
     var limit = rlimit(rlim_cur: rlim_t(memoryMB) << 20, rlim_max: rlim_t(memoryMB) << 20)
     setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
     guard var reader = try? LineReader(path: "-") else { return }
+    func answer(_ response: WorkerResponse) {
+      var bytes = Array(JSONOutput.line(response).utf8)
+      bytes.append(UInt8(ascii: "\n"))
+      _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    }
     while true {
       let line: [UInt8]
       do {
         guard let next = try reader.next() else { break }
         line = next
       } catch {
-        if case .lineTooLong = error { continue }
-        break
+        guard case .lineTooLong = error else { break }
+        // The caller waits for one answer per line: a request it cannot use gets one.
+        answer(WorkerResponse(otherError: ErrorRecord(WorkerProtocolError.malformedRequest)))
+        continue
       }
       guard let request = try? JSONDecoder().decode(WorkerRequest.self, from: Data(line)) else {
+        answer(WorkerResponse(otherError: ErrorRecord(WorkerProtocolError.malformedRequest)))
         continue
       }
       var usage = rusage()
@@ -96,54 +129,27 @@ public enum DocumentWorker {
         rlim_cur: used + rlim_t(request.cpuSeconds), rlim_max: used + rlim_t(request.cpuSeconds) + 5
       )
       setrlimit(Int32(RLIMIT_CPU.rawValue), &cpu)
-      let response = handle(request)
-      var bytes = Array(JSONOutput.line(response).utf8)
-      bytes.append(UInt8(ascii: "\n"))
-      _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+      answer(handle(request))
     }
   }
 
   static func handle(_ request: WorkerRequest) -> WorkerResponse {
     do {
+      guard ["thumbnail", "inspect"].contains(request.operation) else {
+        throw WorkerProtocolError.malformedRequest
+      }
       // Mapped, not read: parsers touch the parts they need, and poppler shares the mapping.
+      // Opened as every input is (FileIO): a FIFO or device put in the file's place since
+      // the caller checked it is refused without blocking.
       let bytes: DocumentBytes
       do {
         bytes = try DocumentBytes(mapping: request.path)
       } catch {
-        throw FileError.unreadable(path: request.file, reason: "cannot read the file")
+        throw error.naming(request.file)
       }
       switch request.operation {
       case "thumbnail":
-        let output = request.output ?? "/dev/null"
-        let spec = request.pages ?? "1"
-        var written: [String] = []
-        var failure: (any Error)?
-        // All of a file's thumbnails or none: a page that fails takes the earlier ones with it.
-        defer { if failure != nil { for path in written { unlink(path) } } }
-        do {
-          try DocumentEngine.thumbnails(
-            bytes, file: request.file, password: request.password, pages: spec,
-            size: request.size ?? 256, format: request.format ?? .png,
-            text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
-          ) { page, image throws(DocumentError) in
-            guard failure == nil else { return }
-            let path =
-              spec == "1"
-              ? output
-              : (output as NSString).deletingPathExtension + "-\(page)."
-                + (output as NSString).pathExtension
-            do {
-              try AtomicFile.write(image, to: path)
-              written.append(path)
-            } catch {
-              failure = error
-            }
-          }
-        } catch {
-          failure = error
-        }
-        if let failure { throw failure }
-        return WorkerResponse(written: written)
+        return WorkerResponse(staged: try thumbnails(request, bytes))
       default:
         let info = try DocumentEngine.inspect(
           bytes, file: request.file, password: request.password, colors: request.colors)
@@ -153,6 +159,87 @@ public enum DocumentWorker {
       return WorkerResponse(error: error)
     } catch {
       return WorkerResponse(otherError: ErrorRecord(error))
+    }
+  }
+
+  /// Draws the pages and writes each to a synced temporary file beside its final path.
+  ///
+  /// The caller renames them. When a page fails, the temporaries are removed; when the worker is
+  /// killed (CPU or memory limit), the caller removes them (`AtomicFile` names them after
+  /// this process, which is then gone).
+  static func thumbnails(_ request: WorkerRequest, _ bytes: DocumentBytes) throws -> [[String]] {
+    let output = request.output ?? "/dev/null"
+    let spec = request.pages ?? "1"
+    var staged: [[String]] = []
+    var failure: (any Error)?
+    defer { if failure != nil { for pair in staged { unlink(pair[0]) } } }
+    do {
+      try DocumentEngine.thumbnails(
+        bytes, file: request.file, password: request.password, pages: spec,
+        size: request.size ?? 256, format: request.format ?? .png,
+        text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+      ) { page, image throws(DocumentError) in
+        guard failure == nil else { return }
+        let path =
+          spec == "1"
+          ? output
+          : (output as NSString).deletingPathExtension + "-\(page)."
+            + (output as NSString).pathExtension
+        do {
+          try ConfinedPath.checkNotInput(path, inputs: request.inputs ?? [])
+          let temporary = try AtomicFile.temporaryPath(for: path)
+          let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+          guard descriptor >= 0 else {
+            throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+          }
+          staged.append([temporary, path])
+          do {
+            try FileIO.writeAll(image, to: descriptor, path: path)
+          } catch {
+            close(descriptor)
+            throw error
+          }
+          try FileIO.syncAndClose(descriptor, path: path)
+        } catch {
+          failure = error
+        }
+      }
+    } catch {
+      failure = error
+    }
+    if let failure { throw failure }
+    return staged
+  }
+}
+
+/// A request line the worker cannot use.
+enum WorkerProtocolError: ImprintError {
+  case malformedRequest
+
+  var code: String { "document.badRequest" }
+  var message: String { "the document worker received a request it cannot read" }
+  var hint: String? { nil }
+}
+
+/// An error a worker reported, with its code, message and hint unchanged.
+struct ReportedError: ImprintError {
+  let record: ErrorRecord
+
+  var code: String { record.code }
+  var message: String { record.message }
+  var hint: String? { record.hint }
+}
+
+extension FileError {
+  /// The same error naming `file` (the name the caller knows) instead of the path read.
+  func naming(_ file: String) -> FileError {
+    switch self {
+    case .notFound: .notFound(path: file)
+    case .isDirectory: .isDirectory(path: file)
+    case .notRegularFile(_, let kind): .notRegularFile(path: file, kind: kind)
+    case .tooLarge(_, let bytes, let limit): .tooLarge(path: file, bytes: bytes, limit: limit)
+    case .unreadable(_, let reason): .unreadable(path: file, reason: reason)
+    default: .unreadable(path: file, reason: "cannot read the file")
     }
   }
 }
@@ -174,10 +261,20 @@ public final class DocumentSandbox: Sendable {
     self.executable = executable
     self.limits = limits
     slots = max(1, workers)
+    DocumentWorkers.register(self)
   }
 
   deinit {
-    for worker in idle.withLock({ $0 }) { worker.stop() }
+    DocumentWorkers.unregister(self)
+    stopIdleWorkers()
+  }
+
+  /// Stops and reaps the idle workers (a later request starts new ones).
+  func stopIdleWorkers() {
+    for worker in idle.withLock({ pool in
+      defer { pool = [] }
+      return pool
+    }) { worker.stop() }
   }
 
   /// Inspects the file at `path` (`file` names it in messages).
@@ -231,51 +328,84 @@ public final class DocumentSandbox: Sendable {
   ///
   /// With `parallel` above 1 and at least 8 pages, the pages are shared out in up to `parallel`
   /// runs of consecutive pages, drawn by as many workers at once (each opens the file).
-  /// A file's thumbnails are all written or none: when a page fails, the pages already written
-  /// (by any run) are removed.
-  /// - Returns: the files written (atomically, by the workers), in page order.
+  ///
+  /// A file's thumbnails are all written or none, whatever fails (a page, a write, the CPU or
+  /// memory limit, the time limit): the workers write temporary files, renamed to their final
+  /// names only once every page of every run has succeeded. No thumbnail replaces `path` or
+  /// any of `inputs` (the run's other inputs).
+  /// - Returns: the files written, in page order.
   /// - Throws: `FileError` or `DocumentError`; no file is left when a page fails.
   @discardableResult
   public func thumbnails(
     path: String, file: String, password: String? = nil, pages: String = "1", size: Int,
     format: ThumbnailFormat, output: String, text: [(key: String, value: String)] = [],
-    parallel: Int = 1
+    parallel: Int = 1, inputs: [String] = []
   ) async throws -> [String] {
     try AtomicFile.checkWritable(output)
-    func request(_ pages: String) throws -> WorkerRequest {
+    try ConfinedPath.checkNotInput(output, inputs: [path] + inputs)
+    let source = try absolute(path)
+    func request(_ pages: String) -> WorkerRequest {
       WorkerRequest(
-        operation: "thumbnail", path: try absolute(path), file: file, password: password,
-        pages: pages, size: size, format: format, output: output,
+        operation: "thumbnail", path: source, file: file, password: password,
+        pages: pages, size: size, format: format, output: output, inputs: [source] + inputs,
         text: text.map { [$0.key, $0.value] }, cpuSeconds: limits.cpuSeconds)
     }
     let runs =
       parallel > 1 && pages != "1"
       ? try await shares(of: pages, path: path, file: file, password: password, parts: parallel)
       : nil
-    guard let runs else { return try await exchange(try request(pages)).written ?? [] }
-    let requests = try runs.map { try request($0) }
-    var written: [Int: [String]] = [:]
+    let requests = (runs ?? [pages]).map { request($0) }
+    var staged: [Int: [[String]]] = [:]
     var failure: (any Error)?
-    await withTaskGroup(of: (Int, Result<[String], any Error>).self) { group in
-      for (index, request) in requests.enumerated() {
-        group.addTask {
-          do { return (index, .success(try await self.exchange(request).written ?? [])) } catch {
-            return (index, .failure(error))
+    if requests.count == 1 {
+      do { staged[0] = try await exchange(requests[0]).staged ?? [] } catch { failure = error }
+    } else {
+      await withTaskGroup(of: (Int, Result<[[String]], any Error>).self) { group in
+        for (index, request) in requests.enumerated() {
+          group.addTask {
+            do { return (index, .success(try await self.exchange(request).staged ?? [])) } catch {
+              return (index, .failure(error))
+            }
+          }
+        }
+        for await (index, result) in group {
+          switch result {
+          case .success(let files): staged[index] = files
+          case .failure(let error): if failure == nil { failure = error }
           }
         }
       }
-      for await (index, result) in group {
-        switch result {
-        case .success(let files): written[index] = files
-        case .failure(let error): if failure == nil { failure = error }
-        }
-      }
     }
+    let pairs = (0..<requests.count).flatMap { staged[$0] ?? [] }
     if let failure {
-      for files in written.values { for file in files { unlink(file) } }
+      for pair in pairs { unlink(pair[0]) }
+      // A worker that was killed (CPU, memory, time) could not remove its own temporaries.
+      AtomicFile.removeStaleTemporaries(in: Self.folder(of: output))
       throw failure
     }
-    return (0..<requests.count).flatMap { written[$0] ?? [] }
+    return try Self.commit(pairs)
+  }
+
+  /// Renames staged thumbnails to their final names (each is synced already), then syncs
+  /// the folder once; when a rename fails, the ones renamed are removed with the rest.
+  private static func commit(_ pairs: [[String]]) throws(FileError) -> [String] {
+    var renamed: [String] = []
+    for (index, pair) in pairs.enumerated() where pair.count == 2 {
+      guard rename(pair[0], pair[1]) == 0 else {
+        let reason = String(cString: strerror(errno))
+        for path in renamed { unlink(path) }
+        for rest in pairs[index...] { unlink(rest[0]) }
+        throw .unwritable(path: pair[1], reason: reason)
+      }
+      renamed.append(pair[1])
+    }
+    if let first = renamed.first { FileIO.syncFolder(of: first) }
+    return renamed
+  }
+
+  private static func folder(of path: String) -> String {
+    let folder = (path as NSString).deletingLastPathComponent
+    return folder.isEmpty ? "." : folder
   }
 
   /// `pages` of the file cut into up to `parts` runs of consecutive pages (as page specs such
@@ -308,12 +438,11 @@ public final class DocumentSandbox: Sendable {
     }
   }
 
+  /// The absolute path of `path`, refused here (as every input is, by `FileIO`) unless it is
+  /// a regular file: a FIFO or device is `file.notRegular` at once, without blocking.
   private func absolute(_ path: String) throws(FileError) -> String {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-      throw .notFound(path: path)
-    }
-    if isDirectory.boolValue { throw .isDirectory(path: path) }
+    let (descriptor, _) = try FileIO.openForReading(path)
+    close(descriptor)
     return path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
   }
 
@@ -333,24 +462,42 @@ public final class DocumentSandbox: Sendable {
       idle.withLock { pool in
         if pool.count < slots { pool.append(worker) } else { worker.stop() }
       }
-      let response = try JSONDecoder().decode(WorkerResponse.self, from: data)
-      if let error = response.error { throw error }
-      if let other = response.otherError {
-        throw DocumentError.workerCrashed(file: request.file, detail: other.message)
+      guard let response = try? JSONDecoder().decode(WorkerResponse.self, from: data) else {
+        throw DocumentError.workerCrashed(file: request.file, detail: "an unreadable answer")
       }
+      if let error = response.error { throw error }
+      // File errors (a FIFO swapped in, a full disk) keep their own code.
+      if let other = response.otherError { throw ReportedError(record: other) }
       return response
     case .timedOut:
       throw DocumentError.timeout(file: request.file, seconds: limits.wallSeconds)
-    case .died(let signal, let stderr):
-      if signal == SIGXCPU {
-        throw DocumentError.cpuLimit(file: request.file, seconds: limits.cpuSeconds)
-      }
+    case .died(let signal, let status, let stderr):
+      throw Self.deathError(
+        signal: signal, status: status, stderr: stderr, file: request.file, limits: limits)
+    }
+  }
+
+  /// What a worker's death means, from how it ended.
+  static func deathError(
+    signal: Int32, status: Int32, stderr: String, file: String, limits: SandboxLimits
+  ) -> DocumentError {
+    switch signal {
+    case SIGXCPU: return .cpuLimit(file: file, seconds: limits.cpuSeconds)
+    // A mapped file that shrank: its missing pages raise SIGBUS when touched.
+    case SIGBUS: return .fileChanged(file: file)
+    case 0 where status == WorkerProcess.outOfMemoryStatus:
+      return .memoryLimit(file: file, megabytes: limits.memoryMB)
+    default:
+      // A library that reports running out of memory in its own words before it aborts
+      // with errno reset.
       let lower = stderr.lowercased()
-      if lower.contains("alloc") || lower.contains("memory") {
-        throw DocumentError.memoryLimit(file: request.file, megabytes: limits.memoryMB)
+      if ["out of memory", "bad_alloc", "could not allocate", "failed to allocate"].contains(
+        where: { lower.contains($0) })
+      {
+        return .memoryLimit(file: file, megabytes: limits.memoryMB)
       }
-      throw DocumentError.workerCrashed(
-        file: request.file, detail: signal > 0 ? "signal \(signal)" : "exited")
+      return .workerCrashed(
+        file: file, detail: signal > 0 ? "signal \(signal)" : "exit status \(status)")
     }
   }
 }

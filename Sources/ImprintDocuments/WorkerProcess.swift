@@ -14,7 +14,9 @@ final class WorkerProcess: @unchecked Sendable {
   enum Outcome {
     case answer(Data)
     case timedOut
-    case died(signal: Int32, stderr: String)
+    /// The worker ended: by `signal` (0 when it exited), with `status` (its exit status when
+    /// it exited), and the end of what it wrote to stderr.
+    case died(signal: Int32, status: Int32, stderr: String)
   }
 
   /// The worker's memory limit in MB.
@@ -31,7 +33,11 @@ final class WorkerProcess: @unchecked Sendable {
   private var errorsEnded = false
   private var reaped = false
 
-  /// Starts `executable __worker --memory-mb memoryMB`.
+  /// The exit status of a worker whose allocation failed (see `DocumentWorker.serve`).
+  static let outOfMemoryStatus = ProcessTuning.outOfMemoryExitStatus
+
+  /// Starts `executable __worker --memory-mb memoryMB --parent PID`: the worker ends when this
+  /// process does (it watches the PID; see `DocumentWorker.serve`).
   ///
   /// - Throws: `FileError` when the executable cannot be started.
   init(executable: String, memoryMB: Int) throws(FileError) {
@@ -42,7 +48,9 @@ final class WorkerProcess: @unchecked Sendable {
     for (descriptor, target) in zip(child, [Int32(0), 1, 2]) {
       posix_spawn_file_actions_adddup2(&actions, descriptor, target)
     }
-    let arguments = [executable, "__worker", "--memory-mb", "\(memoryMB)"].map {
+    let arguments = [
+      executable, "__worker", "--memory-mb", "\(memoryMB)", "--parent", "\(getpid())",
+    ].map {
       (argument: String) in strdup(argument)
     }
     defer { for argument in arguments { free(argument) } }
@@ -66,13 +74,17 @@ final class WorkerProcess: @unchecked Sendable {
   /// fork fails.
   init?(forkingWithMemoryMB memoryMB: Int) {
     guard Self.threadCount() == 1, let (child, parent) = try? Self.pipes() else { return nil }
+    let parentPID = getpid()
     let pid = fork()
     if pid == 0 {
+      // Forked by the main thread, which lives as long as the process: SIGKILL when it ends
+      // (and exit now if it already has).
+      if !ProcessTuning.killOnParentDeath(parent: parentPID) { _exit(0) }
       for (descriptor, target) in zip(child, [Int32(0), 1, 2]) { dup2(descriptor, target) }
       // Nothing of the parent's but the three standard streams: other workers' pipes kept
       // open here would hide their end of input from them.
       ProcessTuning.closeDescriptors(from: 3)
-      DocumentWorker.serve(memoryMB: memoryMB)
+      DocumentWorker.serve(memoryMB: memoryMB, parent: parentPID)
       _exit(0)
     }
     for descriptor in child { close(descriptor) }
@@ -115,7 +127,11 @@ final class WorkerProcess: @unchecked Sendable {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? 0
   }
 
-  /// Kills the worker (if it still runs), closes the pipes and reaps it.
+  /// The worker's process ID.
+  var processID: pid_t { pid }
+
+  /// Kills the worker (if it still runs), closes the pipes and reaps it (its CPU time is then
+  /// counted in this process's children's).
   func stop() {
     guard !reaped else { return }
     reaped = true
@@ -187,7 +203,9 @@ final class WorkerProcess: @unchecked Sendable {
     close(errors)
     // WIFSIGNALED / WTERMSIG, spelled out (the macros do not import).
     let signal = status & 0x7F != 0 && status & 0x7F != 0x7F ? status & 0x7F : 0
-    return .died(signal: signal, stderr: String(decoding: tail, as: UTF8.self))
+    return .died(
+      signal: signal, status: signal == 0 ? (status >> 8) & 0xFF : 0,
+      stderr: String(decoding: tail, as: UTF8.self))
   }
 }
 
@@ -221,10 +239,53 @@ public enum PrestartedWorkers {
     }
   }
 
+  /// Stops and reaps the workers no sandbox adopted (see `DocumentWorkers.shutdown`).
+  static func stopAll() {
+    for worker in pool.withLock({ workers in
+      defer { workers = [] }
+      return workers
+    }) {
+      worker.stop()
+    }
+  }
+
   private static func sameFile(_ a: String, _ b: String) -> Bool {
     var first = stat()
     var second = stat()
     return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev
       && first.st_ino == second.st_ino
+  }
+}
+
+/// Every worker this process started, for ending them all before it exits.
+///
+/// Workers end by themselves when this process does (they watch it), but only a worker this
+/// process waits for has its CPU time counted in this process's (`time`, a scheduler's
+/// per-process accounting): `shutdown` closes the idle workers' request channels, stops them
+/// and reaps them.
+public enum DocumentWorkers {
+  private static let sandboxes = Mutex<[ObjectIdentifier: WeakSandbox]>([:])
+
+  private struct WeakSandbox: @unchecked Sendable {
+    // Only read under the Mutex; a sandbox removes itself in deinit.
+    weak var sandbox: DocumentSandbox?
+  }
+
+  static func register(_ sandbox: DocumentSandbox) {
+    sandboxes.withLock { $0[ObjectIdentifier(sandbox)] = WeakSandbox(sandbox: sandbox) }
+  }
+
+  static func unregister(_ sandbox: DocumentSandbox) {
+    sandboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(sandbox)) }
+  }
+
+  /// Stops and reaps every idle worker.
+  ///
+  /// Those are the prestarted ones no sandbox took and those idle in live sandboxes (a later
+  /// request starts new ones). Call it before the process exits.
+  public static func shutdown() {
+    PrestartedWorkers.stopAll()
+    let live = sandboxes.withLock { $0.values.compactMap(\.sandbox) }
+    for sandbox in live { sandbox.stopIdleWorkers() }
   }
 }

@@ -31,12 +31,15 @@ public enum ImageError: ImprintError, Equatable {
   case corrupt(source: String, reason: String)
   /// The image is larger than allowed.
   case tooLarge(source: String, width: Int, height: Int, maximumPixels: Int)
+  /// There was not memory enough to decode it (within the process's limit).
+  case outOfMemory(source: String)
 
   public var code: String {
     switch self {
     case .unsupportedType: "image.unsupportedType"
     case .corrupt: "image.corrupt"
     case .tooLarge: "image.tooLarge"
+    case .outOfMemory: "image.outOfMemory"
     }
   }
 
@@ -45,8 +48,13 @@ public enum ImageError: ImprintError, Equatable {
     case .unsupportedType(let source, let found):
       "image '\(source)' is not a JPEG or PNG (it starts with \(found))"
     case .corrupt(let source, let reason): "image '\(source)' is damaged or truncated (\(reason))"
+    case .tooLarge(let source, let width, let height, let maximum)
+    where width.multipliedReportingOverflow(by: height).partialValue <= maximum:
+      "image '\(source)' is \(width) x \(height) pixels; at most \(ImageDecoder.maximumSide) "
+        + "pixels a side are allowed"
     case .tooLarge(let source, let width, let height, let maximum):
       "image '\(source)' is \(width) x \(height) pixels; at most \(maximum) pixels are allowed"
+    case .outOfMemory(let source): "image '\(source)' needs more memory to decode than is available"
     }
   }
 
@@ -54,9 +62,19 @@ public enum ImageError: ImprintError, Equatable {
     switch self {
     case .unsupportedType: "convert the photo to JPEG or PNG"
     case .corrupt: "export the image again"
-    case .tooLarge: "scale the image down"
+    case .tooLarge, .outOfMemory: "scale the image down"
     }
   }
+}
+
+/// What an image file's header says (see `ImageDecoder.header`).
+public struct ImageHeader: Sendable, Equatable {
+  /// Width in pixels, as displayed (EXIF orientation applied).
+  public let width: Int
+  /// Height in pixels, as displayed.
+  public let height: Int
+  /// Resolution from PNG pHYs or the JFIF density, nil when the file gives none.
+  public let dpi: Double?
 }
 
 /// Decodes JPEG and PNG images into bitmaps.
@@ -72,8 +90,18 @@ public enum ImageDecoder {
   /// - Returns: the upright bitmap.
   /// - Throws: `ImageError` naming `source`.
   public static func decode(_ bytes: [UInt8], source: String) throws(ImageError) -> Bitmap {
+    try decode(bytes, source: source, maximumPixels: maximumPixels)
+  }
+
+  /// Decodes `bytes` as `decode(_:source:)` does, refusing images above `maximumPixels`.
+  ///
+  /// - Throws: `ImageError` naming `source`.
+  public static func decode(
+    _ bytes: [UInt8], source: String, maximumPixels: Int
+  ) throws(ImageError) -> Bitmap {
     switch ImageType(sniffing: bytes) {
     case .jpeg?:
+      _ = try header(bytes, source: source, maximumPixels: maximumPixels)
       let bitmap: Bitmap
       do {
         bitmap = try JPEGDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
@@ -86,25 +114,95 @@ public enum ImageDecoder {
       }
       return bitmap.oriented(exifOrientation(bytes))
     case .png?:
+      _ = try header(bytes, source: source, maximumPixels: maximumPixels)
       return try decodePNG(bytes, source: source)
     case nil:
-      let found =
-        bytes.isEmpty
-        ? "nothing: the file is empty" : bytes.prefix(8).map { hexPair($0) }.joined(separator: " ")
-      throw .unsupportedType(source: source, found: found)
+      throw unsupported(bytes, source: source)
     }
   }
 
-  private static func decodePNG(_ bytes: [UInt8], source: String) throws(ImageError) -> Bitmap {
-    // Check the header's claimed size before cairo allocates anything.
-    guard bytes.count >= 33 else { throw .corrupt(source: source, reason: "no PNG header") }
-    let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
-    let height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
-    guard width > 0, height > 0, width <= 32_767, height <= 32_767,
-      width * height <= maximumPixels
-    else {
+  private static func unsupported(_ bytes: [UInt8], source: String) -> ImageError {
+    let found =
+      bytes.isEmpty
+      ? "nothing: the file is empty" : bytes.prefix(8).map { hexPair($0) }.joined(separator: " ")
+    return .unsupportedType(source: source, found: found)
+  }
+
+  /// The longest side of a PNG (cairo decodes it), in pixels.
+  public static let maximumSide = 32_767
+
+  /// Reads what an image's header says, without decoding it: the one reader of image sizes, so
+  /// that what is measured is what is decoded, against the same limit.
+  ///
+  /// - Parameters:
+  ///   - bytes: the file's content (JPEG or PNG).
+  ///   - source: the file name, for errors.
+  ///   - maximumPixels: the most pixels allowed.
+  /// - Returns: the size as displayed (EXIF orientation applied) and the resolution, if given.
+  /// - Throws: `ImageError.corrupt` for a header without a valid size (0 x 0 included),
+  ///   `.tooLarge` for more than `maximumPixels` or a side above `maximumSide` (PNG).
+  public static func header(
+    _ bytes: [UInt8], source: String, maximumPixels: Int = ImageDecoder.maximumPixels
+  ) throws(ImageError) -> ImageHeader {
+    var width = 0
+    var height = 0
+    var dpi: Double?
+    switch ImageType(sniffing: bytes) {
+    case .png?:
+      // Signature, then the IHDR chunk: length 13, type, width, height (PNG: 1 to 2^31 - 1).
+      guard bytes.count >= 33, Array(bytes[12..<16]) == Array("IHDR".utf8) else {
+        throw .corrupt(source: source, reason: "no PNG header")
+      }
+      func be32(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+      width = be32(16)
+      height = be32(20)
+      guard (1...Int(Int32.max)).contains(width), (1...Int(Int32.max)).contains(height) else {
+        throw .corrupt(
+          source: source, reason: "the PNG header gives invalid dimensions \(width) x \(height)")
+      }
+      // pHYs (pixels per metre, unit 1) before the first IDAT.
+      var offset = 8
+      while offset + 12 <= bytes.count {
+        let length = be32(offset)
+        let type = Array(bytes[(offset + 4)..<(offset + 8)])
+        if type == Array("IDAT".utf8) { break }
+        if type == Array("pHYs".utf8), offset + 17 <= bytes.count, bytes[offset + 16] == 1 {
+          dpi = Double(be32(offset + 8)) * 0.0254
+        }
+        offset += 12 + length
+      }
+    case .jpeg?:
+      do {
+        let info = try JPEGDecoder.info(bytes, source: source)
+        width = info.width
+        height = info.height
+      } catch {
+        throw .corrupt(source: source, reason: "libjpeg: \(error.message)")
+      }
+      guard width > 0, height > 0 else {
+        throw .corrupt(
+          source: source, reason: "the JPEG header gives invalid dimensions \(width) x \(height)")
+      }
+      // JFIF APP0: units (1 = dpi, 2 = dots per cm) and the X density.
+      if bytes.count > 18, Array(bytes[6..<11]) == Array("JFIF\0".utf8) {
+        let density = Double(Int(bytes[14]) << 8 | Int(bytes[15]))
+        if density > 0 { dpi = bytes[13] == 1 ? density : bytes[13] == 2 ? density * 2.54 : nil }
+      }
+      if exifOrientation(bytes) >= 5 { swap(&width, &height) }
+    case nil:
+      throw unsupported(bytes, source: source)
+    }
+    // Both sides are below 2^31: the product cannot overflow. cairo decodes PNGs, so their
+    // sides are cairo's; a JPEG's are libjpeg's (at most 65 535).
+    let side = ImageType(sniffing: bytes) == .png ? maximumSide : 65_535
+    guard width <= side, height <= side, width * height <= maximumPixels else {
       throw .tooLarge(source: source, width: width, height: height, maximumPixels: maximumPixels)
     }
+    return ImageHeader(width: width, height: height, dpi: dpi)
+  }
+
+  private static func decodePNG(_ bytes: [UInt8], source: String) throws(ImageError) -> Bitmap {
+    // The header's claimed size was checked (`header`) before cairo allocates anything.
     let reader = PNGReader(bytes)
     let surface = withExtendedLifetime(reader) {
       cairo_image_surface_create_from_png_stream(
@@ -118,6 +216,7 @@ public enum ImageDecoder {
     guard let surface else { preconditionFailure("cairo returned a NULL surface") }
     defer { cairo_surface_destroy(surface) }
     let status = cairo_surface_status(surface)
+    if status == CAIRO_STATUS_NO_MEMORY { throw .outOfMemory(source: source) }
     guard status == CAIRO_STATUS_SUCCESS else {
       throw .corrupt(
         source: source, reason: "cairo: " + String(cString: cairo_status_to_string(status)))

@@ -34,6 +34,35 @@ public enum ProcessTuning {
     CImprintShims_close_from(lowest)
   }
 
+  /// In a freshly forked child: SIGKILL when the parent's forking thread ends.
+  ///
+  /// `PR_SET_PDEATHSIG` follows the thread that forked: fork from a thread that lives as long
+  /// as the process (the main thread); a pool thread that exits when idle would take the child
+  /// with it.
+  ///
+  /// - Returns: false when it cannot be set or `parent` has already died (then exit).
+  public static func killOnParentDeath(parent: Int32) -> Bool {
+    CImprintShims_kill_on_parent_death(parent) == 0
+  }
+
+  /// Starts a thread that kills this process as soon as `parent` ends (a pidfd is polled):
+  /// for a worker started by `posix_spawn` from any thread.
+  ///
+  /// - Returns: false when `parent` is already gone or the thread cannot start.
+  public static func exitWithParent(_ parent: Int32) -> Bool {
+    CImprintShims_exit_with_parent(parent) == 0
+  }
+
+  /// The exit status `exitStatusOnAllocationFailure` gives.
+  public static let outOfMemoryExitStatus = Int32(CImprintShims_EXIT_OUT_OF_MEMORY)
+
+  /// Makes a crash right after a failed allocation (a trap or abort with errno ENOMEM, as the
+  /// Swift runtime, libstdc++ and GLib do when memory runs out) end the process with
+  /// `outOfMemoryExitStatus`, so that its parent can tell a memory limit from a crash.
+  public static func exitStatusOnAllocationFailure() {
+    CImprintShims_exit_status_on_allocation_failure()
+  }
+
   /// A connected pair of Unix stream sockets that close on exec: a request channel that the
   /// writer can send on with `MSG_NOSIGNAL`, so that a peer gone away is an error, not SIGPIPE.
   ///

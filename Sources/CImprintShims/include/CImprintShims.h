@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /// One PNG tEXt chunk (both strings are Latin-1/ASCII, NUL-terminated).
 typedef struct {
@@ -76,5 +77,21 @@ int CImprintShims_socketpair_cloexec(int fds[2]);
 
 /// Closes every descriptor from `lowest` up (close_range, or those /proc/self/fd lists).
 void CImprintShims_close_from(int lowest);
+
+/// In a freshly forked child: SIGKILL when the parent (thread) ends (prctl PR_SET_PDEATHSIG).
+/// Returns -1 when that cannot be set or `parent` has already died (the caller should exit).
+int CImprintShims_kill_on_parent_death(pid_t parent);
+
+/// Starts a thread that kills this process when `parent` ends (a pidfd polled, or getppid
+/// every 250 ms before Linux 5.3). Unlike PR_SET_PDEATHSIG it does not depend on the life of
+/// the parent's thread that started this process. Returns -1 when `parent` is already gone.
+int CImprintShims_exit_with_parent(pid_t parent);
+
+/// The exit status of a worker whose allocation failed (see the function below).
+#define CImprintShims_EXIT_OUT_OF_MEMORY 86
+
+/// Makes SIGABRT, SIGSEGV, SIGILL and SIGTRAP raised right after a failed allocation (errno
+/// ENOMEM) end the process with status `CImprintShims_EXIT_OUT_OF_MEMORY` instead.
+void CImprintShims_exit_status_on_allocation_failure(void);
 
 #endif
