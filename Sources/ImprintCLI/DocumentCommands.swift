@@ -56,6 +56,10 @@ enum DocumentCommands {
         "color-min-area", "<percent>", "Coloured area that makes a page colour (default 0.1)."),
     ] + limitOptions
   ) { arguments, console in
+    // Every worker reaped before the command returns, whatever the outcome (a usage error
+    // included, after workers were forked at start-up): their CPU time counts in this
+    // process's, and none finishes after it.
+    defer { DocumentWorkers.shutdown() }
     var rule: ColorRule?
     if arguments.flag("colors") {
       var colors = ColorRule()
@@ -112,11 +116,19 @@ enum DocumentCommands {
     } else {
       for entry in entries { if let info = entry.info { console.stdout.write(describe(info)) } }
     }
-    for entry in entries where entry.error != nil {
-      console.stderr.write("error: \(entry.error?.message ?? "")\n")
-      if let hint = entry.error?.hint, files.count == 1 { console.stderr.write("hint: \(hint)\n") }
-    }
+    reportFailures(entries.compactMap(\.error), console)
     return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// `error: …` for each failed file (file names escaped), with the hint when there is one
+  /// failure.
+  static func reportFailures(_ errors: [ErrorRecord], _ console: Console) {
+    for error in errors {
+      console.stderr.write("error: \(SafeText.escaped(error.message))\n")
+      if let hint = error.hint, errors.count == 1 {
+        console.stderr.write("hint: \(SafeText.escaped(hint))\n")
+      }
+    }
   }
 
   /// `items` with their positions, the largest files first: the long page-tree walks start
@@ -169,12 +181,19 @@ enum DocumentCommands {
     discussion: """
       Each thumbnail fits a --size box (longest side = size), aspect kept, white behind \
       transparent pages, rendered directly at that scale; photos are turned upright by their \
-      EXIF orientation. With -o DIR, FILE.png is written for page 1 (FILE-N.png for other \
-      pages). Without -o and with two arguments, the second is the output file: the form of a \
-      freedesktop thumbnailer (see assets/imprint.thumbnailer), with --freedesktop writing \
-      the Thumb::URI and Thumb::MTime chunks.
+      EXIF orientation. With -o DIR, every argument is an input and FILE.png is written in DIR \
+      for page 1 (FILE-N.png for each page with --pages); two inputs with the same name \
+      (x/a.pdf and y/a.pdf) would write the same file, so neither is written \
+      (file.outputCollision), and no output ever replaces an input (file.outputIsInput). \
+      Without -o, exactly INPUT OUTPUT: the form of a freedesktop thumbnailer (see \
+      assets/imprint.thumbnailer), with --freedesktop writing the Thumb::URI and Thumb::MTime \
+      chunks; OUTPUT must end in .png (.jpg with --format jpeg) or have no extension, and \
+      may replace only a PNG (JPEG) file, so that 'imprint thumb a.pdf b.pdf' is a usage \
+      error instead of replacing b.pdf. A file's thumbnails are all written or none.
       """,
-    arguments: [ArgumentSpec("file", "PDF, JPEG or PNG files (or INPUT OUTPUT).", variadic: true)],
+    arguments: [
+      ArgumentSpec("file", "PDF, JPEG or PNG files with -o; else INPUT OUTPUT.", variadic: true)
+    ],
     options: [
       .value("output", short: "o", "<dir>", "Folder for the thumbnails."),
       .value("size", "<px>", "Box size in pixels, 16 to 2048 (default 256)."),
@@ -184,26 +203,21 @@ enum DocumentCommands {
       .flag("json", "Print a JSON report."),
     ] + limitOptions
   ) { arguments, console in
+    defer { DocumentWorkers.shutdown() }  // as in inspect
     let size = try arguments.int("size", in: 16...2048) ?? 256
     let format =
       try arguments.choice("format", ["png", "jpeg"]).flatMap { ThumbnailFormat(rawValue: $0) }
       ?? .png
     let pagesSpec = arguments.value("pages") ?? "1"
-    var pairs: [(input: String, output: String?)] = []
+    let ext = format == .png ? "png" : "jpg"
     let folder = arguments.value("output")
-    if let folder {
-      try FileIO.makeFolder(folder)
-      pairs = arguments.positionals.map { ($0, nil) }
-    } else if arguments.positionals.count == 2 {
-      pairs = [(arguments.positionals[0], arguments.positionals[1])]
-    } else {
-      throw UsageError(message: "give -o <dir>, or exactly INPUT OUTPUT")
-    }
+    let inputs = arguments.positionals
+    let pairs = try outputs(inputs, folder: folder, format: format, ext: ext)
+    if let folder { try FileIO.makeFolder(folder) }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try sandbox(arguments, console, jobs: jobs)
     let password = arguments.value("password")
     let freedesktop = arguments.flag("freedesktop")
-    let ext = format == .png ? "png" : "jpg"
     struct Entry: Codable, Sendable {
       var file: String
       var status: String
@@ -219,6 +233,7 @@ enum DocumentCommands {
       work: { (index, pair) -> (Int, Entry) in
         var entry = Entry(file: pair.input, status: "ok")
         do {
+          if let collision = pair.collision { throw collision }
           var text: [(key: String, value: String)] = []
           if freedesktop {
             let absolute =
@@ -232,11 +247,10 @@ enum DocumentCommands {
               ("Thumb::MTime", "\(mtime)"),
             ]
           }
-          let base = ((pair.input as NSString).lastPathComponent as NSString).deletingPathExtension
-          let output = pair.output ?? "\(folder ?? ".")/\(base).\(ext)"
           entry.outputs = try await sandbox.thumbnails(
             path: pair.input, file: pair.input, password: password, pages: pagesSpec, size: size,
-            format: format, output: output, text: text, parallel: spare)
+            format: format, output: pair.output, text: text, parallel: spare,
+            inputs: folder == nil ? [] : inputs)
         } catch {
           entry.status = "failed"
           entry.error = ErrorRecord(error)
@@ -252,13 +266,60 @@ enum DocumentCommands {
       }
       console.stdout.write(JSONOutput.pretty(Document(files: entries)))
     }
-    for entry in entries {
-      if let error = entry.error {
-        console.stderr.write("error: \(error.message)\n")
-        if let hint = error.hint, entries.count == 1 { console.stderr.write("hint: \(hint)\n") }
-      }
-    }
+    reportFailures(entries.compactMap(\.error), console)
     return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
+  }
+
+  /// Each input's output file: `DIR/BASE.ext` with `-o DIR` (inputs that would share one get
+  /// `file.outputCollision` instead), or the OUTPUT of `INPUT OUTPUT`.
+  ///
+  /// - Throws: `UsageError` for no input, several inputs without -o, or an OUTPUT that looks
+  ///   like a forgotten -o (another document, or a name of another type).
+  static func outputs(
+    _ inputs: [String], folder: String?, format: ThumbnailFormat, ext: String
+  ) throws -> [(input: String, output: String, collision: FileError?)] {
+    guard let folder else {
+      guard inputs.count == 2 else {
+        throw UsageError(
+          message: "give -o <dir> and the files, or exactly INPUT OUTPUT (one file)")
+      }
+      let output = inputs[1]
+      let extensions = format == .png ? ["png"] : ["jpg", "jpeg"]
+      let given = (output as NSString).pathExtension.lowercased()
+      // What OUTPUT holds now, if it is a file with content (opened as inputs are).
+      var existing = [UInt8](repeating: 0, count: 1024)
+      if let (descriptor, _) = try? FileIO.openForReading(output) {
+        existing.removeLast(1024 - max(0, read(descriptor, &existing, existing.count)))
+        close(descriptor)
+      } else {
+        existing = []
+      }
+      let replacesOther =
+        !existing.isEmpty && DocumentType(sniffing: existing) != (format == .png ? .png : .jpeg)
+      if !(given.isEmpty || extensions.contains(given)) || replacesOther {
+        throw UsageError(
+          message:
+            "'\(SafeText.escaped(output))' cannot be the thumbnail of "
+            + "'\(SafeText.escaped(inputs[0]))': without -o the second argument is the output, "
+            + "a new or \(extensions[0].uppercased()) file named .\(extensions[0]); "
+            + "to thumbnail several files give -o <dir>")
+      }
+      return [(inputs[0], output, nil)]
+    }
+    guard !inputs.isEmpty else { throw UsageError(message: "give the files to thumbnail") }
+    let outputs = inputs.map { input in
+      let base = ((input as NSString).lastPathComponent as NSString).deletingPathExtension
+      return "\(folder)/\(base).\(ext)"
+    }
+    // Inputs sharing an output: none of them is written (which one would win is no rule).
+    var users: [String: [String]] = [:]
+    for (input, output) in zip(inputs, outputs) { users[output, default: []].append(input) }
+    return zip(inputs, outputs).map { input, output in
+      let sharing = users[output] ?? []
+      guard sharing.count > 1 else { return (input, output, nil) }
+      let other = sharing.first { $0 != input } ?? input
+      return (input, output, FileError.outputCollision(path: output, first: input, second: other))
+    }
   }
 
 }

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLITests: `imprint inspect` and `thumb` under hostile input, end to end with the built
+// binary where a process is needed: a trap-prone file fails alone, special files return at
+// once, outputs never replace inputs or each other, a full disk leaves nothing, and no worker
+// outlives the CLI (killed or not).
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+/// The PIDs of live (not zombie) processes whose command line contains `marker`, or that were
+/// started with `--parent PARENT` (spawned workers of the CLI with PID `parent`).
+func workers(marker: String, parent: Int32) -> [Int32] {
+  let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+  return names.compactMap { name -> Int32? in
+    guard let pid = Int32(name), pid != getpid(),
+      let raw = FileManager.default.contents(atPath: "/proc/\(name)/cmdline"),
+      let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8)
+    else { return nil }
+    // The state follows the command name in parentheses; a zombie has ended.
+    let state = stat.split(separator: ")").last?.split(separator: " ").first
+    guard state != "Z" else { return nil }
+    let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    let spawned = zip(arguments, arguments.dropFirst()).contains {
+      $0 == "--parent" && $1 == "\(parent)"
+    }
+    return spawned || arguments.contains(where: { $0.contains(marker) }) ? pid : nil
+  }
+}
+
+/// Runs `arguments` under a Python parent that is a child subreaper (PR_SET_CHILD_SUBREAPER):
+/// a worker the CLI did not wait for is adopted by it when the CLI exits.
+///
+/// - Returns: the CLI's exit status and how many processes the subreaper adopted and reaped.
+func runAsSubreaper(_ arguments: [String]) throws -> (status: Int32, adopted: Int) {
+  let script = """
+    import ctypes, os, subprocess, sys
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+    cli = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cli.wait()
+    adopted = 0
+    while True:
+        try:
+            os.waitpid(-1, 0)
+            adopted += 1
+        except ChildProcessError:
+            break
+    print(cli.returncode, adopted)
+    """
+  let run = try runTool("python3", ["-c", script] + arguments)
+  let numbers = run.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
+  guard numbers.count == 2 else { return (-1, -1) }
+  return (numbers[0], Int(numbers[1]))
+}
+
+@Suite("imprint inspect and thumb under hostile input")
+struct DocumentReliabilityTests {
+  static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
+
+  /// Good files around hostile ones: each hostile file fails with its code, the good ones are
+  /// reported, and the run ends with status 1 (no signal).
+  @Test("inspect and thumb: a 1e30 MediaBox (and worse) among good files fails alone")
+  func trapsAmongGoodFiles() throws {
+    let folder = TemporaryFolder()
+    let e30 = "1" + String(repeating: "0", count: 30)
+    let hostile: [(String, [UInt8], String)] = [
+      ("e30.pdf", HostileDocuments.onePage(box: "0 0 \(e30) \(e30)"), "pdf.pageTooLarge"),
+      ("minus-e30.pdf", HostileDocuments.onePage(box: "-\(e30) 0 0 842"), "pdf.pageTooLarge"),
+      ("zerobox.pdf", HostileDocuments.onePage(box: "0 0 0 0"), "pdf.emptyPage"),
+      (
+        "count.pdf", HostileDocuments.onePage(box: "0 0 595 842", count: "2147483647"),
+        "pdf.countMismatch"
+      ),
+      ("zero.png", HostileDocuments.pngHeader(width: 0, height: 0), "image.damaged"),
+      ("huge.png", HostileDocuments.pngHeader(width: 0xFFFF_FFFF, height: 2), "image.damaged"),
+    ]
+    for (name, bytes, _) in hostile { try HostileDocuments.write(bytes, to: folder.file(name)) }
+    let good = [documentFixtures + "mixed.pdf", documentFixtures + "hyperlink.pdf"]
+    var files = [good[0]]
+    for (name, _, _) in hostile { files.append(folder.file(name)) }
+    files.append(good[1])
+    let expected = ["ok"] + hostile.map { $0.2 } + ["ok"]
+
+    let inspect = try runTool(Self.binary, ["inspect", "--json"] + files)
+    #expect(inspect.status == 1, "\(inspect.stderr)")
+    #expect(!inspect.stderr.contains("Fatal error"))
+    let report = try JSONSerialization.jsonObject(with: Data(inspect.stdout.utf8)) as? [String: Any]
+    let entries = report?["files"] as? [[String: Any]] ?? []
+    #expect(
+      entries.map {
+        ($0["error"] as? [String: Any])?["code"] as? String ?? ($0["status"] as? String)
+      }
+        == expected)
+
+    let output = TemporaryFolder()
+    let thumb = try runTool(Self.binary, ["thumb", "--json", "-o", output.path] + files)
+    #expect(thumb.status == 1, "\(thumb.stderr)")
+    let thumbs = try JSONSerialization.jsonObject(with: Data(thumb.stdout.utf8)) as? [String: Any]
+    let thumbEntries = thumbs?["files"] as? [[String: Any]] ?? []
+    #expect(
+      thumbEntries.map {
+        ($0["error"] as? [String: Any])?["code"] as? String ?? ($0["status"] as? String)
+      } == expected)
+    #expect(output.contents() == ["hyperlink.png", "mixed.png"])
+  }
+
+  @Test("thumb a.pdf b.pdf (the -o forgotten) is a usage error and leaves b.pdf untouched")
+  func forgottenOutputFolder() async throws {
+    let folder = TemporaryFolder()
+    let a = folder.file("a.pdf")
+    let b = folder.file("b.pdf")
+    try FileManager.default.copyItem(atPath: documentFixtures + "mixed.pdf", toPath: a)
+    try FileManager.default.copyItem(atPath: documentFixtures + "hyperlink.pdf", toPath: b)
+    let photo = folder.file("photo.png")
+    try FileManager.default.copyItem(atPath: documentFixtures + "huge.png", toPath: photo)
+    let jpeg = folder.file("photo.jpg")
+    try Data([0xFF, 0xD8, 0xFF, 0xE0]).write(to: URL(fileURLWithPath: jpeg))
+    let before = try [a, b, photo, jpeg].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+    for arguments in [
+      [a, b], [a, b, folder.file("c.pdf")], [a], [a, jpeg], [a, folder.file("new.pdf")],
+      ["--format", "jpeg", a, photo],
+    ] {
+      let run = await imprint(["thumb"] + arguments)
+      #expect(run.code == 2, "\(arguments): \(run.stderr)")
+      #expect(run.stderr.contains("-o <dir>"), "\(run.stderr)")
+    }
+    // The output named as the input itself, by another path.
+    let same = await imprint(["thumb", photo, folder.path + "/./photo.png"])
+    #expect(same.code == 1 && same.stderr.contains("is also an input"), "\(same.stderr)")
+    #expect(
+      try [a, b, photo, jpeg].map { try Data(contentsOf: URL(fileURLWithPath: $0)) } == before)
+    #expect(folder.contents() == ["a.pdf", "b.pdf", "photo.jpg", "photo.png"])
+    // The freedesktop form still works: a new PNG, or one that replaces an earlier thumbnail.
+    for _ in 0..<2 {
+      let run = await imprint(["thumb", a, folder.file("t.png")])
+      #expect(run.code == 0, "\(run.stderr)")
+    }
+    let help = await imprint(["thumb", "--help"])
+    #expect(help.stdout.contains("'imprint thumb a.pdf b.pdf'"))
+  }
+
+  @Test("thumb -o: inputs with the same name are both refused, an input in the folder is kept")
+  func sameBaseNames() async throws {
+    let folder = TemporaryFolder()
+    for sub in ["x", "y"] {
+      try FileManager.default.createDirectory(
+        atPath: folder.file(sub), withIntermediateDirectories: true)
+    }
+    try FileManager.default.copyItem(
+      atPath: documentFixtures + "mixed.pdf", toPath: folder.file("x/a.pdf"))
+    try FileManager.default.copyItem(
+      atPath: documentFixtures + "hyperlink.pdf", toPath: folder.file("y/a.pdf"))
+    let output = folder.file("out")
+    let run = await imprint([
+      "thumb", "--json", "-o", output, folder.file("x/a.pdf"), folder.file("y/a.pdf"),
+      documentFixtures + "hyperlink.pdf",
+    ])
+    #expect(run.code == 1)
+    let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+    let codes = (report?["files"] as? [[String: Any]] ?? []).map {
+      ($0["error"] as? [String: Any])?["code"] as? String ?? "ok"
+    }
+    #expect(codes == ["file.outputCollision", "file.outputCollision", "ok"])
+    #expect(
+      (try? FileManager.default.contentsOfDirectory(atPath: output).sorted()) == ["hyperlink.png"])
+    // With --pages all too (a-1.png, a-2.png ... would mix the two files' pages).
+    let pages = await imprint([
+      "thumb", "--pages", "all", "-o", folder.file("pages"), folder.file("x/a.pdf"),
+      folder.file("y/a.pdf"),
+    ])
+    #expect(pages.code == 1 && pages.stderr.contains("would both be written to"))
+    #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.file("pages"))) == [])
+    // -o naming the input's own folder: the PNG input would be its own thumbnail.
+    let photo = folder.file("p.png")
+    try FileManager.default.copyItem(atPath: documentFixtures + "huge.png", toPath: photo)
+    let before = try Data(contentsOf: URL(fileURLWithPath: photo))
+    let own = await imprint(["thumb", "--json", "-o", folder.path, photo])
+    #expect(own.code == 1 && own.stdout.contains("file.outputIsInput"), "\(own.stdout)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: photo)) == before)
+  }
+
+  @Test("a FIFO, /dev/zero and /dev/urandom are refused at once by inspect and thumb")
+  func specialFiles() throws {
+    let folder = TemporaryFolder()
+    let fifo = folder.file("pipe.pdf")
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let files = [fifo, "/dev/zero", "/dev/urandom", documentFixtures + "mixed.pdf"]
+    for command in [["inspect", "--json"], ["thumb", "--json", "-o", folder.file("out")]] {
+      let started = Date()
+      let run = try runTool(Self.binary, command + files)
+      #expect(Date().timeIntervalSince(started) < 15, "\(command[0]) took too long")
+      #expect(run.status == 1, "\(run.stderr)")
+      let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+      let codes = (report?["files"] as? [[String: Any]] ?? []).map {
+        ($0["error"] as? [String: Any])?["code"] as? String ?? "ok"
+      }
+      #expect(codes == ["file.notRegular", "file.notRegular", "file.notRegular", "ok"])
+    }
+  }
+
+  @Test("thumb on a full disk (RLIMIT_FSIZE): the write fails with a code, exit 1, no file left")
+  func fullDisk() throws {
+    let folder = TemporaryFolder()
+    let run = try runTool(
+      "prlimit",
+      [
+        "--fsize=3000", Self.binary, "thumb", "--json", "--size", "512", "--pages", "all", "-o",
+        folder.path, documentFixtures + "mixed.pdf", documentFixtures + "hyperlink.pdf",
+      ])
+    #expect(run.status == 1, "\(run.stderr)")
+    let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+    let codes = (report?["files"] as? [[String: Any]] ?? []).map {
+      ($0["error"] as? [String: Any])?["code"] as? String ?? "ok"
+    }
+    #expect(codes == ["file.unwritable", "file.unwritable"], "\(run.stdout)")
+    // Not a page of either file, nor a temporary.
+    #expect(folder.contents() == [])
+  }
+
+  @Test("after kill -9 of the CLI, its busy workers end within seconds")
+  func killedCLILeavesNoWorker() throws {
+    let folder = TemporaryFolder()
+    var files: [String] = []
+    for index in 0..<2 {
+      let file = folder.file("bomb\(index).pdf")
+      try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: file)
+      files.append(file)
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Self.binary)
+    process.arguments =
+      [
+        "thumb", "--cpu-limit", "120", "--timeout", "120", "-j", "2", "-o", folder.file("out"),
+      ] + files
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let cli = process.processIdentifier
+    var busy: [Int32] = []
+    for _ in 0..<1000 where busy.count < 2 {
+      busy = workers(marker: folder.path, parent: cli).filter { $0 != cli }
+      usleep(10_000)
+    }
+    #expect(!busy.isEmpty, "no worker was seen")
+    kill(cli, SIGKILL)
+    process.waitUntilExit()
+    var left = busy
+    for _ in 0..<50 where !left.isEmpty {
+      usleep(100_000)
+      left = workers(marker: folder.path, parent: cli).filter { busy.contains($0) }
+    }
+    #expect(left.isEmpty, "workers \(left) outlived the killed CLI")
+  }
+
+  @Test("after a usage error or files refused before any work, no prestarted worker is left")
+  func unusedWorkersReaped() throws {
+    let folder = TemporaryFolder()
+    let a = folder.file("a.pdf")
+    try FileManager.default.copyItem(atPath: documentFixtures + "mixed.pdf", toPath: a)
+    let fifo = folder.file("pipe.pdf")
+    #expect(mkfifo(fifo, 0o600) == 0)
+    for (arguments, expected) in [
+      (["thumb", "-j", "4", a, folder.file("b.pdf")], Int32(2)),
+      (
+        [
+          "thumb", "-j", "4", "-o", folder.file("out"), fifo, "/dev/zero", folder.file("no.pdf"), a,
+        ], 1
+      ),
+      (["inspect", "-j", "4", fifo, "/dev/zero", folder.file("no.pdf"), a], 1),
+    ] {
+      let run = try runAsSubreaper([Self.binary] + arguments)
+      #expect(run.status == expected, "\(arguments)")
+      #expect(run.adopted == 0, "\(arguments): \(run.adopted) worker(s) outlived the CLI")
+    }
+  }
+
+  @Test("after a normal exit no worker is left, and their CPU time is counted in the CLI's")
+  func workersReapedAtExit() throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    let files = [
+      documentFixtures + "mixed.pdf", documentFixtures + "hyperlink.pdf",
+      documentFixtures + "objstreams.pdf", bomb,
+    ]
+    let arguments =
+      [Self.binary, "thumb", "--cpu-limit", "2", "-j", "2", "-o", folder.file("out")] + files
+    var cli: pid_t = 0
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv = arguments.map { strdup($0) } + [nil]
+    let spawned = posix_spawn(&cli, Self.binary, &actions, nil, argv, environ)
+    for argument in argv { free(argument) }
+    posix_spawn_file_actions_destroy(&actions)
+    try #require(spawned == 0)
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(cli, &status, 0, &usage) < 0 && errno == EINTR {}
+    #expect(status >> 8 & 0xFF == 1 && status & 0x7F == 0, "status \(status)")
+    // Right after the exit: every worker was waited for before it.
+    #expect(workers(marker: folder.path, parent: cli) == [])
+    let good = try runAsSubreaper(
+      [Self.binary, "thumb", "-j", "3", "-o", folder.file("good")] + files.dropLast())
+    #expect(good.status == 0 && good.adopted == 0, "\(good)")
+    // The CLI's usage as wait4 gives it (its own and its waited-for children's): the worker
+    // that ran into the 2 s CPU limit is in it only if the CLI reaped it.
+    let cpu =
+      Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+      + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    #expect(cpu >= 2, "\(cpu) s")
+  }
+}
