@@ -225,6 +225,8 @@ enum DocumentCommands {
       var error: ErrorRecord?
     }
     var results: [Int: Entry] = [:]
+    // Identified once: each output is then one stat, however many inputs there are.
+    let protected = FileIdentities(folder == nil ? [] : inputs)
     // Fewer files than workers: the pages of each are shared out among the idle ones.
     let spare = max(1, jobs / max(1, pairs.count))
     var iterator = largestFirst(pairs, path: \.input).makeIterator()
@@ -250,7 +252,7 @@ enum DocumentCommands {
           entry.outputs = try await sandbox.thumbnails(
             path: pair.input, file: pair.input, password: password, pages: pagesSpec, size: size,
             format: format, output: pair.output, text: text, parallel: spare,
-            inputs: folder == nil ? [] : inputs)
+            inputs: protected)
         } catch {
           entry.status = "failed"
           entry.error = ErrorRecord(error)

@@ -43,9 +43,6 @@ public struct WorkerRequest: Codable, Sendable {
   /// With several pages, `-N` is added before the extension for page N. The worker writes each page to a temporary file beside it (`staged` in the
   /// answer) and the caller renames them all once every page has succeeded.
   public var output: String?
-  /// Files that must never be written (the run's inputs): an output that is one of them is
-  /// refused (`file.outputIsInput`).
-  public var inputs: [String]?
   /// PNG text chunks, as [key, value] pairs.
   public var text: [[String]]?
   /// CPU seconds for this file.
@@ -186,7 +183,6 @@ public enum DocumentWorker {
           : (output as NSString).deletingPathExtension + "-\(page)."
             + (output as NSString).pathExtension
         do {
-          try ConfinedPath.checkNotInput(path, inputs: request.inputs ?? [])
           let temporary = try AtomicFile.temporaryPath(for: path)
           let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
           guard descriptor >= 0 else {
@@ -209,6 +205,35 @@ public enum DocumentWorker {
     }
     if let failure { throw failure }
     return staged
+  }
+}
+
+/// The files a run must never write, by identity (device and inode), whatever paths name them:
+/// built once from the inputs, then one `stat` per output.
+public struct FileIdentities: Sendable {
+  private var identities: Set<[UInt64]> = []
+
+  /// The identities of the files at `paths` (those that exist).
+  public init(_ paths: [String]) {
+    for path in paths { if let identity = Self.identity(path) { identities.insert(identity) } }
+  }
+
+  /// These and the file at `path`.
+  public func adding(_ path: String) -> FileIdentities {
+    var copy = self
+    if let identity = Self.identity(path) { copy.identities.insert(identity) }
+    return copy
+  }
+
+  /// Whether `path` names one of the files.
+  public func contains(_ path: String) -> Bool {
+    Self.identity(path).map { identities.contains($0) } ?? false
+  }
+
+  private static func identity(_ path: String) -> [UInt64]? {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }
+    return [UInt64(status.st_dev), UInt64(status.st_ino)]
   }
 }
 
@@ -332,22 +357,23 @@ public final class DocumentSandbox: Sendable {
   /// A file's thumbnails are all written or none, whatever fails (a page, a write, the CPU or
   /// memory limit, the time limit): the workers write temporary files, renamed to their final
   /// names only once every page of every run has succeeded. No thumbnail replaces `path` or
-  /// any of `inputs` (the run's other inputs).
+  /// any of `inputs` (the run's inputs, whatever paths name them: `file.outputIsInput`).
   /// - Returns: the files written, in page order.
   /// - Throws: `FileError` or `DocumentError`; no file is left when a page fails.
   @discardableResult
   public func thumbnails(
     path: String, file: String, password: String? = nil, pages: String = "1", size: Int,
     format: ThumbnailFormat, output: String, text: [(key: String, value: String)] = [],
-    parallel: Int = 1, inputs: [String] = []
+    parallel: Int = 1, inputs: FileIdentities = FileIdentities([])
   ) async throws -> [String] {
     try AtomicFile.checkWritable(output)
-    try ConfinedPath.checkNotInput(output, inputs: [path] + inputs)
+    let protected = inputs.adding(path)
+    if protected.contains(output) { throw FileError.outputIsInput(path: output) }
     let source = try absolute(path)
     func request(_ pages: String) -> WorkerRequest {
       WorkerRequest(
         operation: "thumbnail", path: source, file: file, password: password,
-        pages: pages, size: size, format: format, output: output, inputs: [source] + inputs,
+        pages: pages, size: size, format: format, output: output,
         text: text.map { [$0.key, $0.value] }, cpuSeconds: limits.cpuSeconds)
     }
     let runs =
@@ -383,12 +409,20 @@ public final class DocumentSandbox: Sendable {
       AtomicFile.removeStaleTemporaries(in: Self.folder(of: output))
       throw failure
     }
-    return try Self.commit(pairs)
+    return try Self.commit(pairs, protected: protected)
   }
 
   /// Renames staged thumbnails to their final names (each is synced already), then syncs
-  /// the folder once; when a rename fails, the ones renamed are removed with the rest.
-  private static func commit(_ pairs: [[String]]) throws(FileError) -> [String] {
+  /// the folder once; when a final name is an input or a rename fails, nothing is renamed
+  /// or the ones renamed are removed with the rest.
+  private static func commit(_ pairs: [[String]], protected: FileIdentities) throws(FileError)
+    -> [String]
+  {
+    // A numbered page (`a-2.png`) can be an input: known only now that the pages are.
+    if let input = pairs.first(where: { $0.count == 2 && protected.contains($0[1]) }) {
+      for pair in pairs { unlink(pair[0]) }
+      throw .outputIsInput(path: input[1])
+    }
     var renamed: [String] = []
     for (index, pair) in pairs.enumerated() where pair.count == 2 {
       guard rename(pair[0], pair[1]) == 0 else {
