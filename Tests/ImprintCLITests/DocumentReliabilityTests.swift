@@ -189,7 +189,8 @@ struct DocumentReliabilityTests {
     for command in [["inspect", "--json"], ["thumb", "--json", "-o", folder.file("out")]] {
       let started = Date()
       let run = try runTool(Self.binary, command + files)
-      #expect(Date().timeIntervalSince(started) < 15, "\(command[0]) took too long")
+      // A hang guard (a FIFO read would block forever), generous for a loaded machine.
+      #expect(Date().timeIntervalSince(started) < 60, "\(command[0]) took too long")
       #expect(run.status == 1, "\(run.stderr)")
       let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
       let codes = (report?["files"] as? [[String: Any]] ?? []).map {
