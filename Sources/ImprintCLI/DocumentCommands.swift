@@ -213,7 +213,12 @@ enum DocumentCommands {
     let folder = arguments.value("output")
     let inputs = arguments.positionals
     let pairs = try outputs(inputs, folder: folder, format: format, ext: ext)
-    if let folder { try FileIO.makeFolder(folder) }
+    if let folder {
+      try FileIO.makeFolder(folder)
+      // Pages staged by the workers of a run that was killed (kill -9 of the CLI) are hidden
+      // temporaries of dead processes: removed once per run, never a live run's.
+      AtomicFile.removeStaleTemporaries(in: folder)
+    }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try sandbox(arguments, console, jobs: jobs)
     let password = arguments.value("password")

@@ -219,6 +219,29 @@ struct DocumentReliabilityTests {
     #expect(folder.contents() == [])
   }
 
+  @Test("thumb -o removes the staged pages a killed run left, and keeps a live run's")
+  func staleStagedPagesRemoved() async throws {
+    let folder = TemporaryFolder()
+    var buffer = [CChar](repeating: 0, count: 256)
+    gethostname(&buffer, buffer.count - 1)
+    let host = String(
+      String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") })
+    // A process that has ended, and this one (alive).
+    let ended = Process()
+    ended.executableURL = URL(fileURLWithPath: "/bin/true")
+    try ended.run()
+    ended.waitUntilExit()
+    let stale = ".mixed-2.png.tmp-\(host)-\(ended.processIdentifier)-1"
+    let live = ".mixed-3.png.tmp-\(host)-\(getpid())-1"
+    for name in [stale, live] {
+      FileManager.default.createFile(atPath: folder.file(name), contents: Data([1, 2, 3]))
+    }
+    let run = await imprint(["thumb", "-o", folder.path, documentFixtures + "hyperlink.pdf"])
+    #expect(run.code == 0, "\(run.stderr)")
+    #expect(folder.contents() == [live, "hyperlink.png"])
+  }
+
   @Test("after kill -9 of the CLI, its busy workers end within seconds")
   func killedCLILeavesNoWorker() throws {
     let folder = TemporaryFolder()
