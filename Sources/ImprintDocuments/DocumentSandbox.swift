@@ -96,7 +96,10 @@ public enum DocumentWorker {
     sigemptyset(&unblock)
     sigaddset(&unblock, SIGXCPU)
     sigprocmask(SIG_UNBLOCK, &unblock, nil)
-    var limit = rlimit(rlim_cur: rlim_t(memoryMB) << 20, rlim_max: rlim_t(memoryMB) << 20)
+    // Limits come from the caller: clamped, never converted unchecked (a negative value would
+    // trap in rlim_t, a huge one overflow).
+    let bytes = rlim_t(min(max(memoryMB, 1), 1 << 30)) << 20
+    var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
     setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
     guard var reader = try? LineReader(path: "-") else { return }
     func answer(_ response: WorkerResponse) {
@@ -122,9 +125,8 @@ public enum DocumentWorker {
       var usage = rusage()
       getrusage(RUSAGE_SELF.rawValue, &usage)
       let used = rlim_t(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + 1
-      var cpu = rlimit(
-        rlim_cur: used + rlim_t(request.cpuSeconds), rlim_max: used + rlim_t(request.cpuSeconds) + 5
-      )
+      let seconds = rlim_t(min(max(request.cpuSeconds, 1), 1 << 31))
+      var cpu = rlimit(rlim_cur: used + seconds, rlim_max: used + seconds + 5)
       setrlimit(Int32(RLIMIT_CPU.rawValue), &cpu)
       answer(handle(request))
     }
@@ -292,6 +294,13 @@ public final class DocumentSandbox: Sendable {
   deinit {
     DocumentWorkers.unregister(self)
     stopIdleWorkers()
+  }
+
+  /// The wall-clock limit, 60 s when `limits` holds no positive finite number (a NaN would
+  /// trap when converted to poll's milliseconds).
+  private var wallSeconds: Double {
+    limits.wallSeconds.isFinite && limits.wallSeconds > 0
+      ? min(limits.wallSeconds, 1e6) : SandboxLimits().wallSeconds
   }
 
   /// Stops and reaps the idle workers (a later request starts new ones).
@@ -488,7 +497,7 @@ public final class DocumentSandbox: Sendable {
       ?? WorkerProcess(executable: executable, memoryMB: limits.memoryMB)
     let outcome = await withCheckedContinuation { continuation in
       DispatchQueue.global().async {
-        continuation.resume(returning: worker.exchange(line, timeout: self.limits.wallSeconds))
+        continuation.resume(returning: worker.exchange(line, timeout: self.wallSeconds))
       }
     }
     switch outcome {

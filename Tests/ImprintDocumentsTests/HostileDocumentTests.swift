@@ -176,6 +176,17 @@ struct HostileInputTests {
     #expect(header.width == side && header.height == side && header.dpi == nil)
   }
 
+  @Test("nonsense limits from a library caller are clamped, not trapped on")
+  func nonsenseLimits() async throws {
+    var limits = SandboxLimits()
+    limits.cpuSeconds = -5
+    limits.memoryMB = Int.max
+    limits.wallSeconds = .nan
+    let sandbox = DocumentSandbox(executable: worker, limits: limits, workers: 1)
+    let info = try await sandbox.inspect(path: documents + "mixed.pdf", file: "mixed.pdf")
+    #expect(info.pages == 3)
+  }
+
   @Test("a worker's death is told by how it ended, not by what it printed")
   func deaths() {
     let limits = SandboxLimits()
