@@ -32,10 +32,11 @@ func workers(marker: String, parent: Int32) -> [Int32] {
 /// Runs `arguments` under a Python parent that is a child subreaper (PR_SET_CHILD_SUBREAPER):
 /// a worker the CLI did not wait for is adopted by it when the CLI exits.
 ///
-/// - Returns: the CLI's exit status and how many processes the subreaper adopted and reaped.
-func runAsSubreaper(_ arguments: [String]) throws -> (status: Int32, adopted: Int) {
+/// - Returns: the CLI's exit status, how many processes the subreaper adopted and reaped, and
+///   the largest resident size of the CLI and every process it waited for, in kilobytes.
+func runAsSubreaper(_ arguments: [String]) throws -> (status: Int32, adopted: Int, peakKB: Int) {
   let script = """
-    import ctypes, os, subprocess, sys
+    import ctypes, os, resource, subprocess, sys
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
     cli = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cli.wait()
@@ -46,12 +47,12 @@ func runAsSubreaper(_ arguments: [String]) throws -> (status: Int32, adopted: In
             adopted += 1
         except ChildProcessError:
             break
-    print(cli.returncode, adopted)
+    print(cli.returncode, adopted, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     """
   let run = try runTool("python3", ["-c", script] + arguments)
-  let numbers = run.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
-  guard numbers.count == 2 else { return (-1, -1) }
-  return (numbers[0], Int(numbers[1]))
+  let numbers = run.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+  guard numbers.count == 3 else { return (-1, -1, -1) }
+  return (Int32(numbers[0]), numbers[1], numbers[2])
 }
 
 @Suite("imprint inspect and thumb under hostile input")
@@ -103,6 +104,11 @@ struct DocumentReliabilityTests {
         ($0["error"] as? [String: Any])?["code"] as? String ?? ($0["status"] as? String)
       } == expected)
     #expect(output.contents() == ["hyperlink.png", "mixed.png"])
+    // With colours (every page drawn): still each file's own error, and memory bounded (no
+    // list of 2^31 pages, no 1e30-point page drawn).
+    let colors = try runAsSubreaper([Self.binary, "inspect", "--colors"] + files)
+    #expect(colors.status == 1 && colors.adopted == 0)
+    #expect(colors.peakKB > 0 && colors.peakKB < 1 << 20, "peak \(colors.peakKB) KB")
   }
 
   @Test("thumb a.pdf b.pdf (the -o forgotten) is a usage error and leaves b.pdf untouched")
