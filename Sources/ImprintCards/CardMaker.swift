@@ -242,9 +242,9 @@ public struct CardPDFWriter: ~Copyable {
   ///   - options: bleed and crop marks.
   ///   - title: the document title (a card's @handle, or the job's name).
   ///   - path: the file to write as pages are added; in memory when nil.
-  /// - Throws: `GraphicsError.cairo`.
+  /// - Throws: `FileError.unwritable` when `path` cannot be created; `GraphicsError.cairo`.
   public init(template: CardTemplate, options: CardOptions, title: String, path: String? = nil)
-    throws(GraphicsError)
+    throws
   {
     size = CardMaker.pageSize(template, options: options)
     document = try VectorDocument(
@@ -277,8 +277,9 @@ public struct CardPDFWriter: ~Copyable {
 
   /// Finishes the file; returns its bytes when it was built in memory.
   ///
-  /// - Throws: `GraphicsError.cairo`.
-  public consuming func finish() throws(GraphicsError) -> [UInt8] {
+  /// - Throws: `FileError.unwritable` when the file could not be written (a full disk);
+  ///   `GraphicsError.cairo`.
+  public consuming func finish() throws -> [UInt8] {
     try document.finish()
   }
 }

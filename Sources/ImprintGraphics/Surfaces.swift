@@ -9,20 +9,57 @@ import ImprintCore
 /// The fixed creation date written into every PDF, so that output bytes do not depend on the clock.
 public let fixedPDFDate = "2000-01-01T00:00:00Z"
 
-/// Collects the bytes a cairo stream surface writes.
+/// Collects the bytes a cairo stream surface writes: in memory, or written to a file through
+/// `FileIO` a block at a time.
+///
+/// cairo is never given a path itself: its own file stream (stdio) loses a write error met at
+/// the final flush (cairo 1.16 reports success with the file cut short when the disk fills as
+/// the document closes), so every byte goes through here and the first failed write is kept.
 private final class ByteSink {
+  /// The bytes in memory, or those not yet written to `descriptor`.
   var bytes: [UInt8] = []
-  /// The file cairo writes instead, when there is one.
+  /// The file written as the document grows, when there is one.
   var path: String?
+  var descriptor: Int32 = -1
+  /// The first write that failed; every later write fails at once.
+  var failure: FileError?
   /// Whether `finish()` removes repeated dictionary keys (see `PDFDuplicateKeys`).
   var repairKeys = true
+
+  /// The most bytes held before they are written to the file.
+  static let block = 1 << 16
+
+  /// Writes the held bytes to the file (nothing in memory mode).
+  func flush() {
+    guard descriptor >= 0, failure == nil, !bytes.isEmpty, let path else { return }
+    do {
+      try FileIO.writeAll(bytes, to: descriptor, path: path)
+      bytes.removeAll(keepingCapacity: true)
+    } catch {
+      failure = error
+    }
+  }
+
+  /// Closes the file, reporting what `close` reports; idempotent.
+  func close() throws(FileError) {
+    guard descriptor >= 0, let path else { return }
+    let descriptor = self.descriptor
+    self.descriptor = -1
+    try FileIO.close(descriptor, path: path)
+  }
+
+  deinit {
+    if descriptor >= 0 { Foundation.close(descriptor) }
+  }
 }
 
 private let writeToSink: cairo_write_func_t = { closure, data, length in
   guard let closure, let data else { return CAIRO_STATUS_WRITE_ERROR }
   let sink = Unmanaged<ByteSink>.fromOpaque(closure).takeUnretainedValue()
+  guard sink.failure == nil else { return CAIRO_STATUS_WRITE_ERROR }
   sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length)))
-  return CAIRO_STATUS_SUCCESS
+  if sink.descriptor >= 0 && sink.bytes.count >= ByteSink.block { sink.flush() }
+  return sink.failure == nil ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR
 }
 
 private func statusText(_ status: cairo_status_t) -> String {
@@ -70,29 +107,37 @@ public struct VectorDocument: ~Copyable {
   ///   - metadata: title and creator (PDF only).
   ///   - fonts: the font library text is set from; the bundled one when nil and text is drawn.
   ///   - path: write straight to this file as pages are finished (for long documents, whose
-  ///     bytes are then not kept in memory); in memory when nil.
-  /// - Throws: `GraphicsError.cairo` when cairo cannot create the surface.
+  ///     bytes are then not kept in memory); in memory when nil. Every write is checked: a full
+  ///     disk fails the page or `finish()` that meets it.
+  /// - Throws: `FileError.unwritable` when `path` cannot be created; `GraphicsError.cairo` when
+  ///   cairo cannot create the surface.
   public init(
     format: VectorFormat, size: Size, metadata: DocumentMetadata = DocumentMetadata(),
     fonts: FontLibrary? = nil, path: String? = nil
-  ) throws(GraphicsError) {
+  ) throws {
     let sink = ByteSink()
+    if let path, format == .pdf {
+      let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+      guard descriptor >= 0 else {
+        throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+      }
+      sink.descriptor = descriptor
+    }
     let closure = Unmanaged.passUnretained(sink).toOpaque()
     let surface: OpaquePointer?
-    switch (format, path) {
-    case (.pdf, let path?):
-      surface = cairo_pdf_surface_create(path, size.width, size.height)
-    case (.pdf, nil):
+    switch format {
+    case .pdf:
       surface = cairo_pdf_surface_create_for_stream(
         writeToSink, closure, size.width, size.height)
-    case (.eps, _):
+    case .eps:
       surface = cairo_ps_surface_create_for_stream(writeToSink, closure, size.width, size.height)
     }
     guard let surface else { preconditionFailure("cairo returned a NULL surface") }
     let status = cairo_surface_status(surface)
     guard status == CAIRO_STATUS_SUCCESS else {
       cairo_surface_destroy(surface)
-      throw .cairo(operation: "creating a \(format) surface", status: statusText(status))
+      throw GraphicsError.cairo(
+        operation: "creating a \(format) surface", status: statusText(status))
     }
     switch format {
     case .pdf:
@@ -129,7 +174,8 @@ public struct VectorDocument: ~Copyable {
 
   /// Draws one page of `size` (PDF pages may differ in size; EPS has one page).
   ///
-  /// - Throws: what `body` throws, or `GraphicsError.cairo` when drawing failed.
+  /// - Throws: what `body` throws, `FileError.unwritable` when writing the file failed, or
+  ///   `GraphicsError.cairo` when drawing failed.
   public func page(
     size: Size, _ body: (borrowing Canvas) throws -> Void
   ) throws {
@@ -143,27 +189,32 @@ public struct VectorDocument: ~Copyable {
     }
     try body(canvas)
     cairo_show_page(canvas.cr)
+    if let failure = sink.failure { throw failure }
     try canvas.check("drawing a page")
   }
 
   /// Finishes the document and returns its bytes (empty when it was written to a file).
   ///
-  /// - Throws: `GraphicsError.cairo` when cairo reports an error.
-  public consuming func finish() throws(GraphicsError) -> [UInt8] {
+  /// With a path, the file is complete and closed (every write and the close checked) when this
+  /// returns; the caller's `AtomicFile.commit` then syncs it.
+  ///
+  /// - Throws: `FileError.unwritable` when writing the file failed (a full disk), or
+  ///   `GraphicsError.cairo` when cairo reports an error.
+  public consuming func finish() throws -> [UInt8] {
     cairo_surface_finish(surface)
     let status = cairo_surface_status(surface)
+    sink.flush()
+    if let failure = sink.failure { throw failure }
+    try sink.close()
     guard status == CAIRO_STATUS_SUCCESS else {
-      throw .cairo(operation: "finishing the document", status: statusText(status))
+      throw GraphicsError.cairo(operation: "finishing the document", status: statusText(status))
     }
     var bytes = sink.bytes
     if format == .eps {
       bytes = fixPostScriptDate(bytes)
     } else if sink.repairKeys, let target = sink.path {
-      do {
-        try PDFDuplicateKeys.repair(path: target)
-      } catch {
-        throw .cairo(operation: "rewriting \(target) without repeated keys", status: error.message)
-      }
+      // Its reads and writes are checked (FileError), and it replaces the file atomically.
+      try PDFDuplicateKeys.repair(path: target)
     } else if sink.repairKeys {
       bytes = PDFDuplicateKeys.repaired(bytes) ?? bytes
     }
