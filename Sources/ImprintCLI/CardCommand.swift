@@ -36,7 +36,11 @@ enum CardCommand {
       .value("photo-cache", "<dir>", "Folder of photos named <account>.jpg or <account>.png."),
       .flag(
         "fetch-photo",
-        "Download the profile_image when no photo is given or cached (http/https, 15 s, 10 MB)."),
+        "Download the profile_image when no photo is given or cached (http/https, 15 s in all, "
+          + "10 MB; never from loopback, private, link-local or multicast addresses)."),
+      .flag(
+        "allow-private-network",
+        "Let --fetch-photo reach loopback and private addresses (a shop's own photo server)."),
       .value("follow-counts", "<file>", "A get_follow_count result for the back (single profile)."),
       .value("platform", "<name>", "steem or hive (default: detected, else steem)."),
       .flag("allow-missing-glyphs", "Warn instead of failing when no font can draw a character."),
@@ -57,6 +61,9 @@ enum CardCommand {
     let output: String
     let photo: String?
     let follow: String?
+    /// Set when an earlier profile of the run already writes `output` (two profiles with one
+    /// base name in different folders): this job fails rather than replace that card.
+    var collision: FileError? = nil
   }
 
   struct Report: Codable, Sendable {
@@ -126,18 +133,25 @@ enum CardCommand {
       }
       try FileIO.makeFolder(folder)
       let ext = chosen == .pdf ? "pdf" : "png"
+      var claimed: [String: String] = [:]
       jobs = profiles.map { path in
         let base = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-        return Job(
+        var job = Job(
           profilePath: path, output: "\(folder)/\(base).\(ext)", photo: arguments.value("photo"),
           follow: arguments.value("follow-counts"))
+        if let first = claimed[job.output] {
+          job.collision = .outputCollision(path: job.output, first: first, second: path)
+        } else {
+          claimed[job.output] = path
+        }
+        return job
       }
     } else {
       throw UsageError(message: "give -o <file> for one profile, or --output-dir <dir>")
     }
     let context = try Context(
       template: template, options: options, format: chosen, platform: platform,
-      photoCache: arguments.value("photo-cache"), fetch: arguments.flag("fetch-photo"))
+      arguments: arguments, inputs: profiles)
     let parallel = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     var reports: [Int: Report] = [:]
     var iterator = jobs.enumerated().makeIterator()
@@ -158,11 +172,13 @@ enum CardCommand {
     for report in ordered {
       if let error = report.error {
         failed += 1
+        // Messages carry profile text (names, URLs): escaped, like Console.report's.
         if single {
-          console.stderr.write("error: \(error.message)\n")
-          if let hint = error.hint { console.stderr.write("hint: \(hint)\n") }
+          console.stderr.write("error: \(SafeText.escaped(error.message))\n")
+          if let hint = error.hint { console.stderr.write("hint: \(SafeText.escaped(hint))\n") }
         } else {
-          console.stderr.write("error: \(report.profile): \(error.message)\n")
+          console.stderr.write(
+            "error: \(SafeText.escaped(report.profile)): \(SafeText.escaped(error.message))\n")
         }
       } else if !arguments.flag("quiet") {
         for warning in report.warnings { console.warn(warning) }
@@ -188,7 +204,8 @@ enum CardCommand {
   ) async throws -> Int32 {
     let context = try Context(
       template: template, options: options, format: .pdf, platform: platform,
-      photoCache: arguments.value("photo-cache"), fetch: arguments.flag("fetch-photo"))
+      arguments: arguments, inputs: profiles)
+    try ConfinedPath.checkNotInput(output, inputs: context.inputs)
     let temporary = try AtomicFile.temporaryPath(for: output)
     var writer = try CardPDFWriter(
       template: template, options: options, title: (output as NSString).lastPathComponent,
@@ -223,19 +240,29 @@ enum CardCommand {
           next += 1
         }
       })
-    if let drawError {
+    /// A write error names the file the person asked for, not its temporary.
+    func failed(_ error: any Error) -> any Error {
       AtomicFile.discard(temporary)
-      throw drawError
+      if case .unwritable(let path, let reason)? = error as? FileError, path == temporary {
+        return FileError.unwritable(path: output, reason: reason)
+      }
+      return error
     }
+    if let drawError { throw failed(drawError) }
     let cards = reports.filter { $0.error == nil }.count
     if cards == 0 {
       AtomicFile.discard(temporary)
     } else {
-      _ = try writer.finish()
+      do {
+        _ = try writer.finish()
+      } catch {
+        throw failed(error)
+      }
       try AtomicFile.commit(temporary, to: output)
     }
     if !arguments.flag("quiet") {
-      console.stderr.write("card: \(cards) of \(profiles.count) cards written to \(output)\n")
+      console.stderr.write(
+        "card: \(cards) of \(profiles.count) cards written to \(SafeText.escaped(output))\n")
     }
     return finish(reports, single: false, arguments: arguments, console: console)
   }
@@ -246,14 +273,18 @@ enum CardCommand {
     let options: CardOptions
     let format: Format
     let platform: Platform?
-    let photoCache: String?
+    let photoCache: PhotoCache?
     let fetch: Bool
+    let allowPrivateNetwork: Bool
     let placeholder: [UInt8]
     let placeholderPath: String
+    /// Every file the run reads by name (profiles, photo, follow counts, template): no output
+    /// may replace one.
+    let inputs: [String]
 
     init(
       template: CardTemplate, options: CardOptions, format: Format, platform: Platform?,
-      photoCache: String?, fetch: Bool
+      arguments: ParsedArguments, inputs profiles: [String]
     ) throws {
       let placeholderPath =
         (ResourceLocator.assetsDirectory() ?? "assets") + "/placeholder-photo.png"
@@ -261,16 +292,24 @@ enum CardCommand {
       self.options = options
       self.format = format
       self.platform = platform
-      self.photoCache = photoCache
-      self.fetch = fetch
+      self.photoCache = arguments.value("photo-cache").map { PhotoCache(folder: $0) }
+      self.fetch = arguments.flag("fetch-photo")
+      self.allowPrivateNetwork = arguments.flag("allow-private-network")
       self.placeholder = try FileIO.read(placeholderPath, limit: FileIO.Limit.image)
       self.placeholderPath = placeholderPath
+      inputs =
+        profiles + template.assetPaths
+        + [arguments.value("photo"), arguments.value("follow-counts"), arguments.value("template")]
+        .compactMap { $0 }
     }
 
-    /// Reads the profile and photo of a job and decodes them; the photo is `--photo`, else the
-    /// cached `<account>.jpg/.png`, else (with `--fetch-photo`) the downloaded profile_image,
-    /// which is then kept in the cache folder; else the placeholder.
-    func input(_ job: Job) async throws -> CardInput {
+    /// Reads the profile and photo of a job and decodes them.
+    ///
+    /// The photo is `--photo`, else the cached `<account>.jpg/.png`, else (with `--fetch-photo`)
+    /// the downloaded profile_image, which is then kept in the cache folder once it decoded;
+    /// else the placeholder. A cached photo that cannot be used is a miss (a warning), replaced
+    /// by the next download.
+    func input(_ job: Job) async throws -> (CardInput, [String], String?) {
       let follow = try job.follow.map { path in
         try Profile.parseFollowCounts(
           try FileIO.read(path, limit: FileIO.Limit.structured), source: path)
@@ -279,30 +318,47 @@ enum CardCommand {
         try FileIO.read(job.profilePath, limit: FileIO.Limit.structured), source: job.profilePath,
         platform: platform,
         follow: follow)
+      var warnings: [String] = []
       var photo: (bytes: [UInt8], source: String)?
-      if let path = job.photo ?? cachedPhoto(profile.account) {
+      var downloaded = false
+      if let path = job.photo {
         photo = (try FileIO.read(path, limit: FileIO.Limit.image), path)
-      } else if fetch, let url = profile.profileImage {
-        let bytes = try await PhotoFetcher.fetch(url)
-        photo = (bytes, url)
-        if let photoCache {
-          let ext = ImageType(sniffing: bytes) == .png ? "png" : "jpg"
-          try? AtomicFile.write(bytes, to: "\(photoCache)/\(profile.account).\(ext)")
+      } else {
+        switch photoCache?.lookup(profile.account) {
+        case .hit(let bytes, let path)?: photo = (bytes, path)
+        case .unusable(let path, let reason)?:
+          warnings.append("cached photo '\(path)' is not used (\(reason))")
+        case .miss?, nil: break
         }
       }
-      return try CardInput(
+      if photo == nil, fetch, let url = profile.profileImage {
+        let bytes = try await PhotoFetcher.fetch(url, allowPrivateNetwork: allowPrivateNetwork)
+        photo = (bytes, url)
+        downloaded = true
+      }
+      let input = try CardInput(
         profile: profile, template: template, photo: photo,
         placeholder: (placeholder, placeholderPath))
+      if downloaded, let photo, let photoCache {
+        // Stored only now that it decoded; a cache that cannot be written costs the next run a
+        // download, not this card.
+        do {
+          try photoCache.store(photo.bytes, account: profile.account)
+        } catch {
+          warnings.append("the photo of @\(profile.account) was not cached (\(error.message))")
+        }
+      }
+      return (input, warnings, downloaded ? nil : photo?.source)
     }
 
     /// Lays out one card of a combined PDF.
     func prepare(_ job: Job) async -> (Report, PreparedCard?) {
       var report = Report(profile: job.profilePath, status: "ok")
       do {
-        let input = try await input(job)
+        let (input, photoWarnings, _) = try await input(job)
         report.account = input.profile.account
         let card = try CardMaker.prepare(input, options: options)
-        report.warnings = card.warnings
+        report.warnings = photoWarnings + card.warnings
         return (report, card)
       } catch {
         report.status = "failed"
@@ -314,17 +370,24 @@ enum CardCommand {
     func render(_ job: Job) async -> Report {
       var report = Report(profile: job.profilePath, status: "ok")
       do {
-        let input = try await input(job)
+        if let collision = job.collision { throw collision }
+        let (input, photoWarnings, photoPath) = try await input(job)
         report.account = input.profile.account
+        let inputs = inputs + [photoPath].compactMap { $0 }
+        func write(_ bytes: [UInt8], to path: String) throws {
+          try ConfinedPath.checkNotInput(path, inputs: inputs)
+          try AtomicFile.write(bytes, to: path)
+        }
+        defer { report.warnings = photoWarnings + report.warnings }
         switch format {
         case .pdf:
           let card = try CardMaker.pdf(input, options: options)
-          try AtomicFile.write(card.bytes, to: job.output)
+          try write(card.bytes, to: job.output)
           report.outputs = [job.output]
           report.warnings = card.warnings
         case .share:
           let card = try CardMaker.share(input, options: options)
-          try AtomicFile.write(card.bytes, to: job.output)
+          try write(card.bytes, to: job.output)
           report.outputs = [job.output]
           report.warnings = card.warnings
         case .png:
@@ -334,10 +397,17 @@ enum CardCommand {
             let path = options.faces.count == 1 ? job.output : "\(base)-\(face.rawValue).png"
             rendered.append((path, try CardMaker.png(input, face: face, options: options)))
           }
-          // Written only when every side rendered, so a failure leaves no file.
-          for (path, card) in rendered {
-            try AtomicFile.write(card.bytes, to: path)
-            report.outputs.append(path)
+          // Written only when every side rendered, so a failure leaves no file; a side that
+          // cannot be written (a full disk) takes the sides written before it away again.
+          do {
+            for (path, card) in rendered {
+              try write(card.bytes, to: path)
+              report.outputs.append(path)
+            }
+          } catch {
+            for path in report.outputs { unlink(path) }
+            report.outputs = []
+            throw error
           }
           report.warnings = rendered.first?.1.warnings ?? []
         }
@@ -348,14 +418,6 @@ enum CardCommand {
       return report
     }
 
-    private func cachedPhoto(_ account: String) -> String? {
-      guard let photoCache else { return nil }
-      for ext in ["jpg", "jpeg", "png"] {
-        let path = "\(photoCache)/\(account).\(ext)"
-        if FileManager.default.fileExists(atPath: path) { return path }
-      }
-      return nil
-    }
   }
 }
 

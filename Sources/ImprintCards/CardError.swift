@@ -21,12 +21,19 @@ public enum CardError: ImprintError, Equatable {
   case invalidTemplate(template: String, key: String, problem: String)
   /// The template refers to a file that does not exist.
   case missingAsset(template: String, key: String, path: String)
-  /// Text has characters no loaded font covers.
-  case missingGlyphs(field: String, text: String, count: Int)
+  /// Text has characters no loaded font covers; `characters` names them (`U+0E01 (Thai)`)
+  /// when the fonts could tell which.
+  case missingGlyphs(field: String, text: String, count: Int, characters: [String] = [])
   /// The photo cannot be used.
   case photo(source: String, reason: String)
   /// The photo could not be downloaded.
   case photoDownload(url: String, reason: String)
+  /// A template or photo-cache file that cannot be read or leads out of its folder (the file
+  /// error's own code, message and hint).
+  case file(FileError)
+  /// The photo's server (or a redirect's) is on a network downloads may not reach: `detail`
+  /// names the host, the address and its range; `never` when no option allows it.
+  case photoAddressRefused(url: String, detail: String, never: Bool)
 
   public var code: String {
     switch self {
@@ -41,6 +48,8 @@ public enum CardError: ImprintError, Equatable {
     case .missingGlyphs: "card.missingGlyphs"
     case .photo: "card.photo"
     case .photoDownload: "card.photoDownload"
+    case .photoAddressRefused: "card.photoAddressRefused"
+    case .file(let error): error.code
     }
   }
 
@@ -66,11 +75,18 @@ public enum CardError: ImprintError, Equatable {
       "template '\(template)': '\(key)' \(problem)"
     case .missingAsset(let template, let key, let path):
       "template '\(template)': '\(key)' refers to '\(path)', which does not exist"
-    case .missingGlyphs(let field, let text, let count):
+    case .missingGlyphs(let field, let text, let count, let characters):
       "\(field) '\(text)' has \(count) character\(count == 1 ? "" : "s") that no bundled "
         + "font can draw"
+        + (characters.isEmpty ? "" : ": " + characters.joined(separator: ", "))
     case .photo(let source, let reason): "photo '\(source)' cannot be used (\(reason))"
     case .photoDownload(let url, let reason): "photo '\(url)' cannot be downloaded (\(reason))"
+    case .file(let error): error.message
+    case .photoAddressRefused(let url, let detail, let never):
+      "photo '\(url)' is not downloaded: \(detail), "
+        + (never
+          ? "an address never fetched"
+          : "a local-network address, fetched only with --allow-private-network")
     }
   }
 
@@ -80,9 +96,18 @@ public enum CardError: ImprintError, Equatable {
     case .templateNotFound: "run 'imprint templates list', or give a path to a template file"
     case .missingAsset: "paths are relative to the template file's folder"
     case .missingGlyphs:
-      "run scripts/bootstrap for the fallback fonts, or pass --allow-missing-glyphs"
+      // Reaching layout means every font file was loaded (a missing one fails earlier with
+      // graphics.fontsUnavailable, whose hint is scripts/bootstrap): installing changes nothing.
+      "Imprint draws only with its bundled fonts, and they do not cover these characters "
+        + "(installing system fonts does not change that); pass --allow-missing-glyphs to "
+        + "print them as boxes, or change the text"
     case .photo: "use a JPEG or PNG file"
     case .photoDownload: "check the URL, or pass --photo or --photo-cache"
+    case .file(let error): error.hint
+    case .photoAddressRefused(_, _, let never):
+      never
+        ? "pass --photo or --photo-cache"
+        : "pass --allow-private-network if this is the shop's own photo server, or --photo"
     default: nil
     }
   }

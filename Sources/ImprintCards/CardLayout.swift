@@ -91,6 +91,18 @@ public final class CardLayoutEngine {
   /// - Throws: `GraphicsError.fontsUnavailable`.
   public init(fonts: FontLibrary? = nil) throws(GraphicsError) {
     measurer = try TextMeasurer(fonts: fonts)
+    self.fonts = fonts
+  }
+
+  private let fonts: FontLibrary?
+
+  /// `U+0E01 (Thai)` for each character of `text` no loaded font covers (for the error only).
+  private func uncovered(_ text: String) -> [String] {
+    guard let library = fonts ?? (try? FontLibrary.bundled()) else { return [] }
+    return library.uncoveredCharacters(in: text).prefix(8).map { scalar in
+      let code = String(format: "U+%04X", scalar.value)
+      return UnicodeBlocks.name(of: scalar).map { "\(code) (\($0))" } ?? code
+    }
   }
 
   /// Lays out one side of `template` for `profile`.
@@ -234,7 +246,9 @@ public final class CardLayoutEngine {
         warnings.append(
           "'\(text)' has \(metrics.unknownGlyphs) character(s) no bundled font can draw")
       } else {
-        throw .missingGlyphs(field: element.text, text: text, count: metrics.unknownGlyphs)
+        throw .missingGlyphs(
+          field: element.text, text: text, count: metrics.unknownGlyphs,
+          characters: uncovered(text))
       }
     }
     let textHeight = metrics.height / pt
@@ -245,5 +259,27 @@ public final class CardLayoutEngine {
       case .bottom: element.box.y + element.box.height - textHeight
       }
     return .text(block, box: element.box, top: top, metrics: metrics, repeated: repeated)
+  }
+}
+
+/// The names of the Unicode blocks a card's text most often meets without a font, for messages.
+enum UnicodeBlocks {
+  private static let blocks: [(ClosedRange<UInt32>, String)] = [
+    (0x0530...0x058F, "Armenian"), (0x0700...0x074F, "Syriac"), (0x0780...0x07BF, "Thaana"),
+    (0x07C0...0x07FF, "NKo"), (0x0900...0x097F, "Devanagari"), (0x0980...0x09FF, "Bengali"),
+    (0x0A00...0x0A7F, "Gurmukhi"), (0x0A80...0x0AFF, "Gujarati"), (0x0B00...0x0B7F, "Oriya"),
+    (0x0B80...0x0BFF, "Tamil"), (0x0C00...0x0C7F, "Telugu"), (0x0C80...0x0CFF, "Kannada"),
+    (0x0D00...0x0D7F, "Malayalam"), (0x0D80...0x0DFF, "Sinhala"), (0x0E00...0x0E7F, "Thai"),
+    (0x0E80...0x0EFF, "Lao"), (0x0F00...0x0FFF, "Tibetan"), (0x1000...0x109F, "Myanmar"),
+    (0x10A0...0x10FF, "Georgian"), (0x1100...0x11FF, "Hangul Jamo"), (0x1200...0x139F, "Ethiopic"),
+    (0x13A0...0x13FF, "Cherokee"), (0x1400...0x167F, "Canadian Syllabics"),
+    (0x1780...0x17FF, "Khmer"), (0x1800...0x18AF, "Mongolian"), (0x1E00...0x1EFF, "Latin"),
+    (0x2000...0x2BFF, "symbols"), (0x2E80...0x9FFF, "CJK"), (0xA000...0xA4CF, "Yi"),
+    (0xAC00...0xD7AF, "Hangul"), (0xE000...0xF8FF, "private use"), (0x1F000...0x1FAFF, "emoji"),
+    (0x20000...0x3FFFF, "CJK"),
+  ]
+
+  static func name(of scalar: Unicode.Scalar) -> String? {
+    blocks.first { $0.0.contains(scalar.value) }?.1
   }
 }

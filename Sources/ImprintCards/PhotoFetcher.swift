@@ -1,132 +1,193 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintCards: downloads a profile photo, on request only, within strict limits.
 
+internal import CImprintShims
 import Foundation
 import ImprintCore
 import ImprintGraphics
 import Synchronization
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
-/// Downloads profile photos: http and https only, a timeout, a size limit, and the content
-/// sniffed (JPEG or PNG), whatever the server says its type is.
+/// Downloads profile photos: http and https only, the server's addresses checked, a total
+/// deadline, a size limit counted as the bytes arrive, and the content sniffed (JPEG or PNG),
+/// whatever the server says its type is.
+///
+/// The rule (docs/reliability.md): a photo URL comes from the profile, that is from whoever
+/// wrote it, so the download never reaches the machine's own network. The host is resolved
+/// first and refused when any of its addresses is loopback, private (10/8, 172.16/12,
+/// 192.168/16, CGNAT 100.64/10, fc00::/7), link-local (169.254/16 with the cloud metadata
+/// address, fe80::/10), multicast, unspecified or reserved, IPv4 inside IPv6 (mapped, NAT64,
+/// 6to4) judged by the IPv4 address. Every connection libcurl opens is checked again at the
+/// moment it opens (the address connected to is the address checked, so a name that resolves
+/// differently the second time gains nothing), and every redirect is a new hop checked the same
+/// way. `allowPrivateNetwork` admits loopback and private addresses for a shop's own photo
+/// server; link-local, multicast and reserved addresses are never fetched.
 public enum PhotoFetcher {
-  /// The largest photo downloaded (10 MB).
+  /// The largest photo downloaded (10 MB), counted after content decoding.
   public static let defaultLimit = 10 << 20
-  /// The longest a download may take, in seconds.
+  /// The longest a whole download may take, redirects and slow servers included, in seconds.
   public static let defaultTimeout: TimeInterval = 15
+  /// The most redirects followed.
+  public static let maximumRedirects = 5
+
+  /// How an address is treated.
+  public enum AddressClass: Sendable, Equatable {
+    /// Fetched.
+    case `public`
+    /// Loopback, private or CGNAT: fetched only with `allowPrivateNetwork`.
+    case `private`(String)
+    /// Link-local (cloud metadata), multicast, unspecified or reserved: never fetched.
+    case never(String)
+  }
+
+  /// Classifies a numeric IPv4 or IPv6 address, as the download checks it.
+  ///
+  /// - Returns: nil when `address` is not a numeric address.
+  public static func classify(_ address: String) -> AddressClass? {
+    var v4 = in_addr()
+    var v6 = in6_addr()
+    var name: UnsafePointer<CChar>?
+    let kind: Int32
+    if inet_pton(AF_INET, address, &v4) == 1 {
+      kind = withUnsafeBytes(of: &v4) { raw in
+        CImprintShims_address_class(4, raw.bindMemory(to: UInt8.self).baseAddress, &name)
+      }
+    } else if inet_pton(AF_INET6, address, &v6) == 1 {
+      kind = withUnsafeBytes(of: &v6) { raw in
+        CImprintShims_address_class(6, raw.bindMemory(to: UInt8.self).baseAddress, &name)
+      }
+    } else {
+      return nil
+    }
+    let text = name.map { String(cString: $0) } ?? ""
+    switch Int(kind) {
+    case Int(CImprintShims_ADDRESS_PUBLIC): return .public
+    case Int(CImprintShims_ADDRESS_PRIVATE): return .private(text)
+    default: return .never(text)
+    }
+  }
 
   /// Downloads `url`.
   ///
+  /// The transfer runs on a thread of its own (libcurl blocks), so the caller's task only
+  /// waits; the deadline also bounds a host name whose resolution hangs.
+  ///
+  /// - Parameters:
+  ///   - url: the photo's http or https URL.
+  ///   - limit: the most bytes accepted, after content decoding.
+  ///   - timeout: the whole download's deadline in seconds.
+  ///   - allowPrivateNetwork: fetch loopback and private addresses too.
   /// - Returns: the image's bytes.
-  /// - Throws: `CardError.photoDownload` naming the URL (not http(s), a failed or non-200
-  ///   request, too large, too slow) or `CardError.photo` (not a JPEG or PNG).
+  /// - Throws: `CardError.photoDownload` naming the URL (not http(s), a refused address, a
+  ///   failed or non-200 request, too large, too slow) or `CardError.photo` (not a JPEG or PNG).
   public static func fetch(
-    _ url: String, limit: Int = defaultLimit, timeout: TimeInterval = defaultTimeout
+    _ url: String, limit: Int = defaultLimit, timeout: TimeInterval = defaultTimeout,
+    allowPrivateNetwork: Bool = false
   ) async throws(CardError) -> [UInt8] {
-    guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
-      scheme == "http" || scheme == "https", parsed.host != nil
-    else {
-      throw .photoDownload(url: url, reason: "only http and https URLs are downloaded")
+    let shown = SafeText.excerpt(url, limit: 200)
+    guard !url.utf8.contains(0), url.utf8.count <= 4096 else {
+      throw .photoDownload(url: shown, reason: "it is not a URL with a host")
     }
-    var request = URLRequest(url: parsed, timeoutInterval: timeout)
-    request.setValue("Imprint/\(0.1)", forHTTPHeaderField: "User-Agent")
-    let download = Download(limit: limit)
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = timeout
-    configuration.timeoutIntervalForResource = timeout
-    let session = URLSession(configuration: configuration, delegate: download, delegateQueue: nil)
-    defer { session.finishTasksAndInvalidate() }
-    let result = await withCheckedContinuation { continuation in
-      download.start(session.dataTask(with: request), continuation: continuation)
+    let lower = url.lowercased()
+    guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+      throw .photoDownload(url: shown, reason: "only http and https URLs are downloaded")
     }
+    let download = Download(
+      url: url, limit: limit, timeout: timeout, allowPrivate: allowPrivateNetwork)
+    let result = await download.run()
     let bytes: [UInt8]
     switch result {
     case .success(let data): bytes = data
-    case .failure(let failure): throw .photoDownload(url: url, reason: failure.reason)
+    case .failure(let failure):
+      if let never = failure.refusedNever {
+        throw .photoAddressRefused(url: shown, detail: failure.reason, never: never)
+      }
+      throw .photoDownload(url: shown, reason: failure.reason)
     }
     guard ImageType(sniffing: bytes) != nil else {
-      throw .photo(source: url, reason: "the server sent something that is not a JPEG or PNG")
+      throw .photo(source: shown, reason: "the server sent something that is not a JPEG or PNG")
     }
     return bytes
   }
 }
 
-/// Collects one response, cancelling it past the size limit.
-///
-/// `@unchecked Sendable`: URLSession calls the delegate on its own serial queue; the mutable
-/// state is behind a Mutex.
-private final class Download: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-  private let limit: Int
-  private let state = Mutex<
-    (
-      data: [UInt8], failure: String?,
-      continuation: CheckedContinuation<Result<[UInt8], Failure>, Never>?
-    )
-  >(([], nil, nil))
-
+/// One download on its own thread, its result delivered once: by the thread, or by the
+/// deadline when the thread is still busy (a hanging name lookup), whichever comes first.
+private final class Download: Sendable {
   struct Failure: Error {
     let reason: String
+    /// A refused address: whether it is never fetched.
+    var refusedNever: Bool? = nil
   }
 
-  init(limit: Int) { self.limit = limit }
+  let url: String
+  let limit: Int
+  let timeout: TimeInterval
+  let allowPrivate: Bool
+  private let continuation = Mutex<CheckedContinuation<Result<[UInt8], Failure>, Never>?>(nil)
 
-  func start(
-    _ task: URLSessionDataTask,
-    continuation: CheckedContinuation<Result<[UInt8], Failure>, Never>
-  ) {
-    state.withLock { $0.continuation = continuation }
-    task.resume()
+  init(url: String, limit: Int, timeout: TimeInterval, allowPrivate: Bool) {
+    self.url = url
+    self.limit = limit
+    self.timeout = timeout
+    self.allowPrivate = allowPrivate
   }
 
-  func urlSession(
-    _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-  ) {
-    if let http = response as? HTTPURLResponse, http.statusCode != 200 {
-      state.withLock { $0.failure = "the server answered HTTP \(http.statusCode)" }
-      completionHandler(.cancel)
-      return
-    }
-    if response.expectedContentLength > Int64(limit) {
-      state.withLock {
-        $0.failure =
-          "it is \(response.expectedContentLength) bytes; at most \(limit) are downloaded"
+  func run() async -> Result<[UInt8], Failure> {
+    await withCheckedContinuation { continuation in
+      self.continuation.withLock { $0 = continuation }
+      let thread = Thread { [self] in deliver(transfer()) }
+      thread.stackSize = 1 << 20
+      thread.start()
+      // One second past libcurl's own deadline: only a lookup that never returns gets here.
+      DispatchQueue.global().asyncAfter(deadline: .now() + timeout + 1) { [self] in
+        deliver(.failure(Failure(reason: tooSlow)))
       }
-      completionHandler(.cancel)
-      return
     }
-    completionHandler(.allow)
   }
 
-  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    let over = state.withLock { state -> Bool in
-      state.data += data
-      if state.data.count > limit {
-        state.failure = "it is over \(limit) bytes; at most \(limit) are downloaded"
-        return true
-      }
-      return false
-    }
-    if over { dataTask.cancel() }
+  private var tooSlow: String {
+    "it took longer than \(Formatting.number(timeout)) seconds"
   }
 
-  func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-    let (continuation, result) = state.withLock {
-      state -> (CheckedContinuation<Result<[UInt8], Failure>, Never>?, Result<[UInt8], Failure>) in
-      let continuation = state.continuation
-      state.continuation = nil
-      if let failure = state.failure { return (continuation, .failure(Failure(reason: failure))) }
-      if let error {
-        return (
-          continuation,
-          .failure(Failure(reason: "the download failed (\(error.localizedDescription))"))
-        )
-      }
-      return (continuation, .success(state.data))
+  private func deliver(_ result: Result<[UInt8], Failure>) {
+    continuation.withLock { $0.take() }?.resume(returning: result)
+  }
+
+  /// Runs libcurl (blocking).
+  private func transfer() -> Result<[UInt8], Failure> {
+    var fetch = CImprintShims_Fetch()
+    fetch.limit = limit
+    fetch.timeout_ms = Int(timeout * 1000)
+    fetch.allow_private = allowPrivate ? 1 : 0
+    fetch.max_redirects = Int32(PhotoFetcher.maximumRedirects)
+    let outcome = "Imprint/0.1".withCString { agent in
+      fetch.user_agent = agent
+      return Int(CImprintShims_fetch(url, &fetch))
     }
-    continuation?.resume(returning: result)
+    let detail = withUnsafeBytes(of: fetch.detail) { raw in
+      String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+    let reason: String
+    switch outcome {
+    case Int(CImprintShims_FETCH_OK):
+      defer { CImprintShims_free(fetch.body) }
+      guard let body = fetch.body else { return .success([]) }
+      return .success(Array(UnsafeBufferPointer(start: body, count: fetch.body_len)))
+    case Int(CImprintShims_FETCH_REFUSED):
+      return .failure(
+        Failure(reason: SafeText.escaped(detail), refusedNever: fetch.refused_never != 0))
+    case Int(CImprintShims_FETCH_HTTP_STATUS):
+      reason = "the server answered HTTP \(fetch.http_status)"
+    case Int(CImprintShims_FETCH_TOO_LARGE):
+      reason = "it is over \(limit) bytes; at most \(limit) are downloaded"
+    case Int(CImprintShims_FETCH_TIMEOUT):
+      reason = tooSlow
+    case Int(CImprintShims_FETCH_BAD_URL), Int(CImprintShims_FETCH_UNRESOLVED),
+      Int(CImprintShims_FETCH_REDIRECTS), Int(CImprintShims_FETCH_UNAVAILABLE):
+      reason = detail
+    default:
+      reason = "the download failed (\(detail))"
+    }
+    return .failure(Failure(reason: SafeText.escaped(reason)))
   }
 }

@@ -24,14 +24,7 @@ extension Profile {
   public static func parse(
     _ bytes: [UInt8], source: String, platform: Platform? = nil, follow: FollowCounts? = nil
   ) throws(CardError) -> Profile {
-    let root: Any
-    do {
-      root = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
-    } catch {
-      let detail =
-        bytes.isEmpty ? "the file is empty" : "\((error as NSError).localizedDescription)"
-      throw .profileNotJSON(source: source, detail: detail)
-    }
+    let root = try strictJSON(bytes, source: source)
     var account = try findAccount(root, source: source)
     var warnings: [String] = []
     if let array = account as? [Any] {
@@ -80,12 +73,7 @@ extension Profile {
   public static func parseFollowCounts(_ bytes: [UInt8], source: String) throws(CardError)
     -> FollowCounts
   {
-    let root: Any
-    do {
-      root = try JSONSerialization.jsonObject(with: Data(bytes))
-    } catch {
-      throw .profileNotJSON(source: source, detail: (error as NSError).localizedDescription)
-    }
+    let root = try strictJSON(bytes, source: source)
     var object = root as? [String: Any]
     if let result = object?["result"] as? [String: Any] { object = result }
     guard let object, let followers = integer(object["follower_count"]),
@@ -95,6 +83,18 @@ extension Profile {
         source: source, found: "no follower_count and following_count (a get_follow_count result)")
     }
     return FollowCounts(followers: followers, following: following)
+  }
+
+  /// Parses through `StrictJSON` (a repeated key, 1e400 or invalid UTF-8 is refused with its
+  /// line and column).
+  private static func strictJSON(_ bytes: [UInt8], source: String) throws(CardError) -> Any {
+    do {
+      return try StrictJSON.parse(bytes, source: source)
+    } catch .empty {
+      throw .profileNotJSON(source: source, detail: "the file is empty")
+    } catch {
+      throw .profileNotJSON(source: source, detail: error.placeText)
+    }
   }
 
   private static func findAccount(_ root: Any, source: String) throws(CardError) -> Any {

@@ -187,6 +187,16 @@ public struct CardTemplate: Sendable, Hashable {
   /// The back.
   public var back: CardSide
 
+  /// The files the template draws (background images and image elements), as resolved paths.
+  public var assetPaths: [String] {
+    var paths: [String] = []
+    for side in [front, back] {
+      if let image = side.backgroundImage { paths.append(image) }
+      for case .image(let element) in side.elements { paths.append(element.path) }
+    }
+    return paths
+  }
+
   /// The safe area in millimetres.
   public var safeBox: Box {
     Box(x: safeZone, y: safeZone, width: width - 2 * safeZone, height: height - 2 * safeZone)

@@ -123,11 +123,16 @@ extension CardTemplate {
   public static func load(_ nameOrPath: String, folder: String?) throws(CardError) -> CardTemplate {
     let isPath = nameOrPath.contains("/") || nameOrPath.hasSuffix(".json")
     let path = isPath ? nameOrPath : (folder ?? "templates") + "/" + nameOrPath + ".json"
-    guard let data = FileManager.default.contents(atPath: path) else {
+    let data: [UInt8]
+    do {
+      data = try FileIO.read(path, limit: FileIO.Limit.structured)
+    } catch .notFound {
       throw .templateNotFound(name: nameOrPath, available: shippedNames(folder: folder))
+    } catch {
+      throw .file(error)
     }
     return try parse(
-      [UInt8](data), name: (nameOrPath as NSString).lastPathComponent,
+      data, name: (nameOrPath as NSString).lastPathComponent,
       folder: (path as NSString).deletingLastPathComponent)
   }
 
@@ -139,11 +144,10 @@ extension CardTemplate {
   {
     let root: Any
     do {
-      root = try JSONSerialization.jsonObject(with: Data(bytes))
+      root = try StrictJSON.parse(bytes, source: name)
     } catch {
       throw .invalidTemplate(
-        template: name, key: "(file)",
-        problem: "is not valid JSON (\((error as NSError).localizedDescription))")
+        template: name, key: "(file)", problem: "is not valid JSON (\(error.placeText))")
     }
     var top = try ObjectReader(root, template: name, path: "")
     guard let version = try top.number("schemaVersion") else {
@@ -184,7 +188,15 @@ private struct SideContext {
 
   func asset(_ reader: inout ObjectReader, _ key: String) throws(CardError) -> String? {
     guard let relative = try reader.string(key) else { return nil }
-    let path = relative.hasPrefix("/") ? relative : folder + "/" + relative
+    let path: String
+    do {
+      path = try ConfinedPath.resolve(
+        relative, in: folder, what: "template '\(template)': '\(reader.key(key))' asset")
+    } catch .notFound {
+      throw .missingAsset(template: template, key: reader.key(key), path: relative)
+    } catch {
+      throw .file(error)
+    }
     guard FileManager.default.fileExists(atPath: path) else {
       throw .missingAsset(template: template, key: reader.key(key), path: relative)
     }
@@ -318,6 +330,16 @@ private struct SideContext {
     }
     try reader.finish()
     return result
+  }
+}
+
+extension JSONError {
+  /// The message without its leading `'source' `: the place and the problem, for errors that
+  /// name the input themselves.
+  var placeText: String {
+    let text = message
+    guard text.hasPrefix("'"), let end = text.dropFirst().firstIndex(of: "'") else { return text }
+    return String(text[text.index(after: end)...]).trimmingCharacters(in: .whitespaces)
   }
 }
 

@@ -142,6 +142,29 @@ public final class FontLibrary: @unchecked Sendable {
     return names.sorted()
   }
 
+  /// The characters of `text` that no loaded font has a glyph for, each once, in order (white
+  /// space, joiners and variation selectors aside): for an error that names them.
+  public func uncoveredCharacters(in text: String) -> [Unicode.Scalar] {
+    guard let fonts = FcConfigGetFonts(config, FcSetApplication) else { return [] }
+    var charsets: [OpaquePointer] = []
+    for i in 0..<Int(fonts.pointee.nfont) {
+      guard let pattern = fonts.pointee.fonts[i] else { continue }
+      var set: OpaquePointer?
+      if FcPatternGetCharSet(pattern, FC_CHARSET, 0, &set) == FcResultMatch, let set {
+        charsets.append(set)
+      }
+    }
+    var seen = Set<Unicode.Scalar>()
+    return text.unicodeScalars.filter { scalar in
+      let properties = scalar.properties
+      guard !properties.isWhitespace, !properties.isVariationSelector,
+        !properties.isDefaultIgnorableCodePoint, properties.generalCategory != .control,
+        seen.insert(scalar).inserted
+      else { return false }
+      return !charsets.contains { FcCharSetHasChar($0, scalar.value) != 0 }
+    }
+  }
+
   /// Creates a Pango font map over this configuration for one task (caller owns one reference).
   func makeFontMap() -> UnsafeMutablePointer<PangoFontMap> {
     guard let map = pango_cairo_font_map_new_for_font_type(CAIRO_FONT_TYPE_FT) else {

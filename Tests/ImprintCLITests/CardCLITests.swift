@@ -184,7 +184,8 @@ struct CardCLITests {
         #"{"name":"fetcher\#(index)","json_metadata":{"profile":{"profile_image":"http://127.0.0.1:\#(port)/\#(file)"}}}"#
       try Data(json.utf8).write(to: URL(fileURLWithPath: profile))
       let run = await imprint([
-        "card", profile, "--fetch-photo", "--photo-cache", cache, "-o", folder.file("f.pdf"),
+        "card", profile, "--fetch-photo", "--allow-private-network", "--photo-cache", cache,
+        "-o", folder.file("f.pdf"),
       ])
       #expect(run.code == code, "\(file): \(run.stderr)")
     }

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCards: the folder of photos named after accounts (`--photo-cache`), read and filled
+// without ever leaving the folder.
+
+import Foundation
+import ImprintCore
+import ImprintGraphics
+
+/// A folder of photos named `<account>.jpg`, `<account>.jpeg` or `<account>.png`.
+///
+/// An account name comes from a profile, that is from input: it is used as a file name only when
+/// it is one plain name (`ConfinedPath.isPlainFileName`: no `/`, no `..`, not hidden, no control
+/// characters), and the entry is resolved with `ConfinedPath.resolve`, so a link in the folder
+/// that leads out of it is not followed. Entries are read through `FileIO` (a FIFO or device
+/// placed there is refused without blocking) and must decode: a bad entry is a miss, never a
+/// permanent failure. Downloads are stored atomically, and only after they decoded.
+public struct PhotoCache: Sendable {
+  /// The folder.
+  public let folder: String
+
+  /// A cache in `folder` (created when the first photo is stored).
+  public init(folder: String) { self.folder = folder }
+
+  /// The result of a lookup.
+  public enum Lookup: Sendable {
+    /// A usable photo: its bytes and path.
+    case hit(bytes: [UInt8], path: String)
+    /// Nothing cached, or the account name cannot name a file.
+    case miss
+    /// An entry exists but cannot be used (the reason is a warning; the entry counts as a miss).
+    case unusable(path: String, reason: String)
+  }
+
+  /// The file name stem for `account`, or nil when the name cannot be a file name.
+  public static func stem(for account: String) -> String? {
+    ConfinedPath.isPlainFileName(account) ? account : nil
+  }
+
+  /// Looks up `account`'s photo; the first existing entry decides.
+  public func lookup(_ account: String) -> Lookup {
+    guard let stem = Self.stem(for: account) else { return .miss }
+    for ext in ["jpg", "jpeg", "png"] {
+      let name = "\(stem).\(ext)"
+      let path: String
+      do {
+        path = try ConfinedPath.resolve(name, in: folder, what: "photo cache entry")
+      } catch {
+        return .unusable(path: folder + "/" + name, reason: error.message)
+      }
+      var status = stat()
+      guard lstat(path, &status) == 0 else { continue }
+      return entry(path)
+    }
+    return .miss
+  }
+
+  /// Stores a downloaded photo for `account`, atomically, replacing a bad entry; the photo must
+  /// already have decoded.
+  ///
+  /// - Returns: the path written, or nil when the account name cannot name a file.
+  /// - Throws: `FileError` when the folder cannot be made or the file cannot be written.
+  @discardableResult
+  public func store(_ bytes: [UInt8], account: String) throws(FileError) -> String? {
+    guard let stem = Self.stem(for: account) else { return nil }
+    try FileIO.makeFolder(folder)
+    let ext = ImageType(sniffing: bytes) == .png ? "png" : "jpg"
+    let path = try ConfinedPath.resolve("\(stem).\(ext)", in: folder, what: "photo cache entry")
+    // An unusable entry under another extension would be found first next time.
+    for other in ["jpg", "jpeg", "png"] where other != ext {
+      let stale = folder + "/" + stem + "." + other
+      var status = stat()
+      if lstat(stale, &status) == 0, case .unusable = entry(stale) { unlink(stale) }
+    }
+    try AtomicFile.write(bytes, to: path)
+    return path
+  }
+
+  /// Reads and decodes one entry.
+  private func entry(_ path: String) -> Lookup {
+    do {
+      let bytes = try FileIO.read(path, limit: FileIO.Limit.image)
+      _ = try ImageCache.shared.decode(bytes, source: path)
+      return .hit(bytes: bytes, path: path)
+    } catch let error as any ImprintError {
+      return .unusable(path: path, reason: error.message)
+    } catch {
+      return .unusable(path: path, reason: "\(error)")
+    }
+  }
+}

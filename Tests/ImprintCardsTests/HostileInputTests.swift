@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCardsTests: the card library under hostile input: address ranges refused by photo
+// downloads, strict JSON for profiles and templates, template assets and the photo cache kept in
+// their folders, and a missing-glyph error that says which characters.
+
+import Foundation
+import ImprintCards
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+@Suite("Card inputs under hostile input")
+struct HostileInputTests {
+  @Test(
+    "address ranges: public fetched, local only when allowed, the rest never",
+    arguments: [
+      ("8.8.8.8", "public"), ("1.1.1.1", "public"), ("2606:4700:4700::1111", "public"),
+      ("127.0.0.1", "private"), ("127.255.0.9", "private"), ("10.0.0.1", "private"),
+      ("172.16.0.1", "private"), ("172.31.255.255", "private"), ("172.32.0.1", "public"),
+      ("192.168.0.1", "private"), ("100.64.0.1", "private"), ("100.127.255.255", "private"),
+      ("100.128.0.1", "public"), ("::1", "private"), ("fc00::1", "private"),
+      ("fd12:3456::1", "private"), ("::ffff:127.0.0.1", "private"),
+      ("::ffff:10.0.0.1", "private"), ("64:ff9b::10.0.0.1", "private"),
+      ("64:ff9b::8.8.8.8", "public"), ("2002:c0a8:0101::1", "private"),
+      ("169.254.169.254", "never"), ("169.254.0.1", "never"), ("fe80::1", "never"),
+      ("::ffff:169.254.169.254", "never"), ("64:ff9b::169.254.169.254", "never"),
+      ("0.0.0.0", "never"), ("::", "never"), ("224.0.0.1", "never"),
+      ("239.255.255.250", "never"), ("ff02::1", "never"), ("255.255.255.255", "never"),
+      ("240.0.0.1", "never"), ("192.0.2.1", "never"), ("2001:db8::1", "never"),
+      ("2001:0:4136:e378::1", "never"),
+    ])
+  func addressClasses(address: String, expected: String) {
+    let found: String? =
+      switch PhotoFetcher.classify(address) {
+      case .public?: "public"
+      case .private?: "private"
+      case .never?: "never"
+      case nil: nil
+      }
+    #expect(found == expected, "\(address)")
+  }
+
+  @Test("a name is not an address to classify")
+  func notAnAddress() {
+    #expect(PhotoFetcher.classify("localhost") == nil)
+    #expect(PhotoFetcher.classify("") == nil)
+  }
+
+  @Test("download URLs other than http(s) are refused before any connection")
+  func schemes() async {
+    for url in ["file:///etc/passwd", "ftp://example.org/a.jpg", "gopher://x/", "http:/x", ""] {
+      do {
+        _ = try await PhotoFetcher.fetch(url, timeout: 5)
+        Issue.record("\(url) was fetched")
+      } catch {
+        #expect(error.code == "card.photoDownload" || error.code == "card.photoAddressRefused")
+      }
+    }
+  }
+
+  @Test(
+    "profiles and follow counts are strict JSON: repeated keys, 1e400, bad escapes, commas",
+    arguments: [
+      #"{"name":"alice","name":"mallory"}"#, #"{"name":"alice","id":1e400}"#,
+      #"{"name":"al\ice"}"#, #"{"name":"alice",}"#,
+    ])
+  func strictProfiles(json: String) {
+    #expect(throws: CardError.self) {
+      _ = try Profile.parse(Array(json.utf8), source: "p.json")
+    }
+    do {
+      _ = try Profile.parse(Array(json.utf8), source: "p.json")
+    } catch {
+      #expect(error.code == "profile.notJSON")
+      #expect(error.message.contains("'p.json'"))
+      #expect(error.message.contains("line 1"), "\(error.message)")
+    }
+    let follow = #"{"follower_count":1,"follower_count":2,"following_count":3}"#
+    #expect(throws: CardError.self) {
+      _ = try Profile.parseFollowCounts(Array(follow.utf8), source: "f.json")
+    }
+  }
+
+  @Test("invalid UTF-8 in a profile is refused with its place")
+  func invalidUTF8() {
+    var bytes = Array(#"{"name":"al"#.utf8)
+    bytes += [0xC3, 0x28]
+    bytes += Array(#"ice"}"#.utf8)
+    do {
+      _ = try Profile.parse(bytes, source: "p.json")
+      Issue.record("accepted")
+    } catch {
+      #expect(error.code == "profile.notJSON")
+      #expect(error.message.contains("UTF-8"), "\(error.message)")
+    }
+  }
+
+  @Test("a template's assets are resolved inside its folder only")
+  func templateAssets() throws {
+    let folder = TemporaryFolder()
+    let design = folder.file("design")
+    try FileManager.default.createDirectory(atPath: design, withIntermediateDirectories: true)
+    let photo = fixturesFolder + "/Images/alpha.png"
+    try FileManager.default.copyItem(atPath: photo, toPath: design + "/inside.png")
+    try FileManager.default.copyItem(atPath: photo, toPath: folder.file("outside.png"))
+    try FileManager.default.createSymbolicLink(
+      atPath: design + "/link.png", withDestinationPath: folder.file("outside.png"))
+    func parse(_ asset: String) throws(CardError) -> CardTemplate {
+      let json = #"{"schemaVersion":1,"front":{"backgroundImage":"\#(asset)"},"back":{}}"#
+      return try CardTemplate.parse(Array(json.utf8), name: "t.json", folder: design)
+    }
+    #expect(try parse("inside.png").front.backgroundImage == design + "/inside.png")
+    for asset in ["../outside.png", folder.file("outside.png"), "link.png", "a/../../outside.png"] {
+      do {
+        _ = try parse(asset)
+        Issue.record("\(asset) was accepted")
+      } catch {
+        #expect(error.code == "file.escapesFolder", "\(asset)")
+        #expect(error.message.contains("template 't.json'"), "\(error.message)")
+      }
+    }
+    #expect(throws: CardError.self) { _ = try parse("nothing.png") }
+  }
+
+  @Test("templates: repeated keys refused, special files refused, a missing file is not found")
+  func templateFiles() throws {
+    let folder = TemporaryFolder()
+    let duplicate = #"{"schemaVersion":1,"front":{},"back":{},"front":{}}"#
+    do {
+      _ = try CardTemplate.parse(Array(duplicate.utf8), name: "d.json", folder: folder.path)
+      Issue.record("accepted")
+    } catch {
+      #expect(error.code == "template.invalid")
+      #expect(error.message.contains("appears twice"), "\(error.message)")
+    }
+    #expect(mkfifo(folder.file("fifo.json"), 0o600) == 0)
+    for path in [folder.file("fifo.json"), "/dev/zero"] {
+      do {
+        _ = try CardTemplate.load(path, folder: nil)
+        Issue.record("\(path) was read")
+      } catch {
+        #expect(error.code == "file.notRegular", "\(path)")
+      }
+    }
+    #expect(throws: CardError.self) {
+      _ = try CardTemplate.load(folder.file("no.json"), folder: nil)
+    }
+  }
+
+  @Test("the photo cache: account names that are paths never name a file; bad entries are misses")
+  func photoCache() throws {
+    let folder = TemporaryFolder()
+    let cache = PhotoCache(folder: folder.file("cache"))
+    let photo = Array(
+      try Data(contentsOf: URL(fileURLWithPath: fixturesFolder + "/Images/alpha.png")))
+    for account in ["../escaped", "..", ".", "a/b", "", ".hidden", "x\u{1B}y"] {
+      #expect(PhotoCache.stem(for: account) == nil, "\(account)")
+      #expect(try cache.store(photo, account: account) == nil)
+      if case .miss = cache.lookup(account) {} else { Issue.record("\(account) was looked up") }
+    }
+    #expect(folder.contents() == [])
+    #expect(try cache.store(photo, account: "alice") == cache.folder + "/alice.png")
+    if case .hit(let bytes, _) = cache.lookup("alice") {
+      #expect(bytes == photo)
+    } else {
+      Issue.record("alice missed")
+    }
+    // A cut-short entry is unusable, and the next store replaces it.
+    try Data(photo.prefix(40)).write(to: URL(fileURLWithPath: cache.folder + "/bob.jpg"))
+    guard case .unusable = cache.lookup("bob") else {
+      Issue.record("a cut entry was used")
+      return
+    }
+    try cache.store(photo, account: "bob")
+    guard case .hit = cache.lookup("bob") else {
+      Issue.record("the stored photo was not found")
+      return
+    }
+    #expect(!FileManager.default.fileExists(atPath: cache.folder + "/bob.jpg"))
+  }
+
+  @Test("missing glyphs name the characters and their script, and never suggest bootstrap")
+  func missingGlyphs() {
+    let error = CardError.missingGlyphs(
+      field: "{displayName}", text: "กข", count: 2,
+      characters: ["U+0E01 (Thai)", "U+0E02 (Thai)"])
+    #expect(error.message.contains("U+0E01 (Thai), U+0E02 (Thai)"))
+    #expect(error.hint?.contains("bootstrap") == false)
+    #expect(error.hint?.contains("--allow-missing-glyphs") == true)
+  }
+}
