@@ -29,6 +29,11 @@ private func runCardBinary(
   if let fileSizeLimit { argv = ["/usr/bin/prlimit", "--fsize=\(fileSizeLimit)"] + argv }
   let outPath = folder.file(".run-stdout")
   let errPath = folder.file(".run-stderr")
+  let peakPath = folder.file(".run-peak")
+  // The peak is measured by a small python3 parent (RUSAGE_CHILDREN): a process started
+  // straight from this test process inherits its high-water mark at exec (CLONE_VM), hundreds
+  // of megabytes that are not imprint's.
+  argv = ["python3", "-c", peakScript, peakPath] + argv
   let start = Date()
   let pid = try spawnWithFiles(argv, stdout: outPath, stderr: errPath)
   var status: Int32 = 0
@@ -37,7 +42,7 @@ private func runCardBinary(
     let done = wait4(pid, &status, WNOHANG, &usage)
     if done == pid || done < 0 { break }
     if Date().timeIntervalSince(start) > timeout {
-      kill(pid, SIGKILL)
+      kill(-pid, SIGKILL)
       _ = wait4(pid, &status, 0, &usage)
       break
     }
@@ -50,11 +55,21 @@ private func runCardBinary(
   let run = CardRun(
     status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), stdout: read(outPath),
     stderr: read(errPath), seconds: Date().timeIntervalSince(start),
-    peakMB: usage.ru_maxrss / 1024)
+    peakMB: (Int(read(peakPath)) ?? Int.max / 2) / 1024)
   unlink(outPath)
   unlink(errPath)
+  unlink(peakPath)
   return run
 }
+
+/// Runs its arguments, then writes their peak memory (KiB) to the file named first and exits
+/// as they did.
+private let peakScript = """
+  import resource, subprocess, sys
+  r = subprocess.run(sys.argv[2:])
+  open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+  sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)
+  """
 
 /// Starts `argv` with standard input empty and standard output and error going to files
 /// (`posix_spawn`: Foundation's Process waits for its children on a run loop, which hung here).
@@ -76,7 +91,10 @@ private func spawnWithFiles(_ argv: [String], stdout: String, stderr: String) th
   var none = sigset_t()
   sigemptyset(&none)
   posix_spawnattr_setsigmask(&attributes, &none)
-  posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+  // A group of its own, so that a hang guard kills the whole of it.
+  posix_spawnattr_setpgroup(&attributes, 0)
+  posix_spawnattr_setflags(
+    &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
   let cArguments = argv.map { strdup($0) } + [nil]
   defer { for argument in cArguments { free(argument) } }
   var pid: pid_t = 0
