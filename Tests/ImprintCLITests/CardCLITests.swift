@@ -164,7 +164,9 @@ struct CardCLITests {
     server.standardOutput = announcement
     server.standardError = FileHandle.nullDevice
     try server.run()
-    defer { server.terminate() }
+    // SIGKILL: the server inherits the test thread's signal mask, in which SIGTERM is blocked,
+    // so terminate() left one python3 running after every test run.
+    defer { kill(server.processIdentifier, SIGKILL) }
     var line: [UInt8] = []
     while !line.contains(UInt8(ascii: ")")),
       let byte = try announcement.fileHandleForReading.read(upToCount: 1)
