@@ -8,7 +8,8 @@ import ImprintCards
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   guard let counts = try? Profile.parseFollowCounts(bytes(data, size), source: "fuzz.follow.json")
   else { return 0 }
-  let profile = try? Profile.parse(Array(#"{"name":"fuzz"}"#.utf8), source: "p.json", follow: counts)
+  let profile = try? Profile.parse(
+    Array(#"{"name":"fuzz"}"#.utf8), source: "p.json", follow: counts)
   _ = profile?.fields
   return 0
 }

@@ -8,7 +8,9 @@ import FuzzSupport
 import ImprintPricing
 
 let prices: PriceList? = {
-  guard let data = FileManager.default.contents(atPath: repositoryRoot + "/examples/prices-booster.json")
+  guard
+    let data = FileManager.default.contents(
+      atPath: repositoryRoot + "/examples/prices-booster.json")
   else { return nil }
   return try? PriceList.parse([UInt8](data), source: "prices-booster.json")
 }()
