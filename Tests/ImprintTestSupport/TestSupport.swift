@@ -76,15 +76,39 @@ public func runTool(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil
     try input.fileHandleForWriting.close()
   }
   // Read both pipes concurrently so a full pipe never blocks the child.
-  nonisolated(unsafe) var errData = Data()
-  let reader = Thread { errData = readToEnd(err.fileHandleForReading.fileDescriptor) }
-  reader.start()
+  let errReader = PipeDrain(err.fileHandleForReading.fileDescriptor)
   let outData = readToEnd(out.fileHandleForReading.fileDescriptor)
+  let errData = errReader.wait()
   process.waitUntilExit()
-  while !reader.isFinished { usleep(1000) }
   return ToolResult(
     status: process.terminationStatus, stdoutBytes: [UInt8](outData),
     stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// Reads a pipe to its end on a thread of its own; `wait()` joins that thread.
+///
+/// The bytes cross threads through a semaphore: the reader stores them and then signals, and
+/// `wait()` takes the signal before it reads them, so the store happens before the read (in the
+/// memory model and for ThreadSanitizer, which intercepts libdispatch).
+final class PipeDrain: @unchecked Sendable {
+  // @unchecked: `data` is written once by the reading thread before `finished.signal()` and read
+  // only after `finished.wait()`; the semaphore orders the two.
+  private var data = Data()
+  private let finished = DispatchSemaphore(value: 0)
+
+  /// Starts reading `descriptor` until end of file.
+  init(_ descriptor: Int32) {
+    Thread { [self] in
+      data = readToEnd(descriptor)
+      finished.signal()
+    }.start()
+  }
+
+  /// Waits for end of file and returns everything read.
+  func wait() -> Data {
+    finished.wait()
+    return data
+  }
 }
 
 /// Everything until end of file, retrying reads a signal interrupts (FileHandle's
