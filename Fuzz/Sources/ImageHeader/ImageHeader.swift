@@ -20,7 +20,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard input.count >= 24 else { break }
     let width = input[16..<20].reduce(0) { $0 << 8 | Int($1) }
     let height = input[20..<24].reduce(0) { $0 << 8 | Int($1) }
-    guard width * height <= 1_000_000 else { return 0 }
+    guard width <= 1_000_000, height <= 1_000_000, width * height <= 1_000_000 else { return 0 }
   case nil:
     break
   }
