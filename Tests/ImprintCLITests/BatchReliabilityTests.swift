@@ -758,7 +758,7 @@ struct BatchReliabilityTests {
 
   @Test(
     "a batch with sheets on a full disk exits 1 and leaves no partial or temporary file",
-    arguments: [2_000, 5_000, 20_000])
+    arguments: [2_000, 5_000, 20_000, 40_000])
   func fullDisk(limit: Int) throws {
     let folder = TemporaryFolder()
     var lines: [String] = []
@@ -812,6 +812,38 @@ struct BatchReliabilityTests {
       #expect(text.hasSuffix("\n"))
       #expect(try results(out + "/results.jsonl").count == text.split(separator: "\n").count)
     }
+  }
+
+  @Test("labels and the card-printer file on a full disk: exit 1 naming the file, nothing partial")
+  func fullDiskLabels() throws {
+    let folder = TemporaryFolder()
+    // Labels alone do not fit (QR codes, results and packing list do).
+    let orders = (0..<30).map {
+      #"{"id":"q\#($0)","kind":"qr","payload":"p","shipTo":{"name":"Name \#($0)","address":"Street \#($0)\nTown"}}"#
+    }
+    try write(orders.joined(separator: "\n"), to: folder.file("m.jsonl"))
+    let out = folder.file("out")
+    var run = try measuredImprint(
+      ["batch", folder.file("m.jsonl"), "-o", out, "-q"], prefix: ["prlimit", "--fsize=8000"])
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(run.stderr.contains("error: cannot write '\(out)/labels.pdf'"), "\(run.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: out + "/labels.pdf"))
+    #expect(temporaries(under: out).isEmpty)
+    // A card-printer file too large for the disk.
+    let cards = (0..<6).map { #"{"id":"c\#($0)","kind":"card","profile":"\#(harborProfile)"}"# }
+    try write(cards.joined(separator: "\n"), to: folder.file("c.jsonl"))
+    let printer = folder.file("printer")
+    run = try measuredImprint(
+      [
+        "batch", folder.file("c.jsonl"), "-o", printer, "--layout", "card-printer", "-q",
+        "--allow-missing-glyphs",
+      ], prefix: ["prlimit", "--fsize=30000"])
+    #expect(run.status == 1, "\(run.stderr)")
+    #expect(
+      run.stderr.contains("error: cannot write '\(printer)/card-printer.pdf'"), "\(run.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: printer + "/card-printer.pdf"))
+    #expect(!FileManager.default.fileExists(atPath: printer + "/results.jsonl"))
+    #expect(temporaries(under: printer).isEmpty)
   }
 
   @Test("with room enough the same batch succeeds (the full-disk test's control)")
