@@ -229,10 +229,7 @@ public enum DocumentEngine {
     guard data.count > 0 else { throw .empty(file: file) }
     let bytes = Array(data.buffer.prefix(1024))  // what sniffing looks at
     guard let type = DocumentType(sniffing: bytes) else {
-      let printable = bytes.prefix(12).map {
-        $0 >= 32 && $0 < 127 ? Character(Unicode.Scalar($0)) : "."
-      }
-      throw .unsupportedType(file: file, found: "'\(String(printable))'")
+      throw .unsupportedType(file: file, found: ContentKind.describe(bytes))
     }
     return type
   }

@@ -75,11 +75,18 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     }
   }
 
+  /// A page side for a message: a side larger than any paper (1e30 points, infinity) is
+  /// "over 1000 m", not a 309-digit number.
+  private static func millimetres(_ value: Double) -> String {
+    guard value.isFinite, value.magnitude < 1e6 else { return "over 1000 m" }
+    return Formatting.number(value.rounded())
+  }
+
   public var message: String {
     switch self {
     case .empty(let file): "'\(file)' is empty"
     case .unsupportedType(let file, let found):
-      "'\(file)' is not a PDF, JPEG or PNG (its content starts with \(found))"
+      "'\(file)' is not a PDF, JPEG or PNG: it looks like \(found)"
     case .damaged(let file, let reason): "pdf '\(file)' is damaged (poppler: \(reason))"
     case .encrypted(let file, let given):
       given ? "pdf '\(file)' is encrypted and the password is wrong" : "pdf '\(file)' is encrypted"

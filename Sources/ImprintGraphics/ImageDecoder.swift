@@ -46,7 +46,7 @@ public enum ImageError: ImprintError, Equatable {
   public var message: String {
     switch self {
     case .unsupportedType(let source, let found):
-      "image '\(source)' is not a JPEG or PNG (it starts with \(found))"
+      "image '\(source)' is not a JPEG or PNG: it looks like \(found)"
     case .corrupt(let source, let reason): "image '\(source)' is damaged or truncated (\(reason))"
     case .tooLarge(let source, let width, let height, let maximum)
     where width.multipliedReportingOverflow(by: height).partialValue <= maximum:
@@ -122,10 +122,7 @@ public enum ImageDecoder {
   }
 
   private static func unsupported(_ bytes: [UInt8], source: String) -> ImageError {
-    let found =
-      bytes.isEmpty
-      ? "nothing: the file is empty" : bytes.prefix(8).map { hexPair($0) }.joined(separator: " ")
-    return .unsupportedType(source: source, found: found)
+    return .unsupportedType(source: source, found: ContentKind.describe(bytes))
   }
 
   /// The longest side of a PNG (cairo decodes it), in pixels.
@@ -287,11 +284,6 @@ public enum ImageDecoder {
     }
     return 1
   }
-}
-
-private func hexPair(_ byte: UInt8) -> String {
-  let digits = Array("0123456789ABCDEF")
-  return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
 }
 
 /// Feeds bytes to cairo's PNG reader.

@@ -355,3 +355,32 @@ struct DeferredFlushTests {
     }
   }
 }
+
+@Suite("Content kinds for messages")
+struct ContentKindTests {
+  @Test(
+    "a file's first bytes are named by kind, never quoted",
+    arguments: [
+      (Array("GIF89a\u{1}\u{0}".utf8), "a GIF image"),
+      (Array("RIFF\u{0}\u{0}\u{0}\u{0}WEBPVP8 ".utf8), "a WebP image"),
+      ([0x00, 0x00, 0x00, 0x18] + Array("ftypheic".utf8), "a HEIC image"),
+      ([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], "a TIFF image"),
+      (Array("PK".utf8) + [3, 4, 20, 0], "a ZIP archive (or an Office document)"),
+      (Array("  <!DOCTYPE html><html>".utf8), "an HTML page"),
+      (Array("root:x:0:0:root:/root:/bin/bash\n".utf8), "text"),
+      (Array("{\"secret\": 1}".utf8), "JSON or other text"),
+      ([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1], "a program (ELF)"),
+      ([0x01, 0x02, 0x00, 0xFF], "unrecognised binary data"),
+      ([0xC3, 0x28, 0x41], "unrecognised binary data"),
+      ([], "nothing: it is empty"),
+    ] as [([UInt8], String)])
+  func kinds(bytes: [UInt8], expected: String) {
+    #expect(ContentKind.describe(bytes) == expected)
+  }
+
+  @Test("text cut inside a multi-byte character at the 512-byte window is still text")
+  func cutCharacter() {
+    let text = Array(String(repeating: "가", count: 400).utf8)  // 3 bytes each: 512 is mid-way
+    #expect(ContentKind.describe(text) == "text")
+  }
+}
