@@ -101,8 +101,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
         + "at most \(maximum) MB is decoded"
     case .pageTooLarge(let file, let page, let width, let height, let maximum):
       // Sizes come from the file (1e30 points, infinity): formatted, never converted to Int.
-      "pdf '\(file)' page \(page) is \(Formatting.number(width.rounded())) x "
-        + "\(Formatting.number(height.rounded())) mm; "
+      "pdf '\(file)' page \(page) is \(Self.millimetres(width)) x \(Self.millimetres(height)) mm; "
         + "at most \(Formatting.number(maximum)) mm a side is rendered"
     case .emptyPage(let file, let page):
       "pdf '\(file)' page \(page) has an empty or negative page box"

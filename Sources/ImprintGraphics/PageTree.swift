@@ -127,8 +127,16 @@ public enum PageTreeWalk: Sendable, Equatable {
       }
       return values
     }
+    var unreadablePage: Int?
     func visit(_ node: qpdf_oh, depth: Int, media: [Double]?, crop: [Double]?, rotate: Int) {
-      guard !cycle else { return }
+      guard !cycle, unreadablePage == nil else { return }
+      // A kid qpdf could not read (an integer of 400 digits, say) is null: a page the reader
+      // cannot size is left to poppler, never a default Letter page. (An unreadable root is
+      // told by poppler's count disagreeing with this one.)
+      guard depth == 0 || qpdf_oh_is_dictionary(qpdf, node) != 0 else {
+        unreadablePage = count + 1
+        return
+      }
       let id = qpdf_oh_get_object_id(qpdf, node)
       if id > 0 && !visited.insert(id).inserted || depth > 64 {
         cycle = true
@@ -158,6 +166,9 @@ public enum PageTreeWalk: Sendable, Equatable {
     }
     visit(pages, depth: 0, media: nil, crop: nil, rotate: 0)
     if cycle { return .cycle("the page tree loops") }
+    if let page = unreadablePage {
+      return .unreadable("page \(page)'s object (or one of the page tree's) cannot be read")
+    }
     if qpdf_has_error(qpdf) != 0 { return .unreadable(errorText(qpdf)) }
     let countObject = qpdf_oh_get_key(qpdf, pages, "/Count")
     let declared =

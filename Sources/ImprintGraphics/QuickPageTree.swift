@@ -44,8 +44,18 @@ enum QuickPageTree {
         failed = true
         return
       }
-      let media = reader.box(node["/MediaBox"]) ?? media
-      let crop = reader.box(node["/CropBox"]) ?? crop
+      // A box this reader cannot read (a number too large for a Double, a wrong count) is left
+      // to the full reader, which decides for every file alike: never silently the default.
+      let ownMedia = reader.box(node["/MediaBox"])
+      let ownCrop = reader.box(node["/CropBox"])
+      if (node["/MediaBox"] != nil && ownMedia == nil)
+        || (node["/CropBox"] != nil && ownCrop == nil)
+      {
+        failed = true
+        return
+      }
+      let media = ownMedia ?? media
+      let crop = ownCrop ?? crop
       var rotate = rotate
       if case .integer(let value)? = reader.resolve(node["/Rotate"]) { rotate = value }
       let resources = node["/Resources"] ?? resources

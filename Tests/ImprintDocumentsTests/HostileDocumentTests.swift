@@ -32,11 +32,13 @@ let hostilePDFs: [(name: String, bytes: [UInt8], inspect: String?, thumbnails: S
     "pdf.pageTooLarge", "pdf.pageTooLarge"
   ),
   (
-    "MediaBox wider than a Double", HostileDocuments.onePage(box: "0 0 \(e400) 100"), nil,
+    "MediaBox wider than a Double", HostileDocuments.onePage(box: "0 0 \(e400) 100"),
+    "pdf.pageTooLarge",
     "pdf.pageTooLarge"
   ),
   (
-    "MediaBox from -inf to inf", HostileDocuments.onePage(box: "-\(e400) 0 \(e400) 100"), nil,
+    "MediaBox from -inf to inf", HostileDocuments.onePage(box: "-\(e400) 0 \(e400) 100"),
+    "pdf.pageTooLarge",
     "pdf.pageTooLarge"
   ),
   (
