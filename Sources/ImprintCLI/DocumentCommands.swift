@@ -56,10 +56,6 @@ enum DocumentCommands {
         "color-min-area", "<percent>", "Coloured area that makes a page colour (default 0.1)."),
     ] + limitOptions
   ) { arguments, console in
-    // Every worker reaped before the command returns, whatever the outcome (a usage error
-    // included, after workers were forked at start-up): their CPU time counts in this
-    // process's, and none finishes after it.
-    defer { DocumentWorkers.shutdown() }
     var rule: ColorRule?
     if arguments.flag("colors") {
       var colors = ColorRule()
@@ -203,7 +199,6 @@ enum DocumentCommands {
       .flag("json", "Print a JSON report."),
     ] + limitOptions
   ) { arguments, console in
-    defer { DocumentWorkers.shutdown() }  // as in inspect
     let size = try arguments.int("size", in: 16...2048) ?? 256
     let format =
       try arguments.choice("format", ["png", "jpeg"]).flatMap { ThumbnailFormat(rawValue: $0) }

@@ -87,6 +87,10 @@ public enum ImprintCLI {
   /// - Returns: the exit code: 0 success, 1 failure, 2 usage error.
   public static func run(_ arguments: [String], console: Console) async -> Int32 {
     let code = await dispatch(arguments, console: console)
+    // Every command that read a document (inspect, thumb, quote, batch) leaves idle workers, and
+    // a usage error may come after workers were forked at start-up: stop and reap them, whatever
+    // the outcome, so their CPU time counts in this process's and none outlives the command.
+    if arguments.first != "__worker" { DocumentWorkers.shutdown() }
     if console.environment["IMPRINT_DEBUG_HANDLES"] != nil {
       // Debug builds count every C handle; the leak test runs a command and expects zero.
       console.stderr.write("live handles: \(LiveHandles.count())\n")

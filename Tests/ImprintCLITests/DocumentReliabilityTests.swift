@@ -297,6 +297,14 @@ struct DocumentReliabilityTests {
         ], 1
       ),
       (["inspect", "-j", "4", fifo, "/dev/zero", folder.file("no.pdf"), a], 1),
+      // quote reads its order's documents through workers too.
+      (
+        [
+          "quote", repositoryRoot + "/examples/order-booster.json", "--prices",
+          repositoryRoot + "/examples/prices-booster.json",
+        ], 0
+      ),
+      (["quote", repositoryRoot + "/examples/order-booster.json", "--prices", a], 1),
     ] {
       let run = try runAsSubreaper([Self.binary] + arguments)
       #expect(run.status == expected, "\(arguments)")
