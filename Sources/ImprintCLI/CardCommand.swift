@@ -77,7 +77,8 @@ enum CardCommand {
 
   static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
     let profiles = arguments.positionals
-    let templatesFolder = ResourceLocator.templatesDirectory(explicit: arguments.value("templates"))
+    let templatesFolder = try ResourceLocator.checkedTemplatesDirectory(
+      explicit: arguments.value("templates"))
     let template = try CardTemplate.load(
       arguments.value("template") ?? "classic", folder: templatesFolder)
     var options = CardOptions()
@@ -287,7 +288,7 @@ enum CardCommand {
       arguments: ParsedArguments, inputs profiles: [String]
     ) throws {
       let placeholderPath =
-        (ResourceLocator.assetsDirectory() ?? "assets") + "/placeholder-photo.png"
+        (try ResourceLocator.checkedAssetsDirectory() ?? "assets") + "/placeholder-photo.png"
       self.template = template
       self.options = options
       self.format = format
@@ -429,7 +430,8 @@ enum TemplatesCommand {
       .flag("json", "Print the list as JSON."),
     ]
   ) { arguments, console in
-    let folder = ResourceLocator.templatesDirectory(explicit: arguments.value("templates"))
+    let folder = try ResourceLocator.checkedTemplatesDirectory(
+      explicit: arguments.value("templates"))
     struct Entry: Codable {
       var name: String
       var description: String

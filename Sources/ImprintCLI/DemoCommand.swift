@@ -32,7 +32,7 @@ enum DemoCommand {
   static func run(folder: String, _ arguments: ParsedArguments, _ console: Console) async throws
     -> Int32
   {
-    guard let assets = ResourceLocator.assetsDirectory() else {
+    guard let assets = try ResourceLocator.checkedAssetsDirectory() else {
       throw FileError.notFound(path: "assets")
     }
     let qrFolder = folder + "/qr"

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLITests: messages about a refused file never quote its contents; a page box the quick
+// reader cannot read is never reported as Letter; a named resource folder that is not there is
+// an error, not an empty list.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+@Suite("Messages and resource folders under hostile input")
+struct MessageReliabilityTests {
+  static let secret = "root:x:0:0:SECRET-TOKEN-4711:/root:/bin/bash\n"
+
+  @Test("a text, HTML or unknown file given as a document or a photo is named by kind, not quoted")
+  func unsupportedNotQuoted() async throws {
+    let folder = TemporaryFolder()
+    let cases: [(String, String, String)] = [
+      ("passwd.pdf", Self.secret, "it looks like text"),
+      ("page.pdf", "<!DOCTYPE html><p>SECRET-TOKEN-4711</p>", "it looks like an HTML page"),
+      ("anim.pdf", "GIF89a SECRET-TOKEN-4711", "it looks like a GIF image"),
+      ("blob.pdf", "\u{1}\u{2}\u{0}SECRET-TOKEN-4711", "it looks like unrecognised binary data"),
+    ]
+    for (name, contents, kind) in cases {
+      let path = folder.file(name)
+      try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
+      let inspect = await imprint(["inspect", path])
+      #expect(inspect.code == 1, "\(name): \(inspect.stderr)")
+      #expect(inspect.stderr.contains("document.unsupportedType") || inspect.stderr.contains(kind))
+      #expect(inspect.stderr.contains(kind), "\(name): \(inspect.stderr)")
+      let json = await imprint(["inspect", "--json", path])
+      for run in [inspect, json] {
+        #expect(!run.stderr.contains("SECRET") && !run.stdout.contains("SECRET"), "\(name)")
+        #expect(!run.stderr.contains("root:x") && !run.stdout.contains("root:x"), "\(name)")
+      }
+    }
+    // The same file as a card's photo: the image decoder's message names the kind too.
+    let photo = folder.file("photo.jpg")
+    try Data(Self.secret.utf8).write(to: URL(fileURLWithPath: photo))
+    let profile = repositoryRoot + "/assets/samples/profiles/sora-park.json"
+    let card = await imprint([
+      "card", profile, "--photo", photo, "-o", folder.file("card.pdf"),
+    ])
+    #expect(card.code == 1, "\(card.stderr)")
+    #expect(card.stderr.contains("it looks like text"), "\(card.stderr)")
+    #expect(!card.stderr.contains("SECRET") && !card.stderr.contains("root:x"), "\(card.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("card.pdf")))
+  }
+
+  @Test(
+    "a page box of 400 digits, or one too large, is refused as too large, never read as Letter",
+    arguments: [
+      "0 0 \(String(repeating: "9", count: 400)) 792",
+      "0 0 \(String(repeating: "9", count: 400)).5 792",
+      "0 0 612 \(String(repeating: "9", count: 30))",
+      "0 0 9000000 842",
+    ])
+  func hugeBox(box: String) async throws {
+    let folder = TemporaryFolder()
+    let path = folder.file("big.pdf")
+    try Data(HostileDocuments.onePage(box: box)).write(to: URL(fileURLWithPath: path))
+    let run = await imprint(["inspect", "--json", path])
+    #expect(run.code == 1, "\(run.stdout)")
+    #expect(run.stdout.contains("pdf.pageTooLarge"), "\(run.stdout)")
+    #expect(!run.stdout.contains("Letter") && !run.stdout.contains("letter"))
+    let thumb = await imprint(["thumb", "-o", folder.file("out"), path])
+    #expect(thumb.code == 1)
+    let thumbnails =
+      (try? FileManager.default.contentsOfDirectory(atPath: folder.file("out"))) ?? []
+    #expect(thumbnails.isEmpty, "\(thumbnails)")
+  }
+
+  @Test("ordinary and malformed boxes read as poppler reads them: pdfinfo agrees")
+  func ordinaryBoxes() async throws {
+    let folder = TemporaryFolder()
+    for (box, expected) in [
+      ("0 0 595 842", "A4"), ("0 0 612", "Letter"), ("0 0 842 595", "A4 landscape"),
+      ("0 0 /x 842", "Letter"),
+    ] {
+      let path = folder.file("p.pdf")
+      try Data(HostileDocuments.onePage(box: box)).write(to: URL(fileURLWithPath: path))
+      let run = await imprint(["inspect", path])
+      #expect(run.code == 0 && run.stdout.contains(expected), "\(box): \(run.stdout)\(run.stderr)")
+      let info = try runTool("pdfinfo", [path]).stdout
+      let popplerSize = expected.hasPrefix("A4") ? "(A4)" : "(letter)"
+      #expect(info.contains(popplerSize), "\(box): pdfinfo says \(info)")
+    }
+  }
+
+  @Test("a templates or assets folder named but missing is an error, never an empty list")
+  func missingFolders() async throws {
+    let list = await imprint(["templates", "list", "--templates", "/nonexistent/designs"])
+    #expect(list.code == 1 && list.stdout.isEmpty)
+    #expect(list.stderr.contains("/nonexistent/designs"), "\(list.stderr)")
+    let card = await imprint(["card", "--templates", "/nonexistent/designs", "x.json"])
+    #expect(card.code == 1)
+    #expect(card.stderr.contains("/nonexistent/designs"), "\(card.stderr)")
+    // Through the environment, as a deployment sets it.
+    let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
+    for (setting, arguments) in [
+      ("IMPRINT_TEMPLATES=/nonexistent/designs", ["templates", "list"]),
+      ("IMPRINT_ASSETS=/nonexistent/assets", ["demo", "-o", TemporaryFolder().file("demo")]),
+    ] {
+      let run = try runTool("/usr/bin/env", [setting, binary] + arguments)
+      #expect(run.status == 1, "\(setting): \(run.stdout)")
+      #expect(run.stderr.contains("/nonexistent/"), "\(setting): \(run.stderr)")
+    }
+    let good = await imprint(["templates", "list"])
+    #expect(good.code == 0 && good.stdout.contains("classic"))
+  }
+}
