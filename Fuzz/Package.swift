@@ -27,6 +27,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("QuickPageTree", ["ImprintGraphics", "ImprintCore"]),
   ("PDFDuplicateKeys", ["ImprintGraphics"]),
   ("ImageHeader", ["ImprintGraphics"]),
+  ("StrictJSON", ["ImprintCore"]),
 ]
 
 // A path dependency's identity is its folder's name (`main`, `wt-fuzz`, a fresh clone's name),
