@@ -25,6 +25,44 @@ public enum AtomicFile {
     return result
   }
 
+  /// Runs a bulk job whose outputs all lie in `folder`, then flushes that folder's file system
+  /// once (`syncfs`) and checks it: a write-back error (a disk that filled or failed after the
+  /// writes were accepted) is reported instead of lost, which plain `sync` cannot do.
+  ///
+  /// - Throws: what `body` throws, or `FileError.unwritable` naming `folder` when the flush fails.
+  public static func withDeferredFlush<Result>(
+    syncing folder: String, _ body: () async throws -> Result
+  ) async throws -> Result {
+    let result = try await $flushEachFile.withValue(false) { try await body() }
+    try flushFileSystem(of: folder)
+    return result
+  }
+
+  /// glibc's `syncfs(2)`, which its Swift module does not export (it is declared only under
+  /// `_GNU_SOURCE`): looked up once in the C library already loaded.
+  private static let syncFileSystem: @convention(c) (Int32) -> Int32 = {
+    guard let symbol = dlsym(nil, "syncfs") else {
+      // Not reachable on glibc >= 2.14; `sync` flushes everything and reports nothing.
+      return { _ in
+        sync()
+        return 0
+      }
+    }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+  }()
+
+  /// Flushes the file system that holds `folder` and reports a write-back error.
+  public static func flushFileSystem(of folder: String) throws(FileError) {
+    let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw .unwritable(path: folder, reason: String(cString: strerror(errno)))
+    }
+    defer { close(descriptor) }
+    guard syncFileSystem(descriptor) == 0 else {
+      throw .unwritable(path: folder, reason: String(cString: strerror(errno)))
+    }
+  }
+
   /// Checks that `path` can be an output: not an existing directory, in an existing folder.
   ///
   /// An existing device, FIFO or socket is refused too: the rename would replace it with a

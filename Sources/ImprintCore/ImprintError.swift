@@ -2,6 +2,8 @@
 // Imprint: the error protocol every domain error conforms to.
 // See STYLE.md §3 for the message rules.
 
+import Foundation
+
 /// An error Imprint reports to a person or a program: a stable code, a message, an optional hint.
 ///
 /// Every domain module has one error enum whose cases carry their evidence (the file, field, value)
@@ -100,6 +102,12 @@ public enum FileError: ImprintError, Equatable {
   public var hint: String? {
     switch self {
     case .isDirectory: "name a file inside the directory"
+    case .unwritable(_, let reason) where reason == String(cString: strerror(ENOSPC)):
+      "free space on that disk, then run again (nothing partial was left)"
+    case .unwritable(_, let reason) where reason == String(cString: strerror(EFBIG)):
+      "the file is larger than this process may write (ulimit -f) or the file system holds"
+    case .unwritable(_, let reason) where reason == String(cString: strerror(EROFS)):
+      "the disk is mounted read-only: write to another folder"
     case .unwritable: "check that the folder exists and is writable"
     case .notUTF8: "save the file as UTF-8"
     case .notRegularFile: "copy the data into a regular file and name that file"

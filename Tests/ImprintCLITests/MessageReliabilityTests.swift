@@ -4,6 +4,7 @@
 // an error, not an empty list.
 
 import Foundation
+import ImprintCore
 import ImprintTestSupport
 import Testing
 
@@ -106,5 +107,64 @@ struct MessageReliabilityTests {
     }
     let good = await imprint(["templates", "list"])
     #expect(good.code == 0 && good.stdout.contains("classic"))
+  }
+}
+
+@Suite("Full disks: every output checked, a hint that fits the cause")
+struct FullDiskHintTests {
+  static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
+
+  @Test("a write past the size limit fails with its path and the size-limit hint, nothing left")
+  func singleAndBulkQR() throws {
+    let folder = TemporaryFolder()
+    let single = try runTool(
+      "prlimit",
+      ["--fsize=200", Self.binary, "qr", address, "--size", "60", "-o", folder.file("a.png")])
+    #expect(single.status == 1, "\(single.stderr)")
+    #expect(
+      single.stderr.contains("a.png") && single.stderr.contains("ulimit -f"), "\(single.stderr)")
+    let input = folder.file("payloads.txt")
+    try Data((1...40).map { "payload number \($0)\n" }.joined().utf8).write(
+      to: URL(fileURLWithPath: input))
+    let bulk = try runTool(
+      "prlimit",
+      [
+        "--fsize=300", Self.binary, "qr", "--input", input, "--size", "60", "--output-dir",
+        folder.file("codes"), "-q",
+      ])
+    #expect(bulk.status == 1, "\(bulk.stderr)")
+    #expect(bulk.stderr.contains("ulimit -f"), "\(bulk.stderr)")
+    let left = try FileManager.default.contentsOfDirectory(atPath: folder.file("codes"))
+    // Every code that was written is whole (zbarimg reads it); no temporary is left.
+    #expect(left.allSatisfy { !$0.hasPrefix(".") }, "\(left)")
+    for name in left {
+      let decoded = try runTool("zbarimg", ["-q", "--raw", folder.file("codes/\(name)")])
+      #expect(decoded.status == 0 && decoded.stdout.hasPrefix("payload number"), "\(name)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("a.png")))
+  }
+
+  @Test("the hint follows the cause: full disk, size limit, read-only disk, anything else")
+  func hints() {
+    func hint(_ code: Int32) -> String? {
+      FileError.unwritable(path: "x", reason: String(cString: strerror(code))).hint
+    }
+    #expect(hint(ENOSPC)?.contains("free space") == true)
+    #expect(hint(EFBIG)?.contains("ulimit -f") == true)
+    #expect(hint(EROFS)?.contains("read-only") == true)
+    #expect(hint(EACCES) == "check that the folder exists and is writable")
+  }
+
+  @Test("a bulk run's single flush at its end reports a folder it cannot flush")
+  func flushChecked() async throws {
+    await #expect(throws: FileError.self) {
+      try await AtomicFile.withDeferredFlush(syncing: "/nonexistent/folder") { () }
+    }
+    let folder = TemporaryFolder()
+    let value = try await AtomicFile.withDeferredFlush(syncing: folder.path) {
+      #expect(AtomicFile.flushEachFile == false)
+      return 7
+    }
+    #expect(value == 7 && AtomicFile.flushEachFile)
   }
 }
