@@ -24,6 +24,10 @@ public struct BatchOptions: Sendable {
   public var shard: (index: Int, count: Int) = (0, 1)
   /// Where shipped templates are.
   public var templatesFolder: String?
+  /// The folder every path in the manifest is confined to (`--inputs-root`), or nil: relative
+  /// paths are then confined to the manifest's folder and absolute ones taken as written (see
+  /// `ManifestReader.init(path:inputsRoot:)`).
+  public var inputsRoot: String?
   /// The placeholder photo for profiles without one.
   public var placeholder: (bytes: [UInt8], source: String)
   /// The sandbox for uploads (thumb and quote jobs); those jobs fail without one.
@@ -135,7 +139,7 @@ public enum BatchRunner {
       unlink(completion)
       manifestDigest = try FileDigest.hex(manifest)
     }
-    var reader = try ManifestReader(path: manifest)
+    var reader = try ManifestReader(path: manifest, inputsRoot: options.inputsRoot)
     let templates = TemplateCache(folder: options.templatesFolder)
     var seen = Set<String>()
     var ordinal = 0
@@ -442,10 +446,13 @@ public enum BatchRunner {
         try FileIO.read(pricesPath, limit: FileIO.Limit.structured), source: pricesPath)
       let order = try Order.parse(
         try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
+      // The order's files are confined to its folder, as `imprint quote` confines them: every
+      // path is resolved before any file is opened, so one escaping path fails the job.
       let orderFolder = (orderPath as NSString).deletingLastPathComponent
+      let root = orderFolder.isEmpty ? "." : orderFolder
+      let paths = try order.files.map { try Order.filePath($0.path, root: root) }
       var facts: [String: PageFacts] = [:]
-      for file in order.files {
-        let path = file.path.hasPrefix("/") ? file.path : orderFolder + "/" + file.path
+      for (file, path) in zip(order.files, paths) {
         let auto = (file.options.color ?? prices.defaults.color) == .auto
         let info = try await sandbox.inspect(
           path: path, file: file.path,

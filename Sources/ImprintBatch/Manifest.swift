@@ -30,7 +30,8 @@ public struct ShipTo: Sendable, Codable, Equatable {
 
 /// One job of a manifest.
 ///
-/// Paths are resolved against the manifest's folder.
+/// Paths are resolved against the manifest's folder (or the inputs root) and confined to it:
+/// see `ManifestReader.init(path:inputsRoot:)`.
 public struct ManifestJob: Sendable, Equatable {
   /// The 1-based line of the manifest (the header of a CSV is line 1).
   public var line: Int
@@ -263,7 +264,10 @@ private final class CSVSource: ManifestSource {
 /// a job's line is the line its record starts on.
 public struct ManifestReader: ~Copyable {
   private let source: any ManifestSource
+  /// The folder the job's relative paths are joined to and confined to.
   private let folder: String
+  /// What an absolute path in the manifest may name.
+  private let absolutePaths: ConfinedPath.AbsolutePaths
   /// The manifest's path.
   public let name: String
   /// The manifest's file name, for messages.
@@ -271,15 +275,32 @@ public struct ManifestReader: ~Copyable {
 
   /// Opens `path` (`.csv` files are CSV with a header; anything else is JSON Lines).
   ///
+  /// The files a job names (profile, photo, follow counts, template file, upload, order, price
+  /// list) are confined (`ConfinedPath`): a relative path is joined to the manifest's folder
+  /// and may not leave it (`..`, or a link leading out, fails that job with
+  /// `file.escapesFolder`); an absolute path is taken as written, as on a command line. With
+  /// `inputsRoot`, every path is confined to that folder instead: relative paths are joined to
+  /// it, absolute paths are accepted only inside it (for manifests that a backend generates
+  /// from uploads).
+  ///
+  /// - Parameters:
+  ///   - path: the manifest.
+  ///   - inputsRoot: the folder every path the manifest names must lie in, or nil.
   /// - Throws: `FileError` (`file.notRegular` for anything but a regular file).
-  public init(path: String) throws(FileError) {
+  public init(path: String, inputsRoot: String? = nil) throws(FileError) {
     name = path
     display = (path as NSString).lastPathComponent
     source =
       path.lowercased().hasSuffix(".csv")
       ? try CSVSource(path: path, name: display) : try JSONLinesSource(path: path, name: display)
-    let directory = (path as NSString).deletingLastPathComponent
-    folder = directory.isEmpty ? "." : directory
+    if let inputsRoot {
+      folder = inputsRoot.isEmpty ? "." : inputsRoot
+      absolutePaths = .insideRoot
+    } else {
+      let directory = (path as NSString).deletingLastPathComponent
+      folder = directory.isEmpty ? "." : directory
+      absolutePaths = .asWritten
+    }
   }
 
   /// The next job, or the error of a bad record; nil at the end.
@@ -314,9 +335,10 @@ public struct ManifestReader: ~Copyable {
     return count
   }
 
-  private func resolve(_ path: String?) -> String? {
+  /// A job's path joined to the folder and confined to it (nil when absent or empty).
+  private func resolve(_ path: String?, _ what: String) throws(FileError) -> String? {
     guard let path, !path.isEmpty else { return nil }
-    return path.hasPrefix("/") ? path : folder + "/" + path
+    return try ConfinedPath.resolve(path, root: folder, absolute: absolutePaths, what: what)
   }
 
   static let knownKeys: Set<String> = [
@@ -377,19 +399,29 @@ public struct ManifestReader: ~Copyable {
     }
     var job = ManifestJob(
       line: line, id: id, kind: kind, copies: copies, profile: nil, inlineProfile: nil,
-      template: object["template"] as? String, photo: resolve(object["photo"] as? String),
-      followCounts: resolve(object["followCounts"] as? String),
+      template: object["template"] as? String, photo: nil, followCounts: nil,
       payload: object["payload"] as? String, payloadType: object["payloadType"] as? String,
-      file: resolve(object["file"] as? String), prices: resolve(object["prices"] as? String),
-      format: object["format"] as? String, shipTo: nil, source: source)
-    if let template = job.template, template.contains("/") || template.hasSuffix(".json") {
-      job.template = resolve(template)
+      file: nil, prices: nil, format: object["format"] as? String, shipTo: nil, source: source)
+    do throws(FileError) {
+      job.photo = try resolve(object["photo"] as? String, "photo")
+      job.followCounts = try resolve(object["followCounts"] as? String, "follow counts file")
+      job.file = try resolve(object["file"] as? String, kind == .quote ? "order" : "file")
+      job.prices = try resolve(object["prices"] as? String, "price list")
+      if let template = job.template, template.contains("/") || template.hasSuffix(".json") {
+        job.template = try resolve(template, "template")
+      }
+      if let path = object["profile"] as? String { job.profile = try resolve(path, "profile") }
+    } catch {
+      return .failure(
+        ManifestLineError(
+          line: line, id: id,
+          message: "manifest '\(display)': job '\(id)' (line \(line)): \(error.message)",
+          code: error.code, hint: error.hint))
     }
     switch object["profile"] {
-    case let path as String: job.profile = resolve(path)
+    case is String, nil: break
     case let inline as [String: Any]:
       job.inlineProfile = (try? JSONSerialization.data(withJSONObject: inline)).map { [UInt8]($0) }
-    case nil: break
     default: return fail("job '\(id)' (line \(line)): 'profile' must be a path or an object")
     }
     if let ship = object["shipTo"] as? [String: Any] {

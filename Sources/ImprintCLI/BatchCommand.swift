@@ -16,6 +16,10 @@ enum BatchCommand {
     .value("duplex", "<flip>", "long-edge (default) or short-edge: where backs go on sheets."),
     .flag("card-files", "With a layout, also write each card's own PDF (cards/ID.pdf)."),
     .value("templates", "<dir>", "Folder of shipped card designs."),
+    .value(
+      "inputs-root", "<dir>",
+      "Confine every file the manifest names to DIR: relative paths are relative to DIR, "
+        + "absolute ones must lie inside it (for manifests made from uploads)."),
     .flag("quiet", short: "q", "No progress and no summary."),
   ]
 
@@ -68,7 +72,13 @@ enum BatchCommand {
       go onto the layout's file, drawn again on every run (and to cards/ too with \
       --card-files). A rerun skips jobs whose outputs exist and whose inputs are unchanged. \
       --shard I/N runs job k when k mod N = I (--shard auto reads JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or SLURM_ARRAY_TASK_ID/ \
-      SLURM_ARRAY_TASK_COUNT); then 'imprint batch merge' combines the shards.
+      SLURM_ARRAY_TASK_COUNT); then 'imprint batch merge' combines the shards. \
+      The files a job names are confined: a relative path is relative to the manifest's folder \
+      and may not leave it ('..' or a link leading out fails that job with file.escapesFolder, \
+      the other jobs go on); an absolute path is read as written, like a path on the command \
+      line. When the manifest is made from uploads, pass --inputs-root DIR: then every path is \
+      relative to DIR and confined to it, and an absolute path outside DIR is refused too. A \
+      quote job's order files are confined to the order's folder, as in 'imprint quote'.
       """,
     arguments: [ArgumentSpec("manifest", "The manifest (.jsonl or .csv).")],
     options: [
@@ -94,6 +104,12 @@ enum BatchCommand {
     options.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     options.templatesFolder = ResourceLocator.templatesDirectory(
       explicit: arguments.value("templates"))
+    if let root = arguments.value("inputs-root") {
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: root, isDirectory: &isFolder), isFolder.boolValue
+      else { throw FileError.folderNotFound(path: root, setting: "--inputs-root") }
+      options.inputsRoot = root
+    }
     options.cardOptions.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
     options.layout = try layout(arguments)
     options.cardFiles = arguments.flag("card-files")
@@ -185,7 +201,7 @@ enum BatchCommand {
     _ cards: Set<String>, manifest: String, options: BatchOptions, layout: BatchLayout
   ) async throws -> Imposed? {
     guard !cards.isEmpty else { return nil }
-    var reader = try ManifestReader(path: manifest)
+    var reader = try ManifestReader(path: manifest, inputsRoot: options.inputsRoot)
     var queue: [PlacedCard] = []
     var placedIDs = Set<String>()
     let next = { () -> PlacedCard? in

@@ -176,7 +176,7 @@ enum DemoCommand {
     let batchFolder = folder + "/batch"
     let batchCode = await ImprintCLI.run(
       [
-        "batch", samples + "/batch/orders.jsonl", "-o", batchFolder, "--layout", "A4",
+        "batch", samples + "/orders.jsonl", "-o", batchFolder, "--layout", "A4",
         "--crop-marks", "--card-files", "-q",
       ],
       console: bulkConsole)
@@ -187,7 +187,7 @@ enum DemoCommand {
     made.append(
       Made(
         path: batchFolder,
-        what: "batch of assets/samples/batch/orders.jsonl: cards, A4 sheets, labels, results.jsonl")
+        what: "batch of assets/samples/orders.jsonl: cards, A4 sheets, labels, results.jsonl")
     )
 
     if arguments.flag("json") {

@@ -25,46 +25,7 @@ extension Order {
   public static func filePath(_ path: String, root: String, explicitRoot: Bool = false)
     throws(FileError) -> String
   {
-    guard path.hasPrefix("/") else {
-      return try ConfinedPath.resolve(path, in: root, what: "order file")
-    }
-    guard explicitRoot, let relative = relativePath(path, inside: root) else {
-      throw .escapesFolder(path: path, folder: root.isEmpty ? "." : root, what: "order file")
-    }
-    guard !relative.isEmpty else { throw .isDirectory(path: path) }
-    do {
-      return try ConfinedPath.resolve(relative, in: root, what: "order file")
-    } catch {
-      // Name the path as the order wrote it.
-      if case .escapesFolder = error {
-        throw .escapesFolder(path: path, folder: root, what: "order file")
-      }
-      throw error
-    }
-  }
-
-  /// `path` (absolute) relative to `root` when it lies inside it, compared component by
-  /// component as written (the links are checked afterwards by `ConfinedPath`).
-  private static func relativePath(_ path: String, inside root: String) -> String? {
-    // `..` climbs in the root (the caller's own option) but is refused in the order's path.
-    func components(_ text: String, climb: Bool) -> [Substring]? {
-      var result: [Substring] = []
-      for part in text.split(separator: "/") where part != "." {
-        if part == ".." {
-          guard climb else { return nil }
-          _ = result.popLast()
-        } else {
-          result.append(part)
-        }
-      }
-      return result
-    }
-    let absoluteRoot =
-      root.hasPrefix("/") ? root : FileManager.default.currentDirectoryPath + "/" + root
-    guard let file = components(path, climb: false),
-      let base = components(absoluteRoot, climb: true),
-      file.starts(with: base)
-    else { return nil }
-    return file.dropFirst(base.count).joined(separator: "/")
+    try ConfinedPath.resolve(
+      path, root: root, absolute: explicitRoot ? .insideRoot : .refused, what: "order file")
   }
 }

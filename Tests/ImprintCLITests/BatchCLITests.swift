@@ -8,7 +8,7 @@ import ImprintCLI
 import ImprintTestSupport
 import Testing
 
-let sampleManifest = repositoryRoot + "/assets/samples/batch/orders.jsonl"
+let sampleManifest = repositoryRoot + "/assets/samples/orders.jsonl"
 let imprintBinary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
 
 func results(_ path: String) throws -> [[String: Any]] {
@@ -185,7 +185,7 @@ struct BatchCLITests {
   func csv() async throws {
     let folder = TemporaryFolder()
     let run = await imprint([
-      "batch", repositoryRoot + "/assets/samples/batch/orders.csv", "-o", folder.path, "-q",
+      "batch", repositoryRoot + "/assets/samples/orders.csv", "-o", folder.path, "-q",
     ])
     #expect(run.code == 0, "\(run.stderr)")
     let lines = try results(folder.file("results.jsonl"))
