@@ -132,23 +132,27 @@ enum BatchCommand {
     let started = Date()
     var lastReport = started  // the first plain line after 2 s, when the rate means something
     let terminal = console.stderr.isTerminal
-    let summary = try await BatchRunner.run(manifest: manifest, options: options) { summary in
-      guard !quiet else { return }
-      let now = Date()
-      let done = summary.total
-      guard terminal || now.timeIntervalSince(lastReport) >= 2 || done == total else { return }
-      lastReport = now
-      let rate = Double(done) / max(now.timeIntervalSince(started), 0.001)
-      let eta = total > done ? Int(Double(total - done) / max(rate, 0.001)) : 0
-      if terminal {
-        let width = 30
-        let filled = total > 0 ? min(width, done * width / total) : 0
-        console.stderr.write(
-          "\r[\(String(repeating: "=", count: filled))\(String(repeating: " ", count: width - filled))] "
-            + "\(done)/\(total) \(String(format: "%.1f", rate))/s ETA \(eta)s ")
-      } else {
-        console.stderr.write(
-          "batch: \(done)/\(total) done, \(String(format: "%.1f", rate)) jobs/s, ETA \(eta) s\n")
+    // Thousands of small outputs: synced together, not one by one (the runner writes its
+    // resume records and results only after the outputs they name are synced).
+    let summary = try await AtomicFile.withDeferredFlush(syncing: folder) {
+      try await BatchRunner.run(manifest: manifest, options: options) { summary in
+        guard !quiet else { return }
+        let now = Date()
+        let done = summary.total
+        guard terminal || now.timeIntervalSince(lastReport) >= 2 || done == total else { return }
+        lastReport = now
+        let rate = Double(done) / max(now.timeIntervalSince(started), 0.001)
+        let eta = total > done ? Int(Double(total - done) / max(rate, 0.001)) : 0
+        if terminal {
+          let width = 30
+          let filled = total > 0 ? min(width, done * width / total) : 0
+          console.stderr.write(
+            "\r[\(String(repeating: "=", count: filled))\(String(repeating: " ", count: width - filled))] "
+              + "\(done)/\(total) \(String(format: "%.1f", rate))/s ETA \(eta)s ")
+        } else {
+          console.stderr.write(
+            "batch: \(done)/\(total) done, \(String(format: "%.1f", rate)) jobs/s, ETA \(eta) s\n")
+        }
       }
     }
     if terminal && !quiet { console.stderr.write("\n") }

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLITests: `imprint batch` with its outputs flushed together: resume records wait for a
+// checkpoint that makes the outputs they name durable, and are all written by the run's end.
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintBatch
+
+@Suite("imprint batch: resume records follow durable outputs")
+struct BatchDurabilityTests {
+  func job(_ id: String) -> ManifestJob {
+    ManifestJob(
+      line: 1, id: id, kind: .qr, copies: 1, payload: "p-\(id)", source: "{\"id\":\"\(id)\"}")
+  }
+
+  @Test("with outputs flushed together a job leaves its resume record to the runner")
+  func deferredRecord() async throws {
+    let folder = TemporaryFolder()
+    var options = BatchOptions(outputFolder: folder.path, placeholder: ([], "none"))
+    options.jobs = 1
+    for sub in ["/.state", "/qr"] { try FileIO.makeFolder(folder.path + sub) }
+    let templates = TemplateCache(folder: nil)
+    let deferred = await AtomicFile.withDeferredFlush {
+      await BatchRunner.execute(job("a"), options: options, templates: templates, impose: false)
+    }
+    #expect(deferred.result.status == "ok")
+    #expect(FileManager.default.fileExists(atPath: folder.file("qr/a.png")))
+    // The record waits for a checkpoint's sync: none written by the job.
+    #expect(!FileManager.default.fileExists(atPath: folder.file(".state/a.json")))
+    #expect(deferred.state?.path == folder.file(".state/a.json"))
+    let flushed = await BatchRunner.execute(
+      job("b"), options: options, templates: templates, impose: false)
+    #expect(flushed.state == nil)
+    #expect(FileManager.default.fileExists(atPath: folder.file(".state/b.json")))
+  }
+
+  @Test("records go out at a checkpoint: the first at once, later ones after a second or 1024")
+  func checkpoints() throws {
+    let folder = TemporaryFolder()
+    let records = StateRecords(folder: folder.path)
+    let record = BatchRunner.JobState(fingerprint: "f", outputs: ["qr/x.png"])
+    try records.add((folder.file("first.json"), record))
+    #expect(folder.contents() == ["first.json"])
+    for index in 0..<10 { try records.add((folder.file("r\(index).json"), record)) }
+    #expect(folder.contents() == ["first.json"])
+    try records.checkpoint()
+    #expect(folder.contents().count == 11)
+    #expect(BatchRunner.readState(folder.file("r9.json"))?.outputs == ["qr/x.png"])
+    for index in 0..<1024 { try records.add((folder.file("m\(index).json"), record)) }
+    #expect(folder.contents().count == 11 + 1024)
+  }
+
+  @Test("a deferred-flush run writes every record by its end: the rerun skips every job")
+  func rerunSkips() async throws {
+    let folder = TemporaryFolder()
+    let lines = (0..<40).map { #"{"id":"q\#($0)","kind":"qr","payload":"x\#($0)"}"# }
+    try write(lines.joined(separator: "\n"), to: folder.file("m.jsonl"))
+    let first = await imprint(["batch", folder.file("m.jsonl"), "-o", folder.file("out")])
+    #expect(first.code == 0, "\(first.stderr)")
+    let states = try FileManager.default.contentsOfDirectory(atPath: folder.file("out/.state"))
+    #expect(states.count == 40)
+    let second = await imprint(["batch", folder.file("m.jsonl"), "-o", folder.file("out")])
+    #expect(second.code == 0 && second.stderr.contains("40 skipped"), "\(second.stderr)")
+  }
+}
