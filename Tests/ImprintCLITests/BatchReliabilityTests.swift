@@ -9,40 +9,14 @@ import ImprintCore
 import ImprintTestSupport
 import Testing
 
-/// What a run of the built `imprint` did, measured from outside: exit status (negative: the
-/// signal), stderr, the peak memory of the process and its reaped children (KiB, getrusage
-/// RUSAGE_CHILDREN of a python3 parent that ran only it) and seconds; killed after `timeout`
-/// seconds (a hang guard, generous for a loaded machine: the status is then 999).
-struct MeasuredRun {
-  var status: Int32
-  var stderr: String
-  var peakKiB: Int
-  var seconds: Double
-}
-
-func measuredImprint(_ arguments: [String], prefix: [String] = [], timeout: Int = 180) throws
-  -> MeasuredRun
-{
-  let code = """
-    import resource, subprocess, sys, time
-    start = time.monotonic()
-    try:
-        run = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             timeout=int(sys.argv[1]))
-        status, err = run.returncode, run.stderr
-    except subprocess.TimeoutExpired as e:
-        status, err = 999, e.stderr or b""
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    sys.stdout.write("%d %d %f" % (status, peak, time.monotonic() - start))
-    sys.stderr.buffer.write(err)
-    """
-  let result = try runTool(
-    "python3", ["-c", code, "\(timeout)"] + prefix + [imprintBinary] + arguments)
-  let parts = result.stdout.split(separator: " ")
-  precondition(parts.count == 3, "measuring failed: \(result.stderr)")
-  return MeasuredRun(
-    status: Int32(parts[0]) ?? -1, stderr: result.stderr, peakKiB: Int(parts[1]) ?? 0,
-    seconds: Double(parts[2]) ?? 0)
+/// Runs the built `imprint` with `arguments` (after `prefix`, such as `prlimit --fsize=N`),
+/// measured from outside (`runMeasured`: exit status, output, peak memory, seconds), killed
+/// with its workers after `timeout` seconds (a hang guard: the status is then 999).
+func measuredImprint(
+  _ arguments: [String], prefix: [String] = [], stdinPath: String? = nil, timeout: Int = 180
+) throws -> MeasuredRun {
+  try runMeasured(
+    prefix + [imprintBinary] + arguments, stdinPath: stdinPath, timeout: Double(timeout))
 }
 
 func write(_ text: String, to path: String) throws {

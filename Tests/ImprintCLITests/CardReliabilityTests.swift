@@ -8,103 +8,17 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-/// One run of the built `imprint`, measured by `wait4` (its own peak memory, not the test's).
-private struct CardRun {
-  let status: Int32
-  let stdout: String
-  let stderr: String
-  let seconds: Double
-  /// The process's peak resident memory in megabytes.
-  let peakMB: Int
-}
-
 /// Runs the built `imprint` with `arguments` (under `prlimit --fsize` when `fileSizeLimit` is
-/// given), killing it after `timeout` seconds.
+/// given), measured (`runMeasured`), killed with its workers after `timeout` seconds.
 private func runCardBinary(
-  _ arguments: [String], in folder: TemporaryFolder, fileSizeLimit: Int? = nil,
-  timeout: Double = 60
-) throws -> CardRun {
-  let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
-  var argv = [binary] + arguments
-  if let fileSizeLimit { argv = ["/usr/bin/prlimit", "--fsize=\(fileSizeLimit)"] + argv }
-  let outPath = folder.file(".run-stdout")
-  let errPath = folder.file(".run-stderr")
-  let peakPath = folder.file(".run-peak")
-  // The peak is measured by a small python3 parent (RUSAGE_CHILDREN): a process started
-  // straight from this test process inherits its high-water mark at exec (CLONE_VM), hundreds
-  // of megabytes that are not imprint's.
-  argv = ["python3", "-c", peakScript, peakPath] + argv
-  let start = Date()
-  let pid = try spawnWithFiles(argv, stdout: outPath, stderr: errPath)
-  var status: Int32 = 0
-  var usage = rusage()
-  while true {
-    let done = wait4(pid, &status, WNOHANG, &usage)
-    if done == pid || done < 0 { break }
-    if Date().timeIntervalSince(start) > timeout {
-      kill(-pid, SIGKILL)
-      _ = wait4(pid, &status, 0, &usage)
-      break
-    }
-    usleep(20_000)
-  }
-  let exited = status & 0x7F == 0
-  let read = { (path: String) in
-    (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-  }
-  let run = CardRun(
-    status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), stdout: read(outPath),
-    stderr: read(errPath), seconds: Date().timeIntervalSince(start),
-    peakMB: (Int(read(peakPath)) ?? Int.max / 2) / 1024)
-  unlink(outPath)
-  unlink(errPath)
-  unlink(peakPath)
-  return run
-}
-
-/// Runs its arguments, then writes their peak memory (KiB) to the file named first and exits
-/// as they did.
-private let peakScript = """
-  import resource, subprocess, sys
-  r = subprocess.run(sys.argv[2:])
-  open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
-  sys.exit(r.returncode if r.returncode >= 0 else 128 - r.returncode)
-  """
-
-/// Starts `argv` with standard input empty and standard output and error going to files
-/// (`posix_spawn`: Foundation's Process waits for its children on a run loop, which hung here).
-private func spawnWithFiles(_ argv: [String], stdout: String, stderr: String) throws -> pid_t {
-  var actions = posix_spawn_file_actions_t()
-  posix_spawn_file_actions_init(&actions)
-  defer { posix_spawn_file_actions_destroy(&actions) }
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/zero", O_RDONLY, 0)
-  posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-  posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-  // Default signal handling in the child, whatever the test runner ignores.
-  var attributes = posix_spawnattr_t()
-  posix_spawnattr_init(&attributes)
-  defer { posix_spawnattr_destroy(&attributes) }
-  var defaults = sigset_t()
-  sigemptyset(&defaults)
-  for signal in [SIGTERM, SIGINT, SIGPIPE, SIGXFSZ] { sigaddset(&defaults, signal) }
-  posix_spawnattr_setsigdefault(&attributes, &defaults)
-  var none = sigset_t()
-  sigemptyset(&none)
-  posix_spawnattr_setsigmask(&attributes, &none)
-  // A group of its own, so that a hang guard kills the whole of it.
-  posix_spawnattr_setpgroup(&attributes, 0)
-  posix_spawnattr_setflags(
-    &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-  let cArguments = argv.map { strdup($0) } + [nil]
-  defer { for argument in cArguments { free(argument) } }
-  var pid: pid_t = 0
-  let spawned = posix_spawnp(&pid, argv[0], &actions, &attributes, cArguments, environ)
-  guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-  return pid
+  _ arguments: [String], fileSizeLimit: Int? = nil, timeout: Double = 60
+) throws -> MeasuredRun {
+  let limit = fileSizeLimit.map { ["/usr/bin/prlimit", "--fsize=\($0)"] } ?? []
+  return try runMeasured(limit + [imprintBinary] + arguments, timeout: timeout)
 }
 
 /// The code of the first (or only) error of a `--json` report.
-private func cardErrorCodes(_ run: CardRun) -> [String] {
+private func cardErrorCodes(_ run: MeasuredRun) -> [String] {
   guard let data = run.stdout.data(using: .utf8),
     let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
     let cards = object["cards"] as? [[String: Any]]
@@ -191,9 +105,9 @@ private final class PhotoServer {
     try Data(Self.script.utf8).write(to: URL(fileURLWithPath: scriptPath))
     log = folder.file("server.log")
     let portFile = folder.file("server.port")
-    pid = try spawnWithFiles(
-      ["python3", "-u", scriptPath, samplesFolder + "/photos/harbor-lamp.jpg"], stdout: portFile,
-      stderr: log)
+    pid = try spawnInGroup(
+      ["python3", "-u", scriptPath, samplesFolder + "/photos/harbor-lamp.jpg"],
+      stdin: "/dev/null", stdout: portFile, stderr: log)
     var found: Int?
     for _ in 0..<500 where found == nil {
       let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
@@ -226,12 +140,12 @@ struct CardReliabilityTests {
   private func card(
     _ json: String, in folder: TemporaryFolder, extra: [String] = [], fileSizeLimit: Int? = nil,
     output: String = "card.png"
-  ) throws -> CardRun {
+  ) throws -> MeasuredRun {
     let profile = folder.file("profile.json")
     try Data(json.utf8).write(to: URL(fileURLWithPath: profile))
     return try runCardBinary(
       ["card", profile, "-o", folder.file(output), "--side", "front", "--json"] + extra,
-      in: folder, fileSizeLimit: fileSizeLimit)
+      fileSizeLimit: fileSizeLimit)
   }
 
   @Test(
@@ -402,8 +316,7 @@ struct CardReliabilityTests {
     for (json, code) in cases {
       try Data(json.utf8).write(to: URL(fileURLWithPath: design + "/t.json"))
       let run = try runCardBinary(
-        ["card", profile, "--template", design + "/t.json", "-o", folder.file("c.pdf")],
-        in: folder)
+        ["card", profile, "--template", design + "/t.json", "-o", folder.file("c.pdf")])
       #expect(run.status == 1, "\(json)")
       #expect(run.stderr.contains(code == "template.invalid" ? "appears twice" : "error: "))
       #expect(
@@ -415,7 +328,7 @@ struct CardReliabilityTests {
     #expect(mkfifo(design + "/fifo.json", 0o600) == 0)
     let fifo = try runCardBinary(
       ["card", profile, "--template", design + "/fifo.json", "-o", folder.file("c.pdf")],
-      in: folder, timeout: 20)
+      timeout: 20)
     #expect(fifo.status == 1)
     #expect(fifo.stderr.contains("a regular file was expected"), "\(fifo.stderr)")
     #expect(fifo.seconds < 15)
@@ -433,7 +346,7 @@ struct CardReliabilityTests {
     }
     var arguments = ["card", role == "profile" ? special : harbor, "-o", folder.file("c.pdf")]
     if role != "profile" { arguments += ["--\(role)", special] }
-    let run = try runCardBinary(arguments + ["--json"], in: folder, timeout: 30)
+    let run = try runCardBinary(arguments + ["--json"], timeout: 30)
     #expect(run.status == 1, "\(role) \(kind): \(run.stderr)")
     #expect(cardErrorCodes(run) == ["file.notRegular"], "\(role) \(kind): \(run.stdout)")
     #expect(run.seconds < 15)
@@ -454,7 +367,7 @@ struct CardReliabilityTests {
     for (output, inputs) in runs {
       let folder = TemporaryFolder()
       let run = try runCardBinary(
-        ["card"] + inputs + ["-o", folder.file(output)], in: folder, fileSizeLimit: limit)
+        ["card"] + inputs + ["-o", folder.file(output)], fileSizeLimit: limit)
       let files = folder.contents()
       if run.status == 0 {
         // Small enough to fit: then it must be whole.
@@ -472,7 +385,7 @@ struct CardReliabilityTests {
     }
     let folder = TemporaryFolder()
     let dir = try runCardBinary(
-      ["card", harbor, sora, "--output-dir", folder.file("out"), "--format", "png"], in: folder,
+      ["card", harbor, sora, "--output-dir", folder.file("out"), "--format", "png"],
       fileSizeLimit: limit)
     let written = (try? FileManager.default.contentsOfDirectory(atPath: folder.file("out"))) ?? []
     #expect(!written.contains { $0.hasPrefix(".") }, "\(written)")
@@ -498,7 +411,7 @@ struct CardReliabilityTests {
         [
           "card", folder.file("a/alice.json"), folder.file("b/alice.json"), "--output-dir", out,
           "--format", format, "--side", "front", "--json",
-        ], in: folder)
+        ])
       #expect(run.status == 1)
       #expect(cardErrorCodes(run) == ["file.outputCollision"], "\(run.stdout)")
       #expect(run.stderr.contains("b/alice.json"))
@@ -511,7 +424,7 @@ struct CardReliabilityTests {
     try FileManager.default.copyItem(atPath: harbor, toPath: named)
     let before = try Data(contentsOf: URL(fileURLWithPath: named))
     let same = try runCardBinary(
-      ["card", named, "--output-dir", folder.file("out-pdf"), "--json"], in: folder)
+      ["card", named, "--output-dir", folder.file("out-pdf"), "--json"])
     #expect(same.status == 1)
     #expect(cardErrorCodes(same) == ["file.outputIsInput"], "\(same.stdout)")
     #expect(try Data(contentsOf: URL(fileURLWithPath: named)) == before)
@@ -519,7 +432,7 @@ struct CardReliabilityTests {
     try FileManager.default.copyItem(atPath: samplesFolder + "/photos/sora-park.png", toPath: photo)
     let photoBefore = try Data(contentsOf: URL(fileURLWithPath: photo))
     let overPhoto = try runCardBinary(
-      ["card", harbor, "--photo", photo, "-o", photo, "--side", "front"], in: folder)
+      ["card", harbor, "--photo", photo, "-o", photo, "--side", "front"])
     #expect(overPhoto.status == 1)
     #expect(overPhoto.stderr.contains("is also an input"), "\(overPhoto.stderr)")
     #expect(try Data(contentsOf: URL(fileURLWithPath: photo)) == photoBefore)
@@ -541,8 +454,7 @@ struct CardReliabilityTests {
     try Data(try hostileProfile(account: "bob", photo: "", name: hostile).utf8).write(
       to: URL(fileURLWithPath: second))
     let many = try runCardBinary(
-      ["card", folder.file("profile.json"), second, "--output-dir", folder.file("out")],
-      in: folder)
+      ["card", folder.file("profile.json"), second, "--output-dir", folder.file("out")])
     #expect(many.status == 1)
     #expect(!many.stderr.utf8.contains(0x1B), "\(many.stderr)")
     #expect(many.stderr.components(separatedBy: "U+0E01 (Thai)").count == 3)

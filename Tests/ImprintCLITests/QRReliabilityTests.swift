@@ -18,7 +18,7 @@ struct QRReliabilityTests {
     ])
   func rasterBound(options: [String]) throws {
     let folder = TemporaryFolder()
-    let run = try HostileRun.run(
+    let run = try measuredImprint(
       ["qr", "https://example.org", "-o", folder.file("big.png")] + options, timeout: 20)
     #expect(run.status == 1, "\(run.stderr)")
     #expect(run.stderr.contains("megapixels, the limit for a raster QR code"), "\(run.stderr)")
@@ -111,7 +111,7 @@ struct QRReliabilityTests {
     try text.write(to: URL(fileURLWithPath: folder.file("in.txt")))
     for stdin in [false, true] {
       let out = folder.file(stdin ? "from-stdin" : "from-file")
-      let run = try HostileRun.run(
+      let run = try measuredImprint(
         [
           "qr", "--input", stdin ? "-" : folder.file("in.txt"), "--output-dir", out, "--format",
           "svg",
@@ -134,7 +134,7 @@ struct QRReliabilityTests {
       "long\t" + String(repeating: "z", count: 1_048_000) + "\n"
       + "ok\tBC1QW508D6QEJXTDG4Y5R3ZARVARY0C5XW7KV8F3T4\n"
     try Data(text.utf8).write(to: URL(fileURLWithPath: folder.file("in.txt")))
-    let run = try HostileRun.run(
+    let run = try measuredImprint(
       [
         "qr", "--btc", "--input", folder.file("in.txt"), "--output-dir", folder.file("out"),
         "--format", "svg",

@@ -6,44 +6,6 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-/// What a run of the built `imprint` did, measured from outside: exit status (negative: killed
-/// by that signal; 999: killed after the timeout), stderr, peak memory in KiB of the process
-/// and its reaped children (getrusage RUSAGE_CHILDREN in a python3 parent that ran only it),
-/// and seconds.
-struct HostileRun {
-  var status: Int32
-  var stderr: String
-  var peakKiB: Int
-  var seconds: Double
-
-  /// Runs the built `imprint` with `arguments` (standard input from `stdinPath` when given).
-  static func run(_ arguments: [String], stdinPath: String? = nil, timeout: Int = 60) throws
-    -> HostileRun
-  {
-    let code = """
-      import resource, subprocess, sys, time
-      start = time.monotonic()
-      source = open(sys.argv[2], "rb") if sys.argv[2] else subprocess.DEVNULL
-      try:
-          run = subprocess.run(sys.argv[3:], stdin=source, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, timeout=int(sys.argv[1]))
-          status, err = run.returncode, run.stderr
-      except subprocess.TimeoutExpired as e:
-          status, err = 999, e.stderr or b""
-      peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-      sys.stdout.write("%d %d %f" % (status, peak, time.monotonic() - start))
-      sys.stderr.buffer.write(err)
-      """
-    let result = try runTool(
-      "python3", ["-c", code, "\(timeout)", stdinPath ?? "", imprintBinary] + arguments)
-    let parts = result.stdout.split(separator: " ")
-    precondition(parts.count == 3, "measuring failed: \(result.stderr)")
-    return HostileRun(
-      status: Int32(parts[0]) ?? -1, stderr: result.stderr, peakKiB: Int(parts[1]) ?? 0,
-      seconds: Double(parts[2]) ?? 0)
-  }
-}
-
 /// A USD price list: `rate` cents per mono simplex impression, paper free, `extra` appended.
 private func prices(rate: String, extra: String = "") -> String {
   #"{"schemaVersion":1,"version":"v","currency":"USD","rates":{"default":{"mono":{"simplex":"#
@@ -71,7 +33,7 @@ struct QuoteReliabilityTests {
         extra: #","adjustments":[{"name":"a","percent":-5.1234},{"name":"b","percent":-2.3457},"#
           + #"{"name":"c","percent":-1.1111},{"name":"d","percent":-3.7777}]"#),
       files: #"{"path":"mixed.pdf","copies":10}"#)
-    let run = try HostileRun.run(
+    let run = try measuredImprint(
       ["quote", folder.file("order.json"), "--prices", folder.file("prices.json")], timeout: 60)
     // 3 pages × 10 copies × 400 = 12000 cents; each adjustment rounded half-up when applied:
     // -614.808 → -615 (11385); -267.057945 → -267 (11118); -123.532098 → -124 (10994);
@@ -105,7 +67,7 @@ struct QuoteReliabilityTests {
     ] as [(String, String, String)])
   func limits(prices text: String, files: String, message: String) throws {
     let folder = try orderFolder(prices: text, files: files)
-    let run = try HostileRun.run(
+    let run = try measuredImprint(
       ["quote", folder.file("order.json"), "--prices", folder.file("prices.json")], timeout: 60)
     #expect(run.status == 1, "\(run.stderr)")
     #expect(run.stderr.contains(message), "\(run.stderr)")

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLITests: the measuring the end-to-end tests rely on (runMeasured): status, signals,
+// peak memory of the program alone, and a hang guard that kills the whole process group.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+@Suite("runMeasured: what the end-to-end tests measure")
+struct MeasuredRunTests {
+  @Test("exit status, output, standard input, and a signal as its negative number")
+  func statuses() throws {
+    let folder = TemporaryFolder()
+    try Data("from a file".utf8).write(to: URL(fileURLWithPath: folder.file("in.txt")))
+    let cat = try runMeasured(
+      ["sh", "-c", "cat; echo oops >&2; exit 3"], stdinPath: folder.file("in.txt"))
+    #expect(cat.status == 3 && cat.stdout == "from a file" && cat.stderr == "oops\n")
+    let killed = try runMeasured(["sh", "-c", "kill -9 $$"])
+    #expect(killed.status == -9)
+    // SIGTERM is blocked in the test runner's mask; the program starts with it unblocked.
+    let term = try runMeasured(["sh", "-c", "kill -TERM $$; sleep 5"], timeout: 60)
+    #expect(term.status == -15 && term.seconds < 4, "\(term.status) after \(term.seconds) s")
+  }
+
+  @Test("the peak is the program's, not the test process's")
+  func peak() throws {
+    let small = try runMeasured(["true"])
+    #expect(small.peakKiB < 50_000, "\(small.peakKiB) KiB")
+    let large = try runMeasured(
+      ["python3", "-c", "b = bytearray(200 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096])"])
+    #expect(large.status == 0 && large.peakKiB > 200_000, "\(large.peakKiB) KiB")
+  }
+
+  @Test("the hang guard kills the program and its children, and says so")
+  func hangGuard() throws {
+    let folder = TemporaryFolder()
+    let pidFile = folder.file("child.pid")
+    let run = try runMeasured(["sh", "-c", "sleep 300 & echo $! > \(pidFile); wait"], timeout: 2)
+    #expect(run.status == 999 && run.seconds < 30)
+    #expect(run.peakKiB == Int.max / 2)
+    let child = try #require(
+      Int32(
+        String(decoding: FileManager.default.contents(atPath: pidFile) ?? Data(), as: UTF8.self)
+          .trimmingCharacters(in: .whitespacesAndNewlines)))
+    // Killed with the group (a zombie until its reaper runs counts as gone: no state "S").
+    var gone = false
+    for _ in 0..<200 where !gone {
+      let stat = (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8)) ?? ""
+      gone = stat.isEmpty || stat.contains(") Z ")
+      if !gone { usleep(10_000) }
+    }
+    #expect(gone)
+  }
+}
