@@ -417,21 +417,41 @@ public enum BatchRunner {
   }
 
   /// SHA-256 of the job's line and every file it reads (each streamed: memory holds a chunk,
-  /// whatever the size of an upload).
+  /// whatever the size of an upload), a quote's order files included.
   ///
   /// - Throws: `FileError` for a file that is missing or not a regular file (a FIFO or a
-  ///   device is that job's error, never read).
+  ///   device is that job's error, never read), or an order file that leads outside its folder.
   static func fingerprint(_ job: ManifestJob) throws(FileError) -> String {
     var bytes = Array(job.source.utf8)
     // A template without a slash is a shipped design's name, not a file.
     let template = job.template.flatMap { $0.contains("/") ? $0 : nil }
-    for path in [job.profile, job.photo, job.followCounts, job.file, job.prices, template]
-      .compactMap({ $0 })
+    var paths = [job.profile, job.photo, job.followCounts, job.file, job.prices, template]
+      .compactMap { $0 }
+    // A quote depends on the files its order names: a changed upload is quoted again. (An order
+    // that cannot be read fails when the job is made.)
+    if job.kind == .quote, let orderPath = job.file,
+      let order = try? Order.parse(
+        try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
     {
+      paths += try orderFiles(order, orderPath: orderPath)
+    }
+    for path in paths {
       bytes += Array(path.utf8)
       bytes += try FileDigest.of(path)
     }
     return FileDigest.hex(SHA256.hash(bytes))
+  }
+
+  /// The paths of an order's files, confined to the order's folder as `imprint quote` confines
+  /// them, every one resolved before any is opened.
+  ///
+  /// - Throws: `FileError.escapesFolder` for a path that leads out.
+  static func orderFiles(_ order: Order, orderPath: String) throws(FileError) -> [String] {
+    let orderFolder = (orderPath as NSString).deletingLastPathComponent
+    let root = orderFolder.isEmpty ? "." : orderFolder
+    return try order.files.map { (file) throws(FileError) in
+      try Order.filePath(file.path, root: root)
+    }
   }
 
   /// The decoded inputs of a card job.
@@ -514,11 +534,8 @@ public enum BatchRunner {
         try FileIO.read(pricesPath, limit: FileIO.Limit.structured), source: pricesPath)
       let order = try Order.parse(
         try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
-      // The order's files are confined to its folder, as `imprint quote` confines them: every
-      // path is resolved before any file is opened, so one escaping path fails the job.
-      let orderFolder = (orderPath as NSString).deletingLastPathComponent
-      let root = orderFolder.isEmpty ? "." : orderFolder
-      let paths = try order.files.map { try Order.filePath($0.path, root: root) }
+      // One escaping path fails the job before any file is opened.
+      let paths = try orderFiles(order, orderPath: orderPath)
       var facts: [String: PageFacts] = [:]
       for (file, path) in zip(order.files, paths) {
         let auto = (file.options.color ?? prices.defaults.color) == .auto

@@ -65,4 +65,39 @@ struct BatchDurabilityTests {
     let second = await imprint(["batch", folder.file("m.jsonl"), "-o", folder.file("out")])
     #expect(second.code == 0 && second.stderr.contains("40 skipped"), "\(second.stderr)")
   }
+
+  @Test("a quote job is made again when a file its order names changes, skipped while none does")
+  func quoteFilesFingerprinted() async throws {
+    let folder = TemporaryFolder()
+    let documents = fixturesFolder + "/Documents/"
+    try FileManager.default.copyItem(
+      atPath: documents + "mixed.pdf", toPath: folder.file("doc.pdf"))
+    try write(
+      #"{"schemaVersion":1,"version":"v","currency":"USD","rates":{"default":{"mono":{"simplex":10}}},"paper":{"A4":{"plain":0}}}"#,
+      to: folder.file("prices.json"))
+    try write(#"{"schemaVersion":1,"files":[{"path":"doc.pdf"}]}"#, to: folder.file("order.json"))
+    try write(
+      #"{"id":"q","kind":"quote","file":"order.json","prices":"prices.json"}"#,
+      to: folder.file("m.jsonl"))
+    func run() async throws -> (status: String?, total: Any?) {
+      let run = await imprint(["batch", folder.file("m.jsonl"), "-o", folder.file("out"), "-q"])
+      #expect(run.code == 0, "\(run.stderr)")
+      let quote = try JSONSerialization.jsonObject(
+        with: Data(contentsOf: URL(fileURLWithPath: folder.file("out/quotes/q.json"))))
+      return (
+        try results(folder.file("out/results.jsonl")).first?["status"] as? String,
+        (quote as? [String: Any])?["total"]
+      )
+    }
+    let first = try await run()
+    #expect(first.status == "ok")
+    #expect(try await run().status == "skipped")
+    // Same order and price list, the upload replaced by a one-page document.
+    try FileManager.default.removeItem(atPath: folder.file("doc.pdf"))
+    try FileManager.default.copyItem(
+      atPath: documents + "hyperlink.pdf", toPath: folder.file("doc.pdf"))
+    let third = try await run()
+    #expect(third.status == "ok")
+    #expect("\(first.total ?? "")" != "\(third.total ?? "")", "\(String(describing: third.total))")
+  }
 }
