@@ -14,6 +14,7 @@ let package = Package(
   name: "Imprint",
   products: [
     .library(name: "ImprintCore", targets: ["ImprintCore"]),
+    .library(name: "ImprintPDF", targets: ["ImprintPDF"]),
     .library(name: "ImprintGraphics", targets: ["ImprintGraphics"]),
     .library(name: "ImprintQR", targets: ["ImprintQR"]),
     .library(name: "ImprintCards", targets: ["ImprintCards"]),
@@ -32,23 +33,23 @@ let package = Package(
     system("CPNG", "libpng", ["libpng-dev"]),
     system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
     system("CQPDF", "libqpdf", ["libqpdf-dev"]),
-    .target(
-      name: "CImprintShims", dependencies: ["CPNG", "CJPEG"],
-      linkerSettings: [.linkedLibrary("z")]
-    ),
+    .target(name: "CImprintShims", dependencies: ["CPNG", "CJPEG"]),
+    .target(name: "CImprintInflate", linkerSettings: [.linkedLibrary("z")]),
 
     .target(name: "ImprintCore"),
+    .target(name: "ImprintPDF", dependencies: ["ImprintCore", "CImprintInflate"]),
     .target(
       name: "ImprintGraphics",
       dependencies: [
-        "ImprintCore", "CCairo", "CPango", "CFontconfig", "CPoppler", "CQRencode", "CPNG",
-        "CJPEG", "CQPDF", "CImprintShims",
+        "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CPoppler", "CQRencode",
+        "CPNG", "CJPEG", "CQPDF", "CImprintShims",
       ]
     ),
     .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics"]),
     .target(
       name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
-    .target(name: "ImprintDocuments", dependencies: ["ImprintCore", "ImprintGraphics"]),
+    .target(
+      name: "ImprintDocuments", dependencies: ["ImprintCore", "ImprintPDF", "ImprintGraphics"]),
     .target(name: "ImprintPricing", dependencies: ["ImprintCore"]),
     .target(
       name: "ImprintBatch",
@@ -72,9 +73,10 @@ let package = Package(
       path: "Tests/ImprintTestSupport"
     ),
     .testTarget(name: "ImprintCoreTests", dependencies: ["ImprintCore", "ImprintTestSupport"]),
+    .testTarget(name: "ImprintPDFTests", dependencies: ["ImprintPDF", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintGraphicsTests",
-      dependencies: ["ImprintGraphics", "ImprintTestSupport"]
+      dependencies: ["ImprintGraphics", "ImprintPDF", "ImprintTestSupport"]
     ),
     .testTarget(name: "ImprintQRTests", dependencies: ["ImprintQR", "ImprintTestSupport"]),
     .testTarget(

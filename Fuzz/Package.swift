@@ -24,8 +24,8 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("BitcoinAddress", ["ImprintQR"]),
   ("DecimalAmount", ["ImprintQR"]),
   ("PaymentRequest", ["ImprintQR"]),
-  ("QuickPageTree", ["ImprintGraphics", "ImprintCore"]),
-  ("PDFDuplicateKeys", ["ImprintGraphics"]),
+  ("QuickPageTree", ["ImprintPDF", "ImprintCore"]),
+  ("PDFDuplicateKeys", ["ImprintPDF"]),
   ("ImageHeader", ["ImprintGraphics"]),
   ("StrictJSON", ["ImprintCore"]),
 ]

@@ -6,6 +6,7 @@
 import Foundation
 import ImprintCore
 import ImprintGraphics
+import ImprintPDF
 
 /// Thumbnail file formats.
 public enum ThumbnailFormat: String, Sendable, Codable, CaseIterable {

@@ -5,6 +5,7 @@ internal import CCairo
 internal import CImprintShims
 import Foundation
 import ImprintCore
+import ImprintPDF
 
 /// The fixed creation date written into every PDF, so that output bytes do not depend on the clock.
 public let fixedPDFDate = "2000-01-01T00:00:00Z"

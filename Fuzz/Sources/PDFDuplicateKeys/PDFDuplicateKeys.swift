@@ -3,7 +3,7 @@
 // A repaired file must need no further repair.
 
 import FuzzSupport
-import ImprintGraphics
+import ImprintPDF
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {

@@ -4,7 +4,7 @@
 
 import FuzzSupport
 import ImprintCore
-import ImprintGraphics
+import ImprintPDF
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {

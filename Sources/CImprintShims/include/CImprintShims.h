@@ -65,11 +65,6 @@ void CImprintShims_tune_malloc_for_parsing(void);
 /// Frees a buffer returned by this module.
 void CImprintShims_free(void *pointer);
 
-/// Inflates a zlib (PDF FlateDecode) stream into `output`. Returns the bytes written, -2 when
-/// they would pass `capacity`, -1 for data zlib cannot read.
-long CImprintShims_inflate(const uint8_t *input, size_t input_len, uint8_t *output,
-                           size_t capacity);
-
 /// pipe2(fds, O_CLOEXEC): both ends close on exec, atomically (no other thread's spawn can
 /// inherit them). Returns 0, or -1 with errno set.
 int CImprintShims_pipe_cloexec(int fds[2]);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintGraphics: a fast first look at a well-formed PDF's page tree (cross-reference tables and
+// ImprintPDF: a fast first look at a well-formed PDF's page tree (cross-reference tables and
 // streams, object streams), read directly; anything unusual is left to qpdf.
 
-internal import CImprintShims
+internal import CImprintInflate
 import ImprintCore
 
 /// Reads the page tree of a well-formed, unencrypted PDF without materialising its objects.
@@ -389,7 +389,7 @@ enum QuickPageTree {
         var written = -1
         // Not zero-filled first: zlib writes every byte that is kept.
         let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-          written = CImprintShims_inflate(
+          written = CImprintInflate_inflate(
             raw.baseAddress, raw.count, buffer.baseAddress, buffer.count)
           count = max(0, written)
         }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintGraphics: removes the repeated resource names cairo writes when a page paints the same
+// ImprintPDF: removes the repeated resource names cairo writes when a page paints the same
 // image or form more than once (`/XObject << /x6 6 0 R /x6 6 0 R >>`).
 
 import ImprintCore

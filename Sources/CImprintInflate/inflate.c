@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintShims: zlib inflation of one PDF stream into a caller-sized buffer.
+// CImprintInflate: zlib inflation of one PDF stream into a caller-sized buffer (for ImprintPDF).
 
-#include "CImprintShims.h"
+#include "CImprintInflate.h"
 
 #include <string.h>
 #include <zlib.h>
 
-long CImprintShims_inflate(const uint8_t *input, size_t input_len, uint8_t *output,
-                           size_t capacity) {
+long CImprintInflate_inflate(const uint8_t *input, size_t input_len, uint8_t *output,
+                             size_t capacity) {
   z_stream stream;
   memset(&stream, 0, sizeof stream);
   if (inflateInit(&stream) != Z_OK) return -1;
