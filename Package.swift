@@ -41,15 +41,16 @@ let package = Package(
     .target(
       name: "ImprintGraphics",
       dependencies: [
-        "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CPoppler", "CQRencode",
-        "CPNG", "CJPEG", "CQPDF", "CImprintShims",
+        "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CQRencode", "CPNG",
+        "CJPEG", "CImprintShims",
       ]
     ),
     .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics"]),
     .target(
       name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
     .target(
-      name: "ImprintDocuments", dependencies: ["ImprintCore", "ImprintPDF", "ImprintGraphics"]),
+      name: "ImprintDocuments",
+      dependencies: ["ImprintCore", "ImprintPDF", "ImprintGraphics", "CPoppler", "CQPDF"]),
     .target(name: "ImprintPricing", dependencies: ["ImprintCore"]),
     .target(
       name: "ImprintBatch",
@@ -83,7 +84,8 @@ let package = Package(
       name: "ImprintCardsTests", dependencies: ["ImprintCards", "ImprintTestSupport"],
       exclude: ["Goldens"]),
     .testTarget(
-      name: "ImprintDocumentsTests", dependencies: ["ImprintDocuments", "ImprintTestSupport"]),
+      name: "ImprintDocumentsTests",
+      dependencies: ["ImprintDocuments", "ImprintPDF", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintPricingTests", dependencies: ["ImprintPricing", "ImprintTestSupport"]),
     .testTarget(

@@ -39,6 +39,12 @@ public struct Canvas: ~Copyable {
     LiveHandles.closed("cairo_t")
   }
 
+  /// Lends the `cairo_t` to another module of this package for the duration of `body` (poppler
+  /// in ImprintDocuments draws a page with it); it never outlives the call.
+  package func withUnsafeCairoContext<Result>(_ body: (OpaquePointer) -> Result) -> Result {
+    body(cr)
+  }
+
   /// Checks cairo's sticky error status.
   ///
   /// - Throws: `GraphicsError.cairo` naming `operation`.

@@ -89,13 +89,13 @@ public enum LiveHandles {
     }
   }
 
-  static func opened(_ kind: String) {
+  package static func opened(_ kind: String) {
     #if DEBUG
       counts.withLock { $0[kind, default: 0] += 1 }
     #endif
   }
 
-  static func closed(_ kind: String) {
+  package static func closed(_ kind: String) {
     #if DEBUG
       counts.withLock { $0[kind, default: 0] -= 1 }
     #endif

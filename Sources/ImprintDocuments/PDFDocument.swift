@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintGraphics: PDF files opened with poppler-glib, one document per task.
+// ImprintDocuments: PDF files opened with poppler-glib, one document per task.
 
-internal import CCairo
 internal import CPoppler
 import ImprintCore
+import ImprintGraphics
 
 /// Why poppler could not open a PDF.
 public enum PDFOpenFailure: Error, Sendable, Equatable {
@@ -94,13 +94,14 @@ public struct PDFDocument: ~Copyable {
 
   /// Renders page `index` (0-based) onto `canvas`, whose transform maps points to pixels.
   ///
-  /// The canvas must already be white: poppler does not paint the paper.
+  /// The canvas must already be white: poppler does not paint the paper. The canvas lends its
+  /// cairo context for the call (`package` access: cairo stays ImprintGraphics' own).
   ///
   /// - Returns: false when the page does not exist.
   public func render(page index: Int, on canvas: borrowing Canvas) -> Bool {
     guard let page = poppler_document_get_page(raw, Int32(index)) else { return false }
     defer { g_object_unref(UnsafeMutableRawPointer(page)) }
-    poppler_page_render(page, canvas.cr)
+    canvas.withUnsafeCairoContext { poppler_page_render(page, $0) }
     return true
   }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintGraphics: the page tree as qpdf walks it, to check the /Count poppler trusts.
+// ImprintDocuments: the page tree as qpdf walks it, to check the /Count poppler trusts.
 
 internal import CQPDF
 import ImprintCore
