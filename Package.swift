@@ -35,6 +35,7 @@ let package = Package(
     system("CQPDF", "libqpdf", ["libqpdf-dev"]),
     .target(name: "CImprintShims", dependencies: ["CPNG", "CJPEG"]),
     .target(name: "CImprintInflate", linkerSettings: [.linkedLibrary("z")]),
+    .target(name: "CImprintProcess"),
 
     .target(name: "ImprintCore"),
     .target(name: "ImprintPDF", dependencies: ["ImprintCore", "CImprintInflate"]),
@@ -50,7 +51,9 @@ let package = Package(
       name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
     .target(
       name: "ImprintDocuments",
-      dependencies: ["ImprintCore", "ImprintPDF", "ImprintGraphics", "CPoppler", "CQPDF"]),
+      dependencies: [
+        "ImprintCore", "ImprintPDF", "ImprintGraphics", "CPoppler", "CQPDF", "CImprintProcess",
+      ]),
     .target(name: "ImprintPricing", dependencies: ["ImprintCore"]),
     .target(
       name: "ImprintBatch",
@@ -66,7 +69,7 @@ let package = Package(
         "ImprintPricing", "ImprintBatch",
       ]
     ),
-    .executableTarget(name: "imprint", dependencies: ["ImprintCLI"]),
+    .executableTarget(name: "imprint", dependencies: ["ImprintCLI", "ImprintDocuments"]),
 
     .target(
       name: "ImprintTestSupport",

@@ -133,5 +133,3 @@ void CImprintShims_tune_malloc(int mmap_threshold, int trim_threshold) {
   mallopt(M_MMAP_THRESHOLD, mmap_threshold);
   mallopt(M_TRIM_THRESHOLD, trim_threshold);
 }
-
-void CImprintShims_tune_malloc_for_parsing(void) { mallopt(M_MXFAST, 0); }

@@ -9,7 +9,9 @@ enum DocumentCommands {
   static let limitOptions: [OptionSpec] = [
     .value("password", "<text>", "Password of encrypted PDFs."),
     .value("cpu-limit", "<s>", "CPU seconds one file may use (default 30)."),
-    .value("memory-limit", "<MB>", "Memory of a worker process in MB (default 1536)."),
+    .value(
+      "memory-limit", "<MB>",
+      "Memory of a worker process in MB (default \(SandboxLimits.defaultMemoryMB))."),
     .value("timeout", "<s>", "Wall-clock seconds one file may take (default 60)."),
     .value("jobs", short: "j", "<n>", "Files handled at once (default: all cores)."),
   ]
@@ -67,7 +69,7 @@ enum DocumentCommands {
     }
     let files = arguments.positionals
     let colorRule = rule
-    let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let jobs = try arguments.int("jobs", in: 1...256) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
     let password = arguments.value("password")
     var results: [Int: (DocumentInfo?, ErrorRecord?)] = [:]
@@ -214,7 +216,7 @@ enum DocumentCommands {
       // temporaries of dead processes: removed once per run, never a live run's.
       AtomicFile.removeStaleTemporaries(in: folder)
     }
-    let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let jobs = try arguments.int("jobs", in: 1...256) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
     let password = arguments.value("password")
     let freedesktop = arguments.flag("freedesktop")

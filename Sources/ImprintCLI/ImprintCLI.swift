@@ -61,7 +61,7 @@ public enum ImprintCLI {
     guard let command = arguments.first, let spec = specs[command],
       let parsed = try? spec.parse(Array(arguments.dropFirst()), path: [command])
     else { return }
-    let jobs = (try? parsed.int("jobs", in: 1...256)) ?? activeProcessorCount
+    let jobs = (try? parsed.int("jobs", in: 1...256)) ?? DocumentSandbox.defaultWorkers
     let memory = (try? parsed.int("memory-limit", in: 128...65_536)) ?? SandboxLimits().memoryMB
     // inspect and thumb name their files; a quote's are in its order, one worker each.
     let files = command == "quote" ? jobs : parsed.positionals.count
@@ -75,9 +75,8 @@ public enum ImprintCLI {
     // write; ignored, the write fails with EFBIG like on a full disk, and the command reports
     // it and removes its temporary file.
     signal(SIGXFSZ, SIG_IGN)
-    // Document workers parse PDFs: millions of small objects, for which glibc's defaults
-    // are better (the tuned thresholds made qpdf's parsing spend most of its time in malloc).
-    guard CommandLine.arguments.dropFirst().first != "__worker" else { return }
+    // (Document workers never get here: `DocumentWorker.runIfWorker()` comes first in main and
+    // keeps glibc's defaults, better for parsing PDFs.)
     ProcessTuning.keepLargeBuffersInHeap()
     FontLibrary.becomeCurrentWhenLoaded()
   }
@@ -90,7 +89,7 @@ public enum ImprintCLI {
     // Every command that read a document (inspect, thumb, quote, batch) leaves idle workers, and
     // a usage error may come after workers were forked at start-up: stop and reap them, whatever
     // the outcome, so their CPU time counts in this process's and none outlives the command.
-    if arguments.first != "__worker" { DocumentWorkers.shutdown() }
+    DocumentWorkers.shutdown()
     if console.environment["IMPRINT_DEBUG_HANDLES"] != nil {
       // Debug builds count every C handle; the leak test runs a command and expects zero.
       console.stderr.write("live handles: \(LiveHandles.count())\n")
@@ -99,12 +98,6 @@ public enum ImprintCLI {
   }
 
   private static func dispatch(_ arguments: [String], console: Console) async -> Int32 {
-    if arguments.first == "__worker" {
-      // A document worker (see DocumentSandbox): not a user command, not in the help.
-      let memory = arguments.count > 2 ? Int(arguments[2]) ?? 2048 : 2048
-      DocumentWorker.serve(memoryMB: memory)
-      return success
-    }
     if arguments.first == "--version" {
       console.stdout.write("imprint \(version)\n")
       return success

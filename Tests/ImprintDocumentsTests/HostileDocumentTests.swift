@@ -91,9 +91,13 @@ struct HostileInputTests {
           error.code == (colors == nil ? inspectCode : thumbnailCode),
           "\(name) (colours: \(colors != nil)): \(error.message)")
         // The error is a value the parent can encode, decode and print.
-        let line = JSONOutput.line(WorkerResponse(error: error))
+        let line = JSONOutput.line(WorkerResponse.failed(error: error))
         let decoded = try JSONDecoder().decode(WorkerResponse.self, from: Data(line.utf8))
-        #expect(decoded.error?.message.contains(name) == true)
+        guard case .failed(let carried) = decoded else {
+          Issue.record("\(name): \(decoded) is not a failure")
+          continue
+        }
+        #expect(carried.message.contains(name))
       }
     }
     var delivered = 0
@@ -189,24 +193,22 @@ struct HostileInputTests {
     #expect(info.pages == 3)
   }
 
-  @Test("a worker's death is told by how it ended, not by what it printed")
+  @Test("a worker's death is told by its wait status alone, never by what it printed")
   func deaths() {
     let limits = SandboxLimits()
-    func code(_ signal: Int32, _ status: Int32, _ stderr: String = "") -> String {
-      DocumentSandbox.deathError(
-        signal: signal, status: status, stderr: stderr, file: "f.pdf", limits: limits
-      ).code
-    }
-    #expect(code(SIGXCPU, 0) == "document.cpuLimit")
-    #expect(code(SIGBUS, 0) == "document.fileChanged")
-    #expect(code(SIGBUS, 0, "failed to allocate") == "document.fileChanged")
-    #expect(code(0, WorkerProcess.outOfMemoryStatus) == "document.memoryLimit")
+    func code(_ exit: WorkerExit) -> String { exit.error(file: "f.pdf", limits: limits).code }
+    #expect(code(.signal(SIGXCPU)) == "document.cpuLimit")
+    #expect(code(.signal(SIGBUS)) == "document.fileChanged")
+    #expect(code(.status(WorkerPlumbing.outOfMemoryExitStatus)) == "document.memoryLimit")
+    #expect(code(.signal(SIGABRT)) == "document.workerCrashed")
+    #expect(code(.signal(SIGSEGV)) == "document.workerCrashed")
+    #expect(code(.status(3)) == "document.workerCrashed")
+    // Raw wait statuses: killed by SIGXCPU (24), exited with 86, exited with 0.
+    #expect(WorkerExit(waitStatus: 24) == .signal(SIGXCPU))
+    #expect(WorkerExit(waitStatus: 86 << 8) == .status(WorkerPlumbing.outOfMemoryExitStatus))
+    #expect(WorkerExit(waitStatus: 0) == .status(0))
     #expect(
-      code(SIGABRT, 0, "terminate called after throwing 'std::bad_alloc'") == "document.memoryLimit"
-    )
-    // "alloc" alone (a word in many messages) is not a memory limit.
-    #expect(code(SIGSEGV, 0, "realloc'd pointer") == "document.workerCrashed")
-    #expect(code(0, 3) == "document.workerCrashed")
+      DocumentError.memoryLimit(file: "f.pdf", megabytes: 1536).message.contains("f.pdf"))
     #expect(
       DocumentError.fileChanged(file: "f.pdf").message
         == "'f.pdf' changed or was truncated while it was being read")
@@ -239,12 +241,22 @@ struct WorkerReliabilityTests {
     }
     #expect(answers.count == lines.count)
     #expect(
-      answers.map { $0?.otherError?.code } == [
-        "document.badRequest", "document.badRequest", "document.badRequest", "file.notRegular",
-        "file.notRegular",
+      answers.map { $0.flatMap(Self.failure)?.code } == [
+        "document.badRequest", "document.badRequest", "document.unknownOperation",
+        "file.notRegular", "file.notRegular",
       ])
     // Named by the name the caller gave, never by the path read.
-    #expect(answers[3]?.otherError?.message.hasPrefix("'pipe'") == true)
+    #expect(answers[3].flatMap(Self.failure)?.message.hasPrefix("'pipe'") == true)
+  }
+
+  /// The error an answer carries, as a record (nil for a success).
+  static func failure(_ response: WorkerResponse) -> ErrorRecord? {
+    switch response {
+    case .inspected, .staged: nil
+    case .failed(let error): ErrorRecord(error)
+    case .refused(let error): ErrorRecord(error)
+    case .otherFailure(let record): record
+    }
   }
 
   @Test(

@@ -58,37 +58,7 @@ int CImprintShims_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t he
 /// make and free many buffers of a few hundred kilobytes.
 void CImprintShims_tune_malloc(int mmap_threshold, int trim_threshold);
 
-/// Turns glibc's fastbins off (M_MXFAST 0): parsers that free millions of small objects
-/// otherwise spend a third of their time consolidating them.
-void CImprintShims_tune_malloc_for_parsing(void);
-
 /// Frees a buffer returned by this module.
 void CImprintShims_free(void *pointer);
-
-/// pipe2(fds, O_CLOEXEC): both ends close on exec, atomically (no other thread's spawn can
-/// inherit them). Returns 0, or -1 with errno set.
-int CImprintShims_pipe_cloexec(int fds[2]);
-
-/// socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC): a two-way channel whose ends close on exec.
-int CImprintShims_socketpair_cloexec(int fds[2]);
-
-/// Closes every descriptor from `lowest` up (close_range, or those /proc/self/fd lists).
-void CImprintShims_close_from(int lowest);
-
-/// In a freshly forked child: SIGKILL when the parent (thread) ends (prctl PR_SET_PDEATHSIG).
-/// Returns -1 when that cannot be set or `parent` has already died (the caller should exit).
-int CImprintShims_kill_on_parent_death(pid_t parent);
-
-/// Starts a thread that kills this process when `parent` ends (a pidfd polled, or getppid
-/// every 250 ms before Linux 5.3). Unlike PR_SET_PDEATHSIG it does not depend on the life of
-/// the parent's thread that started this process. Returns -1 when `parent` is already gone.
-int CImprintShims_exit_with_parent(pid_t parent);
-
-/// The exit status of a worker whose allocation failed (see the function below).
-#define CImprintShims_EXIT_OUT_OF_MEMORY 86
-
-/// Makes SIGABRT, SIGSEGV, SIGILL and SIGTRAP raised right after a failed allocation (errno
-/// ENOMEM) end the process with status `CImprintShims_EXIT_OUT_OF_MEMORY` instead.
-void CImprintShims_exit_status_on_allocation_failure(void);
 
 #endif

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintShims: process plumbing glibc declares only under _GNU_SOURCE.
+// CImprintProcess: process plumbing for document workers (glibc declares some only under
+// _GNU_SOURCE).
 
 #define _GNU_SOURCE
-#include "CImprintShims.h"
+#include "CImprintProcess.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,13 +18,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int CImprintShims_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+void CImprintProcess_tune_malloc_for_parsing(void) { mallopt(M_MXFAST, 0); }
 
-int CImprintShims_socketpair_cloexec(int fds[2]) {
+int CImprintProcess_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int CImprintProcess_socketpair_cloexec(int fds[2]) {
   return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds);
 }
 
-void CImprintShims_close_from(int lowest) {
+void CImprintProcess_close_from(int lowest) {
   if (close_range((unsigned)lowest, ~0U, 0) == 0) return;
   // Kernels before 5.9: close what /proc lists (never every possible number).
   DIR *folder = opendir("/proc/self/fd");
@@ -39,7 +43,7 @@ void CImprintShims_close_from(int lowest) {
   for (int i = 0; i < count; i++) close(open_fds[i]);
 }
 
-int CImprintShims_kill_on_parent_death(pid_t parent) {
+int CImprintProcess_kill_on_parent_death(pid_t parent) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
   // The parent may have died between fork and prctl: then no signal will ever come.
   return getppid() == parent ? 0 : -1;
@@ -63,7 +67,7 @@ static void *watch_parent(void *unused) {
   return NULL;
 }
 
-int CImprintShims_exit_with_parent(pid_t parent) {
+int CImprintProcess_exit_with_parent(pid_t parent) {
   if (getppid() != parent) return -1;
   watched_parent = parent;
   pthread_attr_t attributes;
@@ -81,10 +85,10 @@ static void exit_on_allocation_failure(int signal_number) {
   // (Swift's swift_slowAlloc, libstdc++'s bad_alloc, GLib's g_malloc); otherwise the handler
   // returns and the signal, reset to its default action, ends the process as before.
   (void)signal_number;
-  if (errno == ENOMEM) _exit(CImprintShims_EXIT_OUT_OF_MEMORY);
+  if (errno == ENOMEM) _exit(CImprintProcess_EXIT_OUT_OF_MEMORY);
 }
 
-void CImprintShims_exit_status_on_allocation_failure(void) {
+void CImprintProcess_exit_status_on_allocation_failure(void) {
   struct sigaction action;
   action.sa_handler = exit_on_allocation_failure;
   sigemptyset(&action.sa_mask);

@@ -3,7 +3,6 @@
 
 import Foundation
 import ImprintCore
-import ImprintGraphics
 import Synchronization
 
 /// One worker process and its three pipes.
@@ -14,9 +13,8 @@ final class WorkerProcess: @unchecked Sendable {
   enum Outcome {
     case answer(Data)
     case timedOut
-    /// The worker ended: by `signal` (0 when it exited), with `status` (its exit status when
-    /// it exited), and the end of what it wrote to stderr.
-    case died(signal: Int32, status: Int32, stderr: String)
+    /// The worker ended (told by its wait status alone).
+    case died(WorkerExit)
   }
 
   /// The worker's memory limit in MB.
@@ -26,18 +24,13 @@ final class WorkerProcess: @unchecked Sendable {
   private let output: Int32
   private let errors: Int32
   private var buffer: [UInt8] = []
-  /// The last 4 KB the worker wrote to stderr (poppler's chatter: kept to classify a death,
-  /// never shown).
-  private var tail: [UInt8] = []
   /// Whether stderr reached its end (then it is no longer polled).
   private var errorsEnded = false
   private var reaped = false
 
-  /// The exit status of a worker whose allocation failed (see `DocumentWorker.serve`).
-  static let outOfMemoryStatus = ProcessTuning.outOfMemoryExitStatus
-
-  /// Starts `executable __worker --memory-mb memoryMB --parent PID`: the worker ends when this
-  /// process does (it watches the PID; see `DocumentWorker.serve`).
+  /// Starts `executable __worker --memory-mb memoryMB --parent PID` (an executable that calls
+  /// `DocumentWorker.runIfWorker()` first thing): the worker ends when this process does (it
+  /// watches the PID; see `DocumentWorker.serve`).
   ///
   /// - Throws: `FileError` when the executable cannot be started.
   init(executable: String, memoryMB: Int) throws(FileError) {
@@ -49,7 +42,7 @@ final class WorkerProcess: @unchecked Sendable {
       posix_spawn_file_actions_adddup2(&actions, descriptor, target)
     }
     let arguments = [
-      executable, "__worker", "--memory-mb", "\(memoryMB)", "--parent", "\(getpid())",
+      executable, DocumentWorker.argument, "--memory-mb", "\(memoryMB)", "--parent", "\(getpid())",
     ].map {
       (argument: String) in strdup(argument)
     }
@@ -79,11 +72,11 @@ final class WorkerProcess: @unchecked Sendable {
     if pid == 0 {
       // Forked by the main thread, which lives as long as the process: SIGKILL when it ends
       // (and exit now if it already has).
-      if !ProcessTuning.killOnParentDeath(parent: parentPID) { _exit(0) }
+      if !WorkerPlumbing.killOnParentDeath(parent: parentPID) { _exit(0) }
       for (descriptor, target) in zip(child, [Int32(0), 1, 2]) { dup2(descriptor, target) }
       // Nothing of the parent's but the three standard streams: other workers' pipes kept
       // open here would hide their end of input from them.
-      ProcessTuning.closeDescriptors(from: 3)
+      WorkerPlumbing.closeDescriptors(from: 3)
       DocumentWorker.serve(memoryMB: memoryMB, parent: parentPID)
       _exit(0)
     }
@@ -111,11 +104,11 @@ final class WorkerProcess: @unchecked Sendable {
       for descriptor in child + parent { close(descriptor) }
       return .unreadable(path: "pipe", reason: String(cString: strerror(errno)))
     }
-    guard let (ours, theirs) = ProcessTuning.closeOnExecSocketPair() else { throw fail() }
+    guard let (ours, theirs) = WorkerPlumbing.closeOnExecSocketPair() else { throw fail() }
     child.append(theirs)
     parent.append(ours)
     for _ in 0..<2 {
-      guard let (read, write) = ProcessTuning.closeOnExecPipe() else { throw fail() }
+      guard let (read, write) = WorkerPlumbing.closeOnExecPipe() else { throw fail() }
       child.append(write)
       parent.append(read)
     }
@@ -175,37 +168,22 @@ final class WorkerProcess: @unchecked Sendable {
     }
   }
 
-  /// Reads what the worker wrote to stderr, keeping the last 4 KB; false at its end.
-  @discardableResult
+  /// Reads and drops what the worker wrote to stderr (poppler's chatter, never shown nor
+  /// used to tell why a worker died); false at its end.
   private func drainErrors(chunk: inout [UInt8]) -> Bool {
     let count = chunk.withUnsafeMutableBytes { read(errors, $0.baseAddress, $0.count) }
-    guard count > 0 else { return count < 0 && errno == EAGAIN }
-    tail += chunk[0..<count]
-    if tail.count > 4096 { tail.removeFirst(tail.count - 4096) }
-    return true
+    return count > 0 || (count < 0 && errno == EAGAIN)
   }
 
   private func died() -> Outcome {
-    // The worker is gone or going: read the rest of its stderr, then reap it for its status.
-    var chunk = [UInt8](repeating: 0, count: 65_536)
+    // The worker is gone or going: reap it for its status, which alone tells why.
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     reaped = true
-    let flags = fcntl(errors, F_GETFL)
-    _ = fcntl(errors, F_SETFL, flags | O_NONBLOCK)
-    for _ in 0..<64 {
-      let before = tail.count
-      drainErrors(chunk: &chunk)
-      if tail.count == before { break }
-    }
     close(input)
     close(output)
     close(errors)
-    // WIFSIGNALED / WTERMSIG, spelled out (the macros do not import).
-    let signal = status & 0x7F != 0 && status & 0x7F != 0x7F ? status & 0x7F : 0
-    return .died(
-      signal: signal, status: signal == 0 ? (status >> 8) & 0xFF : 0,
-      stderr: String(decoding: tail, as: UTF8.self))
+    return .died(WorkerExit(waitStatus: status))
   }
 }
 

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: untrusted files are read in worker processes with CPU, memory and time
+// limits; a crash, hang or memory blow-up becomes an error for that file, and the caller lives.
+
+import Foundation
+import ImprintCore
+import Synchronization
+
+/// Limits for one file in a worker.
+public struct SandboxLimits: Sendable, Codable, Equatable {
+  /// The default address space of a worker, in megabytes: 1536, room for poppler and qpdf on
+  /// the largest pages and images the documents module accepts (`imprint --memory-limit`, a
+  /// worker started without `--memory-mb`).
+  public static let defaultMemoryMB = 1536
+
+  /// CPU seconds one file may use (default 30).
+  public var cpuSeconds = 30
+  /// Address space of a worker, in megabytes (default `defaultMemoryMB`).
+  public var memoryMB = defaultMemoryMB
+  /// Wall-clock seconds one file may take (default 60).
+  public var wallSeconds = 60.0
+
+  /// The defaults.
+  public init() {}
+}
+
+/// The files a run must never write, by identity (device and inode), whatever paths name them:
+/// built once from the inputs, then one `stat` per output.
+public struct FileIdentities: Sendable {
+  private var identities: Set<[UInt64]> = []
+
+  /// The identities of the files at `paths` (those that exist).
+  public init(_ paths: [String]) {
+    for path in paths { if let identity = Self.identity(path) { identities.insert(identity) } }
+  }
+
+  /// These and the file at `path`.
+  public func adding(_ path: String) -> FileIdentities {
+    var copy = self
+    if let identity = Self.identity(path) { copy.identities.insert(identity) }
+    return copy
+  }
+
+  /// Whether `path` names one of the files.
+  public func contains(_ path: String) -> Bool {
+    Self.identity(path).map { identities.contains($0) } ?? false
+  }
+
+  private static func identity(_ path: String) -> [UInt64]? {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }
+    return [UInt64(status.st_dev), UInt64(status.st_ino)]
+  }
+}
+
+/// Runs document work in a pool of long-lived worker processes (one per core by default),
+/// replacing a worker that crashes, hangs or exceeds its limits.
+///
+/// The workers run an executable that calls `DocumentWorker.runIfWorker()` first thing: the
+/// `imprint` CLI, or a backend's own server (then pass `DocumentSandbox.currentExecutable`).
+///
+/// `Sendable`: all mutable state is behind a Mutex; each worker serves one request at a time.
+public final class DocumentSandbox: Sendable {
+  /// The default number of workers kept: one per core the process may use.
+  public static var defaultWorkers: Int { activeProcessorCount }
+
+  /// This process's own executable (`/proc/self/exe` resolved), for a program that hosts its
+  /// own workers.
+  public static var currentExecutable: String {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+      ?? CommandLine.arguments[0]
+  }
+
+  /// The executable that serves `__worker` (see `DocumentWorker`).
+  public let executable: String
+  /// Per-file limits.
+  public let limits: SandboxLimits
+  private let idle = Mutex<[WorkerProcess]>([])
+  private let slots: Int
+
+  /// Creates a sandbox whose workers run `executable` (one that calls
+  /// `DocumentWorker.runIfWorker()` first thing), keeping up to `workers` of them.
+  public init(
+    executable: String, limits: SandboxLimits = SandboxLimits(),
+    workers: Int = DocumentSandbox.defaultWorkers
+  ) {
+    self.executable = executable
+    self.limits = limits
+    slots = max(1, workers)
+    DocumentWorkers.register(self)
+  }
+
+  deinit {
+    DocumentWorkers.unregister(self)
+    stopIdleWorkers()
+  }
+
+  /// The wall-clock limit, 60 s when `limits` holds no positive finite number (a NaN would
+  /// trap when converted to poll's milliseconds).
+  private var wallSeconds: Double {
+    limits.wallSeconds.isFinite && limits.wallSeconds > 0
+      ? min(limits.wallSeconds, 1e6) : SandboxLimits().wallSeconds
+  }
+
+  /// Stops and reaps the idle workers (a later request starts new ones).
+  func stopIdleWorkers() {
+    for worker in idle.withLock({ pool in
+      defer { pool = [] }
+      return pool
+    }) { worker.stop() }
+  }
+
+  /// Inspects the file at `path` (`file` names it in messages).
+  ///
+  /// - Throws: `FileError` for a missing file or a directory; `DocumentError` otherwise.
+  public func inspect(path: String, file: String, password: String? = nil, colors: ColorRule? = nil)
+    async throws -> DocumentInfo
+  {
+    let request = WorkerRequest(
+      operation: .inspect, path: try absolute(path), file: file, password: password,
+      colors: colors, cpuSeconds: limits.cpuSeconds)
+    guard case .inspected(let info) = try await exchange(request) else {
+      throw DocumentError.workerCrashed(file: file, detail: "an answer to another request")
+    }
+    return info
+  }
+
+  /// Inspects a file held in memory (an upload): the bytes are written to a private temporary
+  /// file that only the worker reads, and removed afterwards.
+  ///
+  /// - Throws: `DocumentError`.
+  public func inspect(
+    bytes: [UInt8], file: String, password: String? = nil, colors: ColorRule? = nil
+  )
+    async throws -> DocumentInfo
+  {
+    let path = try temporaryCopy(bytes)
+    defer { unlink(path) }
+    return try await inspect(path: path, file: file, password: password, colors: colors)
+  }
+
+  private func temporaryCopy(_ bytes: [UInt8]) throws -> String {
+    let path = FileManager.default.temporaryDirectory.path + "/imprint-upload-\(UUID().uuidString)"
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
+      throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+    }
+    defer { close(descriptor) }
+    do {
+      try FileIO.writeAll(bytes, to: descriptor, path: path)
+    } catch {
+      unlink(path)
+      throw error
+    }
+    return path
+  }
+
+  /// Writes thumbnails of `pages` (`1`, `all`, `1-3,5`) of the file at `path`: page 1 alone
+  /// goes to `output`; several pages to `output` with `-N` before the extension.
+  ///
+  /// With `parallel` above 1 and at least 8 pages, the pages are shared out in up to `parallel`
+  /// runs of consecutive pages, drawn by as many workers at once (each opens the file).
+  ///
+  /// A file's thumbnails are all written or none, whatever fails (a page, a write, the CPU or
+  /// memory limit, the time limit): the workers write temporary files, renamed to their final
+  /// names only once every page of every run has succeeded. No thumbnail replaces `path` or
+  /// any of `inputs` (the run's inputs, whatever paths name them: `file.outputIsInput`).
+  /// - Returns: the files written, in page order.
+  /// - Throws: `FileError` or `DocumentError`; no file is left when a page fails.
+  @discardableResult
+  public func thumbnails(
+    path: String, file: String, password: String? = nil, pages: String = "1", size: Int,
+    format: ThumbnailFormat, output: String, text: [(key: String, value: String)] = [],
+    parallel: Int = 1, inputs: FileIdentities = FileIdentities([])
+  ) async throws -> [String] {
+    try AtomicFile.checkWritable(output)
+    let protected = inputs.adding(path)
+    if protected.contains(output) { throw FileError.outputIsInput(path: output) }
+    let source = try absolute(path)
+    func request(_ pages: String) -> WorkerRequest {
+      WorkerRequest(
+        operation: .thumbnail, path: source, file: file, password: password,
+        pages: pages, size: size, format: format, output: output,
+        text: text.map { [$0.key, $0.value] }, cpuSeconds: limits.cpuSeconds)
+    }
+    let runs =
+      parallel > 1 && pages != "1"
+      ? try await shares(of: pages, path: path, file: file, password: password, parts: parallel)
+      : nil
+    let requests = (runs ?? [pages]).map { request($0) }
+    var staged: [Int: [StagedThumbnail]] = [:]
+    var failure: (any Error)?
+    if requests.count == 1 {
+      do { staged[0] = try await stage(requests[0]) } catch { failure = error }
+    } else {
+      await withTaskGroup(of: (Int, Result<[StagedThumbnail], any Error>).self) { group in
+        for (index, request) in requests.enumerated() {
+          group.addTask {
+            do { return (index, .success(try await self.stage(request))) } catch {
+              return (index, .failure(error))
+            }
+          }
+        }
+        for await (index, result) in group {
+          switch result {
+          case .success(let files): staged[index] = files
+          case .failure(let error): if failure == nil { failure = error }
+          }
+        }
+      }
+    }
+    let pages = (0..<requests.count).flatMap { staged[$0] ?? [] }
+    if let failure {
+      for page in pages { unlink(page.temporary) }
+      // A worker that was killed (CPU, memory, time) could not remove its own temporaries.
+      AtomicFile.removeStaleTemporaries(in: Self.folder(of: output))
+      throw failure
+    }
+    return try Self.commit(pages, protected: protected)
+  }
+
+  /// The thumbnails a worker staged for `request`.
+  private func stage(_ request: WorkerRequest) async throws -> [StagedThumbnail] {
+    guard case .staged(let pages) = try await exchange(request) else {
+      throw DocumentError.workerCrashed(file: request.file, detail: "an answer to another request")
+    }
+    return pages
+  }
+
+  /// Renames staged thumbnails to their final names (each is synced already), then syncs
+  /// the folder once; when a final name is an input or a rename fails, nothing is renamed
+  /// or the ones renamed are removed with the rest.
+  private static func commit(_ pages: [StagedThumbnail], protected: FileIdentities)
+    throws(FileError) -> [String]
+  {
+    // A numbered page (`a-2.png`) can be an input: known only now that the pages are.
+    if let input = pages.first(where: { protected.contains($0.final) }) {
+      for page in pages { unlink(page.temporary) }
+      throw .outputIsInput(path: input.final)
+    }
+    var renamed: [String] = []
+    for (index, page) in pages.enumerated() {
+      guard rename(page.temporary, page.final) == 0 else {
+        let reason = String(cString: strerror(errno))
+        for path in renamed { unlink(path) }
+        for rest in pages[index...] { unlink(rest.temporary) }
+        throw .unwritable(path: page.final, reason: reason)
+      }
+      renamed.append(page.final)
+    }
+    if let first = renamed.first { FileIO.syncFolder(of: first) }
+    return renamed
+  }
+
+  private static func folder(of path: String) -> String {
+    let folder = (path as NSString).deletingLastPathComponent
+    return folder.isEmpty ? "." : folder
+  }
+
+  /// `pages` of the file cut into up to `parts` runs of consecutive pages (as page specs such
+  /// as `1-40`), or nil when there are fewer than 8 pages or the file should be left to one
+  /// worker, which then reports what is wrong with it.
+  private func shares(
+    of pages: String, path: String, file: String, password: String?, parts: Int
+  ) async throws -> [String]? {
+    guard let info = try? await inspect(path: path, file: file, password: password),
+      case .pages(let list) = PageRange.resolve(pages, count: info.pages), list.count >= 8
+    else { return nil }
+    let count = min(parts, list.count / 4)
+    guard count > 1 else { return nil }
+    return (0..<count).map { part in
+      let share = list[(part * list.count / count)..<((part + 1) * list.count / count)]
+      // Runs of consecutive pages as `a-b` (never a bare `1`, which names the unsuffixed file).
+      var runs: [String] = []
+      var start = share.first ?? 1
+      var previous = start
+      for page in share.dropFirst() + [Int.min] {
+        if page == previous + 1 {
+          previous = page
+          continue
+        }
+        runs.append("\(start)-\(previous)")
+        start = page
+        previous = page
+      }
+      return runs.joined(separator: ",")
+    }
+  }
+
+  /// The absolute path of `path`, refused here (as every input is, by `FileIO`) unless it is
+  /// a regular file: a FIFO or device is `file.notRegular` at once, without blocking.
+  private func absolute(_ path: String) throws(FileError) -> String {
+    let (descriptor, _) = try FileIO.openForReading(path)
+    close(descriptor)
+    return path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+  }
+
+  private func exchange(_ request: WorkerRequest) async throws -> WorkerResponse {
+    let line = Array(JSONOutput.line(request).utf8) + [UInt8(ascii: "\n")]
+    let worker =
+      try idle.withLock { $0.popLast() }
+      ?? PrestartedWorkers.take(executable: executable, memoryMB: limits.memoryMB)
+      ?? WorkerProcess(executable: executable, memoryMB: limits.memoryMB)
+    let outcome = await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        continuation.resume(returning: worker.exchange(line, timeout: self.wallSeconds))
+      }
+    }
+    switch outcome {
+    case .answer(let data):
+      idle.withLock { pool in
+        if pool.count < slots { pool.append(worker) } else { worker.stop() }
+      }
+      guard let response = try? JSONDecoder().decode(WorkerResponse.self, from: data) else {
+        throw DocumentError.workerCrashed(file: request.file, detail: "an unreadable answer")
+      }
+      switch response {
+      case .inspected, .staged: return response
+      case .failed(let error): throw error
+      case .refused(let error): throw error
+      // File errors (a FIFO swapped in, a full disk) keep their own code.
+      case .otherFailure(let record): throw ReportedError(record: record)
+      }
+    case .timedOut:
+      throw DocumentError.timeout(file: request.file, seconds: limits.wallSeconds)
+    case .died(let exit):
+      throw exit.error(file: request.file, limits: limits)
+    }
+  }
+}

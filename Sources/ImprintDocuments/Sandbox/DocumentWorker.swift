@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: the worker side of the sandbox, and the entry point any executable calls
+// first thing to host workers.
+
+import Foundation
+import ImprintCore
+
+/// The worker side: a process started as `EXECUTABLE __worker --memory-mb N --parent PID`
+/// serves requests on standard input, one JSON line each, and answers each on standard output.
+///
+/// Any executable can host workers: call `DocumentWorker.runIfWorker()` first thing in `main`
+/// (before threads or other work), and give that executable's path to `DocumentSandbox`. The
+/// `imprint` CLI does exactly this.
+public enum DocumentWorker {
+  /// The first argument that makes a process a document worker.
+  public static let argument = "__worker"
+
+  /// Serves as a document worker and exits when this process was started as one
+  /// (`arguments[1]` is `__worker`); returns at once otherwise.
+  ///
+  /// - Parameter arguments: the command line, program name first.
+  public static func runIfWorker(arguments: [String] = CommandLine.arguments) {
+    guard arguments.count > 1, arguments[1] == argument else { return }
+    main(arguments: Array(arguments.dropFirst(2)))
+  }
+
+  /// Serves requests until standard input closes, then exits with status 0.
+  ///
+  /// - Parameter arguments: what follows `__worker`: `--memory-mb N` (default
+  ///   `SandboxLimits.defaultMemoryMB`) and `--parent PID` (the worker ends with that process).
+  public static func main(arguments: [String]) -> Never {
+    func value(_ name: String) -> String? {
+      arguments.firstIndex(of: name).flatMap {
+        $0 + 1 < arguments.count ? arguments[$0 + 1] : nil
+      }
+    }
+    let memory = value("--memory-mb").flatMap { Int($0) } ?? SandboxLimits.defaultMemoryMB
+    serve(memoryMB: memory, parent: value("--parent").flatMap { pid_t($0) })
+    exit(0)
+  }
+
+  /// Serves requests until standard input closes.
+  ///
+  /// Sets the address-space limit once and a CPU limit before each file (SIGXCPU ends the
+  /// worker when a file exceeds it). With `parent`, the worker ends as soon as that process
+  /// does, busy or not (and at once if it already has). A failed allocation ends it with
+  /// `WorkerPlumbing.outOfMemoryExitStatus`. Every request line gets an answer at once, a
+  /// malformed one or one naming an unknown operation included.
+  static func serve(memoryMB: Int, parent: pid_t?) {
+    if let parent, !WorkerPlumbing.exitWithParent(parent) { return }
+    WorkerPlumbing.exitStatusOnAllocationFailure()
+    // A file-size limit (a stand-in for a full disk) makes a write fail with EFBIG, reported
+    // for that file, instead of killing the worker (a forked one starts before the CLI
+    // ignores SIGXFSZ).
+    signal(SIGXFSZ, SIG_IGN)
+    WorkerPlumbing.suitParsers()
+    // The CPU limit works by SIGXCPU: make sure it is neither ignored nor blocked, whatever the
+    // parent did (a test runner, a server that spawned the CLI, the fork of one).
+    signal(SIGXCPU, SIG_DFL)
+    var unblock = sigset_t()
+    sigemptyset(&unblock)
+    sigaddset(&unblock, SIGXCPU)
+    sigprocmask(SIG_UNBLOCK, &unblock, nil)
+    // Limits come from the caller: clamped, never converted unchecked (a negative value would
+    // trap in rlim_t, a huge one overflow).
+    let bytes = rlim_t(min(max(memoryMB, 1), 1 << 30)) << 20
+    var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
+    setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
+    guard var reader = try? LineReader(path: "-") else { return }
+    func answer(_ response: WorkerResponse) {
+      var bytes = Array(JSONOutput.line(response).utf8)
+      bytes.append(UInt8(ascii: "\n"))
+      _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    }
+    while true {
+      let line: [UInt8]
+      do {
+        guard let next = try reader.next() else { break }
+        line = next
+      } catch {
+        guard case .lineTooLong = error else { break }
+        // The caller waits for one answer per line: a request it cannot use gets one.
+        answer(.refused(error: .malformedRequest))
+        continue
+      }
+      let request: WorkerRequest
+      switch WorkerRequest.decode(line) {
+      case .success(let decoded): request = decoded
+      case .failure(let refusal):
+        answer(.refused(error: refusal))
+        continue
+      }
+      var usage = rusage()
+      getrusage(RUSAGE_SELF.rawValue, &usage)
+      let used = rlim_t(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + 1
+      let seconds = rlim_t(min(max(request.cpuSeconds, 1), 1 << 31))
+      var cpu = rlimit(rlim_cur: used + seconds, rlim_max: used + seconds + 5)
+      setrlimit(Int32(RLIMIT_CPU.rawValue), &cpu)
+      answer(handle(request))
+    }
+  }
+
+  static func handle(_ request: WorkerRequest) -> WorkerResponse {
+    do {
+      // Mapped, not read: parsers touch the parts they need, and poppler shares the mapping.
+      // Opened as every input is (FileIO): a FIFO or device put in the file's place since
+      // the caller checked it is refused without blocking.
+      let bytes: DocumentBytes
+      do {
+        bytes = try DocumentBytes(mapping: request.path)
+      } catch {
+        throw error.naming(request.file)
+      }
+      switch request.operation {
+      case .thumbnail:
+        return .staged(pages: try thumbnails(request, bytes))
+      case .inspect:
+        return .inspected(
+          info: try DocumentEngine.inspect(
+            bytes, file: request.file, password: request.password, colors: request.colors))
+      }
+    } catch let error as DocumentError {
+      return .failed(error: error)
+    } catch {
+      return .otherFailure(record: ErrorRecord(error))
+    }
+  }
+
+  /// Draws the pages and writes each to a synced temporary file beside its final path.
+  ///
+  /// The caller renames them. When a page fails, the temporaries are removed; when the worker is
+  /// killed (CPU or memory limit), the caller removes them (`AtomicFile` names them after
+  /// this process, which is then gone).
+  static func thumbnails(_ request: WorkerRequest, _ bytes: DocumentBytes) throws
+    -> [StagedThumbnail]
+  {
+    let output = request.output ?? "/dev/null"
+    let spec = request.pages ?? "1"
+    var staged: [StagedThumbnail] = []
+    var failure: (any Error)?
+    defer { if failure != nil { for page in staged { unlink(page.temporary) } } }
+    do {
+      try DocumentEngine.thumbnails(
+        bytes, file: request.file, password: request.password, pages: spec,
+        size: request.size ?? 256, format: request.format ?? .png,
+        text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+      ) { page, image throws(DocumentError) in
+        guard failure == nil else { return }
+        let path =
+          spec == "1"
+          ? output
+          : (output as NSString).deletingPathExtension + "-\(page)."
+            + (output as NSString).pathExtension
+        do {
+          let temporary = try AtomicFile.temporaryPath(for: path)
+          let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+          guard descriptor >= 0 else {
+            throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+          }
+          staged.append(StagedThumbnail(temporary: temporary, final: path))
+          do {
+            try FileIO.writeAll(image, to: descriptor, path: path)
+          } catch {
+            close(descriptor)
+            throw error
+          }
+          try FileIO.syncAndClose(descriptor, path: path)
+        } catch {
+          failure = error
+        }
+      }
+    } catch {
+      failure = error
+    }
+    if let failure { throw failure }
+    return staged
+  }
+}

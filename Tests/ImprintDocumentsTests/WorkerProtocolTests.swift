@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocumentsTests: the worker protocol as typed messages, its entry point, and a worker's
+// death told by its exit status.
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintDocuments
+
+@Suite("The worker protocol: typed operations, every request answered at once")
+struct WorkerProtocolTests {
+  /// Sends `lines` to one fresh worker, one exchange each, waiting at most 10 s for each answer
+  /// (a hang guard: a request left unanswered would hold its caller for the sandbox's 60 s
+  /// time limit).
+  static func exchange(_ lines: [String]) throws -> [WorkerResponse?] {
+    let process = try WorkerProcess(executable: worker, memoryMB: SandboxLimits.defaultMemoryMB)
+    defer { process.stop() }
+    return lines.map { line in
+      switch process.exchange(Array(line.utf8) + [10], timeout: 10) {
+      case .answer(let data): try? JSONDecoder().decode(WorkerResponse.self, from: data)
+      case .timedOut, .died: nil
+      }
+    }
+  }
+
+  static func request(_ operation: String, file: String = "mixed.pdf") -> String {
+    #"{"operation":"\#(operation)","path":"\#(documents)\#(file)","file":"\#(file)","cpuSeconds":5}"#
+  }
+
+  @Test(
+    "an unknown operation is refused at once with its own code, never read as inspect",
+    arguments: ["explode", "Inspect", "", "thumbnails", "inspect\n"])
+  func unknownOperation(name: String) throws {
+    // A readable PDF: had the operation been taken for inspect, the answer would count pages.
+    let line = Self.request(name.replacingOccurrences(of: "\n", with: "\\n"))
+    let answers = try Self.exchange([line, Self.request("inspect")])
+    guard case .refused(let error)? = answers[0] else {
+      Issue.record("'\(name)': \(String(describing: answers[0])) instead of a refusal")
+      return
+    }
+    #expect(error == .unknownOperation(name))
+    #expect(error.code == "document.unknownOperation")
+    #expect(error.hint?.contains("inspect, thumbnail") == true)
+    // Echoed escaped, never raw.
+    #expect(!error.message.contains("\n"))
+    // The worker goes on serving the next request.
+    guard case .inspected(let info)? = answers[1] else {
+      Issue.record("no inspection after the refusal: \(String(describing: answers[1]))")
+      return
+    }
+    #expect(info.pages == 3)
+  }
+
+  @Test(
+    "a malformed request is answered at once with document.badRequest",
+    arguments: [
+      "not json", "{}", "[1, 2, 3]", #"{"operation":"inspect"}"#,
+      #"{"operation":"inspect","path":7,"file":"x","cpuSeconds":5}"#,
+      #"{"operation":5,"path":"/dev/null","file":"x","cpuSeconds":5}"#,
+      #"{"operation":"thumbnail","path":"/dev/null","file":"x","cpuSeconds":5,"format":"gif"}"#,
+    ])
+  func malformed(line: String) throws {
+    let answers = try Self.exchange([line, Self.request("inspect")])
+    guard case .refused(let error)? = answers[0] else {
+      Issue.record("\(line): \(String(describing: answers[0])) instead of a refusal")
+      return
+    }
+    #expect(error == .malformedRequest)
+    #expect(error.code == "document.badRequest")
+    guard case .inspected(let info)? = answers[1] else {
+      Issue.record("no inspection after the refusal: \(String(describing: answers[1]))")
+      return
+    }
+    #expect(info.pages == 3)
+  }
+
+  @Test("requests and answers are typed values that survive their JSON line")
+  func roundTrip() throws {
+    let request = WorkerRequest(
+      operation: .thumbnail, path: "/tmp/a.pdf", file: "a.pdf", pages: "1-3", size: 64,
+      format: .jpeg, output: "/tmp/a.jpg", cpuSeconds: 5)
+    let line = JSONOutput.line(request)
+    let decoded = WorkerRequest.decode(Array(line.utf8))
+    guard case .success(let back) = decoded else {
+      Issue.record("\(decoded)")
+      return
+    }
+    #expect(back.operation == .thumbnail && back.pages == "1-3" && back.format == .jpeg)
+    let staged = WorkerResponse.staged(
+      pages: [StagedThumbnail(temporary: "/tmp/.a.tmp", final: "/tmp/a.jpg")])
+    let answer = try JSONDecoder().decode(
+      WorkerResponse.self, from: Data(JSONOutput.line(staged).utf8))
+    guard case .staged(let pages) = answer else {
+      Issue.record("\(answer)")
+      return
+    }
+    #expect(pages == [StagedThumbnail(temporary: "/tmp/.a.tmp", final: "/tmp/a.jpg")])
+  }
+}
+
+@Suite("Hosting workers: the entry point and the defaults")
+struct WorkerHostingTests {
+  @Test("runIfWorker returns at once in a process that is not a worker")
+  func notAWorker() {
+    DocumentWorker.runIfWorker(arguments: ["server"])
+    DocumentWorker.runIfWorker(arguments: ["imprint", "inspect", "__worker"])
+    DocumentWorker.runIfWorker(arguments: [])
+    #expect(DocumentWorker.argument == "__worker")
+  }
+
+  @Test("a worker started with no --memory-mb gets the one default, and serves")
+  func defaultMemory() throws {
+    #expect(SandboxLimits().memoryMB == SandboxLimits.defaultMemoryMB)
+    #expect(SandboxLimits.defaultMemoryMB == 1536)
+    #expect(DocumentSandbox.defaultWorkers == activeProcessorCount)
+    let run = try runTool(
+      worker, ["__worker"], stdin: Array(WorkerProtocolTests.request("inspect").utf8) + [10])
+    #expect(run.status == 0, "\(run.stderr)")
+    let answer = try JSONDecoder().decode(WorkerResponse.self, from: Data(run.stdout.utf8))
+    guard case .inspected(let info) = answer else {
+      Issue.record("\(answer)")
+      return
+    }
+    #expect(info.pages == 3)
+  }
+}
+
+@Suite("A worker's death told by its exit status, never by what it printed")
+struct WorkerDeathTests {
+  /// A stand-in worker: a shell script that prints `stderr` and ends as `end` says.
+  static func fakeWorker(in folder: TemporaryFolder, stderr: String, end: String) throws
+    -> String
+  {
+    let path = folder.file("worker.sh")
+    try Data("#!/bin/sh\nprintf '%s\\n' '\(stderr)' >&2\n\(end)\n".utf8).write(
+      to: URL(fileURLWithPath: path))
+    #expect(chmod(path, 0o755) == 0)
+    return path
+  }
+
+  static func inspectCode(executable: String, memoryMB: Int = SandboxLimits.defaultMemoryMB)
+    async -> String?
+  {
+    var limits = SandboxLimits()
+    limits.memoryMB = memoryMB
+    let sandbox = DocumentSandbox(executable: executable, limits: limits, workers: 1)
+    do {
+      _ = try await sandbox.inspect(path: documents + "mixed.pdf", file: "mixed.pdf")
+      return nil
+    } catch let error as DocumentError {
+      return error.code
+    } catch {
+      return "\(error)"
+    }
+  }
+
+  @Test("a real worker out of memory is document.memoryLimit (its exit status 86)")
+  func realWorkerOutOfMemory() async throws {
+    // 64 MB of address space is less than the executable needs to start: its first
+    // allocation fails, the Swift runtime traps with errno ENOMEM, the worker exits with 86.
+    let code = await Self.inspectCode(executable: worker, memoryMB: 64)
+    #expect(code == "document.memoryLimit")
+    let process = try WorkerProcess(executable: worker, memoryMB: 64)
+    defer { process.stop() }
+    let outcome = process.exchange(
+      Array(WorkerProtocolTests.request("inspect").utf8) + [10], timeout: 20)
+    guard case .died(let exit) = outcome else {
+      Issue.record("\(outcome)")
+      return
+    }
+    #expect(exit == .status(WorkerPlumbing.outOfMemoryExitStatus))
+  }
+
+  @Test(
+    "words about memory on stderr do not make a crash a memory limit",
+    arguments: [
+      ("kill -ABRT $$", "terminate called after throwing an instance of 'std::bad_alloc'"),
+      ("exit 3", "GLib-ERROR: failed to allocate 1048576000 bytes"),
+      ("kill -SEGV $$", "out of memory"),
+    ])
+  func stderrIgnored(end: String, stderr: String) async throws {
+    let folder = TemporaryFolder()
+    let fake = try Self.fakeWorker(in: folder, stderr: stderr, end: end)
+    #expect(await Self.inspectCode(executable: fake) == "document.workerCrashed")
+  }
+
+  @Test("a silent exit with status 86 is a memory limit: the status alone tells")
+  func statusAlone() async throws {
+    let folder = TemporaryFolder()
+    let fake = try Self.fakeWorker(in: folder, stderr: "", end: "exit 86")
+    #expect(await Self.inspectCode(executable: fake) == "document.memoryLimit")
+  }
+}
