@@ -40,11 +40,14 @@ struct WorkerProtocolTests {
       Issue.record("'\(name)': \(String(describing: answers[0])) instead of a refusal")
       return
     }
-    #expect(error == .unknownOperation(name))
+    #expect(error == .unknownOperation(name: name))
     #expect(error.code == "document.unknownOperation")
     #expect(error.hint?.contains("inspect, thumbnail") == true)
     // Echoed escaped, never raw.
     #expect(!error.message.contains("\n"))
+    // On the wire, named fields (what another program reading the worker's answers sees).
+    let wire = JSONOutput.line(WorkerResponse.refused(error: error))
+    #expect(wire.contains(#""unknownOperation":{"name":"#), "\(wire)")
     // The worker goes on serving the next request.
     guard case .inspected(let info)? = answers[1] else {
       Issue.record("no inspection after the refusal: \(String(describing: answers[1]))")

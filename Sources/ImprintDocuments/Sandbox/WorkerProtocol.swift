@@ -54,7 +54,7 @@ public struct WorkerRequest: Codable, Sendable {
     if let named = try? JSONDecoder().decode(Operation.self, from: data),
       WorkerOperation(rawValue: named.operation) == nil
     {
-      return .failure(.unknownOperation(named.operation))
+      return .failure(.unknownOperation(name: named.operation))
     }
     return .failure(.malformedRequest)
   }
@@ -88,7 +88,7 @@ public enum WorkerProtocolError: ImprintError, Codable, Equatable {
   /// The line is not a request (not JSON, a field missing or of the wrong type, too long).
   case malformedRequest
   /// The request names an operation this worker does not know.
-  case unknownOperation(String)
+  case unknownOperation(name: String)
 
   public var code: String {
     switch self {
