@@ -42,11 +42,11 @@ let package = Package(
     .target(
       name: "ImprintGraphics",
       dependencies: [
-        "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CQRencode", "CPNG",
-        "CJPEG", "CImprintShims",
+        "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CPNG", "CJPEG",
+        "CImprintShims",
       ]
     ),
-    .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics"]),
+    .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics", "CQRencode"]),
     .target(
       name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
     .target(

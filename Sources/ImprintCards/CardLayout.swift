@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCore
 import ImprintGraphics
+import ImprintQR
 
 /// A card side.
 public enum CardFace: String, Sendable, Codable, CaseIterable {
@@ -117,8 +118,8 @@ public final class CardLayoutEngine {
   ///   - dpi: the resolution photos are prepared for (cropped and scaled down to their box).
   ///   - jpeg: give photos JPEG data, so that PDF output embeds them without recompressing.
   /// - Returns: the side's items, bottom first.
-  /// - Throws: `CardError.missingGlyphs` (unless allowed), `GraphicsError` for a QR payload
-  ///   that does not fit.
+  /// - Throws: `CardError.missingGlyphs` (unless allowed), `QRError.payloadTooLarge` for a QR
+  ///   payload that does not fit.
   public func layout(
     _ face: CardFace, of template: CardTemplate, profile: Profile, photo: Bitmap,
     photoID: UInt64? = nil, images: [String: Bitmap], dpi: Double = 300, jpeg: Bool = false

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCore
 import ImprintGraphics
+import ImprintQR
 
 /// Output options for a card.
 public struct CardOptions: Sendable, Hashable {

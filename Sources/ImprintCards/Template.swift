@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCore
 import ImprintGraphics
+import ImprintQR
 
 /// A box on the card in millimetres, from the trim box's top-left corner.
 public struct Box: Sendable, Hashable, Codable {

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCore
 import ImprintGraphics
+import ImprintQR
 
 /// Reads one JSON object, remembering which keys were used so unknown keys are errors.
 private struct ObjectReader {

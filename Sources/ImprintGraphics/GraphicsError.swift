@@ -11,10 +11,6 @@ public enum GraphicsError: ImprintError, Equatable {
   case pngEncode(reason: String)
   /// libjpeg could not decode an image.
   case jpegDecode(source: String, reason: String)
-  /// The payload does not fit in a QR symbol at this error-correction level.
-  case qrTooLarge(bytes: Int, level: String, maximum: Int)
-  /// libqrencode rejected the input.
-  case qrEncode(reason: String)
   /// The bundled fonts could not be found or loaded.
   case fontsUnavailable(reason: String)
   /// An image is larger than Imprint allows in memory.
@@ -25,8 +21,6 @@ public enum GraphicsError: ImprintError, Equatable {
     case .cairo: "graphics.cairo"
     case .pngEncode: "graphics.pngEncode"
     case .jpegDecode: "image.jpegDecode"
-    case .qrTooLarge: "qr.payloadTooLarge"
-    case .qrEncode: "qr.encode"
     case .fontsUnavailable: "graphics.fontsUnavailable"
     case .imageTooLarge: "image.tooLarge"
     }
@@ -37,9 +31,6 @@ public enum GraphicsError: ImprintError, Equatable {
     case .cairo(let operation, let status): "\(operation) failed (cairo: \(status))"
     case .pngEncode(let reason): "cannot encode PNG (libpng: \(reason))"
     case .jpegDecode(let source, let reason): "cannot decode JPEG '\(source)' (libjpeg: \(reason))"
-    case .qrTooLarge(let bytes, let level, let maximum):
-      "qr payload is \(bytes) bytes; the maximum at error-correction level \(level) is \(maximum)"
-    case .qrEncode(let reason): "cannot encode the QR symbol (libqrencode: \(reason))"
     case .fontsUnavailable(let reason): "the bundled fonts are unavailable (\(reason))"
     case .imageTooLarge(let width, let height, let maximum):
       "image of \(width) x \(height) pixels exceeds the limit of \(maximum) pixels"
@@ -48,9 +39,6 @@ public enum GraphicsError: ImprintError, Equatable {
 
   public var hint: String? {
     switch self {
-    case .qrTooLarge(_, let level, _) where level != "L":
-      "use a lower error-correction level (--level L) or shorten the payload"
-    case .qrTooLarge: "shorten the payload"
     case .fontsUnavailable:
       "run scripts/bootstrap, and run from the Imprint checkout or set IMPRINT_ASSETS"
     default: nil

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintQR: the errors of payloads, addresses and QR rendering.
+// ImprintQR: the errors of payloads, addresses, QR encoding (libqrencode) and rendering.
 
 import ImprintCore
 
@@ -30,6 +30,10 @@ public enum QRError: ImprintError, Equatable {
   case amountOutOfRange(field: String, value: String, maximum: String)
   /// A raster image larger than `QRStyle.maximumPixels` (`width` × `height` pixels).
   case imageTooLarge(width: Int, height: Int, limit: Int)
+  /// The payload does not fit in a QR symbol at this error-correction level.
+  case payloadTooLarge(bytes: Int, level: String, maximum: Int)
+  /// libqrencode rejected the input.
+  case encode(reason: String)
 
   public var code: String {
     switch self {
@@ -45,6 +49,8 @@ public enum QRError: ImprintError, Equatable {
     case .payloadNotUTF8: "qr.payloadNotUTF8"
     case .amountOutOfRange: "eth.amountOutOfRange"
     case .imageTooLarge: "qr.imageTooLarge"
+    case .payloadTooLarge: "qr.payloadTooLarge"
+    case .encode: "qr.encode"
     }
   }
 
@@ -80,6 +86,9 @@ public enum QRError: ImprintError, Equatable {
     case .unknownFormat(let name):
       "unknown output format '\(name)'; expected png, svg, pdf, eps or text"
     case .payloadNotUTF8(let source): "\(source) is not valid UTF-8 text"
+    case .payloadTooLarge(let bytes, let level, let maximum):
+      "qr payload is \(bytes) bytes; the maximum at error-correction level \(level) is \(maximum)"
+    case .encode(let reason): "cannot encode the QR symbol (libqrencode: \(reason))"
     }
   }
 
@@ -101,6 +110,9 @@ public enum QRError: ImprintError, Equatable {
     case .imageTooLarge:
       "lower --size, --dpi or --module, or use --format svg or pdf, which print at any size"
     case .amountOutOfRange: "check the amount and --decimals for a typo"
+    case .payloadTooLarge(_, let level, _) where level != "L":
+      "use a lower error-correction level (--level L) or shorten the payload"
+    case .payloadTooLarge: "shorten the payload"
     default: nil
     }
   }

@@ -120,8 +120,8 @@ public struct QRRendering: Sendable {
 public enum QRRenderer {
   /// Encodes `payload` and renders it.
   ///
-  /// - Throws: `QRError` for bad options or colours, `GraphicsError.qrTooLarge` when the
-  ///   payload does not fit, other `GraphicsError`s from the C libraries.
+  /// - Throws: `QRError` for bad options or colours, `QRError.payloadTooLarge` when the
+  ///   payload does not fit, `GraphicsError`s from the C libraries.
   public static func render(payload: String, style: QRStyle, format: QRFormat) throws
     -> QRRendering
   {

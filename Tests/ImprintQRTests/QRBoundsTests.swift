@@ -42,10 +42,10 @@ struct QRBoundsTests {
 
   @Test("payloads past 7089 bytes are refused before libqrencode; 7089 digits still encode")
   func payloadLength() throws {
-    #expect(throws: GraphicsError.self) {
+    #expect(throws: QRError.payloadTooLarge(bytes: 7090, level: "L", maximum: 2953)) {
       _ = try QRMatrix.encode(Array(repeating: UInt8(ascii: "1"), count: 7090), level: .low)
     }
-    #expect(throws: GraphicsError.self) {
+    #expect(throws: QRError.payloadTooLarge(bytes: 1 << 20, level: "H", maximum: 1273)) {
       _ = try QRMatrix.encode(Array(repeating: UInt8(ascii: "x"), count: 1 << 20), level: .high)
     }
     let digits = try QRMatrix.encode(Array(repeating: UInt8(ascii: "7"), count: 7089), level: .low)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintGraphics: QR symbols encoded with libqrencode, copied out as Sendable values.
+// ImprintQR: QR symbols encoded with libqrencode, copied out as Sendable values.
 
 internal import CQRencode
 import Foundation
 import ImprintCore
+import ImprintGraphics
 
 /// A QR error-correction level: the share of the symbol that can be damaged and still read.
 public enum QRErrorCorrection: String, Sendable, CaseIterable, Codable {
@@ -97,17 +98,17 @@ public struct QRMatrix: Sendable, Equatable {
   ///
   /// libqrencode is called with the smallest version that fits (version 0) and never raises the
   /// error-correction level. The C buffer is copied and freed at once.
-  /// - Throws: `GraphicsError.qrTooLarge` when neither encoding fits a version-40 symbol,
-  ///   `GraphicsError.qrEncode` for other libqrencode failures.
-  public static func encode(_ bytes: [UInt8], level: QRErrorCorrection) throws(GraphicsError)
+  /// - Throws: `QRError.payloadTooLarge` when neither encoding fits a version-40 symbol,
+  ///   `QRError.encode` for other libqrencode failures.
+  public static func encode(_ bytes: [UInt8], level: QRErrorCorrection) throws(QRError)
     -> QRMatrix
   {
-    guard !bytes.isEmpty else { throw .qrEncode(reason: "empty payload") }
+    guard !bytes.isEmpty else { throw .encode(reason: "empty payload") }
     // No symbol holds more than 7089 characters (version 40-L, all digits): a longer payload
     // (a 1 MiB line of a bulk file) is refused without asking libqrencode, whose length is an
     // Int32.
     guard bytes.count <= QRMatrix.maximumCharacters else {
-      throw .qrTooLarge(bytes: bytes.count, level: level.rawValue, maximum: level.maximumBytes)
+      throw .payloadTooLarge(bytes: bytes.count, level: level.rawValue, maximum: level.maximumBytes)
     }
     let byteMode = encodeOnce(bytes, level: level, segmentation: .byte)
     // Mixed mode needs a NUL-terminated string: payloads holding NUL stay in 8-bit mode. It can
@@ -140,7 +141,7 @@ public struct QRMatrix: Sendable, Equatable {
 
   private static func encodeOnce(
     _ bytes: [UInt8], level: QRErrorCorrection, segmentation: QRSegmentation
-  ) -> Result<QRMatrix, GraphicsError> {
+  ) -> Result<QRMatrix, QRError> {
     errno = 0
     let code: UnsafeMutablePointer<QRcode>? =
       switch segmentation {
@@ -159,9 +160,9 @@ public struct QRMatrix: Sendable, Equatable {
       let error = errno
       if error == ERANGE {
         return .failure(
-          .qrTooLarge(bytes: bytes.count, level: level.rawValue, maximum: level.maximumBytes))
+          .payloadTooLarge(bytes: bytes.count, level: level.rawValue, maximum: level.maximumBytes))
       }
-      return .failure(.qrEncode(reason: String(cString: strerror(error))))
+      return .failure(.encode(reason: String(cString: strerror(error))))
     }
     defer { QRcode_free(code) }
     let size = Int(code.pointee.width)
