@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintGraphics: decoded images as Sendable pixel buffers, and the JPEG decoder.
+// ImprintGraphics: decoded images as Sendable pixel buffers (and their JPEG encoding).
 
 internal import CImprintShims
 import ImprintCore
@@ -50,83 +50,5 @@ public struct Bitmap: Sendable, Equatable {
     var copy = self
     copy.jpeg = Array(UnsafeBufferPointer(start: output, count: length))
     return copy
-  }
-}
-
-/// JPEG decoding with libjpeg-turbo, through CImprintShims (never exits, never prints).
-public enum JPEGDecoder {
-  /// What a JPEG header says.
-  public struct Info: Sendable, Equatable {
-    /// Width in pixels.
-    public let width: Int
-    /// Height in pixels.
-    public let height: Int
-    /// Colour components: 1 grey, 3 YCbCr/RGB, 4 CMYK/YCCK.
-    public let components: Int
-    /// Whether the file is progressive.
-    public let progressive: Bool
-  }
-
-  /// Reads the header of a JPEG.
-  ///
-  /// - Throws: `GraphicsError.jpegDecode` naming `source`.
-  public static func info(_ bytes: [UInt8], source: String) throws(GraphicsError) -> Info {
-    var width: UInt32 = 0
-    var height: UInt32 = 0
-    var components: Int32 = 0
-    var colorSpace: Int32 = 0
-    var progressive: Int32 = 0
-    var message = [CChar](repeating: 0, count: 256)
-    let status = bytes.withUnsafeBufferPointer {
-      CImprintShims_jpeg_info(
-        $0.baseAddress, $0.count, &width, &height, &components, &colorSpace, &progressive,
-        &message, message.count)
-    }
-    guard status == 0 else { throw .jpegDecode(source: source, reason: text(message)) }
-    return Info(
-      width: Int(width), height: Int(height), components: Int(components),
-      progressive: progressive != 0)
-  }
-
-  /// Decodes a JPEG to an opaque bitmap; CMYK (Adobe-inverted or not) is converted to RGB.
-  ///
-  /// - Parameters:
-  ///   - bytes: the file's bytes.
-  ///   - source: the file's name, for errors.
-  ///   - strict: treat libjpeg warnings (truncated or corrupt data) as errors (default).
-  ///   - maximumPixels: refuse larger images before allocating.
-  /// - Returns: the decoded, opaque bitmap.
-  /// - Throws: `GraphicsError.jpegDecode` or `GraphicsError.imageTooLarge`.
-  public static func decode(
-    _ bytes: [UInt8], source: String, strict: Bool = true,
-    maximumPixels: Int = RasterImage.maximumPixels
-  ) throws(GraphicsError) -> Bitmap {
-    let header = try info(bytes, source: source)
-    guard header.width * header.height <= maximumPixels else {
-      throw .imageTooLarge(width: header.width, height: header.height, maximumPixels: maximumPixels)
-    }
-    let stride = header.width * 4
-    var pixels = [UInt8](repeating: 0, count: stride * header.height)
-    var width: UInt32 = 0
-    var height: UInt32 = 0
-    var message = [CChar](repeating: 0, count: 256)
-    let status = bytes.withUnsafeBufferPointer { input in
-      pixels.withUnsafeMutableBufferPointer { output in
-        CImprintShims_jpeg_decode(
-          input.baseAddress, input.count, Int32(CImprintShims_JPEG_BGRX), 1, strict ? 1 : 0,
-          output.baseAddress, stride, output.count, &width, &height, &message, message.count)
-      }
-    }
-    guard status == 0 else { throw .jpegDecode(source: source, reason: text(message)) }
-    for index in Swift.stride(from: 3, to: pixels.count, by: 4) { pixels[index] = 255 }
-    // Grey, RGB and YCbCr files can be embedded in PDFs as they are; CMYK ones (often stored
-    // inverted) are re-encoded from the converted pixels when needed.
-    return Bitmap(
-      width: Int(width), height: Int(height), pixels: pixels, hasAlpha: false,
-      jpeg: header.components == 4 ? nil : bytes)
-  }
-
-  static func text(_ buffer: [CChar]) -> String {
-    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }

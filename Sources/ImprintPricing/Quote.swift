@@ -92,14 +92,6 @@ public struct PageFacts: Sendable, Equatable {
   }
 }
 
-/// An amount in minor units with its formatted text.
-public struct Money: Codable, Sendable, Equatable {
-  /// Minor units (cents, won).
-  public var minor: Int
-  /// Formatted, for example `KRW 12,340` or `USD 12.34`.
-  public var formatted: String
-}
-
 /// The priced lines of one file.
 public struct FileQuote: Codable, Sendable, Equatable {
   /// The file as the order names it.
