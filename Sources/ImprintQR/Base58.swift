@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintQR: Base58 and Base58Check (Bitcoin's alphabet).
 
+import ImprintCore
+
 /// Base58 as Bitcoin uses it, and Base58Check (a 4-byte double-SHA-256 checksum).
 public enum Base58 {
   static let alphabet = Array("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz".utf8)

@@ -36,19 +36,6 @@ struct HashTests {
       hex(Keccak256.hash(Array("The quick brown fox jumps over the lazy dog".utf8)))
         == "4d741b6f1eb29cb2a9b9911c82f56fa8d73b04959d3d9d222895df6c0b28aa15")
   }
-
-  @Test("SHA-256 matches FIPS 180-4 examples")
-  func sha256() {
-    #expect(
-      hex(SHA256.hash(Array("abc".utf8)))
-        == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-    #expect(
-      hex(SHA256.hash(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
-        == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-    #expect(
-      hex(SHA256.hash([UInt8]()))
-        == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-  }
 }
 
 @Suite("EIP-55 Ethereum addresses")
