@@ -6,86 +6,59 @@ import ImprintCore
 import ImprintGraphics
 import ImprintQR
 
-/// Reads one JSON object, remembering which keys were used so unknown keys are errors.
-private struct ObjectReader {
-  let template: String
-  let path: String
-  let object: [String: Any]
-  private(set) var used: Set<String> = []
+/// Core's strict object reader, throwing `CardError.invalidTemplate`.
+private typealias ObjectReader = JSONObjectReader<CardError>
 
-  init(_ value: Any?, template: String, path: String) throws(CardError) {
-    guard let object = value as? [String: Any] else {
-      throw .invalidTemplate(template: template, key: path, problem: "must be an object")
-    }
-    self.template = template
-    self.path = path
-    self.object = object
+extension JSONObjectReader where Failure == CardError {
+  /// Reads `value` as an object at `path` of the template named `template`.
+  fileprivate init(_ value: Any?, template: String, path: String) throws(CardError) {
+    try self.init(value, source: template, path: path, makeError: CardError.init(templateField:))
   }
 
-  func key(_ name: String) -> String { path.isEmpty ? name : path + "." + name }
-
-  func fail(_ name: String, _ problem: String) -> CardError {
-    .invalidTemplate(template: template, key: key(name), problem: problem)
+  fileprivate func fail(_ name: String, _ problem: String) -> CardError {
+    .invalidTemplate(template: source, key: key(name), problem: problem)
   }
 
-  mutating func has(_ name: String) -> Bool {
-    used.insert(name)
-    return object[name] != nil && !(object[name] is NSNull)
-  }
-
-  mutating func string(_ name: String) throws(CardError) -> String? {
-    guard has(name) else { return nil }
-    guard let value = object[name] as? String else { throw fail(name, "must be a string") }
-    return value
-  }
-
-  mutating func string(_ name: String, default value: String) throws(CardError) -> String {
+  fileprivate mutating func string(_ name: String, default value: String) throws(CardError)
+    -> String
+  {
     try string(name) ?? value
   }
 
-  mutating func number(_ name: String) throws(CardError) -> Double? {
-    guard has(name) else { return nil }
-    guard let number = object[name] as? NSNumber, !Formatting.isJSONBool(number) else {
-      throw fail(name, "must be a number")
-    }
-    return number.doubleValue
+  fileprivate mutating func double(_ name: String) throws(CardError) -> Double? {
+    try number(name)?.doubleValue
   }
 
-  mutating func number(_ name: String, default value: Double, in range: ClosedRange<Double>)
+  fileprivate mutating func number(
+    _ name: String, default value: Double, in range: ClosedRange<Double>
+  ) throws(CardError) -> Double {
+    try within(range, name, try double(name) ?? value)
+  }
+
+  fileprivate mutating func required(_ name: String, in range: ClosedRange<Double>)
     throws(CardError) -> Double
   {
-    let result = try number(name) ?? value
-    guard range.contains(result) else {
-      throw fail(
-        name,
-        "must be between \(Formatting.number(range.lowerBound)) and \(Formatting.number(range.upperBound))"
-      )
-    }
-    return result
+    guard let result = try double(name) else { throw fail(name, "is missing") }
+    return try within(range, name, result)
   }
 
-  mutating func required(_ name: String, in range: ClosedRange<Double>) throws(CardError)
-    -> Double
+  private func within(_ range: ClosedRange<Double>, _ name: String, _ value: Double)
+    throws(CardError) -> Double
   {
-    guard let result = try number(name) else { throw fail(name, "is missing") }
-    guard range.contains(result) else {
+    guard range.contains(value) else {
       throw fail(
         name,
         "must be between \(Formatting.number(range.lowerBound)) and \(Formatting.number(range.upperBound))"
       )
     }
-    return result
+    return value
   }
 
-  mutating func bool(_ name: String, default value: Bool) throws(CardError) -> Bool {
-    guard has(name) else { return value }
-    guard let value = object[name], Formatting.isJSONBool(value), let flag = value as? Bool else {
-      throw fail(name, "must be true or false")
-    }
-    return flag
+  fileprivate mutating func bool(_ name: String, default value: Bool) throws(CardError) -> Bool {
+    try bool(name) ?? value
   }
 
-  mutating func color(_ name: String) throws(CardError) -> Color? {
+  fileprivate mutating func color(_ name: String) throws(CardError) -> Color? {
     guard let text = try string(name) else { return nil }
     guard let color = Color(parsing: text) else {
       throw fail(name, "must be a colour like #1A2B3C; found '\(text)'")
@@ -93,19 +66,31 @@ private struct ObjectReader {
     return color
   }
 
-  mutating func choice<T: RawRepresentable>(_ name: String, default value: T) throws(CardError)
-    -> T where T.RawValue == String
+  fileprivate mutating func choice<T: RawRepresentable>(_ name: String, default value: T)
+    throws(CardError) -> T where T.RawValue == String
   {
     guard let text = try string(name) else { return value }
     guard let choice = T(rawValue: text) else { throw fail(name, "cannot be '\(text)'") }
     return choice
   }
+}
 
-  /// Errors on the first key that was never read.
-  func finish() throws(CardError) {
-    if let unknown = object.keys.sorted().first(where: { !used.contains($0) }) {
-      throw .invalidTemplate(template: template, key: key(unknown), problem: "is not a known key")
-    }
+extension CardError {
+  /// A problem `JSONObjectReader` found in a template, in the template's words
+  /// (`template.invalid`: `'front.elements[0].x' must be a number`).
+  init(templateField problem: JSONFieldProblem) {
+    let wording =
+      switch problem.kind {
+      case .unknownKey: "is not a known key"
+      case .wrongType(.object): "must be an object"
+      case .wrongType(.array): "must be an array"
+      case .wrongType(.string): "must be a string"
+      case .wrongType(.bool): "must be true or false"
+      case .wrongType(.wholeNumber): "must be a whole number"
+      case .wrongType(.number): "must be a number"
+      case .wrongType(.described(let text)): "must be \(text)"
+      }
+    self = .invalidTemplate(template: problem.source, key: problem.field, problem: wording)
   }
 }
 
@@ -151,7 +136,7 @@ extension CardTemplate {
         template: name, key: "(file)", problem: "is not valid JSON (\(error.placeText))")
     }
     var top = try ObjectReader(root, template: name, path: "")
-    guard let version = try top.number("schemaVersion") else {
+    guard let version = try top.double("schemaVersion") else {
       throw top.fail("schemaVersion", "is missing")
     }
     guard version == 1 else { throw top.fail("schemaVersion", "must be 1; found \(version)") }
@@ -209,13 +194,8 @@ private struct SideContext {
     let background = try reader.color("background") ?? .white
     let image = try asset(&reader, "backgroundImage")
     var elements: [Element] = []
-    if reader.has("elements") {
-      guard let list = reader.object["elements"] as? [Any] else {
-        throw reader.fail("elements", "must be an array")
-      }
-      for (index, item) in list.enumerated() {
-        elements.append(try element(item, path: "\(path).elements[\(index)]"))
-      }
+    for (index, item) in (try reader.array("elements") ?? []).enumerated() {
+      elements.append(try element(item, path: "\(path).elements[\(index)]"))
     }
     try reader.finish()
     return CardSide(background: background, backgroundImage: image, elements: elements)

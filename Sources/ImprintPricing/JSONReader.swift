@@ -1,25 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintPricing: strict reading of JSON objects: unknown keys and wrong types are errors.
+// ImprintPricing: price lists and orders read with Core's strict `JSONObjectReader`, their
+// problems worded as `PricingError`s; the getters only pricing needs (ranges, amounts, shares).
 
 import Foundation
 import ImprintCore
 
-/// Reads one JSON object for pricing, remembering which keys were read.
-struct JSONReader {
-  let source: String
-  let path: String
-  let object: [String: Any]
-  private var used: Set<String> = []
+/// Core's strict object reader, throwing `PricingError`.
+typealias JSONReader = JSONObjectReader<PricingError>
 
+extension JSONObjectReader where Failure == PricingError {
+  /// Reads `value` as an object at `path` of `source`.
   init(_ value: Any?, source: String, path: String) throws(PricingError) {
-    guard let object = value as? [String: Any] else {
-      throw .invalidField(
-        source: source, field: path.isEmpty ? "(top level)" : path, value: describe(value),
-        expected: "an object")
-    }
-    self.source = source
-    self.path = path
-    self.object = object
+    try self.init(value, source: source, path: path, makeError: PricingError.init(field:))
   }
 
   /// Parses `bytes` as strict JSON (`StrictJSON`: duplicate keys, depth, numbers out of range,
@@ -34,44 +26,6 @@ struct JSONReader {
     return try JSONReader(value, source: source, path: "")
   }
 
-  func key(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
-
-  mutating func has(_ name: String) -> Bool {
-    used.insert(name)
-    return object[name] != nil && !(object[name] is NSNull)
-  }
-
-  mutating func string(_ name: String) throws(PricingError) -> String? {
-    guard has(name) else { return nil }
-    guard let text = object[name] as? String else {
-      throw .invalidField(
-        source: source, field: key(name), value: describe(object[name]), expected: "a string")
-    }
-    return text
-  }
-
-  /// A whole number, any size that fits an `Int` (for `schemaVersion`, compared at once).
-  mutating func integer(_ name: String) throws(PricingError) -> Int? {
-    guard has(name) else { return nil }
-    guard let number = object[name] as? NSNumber, !Formatting.isJSONBool(number),
-      let value = Int(exactly: number.doubleValue)
-    else {
-      throw .invalidField(
-        source: source, field: key(name), value: describe(object[name]), expected: "a whole number")
-    }
-    return value
-  }
-
-  /// The JSON number at `name` (not a boolean), or nil when absent.
-  private mutating func number(_ name: String, expected: String) throws(PricingError) -> NSNumber? {
-    guard has(name) else { return nil }
-    guard let number = object[name] as? NSNumber, !Formatting.isJSONBool(number) else {
-      throw .invalidField(
-        source: source, field: key(name), value: describe(object[name]), expected: expected)
-    }
-    return number
-  }
-
   /// A whole number within `range`; outside it, `PricingError.outOfRange` stating the range.
   ///
   /// The range is checked on the JSON number before it becomes an `Int`, so `1e308` is out of
@@ -79,7 +33,7 @@ struct JSONReader {
   mutating func integer(_ name: String, in range: ClosedRange<Int>, unit: String = "")
     throws(PricingError) -> Int?
   {
-    guard let number = try number(name, expected: "a whole number") else { return nil }
+    guard let number = try number(name, expected: .wholeNumber) else { return nil }
     let double = number.doubleValue
     let expected = "a whole number\(unit) from \(range.lowerBound) to \(range.upperBound)"
     guard double >= Double(range.lowerBound), double <= Double(range.upperBound) else {
@@ -114,7 +68,7 @@ struct JSONReader {
   mutating func partsPerMillion(_ name: String, in range: ClosedRange<Double>)
     throws(PricingError) -> Int?
   {
-    guard let number = try number(name, expected: "a percentage") else { return nil }
+    guard let number = try number(name, expected: .described("a percentage")) else { return nil }
     let percent = number.doubleValue
     guard range.contains(percent) else {
       throw .outOfRange(
@@ -133,15 +87,7 @@ struct JSONReader {
     return value
   }
 
-  mutating func bool(_ name: String) throws(PricingError) -> Bool? {
-    guard has(name) else { return nil }
-    guard let value = object[name], Formatting.isJSONBool(value), let flag = value as? Bool else {
-      throw .invalidField(
-        source: source, field: key(name), value: describe(object[name]), expected: "true or false")
-    }
-    return flag
-  }
-
+  /// One of `T`'s raw values; `expected` lists them for the error.
   mutating func choice<T: RawRepresentable>(_ name: String, _ type: T.Type, expected: String)
     throws(PricingError) -> T? where T.RawValue == String
   {
@@ -151,25 +97,30 @@ struct JSONReader {
     }
     return value
   }
+}
 
-  mutating func child(_ name: String) throws(PricingError) -> JSONReader? {
-    guard has(name) else { return nil }
-    return try JSONReader(object[name], source: source, path: key(name))
-  }
-
-  mutating func array(_ name: String) throws(PricingError) -> [Any]? {
-    guard has(name) else { return nil }
-    guard let list = object[name] as? [Any] else {
-      throw .invalidField(
-        source: source, field: key(name), value: describe(object[name]), expected: "an array")
-    }
-    return list
-  }
-
-  /// Errors on the first key that was never read.
-  func finish() throws(PricingError) {
-    if let unknown = object.keys.sorted().first(where: { !used.contains($0) }) {
-      throw .unknownKey(source: source, field: key(unknown))
+extension PricingError {
+  /// A problem `JSONObjectReader` found, in pricing's words: `pricing.invalidField` naming the
+  /// field (`(top level)` for the file itself), what it is and what was expected, or
+  /// `pricing.unknownKey`.
+  init(field problem: JSONFieldProblem) {
+    switch problem.kind {
+    case .unknownKey:
+      self = .unknownKey(source: problem.source, field: problem.field)
+    case .wrongType(let expected):
+      let wording =
+        switch expected {
+        case .object: "an object"
+        case .array: "an array"
+        case .string: "a string"
+        case .number: "a number"
+        case .wholeNumber: "a whole number"
+        case .bool: "true or false"
+        case .described(let text): text
+        }
+      self = .invalidField(
+        source: problem.source, field: problem.field.isEmpty ? "(top level)" : problem.field,
+        value: describe(problem.value), expected: wording)
     }
   }
 }
