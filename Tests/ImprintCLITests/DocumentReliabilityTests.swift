@@ -111,6 +111,31 @@ struct DocumentReliabilityTests {
     #expect(colors.peakKB > 0 && colors.peakKB < 1 << 20, "peak \(colors.peakKB) KB")
   }
 
+  @Test(
+    "a 60-megapixel PNG header (and a 40 000-pixel side) is image.tooLarge for inspect and thumb alike",
+    arguments: [(UInt32(10_000), UInt32(6_000)), (40_000, 10)])
+  func oneImageLimit(width: UInt32, height: UInt32) throws {
+    let folder = TemporaryFolder()
+    let file = folder.file("big.png")
+    try HostileDocuments.write(HostileDocuments.pngHeader(width: width, height: height), to: file)
+    func error(_ arguments: [String]) throws -> (Int32, [String: Any]) {
+      let run = try runTool(Self.binary, arguments + [file])
+      let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+      let entry = (report?["files"] as? [[String: Any]])?.first
+      return (run.status, entry?["error"] as? [String: Any] ?? [:])
+    }
+    let output = TemporaryFolder()
+    let (inspectStatus, inspect) = try error(["inspect", "--json"])
+    let (thumbStatus, thumb) = try error(["thumb", "--json", "-o", output.path])
+    #expect(inspectStatus == 1 && thumbStatus == 1)
+    #expect(inspect["code"] as? String == "image.tooLarge")
+    #expect(thumb["code"] as? String == "image.tooLarge")
+    let message = inspect["message"] as? String ?? ""
+    #expect(message.contains("big.png") && message.contains("\(width) x \(height)"), "\(message)")
+    #expect(thumb["message"] as? String == message)
+    #expect(output.contents().isEmpty)
+  }
+
   @Test("thumb a.pdf b.pdf (the -o forgotten) is a usage error and leaves b.pdf untouched")
   func forgottenOutputFolder() async throws {
     let folder = TemporaryFolder()
