@@ -44,11 +44,16 @@ let package = Package(
       dependencies: [
         "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CPNG", "CJPEG",
         "CImprintShims",
-      ]
+      ],
+      // The fonts text is set with, found through Bundle.module (FontLibrary.bundled()).
+      resources: [.copy("Resources/fonts")]
     ),
     .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics", "CQRencode"]),
     .target(
-      name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"]),
+      name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"],
+      // The shipped designs and the placeholder photo, found through Bundle.module.
+      resources: [.copy("Resources/templates"), .copy("Resources/placeholder-photo.png")]
+    ),
     .target(
       name: "ImprintDocuments",
       dependencies: [

@@ -34,9 +34,16 @@ public enum Fulfilment {
 
   /// Writes address labels, one per shipped card order, on A4 3 × 8 stock.
   ///
+  /// - Parameters:
+  ///   - results: the jobs; those with a shipping address get a label.
+  ///   - path: the PDF to write.
+  ///   - fonts: the fonts the labels are set with; Imprint's own when nil.
   /// - Returns: the number of labels.
+  /// - Throws: `FileError` when the file cannot be written; `GraphicsError` when drawing fails.
   @discardableResult
-  public static func labels(_ results: [JobResult], to path: String) throws -> Int {
+  public static func labels(_ results: [JobResult], to path: String, fonts: FontLibrary? = nil)
+    throws -> Int
+  {
     let shipped = results.compactMap { $0.status == "failed" ? nil : $0.shipTo.map { ($0, $0) } }
       .map(\.0)
     guard !shipped.isEmpty else { return 0 }
@@ -44,7 +51,7 @@ public enum Fulfilment {
     let page = Size(width: 210 * k, height: 297 * k)
     try AtomicFile.write(to: path) { temporary in
       do {
-        try drawLabels(shipped, page: page, to: temporary)
+        try drawLabels(shipped, page: page, fonts: fonts, to: temporary)
       } catch {
         throw namingFinal(error, temporary: temporary, path: path)
       }
@@ -52,11 +59,13 @@ public enum Fulfilment {
     return shipped.count
   }
 
-  private static func drawLabels(_ shipped: [ShipTo], page: Size, to temporary: String) throws {
+  private static func drawLabels(
+    _ shipped: [ShipTo], page: Size, fonts: FontLibrary?, to temporary: String
+  ) throws {
     let k = 72 / 25.4
     let document = try VectorDocument(
       format: .pdf, size: page, metadata: DocumentMetadata(title: "address labels"),
-      path: temporary)
+      fonts: fonts, path: temporary)
     var index = 0
     while index < shipped.count {
       let sheet = shipped[index..<min(index + labelColumns * labelRows, shipped.count)]

@@ -179,7 +179,7 @@ public final class CardPrinterImposer: CardImposer {
         self.temporary = temporary
         document = try VectorDocument(
           format: .pdf, size: card.size, metadata: DocumentMetadata(title: "card printer job"),
-          path: temporary)
+          fonts: card.fonts, path: temporary)
       }
       for side in card.layouts.indices {
         try document?.page(size: card.size) { canvas in
@@ -257,7 +257,7 @@ public final class SheetImposer: CardImposer {
     try mapFile.write("sheet,side,row,column,id,copy\n")
     document = try VectorDocument(
       format: .pdf, size: pageSize, metadata: DocumentMetadata(title: "\(stock.rawValue) sheets"),
-      path: temporary)
+      fonts: card.fonts, path: temporary)
     self.grid = grid
     bleed = card.bleed
     return grid

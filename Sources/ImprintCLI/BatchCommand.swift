@@ -96,11 +96,8 @@ enum BatchCommand {
   static func batchOptions(_ folder: String, _ arguments: ParsedArguments, _ console: Console)
     throws -> BatchOptions
   {
-    let assets = ResourceLocator.assetsDirectory() ?? "assets"
-    let placeholderPath = assets + "/placeholder-photo.png"
     var options = BatchOptions(
-      outputFolder: folder,
-      placeholder: (try FileIO.read(placeholderPath, limit: FileIO.Limit.image), placeholderPath))
+      outputFolder: folder, placeholder: try DeploymentResources.placeholder())
     options.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     options.templatesFolder = ResourceLocator.templatesDirectory(
       explicit: arguments.value("templates"))
@@ -111,6 +108,7 @@ enum BatchCommand {
       options.inputsRoot = root
     }
     options.cardOptions.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
+    options.cardOptions.fonts = try DeploymentResources.fonts()
     options.layout = try layout(arguments)
     options.cardFiles = arguments.flag("card-files")
     return options
@@ -196,7 +194,8 @@ enum BatchCommand {
   static func fulfilment(_ shipped: [JobResult], folder: String) throws {
     guard !shipped.isEmpty else { return }
     try Fulfilment.packingList(shipped, to: folder + "/packing-list.csv")
-    try Fulfilment.labels(shipped, to: folder + "/labels.pdf")
+    try Fulfilment.labels(
+      shipped, to: folder + "/labels.pdf", fonts: try DeploymentResources.fonts())
   }
 
   /// The layout of the cards the shards finished: the manifest is read again, in order, and

@@ -26,7 +26,7 @@ enum CardCommand {
       .value(
         "template", "<name|path>", "A shipped design (see 'imprint templates list') or a file."),
       .value(
-        "templates", "<dir>", "Folder of shipped designs (default: IMPRINT_TEMPLATES, ./templates)."
+        "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own)."
       ),
       .value("side", "<side>", "front, back or both (default both)."),
       .value("dpi", "<n>", "PNG resolution, 72 to 1200 (default 300)."),
@@ -104,6 +104,7 @@ enum CardCommand {
     options.bleed = try arguments.double("bleed", in: 0...10)
     options.cropMarks = arguments.flag("crop-marks")
     options.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
+    options.fonts = try DeploymentResources.fonts()
     let platform = try arguments.choice("platform", Platform.allCases.map(\.rawValue)).flatMap {
       Platform(rawValue: $0)
     }
@@ -300,8 +301,7 @@ enum CardCommand {
       template: CardTemplate, options: CardOptions, format: Format, platform: Platform?,
       arguments: ParsedArguments, inputs profiles: [String]
     ) throws {
-      let placeholderPath =
-        (try ResourceLocator.checkedAssetsDirectory() ?? "assets") + "/placeholder-photo.png"
+      let (placeholder, placeholderPath) = try DeploymentResources.placeholder()
       self.template = template
       self.options = options
       self.format = format
@@ -309,7 +309,7 @@ enum CardCommand {
       self.photoCache = arguments.value("photo-cache").map { PhotoCache(folder: $0) }
       self.fetch = arguments.flag("fetch-photo")
       self.allowPrivateNetwork = arguments.flag("allow-private-network")
-      self.placeholder = try FileIO.read(placeholderPath, limit: FileIO.Limit.image)
+      self.placeholder = placeholder
       self.placeholderPath = placeholderPath
       inputs =
         profiles + template.assetPaths
@@ -439,7 +439,8 @@ enum TemplatesCommand {
   static let list = CommandSpec(
     name: "list", abstract: "List the shipped card designs.",
     options: [
-      .value("templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, ./templates)."),
+      .value(
+        "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own)."),
       .flag("json", "Print the list as JSON."),
     ]
   ) { arguments, console in

@@ -32,15 +32,21 @@ enum DemoCommand {
   static func run(folder: String, _ arguments: ParsedArguments, _ console: Console) async throws
     -> Int32
   {
-    guard let assets = try ResourceLocator.checkedAssetsDirectory() else {
+    // The sample data is the checkout's (assets/samples, examples/), not a library resource.
+    guard
+      let assets = try ResourceLocator.checkedAssetsDirectory()
+        ?? ResourceLocator.checkoutDirectory("assets", marker: "samples")
+    else {
       throw FileError.notFound(path: "assets")
     }
+    let fonts = try DeploymentResources.fonts()
     let qrFolder = folder + "/qr"
     try FileIO.makeFolder(qrFolder)
     var made: [Made] = []
     let address = "0x52908400098527886E0F7030069857D2E4169EE7"
     var settings = QRCommand.Settings(
       kind: .ethereum, payment: PaymentOptions(), style: QRStyle(), captionAddress: true)
+    settings.style.fonts = fonts
     for format in [QRFormat.png, .svg, .pdf, .eps] {
       let path = "\(qrFolder)/wallet-address.\(format.rawValue)"
       let (_, rendering) = try QRCommand.make(
@@ -61,6 +67,7 @@ enum DemoCommand {
 
     var bitcoin = QRCommand.Settings(
       kind: .bitcoin, payment: PaymentOptions(), style: QRStyle(), captionAddress: false)
+    bitcoin.style.fonts = fonts
     bitcoin.payment.amount = "0.0015"
     bitcoin.payment.label = "Campus Print Shop"
     bitcoin.payment.message = "Order 1042"
@@ -73,6 +80,7 @@ enum DemoCommand {
 
     var link = QRCommand.Settings(
       kind: .text, payment: PaymentOptions(), style: QRStyle(), captionAddress: false)
+    link.style.fonts = fonts
     link.style.level = .quartile
     link.style.caption = "steemit.com/@harbor-lamp"
     let linkPath = "\(qrFolder)/profile-link.png"
@@ -97,7 +105,7 @@ enum DemoCommand {
     let cardFolder = folder + "/cards"
     try FileIO.makeFolder(cardFolder)
     let samples = assets + "/samples"
-    let designs = CardTemplate.shippedNames(folder: ResourceLocator.templatesDirectory())
+    let designs = CardTemplate.shippedNames(folder: try ResourceLocator.checkedTemplatesDirectory())
     let people: [(profile: String, extra: [String])] = [
       (
         "harbor-lamp",

@@ -140,6 +140,7 @@ enum QRCommand {
     style.background = try color(arguments, "background") ?? style.background
     style.allowLowContrast = arguments.flag("allow-low-contrast")
     style.caption = arguments.value("caption")
+    style.fonts = try DeploymentResources.fonts()
     let captionAddress = arguments.flag("caption-address")
     if captionAddress && kind == .text {
       throw UsageError(message: "--caption-address needs --eth or --btc")

@@ -92,7 +92,7 @@ public enum CardMaker {
   {
     var template = input.template
     if let bleed = options.bleed { template.bleed = bleed }
-    let engine = try CardLayoutEngine()
+    let engine = try CardLayoutEngine(fonts: options.fonts)
     engine.allowMissingGlyphs = options.allowMissingGlyphs
     let layouts = try options.faces.map { face in
       try engine.layout(
@@ -133,7 +133,7 @@ public enum CardMaker {
     noMarks.cropMarks = false
     return PreparedCard(
       layouts: layouts, warnings: warnings, size: pageSize(input.template, options: noMarks),
-      bleed: options.bleed ?? input.template.bleed)
+      bleed: options.bleed ?? input.template.bleed, fonts: options.fonts)
   }
 
   /// One PNG of one side at `options.dpi` (trim + bleed), the DPI stored in the file.
@@ -149,7 +149,8 @@ public enum CardMaker {
     let size = pageSize(input.template, options: single)
     let scale = options.dpi / 72
     let image = try RasterImage(
-      width: Int((size.width * scale).rounded()), height: Int((size.height * scale).rounded()))
+      width: Int((size.width * scale).rounded()), height: Int((size.height * scale).rounded()),
+      fonts: options.fonts)
     let bleed = (options.bleed ?? input.template.bleed) * CardRenderer.pointsPerMM
     try image.draw { canvas in
       canvas.scale(scale, scale)
@@ -168,7 +169,7 @@ public enum CardMaker {
     both.faces = [.front, .back]
     both.bleed = 0
     let (layouts, warnings) = try self.layouts(input, options: both)
-    let image = try RasterImage(width: 1200, height: 630)
+    let image = try RasterImage(width: 1200, height: 630, fonts: options.fonts)
     let template = input.template
     // Each card 540 px wide, 40 px apart, centred.
     let cardWidth = 540.0
@@ -211,6 +212,9 @@ public struct PreparedCard: Sendable {
   public var size: Size = Size(width: 0, height: 0)
   /// The bleed per side, in millimetres.
   public var bleed: Double = 0
+  /// The fonts it was laid out with (`CardOptions.fonts`): a document it is drawn on sets its
+  /// text with the same ones.
+  public var fonts: FontLibrary?
 
   /// Draws side `index` with the card's bleed box at (`x`, `y`) points: for imposing cards on
   /// sheets and card-printer pages without a PDF in between.
@@ -249,7 +253,7 @@ public struct CardPDFWriter: ~Copyable {
     size = CardMaker.pageSize(template, options: options)
     document = try VectorDocument(
       format: .pdf, size: size, metadata: DocumentMetadata(title: title, creator: "Imprint"),
-      path: path)
+      fonts: options.fonts, path: path)
     self.template = template
     self.options = options
   }

@@ -18,6 +18,9 @@ public struct CardOptions: Sendable, Hashable {
   public var cropMarks = false
   /// Allow characters no bundled font covers (warn instead of failing).
   public var allowMissingGlyphs = false
+  /// The fonts text is set with; the fonts shipped with Imprint (`FontLibrary.bundled()`) when
+  /// nil.
+  public var fonts: FontLibrary?
 
   /// The margin crop marks need outside the bleed box, in millimetres.
   public static let cropMarkMargin = 8.0

@@ -95,20 +95,27 @@ extension CardError {
 }
 
 extension CardTemplate {
-  /// The shipped designs' names, from the templates folder.
+  /// The designs' names in `folder`, or in `shippedFolder` (Imprint's own) when nil.
   public static func shippedNames(folder: String?) -> [String] {
-    guard let folder,
+    guard let folder = folder ?? shippedFolder,
       let files = try? FileManager.default.contentsOfDirectory(atPath: folder)
     else { return [] }
     return files.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted()
   }
 
-  /// Loads a template by shipped name (from `folder`) or by file path.
+  /// Loads a template by name (from `folder`, or from `shippedFolder` when nil) or by file path.
   ///
-  /// - Throws: `CardError.templateNotFound`, `.invalidTemplate` or `.missingAsset`.
+  /// - Throws: `CardError.templateNotFound`, `.invalidTemplate` or `.missingAsset`;
+  ///   `CardError.file` naming the missing bundle when a shipped name is asked for and the
+  ///   resources were not deployed beside the executable.
   public static func load(_ nameOrPath: String, folder: String?) throws(CardError) -> CardTemplate {
     let isPath = nameOrPath.contains("/") || nameOrPath.hasSuffix(".json")
-    let path = isPath ? nameOrPath : (folder ?? "templates") + "/" + nameOrPath + ".json"
+    guard isPath || folder != nil || shippedFolder != nil else {
+      // The resource bundle was not deployed with the executable.
+      throw .file(.notFound(path: ResourceBundle.location(module: "ImprintCards") + "/templates"))
+    }
+    let path =
+      isPath ? nameOrPath : (folder ?? shippedFolder ?? "") + "/" + nameOrPath + ".json"
     let data: [UInt8]
     do {
       data = try FileIO.read(path, limit: FileIO.Limit.structured)

@@ -1,22 +1,52 @@
 // SPDX-License-Identifier: Apache-2.0
-// Imprint: finds the repository's data folders (assets/, templates/) at run time.
+// Imprint: the resource folders a deployment names for the imprint command.
 
 import Foundation
 
-/// Finds Imprint's data folders, which are data files, not SwiftPM resources.
+/// Finds the folders a deployment names for the `imprint` command: `--templates`,
+/// `IMPRINT_TEMPLATES` and `IMPRINT_ASSETS` (its `fonts/` and `placeholder-photo.png`).
 ///
-/// Order: an explicit folder; the environment variable (`IMPRINT_ASSETS`, `IMPRINT_TEMPLATES`);
-/// `./<name>` in the working directory; then `<name>` beside, or up to four folders above, the
-/// running executable (so `.build/release/imprint` finds the checkout's folders from anywhere).
+/// Order: an explicit folder, then the environment variable; nil when neither is given, and
+/// the library then uses the resources it ships (`FontLibrary.bundled()`,
+/// `CardTemplate.shippedFolder`, `CardInput.shippedPlaceholder()`), found through SwiftPM's
+/// `Bundle.module`. The working directory is never guessed: a `./assets` or `./templates` there
+/// belongs to whoever runs the program (web applications often have an `assets/fonts` of their
+/// own), and taking it for Imprint's would change every card. The library itself reads no
+/// environment variable; only the command line does, through this type.
 public enum ResourceLocator {
-  /// The assets folder (fonts, sample data), or nil when none is found.
+  /// The assets folder a deployment names (`explicit`, else `IMPRINT_ASSETS`), or nil.
   public static func assetsDirectory(explicit: String? = nil) -> String? {
-    locate("assets", environment: "IMPRINT_ASSETS", explicit: explicit, marker: "fonts")
+    named(environment: "IMPRINT_ASSETS", explicit: explicit)
   }
 
-  /// The templates folder, or nil when none is found.
+  /// The templates folder a deployment names (`explicit`, else `IMPRINT_TEMPLATES`), or nil.
   public static func templatesDirectory(explicit: String? = nil) -> String? {
-    locate("templates", environment: "IMPRINT_TEMPLATES", explicit: explicit, marker: nil)
+    named(environment: "IMPRINT_TEMPLATES", explicit: explicit)
+  }
+
+  /// The checkout's folder `name` (holding `marker`) beside or up to four folders above the
+  /// running executable; never the working directory.
+  ///
+  /// For the demo's sample data only (`.build/debug/imprint demo` finds it from anywhere): the
+  /// library's resources come from its bundles.
+  public static func checkoutDirectory(_ name: String, marker: String) -> String? {
+    var folder = URL(fileURLWithPath: CommandLine.arguments.first ?? "")
+      .resolvingSymlinksInPath().deletingLastPathComponent()
+    if let selfPath = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+      folder = URL(fileURLWithPath: selfPath).deletingLastPathComponent()
+    }
+    for _ in 0..<5 {
+      let candidate = folder.appendingPathComponent(name).path
+      var isDirectory: ObjCBool = false
+      if FileManager.default.fileExists(
+        atPath: candidate + "/" + marker, isDirectory: &isDirectory),
+        isDirectory.boolValue
+      {
+        return candidate
+      }
+      folder = folder.deletingLastPathComponent()
+    }
+    return nil
   }
 
   /// The templates folder as `templatesDirectory` finds it, refusing a folder named explicitly
@@ -58,31 +88,10 @@ public enum ResourceLocator {
     }
   }
 
-  private static func locate(
-    _ name: String, environment: String, explicit: String?, marker: String?
-  ) -> String? {
+  private static func named(environment: String, explicit: String?) -> String? {
     if let explicit { return explicit }
     if let value = ProcessInfo.processInfo.environment[environment], !value.isEmpty {
       return value
-    }
-    func valid(_ folder: String) -> Bool {
-      var isDirectory: ObjCBool = false
-      let probe = marker.map { folder + "/" + $0 } ?? folder
-      return FileManager.default.fileExists(atPath: probe, isDirectory: &isDirectory)
-        && isDirectory.boolValue
-    }
-    let cwd = FileManager.default.currentDirectoryPath + "/" + name
-    if valid(cwd) { return cwd }
-    let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "")
-      .resolvingSymlinksInPath()
-    var folder = executable.deletingLastPathComponent()
-    if let selfPath = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-      folder = URL(fileURLWithPath: selfPath).deletingLastPathComponent()
-    }
-    for _ in 0..<5 {
-      let candidate = folder.appendingPathComponent(name).path
-      if valid(candidate) { return candidate }
-      folder = folder.deletingLastPathComponent()
     }
     return nil
   }

@@ -10,12 +10,20 @@ import Synchronization
 
 /// The fonts Imprint renders with, in a private fontconfig configuration.
 ///
-/// Only the fonts bundled in `assets/fonts` (and any folders added) are loaded. System fonts and rules are invisible, so the
-/// same input gives the same output on every machine.
+/// Only the fonts of one bundle (and any folders added) are loaded. System fonts and rules are
+/// invisible, so the same input gives the same output on every machine.
+///
+/// Which fonts: every API that sets text takes a `fonts:` library (`CardOptions.fonts`,
+/// `QRStyle.fonts`, `VectorDocument`, `RasterImage`, `TextMeasurer`). When it is nil, the
+/// default is `bundled()`: the fonts shipped in this module's resources (`Bundle.module`), found
+/// beside the executable with no environment variable and no working-directory guess. A
+/// deployment that wants other fonts loads them with `init(bundle:)` and passes them in.
+///
+/// Two libraries are equal when they are the same instance.
 ///
 /// `@unchecked Sendable`: the wrapped `FcConfig` is built once, never modified afterwards, and
 /// fontconfig is thread-safe for lookups; every task creates its own Pango font map over it.
-public final class FontLibrary: @unchecked Sendable {
+public final class FontLibrary: @unchecked Sendable, Hashable {
   private let config: OpaquePointer
   /// The font folders loaded, in order.
   public let directories: [String]
@@ -36,30 +44,42 @@ public final class FontLibrary: @unchecked Sendable {
     becomesCurrent.store(true, ordering: .relaxed)
   }
 
-  /// The process-wide library over the bundled fonts (`<assets>/fonts`, found by
-  /// `ResourceLocator`), created on first use.
+  /// The folder of the fonts shipped with Imprint (`fonts` in this module's resource bundle),
+  /// or nil when the bundle is not deployed beside the executable.
+  public static var bundledFolder: String? {
+    ResourceBundle.path(of: "fonts", module: "ImprintGraphics", bundle: .module)
+  }
+
+  /// The library over the fonts shipped with Imprint (`bundledFolder`), created on first use
+  /// and shared by the process: the default wherever a `fonts:` parameter is nil.
   ///
-  /// - Throws: `GraphicsError.fontsUnavailable` when the folder is missing or holds no fonts.
+  /// - Throws: `GraphicsError.fontsUnavailable` when the bundle is missing or holds no fonts.
   public static func bundled() throws(GraphicsError) -> FontLibrary {
     let result = shared.withLock { cached in
       if let cached { return cached }
       let created: Result<FontLibrary, GraphicsError>
-      if let assets = ResourceLocator.assetsDirectory() {
+      if let folder = bundledFolder {
         do throws(GraphicsError) {
-          let library = try FontLibrary(bundle: assets + "/fonts")
+          let library = try FontLibrary(bundle: folder)
           if becomesCurrent.load(ordering: .relaxed) { FcConfigSetCurrent(library.config) }
           created = .success(library)
         } catch {
           created = .failure(error)
         }
       } else {
-        created = .failure(.fontsUnavailable(reason: "no assets/fonts folder was found"))
+        created = .failure(
+          .fontsUnavailable(
+            reason: "'\(ResourceBundle.location(module: "ImprintGraphics"))' is missing"))
       }
       cached = created
       return created
     }
     return try result.get()
   }
+
+  public static func == (a: FontLibrary, b: FontLibrary) -> Bool { a === b }
+
+  public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
   /// Loads a font bundle: every font under `folder`, plus the system font files named in
   /// `folder/system-fonts.txt` (one path a line, `#` comments; installed by scripts/bootstrap),

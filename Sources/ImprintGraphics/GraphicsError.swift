@@ -40,7 +40,9 @@ public enum GraphicsError: ImprintError, Equatable {
   public var hint: String? {
     switch self {
     case .fontsUnavailable:
-      "run scripts/bootstrap, and run from the Imprint checkout or set IMPRINT_ASSETS"
+      "deploy Imprint_ImprintGraphics.resources beside the executable (SwiftPM builds it there) "
+        + "or name a font folder (imprint: IMPRINT_ASSETS); scripts/bootstrap installs the "
+        + "system fonts the bundle lists"
     default: nil
     }
   }

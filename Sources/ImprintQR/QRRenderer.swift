@@ -54,6 +54,9 @@ public struct QRStyle: Sendable, Hashable {
   public var caption: String?
   /// For terminal text: wrap in ANSI colours forcing black on white.
   public var ansiColors = false
+  /// The fonts the caption is set with; the fonts shipped with Imprint
+  /// (`FontLibrary.bundled()`) when nil.
+  public var fonts: FontLibrary?
 
   /// The contrast ratio (WCAG 2) below which colours are refused.
   public static let minimumContrast = 4.5
@@ -295,7 +298,7 @@ public enum QRRenderer {
     let scale = Double(g.modulePixels)
     let width = g.totalModules * g.modulePixels
     let height = width + g.captionPixels
-    let image = try RasterImage(width: width, height: height)
+    let image = try RasterImage(width: width, height: height, fonts: style.fonts)
     try image.draw { canvas in
       canvas.setAntialias(false)
       canvas.scale(scale, scale)
@@ -333,7 +336,7 @@ public enum QRRenderer {
   ) throws -> [UInt8] {
     let side = Double(g.totalModules) * g.modulePoints
     let size = Size(width: side, height: side + g.captionHeight * g.modulePoints)
-    let document = try VectorDocument(format: format, size: size)
+    let document = try VectorDocument(format: format, size: size, fonts: style.fonts)
     try document.page(size: size) { canvas in
       canvas.scale(g.modulePoints, g.modulePoints)
       try drawSymbol(canvas, matrix, g, style, width: Double(g.totalModules))
