@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
+// A backend that uses Imprint as a SwiftPM dependency: cards, QR codes and a quote rendered from
+// 64 concurrent tasks, checked, with the resources Imprint finds by itself (no IMPRINT_*
+// variable, any working directory). CI builds and runs it (.ci/run).
+
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its folder's name (`main`, a fresh clone's name), so products
+// are looked up under whatever the repository's folder is called (as Fuzz/Package.swift does).
+let imprint = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent()
+  .deletingLastPathComponent().lastPathComponent.lowercased()
+
+let package = Package(
+  name: "ImprintBackend",
+  dependencies: [.package(path: "../..")],
+  targets: [
+    .executableTarget(
+      name: "ImprintBackend",
+      dependencies: ["ImprintCards", "ImprintQR", "ImprintPricing"].map {
+        .product(name: $0, package: imprint)
+      }
+    )
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintBackend: what a server does with Imprint, from 64 tasks at once, every result checked.
+// Exits 0 when every check passes, 1 otherwise (naming each failure on stderr).
+
+import Foundation
+import ImprintCards
+import ImprintGraphics
+import ImprintPricing
+import ImprintQR
+
+/// A request the server handles, and what it must produce.
+enum Work: Sendable {
+  case cardPDF(design: String)
+  case cardPNG(design: String)
+  case qr(payload: String)
+  case quote
+
+  static func of(_ index: Int) -> Work {
+    let designs = ["classic", "midnight", "moderator"]
+    switch index % 4 {
+    case 0: return .cardPDF(design: designs[index % 3])
+    case 1: return .cardPNG(design: designs[index % 3])
+    case 2: return .qr(payload: "https://example.org/order/\(index)")
+    default: return .quote
+    }
+  }
+}
+
+struct Failure: Error, CustomStringConvertible {
+  var description: String
+}
+
+func check(_ condition: Bool, _ what: @autoclosure () -> String) throws {
+  if !condition { throw Failure(description: what()) }
+}
+
+/// The width and height in a PNG's header.
+func pngSize(_ bytes: [UInt8]) throws -> (width: Int, height: Int) {
+  try check(
+    bytes.count > 24 && bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
+    "not a PNG")
+  func be32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+  return (be32(16), be32(20))
+}
+
+/// The number of page objects in a PDF written by cairo (`/Type /Page`, not `/Pages`).
+func pdfPageCount(_ bytes: [UInt8]) throws -> Int {
+  try check(bytes.starts(with: Array("%PDF-".utf8)), "not a PDF")
+  let text = String(decoding: bytes, as: UTF8.self)
+  return text.components(separatedBy: "/Type /Page").dropFirst().filter { !$0.hasPrefix("s") }
+    .count
+}
+
+let profileJSON = Array(
+  #"""
+  {"id":2210451,"name":"layla-h","json_metadata":"","posting_json_metadata":"{\"profile\":{\"name\":\"ليلى حداد\",\"about\":\"كاتبة ومصممة — writer and type designer\",\"location\":\"عمّان\",\"version\":2}}","created":"2019-12-31T22:45:00","post_count":97,"reputation":"10004392664120"}
+  """#.utf8)
+
+let priceListJSON = Array(
+  #"""
+  {
+    "schemaVersion": 1, "store": "BOOSTER Campus Print (Sinchon)", "version": "2026-11-01",
+    "currency": "KRW",
+    "rates": {
+      "default": { "mono": { "simplex": 50, "duplex": 40 }, "color": { "simplex": 300, "duplex": 250 } },
+      "A3": { "mono": { "simplex": 100, "duplex": 80 }, "color": { "simplex": 600, "duplex": 500 } }
+    },
+    "paper": { "A4": { "plain": 10, "heavy": 40 }, "A3": { "plain": 20 }, "Letter": { "plain": 10 } },
+    "tiers": [{ "fromImpressions": 200, "percent": -10 }],
+    "extras": {
+      "staple": { "per": "copy", "amount": 100 },
+      "hole-punch": { "per": "sheet", "amount": 5 },
+      "binding": { "per": "job", "amount": 2000 }
+    },
+    "adjustments": [{ "name": "student discount", "percent": -5 }],
+    "minimumOrder": 500, "tax": { "percent": 10, "included": true }, "blankPages": "paper-only",
+    "rounding": "half-up", "roundTo": 10,
+    "defaults": { "color": "auto", "duplex": "none", "nUp": 1, "paper": "A4", "paperType": "plain", "copies": 1 },
+    "cards": { "oneSided": 3000, "twoSided": 4000 }
+  }
+  """#.utf8)
+
+let orderJSON = Array(
+  #"""
+  {
+    "schemaVersion": 1, "store": "BOOSTER Campus Print (Sinchon)",
+    "files": [
+      { "path": "uploads/course-notes.pdf", "copies": 2, "duplex": "long-edge", "extras": ["staple"] },
+      { "path": "uploads/handout.pdf", "copies": 30, "color": "mono" },
+      { "path": "uploads/poster-photo.jpg", "paper": "A3", "paperType": "plain", "color": "color" }
+    ],
+    "cards": { "count": 1, "sides": "both" }
+  }
+  """#.utf8)
+
+/// The sample uploads' page facts (what `imprint inspect --colors` reports for them).
+let sampleFacts: [String: PageFacts] = [
+  "uploads/course-notes.pdf": PageFacts(pages: 3, colorPages: [2], blankPages: [3]),
+  "uploads/handout.pdf": PageFacts(pages: 1),
+  "uploads/poster-photo.jpg": PageFacts(pages: 1, colorPages: [1]),
+]
+
+/// Handles one request and checks its result; returns a line for the log.
+func handle(_ work: Work) throws -> String {
+  switch work {
+  case .cardPDF(let design), .cardPNG(let design):
+    let template = try CardTemplate.shipped(named: design)
+    let profile = try Profile.parse(profileJSON, source: "layla-h.json")
+    // No photo: the placeholder shipped with Imprint.
+    let input = try CardInput(profile: profile, template: template, photo: nil)
+    if case .cardPDF = work {
+      let card = try CardMaker.pdf(input, options: CardOptions())
+      let pages = try pdfPageCount(card.bytes)
+      try check(pages == 2, "card PDF (\(design)) has \(pages) pages, expected 2")
+      return "card \(design): PDF, \(pages) pages, \(card.bytes.count) bytes"
+    }
+    let options = CardOptions()
+    let card = try CardMaker.png(input, face: .front, options: options)
+    let (width, height) = try pngSize(card.bytes)
+    let size = CardMaker.pageSize(template, options: options)
+    let expected = (Int((size.width * 300 / 72).rounded()), Int((size.height * 300 / 72).rounded()))
+    try check(
+      (width, height) == expected,
+      "card PNG (\(design)) is \(width) x \(height) pixels, expected \(expected.0) x \(expected.1)")
+    return "card \(design): PNG \(width) x \(height)"
+  case .qr(let payload):
+    var style = QRStyle()
+    style.caption = payload
+    let code = try QRRenderer.render(payload: payload, style: style, format: .png)
+    let (width, height) = try pngSize(code.bytes)
+    let side = (code.matrix.size + 2 * style.quietZone) * style.modulePixels
+    try check(width == side, "QR PNG is \(width) pixels wide, expected \(side)")
+    try check(height > width, "QR PNG has no caption below the code (\(width) x \(height))")
+    return "qr version \(code.matrix.version): PNG \(width) x \(height)"
+  case .quote:
+    let prices = try PriceList.parse(priceListJSON, source: "prices.json")
+    let order = try Order.parse(orderJSON, source: "order.json")
+    let quote = try Pricing.quote(order, facts: sampleFacts, prices: prices)
+    try check(
+      quote.total.minor == 6880 && quote.currency == "KRW",
+      "quote total is \(quote.total.formatted), expected KRW 6,880")
+    return "quote: \(quote.total.formatted)"
+  }
+}
+
+@main
+struct ImprintBackend {
+  static func main() async {
+    var failures: [String] = []
+    // The resources come from the bundles SwiftPM put beside this executable, never from the
+    // working directory (which may hold an unrelated assets/fonts).
+    let cwd = FileManager.default.currentDirectoryPath
+    for (what, folder) in [
+      ("fonts", FontLibrary.bundledFolder), ("templates", CardTemplate.shippedFolder),
+    ] {
+      if let folder, folder.contains(".resources/"), !folder.hasPrefix(cwd + "/") {
+        print("\(what): \(folder)")
+      } else {
+        failures.append("\(what) not found in Imprint's resource bundle: \(folder ?? "none")")
+      }
+    }
+    let names = CardTemplate.shippedNames
+    if names != ["classic", "midnight", "moderator"] {
+      failures.append("shipped designs are \(names), expected classic, midnight, moderator")
+    }
+    let results = await withTaskGroup(of: (Int, Result<String, any Error>).self) { group in
+      for index in 0..<64 {
+        group.addTask { (index, Result { try handle(Work.of(index)) }) }
+      }
+      var results: [(Int, Result<String, any Error>)] = []
+      for await result in group { results.append(result) }
+      return results.sorted { $0.0 < $1.0 }
+    }
+    for (index, result) in results {
+      switch result {
+      case .success(let line): print("task \(index): \(line)")
+      case .failure(let error): failures.append("task \(index): \(error)")
+      }
+    }
+    if failures.isEmpty {
+      print("ok: 64 tasks")
+    } else {
+      for failure in failures {
+        FileHandle.standardError.write(Data("failed: \(failure)\n".utf8))
+      }
+      exit(1)
+    }
+  }
+}
