@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
 // SPDX-License-Identifier: Apache-2.0
-// A backend that uses Imprint as a SwiftPM dependency: cards, QR codes and a quote rendered from
-// 64 concurrent tasks, checked, with the resources Imprint finds by itself (no IMPRINT_*
-// variable, any working directory). CI builds and runs it (.ci/run).
+// A backend that uses Imprint as a SwiftPM dependency: cards, QR codes, a quote and uploads
+// (inspected and thumbnailed by document workers it hosts itself) from 64 concurrent tasks, every
+// result checked, with the resources Imprint finds by itself (no IMPRINT_* variable, any working
+// directory). CI builds and runs it (.ci/run).
 
 import Foundation
 import PackageDescription
@@ -18,7 +19,7 @@ let package = Package(
   targets: [
     .executableTarget(
       name: "ImprintBackend",
-      dependencies: ["ImprintCards", "ImprintQR", "ImprintPricing"].map {
+      dependencies: ["ImprintCards", "ImprintQR", "ImprintPricing", "ImprintDocuments"].map {
         .product(name: $0, package: imprint)
       }
     )

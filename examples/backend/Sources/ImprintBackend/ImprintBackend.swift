@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintBackend: what a server does with Imprint, from 64 tasks at once, every result checked.
-// Exits 0 when every check passes, 1 otherwise (naming each failure on stderr).
+// ImprintBackend: what a server does with Imprint, from 64 tasks at once, every result checked:
+// cards, QR codes, quotes, and uploads inspected and thumbnailed by document workers that this
+// executable hosts itself. Exits 0 when every check passes, 1 otherwise (naming each failure).
 
 import Foundation
 import ImprintCards
+import ImprintDocuments
 import ImprintGraphics
 import ImprintPricing
 import ImprintQR
@@ -14,17 +16,32 @@ enum Work: Sendable {
   case cardPNG(design: String)
   case qr(payload: String)
   case quote
+  case upload(index: Int)
 
   static func of(_ index: Int) -> Work {
     let designs = ["classic", "midnight", "moderator"]
-    switch index % 4 {
+    switch index % 5 {
     case 0: return .cardPDF(design: designs[index % 3])
     case 1: return .cardPNG(design: designs[index % 3])
     case 2: return .qr(payload: "https://example.org/order/\(index)")
-    default: return .quote
+    case 3: return .quote
+    default: return .upload(index: index)
     }
   }
 }
+
+/// The sample uploads of the repository (`examples/uploads`), found from this source file: a
+/// real server gets them from its requests.
+let uploads = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+  .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+  .appendingPathComponent("uploads").path
+
+/// A folder of this run's own files, removed at the end.
+let scratch = FileManager.default.temporaryDirectory
+  .appendingPathComponent("imprint-backend-\(getpid())").path
+
+/// The document sandbox: its workers are this executable, started again as `__worker`.
+let sandbox = DocumentSandbox(executable: DocumentSandbox.currentExecutable)
 
 struct Failure: Error, CustomStringConvertible {
   var description: String
@@ -93,27 +110,42 @@ let orderJSON = Array(
   }
   """#.utf8)
 
-/// The sample uploads' page facts (what `imprint inspect --colors` reports for them).
-let sampleFacts: [String: PageFacts] = [
-  "uploads/course-notes.pdf": PageFacts(pages: 3, colorPages: [2], blankPages: [3]),
-  "uploads/handout.pdf": PageFacts(pages: 1),
-  "uploads/poster-photo.jpg": PageFacts(pages: 1, colorPages: [1]),
-]
+/// The page facts of the order's uploads, from the sandbox's inspection with colour analysis.
+func pageFacts(_ order: Order) async throws -> [String: PageFacts] {
+  var facts: [String: PageFacts] = [:]
+  for file in order.files {
+    let name = (file.path as NSString).lastPathComponent
+    let info = try await sandbox.inspect(
+      path: uploads + "/" + name, file: file.path, colors: ColorRule())
+    let colors = info.colors ?? []
+    facts[file.path] = PageFacts(
+      pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
+      blankPages: Set(colors.filter(\.blank).map(\.page)))
+  }
+  return facts
+}
+
+/// A card PDF, as a customer would upload it.
+func cardPDF(design: String) throws -> [UInt8] {
+  let template = try CardTemplate.shipped(named: design)
+  let profile = try Profile.parse(profileJSON, source: "layla-h.json")
+  // No photo: the placeholder shipped with Imprint.
+  let input = try CardInput(profile: profile, template: template, photo: nil)
+  return try CardMaker.pdf(input, options: CardOptions()).bytes
+}
 
 /// Handles one request and checks its result; returns a line for the log.
-func handle(_ work: Work) throws -> String {
+func handle(_ work: Work) async throws -> String {
   switch work {
-  case .cardPDF(let design), .cardPNG(let design):
+  case .cardPDF(let design):
+    let bytes = try cardPDF(design: design)
+    let pages = try pdfPageCount(bytes)
+    try check(pages == 2, "card PDF (\(design)) has \(pages) pages, expected 2")
+    return "card \(design): PDF, \(pages) pages, \(bytes.count) bytes"
+  case .cardPNG(let design):
     let template = try CardTemplate.shipped(named: design)
     let profile = try Profile.parse(profileJSON, source: "layla-h.json")
-    // No photo: the placeholder shipped with Imprint.
     let input = try CardInput(profile: profile, template: template, photo: nil)
-    if case .cardPDF = work {
-      let card = try CardMaker.pdf(input, options: CardOptions())
-      let pages = try pdfPageCount(card.bytes)
-      try check(pages == 2, "card PDF (\(design)) has \(pages) pages, expected 2")
-      return "card \(design): PDF, \(pages) pages, \(card.bytes.count) bytes"
-    }
     let options = CardOptions()
     let card = try CardMaker.png(input, face: .front, options: options)
     let (width, height) = try pngSize(card.bytes)
@@ -135,25 +167,51 @@ func handle(_ work: Work) throws -> String {
   case .quote:
     let prices = try PriceList.parse(priceListJSON, source: "prices.json")
     let order = try Order.parse(orderJSON, source: "order.json")
-    let quote = try Pricing.quote(order, facts: sampleFacts, prices: prices)
+    let facts = try await pageFacts(order)
+    try check(
+      facts["uploads/course-notes.pdf"]?.pages == 3,
+      "course-notes.pdf has \(facts["uploads/course-notes.pdf"]?.pages ?? 0) pages, expected 3")
+    let quote = try Pricing.quote(order, facts: facts, prices: prices)
     try check(
       quote.total.minor == 6880 && quote.currency == "KRW",
       "quote total is \(quote.total.formatted), expected KRW 6,880")
     return "quote: \(quote.total.formatted)"
+  case .upload(let index):
+    // An upload checked and thumbnailed by a worker process, never parsed in this one.
+    let bytes = try cardPDF(design: "classic")
+    let info = try await sandbox.inspect(bytes: bytes, file: "upload-\(index).pdf")
+    try check(info.pages == 2, "upload-\(index).pdf: \(info.pages) pages, expected 2")
+    let path = scratch + "/upload-\(index).pdf"
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let written = try await sandbox.thumbnails(
+      path: path, file: "upload-\(index).pdf", pages: "all", size: 128, format: .png,
+      output: scratch + "/upload-\(index).png")
+    try check(written.count == 2, "upload-\(index).pdf: \(written.count) thumbnails, expected 2")
+    for thumbnail in written {
+      let (width, height) = try pngSize(
+        try [UInt8](Data(contentsOf: URL(fileURLWithPath: thumbnail))))
+      try check(
+        max(width, height) == 128,
+        "\(thumbnail) is \(width) x \(height), expected 128 on its long side")
+    }
+    return "upload \(index): 2 pages, 2 thumbnails"
   }
 }
 
 @main
 struct ImprintBackend {
   static func main() async {
+    // First thing: when the sandbox started this executable as a document worker, serve.
+    DocumentWorker.runIfWorker()
     var failures: [String] = []
+    try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
     // The resources come from the bundles SwiftPM put beside this executable, never from the
     // working directory (which may hold an unrelated assets/fonts).
-    let cwd = FileManager.default.currentDirectoryPath
+    let beside = Bundle.main.bundleURL.path + "/Imprint_"
     for (what, folder) in [
       ("fonts", FontLibrary.bundledFolder), ("templates", CardTemplate.shippedFolder),
     ] {
-      if let folder, folder.contains(".resources/"), !folder.hasPrefix(cwd + "/") {
+      if let folder, folder.hasPrefix(beside) {
         print("\(what): \(folder)")
       } else {
         failures.append("\(what) not found in Imprint's resource bundle: \(folder ?? "none")")
@@ -165,7 +223,11 @@ struct ImprintBackend {
     }
     let results = await withTaskGroup(of: (Int, Result<String, any Error>).self) { group in
       for index in 0..<64 {
-        group.addTask { (index, Result { try handle(Work.of(index)) }) }
+        group.addTask {
+          do { return (index, .success(try await handle(Work.of(index)))) } catch {
+            return (index, .failure(error))
+          }
+        }
       }
       var results: [(Int, Result<String, any Error>)] = []
       for await result in group { results.append(result) }
@@ -177,6 +239,7 @@ struct ImprintBackend {
       case .failure(let error): failures.append("task \(index): \(error)")
       }
     }
+    try? FileManager.default.removeItem(atPath: scratch)
     if failures.isEmpty {
       print("ok: 64 tasks")
     } else {
