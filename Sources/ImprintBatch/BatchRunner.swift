@@ -123,13 +123,20 @@ final class StateRecords {
   private let folder: String
   private var waiting: [(path: String, record: BatchRunner.JobState)] = []
   private var lastCheckpoint: Date?
+  /// Seconds between checkpoints (records wait at most this long, or for 1024 others).
+  private let interval: TimeInterval
 
-  init(folder: String) { self.folder = folder }
+  init(folder: String, interval: TimeInterval = 1) {
+    self.folder = folder
+    self.interval = interval
+  }
 
   /// Adds a record; makes a checkpoint when enough wait or enough time has passed.
   func add(_ state: (path: String, record: BatchRunner.JobState)) throws(FileError) {
     waiting.append(state)
-    if waiting.count >= 1024 || lastCheckpoint.map({ Date().timeIntervalSince($0) >= 1 }) ?? true {
+    if waiting.count >= 1024
+      || lastCheckpoint.map({ Date().timeIntervalSince($0) >= interval }) ?? true
+    {
       try checkpoint()
     }
   }
