@@ -8,22 +8,12 @@ import Synchronization
 /// Writes files atomically: a temporary file in the same folder, then `rename(2)`.
 public enum AtomicFile {
   /// Whether `commit` flushes each file to the disk before renaming it (the default), or leaves
-  /// that to one flush at the end of a bulk run (`withDeferredFlush`).
+  /// that to one flush at the end of a bulk run (`withDeferredFlush(syncing:)`).
   ///
   /// Every write and close is checked either way (a full disk or a size limit fails there); the
   /// flush adds durability against a power cut, at 0.15 to 4 ms a file on this project's
   /// machines, which would double the time of a thousand QR codes.
   @TaskLocal public static var flushEachFile = true
-
-  /// Runs a bulk job whose many outputs are flushed together at its end (`sync`) instead of one
-  /// `fsync` each; tasks it starts inherit the setting.
-  public static func withDeferredFlush<Result>(
-    _ body: () async throws -> Result
-  ) async rethrows -> Result {
-    let result = try await $flushEachFile.withValue(false) { try await body() }
-    sync()
-    return result
-  }
 
   /// Runs a bulk job whose outputs all lie in `folder`, then flushes that folder's file system
   /// once (`syncfs`) and checks it: a write-back error (a disk that filled or failed after the

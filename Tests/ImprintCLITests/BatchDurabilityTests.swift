@@ -23,7 +23,7 @@ struct BatchDurabilityTests {
     options.jobs = 1
     for sub in ["/.state", "/qr"] { try FileIO.makeFolder(folder.path + sub) }
     let templates = TemplateCache(folder: nil)
-    let deferred = await AtomicFile.withDeferredFlush {
+    let deferred = try await AtomicFile.withDeferredFlush(syncing: folder.path) {
       await BatchRunner.execute(job("a"), options: options, templates: templates, impose: false)
     }
     #expect(deferred.result.status == "ok")

@@ -331,7 +331,7 @@ struct DeferredFlushTests {
   func deferred() async throws {
     let folder = TemporaryFolder()
     #expect(AtomicFile.flushEachFile)
-    let inside = await AtomicFile.withDeferredFlush { () async -> Bool in
+    let inside = try await AtomicFile.withDeferredFlush(syncing: folder.path) { () async -> Bool in
       await withTaskGroup(of: Bool.self) { group in
         for index in 0..<8 {
           group.addTask {

@@ -10,15 +10,11 @@ import Testing
 
 @Suite("The quick page-tree reader, checked against qpdf")
 struct QuickPageTreeTests {
-  static func document(_ name: String) throws -> DocumentBytes {
-    try DocumentBytes(mapping: fixturesFolder + "/Documents/\(name)")
-  }
-
   @Test(
     "reads well-formed files exactly as qpdf walks them",
     arguments: ["mixed.pdf", "hyperlink.pdf", "objstreams.pdf", "huge-page.pdf", "bomb.pdf"])
   func agreesWithQPDF(name: String) throws {
-    let bytes = try Self.document(name)
+    let bytes = try mappedDocumentFixture(name)
     let quick = bytes.withBuffer { QuickPageTree.walk($0, imagePages: [1]) }
     #expect(quick != nil, "\(name) should not need qpdf")
     #expect(quick == PageTreeWalk.walkWithQPDF(bytes, password: nil, imagePages: [1]))
@@ -31,7 +27,7 @@ struct QuickPageTreeTests {
       "countlies.pdf", "zeropages.pdf", "html.pdf", "empty.pdf",
     ])
   func defers(name: String) throws {
-    let bytes = try Self.document(name)
+    let bytes = try mappedDocumentFixture(name)
     // The walk takes the quick answer only when it agrees with /Count; otherwise it is qpdf's.
     let walked = PageTreeWalk.walk(bytes, password: nil, imagePages: [1])
     #expect(walked == PageTreeWalk.walkWithQPDF(bytes, password: nil, imagePages: [1]))

@@ -46,15 +46,11 @@ struct PDFDuplicateKeysTests {
 
 @Suite("The quick page-tree reader")
 struct QuickPageTreeTests {
-  static func document(_ name: String) throws -> DocumentBytes {
-    try DocumentBytes(mapping: fixturesFolder + "/Documents/\(name)")
-  }
-
   @Test(
     "survives 400 damaged copies of each file: flipped bytes, cut ends (nil or a consistent walk)",
     arguments: ["mixed.pdf", "objstreams.pdf", "cycle.pdf", "countlies.pdf", "bomb.pdf"])
   func damaged(name: String) throws {
-    let original = try Self.document(name).array
+    let original = try mappedDocumentFixture(name).array
     var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &* UInt64(original.count)
     func next(_ bound: Int) -> Int {
       state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -80,7 +76,7 @@ struct QuickPageTreeTests {
   @Test("object streams, an xref stream with the Up predictor, inherited and rotated boxes")
   func objectStreams() throws {
     guard
-      case .pages(let count, let declared, _, _, _, let sizes)? = try Self.document(
+      case .pages(let count, let declared, _, _, _, let sizes)? = try mappedDocumentFixture(
         "objstreams.pdf"
       ).withBuffer({
         QuickPageTree.walk($0, imagePages: [])

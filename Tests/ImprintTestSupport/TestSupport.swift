@@ -2,6 +2,7 @@
 // ImprintTestSupport: temporary folders, external tools (zbarimg, poppler, rsvg, gs) and paths.
 
 import Foundation
+import ImprintCore
 
 /// The repository's root folder, found from this file's path.
 public let repositoryRoot: String = {
@@ -12,6 +13,11 @@ public let repositoryRoot: String = {
 
 /// `Tests/Fixtures` in the repository.
 public let fixturesFolder = repositoryRoot + "/Tests/Fixtures"
+
+/// A document of Tests/Fixtures/Documents, mapped as the engine maps an upload.
+public func mappedDocumentFixture(_ name: String) throws -> DocumentBytes {
+  try DocumentBytes(mapping: fixturesFolder + "/Documents/\(name)")
+}
 
 /// A fresh temporary folder, removed when the value is released.
 public final class TemporaryFolder: Sendable {
