@@ -30,6 +30,13 @@ public struct BatchOptions: Sendable {
   public var inputsRoot: String?
   /// The placeholder photo for profiles without one.
   public var placeholder: (bytes: [UInt8], source: String)
+  /// Where card jobs without a photo of their own find one: a photo cache, downloads (default:
+  /// neither, only the placeholder).
+  ///
+  /// Downloads should be kept in a cache (the CLI requires one): otherwise every run that lays
+  /// out a card (a rerun that skips it, `batch merge`) downloads its photo again. A job's
+  /// fingerprint covers its cache entry, so a photo put into the cache makes it again.
+  public var photos = PhotoOptions()
   /// The sandbox for uploads (thumb and quote jobs); those jobs fail without one.
   public var sandbox: DocumentSandbox?
   /// Card rendering options.
@@ -47,6 +54,11 @@ public struct BatchOptions: Sendable {
 
   /// Whether card jobs write `cards/ID.pdf`.
   public var writesCardFiles: Bool { cardFiles || layout == nil }
+
+  /// The loader of card jobs' inputs, with this run's placeholder and photo options.
+  public var cardLoader: CardInputLoader {
+    CardInputLoader(placeholder: placeholder, photos: photos)
+  }
 
   /// Options writing to `outputFolder`.
   public init(outputFolder: String, placeholder: (bytes: [UInt8], source: String)) {
@@ -374,11 +386,12 @@ public enum BatchRunner {
     do {
       if job.kind == .card && !options.writesCardFiles {
         // The card exists only on the layout, which every run draws: nothing to skip.
-        let card = try prepare(job, options: options, templates: templates)
+        let card = try await prepare(job, options: options, templates: templates)
         outcome.card = impose ? card : nil
         outcome.result.outputs = options.layout.map { [$0.fileName] } ?? []
       } else {
-        let fingerprint = try fingerprint(job)
+        let inputs = try inputBytes(job)
+        let fingerprint = digest(inputs, job, photos: options.photos)
         if let state = readState(statePath), state.fingerprint == fingerprint,
           state.outputs.allSatisfy({
             FileManager.default.fileExists(atPath: options.outputFolder + "/" + $0)
@@ -387,7 +400,7 @@ public enum BatchRunner {
           outcome.result.status = "skipped"
           outcome.result.outputs = state.outputs
           if impose && job.kind == .card {
-            outcome.card = try prepare(job, options: options, templates: templates)
+            outcome.card = try await prepare(job, options: options, templates: templates)
           }
         } else {
           let made = try await make(job, options: options, templates: templates)
@@ -396,7 +409,13 @@ public enum BatchRunner {
           // After the outputs are in place (and durable: with deferred flushing the record
           // waits for a checkpoint, see `StateRecords`); a state cut short by a kill fails to
           // decode and the job is made again, so it needs no temporary file.
-          let state = JobState(fingerprint: fingerprint, outputs: made.outputs)
+          // A photo the job downloaded into the cache is an input from now on: the record
+          // names the entry as the job left it, so that the next run skips the job rather than
+          // make it again from the cache.
+          let downloads = options.photos.fetch && options.photos.cache != nil
+          let state = JobState(
+            fingerprint: downloads ? digest(inputs, job, photos: options.photos) : fingerprint,
+            outputs: made.outputs)
           if AtomicFile.flushEachFile {
             try FileIO.overwrite(Array(JSONOutput.line(state).utf8), to: statePath)
           } else {
@@ -423,12 +442,48 @@ public enum BatchRunner {
     return try? JSONDecoder().decode(JobState.self, from: Data(bytes))
   }
 
-  /// SHA-256 of the job's line and every file it reads (each streamed: memory holds a chunk,
-  /// whatever the size of an upload), a quote's order files included.
+  /// SHA-256 of the job's line, every file it reads (each streamed: memory holds a chunk,
+  /// whatever the size of an upload), a quote's order files included, and for a card job with
+  /// photo options its photo's sources (`photoInputs`).
   ///
   /// - Throws: `FileError` for a file that is missing or not a regular file (a FIFO or a
   ///   device is that job's error, never read), or an order file that leads outside its folder.
-  static func fingerprint(_ job: ManifestJob) throws(FileError) -> String {
+  static func fingerprint(_ job: ManifestJob, photos: PhotoOptions = PhotoOptions())
+    throws(FileError) -> String
+  {
+    digest(try inputBytes(job), job, photos: photos)
+  }
+
+  /// The fingerprint of a job whose line and files are `inputs` (`inputBytes`).
+  static func digest(_ inputs: [UInt8], _ job: ManifestJob, photos: PhotoOptions) -> String {
+    FileDigest.hex(SHA256.hash(inputs + photoInputs(job, photos: photos)))
+  }
+
+  /// What a card job's photo depends on besides its line and files.
+  ///
+  /// With a photo cache or downloads and no photo file of its own: those options and the
+  /// account's cache entry (its path and digest). Empty otherwise, so fingerprints without
+  /// photo options are unchanged.
+  static func photoInputs(_ job: ManifestJob, photos: PhotoOptions) -> [UInt8] {
+    guard job.kind == .card, job.photo == nil, !photos.isDefault else { return [] }
+    var bytes = Array("\nphotos \(photos.cache?.folder ?? "-") fetch \(photos.fetch)\n".utf8)
+    // A profile that cannot be read or parsed fails the job when it is made.
+    guard let cache = photos.cache,
+      let profile = try? job.inlineProfile
+        ?? FileIO.read(job.profile ?? "", limit: FileIO.Limit.structured),
+      let account = try? Profile.parse(profile, source: job.profile ?? job.id).account,
+      let (path, problem) = cache.locate(account)
+    else { return bytes }
+    bytes += Array(path.utf8)
+    // An entry that is not a usable file is a miss for the loader: its state is marked.
+    bytes += problem == nil ? (try? FileDigest.of(path)) ?? Array("unusable".utf8) : []
+    return bytes
+  }
+
+  /// A job's manifest line and every file it reads, each with its path and digest.
+  ///
+  /// - Throws: as `fingerprint`.
+  static func inputBytes(_ job: ManifestJob) throws(FileError) -> [UInt8] {
     var bytes = Array(job.source.utf8)
     // A template without a slash is a shipped design's name, not a file.
     let template = job.template.flatMap { $0.contains("/") ? $0 : nil }
@@ -446,7 +501,7 @@ public enum BatchRunner {
       bytes += Array(path.utf8)
       bytes += try FileDigest.of(path)
     }
-    return FileDigest.hex(SHA256.hash(bytes))
+    return bytes
   }
 
   /// The paths of an order's files, confined to the order's folder as `imprint quote` confines
@@ -461,28 +516,24 @@ public enum BatchRunner {
     }
   }
 
-  /// The decoded inputs of a card job.
-  static func cardInput(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) throws
-    -> CardInput
+  /// The decoded inputs of a card job (`CardInputLoader.load`, as `imprint card` reads them).
+  static func cardInput(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache)
+    async throws -> LoadedCardInput
   {
-    let bytes =
-      try job.inlineProfile ?? FileIO.read(job.profile ?? "", limit: FileIO.Limit.structured)
-    let follow = try job.followCounts.map {
-      try Profile.parseFollowCounts(try FileIO.read($0, limit: FileIO.Limit.structured), source: $0)
-    }
-    let profile = try Profile.parse(bytes, source: job.profile ?? "job '\(job.id)'", follow: follow)
-    let template = try templates.get(job.template ?? "classic")
-    let photo = try job.photo.map { (try FileIO.read($0, limit: FileIO.Limit.image), $0) }
-    return try CardInput(
-      profile: profile, template: template, photo: photo, placeholder: options.placeholder)
+    try await options.cardLoader.load(
+      CardRequest(
+        profile: job.profile ?? "job '\(job.id)'", inlineProfile: job.inlineProfile,
+        photo: job.photo, followCounts: job.followCounts),
+      template: try templates.get(job.template ?? "classic"))
   }
 
   /// Lays a card job's card out (what its PDF and the layout draw).
-  static func prepare(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) throws
-    -> PreparedCard
+  static func prepare(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache)
+    async throws -> PreparedCard
   {
     try CardMaker.prepare(
-      try cardInput(job, options: options, templates: templates), options: options.cardOptions)
+      try await cardInput(job, options: options, templates: templates).input,
+      options: options.cardOptions)
   }
 
   /// Lays card jobs out again, for imposition after a sharded run (the same drawing as their
@@ -491,7 +542,7 @@ public enum BatchRunner {
     -> @Sendable (ManifestJob) async throws -> PreparedCard
   {
     let templates = TemplateCache(folder: options.templatesFolder)
-    return { job in try prepare(job, options: options, templates: templates) }
+    return { job in try await prepare(job, options: options, templates: templates) }
   }
 
   /// Makes a job's outputs (atomically); returns their paths relative to the output folder and,
@@ -502,11 +553,11 @@ public enum BatchRunner {
     let folder = options.outputFolder
     switch job.kind {
     case .card:
-      let input = try cardInput(job, options: options, templates: templates)
-      let card = try CardMaker.prepare(input, options: options.cardOptions)
+      let loaded = try await cardInput(job, options: options, templates: templates)
+      let card = try CardMaker.prepare(loaded.input, options: options.cardOptions)
       let relative = "cards/\(job.id).pdf"
       try AtomicFile.write(
-        try CardMaker.pdf(card, of: input, options: options.cardOptions).bytes,
+        try CardMaker.pdf(card, of: loaded.input, options: options.cardOptions).bytes,
         to: folder + "/" + relative)
       return ([relative], card)
     case .qr:

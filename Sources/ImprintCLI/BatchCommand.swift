@@ -17,6 +17,16 @@ enum BatchCommand {
     .flag("card-files", "With a layout, also write each card's own PDF (cards/ID.pdf)."),
     .value("templates", "<dir>", "Folder of shipped card designs."),
     .value(
+      "photo-cache", "<dir>",
+      "Folder of photos named <account>.jpg or <account>.png, for cards without a photo."),
+    .flag(
+      "fetch-photo",
+      "Download the profile_image of a card without a photo, given or cached, into --photo-cache "
+        + "(with the limits of 'imprint card --fetch-photo')."),
+    .flag(
+      "allow-private-network",
+      "Let --fetch-photo reach loopback and private addresses (a shop's own photo server)."),
+    .value(
       "inputs-root", "<dir>",
       "Confine every file the manifest names to DIR: relative paths are relative to DIR, "
         + "absolute ones must lie inside it (for manifests made from uploads)."),
@@ -41,10 +51,11 @@ enum BatchCommand {
       throw UsageError(message: "missing -o <dir>")
     }
     let manifest = arguments.positionals[0]
+    // The options first: a usage error leaves no merged results behind.
+    let options = try BatchCommand.batchOptions(folder, arguments, console)
     let merged = try ShardMerge.merge(
       manifest: manifest, folder: folder, shards: try arguments.int("shards", in: 2...100_000))
     var failed = merged.failed
-    let options = try BatchCommand.batchOptions(folder, arguments, console)
     if let layout = options.layout,
       let imposed = try await impose(
         merged.cards, manifest: manifest, options: options, layout: layout)
@@ -107,6 +118,7 @@ enum BatchCommand {
       else { throw FileError.folderNotFound(path: root, setting: "--inputs-root") }
       options.inputsRoot = root
     }
+    options.photos = try photos(arguments)
     options.cardOptions.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
     options.cardOptions.fonts = try DeploymentResources.fonts()
     options.layout = try layout(arguments)
@@ -231,6 +243,22 @@ enum BatchCommand {
     } else {
       console.stderr.write("batch: \(imposed.pages) pages in \(layout.fileName)\n")
     }
+  }
+
+  /// Where card jobs without a photo find one.
+  ///
+  /// Downloads go into the cache, so that a rerun or `batch merge`, laying the card out again,
+  /// uses the photo its PDF has instead of downloading it again (maybe changed since).
+  static func photos(_ arguments: ParsedArguments) throws(UsageError) -> PhotoOptions {
+    let cache = arguments.value("photo-cache")
+    if arguments.flag("fetch-photo") && cache == nil {
+      throw UsageError(
+        message: "--fetch-photo in a batch needs --photo-cache <dir>, where the downloads are kept "
+          + "for reruns and 'batch merge'")
+    }
+    return PhotoOptions(
+      cache: cache.map { PhotoCache(folder: $0) }, fetch: arguments.flag("fetch-photo"),
+      allowPrivateNetwork: arguments.flag("allow-private-network"))
   }
 
   static func layout(_ arguments: ParsedArguments) throws(UsageError) -> BatchLayout? {

@@ -288,11 +288,8 @@ enum CardCommand {
     let options: CardOptions
     let format: Format
     let platform: Platform?
-    let photoCache: PhotoCache?
-    let fetch: Bool
-    let allowPrivateNetwork: Bool
-    let placeholder: [UInt8]
-    let placeholderPath: String
+    /// The profile, photo and follow counts of each card, read and decoded.
+    let loader: CardInputLoader
     /// Every file the run reads by name (profiles, photo, follow counts, template): no output
     /// may replace one.
     let inputs: [String]
@@ -301,78 +298,39 @@ enum CardCommand {
       template: CardTemplate, options: CardOptions, format: Format, platform: Platform?,
       arguments: ParsedArguments, inputs profiles: [String]
     ) throws {
-      let (placeholder, placeholderPath) = try DeploymentResources.placeholder()
       self.template = template
       self.options = options
       self.format = format
       self.platform = platform
-      self.photoCache = arguments.value("photo-cache").map { PhotoCache(folder: $0) }
-      self.fetch = arguments.flag("fetch-photo")
-      self.allowPrivateNetwork = arguments.flag("allow-private-network")
-      self.placeholder = placeholder
-      self.placeholderPath = placeholderPath
+      loader = CardInputLoader(
+        placeholder: try DeploymentResources.placeholder(),
+        photos: PhotoOptions(
+          cache: arguments.value("photo-cache").map { PhotoCache(folder: $0) },
+          fetch: arguments.flag("fetch-photo"),
+          allowPrivateNetwork: arguments.flag("allow-private-network")))
       inputs =
         profiles + template.assetPaths
         + [arguments.value("photo"), arguments.value("follow-counts"), arguments.value("template")]
         .compactMap { $0 }
     }
 
-    /// Reads the profile and photo of a job and decodes them.
-    ///
-    /// The photo is `--photo`, else the cached `<account>.jpg/.png`, else (with `--fetch-photo`)
-    /// the downloaded profile_image, which is then kept in the cache folder once it decoded;
-    /// else the placeholder. A cached photo that cannot be used is a miss (a warning), replaced
-    /// by the next download.
-    func input(_ job: Job) async throws -> (CardInput, [String], String?) {
-      let follow = try job.follow.map { path in
-        try Profile.parseFollowCounts(
-          try FileIO.read(path, limit: FileIO.Limit.structured), source: path)
-      }
-      let profile = try Profile.parse(
-        try FileIO.read(job.profilePath, limit: FileIO.Limit.structured), source: job.profilePath,
-        platform: platform,
-        follow: follow)
-      var warnings: [String] = []
-      var photo: (bytes: [UInt8], source: String)?
-      var downloaded = false
-      if let path = job.photo {
-        photo = (try FileIO.read(path, limit: FileIO.Limit.image), path)
-      } else {
-        switch photoCache?.lookup(profile.account) {
-        case .hit(let bytes, let path)?: photo = (bytes, path)
-        case .unusable(let path, let reason)?:
-          warnings.append("cached photo '\(path)' is not used (\(reason))")
-        case .miss?, nil: break
-        }
-      }
-      if photo == nil, fetch, let url = profile.profileImage {
-        let bytes = try await PhotoFetcher.fetch(url, allowPrivateNetwork: allowPrivateNetwork)
-        photo = (bytes, url)
-        downloaded = true
-      }
-      let input = try CardInput(
-        profile: profile, template: template, photo: photo,
-        placeholder: (placeholder, placeholderPath))
-      if downloaded, let photo, let photoCache {
-        // Stored only now that it decoded; a cache that cannot be written costs the next run a
-        // download, not this card.
-        do {
-          try photoCache.store(photo.bytes, account: profile.account)
-        } catch {
-          warnings.append("the photo of @\(profile.account) was not cached (\(error.message))")
-        }
-      }
-      return (input, warnings, downloaded ? nil : photo?.source)
+    /// Reads the profile and photo of a job and decodes them (`CardInputLoader.load`).
+    func input(_ job: Job) async throws -> LoadedCardInput {
+      try await loader.load(
+        CardRequest(
+          profile: job.profilePath, photo: job.photo, followCounts: job.follow,
+          platform: platform),
+        template: template)
     }
 
     /// Lays out one card of a combined PDF.
     func prepare(_ job: Job) async -> (Report, PreparedCard?) {
       var report = Report(profile: job.profilePath, status: "ok")
       do {
-        let (input, photoWarnings, _) = try await input(job)
-        report.account = input.profile.account
-        let card = try CardMaker.prepare(input, options: options)
-        report.warnings = photoWarnings + card.warnings
+        let loaded = try await input(job)
+        report.account = loaded.input.profile.account
+        let card = try CardMaker.prepare(loaded.input, options: options)
+        report.warnings = loaded.warnings + card.warnings
         return (report, card)
       } catch {
         report.status = "failed"
@@ -385,14 +343,15 @@ enum CardCommand {
       var report = Report(profile: job.profilePath, status: "ok")
       do {
         if let collision = job.collision { throw collision }
-        let (input, photoWarnings, photoPath) = try await input(job)
+        let loaded = try await input(job)
+        let input = loaded.input
         report.account = input.profile.account
-        let inputs = inputs + [photoPath].compactMap { $0 }
+        let inputs = inputs + [loaded.photo.file].compactMap { $0 }
         func write(_ bytes: [UInt8], to path: String) throws {
           try ConfinedPath.checkNotInput(path, inputs: inputs)
           try AtomicFile.write(bytes, to: path)
         }
-        defer { report.warnings = photoWarnings + report.warnings }
+        defer { report.warnings = loaded.warnings + report.warnings }
         switch format {
         case .pdf:
           let card = try CardMaker.pdf(input, options: options)

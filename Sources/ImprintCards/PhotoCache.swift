@@ -38,20 +38,28 @@ public struct PhotoCache: Sendable {
 
   /// Looks up `account`'s photo; the first existing entry decides.
   public func lookup(_ account: String) -> Lookup {
-    guard let stem = Self.stem(for: account) else { return .miss }
+    guard let (path, problem) = locate(account) else { return .miss }
+    if let problem { return .unusable(path: path, reason: problem.message) }
+    return entry(path)
+  }
+
+  /// The entry `lookup` reads for `account`, without reading it: its path, with the reason it
+  /// cannot be used when its name leads out of the folder; nil when there is none (or the
+  /// account name cannot name a file).
+  public func locate(_ account: String) -> (path: String, problem: FileError?)? {
+    guard let stem = Self.stem(for: account) else { return nil }
     for ext in ["jpg", "jpeg", "png"] {
       let name = "\(stem).\(ext)"
       let path: String
       do {
         path = try ConfinedPath.resolve(name, in: folder, what: "photo cache entry")
       } catch {
-        return .unusable(path: folder + "/" + name, reason: error.message)
+        return (folder + "/" + name, error)
       }
       var status = stat()
-      guard lstat(path, &status) == 0 else { continue }
-      return entry(path)
+      if lstat(path, &status) == 0 { return (path, nil) }
     }
-    return .miss
+    return nil
   }
 
   /// Stores a downloaded photo for `account`, atomically, replacing a bad entry; the photo must

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintTestSupport: a local HTTP server for photo-download tests (python3's http.server): a
+// photo, redirects, a 1 GB body, a gzip bomb, a slow drip, a truncated body.
+
+import Foundation
+
+/// A local HTTP server for the download tests: a photo, redirects, a 1 GB body, a gzip bomb, a
+/// slow drip, a truncated body; it logs each request's path on standard error.
+public final class PhotoServer {
+  /// The port it listens on (127.0.0.1).
+  public let port: Int
+  /// Its log of requested paths.
+  public let log: String
+  private let pid: pid_t
+
+  static let script = #"""
+    import http.server, socketserver, sys, time, zlib
+    PHOTO = open(sys.argv[1], 'rb').read()
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+        def log_message(self, *a): pass
+        def send(self, code, body, headers=()):
+            self.send_response(code)
+            for k, v in headers: self.send_header(k, v)
+            self.send_header('Content-Length', str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        def stream(self, headers, chunks):
+            self.send_response(200)
+            for k, v in headers: self.send_header(k, v)
+            self.send_header('Connection', 'close')
+            self.end_headers()
+            try:
+                for c in chunks: self.wfile.write(c)
+            except Exception: pass
+            self.close_connection = True
+        def do_GET(self):
+            p = self.path
+            sys.stderr.write(p + '\n'); sys.stderr.flush()
+            if p == '/photo.jpg': return self.send(200, PHOTO, [('Content-Type', 'image/jpeg')])
+            if p.startswith('/redirect?'):
+                return self.send(302, b'', [('Location', p.split('?', 1)[1])])
+            mb = PHOTO[:8] + b'\0' * ((1 << 20) - 8)
+            if p == '/big': return self.stream([], (mb for _ in range(1024)))
+            if p == '/biglength':
+                return self.stream([('Content-Length', str(1 << 30))], (mb for _ in range(1024)))
+            if p == '/gzip':
+                z = zlib.compressobj(9, zlib.DEFLATED, 31)
+                def bomb():
+                    for _ in range(1024): yield z.compress(mb)
+                    yield z.flush()
+                return self.stream([('Content-Encoding', 'gzip')], bomb())
+            if p == '/drip':
+                def drip():
+                    for b in PHOTO:
+                        time.sleep(0.5)
+                        yield bytes([b])
+                return self.stream([('Content-Length', str(len(PHOTO)))], drip())
+            if p == '/truncated':
+                return self.stream(
+                    [('Content-Length', str(len(PHOTO)))], [PHOTO[:len(PHOTO) // 2]])
+            return self.send(404, b'not found')
+    class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+    s = S(('127.0.0.1', 0), H)
+    print(s.server_address[1], flush=True)
+    s.serve_forever()
+    """#
+
+  /// Starts a server in `folder` serving `photo` as `/photo.jpg`.
+  public init(folder: TemporaryFolder, photo: String) throws {
+    let scriptPath = folder.file("server.py")
+    try Data(Self.script.utf8).write(to: URL(fileURLWithPath: scriptPath))
+    log = folder.file("server.log")
+    let portFile = folder.file("server.port")
+    pid = try spawnInGroup(
+      ["python3", "-u", scriptPath, photo],
+      stdin: "/dev/null", stdout: portFile, stderr: log)
+    var found: Int?
+    for _ in 0..<500 where found == nil {
+      let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
+      if text.hasSuffix("\n") { found = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) }
+      if found == nil { usleep(20_000) }
+    }
+    port = found ?? 0
+  }
+
+  deinit {
+    kill(pid, SIGKILL)
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+  }
+
+  /// The URL of `path` on this server.
+  public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+  /// The paths requested so far.
+  public var requests: [String] {
+    ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(
+      String.init)
+  }
+}
