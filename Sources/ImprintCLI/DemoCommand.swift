@@ -44,13 +44,13 @@ enum DemoCommand {
     try FileIO.makeFolder(qrFolder)
     var made: [Made] = []
     let address = "0x52908400098527886E0F7030069857D2E4169EE7"
-    var settings = QRCommand.Settings(
+    var settings = QRSettings(
       kind: .ethereum, payment: PaymentOptions(), style: QRStyle(), captionAddress: true)
     settings.style.fonts = fonts
     for format in [QRFormat.png, .svg, .pdf, .eps] {
       let path = "\(qrFolder)/wallet-address.\(format.rawValue)"
-      let (_, rendering) = try QRCommand.make(
-        address, format: format, settings: settings, source: "the demo address")
+      let (_, rendering) = try settings.make(
+        address, format: format, source: "the demo address")
       try AtomicFile.write(rendering.bytes, to: path)
       made.append(Made(path: path, what: "Ethereum address, EIP-55, caption in fours"))
     }
@@ -60,32 +60,32 @@ enum DemoCommand {
     settings.payment.gasPrice = "20"
     settings.style.sizeMillimetres = 30
     let requestPath = "\(qrFolder)/payment-request.pdf"
-    let (request, requestRendering) = try QRCommand.make(
-      address, format: .pdf, settings: settings, source: "the demo request")
+    let (request, requestRendering) = try settings.make(
+      address, format: .pdf, source: "the demo request")
     try AtomicFile.write(requestRendering.bytes, to: requestPath)
     made.append(Made(path: requestPath, what: "EIP-681 request, 30 mm: \(request.text)"))
 
-    var bitcoin = QRCommand.Settings(
+    var bitcoin = QRSettings(
       kind: .bitcoin, payment: PaymentOptions(), style: QRStyle(), captionAddress: false)
     bitcoin.style.fonts = fonts
     bitcoin.payment.amount = "0.0015"
     bitcoin.payment.label = "Campus Print Shop"
     bitcoin.payment.message = "Order 1042"
     let bitcoinPath = "\(qrFolder)/bitcoin-request.svg"
-    let (bip21, bitcoinRendering) = try QRCommand.make(
-      "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4", format: .svg, settings: bitcoin,
+    let (bip21, bitcoinRendering) = try bitcoin.make(
+      "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4", format: .svg,
       source: "the demo bitcoin address")
     try AtomicFile.write(bitcoinRendering.bytes, to: bitcoinPath)
     made.append(Made(path: bitcoinPath, what: "BIP-21 request: \(bip21.text)"))
 
-    var link = QRCommand.Settings(
+    var link = QRSettings(
       kind: .text, payment: PaymentOptions(), style: QRStyle(), captionAddress: false)
     link.style.fonts = fonts
     link.style.level = .quartile
     link.style.caption = "steemit.com/@harbor-lamp"
     let linkPath = "\(qrFolder)/profile-link.png"
-    let (_, linkRendering) = try QRCommand.make(
-      "https://steemit.com/@harbor-lamp", format: .png, settings: link, source: "the demo link")
+    let (_, linkRendering) = try link.make(
+      "https://steemit.com/@harbor-lamp", format: .png, source: "the demo link")
     try AtomicFile.write(linkRendering.bytes, to: linkPath)
     made.append(Made(path: linkPath, what: "profile link, level Q, captioned"))
 

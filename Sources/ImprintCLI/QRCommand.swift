@@ -53,13 +53,6 @@ enum QRCommand {
     try await run(arguments, console)
   }
 
-  struct Settings {
-    var kind: QRPayloadKind
-    var payment: PaymentOptions
-    var style: QRStyle
-    var captionAddress: Bool
-  }
-
   static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
     let settings = try settings(arguments, console)
     if let input = arguments.value("input") {
@@ -75,14 +68,9 @@ enum QRCommand {
       let format =
         try arguments.choice("format", formatNames).flatMap { QRFormat(rawValue: $0) } ?? .png
       let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
-      if format == .png { try QRRenderer.checkRasterSize(style: settings.style) }
-      // One flush of the folder at the end instead of one fsync a code (which would double the
-      // time of a thousand codes); the flush is checked, so a disk that failed is still told.
-      return try await AtomicFile.withDeferredFlush(syncing: folder) {
-        try await bulk(
-          input: input, folder: folder, format: format, jobs: jobs, settings: settings,
-          arguments: arguments, console: console)
-      }
+      let items = try await QRList.make(
+        input: input, folder: folder, format: format, settings: settings, jobs: jobs)
+      return report(items, input: input, folder: folder, arguments: arguments, console: console)
     }
     guard let payloadText = arguments.positionals.first else {
       throw UsageError(message: "missing argument <payload> (or --input <file>)")
@@ -96,7 +84,7 @@ enum QRCommand {
   static let formatNames = QRFormat.allCases.map(\.rawValue)
 
   private static func settings(_ arguments: ParsedArguments, _ console: Console) throws
-    -> Settings
+    -> QRSettings
   {
     if arguments.flag("eth") && arguments.flag("btc") {
       throw UsageError(message: "--eth and --btc cannot be combined")
@@ -149,7 +137,8 @@ enum QRCommand {
       throw UsageError(message: "--caption and --caption-address cannot be combined")
     }
     try style.validate()
-    return Settings(kind: kind, payment: payment, style: style, captionAddress: captionAddress)
+    return QRSettings(
+      kind: kind, payment: payment, style: style, captionAddress: captionAddress)
   }
 
   private static func color(_ arguments: ParsedArguments, _ name: String) throws(UsageError)
@@ -160,19 +149,6 @@ enum QRCommand {
       throw UsageError(message: "option '--\(name)' expects a colour like #1A2B3C; got '\(text)'")
     }
     return color
-  }
-
-  /// Builds the payload and renders it; shared by single and bulk mode.
-  static func make(_ input: String, format: QRFormat, settings: Settings, source: String)
-    throws -> (QRPayload, QRRendering)
-  {
-    let payload = try QRPayload.build(
-      input, kind: settings.kind, payment: settings.payment, source: source)
-    var style = settings.style
-    if settings.captionAddress, let address = payload.address {
-      style.caption = groupedForReading(address)
-    }
-    return (payload, try QRRenderer.render(payload: payload.text, style: style, format: format))
   }
 
   /// The JSON report of one code.
@@ -194,23 +170,30 @@ enum QRCommand {
     var warnings: [String]?
     var error: ErrorRecord?
 
-    init(line: Int? = nil, payload: QRPayload, rendering: QRRendering, output: String) {
+    init(line: Int? = nil, payload: QRPayload, facts: QRRenderingFacts, output: String) {
       self.line = line
       status = "ok"
       self.payload = payload.text
       self.output = output
-      format = rendering.format.rawValue
-      version = rendering.matrix.version
-      level = rendering.matrix.level.rawValue
-      segmentation = rendering.matrix.segmentation.rawValue
-      modules = rendering.matrix.size
-      if rendering.format == .png {
-        pixelWidth = rendering.pixelWidth
-        pixelHeight = rendering.pixelHeight
-      }
-      moduleMillimetres = (rendering.moduleMillimetres * 1000).rounded() / 1000
-      symbolMillimetres = (rendering.symbolMillimetres * 1000).rounded() / 1000
+      format = facts.format.rawValue
+      version = facts.version
+      level = facts.level.rawValue
+      segmentation = facts.segmentation.rawValue
+      modules = facts.modules
+      pixelWidth = facts.pixelWidth
+      pixelHeight = facts.pixelHeight
+      moduleMillimetres = (facts.moduleMillimetres * 1000).rounded() / 1000
+      symbolMillimetres = (facts.symbolMillimetres * 1000).rounded() / 1000
       warnings = payload.warnings
+    }
+
+    init(_ item: QRListItem) {
+      switch item.result {
+      case .success(let code):
+        self.init(line: item.line, payload: code.payload, facts: code.facts, output: code.output)
+      case .failure(let error):
+        self.init(line: item.line, error: error)
+      }
     }
 
     init(line: Int, error: any Error) {
@@ -221,7 +204,7 @@ enum QRCommand {
   }
 
   private static func single(
-    _ input: String, settings: Settings, arguments: ParsedArguments, console: Console
+    _ input: String, settings: QRSettings, arguments: ParsedArguments, console: Console
   ) throws -> Int32 {
     let output = arguments.value("output")
     let toStdout = output == nil || output == "-"
@@ -248,14 +231,14 @@ enum QRCommand {
     if toStdout && format == .text {
       settings.style.ansiColors = console.colorAllowed(on: console.stdout)
     }
-    let (payload, rendering) = try make(
-      input, format: format, settings: settings, source: "the payload")
+    let (payload, rendering) = try settings.make(input, format: format, source: "the payload")
     if !arguments.flag("quiet") { payload.warnings.forEach(console.warn) }
     if let output, output != "-" {
       try AtomicFile.write(rendering.bytes, to: output)
       if arguments.flag("json") {
         console.stdout.write(
-          JSONOutput.pretty(Report(payload: payload, rendering: rendering, output: output)))
+          JSONOutput.pretty(
+            Report(payload: payload, facts: QRRenderingFacts(rendering), output: output)))
       }
     } else {
       console.stdout.write(rendering.bytes)
@@ -263,98 +246,14 @@ enum QRCommand {
     return ImprintCLI.success
   }
 
-  /// One line of --input: its number, output name and payload (or why it is unreadable).
-  struct Line: Sendable {
-    let number: Int
-    let name: String
-    let payload: Result<String, FileError>
-  }
-
-  private static func bulk(
-    input: String, folder: String, format: QRFormat, jobs: Int, settings: Settings,
-    arguments: ParsedArguments, console: Console
-  ) async throws -> Int32 {
-    var reader = try LineReader(path: input)
-    try FileIO.makeFolder(folder)
-    let sourceName = input == "-" ? "standard input" : input
-    let ext = format == .text ? "txt" : format.rawValue
-    // Output names taken so far, with the line that took each: a later line whose name
-    // collides fails (file.outputCollision) instead of silently replacing the earlier code.
-    var taken: [String: Int] = [:]
-    // The input file itself, when it lies in the output folder, is a name no line may take
-    // (a line named after it would replace the input): found once, no call per line.
-    let inputName = input == "-" ? nil : nameInFolder(input, folder)
-    var ended = false
-    let nextLine = { () -> Line? in
-      while !ended {
-        let bytes: [UInt8]
-        do throws(FileError) {
-          guard let next = try reader.next() else { return nil }
-          bytes = next
-        } catch {
-          // A line over the limit is that line's failure; a failed read ends the input.
-          if case .lineTooLong = error {} else { ended = true }
-          let number = reader.lineNumber
-          return Line(
-            number: number, name: String(format: "%06d", number), payload: .failure(error))
-        }
-        let number = reader.lineNumber
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-          return Line(
-            number: number, name: "", payload: .failure(.notUTF8(path: sourceName, line: number)))
-        }
-        if text.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-        var name = String(format: "%06d", number)
-        var payload = text
-        if let tab = text.firstIndex(of: "\t") {
-          name = sanitize(String(text[..<tab]))
-          payload = String(text[text.index(after: tab)...])
-        }
-        if name + "." + ext == inputName {
-          return Line(
-            number: number, name: name,
-            payload: .failure(.outputIsInput(path: folder + "/" + name + "." + ext)))
-        }
-        if let first = taken[name] {
-          return Line(
-            number: number, name: name,
-            payload: .failure(
-              .outputCollision(
-                path: folder + "/" + name + "." + ext, first: "\(sourceName) line \(first)",
-                second: "\(sourceName) line \(number)")))
-        }
-        taken[name] = number
-        return Line(number: number, name: name, payload: .success(payload))
-      }
-      return nil
-    }
-    var reports: [Report] = []
-    let frozen = settings
-    // Lines go to tasks in chunks: one code takes well under a millisecond, so a task per line
-    // would spend a large share of the time scheduling.
-    let nextChunk = { () -> [Line]? in
-      var chunk: [Line] = []
-      while chunk.count < 16, let line = nextLine() { chunk.append(line) }
-      return chunk.isEmpty ? nil : chunk
-    }
-    await forEachConcurrently(
-      inputs: nextChunk, jobs: jobs,
-      work: { (chunk: [Line]) -> [Report] in
-        chunk.map { line in
-          do {
-            let text = try line.payload.get()
-            let (payload, rendering) = try make(
-              text, format: format, settings: frozen, source: "\(sourceName) line \(line.number)")
-            let path = folder + "/" + line.name + "." + ext
-            try AtomicFile.write(rendering.bytes, to: path)
-            return Report(line: line.number, payload: payload, rendering: rendering, output: path)
-          } catch {
-            return Report(line: line.number, error: error)
-          }
-        }
-      },
-      collect: { reports += $0 })
-    reports.sort { ($0.line ?? 0) < ($1.line ?? 0) }
+  /// Prints the errors, warnings, JSON report and summary of a `--input` run; returns the exit
+  /// code.
+  private static func report(
+    _ items: [QRListItem], input: String, folder: String, arguments: ParsedArguments,
+    console: Console
+  ) -> Int32 {
+    let sourceName = QRList.sourceName(input)
+    let reports = items.map(Report.init)
     let quiet = arguments.flag("quiet")
     var failed = 0
     // Each distinct hint once, after the errors (a full disk fails every line alike).
@@ -393,35 +292,5 @@ enum QRCommand {
           + SafeText.escaped(folder) + (failed > 0 ? "; \(failed) failed\n" : "\n"))
     }
     return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
-  }
-
-  /// The file name of `path` when the file lies directly in `folder` (links resolved), else nil.
-  static func nameInFolder(_ path: String, _ folder: String) -> String? {
-    guard let file = realpath(path, nil) else { return nil }
-    defer { free(file) }
-    guard let base = realpath(folder, nil) else { return nil }
-    defer { free(base) }
-    let resolved = String(cString: file)
-    let parent = (resolved as NSString).deletingLastPathComponent
-    return parent == String(cString: base) ? (resolved as NSString).lastPathComponent : nil
-  }
-
-  /// The longest output name taken from a line, in characters (ASCII after `sanitize`), leaving
-  /// room for the extension within a file system's 255 bytes.
-  static let maximumNameLength = 200
-
-  /// A line's NAME made into one plain file name inside `--output-dir`.
-  ///
-  /// Letters, digits, `-`, `_` and `.` are kept, anything else (`/`, control characters, non-ASCII) becomes `_`; a
-  /// name starting with `.` (`..`, `.hidden`) or empty gets a leading `_`; cut to
-  /// `maximumNameLength` characters. So no name can leave the folder or hide in it.
-  static func sanitize(_ name: String) -> String {
-    let cleaned = String(
-      name.prefix(maximumNameLength).map {
-        $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_"
-      })
-    let safe = cleaned.isEmpty || cleaned.hasPrefix(".") ? "_" + cleaned : cleaned
-    precondition(ConfinedPath.isPlainFileName(safe), "a sanitized name is a plain file name")
-    return safe
   }
 }
