@@ -97,6 +97,9 @@ let package = Package(
     .testTarget(
       name: "ImprintPricingTests", dependencies: ["ImprintPricing", "ImprintTestSupport"]),
     .testTarget(
+      name: "ImprintBatchTests",
+      dependencies: ["ImprintBatch", "ImprintCards", "ImprintTestSupport"]),
+    .testTarget(
       name: "ImprintCLITests",
       dependencies: ["ImprintCLI", "ImprintQR", "ImprintBatch", "ImprintTestSupport"],
       exclude: ["Goldens"]

@@ -17,11 +17,8 @@ public struct BatchOptions: Sendable {
   public var jobs = activeProcessorCount
   /// Stop starting jobs after the first failure.
   public var failFast = false
-  /// This process's share: (index, count), index from 0.
-  ///
-  /// Job k (0-based, in manifest order,
-  /// counting every line that is a job) belongs to shard k mod count.
-  public var shard: (index: Int, count: Int) = (0, 1)
+  /// This process's share of the manifest (default: all of it).
+  public var shard = BatchShard.whole
   /// Where shipped templates are.
   public var templatesFolder: String?
   /// The folder every path in the manifest is confined to (`--inputs-root`), or nil: relative
@@ -83,7 +80,7 @@ public struct JobResult: Codable, Sendable, Equatable {
   /// The kind, when the line had a valid one.
   public var kind: JobKind?
   /// `ok`, `skipped` (done by an earlier run, inputs unchanged) or `failed`.
-  public var status: String
+  public var status: ItemStatus
   /// The files made, relative to the output folder.
   public var outputs: [String]
   /// Why it failed.
@@ -225,7 +222,7 @@ public enum BatchRunner {
     let states = StateRecords(folder: options.outputFolder)
     let next = { () -> Result<ManifestJob, ManifestLineError>? in
       while !stop, let item = reader.next() {
-        let mine = ordinal % options.shard.count == options.shard.index
+        let mine = options.shard.owns(ordinal: ordinal)
         ordinal += 1
         switch item {
         case .success(let job):
@@ -269,16 +266,16 @@ public enum BatchRunner {
           return JobOutcome(
             result: JobResult(
               id: error.id ?? "line-\(error.line)", line: error.line, kind: nil,
-              status: "failed", outputs: [], error: ErrorRecord(error), seconds: 0))
+              status: .failed, outputs: [], error: ErrorRecord(error), seconds: 0))
         }
       },
       collect: { outcome in
         let result = outcome.result
         summary.total += 1
         switch result.status {
-        case "ok": summary.ok += 1
-        case "skipped": summary.skipped += 1
-        default:
+        case .ok: summary.ok += 1
+        case .skipped: summary.skipped += 1
+        case .failed:
           summary.failed += 1
           if options.failFast { stop = true }
         }
@@ -301,9 +298,9 @@ public enum BatchRunner {
               }
             } catch let refused as ImposeError where refused.refusesOneCard {
               // A card the layout cannot take (another size) fails alone; the rest go on.
-              if ready.result.status == "skipped" { summary.skipped -= 1 } else { summary.ok -= 1 }
+              if ready.result.status == .skipped { summary.skipped -= 1 } else { summary.ok -= 1 }
               summary.failed += 1
-              ready.result.status = "failed"
+              ready.result.status = .failed
               ready.result.error = ErrorRecord(refused)
               if options.failFast { stop = true }
             } catch {
@@ -354,6 +351,12 @@ public enum BatchRunner {
       throw error
     }
     try output.commit()
+    if options.shard.count == 1 {
+      // A sharded run's orders ship after `batch merge` (`ShardMerge.run`).
+      try Fulfilment.write(
+        try Fulfilment.shipped(inResults: options.resultsFile), folder: options.outputFolder,
+        fonts: options.cardOptions.fonts)
+    }
     if let completion {
       // The results durable before the record that says the shard finished.
       if !AtomicFile.flushEachFile { try AtomicFile.flushFileSystem(of: options.outputFolder) }
@@ -380,7 +383,7 @@ public enum BatchRunner {
     let started = Date()
     var outcome = JobOutcome(
       result: JobResult(
-        id: job.id, line: job.line, kind: job.kind, status: "ok", outputs: [], error: nil,
+        id: job.id, line: job.line, kind: job.kind, status: .ok, outputs: [], error: nil,
         seconds: 0, copies: job.kind == .card ? job.copies : nil, shipTo: job.shipTo))
     let statePath = "\(options.outputFolder)/.state/\(job.id).json"
     do {
@@ -397,7 +400,7 @@ public enum BatchRunner {
             FileManager.default.fileExists(atPath: options.outputFolder + "/" + $0)
           })
         {
-          outcome.result.status = "skipped"
+          outcome.result.status = .skipped
           outcome.result.outputs = state.outputs
           if impose && job.kind == .card {
             outcome.card = try await prepare(job, options: options, templates: templates)
@@ -424,7 +427,7 @@ public enum BatchRunner {
         }
       }
     } catch {
-      outcome.result.status = "failed"
+      outcome.result.status = .failed
       outcome.result.error = ErrorRecord(error)
       outcome.card = nil
     }
@@ -617,8 +620,11 @@ public enum BatchRunner {
 public enum BatchError: ImprintError, Equatable {
   /// A thumb or quote job without a document sandbox.
   case noSandbox(id: String)
-  /// A `--shard` value that is not I/N.
+  /// A `--shard` value that is not I/N with 0 <= I < N (after `auto` is resolved).
   case badShard(String)
+  /// A shard of `auto` where neither a Kubernetes Indexed Job's nor a Slurm array's variables
+  /// are set.
+  case noShardEnvironment
   /// `batch merge`: shards without results, or that did not finish, or jobs without a result.
   case shardsMissing(folder: String, detail: String)
   /// `batch merge`: results of another shard count or manifest, or not the manifest's jobs.
@@ -630,6 +636,7 @@ public enum BatchError: ImprintError, Equatable {
     switch self {
     case .noSandbox: "batch.noSandbox"
     case .badShard: "batch.badShard"
+    case .noShardEnvironment: "batch.noShardEnvironment"
     case .shardsMissing: "batch.shardsMissing"
     case .shardMismatch: "batch.shardMismatch"
     case .resultUnreadable: "batch.resultUnreadable"
@@ -639,7 +646,10 @@ public enum BatchError: ImprintError, Equatable {
   public var message: String {
     switch self {
     case .noSandbox(let id): "job '\(id)' reads an upload, but no document worker is available"
-    case .badShard(let text): "shard '\(text)' is not I/N with 0 <= I < N"
+    case .badShard(let text): "shard '\(SafeText.escaped(text))' is not I/N with 0 <= I < N"
+    case .noShardEnvironment:
+      "shard 'auto' needs JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT, or SLURM_ARRAY_TASK_ID "
+        + "and SLURM_ARRAY_TASK_COUNT"
     case .shardsMissing(let folder, let detail), .shardMismatch(let folder, let detail):
       "cannot merge the shards in '\(folder)': \(detail)"
     case .resultUnreadable(let file, let line, let reason):

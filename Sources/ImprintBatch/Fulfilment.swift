@@ -7,6 +7,37 @@ import ImprintGraphics
 
 /// Packing lists and address labels.
 public enum Fulfilment {
+  /// Writes `packing-list.csv` and `labels.pdf` into `folder` for the shipped orders, when
+  /// there are any.
+  ///
+  /// - Throws: `FileError` when a file cannot be written; `GraphicsError` when drawing fails.
+  public static func write(_ shipped: [JobResult], folder: String, fonts: FontLibrary?) throws {
+    guard !shipped.isEmpty else { return }
+    try packingList(shipped, to: folder + "/packing-list.csv")
+    try labels(shipped, to: folder + "/labels.pdf", fonts: fonts)
+  }
+
+  /// The finished jobs of a results file that ship (streamed, a line at a time).
+  ///
+  /// Only lines holding `"shipTo"` are decoded; each one's status is decoded, never searched
+  /// for in the text.
+  ///
+  /// - Throws: `FileError` when the file cannot be read.
+  public static func shipped(inResults path: String) throws -> [JobResult] {
+    var shipped: [JobResult] = []
+    var lines = try LineReader(path: path)
+    let shipTo = Array("\"shipTo\"".utf8)
+    while let line = try lines.next() {
+      // Only shipped orders are needed: skip decoding the other lines.
+      guard line.firstRange(of: shipTo) != nil,
+        let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)),
+        result.status.succeeded, result.shipTo != nil
+      else { continue }
+      shipped.append(result)
+    }
+    return shipped
+  }
+
   /// A4 label stock: 3 columns × 8 rows of 70 × 37 mm, no margins (Avery 3475 and similar).
   public static let labelColumns = 3
   /// Rows of labels.
@@ -22,7 +53,7 @@ public enum Fulfilment {
   /// every text cell neutralised against spreadsheet formula injection (`SpreadsheetCSV`).
   public static func packingList(_ results: [JobResult], to path: String) throws {
     var text = SpreadsheetCSV.record(["id", "copies", "name", "email", "address", "zip"])
-    for result in results where result.shipTo != nil && result.status != "failed" {
+    for result in results where result.shipTo != nil && result.status.succeeded {
       guard let ship = result.shipTo else { continue }
       text += SpreadsheetCSV.record([
         result.id, "\(result.copies ?? 1)", ship.name, ship.email ?? "", ship.address,
@@ -44,7 +75,7 @@ public enum Fulfilment {
   public static func labels(_ results: [JobResult], to path: String, fonts: FontLibrary? = nil)
     throws -> Int
   {
-    let shipped = results.compactMap { $0.status == "failed" ? nil : $0.shipTo.map { ($0, $0) } }
+    let shipped = results.compactMap { $0.status.succeeded ? $0.shipTo.map { ($0, $0) } : nil }
       .map(\.0)
     guard !shipped.isEmpty else { return 0 }
     let k = 72 / 25.4

@@ -40,8 +40,70 @@ public struct MergedResults: Sendable {
   public var shipped: [JobResult] = []
 }
 
+/// What `ShardMerge.run` did.
+public struct MergeReport: Sendable {
+  /// The results combined.
+  public var merged: MergedResults
+  /// The layout drawn from the finished cards (with a layout and at least one such card).
+  public var imposed: Imposed?
+
+  /// Failed jobs: by their status, and cards the layout could not take.
+  public var failed: Int { merged.failed + (imposed?.refused.count ?? 0) }
+}
+
 /// Combines shards' results into one `results.jsonl`.
 public enum ShardMerge {
+  /// Finishes a sharded run in `options.outputFolder` (`imprint batch merge`): merges the
+  /// shards' results (`merge`), lays the finished cards out again when `options.layout` is set
+  /// (`impose`), and writes the packing list and labels of the shipped orders.
+  ///
+  /// - Parameters:
+  ///   - manifest: the manifest the shards ran.
+  ///   - options: the folder, layout, templates, photo and card options (as the shards had).
+  ///   - shards: the shard count to merge, when results of several are there.
+  /// - Returns: what was merged and laid out; cards the layout cannot take are in
+  ///   `imposed.refused` and counted failed.
+  /// - Throws: as `merge`; `FileError`, `GraphicsError` when the layout or labels cannot be
+  ///   written.
+  public static func run(manifest: String, options: BatchOptions, shards: Int? = nil) async throws
+    -> MergeReport
+  {
+    let merged = try merge(manifest: manifest, folder: options.outputFolder, shards: shards)
+    var report = MergeReport(merged: merged)
+    if let layout = options.layout {
+      report.imposed = try await impose(
+        merged.cards, manifest: manifest, options: options, layout: layout)
+    }
+    try Fulfilment.write(
+      merged.shipped, folder: options.outputFolder, fonts: options.cardOptions.fonts)
+    return report
+  }
+
+  /// Lays out the cards the shards finished: the manifest is read again, in order, and each
+  /// finished card job laid out again (`BatchRunner.preparer`) and placed `copies` times.
+  ///
+  /// - Returns: the layout, or nil when no card finished.
+  static func impose(
+    _ cards: Set<String>, manifest: String, options: BatchOptions, layout: BatchLayout
+  ) async throws -> Imposed? {
+    guard !cards.isEmpty else { return nil }
+    var reader = try ManifestReader(path: manifest, inputsRoot: options.inputsRoot)
+    var queue: [PlacedCard] = []
+    var placedIDs = Set<String>()
+    let next = { () -> PlacedCard? in
+      while queue.isEmpty, let item = reader.next() {
+        guard case .success(let job) = item, job.kind == .card, cards.contains(job.id),
+          placedIDs.insert(job.id).inserted
+        else { continue }
+        queue = (1...job.copies).map { PlacedCard(id: job.id, copy: $0, job: job) }
+      }
+      return queue.isEmpty ? nil : queue.removeFirst()
+    }
+    return try await Imposition.impose(
+      next: next, prepare: BatchRunner.preparer(options: options),
+      into: layout.imposer(folder: options.outputFolder))
+  }
+
   /// Checks that the shards in `folder` are one complete run of `manifest` and writes
   /// `folder/results.jsonl` in manifest order.
   ///
@@ -110,7 +172,7 @@ public enum ShardMerge {
       case .failure(let problem):
         // One unreadable line is that job's failure; the merge goes on.
         result = JobResult(
-          id: expected.id, line: expected.line, kind: expected.kind, status: "failed",
+          id: expected.id, line: expected.line, kind: expected.kind, status: .failed,
           outputs: [], error: ErrorRecord(problem), seconds: 0)
         line = Array(JSONOutput.line(result).utf8)
       case .success(let read):
@@ -127,7 +189,7 @@ public enum ShardMerge {
       }
       try output.write(line)
       try output.write(CollectionOfOne(UInt8(ascii: "\n")))
-      if result.status == "ok" || result.status == "skipped" {
+      if result.status.succeeded {
         if result.kind == .card { merged.cards.insert(result.id) }
         if result.shipTo != nil { merged.shipped.append(result) }
       } else {

@@ -53,24 +53,19 @@ enum BatchCommand {
     let manifest = arguments.positionals[0]
     // The options first: a usage error leaves no merged results behind.
     let options = try BatchCommand.batchOptions(folder, arguments, console)
-    let merged = try ShardMerge.merge(
-      manifest: manifest, folder: folder, shards: try arguments.int("shards", in: 2...100_000))
-    var failed = merged.failed
-    if let layout = options.layout,
-      let imposed = try await impose(
-        merged.cards, manifest: manifest, options: options, layout: layout)
-    {
+    let outcome = try await ShardMerge.run(
+      manifest: manifest, options: options, shards: try arguments.int("shards", in: 2...100_000))
+    if let imposed = outcome.imposed, let layout = options.layout {
       // Cards the layout cannot take are errors of the merge (their shards made them).
       for problem in imposed.refused { console.report(problem) }
-      failed += imposed.refused.count
       if !arguments.flag("quiet") { report(imposed, layout: layout, console: console) }
     }
-    try fulfilment(merged.shipped, folder: folder)
     if !arguments.flag("quiet") {
       console.stderr.write(
-        "batch merge: \(merged.jobs) jobs from \(merged.shards) shards, \(failed) failed\n")
+        "batch merge: \(outcome.merged.jobs) jobs from \(outcome.merged.shards) shards, "
+          + "\(outcome.failed) failed\n")
     }
-    return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
+    return outcome.failed > 0 ? ImprintCLI.failure : ImprintCLI.success
   }
   static let spec = CommandSpec(
     name: "batch",
@@ -137,7 +132,9 @@ enum BatchCommand {
     if let worker = try? DocumentCommands.workerExecutable(console) {
       options.sandbox = DocumentSandbox(executable: worker, workers: options.jobs)
     }
-    let total = countJobs(manifest, shard: options.shard)
+    // Jobs of this shard, counted by a pass over the manifest's records (for the progress
+    // display; a quoted line break does not start a job).
+    let total = options.shard.jobs(of: ManifestReader.count(path: manifest))
     let quiet = arguments.flag("quiet")
     let started = Date()
     var lastReport = started  // the first plain line after 2 s, when the rate means something
@@ -169,9 +166,6 @@ enum BatchCommand {
     if let imposed = summary.imposed, let layout = options.layout, !quiet {
       report(imposed, layout: layout, console: console)
     }
-    if options.shard.count == 1 {
-      try fulfilment(try finished(options.resultsFile, cards: false).shipped, folder: folder)
-    }
     if !quiet {
       console.stderr.write(
         "batch: \(summary.ok) ok, \(summary.skipped) skipped, \(summary.failed) failed of \(summary.total) "
@@ -179,58 +173,6 @@ enum BatchCommand {
       )
     }
     return summary.failed > 0 ? ImprintCLI.failure : ImprintCLI.success
-  }
-
-  /// The results' finished jobs, streamed: the ids of finished cards (when `cards`) and the
-  /// shipped orders.
-  static func finished(_ resultsFile: String, cards wanted: Bool = true) throws -> (
-    cards: Set<String>, shipped: [JobResult]
-  ) {
-    var cards = Set<String>()
-    var shipped: [JobResult] = []
-    var lines = try LineReader(path: resultsFile)
-    let shipTo = Array("\"shipTo\"".utf8)
-    while let line = try lines.next() {
-      // Only shipped orders are needed: skip decoding the other lines.
-      if !wanted && line.firstRange(of: shipTo) == nil { continue }
-      guard let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)),
-        result.status != "failed"
-      else { continue }
-      if result.kind == .card { cards.insert(result.id) }
-      if result.shipTo != nil { shipped.append(result) }
-    }
-    return (cards, shipped)
-  }
-
-  /// The packing list and the address labels of the results' shipped orders.
-  static func fulfilment(_ shipped: [JobResult], folder: String) throws {
-    guard !shipped.isEmpty else { return }
-    try Fulfilment.packingList(shipped, to: folder + "/packing-list.csv")
-    try Fulfilment.labels(
-      shipped, to: folder + "/labels.pdf", fonts: try DeploymentResources.fonts())
-  }
-
-  /// The layout of the cards the shards finished: the manifest is read again, in order, and
-  /// each finished card job laid out again and placed `copies` times.
-  static func impose(
-    _ cards: Set<String>, manifest: String, options: BatchOptions, layout: BatchLayout
-  ) async throws -> Imposed? {
-    guard !cards.isEmpty else { return nil }
-    var reader = try ManifestReader(path: manifest, inputsRoot: options.inputsRoot)
-    var queue: [PlacedCard] = []
-    var placedIDs = Set<String>()
-    let next = { () -> PlacedCard? in
-      while queue.isEmpty, let item = reader.next() {
-        guard case .success(let job) = item, job.kind == .card, cards.contains(job.id),
-          placedIDs.insert(job.id).inserted
-        else { continue }
-        queue = (1...job.copies).map { PlacedCard(id: job.id, copy: $0, job: job) }
-      }
-      return queue.isEmpty ? nil : queue.removeFirst()
-    }
-    return try await Imposition.impose(
-      next: next, prepare: BatchRunner.preparer(options: options),
-      into: layout.imposer(folder: options.outputFolder))
   }
 
   /// One line on what the layout holds.
@@ -275,42 +217,21 @@ enum BatchCommand {
     }
   }
 
-  /// `I/N`, or `auto` from a Kubernetes Indexed Job or a Slurm array.
-  static func shard(_ text: String, environment: [String: String]) throws -> (
-    index: Int, count: Int
-  ) {
-    var spec = text
-    if text == "auto" {
-      if let index = environment["JOB_COMPLETION_INDEX"],
-        let count = environment["JOB_COMPLETION_COUNT"]
-      {
-        spec = "\(index)/\(count)"
-      } else if let id = environment["SLURM_ARRAY_TASK_ID"],
-        let count = environment["SLURM_ARRAY_TASK_COUNT"]
-      {
-        let first = Int(environment["SLURM_ARRAY_TASK_MIN"] ?? "0") ?? 0
-        spec = "\((Int(id) ?? -1) - first)/\(count)"
-      } else {
-        throw UsageError(
-          message: "--shard auto needs JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT, or "
-            + "SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT")
-      }
-    }
-    let parts = spec.split(separator: "/")
-    guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1,
-      (0..<count).contains(index)
-    else {
+  /// `I/N`, or `auto` from a Kubernetes Indexed Job or a Slurm array (`BatchShard`), a usage
+  /// error when malformed.
+  static func shard(_ text: String, environment: [String: String]) throws(UsageError)
+    -> BatchShard
+  {
+    do {
+      return try BatchShard(parsing: text, environment: environment)
+    } catch .badShard(let spec) {
       throw UsageError(
         message:
           "option '--shard' expects I/N with 0 <= I < N, or auto; got '\(SafeText.escaped(spec))'")
+    } catch {
+      throw UsageError(
+        message: "--shard auto needs JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT, or "
+          + "SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT")
     }
-    return (index, count)
-  }
-
-  /// Jobs of this shard, counted by a pass over the manifest's records (for the progress
-  /// display; a quoted line break does not start a job).
-  static func countJobs(_ manifest: String, shard: (index: Int, count: Int)) -> Int {
-    let records = ManifestReader.count(path: manifest)
-    return records / shard.count + (records % shard.count > shard.index ? 1 : 0)
   }
 }

@@ -68,7 +68,7 @@ enum CardCommand {
 
   struct Report: Codable, Sendable {
     var profile: String
-    var status: String
+    var status: ItemStatus
     var account: String?
     var outputs: [String] = []
     var warnings: [String] = []
@@ -325,7 +325,7 @@ enum CardCommand {
 
     /// Lays out one card of a combined PDF.
     func prepare(_ job: Job) async -> (Report, PreparedCard?) {
-      var report = Report(profile: job.profilePath, status: "ok")
+      var report = Report(profile: job.profilePath, status: .ok)
       do {
         let loaded = try await input(job)
         report.account = loaded.input.profile.account
@@ -333,14 +333,14 @@ enum CardCommand {
         report.warnings = loaded.warnings + card.warnings
         return (report, card)
       } catch {
-        report.status = "failed"
+        report.status = .failed
         report.error = ErrorRecord(error)
         return (report, nil)
       }
     }
 
     func render(_ job: Job) async -> Report {
-      var report = Report(profile: job.profilePath, status: "ok")
+      var report = Report(profile: job.profilePath, status: .ok)
       do {
         if let collision = job.collision { throw collision }
         let loaded = try await input(job)
@@ -385,7 +385,7 @@ enum CardCommand {
           report.warnings = rendered.first?.1.warnings ?? []
         }
       } catch {
-        report.status = "failed"
+        report.status = .failed
         report.error = ErrorRecord(error)
       }
       return report

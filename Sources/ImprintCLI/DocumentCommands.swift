@@ -93,15 +93,15 @@ enum DocumentCommands {
       collect: { results[$0.0] = $0.1 })
     struct Entry: Codable {
       var file: String
-      var status: String
+      var status: ItemStatus
       var info: DocumentInfo?
       var error: ErrorRecord?
     }
     var entries: [Entry] = []
     for (index, file) in files.enumerated() {
       switch results[index] {
-      case (let info?, _)?: entries.append(Entry(file: file, status: "ok", info: info))
-      case (nil, let error)?: entries.append(Entry(file: file, status: "failed", error: error))
+      case (let info?, _)?: entries.append(Entry(file: file, status: .ok, info: info))
+      case (nil, let error)?: entries.append(Entry(file: file, status: .failed, error: error))
       case nil: break
       }
     }
@@ -222,7 +222,7 @@ enum DocumentCommands {
     let freedesktop = arguments.flag("freedesktop")
     struct Entry: Codable, Sendable {
       var file: String
-      var status: String
+      var status: ItemStatus
       var outputs: [String] = []
       var error: ErrorRecord?
     }
@@ -235,7 +235,7 @@ enum DocumentCommands {
     await forEachConcurrently(
       inputs: { iterator.next() }, jobs: jobs,
       work: { (index, pair) -> (Int, Entry) in
-        var entry = Entry(file: pair.input, status: "ok")
+        var entry = Entry(file: pair.input, status: .ok)
         do {
           if let collision = pair.collision { throw collision }
           var text: [(key: String, value: String)] = []
@@ -256,7 +256,7 @@ enum DocumentCommands {
             format: format, output: pair.output, text: text, parallel: spare,
             inputs: protected)
         } catch {
-          entry.status = "failed"
+          entry.status = .failed
           entry.error = ErrorRecord(error)
         }
         return (index, entry)

@@ -155,7 +155,7 @@ enum QRCommand {
   struct Report: Codable, Sendable {
     var schemaVersion = 1
     var line: Int?
-    var status: String
+    var status: ItemStatus
     var payload: String?
     var output: String?
     var format: String?
@@ -172,7 +172,7 @@ enum QRCommand {
 
     init(line: Int? = nil, payload: QRPayload, facts: QRRenderingFacts, output: String) {
       self.line = line
-      status = "ok"
+      status = .ok
       self.payload = payload.text
       self.output = output
       format = facts.format.rawValue
@@ -198,7 +198,7 @@ enum QRCommand {
 
     init(line: Int, error: any Error) {
       self.line = line
-      status = "failed"
+      status = .failed
       self.error = ErrorRecord(error)
     }
   }

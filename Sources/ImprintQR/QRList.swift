@@ -103,6 +103,11 @@ public struct QRListItem: Sendable {
   public var line: Int
   /// The code written, or why the line failed (the error as thrown).
   public var result: Result<QRListCode, any Error>
+
+  /// `ok`, or `failed` with the error in `result`.
+  public var status: ItemStatus {
+    if case .success = result { .ok } else { .failed }
+  }
 }
 
 /// Makes one code per line of a list: `PAYLOAD`, or `NAME<TAB>PAYLOAD` to name the output file.

@@ -26,7 +26,7 @@ struct BatchDurabilityTests {
     let deferred = try await AtomicFile.withDeferredFlush(syncing: folder.path) {
       await BatchRunner.execute(job("a"), options: options, templates: templates, impose: false)
     }
-    #expect(deferred.result.status == "ok")
+    #expect(deferred.result.status == .ok)
     #expect(FileManager.default.fileExists(atPath: folder.file("qr/a.png")))
     // The record waits for a checkpoint's sync: none written by the job.
     #expect(!FileManager.default.fileExists(atPath: folder.file(".state/a.json")))
