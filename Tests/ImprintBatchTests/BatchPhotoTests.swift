@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintCLITests: batch card jobs find their photos as `imprint card` does (the one
+// ImprintBatchTests: batch card jobs find their photos as `imprint card` does (the one
 // CardInputLoader): a photo cache, downloads only when asked, and resuming that follows the
-// cache entry a card was made from.
+// cache entry a card was made from. Called as a library (no CLI).
 
 import Foundation
 import ImprintCards
@@ -13,7 +13,8 @@ import Testing
 
 @Suite("imprint batch: photo cache and downloads")
 struct BatchPhotoTests {
-  let photo = samplesFolder + "/photos/harbor-lamp.jpg"
+  let samplesFolder = repositoryRoot + "/assets/samples"
+  var photo: String { samplesFolder + "/photos/harbor-lamp.jpg" }
 
   /// A folder with `manifest.jsonl` holding one card job `a` for a profile of `account` whose
   /// profile_image is `url`.
@@ -118,27 +119,5 @@ struct BatchPhotoTests {
         source: "{}"))
     #expect(prepared.layouts.count == 2)
     #expect(server.requests == ["/photo.jpg"])
-  }
-}
-
-@Suite("imprint batch: photo options on the command line")
-struct BatchPhotoCLITests {
-  @Test("--fetch-photo needs --photo-cache (a usage error, nothing run)")
-  func fetchNeedsCache() async throws {
-    let folder = TemporaryFolder()
-    let manifest = folder.file("m.jsonl")
-    #expect(
-      FileManager.default.createFile(
-        atPath: manifest, contents: Data(#"{"id":"q","kind":"qr","payload":"x"}"#.utf8)))
-    for command in [["batch"], ["batch", "merge"]] {
-      let run = await imprint(command + [manifest, "-o", folder.file("out"), "--fetch-photo"])
-      #expect(run.code == 2, "\(run.stderr)")
-      #expect(run.stderr.contains("--fetch-photo in a batch needs --photo-cache"), "\(run.stderr)")
-    }
-    #expect(!FileManager.default.fileExists(atPath: folder.file("out")))
-    let run = await imprint([
-      "batch", manifest, "-o", folder.file("out"), "--photo-cache", folder.file("cache"), "-q",
-    ])
-    #expect(run.code == 0, "\(run.stderr)")
   }
 }
