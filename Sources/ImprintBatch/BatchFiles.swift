@@ -28,7 +28,7 @@ final class AtomicOutput {
     temporary = try AtomicFile.temporaryPath(for: path)
     descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else {
-      throw .unwritable(path: path, reason: String(cString: strerror(errno)))
+      throw .unwritable(path: path, reason: .system(errno))
     }
     buffer.reserveCapacity(1 << 16)
   }
@@ -112,7 +112,7 @@ enum FileDigest {
         }
         if got < 0 && errno == EINTR { continue }
         guard got >= 0 else {
-          throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+          throw .unreadable(path: path, reason: .system(errno))
         }
         if got == 0 { break }
         filled += got

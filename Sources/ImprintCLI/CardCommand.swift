@@ -195,6 +195,7 @@ enum CardCommand {
           console.stderr.write(
             "error: \(SafeText.escaped(report.profile)): \(SafeText.escaped(error.message))\n")
         }
+        console.reportCauses(error)
       } else if !arguments.flag("quiet") {
         for warning in report.warnings { console.warn(warning) }
       }

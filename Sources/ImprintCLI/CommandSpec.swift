@@ -54,7 +54,7 @@ struct CommandSpec: Sendable {
   let discussion: String
   /// Positional arguments.
   let arguments: [ArgumentSpec]
-  /// Options; `--help` is added to every command.
+  /// Options; `--verbose` and `--help` are added to every command.
   let options: [OptionSpec]
   /// Subcommands (`templates list`).
   let subcommands: [CommandSpec]
@@ -70,10 +70,20 @@ struct CommandSpec: Sendable {
     self.abstract = abstract
     self.discussion = discussion
     self.arguments = arguments
-    self.options = options + [.flag("help", short: "h", "Show help for this command.")]
+    self.options = options + CommandSpec.commonOptions
     self.subcommands = subcommands
     self.run = run
   }
+}
+
+extension CommandSpec {
+  /// The options every command takes: `--verbose` (an error's causes) and `--help`.
+  static let commonOptions: [OptionSpec] = [
+    .flag(
+      "verbose", short: "v",
+      "After an error, print its causes, one a line (with --json, as \"causes\")."),
+    .flag("help", short: "h", "Show help for this command."),
+  ]
 }
 
 /// A usage error: exit code 2, with the command's usage line.

@@ -86,11 +86,25 @@ public struct Console: Sendable {
   }
 
   /// Prints `error: …` and, when there is one, `hint: …` on stderr, with control characters
-  /// escaped (a message may echo a name or payload from input).
+  /// escaped (a message may echo a name or payload from input); then, when records carry
+  /// causes (`--verbose`), the causes as `reportCauses(_:)` does.
   public func report(_ error: any Error) {
     let record = ErrorRecord(error)
     stderr.write("error: \(SafeText.escaped(record.message))\n")
     if let hint = record.hint { stderr.write("hint: \(SafeText.escaped(hint))\n") }
+    reportCauses(record)
+  }
+
+  /// Prints the causes a record carries (`--verbose`), outermost first, one a line.
+  ///
+  /// Each is `cause: CODE: MESSAGE`, indented two spaces more than the one it caused; nothing
+  /// is printed for a record without causes.
+  public func reportCauses(_ record: ErrorRecord) {
+    for (depth, cause) in (record.causes ?? []).enumerated() {
+      let indent = String(repeating: "  ", count: depth + 1)
+      stderr.write(
+        "\(indent)cause: \(SafeText.escaped(cause.code)): \(SafeText.escaped(cause.message))\n")
+    }
   }
 
   /// Prints `warning: …` on stderr, with control characters escaped.

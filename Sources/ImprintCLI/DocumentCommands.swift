@@ -126,6 +126,7 @@ enum DocumentCommands {
       if let hint = error.hint, errors.count == 1 {
         console.stderr.write("hint: \(SafeText.escaped(hint))\n")
       }
+      console.reportCauses(error)
     }
   }
 

@@ -8,7 +8,7 @@ extension CommandSpec {
     if !subcommands.isEmpty && arguments.isEmpty {
       words.append("<subcommand>")
     }
-    if options.count > 1 { words.append("[<options>]") }
+    if options.count > CommandSpec.commonOptions.count { words.append("[<options>]") }
     for argument in arguments {
       var word = "<\(argument.name)>" + (argument.variadic ? " ..." : "")
       if argument.optional { word = "[\(word)]" }

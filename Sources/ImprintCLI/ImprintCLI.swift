@@ -113,11 +113,14 @@ public enum ImprintCLI {
       console.stderr.write("  See 'imprint --help' for more information.\n")
       return usage
     }
+    // --verbose: errors carry their causes (in JSON records and on stderr).
+    var verbose = false
     do {
       let parsed: ParsedArguments
       do {
         parsed = try spec.parse(rest, path: path)
       }
+      verbose = parsed.flag("verbose")
       if parsed.flag("help") {
         console.stdout.write(spec.helpText(path: path))
         return success
@@ -128,7 +131,9 @@ public enum ImprintCLI {
         }
         throw UsageError(message: "missing subcommand")
       }
-      return try await spec.run(parsed, console)
+      return try await ErrorRecord.$includesCauses.withValue(verbose) {
+        try await spec.run(parsed, console)
+      }
     } catch let error as UsageError {
       printUsageError(error.message, spec: spec, path: path, console: console)
       return usage
@@ -137,7 +142,7 @@ public enum ImprintCLI {
       printUsageError(error.message, spec: spec, path: path, console: console)
       return usage
     } catch {
-      console.report(error)
+      ErrorRecord.$includesCauses.withValue(verbose) { console.report(error) }
       return failure
     }
   }

@@ -266,6 +266,7 @@ enum QRCommand {
         console.stderr.write(
           SafeText.escaped("error: \(sourceName) line \(report.line ?? 0): \(error.message)")
             + "\n")
+        console.reportCauses(error)
         if let hint = error.hint, !hints.contains(hint) { hints.append(hint) }
       } else if !quiet {
         for warning in report.warnings ?? [] {

@@ -45,11 +45,11 @@ public enum AtomicFile {
   public static func flushFileSystem(of folder: String) throws(FileError) {
     let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard descriptor >= 0 else {
-      throw .unwritable(path: folder, reason: String(cString: strerror(errno)))
+      throw .unwritable(path: folder, reason: .system(errno))
     }
     defer { close(descriptor) }
     guard syncFileSystem(descriptor) == 0 else {
-      throw .unwritable(path: folder, reason: String(cString: strerror(errno)))
+      throw .unwritable(path: folder, reason: .system(errno))
     }
   }
 
@@ -106,7 +106,7 @@ public enum AtomicFile {
         // POSIX calls: FileManager.createFile would write a second temporary and rename again.
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-          throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+          throw FileError.unwritable(path: path, reason: .system(errno))
         }
         do {
           try produce { (piece) throws(FileError) in
@@ -208,7 +208,7 @@ public enum AtomicFile {
     if flushEachFile {
       let descriptor = open(temporary, O_RDONLY | O_CLOEXEC)
       guard descriptor >= 0 else {
-        let reason = String(cString: strerror(errno))
+        let reason = FileError.Reason.system(errno)
         unlink(temporary)
         throw .unwritable(path: path, reason: reason)
       }
@@ -220,7 +220,7 @@ public enum AtomicFile {
       }
     }
     guard rename(temporary, path) == 0 else {
-      let reason = String(cString: strerror(errno))
+      let reason = FileError.Reason.system(errno)
       unlink(temporary)
       throw .unwritable(path: path, reason: reason)
     }

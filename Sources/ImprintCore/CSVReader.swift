@@ -298,7 +298,7 @@ public struct CSVReader: ~Copyable {
       got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
     } while got < 0 && errno == EINTR
     if got < 0 {
-      throw .file(.unreadable(path: path, reason: String(cString: strerror(errno))))
+      throw .file(.unreadable(path: path, reason: .system(errno)))
     }
     count = max(got, 0)
     position = 0

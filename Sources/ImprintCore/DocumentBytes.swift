@@ -45,7 +45,7 @@ public final class DocumentBytes: @unchecked Sendable {
     guard let address = mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, 0),
       address != MAP_FAILED
     else {
-      throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+      throw .unreadable(path: path, reason: .system(errno))
     }
     buffer = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: length)
     mapped = true

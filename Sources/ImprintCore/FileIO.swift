@@ -49,7 +49,7 @@ public enum FileIO {
         count = max(got, 0)
       }
       guard got >= 0 else {
-        throw .unreadable(path: path, reason: String(cString: strerror(failure)))
+        throw .unreadable(path: path, reason: .system(failure))
       }
       if got == 0 { return bytes }
       if bytes.isEmpty { bytes = part } else { bytes += part }
@@ -86,13 +86,13 @@ public enum FileIO {
     guard descriptor >= 0 else {
       let code = errno
       if code == ENOENT || code == ENOTDIR { throw .notFound(path: path) }
-      throw .unreadable(path: path, reason: String(cString: strerror(code)))
+      throw .unreadable(path: path, reason: .system(code))
     }
     var status = stat()
     guard fstat(descriptor, &status) == 0 else {
       let code = errno
       Foundation.close(descriptor)
-      throw .unreadable(path: path, reason: String(cString: strerror(code)))
+      throw .unreadable(path: path, reason: .system(code))
     }
     // Reads block again from here on: a regular file never would, and a pipe's reader wants to
     // wait for its writer.
@@ -113,7 +113,7 @@ public enum FileIO {
       }
       if written < 0 && errno == EINTR { continue }
       guard written > 0 else {
-        throw .unwritable(path: path, reason: String(cString: strerror(errno)))
+        throw .unwritable(path: path, reason: .system(errno))
       }
       offset += written
     }
@@ -126,7 +126,7 @@ public enum FileIO {
   public static func close(_ descriptor: Int32, path: String) throws(FileError) {
     // No retry on EINTR: on Linux the descriptor is released either way.
     if Foundation.close(descriptor) != 0 && errno != EINTR {
-      throw .unwritable(path: path, reason: String(cString: strerror(errno)))
+      throw .unwritable(path: path, reason: .system(errno))
     }
   }
 
@@ -139,7 +139,7 @@ public enum FileIO {
     repeat { result = fsync(descriptor) } while result != 0 && errno == EINTR
     // EINVAL: a file that cannot be synced (a pipe, some special filesystems); nothing to flush.
     if result != 0 && errno != EINVAL {
-      let reason = String(cString: strerror(errno))
+      let reason = FileError.Reason.system(errno)
       Foundation.close(descriptor)
       throw .unwritable(path: path, reason: reason)
     }
@@ -164,7 +164,7 @@ public enum FileIO {
   public static func overwrite(_ bytes: [UInt8], to path: String) throws(FileError) {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else {
-      throw .unwritable(path: path, reason: String(cString: strerror(errno)))
+      throw .unwritable(path: path, reason: .system(errno))
     }
     do {
       try writeAll(bytes, to: descriptor, path: path)
@@ -189,8 +189,19 @@ public enum FileIO {
     do {
       try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     } catch {
-      throw .unwritable(path: path, reason: "cannot create the folder")
+      throw .unwritable(
+        path: path, reason: .init("cannot create the folder", errno: posixCode(of: error)))
     }
+  }
+
+  /// The POSIX error number behind a Foundation error, when it has one.
+  private static func posixCode(of error: any Error) -> Int32? {
+    let error = error as NSError
+    if error.domain == NSPOSIXErrorDomain { return Int32(error.code) }
+    guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError,
+      underlying.domain == NSPOSIXErrorDomain
+    else { return nil }
+    return Int32(underlying.code)
   }
 }
 
@@ -234,7 +245,7 @@ public final class RandomAccessFile {
         throw .unreadable(
           path: path,
           reason: result < 0
-            ? String(cString: strerror(errno)) : "it ended at byte \(range.lowerBound + done)")
+            ? .system(errno) : FileError.Reason("it ended at byte \(range.lowerBound + done)"))
       }
       done += result
     }

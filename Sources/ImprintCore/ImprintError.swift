@@ -9,6 +9,10 @@ import Foundation
 /// Every domain module has one error enum whose cases carry their evidence (the file, field, value)
 /// and conform to this protocol. The CLI prints `error: <message>` and `hint: <hint>`; `--json`
 /// output and batch results carry `code`, `message` and `hint` as data.
+///
+/// An error that wraps another (a card whose photo cannot be decoded, a write the system
+/// refused) carries it as `underlying`, not as text: `--verbose` prints the chain
+/// (`ErrorCause.chain(of:)`), and a program can inspect it.
 public protocol ImprintError: Error, Sendable, CustomStringConvertible {
   /// A stable dotted identifier, for example `qr.payloadTooLarge`; programs match on it.
   var code: String { get }
@@ -16,10 +20,14 @@ public protocol ImprintError: Error, Sendable, CustomStringConvertible {
   var message: String { get }
   /// How to fix it, when known.
   var hint: String? { get }
+  /// The error that caused this one, when it wraps one (nil by default).
+  var underlying: (any Error)? { get }
 }
 
 extension ImprintError {
   public var hint: String? { nil }
+
+  public var underlying: (any Error)? { nil }
 
   public var description: String {
     if let hint { return "\(message) (hint: \(hint))" }
@@ -34,9 +42,9 @@ public enum FileError: ImprintError, Equatable {
   /// The path names a directory where a file was expected.
   case isDirectory(path: String)
   /// The file exists but could not be read.
-  case unreadable(path: String, reason: String)
+  case unreadable(path: String, reason: Reason)
   /// The output could not be written.
-  case unwritable(path: String, reason: String)
+  case unwritable(path: String, reason: Reason)
   /// The input is not valid UTF-8 text.
   case notUTF8(path: String, line: Int?)
   /// The path names a FIFO, a device or a socket where a regular file was expected.
@@ -102,13 +110,15 @@ public enum FileError: ImprintError, Equatable {
   public var hint: String? {
     switch self {
     case .isDirectory: "name a file inside the directory"
-    case .unwritable(_, let reason) where reason == String(cString: strerror(ENOSPC)):
-      "free space on that disk, then run again (nothing partial was left)"
-    case .unwritable(_, let reason) where reason == String(cString: strerror(EFBIG)):
-      "the file is larger than this process may write (ulimit -f) or the file system holds"
-    case .unwritable(_, let reason) where reason == String(cString: strerror(EROFS)):
-      "the disk is mounted read-only: write to another folder"
-    case .unwritable: "check that the folder exists and is writable"
+    case .unwritable(_, let reason):
+      switch reason.errno {
+      case ENOSPC?: "free space on that disk, then run again (nothing partial was left)"
+      case EDQUOT?: "your disk quota is used up: free space in it, then run again"
+      case EFBIG?:
+        "the file is larger than this process may write (ulimit -f) or the file system holds"
+      case EROFS?: "the disk is mounted read-only: write to another folder"
+      default: "check that the folder exists and is writable"
+      }
     case .notUTF8: "save the file as UTF-8"
     case .notRegularFile: "copy the data into a regular file and name that file"
     case .tooLarge: "check that this is the intended file"
@@ -121,6 +131,65 @@ public enum FileError: ImprintError, Equatable {
     default: nil
     }
   }
+
+  /// The system's error (`system.ENOSPC`...) when a system call failed.
+  public var underlying: (any Error)? {
+    switch self {
+    case .unreadable(_, let reason), .unwritable(_, let reason): reason.errno.map(SystemError.init)
+    default: nil
+    }
+  }
+
+  /// Why a file could not be read or written: the `errno` of the system call that failed (its
+  /// text is `strerror`'s), or Imprint's own words (with the errno behind them, when known).
+  ///
+  /// The hint is chosen from `errno`, never from the text.
+  public struct Reason: Sendable, Equatable, CustomStringConvertible,
+    ExpressibleByStringInterpolation
+  {
+    /// What the message says in parentheses.
+    public let description: String
+    /// The system call's error number, when one failed.
+    public let errno: Int32?
+
+    /// A reason in Imprint's words, with the errno behind it when known.
+    public init(_ description: String, errno: Int32? = nil) {
+      self.description = description
+      self.errno = errno
+    }
+
+    public init(stringLiteral value: String) { self.init(value) }
+
+    /// The failure of a system call that set `errno` (its text is `strerror`'s).
+    public static func system(_ errno: Int32) -> Reason {
+      Reason(String(cString: strerror(errno)), errno: errno)
+    }
+  }
+}
+
+/// A system call's failure: its `errno`, as the cause of a `FileError` (shown by `--verbose`).
+public struct SystemError: ImprintError, Equatable {
+  /// The error number (`ENOSPC`...).
+  public let errno: Int32
+
+  /// The error of `errno`.
+  public init(_ errno: Int32) { self.errno = errno }
+
+  /// `system.` and the errno's name (`system.ENOSPC`), or its number when it has no name here.
+  public var code: String { "system." + (Self.names[errno] ?? "errno\(errno)") }
+
+  /// The C library's text (`strerror`).
+  public var message: String { String(cString: strerror(errno)) }
+
+  private static let names: [Int32: String] = [
+    EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", ENXIO: "ENXIO",
+    EBADF: "EBADF", EAGAIN: "EAGAIN", ENOMEM: "ENOMEM", EACCES: "EACCES", EBUSY: "EBUSY",
+    EEXIST: "EEXIST", EXDEV: "EXDEV", ENODEV: "ENODEV", ENOTDIR: "ENOTDIR", EISDIR: "EISDIR",
+    EINVAL: "EINVAL", ENFILE: "ENFILE", EMFILE: "EMFILE", ETXTBSY: "ETXTBSY", EFBIG: "EFBIG",
+    ENOSPC: "ENOSPC", ESPIPE: "ESPIPE", EROFS: "EROFS", EMLINK: "EMLINK", EPIPE: "EPIPE",
+    ENAMETOOLONG: "ENAMETOOLONG", ELOOP: "ELOOP", EDQUOT: "EDQUOT", ESTALE: "ESTALE",
+    EOVERFLOW: "EOVERFLOW", ENOEXEC: "ENOEXEC", E2BIG: "E2BIG", ECHILD: "ECHILD",
+  ]
 }
 
 /// What a path names, when it is not the regular file that was expected.

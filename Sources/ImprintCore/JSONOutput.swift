@@ -36,9 +36,29 @@ public struct ErrorRecord: Codable, Sendable, Equatable {
   public var message: String
   /// How to fix it, when known.
   public var hint: String?
+  /// The chain of causes, outermost first (each without causes of its own), when asked for
+  /// (`--verbose`); absent otherwise, so that the JSON is unchanged.
+  public var causes: [ErrorRecord]?
 
-  /// Captures an error; errors that are not `ImprintError` get the code `internal`.
+  /// Whether records made in this task carry their error's causes (`--verbose` sets it).
+  @TaskLocal public static var includesCauses = false
+
+  /// Captures an error, with its causes when `includesCauses` is set; errors that are not
+  /// `ImprintError` get the code `internal`.
   public init(_ error: any Error) {
+    self.init(error, causes: ErrorRecord.includesCauses)
+  }
+
+  /// Captures an error, with its chain of causes when `causes` is true (and it has any).
+  public init(_ error: any Error, causes: Bool) {
+    self.init(only: error)
+    if causes {
+      let chain = ErrorCause.chain(of: error)
+      if !chain.isEmpty { self.causes = chain.map { ErrorRecord(only: $0) } }
+    }
+  }
+
+  private init(only error: any Error) {
     if let error = error as? any ImprintError {
       code = error.code
       message = error.message

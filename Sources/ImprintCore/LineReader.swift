@@ -111,7 +111,7 @@ public struct LineReader: ~Copyable {
       count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
     } while count < 0 && errno == EINTR
     if count < 0 {
-      throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+      throw .unreadable(path: path, reason: .system(errno))
     }
     if count == 0 {
       finished = true

@@ -120,7 +120,7 @@ public struct VectorDocument: ~Copyable {
     if let path, format == .pdf {
       let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
       guard descriptor >= 0 else {
-        throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+        throw FileError.unwritable(path: path, reason: .system(errno))
       }
       sink.descriptor = descriptor
     }

@@ -144,15 +144,29 @@ struct FullDiskHintTests {
     #expect(!FileManager.default.fileExists(atPath: folder.file("a.png")))
   }
 
-  @Test("the hint follows the cause: full disk, size limit, read-only disk, anything else")
+  @Test("the hint follows the errno: full disk, quota, size limit, read-only disk, anything else")
   func hints() {
     func hint(_ code: Int32) -> String? {
-      FileError.unwritable(path: "x", reason: String(cString: strerror(code))).hint
+      FileError.unwritable(path: "x", reason: .system(code)).hint
     }
     #expect(hint(ENOSPC)?.contains("free space") == true)
+    #expect(hint(EDQUOT)?.contains("quota") == true)
     #expect(hint(EFBIG)?.contains("ulimit -f") == true)
     #expect(hint(EROFS)?.contains("read-only") == true)
     #expect(hint(EACCES) == "check that the folder exists and is writable")
+    // The errno decides, not the text: the same words without an errno get the general hint,
+    // and Imprint's own words with an errno behind them get the errno's.
+    let text = String(cString: strerror(ENOSPC))
+    #expect(
+      FileError.unwritable(path: "x", reason: .init(text)).hint
+        == "check that the folder exists and is writable")
+    #expect(
+      FileError.unwritable(path: "x", reason: .init("cannot create the folder", errno: EROFS))
+        .hint?.contains("read-only") == true)
+    // The message is unchanged: the system's text in parentheses.
+    #expect(
+      FileError.unwritable(path: "x", reason: .system(ENOSPC)).message
+        == "cannot write 'x' (\(text))")
   }
 
   @Test("a bulk run's single flush at its end reports a folder it cannot flush")

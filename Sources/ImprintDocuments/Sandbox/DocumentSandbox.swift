@@ -143,7 +143,7 @@ public final class DocumentSandbox: Sendable {
     let path = FileManager.default.temporaryDirectory.path + "/imprint-upload-\(UUID().uuidString)"
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
-      throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+      throw FileError.unwritable(path: path, reason: .system(errno))
     }
     defer { close(descriptor) }
     do {
@@ -241,7 +241,7 @@ public final class DocumentSandbox: Sendable {
     var renamed: [String] = []
     for (index, page) in pages.enumerated() {
       guard rename(page.temporary, page.final) == 0 else {
-        let reason = String(cString: strerror(errno))
+        let reason = FileError.Reason.system(errno)
         for path in renamed { unlink(path) }
         for rest in pages[index...] { unlink(rest.temporary) }
         throw .unwritable(path: page.final, reason: reason)

@@ -122,7 +122,8 @@ public enum DocumentWorker {
     } catch let error as DocumentError {
       return .failed(error: error)
     } catch {
-      return .otherFailure(record: ErrorRecord(error))
+      // With its causes: the caller shows them with --verbose.
+      return .otherFailure(record: ErrorRecord(error, causes: true))
     }
   }
 
@@ -155,7 +156,7 @@ public enum DocumentWorker {
           let temporary = try AtomicFile.temporaryPath(for: path)
           let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
           guard descriptor >= 0 else {
-            throw FileError.unwritable(path: path, reason: String(cString: strerror(errno)))
+            throw FileError.unwritable(path: path, reason: .system(errno))
           }
           staged.append(StagedThumbnail(temporary: temporary, final: path))
           do {

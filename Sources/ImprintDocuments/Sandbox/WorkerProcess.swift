@@ -53,7 +53,7 @@ final class WorkerProcess: @unchecked Sendable {
     guard status == 0 else {
       for descriptor in parent { close(descriptor) }
       if status == ENOENT { throw .notFound(path: executable) }
-      throw .unreadable(path: executable, reason: String(cString: strerror(status)))
+      throw .unreadable(path: executable, reason: .system(status))
     }
     self.pid = pid
     (input, output, errors) = (parent[0], parent[1], parent[2])
@@ -102,7 +102,7 @@ final class WorkerProcess: @unchecked Sendable {
     var parent: [Int32] = []
     func fail() -> FileError {
       for descriptor in child + parent { close(descriptor) }
-      return .unreadable(path: "pipe", reason: String(cString: strerror(errno)))
+      return .unreadable(path: "pipe", reason: .system(errno))
     }
     guard let (ours, theirs) = WorkerPlumbing.closeOnExecSocketPair() else { throw fail() }
     child.append(theirs)

@@ -116,13 +116,20 @@ public enum WorkerProtocolError: ImprintError, Codable, Equatable {
   }
 }
 
-/// An error a worker reported, with its code, message and hint unchanged.
+/// An error a worker reported, with its code, message, hint and causes unchanged.
 struct ReportedError: ImprintError {
   let record: ErrorRecord
 
   var code: String { record.code }
   var message: String { record.message }
   var hint: String? { record.hint }
+
+  /// The first cause the worker reported, with the rest beneath it.
+  var underlying: (any Error)? {
+    guard var cause = record.causes?.first, let causes = record.causes else { return nil }
+    cause.causes = causes.count > 1 ? Array(causes.dropFirst()) : nil
+    return ReportedError(record: cause)
+  }
 }
 
 /// How a worker process ended, from its wait status alone (what it printed is never read).
