@@ -79,22 +79,30 @@ public struct ManifestLineError: ImprintError, Equatable {
   public var code: String
   /// How to fix it, when known.
   public var hint: String?
+  /// The cause of the reader's error this one restates (the errno behind a file error).
+  public var cause: ErrorCause?
 
   /// An error of `line`.
   public init(
-    line: Int, id: String?, message: String, code: String = "batch.badLine", hint: String? = nil
+    line: Int, id: String?, message: String, code: String = "batch.badLine", hint: String? = nil,
+    cause: ErrorCause? = nil
   ) {
     self.line = line
     self.id = id
     self.message = message
     self.code = code
     self.hint = hint
+    self.cause = cause
   }
 
-  /// The error `error` of the record starting on `line`.
+  /// The error `error` of the record starting on `line`: its code, message, hint and cause.
   init(line: Int, id: String? = nil, _ error: some ImprintError) {
-    self.init(line: line, id: id, message: error.message, code: error.code, hint: error.hint)
+    self.init(
+      line: line, id: id, message: error.message, code: error.code, hint: error.hint,
+      cause: error.underlying.map(ErrorCause.init))
   }
+
+  public var underlying: (any Error)? { cause?.error }
 }
 
 /// The records of a manifest, before they are read as jobs.
@@ -214,7 +222,7 @@ private final class CSVSource: ManifestSource {
           headerProblem = ManifestLineError(
             line: failure.line, id: nil,
             message: "manifest '\(name)': the header (line \(failure.line)) cannot be read: "
-              + failure.message, code: failure.code, hint: failure.hint)
+              + failure.message, code: failure.code, hint: failure.hint, cause: failure.cause)
           if !error.isRecordError { return .failure(failure) }
           continue
         }
@@ -416,7 +424,7 @@ public struct ManifestReader: ~Copyable {
         ManifestLineError(
           line: line, id: id,
           message: "manifest '\(display)': job '\(id)' (line \(line)): \(error.message)",
-          code: error.code, hint: error.hint))
+          code: error.code, hint: error.hint, cause: error.underlying.map(ErrorCause.init)))
     }
     switch object["profile"] {
     case is String, nil: break

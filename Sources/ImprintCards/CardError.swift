@@ -2,11 +2,12 @@
 // ImprintCards: the errors of profiles, templates and card rendering.
 
 import ImprintCore
+import ImprintGraphics
 
 /// A profile, template, photo or card that cannot be used.
 public enum CardError: ImprintError, Equatable {
-  /// The profile file is not JSON.
-  case profileNotJSON(source: String, detail: String)
+  /// The profile file is not JSON (`cause`: the JSON reader's error, when there is one).
+  case profileNotJSON(source: String, detail: String, cause: JSONError? = nil)
   /// The lookup answered "not found" (`status` 404).
   case accountNotFound(source: String, account: String?, text: String)
   /// The lookup answered "unavailable" (`status` 451).
@@ -17,15 +18,16 @@ public enum CardError: ImprintError, Equatable {
   case missingAccountName(source: String)
   /// The template name is neither shipped nor a file.
   case templateNotFound(name: String, available: [String])
-  /// The template is not valid: `key` names where, `problem` says what.
-  case invalidTemplate(template: String, key: String, problem: String)
+  /// The template is not valid: `key` names where, `problem` says what (`cause`: the JSON
+  /// reader's error, for a file that is not JSON).
+  case invalidTemplate(template: String, key: String, problem: String, cause: JSONError? = nil)
   /// The template refers to a file that does not exist.
   case missingAsset(template: String, key: String, path: String)
   /// Text has characters no loaded font covers; `characters` names them (`U+0E01 (Thai)`)
   /// when the fonts could tell which.
   case missingGlyphs(field: String, text: String, count: Int, characters: [String] = [])
-  /// The photo cannot be used.
-  case photo(source: String, reason: String)
+  /// The photo cannot be used (`cause`: the image's own error, when it could not be decoded).
+  case photo(source: String, reason: String, cause: ImageError? = nil)
   /// The photo could not be downloaded.
   case photoDownload(url: String, reason: String)
   /// A template or photo-cache file that cannot be read or leads out of its folder (the file
@@ -55,7 +57,7 @@ public enum CardError: ImprintError, Equatable {
 
   public var message: String {
     switch self {
-    case .profileNotJSON(let source, let detail):
+    case .profileNotJSON(let source, let detail, _):
       "profile '\(source)' is not valid JSON (\(detail))"
     case .accountNotFound(let source, let account, let text):
       "profile '\(source)': account \(account.map { "'@\($0)' " } ?? "")was not found "
@@ -71,7 +73,7 @@ public enum CardError: ImprintError, Equatable {
     case .templateNotFound(let name, let available):
       "template '\(name)' is neither a shipped design (\(available.joined(separator: ", "))) "
         + "nor a file"
-    case .invalidTemplate(let template, let key, let problem):
+    case .invalidTemplate(let template, let key, let problem, _):
       "template '\(template)': '\(key)' \(problem)"
     case .missingAsset(let template, let key, let path):
       "template '\(template)': '\(key)' refers to '\(path)', which does not exist"
@@ -79,7 +81,7 @@ public enum CardError: ImprintError, Equatable {
       "\(field) '\(text)' has \(count) character\(count == 1 ? "" : "s") that no bundled "
         + "font can draw"
         + (characters.isEmpty ? "" : ": " + characters.joined(separator: ", "))
-    case .photo(let source, let reason): "photo '\(source)' cannot be used (\(reason))"
+    case .photo(let source, let reason, _): "photo '\(source)' cannot be used (\(reason))"
     case .photoDownload(let url, let reason): "photo '\(url)' cannot be downloaded (\(reason))"
     case .file(let error): error.message
     case .photoAddressRefused(let url, let detail, let never):
@@ -108,6 +110,17 @@ public enum CardError: ImprintError, Equatable {
       never
         ? "pass --photo or --photo-cache"
         : "pass --allow-private-network if this is the shop's own photo server, or --photo"
+    default: nil
+    }
+  }
+
+  /// The JSON or image error behind a profile, template or photo that cannot be used; a file
+  /// error's own cause.
+  public var underlying: (any Error)? {
+    switch self {
+    case .profileNotJSON(_, _, let cause?), .invalidTemplate(_, _, _, let cause?): cause
+    case .photo(_, _, let cause?): cause
+    case .file(let error): error.underlying
     default: nil
     }
   }

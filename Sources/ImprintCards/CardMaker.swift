@@ -43,7 +43,7 @@ public struct CardInput: Sendable {
       do {
         decoded = try cache.decode(photo.bytes, source: photo.source)
       } catch {
-        throw CardError.photo(source: photo.source, reason: error.message)
+        throw CardError.photo(source: photo.source, reason: error.message, cause: error)
       }
     } else {
       decoded = try cache.decode(placeholder.bytes, source: placeholder.source)

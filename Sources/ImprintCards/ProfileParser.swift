@@ -93,7 +93,7 @@ extension Profile {
     } catch .empty {
       throw .profileNotJSON(source: source, detail: "the file is empty")
     } catch {
-      throw .profileNotJSON(source: source, detail: error.placeText)
+      throw .profileNotJSON(source: source, detail: error.placeText, cause: error)
     }
   }
 

@@ -140,7 +140,8 @@ extension CardTemplate {
       root = try StrictJSON.parse(bytes, source: name)
     } catch {
       throw .invalidTemplate(
-        template: name, key: "(file)", problem: "is not valid JSON (\(error.placeText))")
+        template: name, key: "(file)", problem: "is not valid JSON (\(error.placeText))",
+        cause: error)
     }
     var top = try ObjectReader(root, template: name, path: "")
     guard let version = try top.double("schemaVersion") else {

@@ -68,6 +68,11 @@ public enum CSVError: ImprintError, Equatable {
     }
   }
 
+  /// A file error's own cause (the errno behind it).
+  public var underlying: (any Error)? {
+    if case .file(let error) = self { error.underlying } else { nil }
+  }
+
   /// Whether reading can go on with the next record.
   public var isRecordError: Bool {
     if case .file = self { false } else { true }

@@ -166,7 +166,7 @@ public enum DocumentEngine {
         case .jpeg: return try image.jpeg()
         }
       } catch {
-        throw .badOutput(file: file, detail: error.message)
+        throw .badOutput(file: file, detail: error.message, cause: error)
       }
     }
     switch try sniff(data, file: file) {
@@ -246,7 +246,8 @@ public enum DocumentEngine {
     } catch {
       switch error {
       case .encrypted: throw .encrypted(file: file, passwordGiven: password != nil)
-      case .damaged(let reason), .invalid(let reason): throw .damaged(file: file, reason: reason)
+      case .damaged(let reason), .invalid(let reason):
+        throw .damaged(file: file, reason: reason, cause: error)
       }
     }
   }
@@ -357,7 +358,7 @@ public enum DocumentEngine {
     {
       return memoryLimit(file: file)
     }
-    return .badOutput(file: file, detail: "\(error)")
+    return .badOutput(file: file, detail: "\(error)", cause: error as? GraphicsError)
   }
 
   /// The memory limit of this process (its address-space limit; 0 when it has none).
@@ -386,11 +387,8 @@ public enum DocumentEngine {
 
   static func imageError(_ error: ImageError, file: String) -> DocumentError {
     switch error {
-    case .tooLarge(_, let width, let height, let maximum):
-      .imageTooLarge(file: file, width: width, height: height, maximumPixels: maximum)
-    case .corrupt(_, let reason): .damagedImage(file: file, reason: reason)
-    case .unsupportedType: .damagedImage(file: file, reason: error.message)
     case .outOfMemory: memoryLimit(file: file)
+    default: .image(error)
     }
   }
 

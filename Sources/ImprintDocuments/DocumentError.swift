@@ -10,8 +10,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case empty(file: String)
   /// The content is not a PDF, JPEG or PNG (whatever its name says).
   case unsupportedType(file: String, found: String)
-  /// poppler cannot read the PDF (truncated, broken cross-reference table).
-  case damaged(file: String, reason: String)
+  /// poppler cannot read the PDF (truncated, broken cross-reference table); `cause` is
+  /// poppler's report.
+  case damaged(file: String, reason: String, cause: PDFOpenFailure? = nil)
   /// The PDF needs a password, or the one given is wrong.
   case encrypted(file: String, passwordGiven: Bool)
   /// The PDF has no pages.
@@ -28,10 +29,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case pageTooLarge(file: String, page: Int, widthMM: Double, heightMM: Double, maximumMM: Double)
   /// A page box is empty or negative.
   case emptyPage(file: String, page: Int)
-  /// An image claims more pixels than Imprint decodes.
-  case imageTooLarge(file: String, width: Int, height: Int, maximumPixels: Int)
-  /// The image is damaged.
-  case damagedImage(file: String, reason: String)
+  /// An uploaded image that cannot be used (too large, damaged): the image error's own code,
+  /// message and hint (`image.tooLarge`, `image.damaged`).
+  case image(ImageError)
   /// A page range that is not `1`, `all` or ranges like `1-3,5`.
   case badPageRange(file: String, range: String)
   /// A requested page does not exist.
@@ -46,8 +46,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case fileChanged(file: String)
   /// The worker process died while handling the file.
   case workerCrashed(file: String, detail: String)
-  /// A rendered image does not have the size that was asked for.
-  case badOutput(file: String, detail: String)
+  /// A rendered image does not have the size that was asked for, or could not be drawn or
+  /// encoded (`cause`, when the drawing library failed).
+  case badOutput(file: String, detail: String, cause: GraphicsError? = nil)
 
   public var code: String {
     switch self {
@@ -62,8 +63,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .imageBomb: "pdf.imageTooLarge"
     case .pageTooLarge: "pdf.pageTooLarge"
     case .emptyPage: "pdf.emptyPage"
-    case .imageTooLarge: "image.tooLarge"
-    case .damagedImage: "image.damaged"
+    case .image(let error): error.code
     case .badPageRange: "document.badPageRange"
     case .pageOutOfRange: "document.pageOutOfRange"
     case .cpuLimit: "document.cpuLimit"
@@ -87,7 +87,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .empty(let file): "'\(file)' is empty"
     case .unsupportedType(let file, let found):
       "'\(file)' is not a PDF, JPEG or PNG: it looks like \(found)"
-    case .damaged(let file, let reason): "pdf '\(file)' is damaged (poppler: \(reason))"
+    case .damaged(let file, let reason, _): "pdf '\(file)' is damaged (poppler: \(reason))"
     case .encrypted(let file, let given):
       given ? "pdf '\(file)' is encrypted and the password is wrong" : "pdf '\(file)' is encrypted"
     case .noPages(let file): "pdf '\(file)' has no pages"
@@ -105,13 +105,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
         + "at most \(Formatting.number(maximum)) mm a side is rendered"
     case .emptyPage(let file, let page):
       "pdf '\(file)' page \(page) has an empty or negative page box"
-    case .imageTooLarge(let file, let width, let height, let maximum)
-    where width.multipliedReportingOverflow(by: height).partialValue <= maximum:
-      "image '\(file)' claims \(width) x \(height) pixels; at most "
-        + "\(ImageDecoder.maximumSide) pixels a side are decoded"
-    case .imageTooLarge(let file, let width, let height, let maximum):
-      "image '\(file)' claims \(width) x \(height) pixels; at most \(maximum) pixels are decoded"
-    case .damagedImage(let file, let reason): "image '\(file)' is damaged (\(reason))"
+    case .image(let error): error.message
     case .badPageRange(let file, let range):
       "'\(range)' is not a page range for '\(file)'; expected 1, all, or ranges like 1-3,5,8-"
     case .pageOutOfRange(let file, let page, let pages):
@@ -127,7 +121,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .fileChanged(let file):
       "'\(file)' changed or was truncated while it was being read"
     case .workerCrashed(let file, let detail): "the worker reading '\(file)' crashed (\(detail))"
-    case .badOutput(let file, let detail): "the thumbnail of '\(file)' is wrong (\(detail))"
+    case .badOutput(let file, let detail, _): "the thumbnail of '\(file)' is wrong (\(detail))"
     }
   }
 
@@ -141,6 +135,17 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .fileChanged: "read the file again once it has been written completely"
     case .cpuLimit, .memoryLimit, .timeout:
       "the limits are adjustable (--cpu-limit, --memory-limit, --timeout)"
+    case .image(let error): error.hint
+    default: nil
+    }
+  }
+
+  /// What the drawing library reported, for a thumbnail it could not draw or encode.
+  public var underlying: (any Error)? {
+    switch self {
+    case .badOutput(_, _, let cause?): cause
+    case .damaged(_, _, let cause?): cause
+    case .image(let error): error.underlying
     default: nil
     }
   }

@@ -5,14 +5,30 @@ internal import CPoppler
 import ImprintCore
 import ImprintGraphics
 
-/// Why poppler could not open a PDF.
-public enum PDFOpenFailure: Error, Sendable, Equatable {
+/// Why poppler could not open a PDF: poppler's own report, the cause of a `DocumentError`
+/// (`pdf.encrypted`, `pdf.damaged`) that names the file.
+public enum PDFOpenFailure: ImprintError, Equatable, Codable {
   /// The file needs a password (or the one given is wrong).
   case encrypted
   /// The file is damaged beyond poppler's repair (truncated, broken xref).
   case damaged(String)
   /// Another failure (bad catalog, not a PDF).
   case invalid(String)
+
+  public var code: String {
+    switch self {
+    case .encrypted: "poppler.encrypted"
+    case .damaged: "poppler.damaged"
+    case .invalid: "poppler.invalid"
+    }
+  }
+
+  public var message: String {
+    switch self {
+    case .encrypted: "poppler cannot open the document without its password"
+    case .damaged(let text), .invalid(let text): "poppler cannot open the document (\(text))"
+    }
+  }
 }
 
 /// A PDF opened from bytes with poppler-glib.

@@ -32,7 +32,7 @@ public struct Bitmap: Sendable, Equatable {
   /// The bitmap with `jpeg` set: an opaque image encoded at `quality` (1-100); images with
   /// transparency are returned unchanged (JPEG has no alpha).
   ///
-  /// - Throws: `GraphicsError.jpegDecode` when libjpeg fails.
+  /// - Throws: `GraphicsError.jpegEncode` when libjpeg fails.
   public func withJPEG(quality: Int = 92) throws(GraphicsError) -> Bitmap {
     guard jpeg == nil, !hasAlpha else { return self }
     var output: UnsafeMutablePointer<UInt8>?
@@ -44,7 +44,7 @@ public struct Bitmap: Sendable, Equatable {
         &message, message.count)
     }
     guard status == 0, let output else {
-      throw .jpegDecode(source: "(encoding)", reason: JPEGDecoder.text(message))
+      throw .jpegEncode(reason: JPEGDecoder.text(message))
     }
     defer { CImprintShims_free(output) }
     var copy = self

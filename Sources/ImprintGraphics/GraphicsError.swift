@@ -4,25 +4,28 @@
 import ImprintCore
 
 /// A failure reported by one of the C libraries, converted at the boundary.
-public enum GraphicsError: ImprintError, Equatable {
+///
+/// An image that cannot be decoded or is too large to decode is an `ImageError`, never one of
+/// these: `image.*` codes belong to `ImageError` alone.
+public enum GraphicsError: ImprintError, Equatable, Codable {
   /// cairo reported a sticky error status.
   case cairo(operation: String, status: String)
   /// libpng failed to encode an image.
   case pngEncode(reason: String)
-  /// libjpeg could not decode an image.
-  case jpegDecode(source: String, reason: String)
+  /// libjpeg failed to encode an image.
+  case jpegEncode(reason: String)
   /// The bundled fonts could not be found or loaded.
   case fontsUnavailable(reason: String)
-  /// An image is larger than Imprint allows in memory.
-  case imageTooLarge(width: Int, height: Int, maximumPixels: Int)
+  /// An image to draw on (a card's PNG, a thumbnail) is larger than Imprint allocates.
+  case rasterTooLarge(width: Int, height: Int, maximumPixels: Int)
 
   public var code: String {
     switch self {
     case .cairo: "graphics.cairo"
     case .pngEncode: "graphics.pngEncode"
-    case .jpegDecode: "image.jpegDecode"
+    case .jpegEncode: "graphics.jpegEncode"
     case .fontsUnavailable: "graphics.fontsUnavailable"
-    case .imageTooLarge: "image.tooLarge"
+    case .rasterTooLarge: "graphics.rasterTooLarge"
     }
   }
 
@@ -30,9 +33,9 @@ public enum GraphicsError: ImprintError, Equatable {
     switch self {
     case .cairo(let operation, let status): "\(operation) failed (cairo: \(status))"
     case .pngEncode(let reason): "cannot encode PNG (libpng: \(reason))"
-    case .jpegDecode(let source, let reason): "cannot decode JPEG '\(source)' (libjpeg: \(reason))"
+    case .jpegEncode(let reason): "cannot encode JPEG (libjpeg: \(reason))"
     case .fontsUnavailable(let reason): "the bundled fonts are unavailable (\(reason))"
-    case .imageTooLarge(let width, let height, let maximum):
+    case .rasterTooLarge(let width, let height, let maximum):
       "image of \(width) x \(height) pixels exceeds the limit of \(maximum) pixels"
     }
   }

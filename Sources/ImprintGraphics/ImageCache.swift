@@ -109,7 +109,7 @@ public final class ImageCache: Sendable {
   /// `bitmap.prepared(forWidth:height:fit:)`, with JPEG data when `jpeg` is set, or the earlier
   /// result for the same decoding (`id` from `decode`) and box.
   ///
-  /// - Throws: `GraphicsError.jpegDecode` when libjpeg cannot encode.
+  /// - Throws: `GraphicsError.jpegEncode` when libjpeg cannot encode.
   public func prepared(
     _ bitmap: Bitmap, id: UInt64?, width: Int, height: Int, fit: ImageFit, jpeg: Bool
   ) throws(GraphicsError) -> Bitmap {

@@ -24,11 +24,14 @@ public enum ImageType: String, Sendable, Codable {
 }
 
 /// Errors of decoding an image file.
-public enum ImageError: ImprintError, Equatable {
+///
+/// The one owner of the `image.*` codes: a photo (cards), an upload (documents) and a decoder
+/// called directly all report an image's failure with these.
+public enum ImageError: ImprintError, Equatable, Codable {
   /// The content is neither JPEG nor PNG.
   case unsupportedType(source: String, found: String)
-  /// The file is damaged or truncated.
-  case corrupt(source: String, reason: String)
+  /// The file is damaged or truncated (libjpeg's or cairo's text in `reason`).
+  case damaged(source: String, reason: String)
   /// The image is larger than allowed.
   case tooLarge(source: String, width: Int, height: Int, maximumPixels: Int)
   /// There was not memory enough to decode it (within the process's limit).
@@ -37,7 +40,7 @@ public enum ImageError: ImprintError, Equatable {
   public var code: String {
     switch self {
     case .unsupportedType: "image.unsupportedType"
-    case .corrupt: "image.corrupt"
+    case .damaged: "image.damaged"
     case .tooLarge: "image.tooLarge"
     case .outOfMemory: "image.outOfMemory"
     }
@@ -47,7 +50,7 @@ public enum ImageError: ImprintError, Equatable {
     switch self {
     case .unsupportedType(let source, let found):
       "image '\(source)' is not a JPEG or PNG: it looks like \(found)"
-    case .corrupt(let source, let reason): "image '\(source)' is damaged or truncated (\(reason))"
+    case .damaged(let source, let reason): "image '\(source)' is damaged or truncated (\(reason))"
     case .tooLarge(let source, let width, let height, let maximum)
     where width.multipliedReportingOverflow(by: height).partialValue <= maximum:
       "image '\(source)' is \(width) x \(height) pixels; at most \(ImageDecoder.maximumSide) "
@@ -61,7 +64,7 @@ public enum ImageError: ImprintError, Equatable {
   public var hint: String? {
     switch self {
     case .unsupportedType: "convert the photo to JPEG or PNG"
-    case .corrupt: "export the image again"
+    case .damaged: "export the image again"
     case .tooLarge, .outOfMemory: "scale the image down"
     }
   }
@@ -102,16 +105,7 @@ public enum ImageDecoder {
     switch ImageType(sniffing: bytes) {
     case .jpeg?:
       _ = try header(bytes, source: source, maximumPixels: maximumPixels)
-      let bitmap: Bitmap
-      do {
-        bitmap = try JPEGDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
-      } catch .imageTooLarge(let width, let height, let maximum) {
-        throw .tooLarge(source: source, width: width, height: height, maximumPixels: maximum)
-      } catch .jpegDecode(_, let reason) {
-        throw .corrupt(source: source, reason: "libjpeg: \(reason)")
-      } catch {
-        throw .corrupt(source: source, reason: error.message)
-      }
+      let bitmap = try JPEGDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
       return bitmap.oriented(exifOrientation(bytes))
     case .png?:
       _ = try header(bytes, source: source, maximumPixels: maximumPixels)
@@ -136,7 +130,7 @@ public enum ImageDecoder {
   ///   - source: the file name, for errors.
   ///   - maximumPixels: the most pixels allowed.
   /// - Returns: the size as displayed (EXIF orientation applied) and the resolution, if given.
-  /// - Throws: `ImageError.corrupt` for a header without a valid size (0 x 0 included),
+  /// - Throws: `ImageError.damaged` for a header without a valid size (0 x 0 included),
   ///   `.tooLarge` for more than `maximumPixels` or a side above `maximumSide` (PNG).
   public static func header(
     _ bytes: [UInt8], source: String, maximumPixels: Int = ImageDecoder.maximumPixels
@@ -148,13 +142,13 @@ public enum ImageDecoder {
     case .png?:
       // Signature, then the IHDR chunk: length 13, type, width, height (PNG: 1 to 2^31 - 1).
       guard bytes.count >= 33, Array(bytes[12..<16]) == Array("IHDR".utf8) else {
-        throw .corrupt(source: source, reason: "no PNG header")
+        throw .damaged(source: source, reason: "no PNG header")
       }
       func be32(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
       width = be32(16)
       height = be32(20)
       guard (1...Int(Int32.max)).contains(width), (1...Int(Int32.max)).contains(height) else {
-        throw .corrupt(
+        throw .damaged(
           source: source, reason: "the PNG header gives invalid dimensions \(width) x \(height)")
       }
       // pHYs (pixels per metre, unit 1) before the first IDAT.
@@ -169,15 +163,11 @@ public enum ImageDecoder {
         offset += 12 + length
       }
     case .jpeg?:
-      do {
-        let info = try JPEGDecoder.info(bytes, source: source)
-        width = info.width
-        height = info.height
-      } catch {
-        throw .corrupt(source: source, reason: "libjpeg: \(error.message)")
-      }
+      let info = try JPEGDecoder.info(bytes, source: source)
+      width = info.width
+      height = info.height
       guard width > 0, height > 0 else {
-        throw .corrupt(
+        throw .damaged(
           source: source, reason: "the JPEG header gives invalid dimensions \(width) x \(height)")
       }
       // JFIF APP0: units (1 = dpi, 2 = dots per cm) and the X density.
@@ -215,7 +205,7 @@ public enum ImageDecoder {
     let status = cairo_surface_status(surface)
     if status == CAIRO_STATUS_NO_MEMORY { throw .outOfMemory(source: source) }
     guard status == CAIRO_STATUS_SUCCESS else {
-      throw .corrupt(
+      throw .damaged(
         source: source, reason: "cairo: " + String(cString: cairo_status_to_string(status)))
     }
     let w = Int(cairo_image_surface_get_width(surface))
@@ -223,7 +213,7 @@ public enum ImageDecoder {
     let stride = Int(cairo_image_surface_get_stride(surface))
     let format = cairo_image_surface_get_format(surface)
     guard let data = cairo_image_surface_get_data(surface) else {
-      throw .corrupt(source: source, reason: "no pixel data")
+      throw .damaged(source: source, reason: "no pixel data")
     }
     // cairo's ARGB32/RGB24 memory on little-endian is B, G, R, A (premultiplied): the Bitmap
     // layout, so rows are copied as they are; RGB24's unused byte becomes an opaque alpha.

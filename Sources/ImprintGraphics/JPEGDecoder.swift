@@ -19,8 +19,8 @@ public enum JPEGDecoder {
 
   /// Reads the header of a JPEG.
   ///
-  /// - Throws: `GraphicsError.jpegDecode` naming `source`.
-  public static func info(_ bytes: [UInt8], source: String) throws(GraphicsError) -> Info {
+  /// - Throws: `ImageError.damaged` naming `source`, with libjpeg's text.
+  public static func info(_ bytes: [UInt8], source: String) throws(ImageError) -> Info {
     var width: UInt32 = 0
     var height: UInt32 = 0
     var components: Int32 = 0
@@ -32,7 +32,7 @@ public enum JPEGDecoder {
         $0.baseAddress, $0.count, &width, &height, &components, &colorSpace, &progressive,
         &message, message.count)
     }
-    guard status == 0 else { throw .jpegDecode(source: source, reason: text(message)) }
+    guard status == 0 else { throw .damaged(source: source, reason: "libjpeg: " + text(message)) }
     return Info(
       width: Int(width), height: Int(height), components: Int(components),
       progressive: progressive != 0)
@@ -46,14 +46,16 @@ public enum JPEGDecoder {
   ///   - strict: treat libjpeg warnings (truncated or corrupt data) as errors (default).
   ///   - maximumPixels: refuse larger images before allocating.
   /// - Returns: the decoded, opaque bitmap.
-  /// - Throws: `GraphicsError.jpegDecode` or `GraphicsError.imageTooLarge`.
+  /// - Throws: `ImageError.damaged` (with libjpeg's text) or `ImageError.tooLarge`, naming
+  ///   `source`.
   public static func decode(
     _ bytes: [UInt8], source: String, strict: Bool = true,
     maximumPixels: Int = RasterImage.maximumPixels
-  ) throws(GraphicsError) -> Bitmap {
+  ) throws(ImageError) -> Bitmap {
     let header = try info(bytes, source: source)
     guard header.width * header.height <= maximumPixels else {
-      throw .imageTooLarge(width: header.width, height: header.height, maximumPixels: maximumPixels)
+      throw .tooLarge(
+        source: source, width: header.width, height: header.height, maximumPixels: maximumPixels)
     }
     let stride = header.width * 4
     var pixels = [UInt8](repeating: 0, count: stride * header.height)
@@ -67,7 +69,7 @@ public enum JPEGDecoder {
           output.baseAddress, stride, output.count, &width, &height, &message, message.count)
       }
     }
-    guard status == 0 else { throw .jpegDecode(source: source, reason: text(message)) }
+    guard status == 0 else { throw .damaged(source: source, reason: "libjpeg: " + text(message)) }
     for index in Swift.stride(from: 3, to: pixels.count, by: 4) { pixels[index] = 255 }
     // Grey, RGB and YCbCr files can be embedded in PDFs as they are; CMYK ones (often stored
     // inverted) are re-encoded from the converted pixels when needed.

@@ -268,12 +268,12 @@ public struct RasterImage: ~Copyable {
 
   /// Creates a white, opaque image.
   ///
-  /// - Throws: `GraphicsError.imageTooLarge` or `GraphicsError.cairo`.
+  /// - Throws: `GraphicsError.rasterTooLarge` or `GraphicsError.cairo`.
   public init(width: Int, height: Int, fonts: FontLibrary? = nil) throws(GraphicsError) {
     guard width > 0, height > 0, width <= 32_767, height <= 32_767,
       width * height <= RasterImage.maximumPixels
     else {
-      throw .imageTooLarge(width: width, height: height, maximumPixels: RasterImage.maximumPixels)
+      throw .rasterTooLarge(width: width, height: height, maximumPixels: RasterImage.maximumPixels)
     }
     guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height))
     else { preconditionFailure("cairo returned a NULL surface") }
@@ -330,7 +330,7 @@ public struct RasterImage: ~Copyable {
 
   /// Encodes the image as a baseline JPEG at `quality` (1-100).
   ///
-  /// - Throws: `GraphicsError.jpegDecode` when libjpeg fails.
+  /// - Throws: `GraphicsError.jpegEncode` when libjpeg fails.
   public func jpeg(quality: Int = 85) throws(GraphicsError) -> [UInt8] {
     cairo_surface_flush(surface)
     guard let data = cairo_image_surface_get_data(surface) else { return [] }
@@ -341,7 +341,7 @@ public struct RasterImage: ~Copyable {
       data, UInt32(width), UInt32(height), Int(cairo_image_surface_get_stride(surface)),
       Int32(quality), &output, &length, &message, message.count)
     guard status == 0, let output else {
-      throw .jpegDecode(source: "(encoding)", reason: JPEGDecoder.text(message))
+      throw .jpegEncode(reason: JPEGDecoder.text(message))
     }
     defer { CImprintShims_free(output) }
     return Array(UnsafeBufferPointer(start: output, count: length))

@@ -56,9 +56,14 @@ public enum Base58 {
   }
 
   /// The offset of a character outside the Base58 alphabet.
-  public struct InvalidCharacter: Error, Equatable {
-    /// 0-based offset in the text.
+  public struct InvalidCharacter: ImprintError, Equatable {
+    /// 0-based offset in the text, in UTF-8 bytes.
     public let offset: Int
+
+    public var code: String { "base58.invalidCharacter" }
+    public var message: String {
+      "the text has a character that is not Base58 at byte \(offset + 1)"
+    }
   }
 
   /// Encodes `payload` followed by the first 4 bytes of SHA-256(SHA-256(payload)).

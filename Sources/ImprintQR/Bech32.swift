@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintQR: Bech32 (BIP-173) and Bech32m (BIP-350) strings and segwit addresses.
 
+import ImprintCore
+
 /// Bech32 and Bech32m encoding, as used by segwit addresses.
 public enum Bech32 {
   /// The checksum variant.
@@ -119,9 +121,12 @@ public enum Bech32 {
   }
 
   /// Why a string is not valid Bech32.
-  public struct Failure: Error, Equatable {
+  public struct Failure: ImprintError, Equatable {
     /// The reason, phrased to follow the string ("fails its Bech32 checksum").
     public let reason: String
     init(_ reason: String) { self.reason = reason }
+
+    public var code: String { "bech32.invalid" }
+    public var message: String { "the Bech32 text \(reason)" }
   }
 }

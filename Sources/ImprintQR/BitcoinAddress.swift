@@ -67,7 +67,8 @@ public struct BitcoinAddress: Sendable, Hashable, CustomStringConvertible {
         position += 1
       }
       throw .invalidBitcoinAddress(
-        address: text, reason: "has '\(shown)' at position \(position), not a Base58 character")
+        address: text, reason: "has '\(shown)' at position \(position), not a Base58 character",
+        cause: ErrorCause(failure))
     case .success(let decoded): bytes = decoded
     }
     guard bytes.count == 25 else {
@@ -99,7 +100,9 @@ public struct BitcoinAddress: Sendable, Hashable, CustomStringConvertible {
   private static func segwit(_ text: String) throws(QRError) -> (Kind, String) {
     let decoded: Bech32.Decoded
     switch Bech32.decode(text) {
-    case .failure(let failure): throw .invalidBitcoinAddress(address: text, reason: failure.reason)
+    case .failure(let failure):
+      throw .invalidBitcoinAddress(
+        address: text, reason: failure.reason, cause: ErrorCause(failure))
     case .success(let value): decoded = value
     }
     guard ["bc", "tb", "bcrt"].contains(decoded.hrp) else {

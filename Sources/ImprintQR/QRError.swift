@@ -11,8 +11,9 @@ public enum QRError: ImprintError, Equatable {
   case invalidEthereumAddress(address: String, reason: String)
   /// A mixed-case Ethereum address whose letter case does not match its EIP-55 checksum.
   case ethereumChecksumMismatch(address: String, positions: [Int])
-  /// A Bitcoin address is malformed or its checksum fails (`reason` says which).
-  case invalidBitcoinAddress(address: String, reason: String)
+  /// A Bitcoin address is malformed or its checksum fails (`reason` says which; `cause` is the
+  /// Base58 or Bech32 decoder's error, when that is what failed).
+  case invalidBitcoinAddress(address: String, reason: String, cause: ErrorCause? = nil)
   /// An amount, gas value or chain id is not acceptable.
   case invalidAmount(field: String, value: String, expected: String)
   /// A rendering option is out of range.
@@ -65,7 +66,7 @@ public enum QRError: ImprintError, Equatable {
         + (positions.count == 1 ? "letter" : "letters") + " at position"
         + (positions.count == 1 ? " " : "s ") + positions.map(String.init).joined(separator: ", ")
         + " does not match"
-    case .invalidBitcoinAddress(let address, let reason):
+    case .invalidBitcoinAddress(let address, let reason, _):
       "bitcoin address '\(SafeText.excerpt(address, limit: 128))' \(reason)"
     case .invalidAmount(let field, let value, let expected):
       "\(field) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
@@ -115,5 +116,10 @@ public enum QRError: ImprintError, Equatable {
     case .payloadTooLarge: "shorten the payload"
     default: nil
     }
+  }
+
+  /// The decoder's error behind an invalid Bitcoin address.
+  public var underlying: (any Error)? {
+    if case .invalidBitcoinAddress(_, _, let cause?) = self { cause.error } else { nil }
   }
 }

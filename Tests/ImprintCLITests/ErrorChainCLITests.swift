@@ -3,7 +3,9 @@
 // the output is what it always was.
 
 import Foundation
+import ImprintCards
 import ImprintCore
+import ImprintGraphics
 import ImprintTestSupport
 import Testing
 
@@ -82,5 +84,125 @@ struct ErrorChainCLITests {
       let usage = await imprint(["qr", flag])
       #expect(usage.code == 2 && usage.stderr.hasPrefix("error: missing argument <payload>"))
     }
+  }
+
+  /// A copy of the sample photo cut in half: its header reads, its data ends early.
+  static func truncatedPhoto(in folder: TemporaryFolder) throws -> String {
+    let bytes = try Data(
+      contentsOf: URL(fileURLWithPath: samplesFolder + "/photos/harbor-lamp.jpg"))
+    let path = folder.file("half.jpg")
+    try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  static let profile = samplesFolder + "/profiles/sora-park.json"
+
+  @Test("card: a truncated photo is card.photo caused by image.damaged; plain output unchanged")
+  func cardPhotoChain() async throws {
+    let folder = TemporaryFolder()
+    let photo = try Self.truncatedPhoto(in: folder)
+    let image =
+      "image '\(photo)' is damaged or truncated (libjpeg: Premature end of JPEG file)"
+    let arguments = ["card", Self.profile, "--photo", photo, "-o", folder.file("c.pdf")]
+    let plain = await imprint(arguments)
+    #expect(plain.code == 1)
+    // Today's output, byte for byte.
+    #expect(
+      plain.stderr
+        == "error: photo '\(photo)' cannot be used (\(image))\nhint: use a JPEG or PNG file\n")
+    let verbose = await imprint(arguments + ["--verbose"])
+    #expect(verbose.code == 1)
+    #expect(verbose.stderr == plain.stderr + "  cause: image.damaged: \(image)\n")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("c.pdf")))
+    // --json: the same error with a "causes" list under --verbose only.
+    let json = await imprint(arguments + ["--json"])
+    let verboseJSON = await imprint(arguments + ["--json", "-v"])
+    #expect(!json.stdout.contains("causes") && json.stdout.contains("card.photo"))
+    struct Document: Decodable {
+      struct Card: Decodable { var error: ErrorRecord? }
+      var cards: [Card]
+    }
+    let record = try #require(
+      try JSONDecoder().decode(Document.self, from: Data(verboseJSON.stdout.utf8)).cards.first?
+        .error)
+    #expect(record.code == "card.photo")
+    #expect(record.causes?.map(\.code) == ["image.damaged"])
+    #expect(record.causes?.first?.message == image)
+    // The library keeps the image's error itself, not its text.
+    let error = CardError.photo(
+      source: photo, reason: image, cause: .damaged(source: photo, reason: "x"))
+    #expect((error.underlying as? ImageError)?.code == "image.damaged")
+  }
+
+  @Test("batch: a card job's causes go into results.jsonl under --verbose only")
+  func batchPhotoChain() async throws {
+    let folder = TemporaryFolder()
+    let photo = try Self.truncatedPhoto(in: folder)
+    let manifest = folder.file("m.jsonl")
+    let line = #"{"id":"a","kind":"card","profile":"\#(Self.profile)","photo":"\#(photo)"}"#
+    #expect(FileManager.default.createFile(atPath: manifest, contents: Data((line + "\n").utf8)))
+    func result(_ extra: [String], _ name: String) async throws -> (Run, String) {
+      let run = await imprint(["batch", manifest, "-o", folder.file(name), "-q"] + extra)
+      return (
+        run, try String(contentsOfFile: folder.file(name + "/results.jsonl"), encoding: .utf8)
+      )
+    }
+    let (plain, plainResults) = try await result([], "plain")
+    let (verbose, verboseResults) = try await result(["--verbose"], "verbose")
+    #expect(plain.code == 1 && verbose.code == 1)
+    #expect(plain.stderr.isEmpty && verbose.stderr.isEmpty)
+    #expect(plainResults.contains(#""code":"card.photo""#) && !plainResults.contains("causes"))
+    let record = try JSONDecoder().decode(
+      JobRecord.self, from: Data(verboseResults.split(separator: "\n")[0].utf8))
+    #expect(record.status == "failed" && record.error?.code == "card.photo")
+    #expect(record.error?.causes?.map(\.code) == ["image.damaged"])
+    // Without the causes, the verbose run's record is the plain one's (but for timings).
+    let plainRecord = try JSONDecoder().decode(
+      JobRecord.self, from: Data(plainResults.split(separator: "\n")[0].utf8))
+    var stripped = record.error
+    stripped?.causes = nil
+    #expect(stripped == plainRecord.error)
+  }
+
+  /// The part of a results line these tests read.
+  struct JobRecord: Decodable {
+    var status: String
+    var error: ErrorRecord?
+  }
+
+  @Test("thumb: a write the worker cannot finish keeps its errno across the process boundary")
+  func thumbWorkerChain() throws {
+    let folder = TemporaryFolder()
+    let output = folder.file("t.png")
+    let arguments = [
+      "--fsize=2000", Self.binary, "thumb", fixturesFolder + "/Documents/mixed.pdf", output,
+      "--size", "512",
+    ]
+    let plain = try runTool("prlimit", arguments)
+    let expected =
+      "error: cannot write '\(output)' (\(String(cString: strerror(EFBIG))))\n"
+      + "hint: the file is larger than this process may write (ulimit -f) or the file system holds\n"
+    #expect(plain.status == 1 && plain.stderr == expected, "\(plain.stderr)")
+    let verbose = try runTool("prlimit", arguments + ["-v"])
+    #expect(verbose.status == 1)
+    #expect(
+      verbose.stderr == expected + "  cause: system.EFBIG: \(String(cString: strerror(EFBIG)))\n")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+  }
+
+  @Test("card: a profile that is not JSON is profile.notJSON caused by the JSON reader's error")
+  func profileChain() async throws {
+    let folder = TemporaryFolder()
+    let profile = folder.file("p.json")
+    #expect(FileManager.default.createFile(atPath: profile, contents: Data(#"{"name": }"#.utf8)))
+    let arguments = ["card", profile, "-o", folder.file("c.pdf")]
+    let plain = await imprint(arguments)
+    let verbose = await imprint(arguments + ["-v"])
+    #expect(plain.code == 1 && verbose.code == 1)
+    #expect(!plain.stderr.contains("cause:"))
+    let extra = verbose.stderr.dropFirst(plain.stderr.count)
+    #expect(verbose.stderr.hasPrefix(plain.stderr))
+    #expect(extra.hasPrefix("  cause: json.syntax: '\(profile)' line 1, column 10: "), "\(extra)")
+    #expect(extra.split(separator: "\n").count == 1)
   }
 }

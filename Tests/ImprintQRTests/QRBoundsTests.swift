@@ -2,6 +2,7 @@
 // ImprintQRTests: bounds under hostile input: raster pixels, payload length, uint256 amounts,
 // and address decoders that report odd input instead of trapping.
 
+import ImprintCore
 import ImprintGraphics
 import ImprintQR
 import Testing
@@ -140,9 +141,16 @@ struct QRBoundsTests {
 
   @Test("a combining mark after a valid character is named at its own position")
   func combiningPosition() {
+    // The Base58 decoder's error is kept as the cause (at byte 1, counted from 0).
+    guard case .failure(let failure) = Base58.decode("1\u{301}") else {
+      Issue.record("Base58 decoded a combining mark")
+      return
+    }
+    #expect(failure.offset == 1 && failure.code == "base58.invalidCharacter")
     #expect(
       throws: QRError.invalidBitcoinAddress(
-        address: "1\u{301}", reason: "has '\u{301}' at position 2, not a Base58 character")
+        address: "1\u{301}", reason: "has '\u{301}' at position 2, not a Base58 character",
+        cause: ErrorCause(failure))
     ) {
       _ = try BitcoinAddress("1\u{301}")
     }
