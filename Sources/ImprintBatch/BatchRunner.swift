@@ -630,7 +630,7 @@ public enum BatchError: ImprintError, Equatable {
   /// `batch merge`: results of another shard count or manifest, or not the manifest's jobs.
   case shardMismatch(folder: String, detail: String)
   /// `batch merge`: a shard's result line that cannot be read (that job fails).
-  case resultUnreadable(file: String, line: Int, reason: String)
+  case resultUnreadable(file: String, line: Int, reason: String, cause: FileError? = nil)
 
   public var code: String {
     switch self {
@@ -652,7 +652,7 @@ public enum BatchError: ImprintError, Equatable {
         + "and SLURM_ARRAY_TASK_COUNT"
     case .shardsMissing(let folder, let detail), .shardMismatch(let folder, let detail):
       "cannot merge the shards in '\(folder)': \(detail)"
-    case .resultUnreadable(let file, let line, let reason):
+    case .resultUnreadable(let file, let line, let reason, _):
       "'\(file)' line \(line) cannot be read as a job's result (\(reason))"
     }
   }
@@ -667,6 +667,11 @@ public enum BatchError: ImprintError, Equatable {
     case .resultUnreadable: "run that job's shard again"
     default: nil
     }
+  }
+
+  /// The file error behind a result line that cannot be read (a line over the limit).
+  public var underlying: (any Error)? {
+    if case .resultUnreadable(_, _, _, let cause?) = self { cause } else { nil }
   }
 }
 

@@ -288,7 +288,9 @@ private final class ShardResultsReader {
       guard let next = try reader.next() else { return nil }
       line = next
     } catch {
-      return .failure(.resultUnreadable(file: name, line: reader.lineNumber, reason: error.message))
+      return .failure(
+        .resultUnreadable(
+          file: name, line: reader.lineNumber, reason: error.message, cause: error))
     }
     guard let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)) else {
       return .failure(

@@ -33,8 +33,8 @@ public enum QRError: ImprintError, Equatable {
   case imageTooLarge(width: Int, height: Int, limit: Int)
   /// The payload does not fit in a QR symbol at this error-correction level.
   case payloadTooLarge(bytes: Int, level: String, maximum: Int)
-  /// libqrencode rejected the input.
-  case encode(reason: String)
+  /// libqrencode rejected the input (`errno`: what it set, when it failed that way).
+  case encode(reason: String, errno: Int32? = nil)
 
   public var code: String {
     switch self {
@@ -89,7 +89,7 @@ public enum QRError: ImprintError, Equatable {
     case .payloadNotUTF8(let source): "\(source) is not valid UTF-8 text"
     case .payloadTooLarge(let bytes, let level, let maximum):
       "qr payload is \(bytes) bytes; the maximum at error-correction level \(level) is \(maximum)"
-    case .encode(let reason): "cannot encode the QR symbol (libqrencode: \(reason))"
+    case .encode(let reason, _): "cannot encode the QR symbol (libqrencode: \(reason))"
     }
   }
 
@@ -118,8 +118,12 @@ public enum QRError: ImprintError, Equatable {
     }
   }
 
-  /// The decoder's error behind an invalid Bitcoin address.
+  /// The decoder's error behind an invalid Bitcoin address; the errno libqrencode set.
   public var underlying: (any Error)? {
-    if case .invalidBitcoinAddress(_, _, let cause?) = self { cause.error } else { nil }
+    switch self {
+    case .invalidBitcoinAddress(_, _, let cause?): cause.error
+    case .encode(_, let errno?): SystemError(errno)
+    default: nil
+    }
   }
 }

@@ -162,7 +162,7 @@ public struct QRMatrix: Sendable, Equatable {
         return .failure(
           .payloadTooLarge(bytes: bytes.count, level: level.rawValue, maximum: level.maximumBytes))
       }
-      return .failure(.encode(reason: String(cString: strerror(error))))
+      return .failure(.encode(reason: String(cString: strerror(error)), errno: error))
     }
     defer { QRcode_free(code) }
     let size = Int(code.pointee.width)

@@ -6,6 +6,7 @@ import Foundation
 import ImprintCards
 import ImprintCore
 import ImprintGraphics
+import ImprintQR
 import ImprintTestSupport
 import Testing
 
@@ -204,5 +205,55 @@ struct ErrorChainCLITests {
     #expect(verbose.stderr.hasPrefix(plain.stderr))
     #expect(extra.hasPrefix("  cause: json.syntax: '\(profile)' line 1, column 10: "), "\(extra)")
     #expect(extra.split(separator: "\n").count == 1)
+  }
+
+  @Test(
+    "batch merge: an over-long result line is batch.resultUnreadable caused by file.lineTooLong")
+  func mergeChain() async throws {
+    let folder = TemporaryFolder()
+    let manifest = folder.file("m.jsonl")
+    let lines = (0..<4).map { #"{"id":"q\#($0)","kind":"qr","payload":"p\#($0)"}"# }
+    #expect(
+      FileManager.default.createFile(
+        atPath: manifest, contents: Data((lines.joined(separator: "\n") + "\n").utf8)))
+    for variant in ["plain", "verbose"] {
+      let shared = folder.file(variant)
+      for index in 0..<2 {
+        let run = await imprint(["batch", manifest, "-o", shared, "--shard", "\(index)/2", "-q"])
+        #expect(run.code == 0, "\(run.stderr)")
+      }
+      let file = shared + "/results-1-of-2.jsonl"
+      var results = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+      results[0] = Substring(String(repeating: "x", count: 1_100_000))
+      #expect(
+        FileManager.default.createFile(
+          atPath: file, contents: Data((results.joined(separator: "\n") + "\n").utf8)))
+    }
+    let plain = await imprint(["batch", "merge", manifest, "-o", folder.file("plain"), "-q"])
+    let verbose = await imprint([
+      "batch", "merge", manifest, "-o", folder.file("verbose"), "-q", "-v",
+    ])
+    #expect(plain.code == 1 && verbose.code == 1)
+    let plainResults = try String(
+      contentsOfFile: folder.file("plain/results.jsonl"), encoding: .utf8)
+    let verboseResults = try String(
+      contentsOfFile: folder.file("verbose/results.jsonl"), encoding: .utf8)
+    #expect(plainResults.contains("batch.resultUnreadable") && !plainResults.contains("causes"))
+    let failed = try verboseResults.split(separator: "\n").map {
+      try JSONDecoder().decode(JobRecord.self, from: Data($0.utf8))
+    }.filter { $0.status == "failed" }
+    #expect(failed.count == 1)
+    #expect(failed.first?.error?.code == "batch.resultUnreadable")
+    #expect(failed.first?.error?.causes?.map(\.code) == ["file.lineTooLong"])
+  }
+
+  @Test("libqrencode's errno is the cause of qr.encode")
+  func qrEncodeCause() {
+    let error = QRError.encode(reason: String(cString: strerror(ENOMEM)), errno: ENOMEM)
+    #expect(
+      error.message
+        == "cannot encode the QR symbol (libqrencode: \(String(cString: strerror(ENOMEM))))")
+    #expect((error.underlying as? SystemError)?.code == "system.ENOMEM")
+    #expect(QRError.encode(reason: "empty payload").underlying == nil)
   }
 }
