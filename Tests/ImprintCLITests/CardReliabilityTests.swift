@@ -126,7 +126,7 @@ struct CardReliabilityTests {
     #expect(run.status == 1)
     #expect(cardErrorCodes(run) == ["card.photoDownload"])
     #expect(run.stdout.contains("10485760"))
-    #expect(run.peakMB < 150, "peak \(run.peakMB) MB")
+    if Sanitizer.measuresMemory { #expect(run.peakMB < 150, "peak \(run.peakMB) MB") }
     #expect(run.seconds < 30)
     #expect(!FileManager.default.fileExists(atPath: folder.file("card.png")))
     #expect(
@@ -257,12 +257,15 @@ struct CardReliabilityTests {
     #expect(run.status == 1, "\(role) \(kind): \(run.stderr)")
     #expect(cardErrorCodes(run) == ["file.notRegular"], "\(role) \(kind): \(run.stdout)")
     #expect(run.seconds < 15)
-    #expect(run.peakMB < 200)
+    if Sanitizer.measuresMemory { #expect(run.peakMB < 200) }
     #expect(!FileManager.default.fileExists(atPath: folder.file("c.pdf")))
   }
 
   @Test(
     "a full disk fails PDF, PNG, share and combined outputs with exit 1, leaving no file",
+    .disabled(
+      if: !Sanitizer.startsUnderSmallFileSizeLimit,
+      Comment(rawValue: Sanitizer.smallFileSizeLimitReason)),
     arguments: [1024, 20 * 1024, 60 * 1024])
   func fullDisk(limit: Int) throws {
     let sora = samplesFolder + "/profiles/sora-park.json"

@@ -114,7 +114,11 @@ struct MessageReliabilityTests {
 struct FullDiskHintTests {
   static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
 
-  @Test("a write past the size limit fails with its path and the size-limit hint, nothing left")
+  @Test(
+    "a write past the size limit fails with its path and the size-limit hint, nothing left",
+    .disabled(
+      if: !Sanitizer.startsUnderSmallFileSizeLimit,
+      Comment(rawValue: Sanitizer.smallFileSizeLimitReason)))
   func singleAndBulkQR() throws {
     let folder = TemporaryFolder()
     let single = try runTool(

@@ -19,12 +19,13 @@ struct QRReliabilityTests {
   func rasterBound(options: [String]) throws {
     let folder = TemporaryFolder()
     let run = try measuredImprint(
-      ["qr", "https://example.org", "-o", folder.file("big.png")] + options, timeout: 20)
+      ["qr", "https://example.org", "-o", folder.file("big.png")] + options,
+      timeout: Sanitizer.seconds(20))
     #expect(run.status == 1, "\(run.stderr)")
     #expect(run.stderr.contains("megapixels, the limit for a raster QR code"), "\(run.stderr)")
     #expect(run.stderr.contains("hint: lower --size, --dpi or --module"))
-    #expect(run.peakKiB < 200 * 1024, "peak \(run.peakKiB) KiB")
-    #expect(run.seconds < 20)
+    if Sanitizer.measuresMemory { #expect(run.peakKiB < 200 * 1024, "peak \(run.peakKiB) KiB") }
+    #expect(run.seconds < Sanitizer.seconds(20))
     #expect(folder.contents().isEmpty)
   }
 
@@ -116,12 +117,12 @@ struct QRReliabilityTests {
           "qr", "--input", stdin ? "-" : folder.file("in.txt"), "--output-dir", out, "--format",
           "svg",
         ],
-        stdinPath: stdin ? folder.file("in.txt") : nil, timeout: 20)
+        stdinPath: stdin ? folder.file("in.txt") : nil, timeout: Sanitizer.seconds(20))
       #expect(run.status == 1, "\(run.stderr)")
       #expect(run.stderr.contains("line 2 is longer than 1048576 bytes"), "\(run.stderr)")
       #expect(run.stderr.contains("2 of 3 codes written"))
-      #expect(run.peakKiB < 200 * 1024, "peak \(run.peakKiB) KiB")
-      #expect(run.seconds < 20)
+      if Sanitizer.measuresMemory { #expect(run.peakKiB < 200 * 1024, "peak \(run.peakKiB) KiB") }
+      #expect(run.seconds < Sanitizer.seconds(20))
       let made = ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).sorted()
       #expect(made == ["first.svg", "third.svg"])
     }
@@ -138,12 +139,13 @@ struct QRReliabilityTests {
       [
         "qr", "--btc", "--input", folder.file("in.txt"), "--output-dir", folder.file("out"),
         "--format", "svg",
-      ], timeout: 20)
+      ], timeout: Sanitizer.seconds(20))
     #expect(run.status == 1, "\(run.stderr)")
     #expect(run.stderr.contains("line 1: bitcoin address"), "\(run.stderr.prefix(300))")
     #expect(run.stderr.contains("is 1048000 characters; a Base58 address has at most 35"))
     #expect(run.stderr.count < 2000, "the address is cut, not echoed whole")
-    #expect(run.seconds < 20 && run.peakKiB < 200 * 1024)
+    #expect(run.seconds < Sanitizer.seconds(20))
+    if Sanitizer.measuresMemory { #expect(run.peakKiB < 200 * 1024, "peak \(run.peakKiB) KiB") }
     #expect(FileManager.default.fileExists(atPath: folder.file("out/ok.svg")))
   }
 
