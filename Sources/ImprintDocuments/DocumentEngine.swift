@@ -275,7 +275,10 @@ public enum DocumentEngine {
           file: file, page: largest.page, width: largest.width, height: largest.height,
           megabytes: largest.bytes >> 20, maximumMB: maximumImageMB)
       }
-      if counted != found { throw .countMismatch(file: file, declared: counted, found: found) }
+      if counted != found {
+        // poppler reads a /Count it cannot hold (past 64 bits) as 0; qpdf cannot read it at all.
+        throw .countMismatch(file: file, declared: declared == nil ? nil : counted, found: found)
+      }
       guard found > 0 else { throw .noPages(file: file) }
       return (found, encrypted, sizes.count == found ? sizes : nil)
     case .unreadable:

@@ -18,7 +18,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   /// The PDF has no pages.
   case noPages(file: String)
   /// The page tree's `/Count` disagrees with the pages it holds.
-  case countMismatch(file: String, declared: Int, found: Int)
+  /// `declared` is nil when the file's /Count cannot be read (a number past 64 bits).
+  case countMismatch(file: String, declared: Int?, found: Int)
   /// The page tree loops back on itself.
   case pageTreeCycle(file: String)
   /// The cross-reference table is broken (readers would have to guess where objects are).
@@ -91,8 +92,10 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .encrypted(let file, let given):
       given ? "pdf '\(file)' is encrypted and the password is wrong" : "pdf '\(file)' is encrypted"
     case .noPages(let file): "pdf '\(file)' has no pages"
-    case .countMismatch(let file, let declared, let found):
+    case .countMismatch(let file, let declared?, let found):
       "pdf '\(file)' declares \(declared) pages (/Count) but its page tree holds \(found)"
+    case .countMismatch(let file, nil, let found):
+      "pdf '\(file)' has no readable page count (/Count) but its page tree holds \(found)"
     case .pageTreeCycle(let file): "pdf '\(file)' has a page tree that loops back on itself"
     case .brokenXref(let file):
       "pdf '\(file)' has a broken cross-reference table (qpdf had to rebuild it)"

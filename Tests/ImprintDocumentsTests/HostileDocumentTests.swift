@@ -74,6 +74,28 @@ let hostilePDFs: [(name: String, bytes: [UInt8], inspect: String?, thumbnails: S
 @Suite("Hostile page boxes, counts and image headers")
 struct HostileInputTests {
   @Test(
+    "a page count says what the file declares, or that it cannot be read (past 64 bits), never 0",
+    arguments: [
+      ("2147483647", "declares 2147483647 pages (/Count) but its page tree holds 1"),
+      (
+        "9223372036854775807",
+        "declares 9223372036854775807 pages (/Count) but its page tree holds 1"
+      ),
+      ("100000000000000000000", "has no readable page count (/Count) but its page tree holds 1"),
+      ("-5", "declares -5 pages (/Count) but its page tree holds 1"),
+      ("2", "declares 2 pages (/Count) but its page tree holds 1"),
+    ])
+  func countMessages(count: String, message: String) {
+    let bytes = HostileDocuments.onePage(box: "0 0 595 842", count: count)
+    #expect {
+      _ = try DocumentEngine.inspect(bytes, file: "c.pdf")
+    } throws: { error in
+      guard let error = error as? DocumentError else { return false }
+      return error.code == "pdf.countMismatch" && error.message == "pdf 'c.pdf' " + message
+    }
+  }
+
+  @Test(
     "each hostile PDF gives its code (or a report) in inspect, with and without colours, and in thumbnails, before any page is drawn",
     arguments: hostilePDFs.indices)
   func hostilePDF(_ index: Int) throws {
