@@ -78,7 +78,7 @@ let package = Package(
 
     .target(
       name: "ImprintTestSupport",
-      dependencies: ["ImprintCore"],
+      dependencies: ["ImprintCore", "ImprintGraphics"],
       path: "Tests/ImprintTestSupport"
     ),
     .testTarget(name: "ImprintCoreTests", dependencies: ["ImprintCore", "ImprintTestSupport"]),

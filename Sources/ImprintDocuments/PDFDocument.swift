@@ -37,6 +37,7 @@ public enum PDFOpenFailure: ImprintError, Equatable, Codable {
 /// documents are not thread-safe; open one per task from the same immutable bytes.
 public struct PDFDocument: ~Copyable {
   private let raw: OpaquePointer
+  private let handleScope: LiveHandles.Scope?
 
   /// Opens a PDF held in memory (`poppler_document_new_from_bytes`; poppler holds `data`, not
   /// a copy, for as long as the document lives).
@@ -65,12 +66,12 @@ public struct PDFDocument: ~Copyable {
       }
     }
     raw = document
-    LiveHandles.opened("PopplerDocument")
+    handleScope = LiveHandles.opened("PopplerDocument")
   }
 
   deinit {
     g_object_unref(UnsafeMutableRawPointer(raw))
-    LiveHandles.closed("PopplerDocument")
+    LiveHandles.closed("PopplerDocument", in: handleScope)
   }
 
   /// Sets up poppler's process-wide state once.

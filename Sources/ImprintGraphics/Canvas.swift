@@ -22,6 +22,7 @@ public struct Canvas: ~Copyable {
   let cr: OpaquePointer
   private let engine: () throws(GraphicsError) -> TextEngine
   private let forms: TextForms?
+  private let handleScope: LiveHandles.Scope?
 
   init(
     surface: OpaquePointer, forms: TextForms? = nil,
@@ -31,12 +32,12 @@ public struct Canvas: ~Copyable {
     self.cr = cr
     self.engine = engine
     self.forms = forms
-    LiveHandles.opened("cairo_t")
+    self.handleScope = LiveHandles.opened("cairo_t")
   }
 
   deinit {
     cairo_destroy(cr)
-    LiveHandles.closed("cairo_t")
+    LiveHandles.closed("cairo_t", in: handleScope)
   }
 
   /// Lends the `cairo_t` to another module of this package for the duration of `body` (poppler
@@ -232,7 +233,7 @@ public struct Canvas: ~Copyable {
         height: metrics.height + 2 * margin)
       guard let recording = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents)
       else { preconditionFailure("cairo returned a NULL surface") }
-      LiveHandles.opened("cairo_surface_t")
+      LiveHandles.opened("cairo_surface_t", in: forms.handleScope)
       let inner = Canvas(surface: recording, engine: engine)
       try inner.draw(block, x: 0, y: 0)
       try inner.check("recording a label")
@@ -345,6 +346,8 @@ extension Bitmap {
 /// Owned by one document and used only by the thread drawing it.
 final class TextForms {
   var surfaces: [TextBlock: OpaquePointer] = [:]
+  /// The scope its recorded surfaces are counted in: the one bound when it was made.
+  let handleScope = LiveHandles.scope
   /// The image surfaces of the last few JPEG photos drawn, by content identity.
   private(set) var images: [String: OpaquePointer] = [:]
 
@@ -362,7 +365,7 @@ final class TextForms {
   deinit {
     for surface in surfaces.values {
       cairo_surface_destroy(surface)
-      LiveHandles.closed("cairo_surface_t")
+      LiveHandles.closed("cairo_surface_t", in: handleScope)
     }
     forgetImages()
   }

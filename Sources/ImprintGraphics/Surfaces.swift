@@ -95,6 +95,7 @@ public struct DocumentMetadata: Sendable {
 /// same drawing gives the same bytes.
 public struct VectorDocument: ~Copyable {
   private let surface: OpaquePointer
+  private let handleScope: LiveHandles.Scope?
   private let sink: ByteSink
   private let format: VectorFormat
   private let engine: ThreadEngine
@@ -159,12 +160,12 @@ public struct VectorDocument: ~Copyable {
     // twice when `finish()` consumed it (Swift 6.3.1: a crash in the deinit `finish()` runs).
     sink.path = path
     self.engine = ThreadEngine(fonts: fonts)
-    LiveHandles.opened("cairo_surface_t")
+    handleScope = LiveHandles.opened("cairo_surface_t")
   }
 
   deinit {
     cairo_surface_destroy(surface)
-    LiveHandles.closed("cairo_surface_t")
+    LiveHandles.closed("cairo_surface_t", in: handleScope)
   }
 
   /// False keeps cairo's output as it is (for tests of `PDFDuplicateKeys`).
@@ -257,6 +258,7 @@ private final class ThreadEngine: Sendable {
 /// Owns one `cairo_surface_t`; destroyed with the image.
 public struct RasterImage: ~Copyable {
   private let surface: OpaquePointer
+  private let handleScope: LiveHandles.Scope?
   /// Width in pixels.
   public let width: Int
   /// Height in pixels.
@@ -286,7 +288,7 @@ public struct RasterImage: ~Copyable {
     self.width = width
     self.height = height
     self.engine = ThreadEngine(fonts: fonts)
-    LiveHandles.opened("cairo_surface_t")
+    handleScope = LiveHandles.opened("cairo_surface_t")
     let canvas = Canvas(surface: surface) { () throws(GraphicsError) in
       preconditionFailure("no text while clearing")
     }
@@ -295,7 +297,7 @@ public struct RasterImage: ~Copyable {
 
   deinit {
     cairo_surface_destroy(surface)
-    LiveHandles.closed("cairo_surface_t")
+    LiveHandles.closed("cairo_surface_t", in: handleScope)
   }
 
   /// Draws on the image; coordinates are device pixels unless `body` scales the canvas.

@@ -123,6 +123,7 @@ final class TextEngine {
   }
 
   private let counted: Bool
+  private var handleScope: LiveHandles.Scope?
 
   init(library: FontLibrary, counted: Bool = true) {
     self.counted = counted
@@ -141,13 +142,13 @@ final class TextEngine {
     pango_cairo_context_set_font_options(context, options)
     cairo_font_options_destroy(options)
     // Per-thread engines live as long as their thread, by design; only others are counted.
-    if counted { LiveHandles.opened("PangoFontMap") }
+    if counted { handleScope = LiveHandles.opened("PangoFontMap") }
   }
 
   deinit {
     g_object_unref(UnsafeMutableRawPointer(context))
     g_object_unref(UnsafeMutableRawPointer(fontMap))
-    if counted { LiveHandles.closed("PangoFontMap") }
+    if counted { LiveHandles.closed("PangoFontMap", in: handleScope) }
   }
 
   /// Creates a layout of `block`; the caller owns it (release with `g_object_unref`).

@@ -11,7 +11,7 @@ import Testing
 
 @testable import ImprintBatch
 
-@Suite("imprint batch: photo cache and downloads")
+@Suite("imprint batch: photo cache and downloads", .liveHandlesChecked)
 struct BatchPhotoTests {
   let samplesFolder = repositoryRoot + "/assets/samples"
   var photo: String { samplesFolder + "/photos/harbor-lamp.jpg" }

@@ -10,7 +10,7 @@ import Testing
 
 @testable import ImprintBatch
 
-@Suite("BatchShard")
+@Suite("BatchShard", .liveHandlesChecked)
 struct BatchShardTests {
   @Test("I/N parses; auto reads a Kubernetes Indexed Job's or a Slurm array's variables")
   func parsing() throws {
@@ -68,7 +68,7 @@ struct BatchShardTests {
   }
 }
 
-@Suite("ItemStatus")
+@Suite("ItemStatus", .liveHandlesChecked)
 struct ItemStatusTests {
   @Test("a job's status is encoded as its raw value and decoded strictly")
   func coding() throws {
@@ -86,7 +86,7 @@ struct ItemStatusTests {
   }
 }
 
-@Suite("ShardMerge")
+@Suite("ShardMerge", .liveHandlesChecked)
 struct ShardMergeTests {
   let profile = repositoryRoot + "/assets/samples/profiles/harbor-lamp.json"
 

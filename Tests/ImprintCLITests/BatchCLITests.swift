@@ -30,7 +30,7 @@ func snapshot(_ folder: String) -> [String: Data] {
   return files
 }
 
-@Suite("imprint batch")
+@Suite("imprint batch", .liveHandlesChecked)
 struct BatchCLITests {
   @Test("a mixed manifest: every good job is made, every bad one reported, exit 1")
   func mixed() async throws {

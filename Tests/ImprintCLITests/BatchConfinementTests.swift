@@ -82,7 +82,7 @@ private func code(_ result: [String: Any]?) -> String? {
   (result?["error"] as? [String: Any])?["code"] as? String
 }
 
-@Suite("imprint batch: paths confined to their folder")
+@Suite("imprint batch: paths confined to their folder", .liveHandlesChecked)
 struct BatchConfinementTests {
   @Test("a JSON Lines manifest: '..', links leading out fail their job alone; inside paths run")
   func jsonLines() async throws {

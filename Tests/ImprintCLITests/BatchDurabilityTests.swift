@@ -9,7 +9,7 @@ import Testing
 
 @testable import ImprintBatch
 
-@Suite("imprint batch: resume records follow durable outputs")
+@Suite("imprint batch: resume records follow durable outputs", .liveHandlesChecked)
 struct BatchDurabilityTests {
   func job(_ id: String) -> ManifestJob {
     ManifestJob(

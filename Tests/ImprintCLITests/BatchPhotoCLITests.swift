@@ -6,7 +6,7 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-@Suite("imprint batch: photo options on the command line")
+@Suite("imprint batch: photo options on the command line", .liveHandlesChecked)
 struct BatchPhotoCLITests {
   @Test("--fetch-photo needs --photo-cache (a usage error, nothing run)")
   func fetchNeedsCache() async throws {

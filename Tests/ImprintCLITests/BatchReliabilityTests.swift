@@ -58,7 +58,7 @@ func errorCodes(_ lines: [[String: Any]]) -> [String: String] {
 
 let harborProfile = repositoryRoot + "/assets/samples/profiles/harbor-lamp.json"
 
-@Suite("CSV records (RFC 4180)")
+@Suite("CSV records (RFC 4180)", .liveHandlesChecked)
 struct CSVReaderTests {
   func records(_ bytes: [UInt8], limit: Int = 1 << 20) throws -> [Result<CSVRecord, CSVError>] {
     let folder = TemporaryFolder()
@@ -155,7 +155,7 @@ struct CSVReaderTests {
   }
 }
 
-@Suite("imprint batch under hostile input")
+@Suite("imprint batch under hostile input", .liveHandlesChecked)
 struct BatchReliabilityTests {
   // MARK: Manifests
 

@@ -24,7 +24,7 @@ func imprint(_ arguments: [String], stdoutIsTerminal: Bool = false) async -> Run
 
 let address = "0x52908400098527886E0F7030069857D2E4169EE7"
 
-@Suite("CLI conventions")
+@Suite("CLI conventions", .liveHandlesChecked)
 struct ConventionTests {
   @Test("--version, root help and help for every command")
   func help() async {
@@ -88,7 +88,7 @@ struct ConventionTests {
   }
 }
 
-@Suite("imprint qr")
+@Suite("imprint qr", .liveHandlesChecked)
 struct QRCommandTests {
   @Test("writes a PNG that zbarimg decodes, and reports it as JSON")
   func png() async throws {
@@ -241,7 +241,7 @@ struct QRCommandTests {
   }
 }
 
-@Suite("End to end with the built binary")
+@Suite("End to end with the built binary", .liveHandlesChecked)
 struct EndToEndTests {
   static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
 
@@ -270,7 +270,7 @@ struct EndToEndTests {
   }
 }
 
-@Suite("Help text goldens", .tags(.golden))
+@Suite("Help text goldens", .tags(.golden), .liveHandlesChecked)
 struct HelpGoldenTests {
   @Test(
     "help for every command matches its golden",

@@ -9,7 +9,7 @@ import Testing
 let samplesFolder = repositoryRoot + "/assets/samples"
 let harbor = samplesFolder + "/profiles/harbor-lamp.json"
 
-@Suite("imprint card")
+@Suite("imprint card", .liveHandlesChecked)
 struct CardCLITests {
   @Test("templates list shows the three designs with a description")
   func list() async {

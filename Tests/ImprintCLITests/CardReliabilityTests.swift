@@ -39,7 +39,7 @@ private func hostileProfile(account: String, photo url: String, name: String = "
   return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
 }
 
-@Suite("imprint card under hostile input (end to end)")
+@Suite("imprint card under hostile input (end to end)", .liveHandlesChecked)
 struct CardReliabilityTests {
   let templates = repositoryRoot + "/templates"
 

@@ -8,7 +8,7 @@ import Testing
 
 let documentFixtures = fixturesFolder + "/Documents/"
 
-@Suite("imprint inspect and thumb")
+@Suite("imprint inspect and thumb", .liveHandlesChecked)
 struct DocumentCLITests {
   @Test("inspect: text report, JSON with page sizes and colours, exit 1 when one file fails")
   func inspect() async throws {

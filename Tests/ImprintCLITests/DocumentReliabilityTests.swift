@@ -55,7 +55,7 @@ func runAsSubreaper(_ arguments: [String]) throws -> (status: Int32, adopted: In
   return (Int32(numbers[0]), numbers[1], numbers[2])
 }
 
-@Suite("imprint inspect and thumb under hostile input")
+@Suite("imprint inspect and thumb under hostile input", .liveHandlesChecked)
 struct DocumentReliabilityTests {
   static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
 

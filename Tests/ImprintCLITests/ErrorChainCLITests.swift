@@ -10,7 +10,7 @@ import ImprintQR
 import ImprintTestSupport
 import Testing
 
-@Suite("--verbose shows the causes of an error")
+@Suite("--verbose shows the causes of an error", .liveHandlesChecked)
 struct ErrorChainCLITests {
   static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
 

@@ -11,7 +11,7 @@ import ImprintQR
 import ImprintTestSupport
 import Testing
 
-@Suite("One code per failure")
+@Suite("One code per failure", .liveHandlesChecked)
 struct ErrorCodeTests {
   @Test("no two error cases in Sources return the same code string")
   func codesAreUnique() throws {

@@ -6,7 +6,7 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-@Suite("runMeasured: what the end-to-end tests measure")
+@Suite("runMeasured: what the end-to-end tests measure", .liveHandlesChecked)
 struct MeasuredRunTests {
   @Test("exit status, output, standard input, and a signal as its negative number")
   func statuses() throws {

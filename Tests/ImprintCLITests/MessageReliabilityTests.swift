@@ -8,7 +8,7 @@ import ImprintCore
 import ImprintTestSupport
 import Testing
 
-@Suite("Messages and resource folders under hostile input")
+@Suite("Messages and resource folders under hostile input", .liveHandlesChecked)
 struct MessageReliabilityTests {
   static let secret = "root:x:0:0:SECRET-TOKEN-4711:/root:/bin/bash\n"
 
@@ -110,7 +110,7 @@ struct MessageReliabilityTests {
   }
 }
 
-@Suite("Full disks: every output checked, a hint that fits the cause")
+@Suite("Full disks: every output checked, a hint that fits the cause", .liveHandlesChecked)
 struct FullDiskHintTests {
   static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
 

@@ -7,7 +7,7 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-@Suite("imprint qr under hostile input")
+@Suite("imprint qr under hostile input", .liveHandlesChecked)
 struct QRReliabilityTests {
   @Test(
     "a raster that size × dpi makes too large fails at once, before any allocation",
@@ -20,7 +20,7 @@ struct QRReliabilityTests {
     let folder = TemporaryFolder()
     let run = try measuredImprint(
       ["qr", "https://example.org", "-o", folder.file("big.png")] + options,
-      timeout: Sanitizer.seconds(20))
+      timeout: 20)
     #expect(run.status == 1, "\(run.stderr)")
     #expect(run.stderr.contains("megapixels, the limit for a raster QR code"), "\(run.stderr)")
     #expect(run.stderr.contains("hint: lower --size, --dpi or --module"))
@@ -117,7 +117,7 @@ struct QRReliabilityTests {
           "qr", "--input", stdin ? "-" : folder.file("in.txt"), "--output-dir", out, "--format",
           "svg",
         ],
-        stdinPath: stdin ? folder.file("in.txt") : nil, timeout: Sanitizer.seconds(20))
+        stdinPath: stdin ? folder.file("in.txt") : nil, timeout: 20)
       #expect(run.status == 1, "\(run.stderr)")
       #expect(run.stderr.contains("line 2 is longer than 1048576 bytes"), "\(run.stderr)")
       #expect(run.stderr.contains("2 of 3 codes written"))
@@ -139,7 +139,7 @@ struct QRReliabilityTests {
       [
         "qr", "--btc", "--input", folder.file("in.txt"), "--output-dir", folder.file("out"),
         "--format", "svg",
-      ], timeout: Sanitizer.seconds(20))
+      ], timeout: 20)
     #expect(run.status == 1, "\(run.stderr)")
     #expect(run.stderr.contains("line 1: bitcoin address"), "\(run.stderr.prefix(300))")
     #expect(run.stderr.contains("is 1048000 characters; a Base58 address has at most 35"))

@@ -6,7 +6,7 @@ import ImprintCLI
 import ImprintTestSupport
 import Testing
 
-@Suite("imprint quote")
+@Suite("imprint quote", .liveHandlesChecked)
 struct QuoteCLITests {
   static let examples = repositoryRoot + "/examples/"
 

@@ -23,7 +23,7 @@ private func orderFolder(prices text: String, files: String) throws -> Temporary
   return folder
 }
 
-@Suite("imprint quote under hostile input")
+@Suite("imprint quote under hostile input", .liveHandlesChecked)
 struct QuoteReliabilityTests {
   @Test("four ordinary adjustments: exit 0 and the hand-computed total, USD 105.79")
   func fourAdjustments() throws {

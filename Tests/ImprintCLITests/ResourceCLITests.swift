@@ -7,7 +7,7 @@ import ImprintCore
 import ImprintTestSupport
 import Testing
 
-@Suite("Resources: found beside the executable, overridden only when named")
+@Suite("Resources: found beside the executable, overridden only when named", .liveHandlesChecked)
 struct ResourceCLITests {
   static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
   static let profile = repositoryRoot + "/assets/samples/profiles/layla-h.json"

@@ -9,7 +9,7 @@ import Testing
 
 @testable import ImprintCards
 
-@Suite("CardInputLoader")
+@Suite("CardInputLoader", .liveHandlesChecked)
 struct CardInputLoaderTests {
   let placeholder: (bytes: [UInt8], source: String)
   let template: CardTemplate

@@ -34,7 +34,7 @@ func sampleInput(
     photo: photoBytes, placeholder: (placeholder, placeholderPath))
 }
 
-@Suite("Templates")
+@Suite("Templates", .liveHandlesChecked)
 struct TemplateTests {
   @Test("placeholders are filled in one pass: a value holding {name} is not expanded again")
   func fillOnce() {
@@ -118,7 +118,7 @@ struct TemplateTests {
   }
 }
 
-@Suite("Card layout and rendering")
+@Suite("Card layout and rendering", .liveHandlesChecked)
 struct CardRenderTests {
   @Test("layout golden: boxes, texts and fitted sizes of the classic design", .tags(.golden))
   func layoutGolden() throws {

@@ -3,9 +3,10 @@
 // font library, image cache and live-handle counts (the locks scripts/sanitize thread checks).
 
 import ImprintCards
+import ImprintTestSupport
 import Testing
 
-@Suite("Concurrent rendering")
+@Suite("Concurrent rendering", .liveHandlesChecked)
 struct ConcurrentRenderTests {
   /// Profiles, templates and photos (JPEG, PNG, none: the placeholder) the 64 tasks cycle through.
   static let cards: [(profile: String, template: String, photo: String?, follow: Bool)] = [

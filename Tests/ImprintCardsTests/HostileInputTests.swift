@@ -9,7 +9,7 @@ import ImprintCore
 import ImprintTestSupport
 import Testing
 
-@Suite("Card inputs under hostile input")
+@Suite("Card inputs under hostile input", .liveHandlesChecked)
 struct HostileInputTests {
   @Test(
     "address ranges: public fetched, local only when allowed, the rest never",

@@ -28,7 +28,7 @@ private func near(_ a: (Int, Int, Int, Int), _ b: (Int, Int, Int), tolerance: In
   abs(a.0 - b.0) <= tolerance && abs(a.1 - b.1) <= tolerance && abs(a.2 - b.2) <= tolerance
 }
 
-@Suite("Photo formats")
+@Suite("Photo formats", .liveHandlesChecked)
 struct PhotoFormatTests {
   @Test(
     "progressive and CMYK JPEGs decode to the right colours",
@@ -77,7 +77,7 @@ struct PhotoFormatTests {
   }
 }
 
-@Suite("Pixel goldens", .tags(.golden))
+@Suite("Pixel goldens", .tags(.golden), .liveHandlesChecked)
 struct PixelGoldenTests {
   /// Compares decoded pixels: at most 0.1 % of pixels may differ, each channel by at most 2.
   @Test(

@@ -10,7 +10,7 @@ func profile(_ json: String, source: String = "p.json") throws(CardError) -> Pro
   try Profile.parse(Array(json.utf8), source: source)
 }
 
-@Suite("Reputation")
+@Suite("Reputation", .liveHandlesChecked)
 struct ReputationTests {
   @Test(
     "matches the notes' table: exact, 1 dp, and the floored integer the card shows",
@@ -43,7 +43,7 @@ struct ReputationTests {
   }
 }
 
-@Suite("Profile shapes")
+@Suite("Profile shapes", .liveHandlesChecked)
 struct ProfileShapeTests {
   static let folder = repositoryRoot + "/assets/samples/profiles/"
 

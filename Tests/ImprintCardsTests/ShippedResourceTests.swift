@@ -10,7 +10,7 @@ import Testing
 
 @testable import ImprintCards
 
-@Suite("Shipped resources")
+@Suite("Shipped resources", .liveHandlesChecked)
 struct ShippedResourceTests {
   @Test("the shipped designs load by name from the bundle beside the test runner")
   func shippedDesigns() throws {

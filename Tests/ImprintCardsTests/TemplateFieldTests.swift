@@ -3,11 +3,12 @@
 // and wording (template.invalid, "'<key>' must be ...").
 
 import ImprintCore
+import ImprintTestSupport
 import Testing
 
 @testable import ImprintCards
 
-@Suite("Template fields")
+@Suite("Template fields", .liveHandlesChecked)
 struct TemplateFieldTests {
   @Test(
     "a wrong type or an unknown key is template.invalid naming the key",

@@ -7,7 +7,7 @@ import ImprintTestSupport
 import Synchronization
 import Testing
 
-@Suite("Colours")
+@Suite("Colours", .liveHandlesChecked)
 struct ColorTests {
   @Test(
     "parses #RRGGBB, #RGB and names",
@@ -35,7 +35,7 @@ struct ColorTests {
   }
 }
 
-@Suite("Lengths")
+@Suite("Lengths", .liveHandlesChecked)
 struct LengthTests {
   @Test("converts millimetres, points and pixels")
   func conversions() {
@@ -47,7 +47,7 @@ struct LengthTests {
   }
 }
 
-@Suite("Atomic files")
+@Suite("Atomic files", .liveHandlesChecked)
 struct AtomicFileTests {
   @Test("writes the whole file and leaves no temporary behind")
   func writes() throws {
@@ -87,7 +87,7 @@ struct AtomicFileTests {
   }
 }
 
-@Suite("Line reader")
+@Suite("Line reader", .liveHandlesChecked)
 struct LineReaderTests {
   @Test("splits LF and CRLF lines and keeps a last line without newline")
   func splits() throws {
@@ -111,7 +111,7 @@ struct LineReaderTests {
   }
 }
 
-@Suite("Page ranges")
+@Suite("Page ranges", .liveHandlesChecked)
 struct PageRangeTests {
   @Test(
     "ranges resolve against the page count",
@@ -130,7 +130,7 @@ struct PageRangeTests {
   }
 }
 
-@Suite("Formatting")
+@Suite("Formatting", .liveHandlesChecked)
 struct FormattingTests {
   @Test("numbers, thousands and JSON booleans")
   func helpers() throws {
@@ -144,7 +144,7 @@ struct FormattingTests {
   }
 }
 
-@Suite("Whole-file reads")
+@Suite("Whole-file reads", .liveHandlesChecked)
 struct FileIOTests {
   @Test("reads whole files, empty ones, and files whose size stat does not know")
   func reads() throws {
@@ -175,7 +175,7 @@ struct FileIOTests {
   }
 }
 
-@Suite("Document bytes, mapped or copied")
+@Suite("Document bytes, mapped or copied", .liveHandlesChecked)
 struct DocumentBytesTests {
   @Test("a mapped file and a copy hold the file's bytes; empty files and folders are handled")
   func mapsAndCopies() throws {
@@ -198,7 +198,7 @@ struct DocumentBytesTests {
   }
 }
 
-@Suite("Bounded parallel work")
+@Suite("Bounded parallel work", .liveHandlesChecked)
 struct ConcurrencyTests {
   /// Counts tasks running at once.
   final class Gauge: Sendable {

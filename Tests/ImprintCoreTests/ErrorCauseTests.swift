@@ -4,9 +4,10 @@
 
 import Foundation
 import ImprintCore
+import ImprintTestSupport
 import Testing
 
-@Suite("Errors keep their cause")
+@Suite("Errors keep their cause", .liveHandlesChecked)
 struct ErrorCauseTests {
   /// An error wrapping another, for the chain's tests.
   struct Wrapper: ImprintError {

@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintTestSupport
 import Testing
 
 /// A module's error as a test sees it: the problem's kind, field and what was found.
@@ -48,7 +49,7 @@ private func reader(_ text: String) throws(Refused) -> JSONObjectReader<Refused>
   return try JSONObjectReader(value, source: "t.json", path: "", makeError: Refused.init)
 }
 
-@Suite("JSONObjectReader")
+@Suite("JSONObjectReader", .liveHandlesChecked)
 struct JSONObjectReaderTests {
   @Test("reads each type; null and absent are both nil, and both count as read")
   func reads() throws {

@@ -14,7 +14,7 @@ private func peakKilobytes() -> Int {
   return usage.ru_maxrss
 }
 
-@Suite("Bounded reads")
+@Suite("Bounded reads", .liveHandlesChecked)
 struct BoundedReadTests {
   @Test(
     "devices, FIFOs and sockets are refused at once, without blocking or reading",
@@ -66,7 +66,7 @@ struct BoundedReadTests {
   }
 }
 
-@Suite("Bounded lines")
+@Suite("Bounded lines", .liveHandlesChecked)
 struct BoundedLineTests {
   @Test("a line over the limit is refused with its number, and the next lines are still read")
   func overlong() throws {
@@ -103,7 +103,7 @@ struct BoundedLineTests {
     #expect(try reader.next() == Array("last".utf8))
     #expect(try reader.next() == nil)
     // Twice the limit plus a chunk, with room for the allocator: far below the 10 MB line.
-    #expect(peakKilobytes() - before < 8_000)
+    if Sanitizer.measuresMemory { #expect(peakKilobytes() - before < 8_000) }
     #expect(throws: FileError.notRegularFile(path: "/dev/zero", kind: .characterDevice)) {
       _ = try LineReader(path: "/dev/zero")
     }
@@ -119,7 +119,7 @@ struct BoundedLineTests {
   }
 }
 
-@Suite("Strict JSON")
+@Suite("Strict JSON", .liveHandlesChecked)
 struct StrictJSONTests {
   @Test(
     "refuses what JSONSerialization lets through or reports without a place",
@@ -188,7 +188,7 @@ struct StrictJSONTests {
   }
 }
 
-@Suite("Confined paths")
+@Suite("Confined paths", .liveHandlesChecked)
 struct ConfinedPathTests {
   @Test(
     "paths from input that would leave their folder are refused",
@@ -260,7 +260,7 @@ struct ConfinedPathTests {
   }
 }
 
-@Suite("Echoed text")
+@Suite("Echoed text", .liveHandlesChecked)
 struct SafeTextTests {
   @Test("control characters, bidi overrides and line separators are escaped; letters are not")
   func escapes() {
@@ -271,7 +271,7 @@ struct SafeTextTests {
   }
 }
 
-@Suite("Temporaries of other runs")
+@Suite("Temporaries of other runs", .liveHandlesChecked)
 struct TemporaryFileTests {
   @Test("a live run's temporaries are kept, a dead run's are removed, other hosts' by age")
   func stale() throws {
@@ -306,7 +306,7 @@ struct TemporaryFileTests {
   }
 }
 
-@Suite("Resource folders named by settings")
+@Suite("Resource folders named by settings", .liveHandlesChecked)
 struct ResourceFolderTests {
   @Test("a folder named by an option that is not there is an error naming the option")
   func missing() throws {
@@ -325,7 +325,7 @@ struct ResourceFolderTests {
   }
 }
 
-@Suite("Deferred flushing")
+@Suite("Deferred flushing", .liveHandlesChecked)
 struct DeferredFlushTests {
   @Test("a bulk run's files are complete and renamed with the flush deferred; the default flushes")
   func deferred() async throws {
@@ -356,7 +356,7 @@ struct DeferredFlushTests {
   }
 }
 
-@Suite("Content kinds for messages")
+@Suite("Content kinds for messages", .liveHandlesChecked)
 struct ContentKindTests {
   @Test(
     "a file's first bytes are named by kind, never quoted",

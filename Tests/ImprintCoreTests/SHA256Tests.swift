@@ -2,13 +2,14 @@
 // ImprintCoreTests: SHA-256, one-shot and streamed, against the FIPS 180-4 examples.
 
 import ImprintCore
+import ImprintTestSupport
 import Testing
 
 private func hex(_ bytes: [UInt8]) -> String {
   bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
 }
 
-@Suite("SHA-256")
+@Suite("SHA-256", .liveHandlesChecked)
 struct SHA256Tests {
   static let examples: [(String, String)] = [
     ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),

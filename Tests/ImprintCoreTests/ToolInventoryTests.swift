@@ -103,7 +103,7 @@ func toolUses(in text: String, file: String) -> Set<ToolUse> {
   return uses
 }
 
-@Suite("Tool inventory")
+@Suite("Tool inventory", .liveHandlesChecked)
 struct ToolInventoryTests {
   /// Every use in Tests/**/*.swift but this file (whose patterns are not calls).
   static func allUses() throws -> Set<ToolUse> {

@@ -19,7 +19,7 @@ func bytes(_ name: String) throws -> [UInt8] {
 /// The built `imprint`, which serves the sandbox's workers.
 let worker = Bundle.main.bundleURL.appendingPathComponent("imprint").path
 
-@Suite("Inspecting documents")
+@Suite("Inspecting documents", .liveHandlesChecked)
 struct InspectTests {
   @Test("a 3-page PDF: counts, sizes in mm with standard names, rotation applied")
   func mixed() throws {
@@ -112,7 +112,7 @@ struct InspectTests {
   }
 }
 
-@Suite("Hostile files, through the worker sandbox")
+@Suite("Hostile files, through the worker sandbox", .liveHandlesChecked)
 struct HostileTests {
   static let cases: [(String, String)] = [
     ("empty.pdf", "document.empty"), ("html.pdf", "document.unsupportedType"),
@@ -222,7 +222,7 @@ struct HostileTests {
   }
 }
 
-@Suite("Thumbnails shared out among workers")
+@Suite("Thumbnails shared out among workers", .liveHandlesChecked)
 struct SharedThumbnailTests {
   /// A 12-page PDF whose page N has N small squares (so every page differs); with `hugePage`,
   /// that page is 200 × 200 inches.
@@ -291,7 +291,7 @@ struct SharedThumbnailTests {
   }
 }
 
-@Suite("Colour analysis")
+@Suite("Colour analysis", .liveHandlesChecked)
 struct ColorAnalysisTests {
   @Test("ink estimates by hand: half red, three tenths grey 0x66, the rest white")
   func byHand() throws {

@@ -71,7 +71,7 @@ let hostilePDFs: [(name: String, bytes: [UInt8], inspect: String?, thumbnails: S
   ),
 ]
 
-@Suite("Hostile page boxes, counts and image headers")
+@Suite("Hostile page boxes, counts and image headers", .liveHandlesChecked)
 struct HostileInputTests {
   @Test(
     "a page count says what the file declares, or that it cannot be read (past 64 bits), never 0",
@@ -238,7 +238,7 @@ struct HostileInputTests {
   }
 }
 
-@Suite("Document workers: answers, all-or-none thumbnails, deaths")
+@Suite("Document workers: answers, all-or-none thumbnails, deaths", .liveHandlesChecked)
 struct WorkerReliabilityTests {
   @Test("every request line gets an answer: garbage, a line too long, an unknown operation, a FIFO")
   func everyLineAnswered() throws {
@@ -389,7 +389,11 @@ struct WorkerReliabilityTests {
         "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
         HostileDocuments.stream(operators),
       ]), to: input)
-    let sandbox = DocumentSandbox(executable: worker, workers: 1)
+    // Instrumented code (scripts/sanitize) reads and draws ten times slower.
+    var limits = SandboxLimits()
+    limits.cpuSeconds = Sanitizer.seconds(limits.cpuSeconds)
+    limits.wallSeconds = Sanitizer.seconds(limits.wallSeconds)
+    let sandbox = DocumentSandbox(executable: worker, limits: limits, workers: 1)
     let output = TemporaryFolder()
     let task = Task {
       try await sandbox.thumbnails(

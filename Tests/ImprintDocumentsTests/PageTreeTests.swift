@@ -8,7 +8,7 @@ import Testing
 @testable import ImprintDocuments
 @testable import ImprintPDF
 
-@Suite("The quick page-tree reader, checked against qpdf")
+@Suite("The quick page-tree reader, checked against qpdf", .liveHandlesChecked)
 struct QuickPageTreeTests {
   @Test(
     "reads well-formed files exactly as qpdf walks them",

@@ -9,7 +9,7 @@ import Testing
 
 @testable import ImprintGraphics
 
-@Suite("PNG encoding with libpng")
+@Suite("PNG encoding with libpng", .liveHandlesChecked)
 struct PNGEncoderTests {
   @Test("writes 1-bit grey with the DPI in pHYs")
   func oneBit() throws {
@@ -41,7 +41,7 @@ struct PNGEncoderTests {
   }
 }
 
-@Suite("Fonts, text and surfaces")
+@Suite("Fonts, text and surfaces", .liveHandlesChecked)
 struct SurfaceTests {
   @Test("the bundled font library holds only the bundled and listed families")
   func families() throws {
@@ -186,7 +186,7 @@ struct SurfaceTests {
   }
 }
 
-@Suite("JPEG decoding through the setjmp shim")
+@Suite("JPEG decoding through the setjmp shim", .liveHandlesChecked)
 struct JPEGTests {
   /// A 40 × 20 JPEG made by pdftoppm from a PDF with a red left half.
   static func sampleJPEG(_ folder: TemporaryFolder) throws -> [UInt8] {
@@ -236,7 +236,7 @@ struct JPEGTests {
   }
 }
 
-@Suite("The shared image cache")
+@Suite("The shared image cache", .liveHandlesChecked)
 struct ImageCacheTests {
   static func image(_ name: String) throws -> [UInt8] {
     [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixturesFolder + "/Images/\(name)")))

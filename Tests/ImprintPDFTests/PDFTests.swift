@@ -8,7 +8,7 @@ import Testing
 
 @testable import ImprintPDF
 
-@Suite("Duplicate-key repair")
+@Suite("Duplicate-key repair", .liveHandlesChecked)
 struct PDFDuplicateKeysTests {
   @Test("repeats inside a repeated entry, a string value, a comment: the table is rebuilt")
   func handBuilt() throws {
@@ -44,7 +44,7 @@ struct PDFDuplicateKeysTests {
   }
 }
 
-@Suite("The quick page-tree reader")
+@Suite("The quick page-tree reader", .liveHandlesChecked)
 struct QuickPageTreeTests {
   @Test(
     "survives 400 damaged copies of each file: flipped bytes, cut ends (nil or a consistent walk)",

@@ -4,9 +4,10 @@
 
 import Foundation
 import ImprintPricing
+import ImprintTestSupport
 import Testing
 
-@Suite("Pricing fields")
+@Suite("Pricing fields", .liveHandlesChecked)
 struct PricingFieldTests {
   @Test(
     "an order field of the wrong type, or unknown, names the file, field, value and expectation",

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCore
 import ImprintPricing
+import ImprintTestSupport
 import Testing
 
 /// A price list from JSON text (so that duplicate keys and odd numbers reach the parser as
@@ -18,7 +19,7 @@ func plainList(rate: String = "10", extra: String = "") -> String {
     + rate + #"}}},"paper":{"A4":{"plain":0}}"# + extra + "}"
 }
 
-@Suite("Pricing under hostile input")
+@Suite("Pricing under hostile input", .liveHandlesChecked)
 struct PricingReliabilityTests {
   @Test("four ordinary adjustments quote by hand: 12000 → -615 → -267 → -124 → -415 = 10579")
   func fourAdjustments() throws {

@@ -3,6 +3,7 @@
 
 import Foundation
 import ImprintPricing
+import ImprintTestSupport
 import Testing
 
 /// USD, cents: mono 10/8, colour 50/40 (simplex/duplex); A3 twice that; paper A4 plain 2,
@@ -46,7 +47,7 @@ func object(_ text: String) -> [String: Any] {
   (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
 }
 
-@Suite("Quotes computed by hand")
+@Suite("Quotes computed by hand", .liveHandlesChecked)
 struct HandComputedTests {
   // (name, pages, colour pages, blank pages, options, list changes, expected total in minor units)
   static let cases: [(String, Int, Set<Int>, Set<Int>, String, String, Int)] = [
@@ -194,7 +195,7 @@ struct HandComputedTests {
   }
 }
 
-@Suite("Pricing properties")
+@Suite("Pricing properties", .liveHandlesChecked)
 struct PropertyTests {
   @Test("duplex never needs more sheets than simplex, nor costs more here", arguments: 1...40)
   func duplex(pages: Int) throws {
@@ -221,7 +222,7 @@ struct PropertyTests {
   }
 }
 
-@Suite("Refused price lists and orders")
+@Suite("Refused price lists and orders", .liveHandlesChecked)
 struct RefusedTests {
   @Test(
     "bad orders are errors naming the file, field and value",

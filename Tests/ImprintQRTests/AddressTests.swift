@@ -2,6 +2,7 @@
 // ImprintQRTests: Keccak-256, EIP-55, Base58Check, Bech32/Bech32m and segwit with the official vectors.
 
 import ImprintQR
+import ImprintTestSupport
 import Testing
 
 private func hex(_ bytes: [UInt8]) -> String {
@@ -22,7 +23,7 @@ private func bytes(hex text: String) -> [UInt8] {
   return result
 }
 
-@Suite("Hashes")
+@Suite("Hashes", .liveHandlesChecked)
 struct HashTests {
   @Test("Keccak-256 is Ethereum's, not SHA3-256")
   func keccak() {
@@ -38,7 +39,7 @@ struct HashTests {
   }
 }
 
-@Suite("EIP-55 Ethereum addresses")
+@Suite("EIP-55 Ethereum addresses", .liveHandlesChecked)
 struct EthereumAddressTests {
   static let valid = [
     "0x52908400098527886E0F7030069857D2E4169EE7", "0x8617E340B3D01FA5F11F306F4090FD50E238070D",
@@ -101,7 +102,7 @@ struct EthereumAddressTests {
   }
 }
 
-@Suite("Base58 and Base58Check")
+@Suite("Base58 and Base58Check", .liveHandlesChecked)
 struct Base58Tests {
   @Test(
     "encodes and decodes the reference vectors",
@@ -156,7 +157,7 @@ struct Base58Tests {
   }
 }
 
-@Suite("Bech32, Bech32m and segwit")
+@Suite("Bech32, Bech32m and segwit", .liveHandlesChecked)
 struct Bech32Tests {
   static let bech32Valid = [
     "A12UEL5L", "a12uel5l",

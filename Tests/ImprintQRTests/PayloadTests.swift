@@ -2,9 +2,10 @@
 // ImprintQRTests: EIP-681 and BIP-21 URIs, exact decimal amounts, payload building.
 
 import ImprintQR
+import ImprintTestSupport
 import Testing
 
-@Suite("Payment requests")
+@Suite("Payment requests", .liveHandlesChecked)
 struct PaymentRequestTests {
   @Test("EIP-681 ether request: integer wei, gas, chain id only when asked")
   func ether() throws {

@@ -5,9 +5,10 @@
 import ImprintCore
 import ImprintGraphics
 import ImprintQR
+import ImprintTestSupport
 import Testing
 
-@Suite("QR bounds")
+@Suite("QR bounds", .liveHandlesChecked)
 struct QRBoundsTests {
   @Test(
     "rasters past 100 megapixels are qr.imageTooLarge with their size; vectors are not bounded",

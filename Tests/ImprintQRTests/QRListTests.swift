@@ -9,7 +9,7 @@ import Testing
 
 @testable import ImprintQR
 
-@Suite("QRList")
+@Suite("QRList", .liveHandlesChecked)
 struct QRListTests {
   /// Writes `text` as the list `in.txt` in `folder`; returns its path.
   func list(_ text: String, in folder: TemporaryFolder) -> String {

@@ -2,11 +2,12 @@
 // ImprintQRTests: QR matrices from libqrencode (the one module that imports it).
 
 import ImprintCore
+import ImprintTestSupport
 import Testing
 
 @testable import ImprintQR
 
-@Suite("QR matrices from libqrencode")
+@Suite("QR matrices from libqrencode", .liveHandlesChecked)
 struct QRMatrixTests {
   @Test("an EIP-55 address at level M is a version-3 symbol of 29 modules")
   func addressVersion() throws {

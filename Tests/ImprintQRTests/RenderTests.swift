@@ -27,7 +27,7 @@ private func raster(_ path: String, _ format: QRFormat) throws -> String {
   }
 }
 
-@Suite("Rendering, decoded independently")
+@Suite("Rendering, decoded independently", .liveHandlesChecked)
 struct RenderTests {
   static let payloads = [
     "0x52908400098527886E0F7030069857D2E4169EE7",
