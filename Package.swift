@@ -57,7 +57,8 @@ let package = Package(
     .target(
       name: "ImprintDocuments",
       dependencies: [
-        "ImprintCore", "ImprintPDF", "ImprintGraphics", "CPoppler", "CQPDF", "CImprintProcess",
+        "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPoppler", "CQPDF",
+        "CImprintProcess",
       ]),
     .target(name: "ImprintPricing", dependencies: ["ImprintCore"]),
     .target(
@@ -93,7 +94,7 @@ let package = Package(
       exclude: ["Goldens"]),
     .testTarget(
       name: "ImprintDocumentsTests",
-      dependencies: ["ImprintDocuments", "ImprintPDF", "ImprintTestSupport"]),
+      dependencies: ["ImprintDocuments", "ImprintPDF", "ImprintPricing", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintPricingTests", dependencies: ["ImprintPricing", "ImprintTestSupport"]),
     .testTarget(

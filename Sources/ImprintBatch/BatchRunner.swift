@@ -498,25 +498,14 @@ public enum BatchRunner {
       let order = try? Order.parse(
         try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
     {
-      paths += try orderFiles(order, orderPath: orderPath)
+      // Confined as the quoter confines them (see `OrderQuoter`).
+      paths += try order.filePaths(root: Order.filesRoot(ofOrderAt: orderPath))
     }
     for path in paths {
       bytes += Array(path.utf8)
       bytes += try FileDigest.of(path)
     }
     return bytes
-  }
-
-  /// The paths of an order's files, confined to the order's folder as `imprint quote` confines
-  /// them, every one resolved before any is opened.
-  ///
-  /// - Throws: `FileError.escapesFolder` for a path that leads out.
-  static func orderFiles(_ order: Order, orderPath: String) throws(FileError) -> [String] {
-    let orderFolder = (orderPath as NSString).deletingLastPathComponent
-    let root = orderFolder.isEmpty ? "." : orderFolder
-    return try order.files.map { (file) throws(FileError) in
-      try Order.filePath(file.path, root: root)
-    }
   }
 
   /// The decoded inputs of a card job (`CardInputLoader.load`, as `imprint card` reads them).
@@ -591,24 +580,11 @@ public enum BatchRunner {
       else {
         throw BatchError.noSandbox(id: job.id)
       }
-      let prices = try PriceList.parse(
-        try FileIO.read(pricesPath, limit: FileIO.Limit.structured), source: pricesPath)
-      let order = try Order.parse(
-        try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
-      // One escaping path fails the job before any file is opened.
-      let paths = try orderFiles(order, orderPath: orderPath)
-      var facts: [String: PageFacts] = [:]
-      for (file, path) in zip(order.files, paths) {
-        let auto = (file.options.color ?? prices.defaults.color) == .auto
-        let info = try await sandbox.inspect(
-          path: path, file: file.path,
-          colors: auto || prices.blankPages == .paperOnly ? ColorRule() : nil)
-        let colors = info.colors ?? []
-        facts[file.path] = PageFacts(
-          pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
-          blankPages: Set(colors.filter(\.blank).map(\.page)))
-      }
-      let quote = try Pricing.quote(order, facts: facts, prices: prices)
+      // The one quoter `imprint quote` uses (the store check included); one file at a time,
+      // since the batch runs its jobs in parallel.
+      let quote = try await OrderQuoter(sandbox: sandbox, jobs: 1).quote(
+        order: orderPath, prices: pricesPath
+      ).quote
       let relative = "quotes/\(job.id).json"
       try AtomicFile.write(Array(JSONOutput.pretty(quote).utf8), to: folder + "/" + relative)
       return ([relative], nil)

@@ -36,73 +36,18 @@ enum QuoteCommand {
     guard let pricesPath = arguments.value("prices") else {
       throw UsageError(message: "missing --prices <file>")
     }
-    let orderPath = arguments.positionals[0]
-    let prices = try PriceList.parse(
-      try FileIO.read(pricesPath, limit: FileIO.Limit.structured), source: pricesPath)
-    let order = try Order.parse(
-      try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
-    if let store = order.store, !prices.store.isEmpty, store != prices.store {
-      throw PricingError.invalidField(
-        source: orderPath, field: "store", value: "'\(SafeText.excerpt(store, limit: 100))'",
-        expected: "'\(SafeText.excerpt(prices.store, limit: 100))', the store of \(pricesPath)")
-    }
-    let orderFolder = (orderPath as NSString).deletingLastPathComponent
-    let root = arguments.value("files-root") ?? (orderFolder.isEmpty ? "." : orderFolder)
-    // Every path is resolved before any file is opened: one escaping path refuses the order.
-    var resolved: [(file: OrderFile, path: String)] = []
-    for file in order.files {
-      let path = try Order.filePath(
-        file.path, root: root, explicitRoot: arguments.value("files-root") != nil)
-      resolved.append((file, path))
-    }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
-    // Colour analysis only where it changes the price: auto colour, or free blank pages.
-    let needsColors = prices.blankPages == .paperOnly
-    var facts: [String: PageFacts] = [:]
-    var failure: (any Error)?
-    var iterator = resolved.makeIterator()
-    await forEachConcurrently(
-      inputs: { iterator.next() }, jobs: jobs,
-      work: { (item: (file: OrderFile, path: String)) -> (String, Result<PageFacts, ErrorBox>) in
-        let (file, path) = item
-        let mode = file.options.color ?? prices.defaults.color ?? .mono
-        do {
-          let info = try await sandbox.inspect(
-            path: path, file: file.path, colors: mode == .auto || needsColors ? ColorRule() : nil)
-          let colors = info.colors ?? []
-          return (
-            file.path,
-            .success(
-              PageFacts(
-                pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
-                blankPages: Set(colors.filter(\.blank).map(\.page))))
-          )
-        } catch {
-          return (file.path, .failure(ErrorBox(error)))
-        }
-      },
-      collect: { (path, result) in
-        switch result {
-        case .success(let value): facts[path] = value
-        case .failure(let box): if failure == nil { failure = box.error }
-        }
-      })
-    if let failure { throw failure }
-    let quote = try Pricing.quote(order, facts: facts, prices: prices)
+    let quote = try await OrderQuoter(sandbox: sandbox, jobs: jobs).quote(
+      order: arguments.positionals[0], prices: pricesPath,
+      filesRoot: arguments.value("files-root")
+    ).quote
     if arguments.flag("json") {
       console.stdout.write(JSONOutput.pretty(quote))
     } else {
       console.stdout.write(receipt(quote))
     }
     return ImprintCLI.success
-  }
-
-  /// Carries any error through a Result.
-  struct ErrorBox: Error, @unchecked Sendable {
-    // @unchecked: the boxed errors are Imprint's Sendable errors or Foundation's immutable ones.
-    let error: any Error
-    init(_ error: any Error) { self.error = error }
   }
 
   /// The plain-text receipt.

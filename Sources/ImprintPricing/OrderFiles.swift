@@ -28,4 +28,30 @@ extension Order {
     try ConfinedPath.resolve(
       path, root: root, absolute: explicitRoot ? .insideRoot : .refused, what: "order file")
   }
+
+  /// The folder an order's files are relative to unless the caller names one: the order's own.
+  ///
+  /// - Parameter orderPath: the order's path.
+  /// - Returns: the order's folder (`.` for an order in the working directory).
+  public static func filesRoot(ofOrderAt orderPath: String) -> String {
+    let folder = (orderPath as NSString).deletingLastPathComponent
+    return folder.isEmpty ? "." : folder
+  }
+
+  /// The paths every file of the order is read from, confined to `root` (see
+  /// `filePath(_:root:explicitRoot:)`), in the order's order.
+  ///
+  /// Every path is resolved before any file is opened: one path that leads out refuses the
+  /// order.
+  ///
+  /// - Parameters:
+  ///   - root: the folder the files are confined to.
+  ///   - explicitRoot: whether the caller chose `root` (absolute paths inside it are accepted).
+  /// - Returns: one path per file.
+  /// - Throws: `FileError.escapesFolder`, or `.notFound` for an empty path.
+  public func filePaths(root: String, explicitRoot: Bool = false) throws(FileError) -> [String] {
+    try files.map { (file) throws(FileError) in
+      try Order.filePath(file.path, root: root, explicitRoot: explicitRoot)
+    }
+  }
 }

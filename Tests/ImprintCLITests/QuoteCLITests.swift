@@ -74,4 +74,43 @@ struct QuoteCLITests {
     let missing = await imprint(["quote", Self.examples + "order-booster.json"])
     #expect(missing.code == 2 && missing.stderr.contains("missing --prices"))
   }
+
+  @Test("a batch quote job for another store fails as imprint quote does; the others go on")
+  func batchStore() async throws {
+    let folder = TemporaryFolder()
+    try FileManager.default.copyItem(
+      atPath: fixturesFolder + "/Documents/mixed.pdf", toPath: folder.file("mixed.pdf"))
+    // prices-usd.json is Copy Corner's list.
+    try FileManager.default.copyItem(
+      atPath: Self.examples + "prices-usd.json", toPath: folder.file("prices.json"))
+    for (name, store) in [("right", "Copy Corner"), ("wrong", "Elsewhere Print")] {
+      try Data(
+        #"{"schemaVersion":1,"store":"\#(store)","files":[{"path":"mixed.pdf"}]}"#.utf8
+      ).write(to: URL(fileURLWithPath: folder.file("\(name).json")))
+    }
+    let manifest = [
+      #"{"id":"right","kind":"quote","file":"right.json","prices":"prices.json"}"#,
+      #"{"id":"wrong","kind":"quote","file":"wrong.json","prices":"prices.json"}"#,
+      #"{"id":"code","kind":"qr","payload":"after the failed quote"}"#,
+    ]
+    try Data(manifest.joined(separator: "\n").utf8).write(
+      to: URL(fileURLWithPath: folder.file("m.jsonl")))
+    let run = await imprint(["batch", folder.file("m.jsonl"), "-o", folder.file("out"), "-q"])
+    #expect(run.code == 1, "\(run.stderr)")
+    let lines = try results(folder.file("out/results.jsonl"))
+    #expect(lines.map { $0["status"] as? String } == ["ok", "failed", "ok"])
+    let error = lines.count == 3 ? lines[1]["error"] as? [String: Any] : nil
+    #expect(error?["code"] as? String == "pricing.invalidField", "\(error ?? [:])")
+    #expect(FileManager.default.fileExists(atPath: folder.file("out/quotes/right.json")))
+    #expect(!FileManager.default.fileExists(atPath: folder.file("out/quotes/wrong.json")))
+    #expect(FileManager.default.fileExists(atPath: folder.file("out/qr/code.png")))
+    // The same refusal, word for word, as `imprint quote` gives for that order.
+    let quote = await imprint([
+      "quote", folder.file("wrong.json"), "--prices", folder.file("prices.json"),
+    ])
+    #expect(quote.code == 1 && quote.stdout.isEmpty)
+    let message = try #require(error?["message"] as? String)
+    #expect(quote.stderr == "error: \(message)\n", "\(quote.stderr)")
+    #expect(message.contains("'store' is 'Elsewhere Print'; expected 'Copy Corner'"))
+  }
 }
