@@ -268,8 +268,11 @@ private final class CSVSource: ManifestSource {
 /// Reads a manifest a record at a time (flat memory, whatever its length).
 ///
 /// JSON Lines: one object a line, blank lines and `#` comments skipped, each line parsed
-/// strictly (a repeated key is that job's error). CSV (`.csv`): RFC 4180 with a header row;
-/// a job's line is the line its record starts on.
+/// strictly (a repeated key is that job's error) and its fields read with Core's
+/// `JSONObjectReader`: a field of the wrong type (`"copies": "2"`, `"format": 1`, a number for
+/// a ZIP code) is that job's `batch.invalidField`, a key the manifest does not know (in
+/// `shipTo` too) its `batch.badLine`, and `null` an absent field. CSV (`.csv`): RFC 4180 with a
+/// header row, every field text; a job's line is the line its record starts on.
 public struct ManifestReader: ~Copyable {
   private let source: any ManifestSource
   /// The folder the job's relative paths are joined to and confined to.
@@ -317,7 +320,7 @@ public struct ManifestReader: ~Copyable {
     case nil: return nil
     case .failure(let error): return .failure(error)
     case .object(let object, let line, let source):
-      return job(object, line: line, source: source)
+      return job(object, line: line, source: source, csv: false)
     case .row(let fields, let header, let line, let source):
       var object: [String: Any] = [:]
       var ship: [String: Any] = [:]
@@ -329,7 +332,7 @@ public struct ManifestReader: ~Copyable {
         }
       }
       if !ship.isEmpty { object["shipTo"] = ship }
-      return job(object, line: line, source: source)
+      return job(object, line: line, source: source, csv: true)
     }
   }
 
@@ -354,101 +357,154 @@ public struct ManifestReader: ~Copyable {
     "payloadType", "file", "prices", "format", "shipTo",
   ]
 
-  private func job(_ object: [String: Any], line: Int, source: String)
+  /// The job of one record, or its error (this line's alone) when the record is not a job.
+  ///
+  /// - Parameters:
+  ///   - object: the record's fields.
+  ///   - line: the line it starts on.
+  ///   - source: its text, for the fingerprint.
+  ///   - csv: whether the record is a CSV row, whose fields are all text (a `copies` that is
+  ///     not a number is then a value out of range, not a field of the wrong type).
+  /// - Returns: the job, or the line's error.
+  private func job(_ object: [String: Any], line: Int, source: String, csv: Bool)
     -> Result<ManifestJob, ManifestLineError>
   {
-    // JSON true and false come as NSNumber too (and `as? Int` takes them): not numbers here.
-    func number(_ value: Any?) -> NSNumber? {
-      guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else {
-        return nil
-      }
-      return number
+    do throws(ManifestLineError) {
+      return .success(try readJob(object, line: line, source: source, csv: csv))
+    } catch {
+      return .failure(error)
     }
-    let id = (object["id"] as? String) ?? number(object["id"])?.stringValue
-    func fail(_ message: String) -> Result<ManifestJob, ManifestLineError> {
-      .failure(ManifestLineError(line: line, id: id, message: "manifest '\(display)': " + message))
-    }
-    /// A value as the line wrote it, for messages.
-    func written(_ value: Any) -> String {
-      if let flag = value as? NSNumber, number(flag) == nil {
-        return flag.boolValue ? "true" : "false"
+  }
+
+  /// Reads a record's fields with Core's strict `JSONObjectReader`.
+  ///
+  /// A field of the wrong type is the line's `batch.invalidField` error, naming the manifest,
+  /// the line, the field, what was expected and what was found; a key the manifest does not
+  /// know (in `shipTo` too) is its `batch.badLine` error. `null` is an absent field, as in
+  /// templates and orders.
+  private func readJob(_ object: [String: Any], line: Int, source: String, csv: Bool)
+    throws(ManifestLineError) -> ManifestJob
+  {
+    let display = display
+    // The id first, so that every later message names the job. A number is accepted as its
+    // digits (order numbers).
+    let id: String? =
+      switch object["id"] {
+      case let text as String: text
+      case let number as NSNumber where !Formatting.isJSONBool(number): number.stringValue
+      default: nil
       }
-      return "'\(SafeText.excerpt("\(value)"))'"
+    func failure(_ message: String, code: String = "batch.badLine") -> ManifestLineError {
+      ManifestLineError(
+        line: line, id: id, message: "manifest '\(display)': " + message, code: code)
     }
     guard let id, !id.isEmpty else {
-      if let value = object["id"], !(value is String) {
-        return fail("line \(line): 'id' is \(written(value)); expected text")
+      if let value = object["id"], !(value is String), !(value is NSNull) {
+        throw failure(
+          "line \(line): 'id' is \(JSONFieldProblem.describe(value)); expected text or a number",
+          code: "batch.invalidField")
       }
-      return fail("line \(line) has no 'id'")
+      throw failure("line \(line) has no 'id'")
     }
     guard id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }),
       !id.hasPrefix(".")
     else {
-      return fail(
+      throw failure(
         "job '\(SafeText.excerpt(id))' (line \(line)): 'id' may hold only letters, digits, '-', "
           + "'_' and '.'")
     }
+    let job = "job '\(id)' (line \(line))"
     if let unknown = object.keys.sorted().first(where: { !Self.knownKeys.contains($0) }) {
-      return fail("job '\(id)' (line \(line)): '\(SafeText.excerpt(unknown))' is not a known key")
+      throw failure("\(job): '\(SafeText.excerpt(unknown))' is not a known key")
     }
-    guard let kindText = object["kind"] as? String, let kind = JobKind(rawValue: kindText) else {
-      return fail(
-        "job '\(id)' (line \(line)): 'kind' is \(object["kind"].map { "'\(SafeText.excerpt("\($0)"))'" } ?? "missing"); "
-          + "expected card, qr, thumb or quote")
+    var fields = try JSONObjectReader(
+      object, source: display, path: "",
+      makeError: { problem in
+        switch problem.kind {
+        case .unknownKey:
+          failure("\(job): '\(SafeText.excerpt(problem.field))' is not a known key")
+        case .wrongType(let expected):
+          failure(
+            "\(job): '\(SafeText.excerpt(problem.field))' is "
+              + "\(JSONFieldProblem.describe(problem.value)); expected \(expected.phrase)",
+            code: "batch.invalidField")
+        }
+      })
+    _ = fields.value("id")
+    let kinds = "card, qr, thumb or quote"
+    let kindValue = fields.value("kind")
+    guard let kindText = kindValue as? String, let kind = JobKind(rawValue: kindText) else {
+      if kindValue != nil && !(kindValue is String) {
+        throw fields.wrongType("kind", expected: .described(kinds))
+      }
+      throw failure(
+        "\(job): 'kind' is \(kindValue.map { "'\(SafeText.excerpt("\($0)"))'" } ?? "missing"); "
+          + "expected \(kinds)")
     }
     var copies = 1
-    if let value = object["copies"] {
-      guard number(value) != nil, let number = value as? Int, (1...10_000).contains(number) else {
-        return fail(
-          "job '\(id)' (line \(line)): 'copies' is \(written(value)); expected 1 to 10000"
-        )
+    if let value = fields.value("copies") {
+      let isNumber = value is NSNumber && !Formatting.isJSONBool(value)
+      guard isNumber || (csv && value is String) else {
+        throw fields.wrongType("copies", expected: .described("1 to 10000"))
       }
-      copies = number
+      guard isNumber, let count = (value as? NSNumber).flatMap({ Int(exactly: $0.doubleValue) }),
+        (1...10_000).contains(count)
+      else {
+        throw failure("\(job): 'copies' is '\(SafeText.excerpt("\(value)"))'; expected 1 to 10000")
+      }
+      copies = count
     }
-    var job = ManifestJob(
+    var made = ManifestJob(
       line: line, id: id, kind: kind, copies: copies, profile: nil, inlineProfile: nil,
-      template: object["template"] as? String, photo: nil, followCounts: nil,
-      payload: object["payload"] as? String, payloadType: object["payloadType"] as? String,
-      file: nil, prices: nil, format: object["format"] as? String, shipTo: nil, source: source)
-    do throws(FileError) {
-      job.photo = try resolve(object["photo"] as? String, "photo")
-      job.followCounts = try resolve(object["followCounts"] as? String, "follow counts file")
-      job.file = try resolve(object["file"] as? String, kind == .quote ? "order" : "file")
-      job.prices = try resolve(object["prices"] as? String, "price list")
-      if let template = job.template, template.contains("/") || template.hasSuffix(".json") {
-        job.template = try resolve(template, "template")
-      }
-      if let path = object["profile"] as? String { job.profile = try resolve(path, "profile") }
-    } catch {
-      return .failure(
-        ManifestLineError(
-          line: line, id: id,
-          message: "manifest '\(display)': job '\(id)' (line \(line)): \(error.message)",
-          code: error.code, hint: error.hint, cause: error.underlying.map(ErrorCause.init)))
-    }
-    switch object["profile"] {
-    case is String, nil: break
+      template: try fields.string("template"), photo: nil, followCounts: nil,
+      payload: try fields.string("payload"), payloadType: try fields.string("payloadType"),
+      file: nil, prices: nil, format: try fields.string("format"), shipTo: nil, source: source)
+    let photo = try fields.string("photo")
+    let followCounts = try fields.string("followCounts")
+    let file = try fields.string("file")
+    let prices = try fields.string("prices")
+    var profilePath: String?
+    switch fields.value("profile") {
+    case nil: break
+    case let path as String: profilePath = path
     case let inline as [String: Any]:
-      job.inlineProfile = (try? JSONSerialization.data(withJSONObject: inline)).map { [UInt8]($0) }
-    default: return fail("job '\(id)' (line \(line)): 'profile' must be a path or an object")
+      made.inlineProfile = (try? JSONSerialization.data(withJSONObject: inline)).map { [UInt8]($0) }
+    default: throw fields.wrongType("profile", expected: .described("a path or a profile object"))
     }
-    if let ship = object["shipTo"] as? [String: Any] {
-      guard let name = ship["name"] as? String, let address = ship["address"] as? String else {
-        return fail("job '\(id)' (line \(line)): 'shipTo' needs 'name' and 'address'")
+    do throws(FileError) {
+      made.photo = try resolve(photo, "photo")
+      made.followCounts = try resolve(followCounts, "follow counts file")
+      made.file = try resolve(file, kind == .quote ? "order" : "file")
+      made.prices = try resolve(prices, "price list")
+      if let template = made.template, template.contains("/") || template.hasSuffix(".json") {
+        made.template = try resolve(template, "template")
       }
-      job.shipTo = ShipTo(
-        name: name, email: ship["email"] as? String, address: address, zip: ship["zip"] as? String)
+      if let profilePath { made.profile = try resolve(profilePath, "profile") }
+    } catch {
+      throw ManifestLineError(
+        line: line, id: id, message: "manifest '\(display)': \(job): \(error.message)",
+        code: error.code, hint: error.hint, cause: error.underlying.map(ErrorCause.init))
     }
+    if var ship = try fields.child("shipTo") {
+      guard let name = try ship.string("name"), let address = try ship.string("address") else {
+        throw failure("\(job): 'shipTo' needs 'name' and 'address'")
+      }
+      made.shipTo = ShipTo(
+        name: name, email: try ship.string("email"), address: address, zip: try ship.string("zip"))
+      try ship.finish()
+    }
+    // Every other key was refused above.
+    try fields.finish()
     switch kind {
-    case .card where job.profile == nil && job.inlineProfile == nil:
-      return fail("job '\(id)' (line \(line)): a card needs 'profile'")
-    case .qr where (job.payload ?? "").isEmpty:
-      return fail("job '\(id)' (line \(line)): a qr job needs 'payload'")
-    case .thumb where job.file == nil:
-      return fail("job '\(id)' (line \(line)): a thumb job needs 'file'")
-    case .quote where job.file == nil || job.prices == nil:
-      return fail("job '\(id)' (line \(line)): a quote job needs 'file' (the order) and 'prices'")
-    default: return .success(job)
+    case .card where made.profile == nil && made.inlineProfile == nil:
+      throw failure("\(job): a card needs 'profile'")
+    case .qr where (made.payload ?? "").isEmpty:
+      throw failure("\(job): a qr job needs 'payload'")
+    case .thumb where made.file == nil:
+      throw failure("\(job): a thumb job needs 'file'")
+    case .quote where made.file == nil || made.prices == nil:
+      throw failure("\(job): a quote job needs 'file' (the order) and 'prices'")
+    default: return made
     }
   }
 }

@@ -108,19 +108,9 @@ extension PricingError {
     case .unknownKey:
       self = .unknownKey(source: problem.source, field: problem.field)
     case .wrongType(let expected):
-      let wording =
-        switch expected {
-        case .object: "an object"
-        case .array: "an array"
-        case .string: "a string"
-        case .number: "a number"
-        case .wholeNumber: "a whole number"
-        case .bool: "true or false"
-        case .described(let text): text
-        }
       self = .invalidField(
         source: problem.source, field: problem.field.isEmpty ? "(top level)" : problem.field,
-        value: describe(problem.value), expected: wording)
+        value: describe(problem.value), expected: expected.phrase)
     }
   }
 }
@@ -133,13 +123,5 @@ private func limitText(_ value: Double) -> String {
 /// A string from input for a message: quoted, escaped, and cut to 100 characters.
 func quoted(_ text: String) -> String { "'\(SafeText.excerpt(text, limit: 100))'" }
 
-func describe(_ value: Any?) -> String {
-  switch value {
-  case nil, is NSNull: "missing"
-  case let text as String: quoted(text)
-  case let number as NSNumber: Formatting.isJSONBool(number) ? "\(number.boolValue)" : "\(number)"
-  case is [Any]: "an array"
-  case is [String: Any]: "an object"
-  default: "a value of another type"
-  }
-}
+/// A value for a message (`JSONFieldProblem.describe`: quoted strings, numbers, `an array`...).
+func describe(_ value: Any?) -> String { JSONFieldProblem.describe(value) }

@@ -290,7 +290,11 @@ struct BatchReliabilityTests {
     let messages = results.map { ($0["error"] as? [String: Any])?["message"] as? String }
     #expect(
       messages[0] == "manifest 'm.jsonl': job 'a' (line 1): 'copies' is true; expected 1 to 10000")
-    #expect(messages[1] == "manifest 'm.jsonl': line 2: 'id' is true; expected text")
+    #expect(messages[1] == "manifest 'm.jsonl': line 2: 'id' is true; expected text or a number")
+    #expect(
+      results.map { ($0["error"] as? [String: Any])?["code"] as? String } == [
+        "batch.invalidField", "batch.invalidField", nil,
+      ])
     #expect(results[2]["id"] as? String == "7")
   }
 

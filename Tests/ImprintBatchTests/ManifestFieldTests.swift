@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintBatchTests: manifest lines read with Core's strict object reader: a field of the wrong
+// type, or a key the manifest does not know, is that line's error; CSV rows as before.
+
+import Foundation
+import ImprintBatch
+import ImprintTestSupport
+import Testing
+
+/// The jobs and line errors of the manifest `text`, written as `name` in a new folder.
+private func read(_ text: String, name: String = "m.jsonl") throws
+  -> [Result<ManifestJob, ManifestLineError>]
+{
+  let folder = TemporaryFolder()
+  try Data(text.utf8).write(to: URL(fileURLWithPath: folder.file(name)))
+  var reader = try ManifestReader(path: folder.file(name))
+  var items: [Result<ManifestJob, ManifestLineError>] = []
+  while let item = reader.next() { items.append(item) }
+  return items
+}
+
+@Suite("Manifest fields, read strictly")
+struct ManifestFieldTests {
+  @Test(
+    "a field of the wrong type fails its line, naming the manifest, line, field, expected and found",
+    arguments: [
+      // A string for a number.
+      (
+        #""kind":"qr","payload":"x","copies":"3""#,
+        "'copies' is '3'; expected 1 to 10000"
+      ),
+      // A number for a string (was read as no format: a PNG).
+      (#""kind":"qr","payload":"x","format":42"#, "'format' is 42; expected a string"),
+      // An array (was read as no template: the classic design).
+      (
+        #""kind":"card","profile":"p.json","template":["classic"]"#,
+        "'template' is an array; expected a string"
+      ),
+      // An object for a path (was read as no photo: the placeholder).
+      (
+        #""kind":"card","profile":"p.json","photo":{"file":"a.jpg"}"#,
+        "'photo' is an object; expected a string"
+      ),
+      // A boolean for a count.
+      (#""kind":"qr","payload":"x","copies":false"#, "'copies' is false; expected 1 to 10000"),
+      // A number for a ZIP code (its leading zeros would be lost).
+      (
+        #""kind":"qr","payload":"x","shipTo":{"name":"A","address":"B","zip":2134}"#,
+        "'shipTo.zip' is 2134; expected a string"
+      ),
+      (#""kind":"qr","payload":"x","shipTo":"A, B""#, "'shipTo' is 'A, B'; expected an object"),
+      (#""kind":7,"payload":"x""#, "'kind' is 7; expected card, qr, thumb or quote"),
+      (#""kind":"card","profile":7"#, "'profile' is 7; expected a path or a profile object"),
+    ])
+  func wrongType(fields: String, message: String) throws {
+    let items = try read(
+      #"{"id":"j",\#(fields)}"# + "\n" + #"{"id":"ok","kind":"qr","payload":"y"}"#)
+    #expect(items.count == 2)
+    guard case .failure(let error) = items.first else {
+      Issue.record("\(fields) must fail its line")
+      return
+    }
+    #expect(error.code == "batch.invalidField", "\(error.message)")
+    #expect(error.message == "manifest 'm.jsonl': job 'j' (line 1): " + message)
+    #expect(error.line == 1 && error.id == "j")
+    // The next line is read as usual.
+    guard case .success(let job) = items.last else {
+      Issue.record("the next line must be a job")
+      return
+    }
+    #expect(job.id == "ok" && job.line == 2)
+  }
+
+  @Test("null is an absent field, as in templates and orders; a required one is then missing")
+  func null() throws {
+    let items = try read(
+      [
+        #"{"id":"a","kind":null,"payload":"x"}"#,
+        #"{"id":"b","kind":"qr","payload":null}"#,
+        #"{"id":"c","kind":"qr","payload":"x","format":null,"template":null,"shipTo":null}"#,
+      ].joined(separator: "\n"))
+    let messages = items.map { item -> String? in
+      if case .failure(let error) = item { return "\(error.code): \(error.message)" }
+      return nil
+    }
+    #expect(
+      messages[0]
+        == "batch.badLine: manifest 'm.jsonl': job 'a' (line 1): 'kind' is missing; expected "
+        + "card, qr, thumb or quote")
+    #expect(
+      messages[1] == "batch.badLine: manifest 'm.jsonl': job 'b' (line 2): a qr job needs 'payload'"
+    )
+    guard case .success(let job) = items[2] else {
+      Issue.record("nulls must read as absent")
+      return
+    }
+    #expect(job.format == nil && job.template == nil && job.shipTo == nil)
+  }
+
+  @Test("a key nobody reads is refused, in shipTo too (not dropped from the label)")
+  func unknownKeys() throws {
+    let items = try read(
+      [
+        #"{"id":"a","kind":"qr","payload":"x","colour":"red"}"#,
+        #"{"id":"b","kind":"qr","payload":"x","shipTo":{"name":"A","address":"B","country":"SE"}}"#,
+        #"{"id":"c","kind":"qr","payload":"x","shipTo":{"name":"A","address":"B","zip":"02134"}}"#,
+      ].joined(separator: "\n"))
+    let errors = items.compactMap { item -> ManifestLineError? in
+      if case .failure(let error) = item { return error }
+      return nil
+    }
+    #expect(errors.map(\.code) == ["batch.badLine", "batch.badLine"])
+    #expect(
+      errors.first?.message == "manifest 'm.jsonl': job 'a' (line 1): 'colour' is not a known key")
+    #expect(
+      errors.last?.message
+        == "manifest 'm.jsonl': job 'b' (line 2): 'shipTo.country' is not a known key")
+    guard case .success(let job) = items.last else {
+      Issue.record("a full shipTo must be read")
+      return
+    }
+    #expect(job.shipTo?.name == "A" && job.shipTo?.address == "B")
+    #expect(job.shipTo?.zip == "02134" && job.shipTo?.email == nil)
+  }
+
+  @Test("CSV rows keep their reading: every field is text, copies a number or the row's error")
+  func csv() throws {
+    let items = try read(
+      "id,kind,payload,copies,template,zip,name,address\n"
+        + "a,qr,x,3,42,02134,A,B\n"
+        + "b,qr,y,three,,,,\n"
+        + "7,qr,z,,,,,\n",
+      name: "m.csv")
+    guard case .success(let first) = items[0] else {
+      Issue.record("row 2 must be a job")
+      return
+    }
+    // Numbers in text columns stay text: a template named 42, ZIP code 02134.
+    #expect(first.copies == 3 && first.template == "42" && first.shipTo?.zip == "02134")
+    guard case .failure(let error) = items[1] else {
+      Issue.record("row 3 must fail")
+      return
+    }
+    #expect(error.code == "batch.badLine")
+    #expect(
+      error.message
+        == "manifest 'm.csv': job 'b' (line 3): 'copies' is 'three'; expected 1 to 10000")
+    guard case .success(let last) = items[2] else {
+      Issue.record("row 4 must be a job")
+      return
+    }
+    #expect(last.id == "7")
+  }
+}
