@@ -19,7 +19,7 @@ private func read(_ text: String, name: String = "m.jsonl") throws
   return items
 }
 
-@Suite("Manifest fields, read strictly")
+@Suite("Manifest fields, read strictly", .liveHandlesChecked)
 struct ManifestFieldTests {
   @Test(
     "a field of the wrong type fails its line, naming the manifest, line, field, expected and found",

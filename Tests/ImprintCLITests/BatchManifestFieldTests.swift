@@ -6,7 +6,7 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-@Suite("imprint batch: manifest fields")
+@Suite("imprint batch: manifest fields", .liveHandlesChecked)
 struct BatchManifestFieldTests {
   @Test("imprint batch: each wrong-typed line fails alone, the rest are made, exit 1")
   func batch() async throws {

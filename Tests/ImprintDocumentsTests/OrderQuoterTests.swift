@@ -32,7 +32,7 @@ private func orderFolder(store: String, orderStore: String?, files: String) thro
   return folder
 }
 
-@Suite("OrderQuoter, the one order pipeline")
+@Suite("OrderQuoter, the one order pipeline", .liveHandlesChecked)
 struct OrderQuoterTests {
   @Test("an order and a price list on disk: the hand-computed total, each file's facts")
   func handComputed() async throws {
