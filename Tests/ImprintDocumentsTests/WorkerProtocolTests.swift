@@ -137,8 +137,16 @@ struct WorkerDeathTests {
     -> String
   {
     let path = folder.file("worker.sh")
-    try Data("#!/bin/sh\nprintf '%s\\n' '\(stderr)' >&2\n\(end)\n".utf8).write(
-      to: URL(fileURLWithPath: path))
+    let script = Array("#!/bin/sh\nprintf '%s\\n' '\(stderr)' >&2\n\(end)\n".utf8)
+    // Written through a descriptor opened with O_CLOEXEC: Foundation's Data.write opens without
+    // it (strace), so a worker forked meanwhile by a test running beside this one inherits the
+    // open script, and exec of the script fails with ETXTBSY ("Text file busy") until that
+    // worker execs in turn.
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    #expect(fd >= 0)
+    let written = script.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    #expect(written == script.count)
+    #expect(close(fd) == 0)
     #expect(chmod(path, 0o755) == 0)
     return path
   }
