@@ -33,7 +33,11 @@ let package = Package(
     system("CPNG", "libpng", ["libpng-dev"]),
     system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
     system("CQPDF", "libqpdf", ["libqpdf-dev"]),
+    // Our C, each target imported by the one Swift module that owns its library: libpng and
+    // libjpeg (ImprintGraphics), libcurl (ImprintCards), zlib (ImprintPDF), processes
+    // (ImprintDocuments).
     .target(name: "CImprintShims", dependencies: ["CPNG", "CJPEG"]),
+    .target(name: "CImprintFetch"),
     .target(name: "CImprintInflate", linkerSettings: [.linkedLibrary("z")]),
     .target(name: "CImprintProcess"),
 
@@ -42,15 +46,15 @@ let package = Package(
     .target(
       name: "ImprintGraphics",
       dependencies: [
-        "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CPNG", "CJPEG",
-        "CImprintShims",
+        "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CImprintShims",
       ],
       // The fonts text is set with, found through Bundle.module (FontLibrary.bundled()).
       resources: [.copy("Resources/fonts")]
     ),
     .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics", "CQRencode"]),
     .target(
-      name: "ImprintCards", dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR"],
+      name: "ImprintCards",
+      dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR", "CImprintFetch"],
       // The shipped designs and the placeholder photo, found through Bundle.module.
       resources: [.copy("Resources/templates"), .copy("Resources/placeholder-photo.png")]
     ),

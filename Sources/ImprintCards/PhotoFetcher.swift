@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintCards: downloads a profile photo, on request only, within strict limits.
 
-internal import CImprintShims
+internal import CImprintFetch
 import Foundation
 import ImprintCore
 import ImprintGraphics
@@ -49,19 +49,19 @@ public enum PhotoFetcher {
     let kind: Int32
     if inet_pton(AF_INET, address, &v4) == 1 {
       kind = withUnsafeBytes(of: &v4) { raw in
-        CImprintShims_address_class(4, raw.bindMemory(to: UInt8.self).baseAddress, &name)
+        CImprintFetch_address_class(4, raw.bindMemory(to: UInt8.self).baseAddress, &name)
       }
     } else if inet_pton(AF_INET6, address, &v6) == 1 {
       kind = withUnsafeBytes(of: &v6) { raw in
-        CImprintShims_address_class(6, raw.bindMemory(to: UInt8.self).baseAddress, &name)
+        CImprintFetch_address_class(6, raw.bindMemory(to: UInt8.self).baseAddress, &name)
       }
     } else {
       return nil
     }
     let text = name.map { String(cString: $0) } ?? ""
     switch Int(kind) {
-    case Int(CImprintShims_ADDRESS_PUBLIC): return .public
-    case Int(CImprintShims_ADDRESS_PRIVATE): return .private(text)
+    case Int(CImprintFetch_ADDRESS_PUBLIC): return .public
+    case Int(CImprintFetch_ADDRESS_PRIVATE): return .private(text)
     default: return .never(text)
     }
   }
@@ -155,35 +155,35 @@ private final class Download: Sendable {
 
   /// Runs libcurl (blocking).
   private func transfer() -> Result<[UInt8], Failure> {
-    var fetch = CImprintShims_Fetch()
+    var fetch = CImprintFetch_Fetch()
     fetch.limit = limit
     fetch.timeout_ms = Int(timeout * 1000)
     fetch.allow_private = allowPrivate ? 1 : 0
     fetch.max_redirects = Int32(PhotoFetcher.maximumRedirects)
     let outcome = "Imprint/0.1".withCString { agent in
       fetch.user_agent = agent
-      return Int(CImprintShims_fetch(url, &fetch))
+      return Int(CImprintFetch_fetch(url, &fetch))
     }
     let detail = withUnsafeBytes(of: fetch.detail) { raw in
       String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
     }
     let reason: String
     switch outcome {
-    case Int(CImprintShims_FETCH_OK):
-      defer { CImprintShims_free(fetch.body) }
+    case Int(CImprintFetch_FETCH_OK):
+      defer { CImprintFetch_free(fetch.body) }
       guard let body = fetch.body else { return .success([]) }
       return .success(Array(UnsafeBufferPointer(start: body, count: fetch.body_len)))
-    case Int(CImprintShims_FETCH_REFUSED):
+    case Int(CImprintFetch_FETCH_REFUSED):
       return .failure(
         Failure(reason: SafeText.escaped(detail), refusedNever: fetch.refused_never != 0))
-    case Int(CImprintShims_FETCH_HTTP_STATUS):
+    case Int(CImprintFetch_FETCH_HTTP_STATUS):
       reason = "the server answered HTTP \(fetch.http_status)"
-    case Int(CImprintShims_FETCH_TOO_LARGE):
+    case Int(CImprintFetch_FETCH_TOO_LARGE):
       reason = "it is over \(limit) bytes; at most \(limit) are downloaded"
-    case Int(CImprintShims_FETCH_TIMEOUT):
+    case Int(CImprintFetch_FETCH_TIMEOUT):
       reason = tooSlow
-    case Int(CImprintShims_FETCH_BAD_URL), Int(CImprintShims_FETCH_UNRESOLVED),
-      Int(CImprintShims_FETCH_REDIRECTS), Int(CImprintShims_FETCH_UNAVAILABLE):
+    case Int(CImprintFetch_FETCH_BAD_URL), Int(CImprintFetch_FETCH_UNRESOLVED),
+      Int(CImprintFetch_FETCH_REDIRECTS), Int(CImprintFetch_FETCH_UNAVAILABLE):
       reason = detail
     default:
       reason = "the download failed (\(detail))"

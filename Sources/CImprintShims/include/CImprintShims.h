@@ -9,8 +9,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "CImprintShims_fetch.h"
-
 /// One PNG tEXt chunk (both strings are Latin-1/ASCII, NUL-terminated).
 typedef struct {
   const char *key;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintShims: card photo downloads through libcurl (see CImprintShims_fetch.h).
+// CImprintFetch: card photo downloads through libcurl (see CImprintFetch.h), for ImprintCards alone.
 //
 // libcurl is the library FoundationNetworking's URLSession drives; Imprint links no library of
 // its own for it (Package.swift declares none), so its functions are looked up with dlopen/dlsym
@@ -9,7 +9,7 @@
 // transfer while the bytes arrive (its delegate is called on a queue that the transfer thread
 // does not wait for, so a fast 1 GB body or a gzip bomb filled memory before the cap fired).
 
-#include "CImprintShims_fetch.h"
+#include "CImprintFetch.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -39,22 +39,22 @@ static int v4_class(const uint8_t *a, const char **name) {
     int kind;
     const char *name;
   } ranges[] = {
-      {{0, 0, 0, 0}, 8, CImprintShims_ADDRESS_NEVER, "unspecified, 0.0.0.0/8"},
-      {{10, 0, 0, 0}, 8, CImprintShims_ADDRESS_PRIVATE, "private, 10.0.0.0/8"},
-      {{100, 64, 0, 0}, 10, CImprintShims_ADDRESS_PRIVATE, "shared CGNAT, 100.64.0.0/10"},
-      {{127, 0, 0, 0}, 8, CImprintShims_ADDRESS_PRIVATE, "loopback, 127.0.0.0/8"},
-      {{169, 254, 0, 0}, 16, CImprintShims_ADDRESS_NEVER,
+      {{0, 0, 0, 0}, 8, CImprintFetch_ADDRESS_NEVER, "unspecified, 0.0.0.0/8"},
+      {{10, 0, 0, 0}, 8, CImprintFetch_ADDRESS_PRIVATE, "private, 10.0.0.0/8"},
+      {{100, 64, 0, 0}, 10, CImprintFetch_ADDRESS_PRIVATE, "shared CGNAT, 100.64.0.0/10"},
+      {{127, 0, 0, 0}, 8, CImprintFetch_ADDRESS_PRIVATE, "loopback, 127.0.0.0/8"},
+      {{169, 254, 0, 0}, 16, CImprintFetch_ADDRESS_NEVER,
        "link-local, cloud metadata, 169.254.0.0/16"},
-      {{172, 16, 0, 0}, 12, CImprintShims_ADDRESS_PRIVATE, "private, 172.16.0.0/12"},
-      {{192, 0, 0, 0}, 24, CImprintShims_ADDRESS_NEVER, "reserved, 192.0.0.0/24"},
-      {{192, 0, 2, 0}, 24, CImprintShims_ADDRESS_NEVER, "documentation, 192.0.2.0/24"},
-      {{192, 88, 99, 0}, 24, CImprintShims_ADDRESS_NEVER, "6to4 relay, 192.88.99.0/24"},
-      {{192, 168, 0, 0}, 16, CImprintShims_ADDRESS_PRIVATE, "private, 192.168.0.0/16"},
-      {{198, 18, 0, 0}, 15, CImprintShims_ADDRESS_NEVER, "benchmarking, 198.18.0.0/15"},
-      {{198, 51, 100, 0}, 24, CImprintShims_ADDRESS_NEVER, "documentation, 198.51.100.0/24"},
-      {{203, 0, 113, 0}, 24, CImprintShims_ADDRESS_NEVER, "documentation, 203.0.113.0/24"},
-      {{224, 0, 0, 0}, 4, CImprintShims_ADDRESS_NEVER, "multicast, 224.0.0.0/4"},
-      {{240, 0, 0, 0}, 4, CImprintShims_ADDRESS_NEVER, "reserved or broadcast, 240.0.0.0/4"},
+      {{172, 16, 0, 0}, 12, CImprintFetch_ADDRESS_PRIVATE, "private, 172.16.0.0/12"},
+      {{192, 0, 0, 0}, 24, CImprintFetch_ADDRESS_NEVER, "reserved, 192.0.0.0/24"},
+      {{192, 0, 2, 0}, 24, CImprintFetch_ADDRESS_NEVER, "documentation, 192.0.2.0/24"},
+      {{192, 88, 99, 0}, 24, CImprintFetch_ADDRESS_NEVER, "6to4 relay, 192.88.99.0/24"},
+      {{192, 168, 0, 0}, 16, CImprintFetch_ADDRESS_PRIVATE, "private, 192.168.0.0/16"},
+      {{198, 18, 0, 0}, 15, CImprintFetch_ADDRESS_NEVER, "benchmarking, 198.18.0.0/15"},
+      {{198, 51, 100, 0}, 24, CImprintFetch_ADDRESS_NEVER, "documentation, 198.51.100.0/24"},
+      {{203, 0, 113, 0}, 24, CImprintFetch_ADDRESS_NEVER, "documentation, 203.0.113.0/24"},
+      {{224, 0, 0, 0}, 4, CImprintFetch_ADDRESS_NEVER, "multicast, 224.0.0.0/4"},
+      {{240, 0, 0, 0}, 4, CImprintFetch_ADDRESS_NEVER, "reserved or broadcast, 240.0.0.0/4"},
   };
   for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
     if (in_v4(a, ranges[i].b[0], ranges[i].b[1], ranges[i].b[2], ranges[i].b[3],
@@ -64,7 +64,7 @@ static int v4_class(const uint8_t *a, const char **name) {
     }
   }
   if (name) *name = "public";
-  return CImprintShims_ADDRESS_PUBLIC;
+  return CImprintFetch_ADDRESS_PUBLIC;
 }
 
 static int prefix_is(const uint8_t *a, const uint8_t *prefix, int bits) {
@@ -80,7 +80,7 @@ static int prefix_is(const uint8_t *a, const uint8_t *prefix, int bits) {
 /// behind NAT64 stays private; a public one is public).
 static int embedded(const uint8_t *v4, const char **name) { return v4_class(v4, name); }
 
-int CImprintShims_address_class(int family, const uint8_t *a, const char **name) {
+int CImprintFetch_address_class(int family, const uint8_t *a, const char **name) {
   if (family == 4) return v4_class(a, name);
   static const uint8_t zero[16] = {0};
   static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
@@ -97,11 +97,11 @@ int CImprintShims_address_class(int family, const uint8_t *a, const char **name)
   static const uint8_t multicast[1] = {0xFF};
   if (memcmp(a, zero, 15) == 0 && a[15] == 0) {
     if (name) *name = "unspecified, ::";
-    return CImprintShims_ADDRESS_NEVER;
+    return CImprintFetch_ADDRESS_NEVER;
   }
   if (memcmp(a, zero, 15) == 0 && a[15] == 1) {
     if (name) *name = "loopback, ::1";
-    return CImprintShims_ADDRESS_PRIVATE;
+    return CImprintFetch_ADDRESS_PRIVATE;
   }
   // ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (translated), ::a.b.c.d (compatible, deprecated),
   // 64:ff9b::a.b.c.d (NAT64): the IPv4 address inside decides.
@@ -111,39 +111,39 @@ int CImprintShims_address_class(int family, const uint8_t *a, const char **name)
   }
   if (prefix_is(a, nat64_local, 48)) {
     if (name) *name = "local-use NAT64, 64:ff9b:1::/48";
-    return CImprintShims_ADDRESS_PRIVATE;
+    return CImprintFetch_ADDRESS_PRIVATE;
   }
   if (prefix_is(a, six_to_four, 16)) return embedded(a + 2, name);
   if (prefix_is(a, teredo, 32)) {
     if (name) *name = "Teredo tunnel, 2001::/32";
-    return CImprintShims_ADDRESS_NEVER;
+    return CImprintFetch_ADDRESS_NEVER;
   }
   if (prefix_is(a, documentation, 32)) {
     if (name) *name = "documentation, 2001:db8::/32";
-    return CImprintShims_ADDRESS_NEVER;
+    return CImprintFetch_ADDRESS_NEVER;
   }
   if (prefix_is(a, discard, 64)) {
     if (name) *name = "discard, 100::/64";
-    return CImprintShims_ADDRESS_NEVER;
+    return CImprintFetch_ADDRESS_NEVER;
   }
   if (prefix_is(a, unique_local, 7)) {
     if (name) *name = "unique local, fc00::/7";
-    return CImprintShims_ADDRESS_PRIVATE;
+    return CImprintFetch_ADDRESS_PRIVATE;
   }
   if (prefix_is(a, link_local, 10)) {
     if (name) *name = "link-local, fe80::/10";
-    return CImprintShims_ADDRESS_NEVER;
+    return CImprintFetch_ADDRESS_NEVER;
   }
   if (prefix_is(a, site_local, 10)) {
     if (name) *name = "site-local, fec0::/10";
-    return CImprintShims_ADDRESS_NEVER;
+    return CImprintFetch_ADDRESS_NEVER;
   }
   if (prefix_is(a, multicast, 8)) {
     if (name) *name = "multicast, ff00::/8";
-    return CImprintShims_ADDRESS_NEVER;
+    return CImprintFetch_ADDRESS_NEVER;
   }
   if (name) *name = "public";
-  return CImprintShims_ADDRESS_PUBLIC;
+  return CImprintFetch_ADDRESS_PUBLIC;
 }
 
 /// Whether `address` may be connected to: 1 yes; 0 no (private), -1 never; when not, `detail`
@@ -168,11 +168,11 @@ static int address_allowed(const struct sockaddr *address, int allow_private, ch
     return 0;
   }
   const char *name = "";
-  int kind = CImprintShims_address_class(family, bytes, &name);
-  if (kind == CImprintShims_ADDRESS_PUBLIC) return 1;
-  if (kind == CImprintShims_ADDRESS_PRIVATE && allow_private) return 1;
+  int kind = CImprintFetch_address_class(family, bytes, &name);
+  if (kind == CImprintFetch_ADDRESS_PUBLIC) return 1;
+  if (kind == CImprintFetch_ADDRESS_PRIVATE && allow_private) return 1;
   snprintf(detail, detail_len, "%s (%s)", text, name);
-  return kind == CImprintShims_ADDRESS_NEVER ? -1 : 0;
+  return kind == CImprintFetch_ADDRESS_NEVER ? -1 : 0;
 }
 
 // MARK: - libcurl, looked up at run time
@@ -221,7 +221,7 @@ static void load_curl(void) {
 // MARK: - One download
 
 typedef struct {
-  CImprintShims_Fetch *fetch;
+  CImprintFetch_Fetch *fetch;
   uint8_t *data;
   size_t length;
   size_t capacity;
@@ -277,13 +277,13 @@ static long now_ms(void) {
 
 /// Resolves `host` and refuses it when any of its addresses is refused (a name with one public
 /// and one private address is not fetched, whichever libcurl would try first).
-static int check_host(const char *host, CImprintShims_Fetch *fetch) {
+static int check_host(const char *host, CImprintFetch_Fetch *fetch) {
   char *detail = fetch->detail;
   size_t detail_len = sizeof fetch->detail;
   // [::1] arrives with its brackets from the URL parser.
   char name[256];
   size_t length = strlen(host);
-  if (length >= sizeof name) return CImprintShims_FETCH_BAD_URL;
+  if (length >= sizeof name) return CImprintFetch_FETCH_BAD_URL;
   if (length >= 2 && host[0] == '[' && host[length - 1] == ']') {
     memcpy(name, host + 1, length - 2);
     name[length - 2] = 0;
@@ -296,16 +296,16 @@ static int check_host(const char *host, CImprintShims_Fetch *fetch) {
   struct addrinfo *found = NULL;
   if (getaddrinfo(name, NULL, &hints, &found) != 0 || !found) {
     snprintf(detail, detail_len, "host '%s' does not resolve", name);
-    return CImprintShims_FETCH_UNRESOLVED;
+    return CImprintFetch_FETCH_UNRESOLVED;
   }
-  int result = CImprintShims_FETCH_OK;
+  int result = CImprintFetch_FETCH_OK;
   for (struct addrinfo *entry = found; entry; entry = entry->ai_next) {
     char why[400];
     int allowed = address_allowed(entry->ai_addr, fetch->allow_private, why, sizeof why);
     if (allowed != 1) {
       fetch->refused_never = allowed < 0;
       snprintf(detail, detail_len, "host '%s' resolves to %s", name, why);
-      result = CImprintShims_FETCH_REFUSED;
+      result = CImprintFetch_FETCH_REFUSED;
       break;
     }
   }
@@ -314,22 +314,22 @@ static int check_host(const char *host, CImprintShims_Fetch *fetch) {
 }
 
 /// Checks the scheme and host of `url`.
-static int check_url(const char *url, CImprintShims_Fetch *fetch) {
+static int check_url(const char *url, CImprintFetch_Fetch *fetch) {
   char *detail = fetch->detail;
   size_t detail_len = sizeof fetch->detail;
   CURLU *parsed = curl.url();
-  if (!parsed) return CImprintShims_FETCH_FAILED;
-  int result = CImprintShims_FETCH_OK;
+  if (!parsed) return CImprintFetch_FETCH_FAILED;
+  int result = CImprintFetch_FETCH_OK;
   char *scheme = NULL;
   char *host = NULL;
   if (curl.url_set(parsed, CURLUPART_URL, url, 0) != CURLUE_OK ||
       curl.url_get(parsed, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
       curl.url_get(parsed, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host || !*host) {
     snprintf(detail, detail_len, "not a URL with a host");
-    result = CImprintShims_FETCH_BAD_URL;
+    result = CImprintFetch_FETCH_BAD_URL;
   } else if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
     snprintf(detail, detail_len, "only http and https URLs are downloaded");
-    result = CImprintShims_FETCH_BAD_URL;
+    result = CImprintFetch_FETCH_BAD_URL;
   } else {
     result = check_host(host, fetch);
   }
@@ -339,7 +339,7 @@ static int check_url(const char *url, CImprintShims_Fetch *fetch) {
   return result;
 }
 
-int CImprintShims_fetch(const char *url, CImprintShims_Fetch *fetch) {
+int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
   fetch->body = NULL;
   fetch->body_len = 0;
   fetch->http_status = 0;
@@ -348,11 +348,11 @@ int CImprintShims_fetch(const char *url, CImprintShims_Fetch *fetch) {
   pthread_once(&curl_once, load_curl);
   if (!curl.loaded) {
     snprintf(fetch->detail, sizeof fetch->detail, "libcurl.so.4 cannot be loaded");
-    return CImprintShims_FETCH_UNAVAILABLE;
+    return CImprintFetch_FETCH_UNAVAILABLE;
   }
   long deadline = now_ms() + fetch->timeout_ms;
   CURL *easy = curl.easy_init();
-  if (!easy) return CImprintShims_FETCH_FAILED;
+  if (!easy) return CImprintFetch_FETCH_FAILED;
   Transfer transfer = {fetch, NULL, 0, 0, 0, 0};
   char error[CURL_ERROR_SIZE] = "";
   curl.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
@@ -369,19 +369,19 @@ int CImprintShims_fetch(const char *url, CImprintShims_Fetch *fetch) {
   curl.easy_setopt(easy, CURLOPT_OPENSOCKETDATA, &transfer);
   if (fetch->user_agent) curl.easy_setopt(easy, CURLOPT_USERAGENT, fetch->user_agent);
   char *current = strdup(url);
-  int result = CImprintShims_FETCH_FAILED;
+  int result = CImprintFetch_FETCH_FAILED;
   for (int hop = 0; current; hop++) {
     if (hop > fetch->max_redirects) {
       snprintf(fetch->detail, sizeof fetch->detail, "more than %d redirects",
                fetch->max_redirects);
-      result = CImprintShims_FETCH_REDIRECTS;
+      result = CImprintFetch_FETCH_REDIRECTS;
       break;
     }
     result = check_url(current, fetch);
-    if (result != CImprintShims_FETCH_OK) break;
+    if (result != CImprintFetch_FETCH_OK) break;
     long remaining = deadline - now_ms();
     if (remaining <= 0) {
-      result = CImprintShims_FETCH_TIMEOUT;
+      result = CImprintFetch_FETCH_TIMEOUT;
       break;
     }
     transfer.length = 0;
@@ -393,21 +393,21 @@ int CImprintShims_fetch(const char *url, CImprintShims_Fetch *fetch) {
     curl.easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     fetch->http_status = status;
     if (transfer.refused) {
-      result = CImprintShims_FETCH_REFUSED;
+      result = CImprintFetch_FETCH_REFUSED;
       break;
     }
     if (transfer.too_large || code == CURLE_FILESIZE_EXCEEDED) {
-      result = CImprintShims_FETCH_TOO_LARGE;
+      result = CImprintFetch_FETCH_TOO_LARGE;
       break;
     }
     if (code == CURLE_OPERATION_TIMEDOUT) {
-      result = CImprintShims_FETCH_TIMEOUT;
+      result = CImprintFetch_FETCH_TIMEOUT;
       break;
     }
     if (code != CURLE_OK) {
       snprintf(fetch->detail, sizeof fetch->detail, "%s",
                error[0] ? error : curl.easy_strerror(code));
-      result = CImprintShims_FETCH_FAILED;
+      result = CImprintFetch_FETCH_FAILED;
       break;
     }
     if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
@@ -417,20 +417,20 @@ int CImprintShims_fetch(const char *url, CImprintShims_Fetch *fetch) {
       current = location ? strdup(location) : NULL;
       if (!current) {
         snprintf(fetch->detail, sizeof fetch->detail, "a redirect without a location");
-        result = CImprintShims_FETCH_FAILED;
+        result = CImprintFetch_FETCH_FAILED;
       }
       continue;
     }
     if (status != 200) {
-      result = CImprintShims_FETCH_HTTP_STATUS;
+      result = CImprintFetch_FETCH_HTTP_STATUS;
       break;
     }
-    result = CImprintShims_FETCH_OK;
+    result = CImprintFetch_FETCH_OK;
     break;
   }
   free(current);
   curl.easy_cleanup(easy);
-  if (result == CImprintShims_FETCH_OK) {
+  if (result == CImprintFetch_FETCH_OK) {
     fetch->body = transfer.data;
     fetch->body_len = transfer.length;
   } else {
@@ -438,3 +438,5 @@ int CImprintShims_fetch(const char *url, CImprintShims_Fetch *fetch) {
   }
   return result;
 }
+
+void CImprintFetch_free(void *pointer) { free(pointer); }
