@@ -553,16 +553,12 @@ public enum BatchRunner {
         to: folder + "/" + relative)
       return ([relative], card)
     case .qr:
-      let kind: QRPayloadKind =
-        switch job.payloadType {
-        case "eth": .ethereum
-        case "btc": .bitcoin
-        default: .text
-        }
-      let payload = try QRPayload.build(
-        job.payload ?? "", kind: kind, source: "job '\(job.id)' payload")
-      let format = QRFormat(rawValue: job.format ?? "png") ?? .png
-      let rendering = try QRRenderer.render(payload: payload.text, style: QRStyle(), format: format)
+      // The library path `imprint qr` takes (`QRSettings.make`), with the default style.
+      var style = QRStyle()
+      style.fonts = options.cardOptions.fonts
+      let format = job.qrFormat ?? .png
+      let (_, rendering) = try QRSettings(kind: job.payloadType ?? .text, style: style).make(
+        job.payload ?? "", format: format, source: "job '\(job.id)' payload")
       let relative = "qr/\(job.id).\(format == .text ? "txt" : format.rawValue)"
       try AtomicFile.write(rendering.bytes, to: folder + "/" + relative)
       return ([relative], nil)
@@ -570,7 +566,7 @@ public enum BatchRunner {
       guard let sandbox = options.sandbox, let file = job.file else {
         throw BatchError.noSandbox(id: job.id)
       }
-      let format: ThumbnailFormat = job.format == "jpeg" ? .jpeg : .png
+      let format = job.thumbnailFormat ?? .png
       let relative = "thumbs/\(job.id).\(format == .png ? "png" : "jpg")"
       try await sandbox.thumbnails(
         path: file, file: file, size: 256, format: format, output: folder + "/" + relative)

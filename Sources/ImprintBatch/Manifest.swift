@@ -3,6 +3,8 @@
 
 import Foundation
 import ImprintCore
+import ImprintDocuments
+import ImprintQR
 
 /// What a job makes.
 public enum JobKind: String, Sendable, Codable, CaseIterable {
@@ -51,16 +53,19 @@ public struct ManifestJob: Sendable, Equatable {
   public var photo: String?
   /// card: a get_follow_count result file.
   public var followCounts: String?
-  /// qr: the payload; `payloadType` says text, eth or btc.
+  /// qr: the payload; `payloadType` says what it is.
   public var payload: String?
-  /// qr: text, eth or btc.
-  public var payloadType: String?
+  /// qr: what the payload is, read from `payloadType` (`text`, `eth` or `btc`); nil is text.
+  public var payloadType: QRPayloadKind?
   /// thumb and quote: the input file (an upload, or an order).
   public var file: String?
   /// quote: the price list.
   public var prices: String?
-  /// Output format (qr: png, svg, pdf; thumb: png, jpeg).
-  public var format: String?
+  /// qr: the code's format, read from `format` (`png`, `svg`, `pdf`, `eps` or `text`); nil is
+  /// PNG.
+  public var qrFormat: QRFormat?
+  /// thumb: the thumbnail's format, read from `format` (`png` or `jpeg`); nil is PNG.
+  public var thumbnailFormat: ThumbnailFormat?
   /// card orders: the shipping address.
   public var shipTo: ShipTo?
   /// The line's text, for the resume fingerprint.
@@ -457,8 +462,10 @@ public struct ManifestReader: ~Copyable {
     var made = ManifestJob(
       line: line, id: id, kind: kind, copies: copies, profile: nil, inlineProfile: nil,
       template: try fields.string("template"), photo: nil, followCounts: nil,
-      payload: try fields.string("payload"), payloadType: try fields.string("payloadType"),
-      file: nil, prices: nil, format: try fields.string("format"), shipTo: nil, source: source)
+      payload: try fields.string("payload"), file: nil, prices: nil, shipTo: nil, source: source)
+    // Named by the kind's enum below; empty (a blank CSV cell) is absent.
+    let payloadType = try fields.string("payloadType").flatMap { $0.isEmpty ? nil : $0 }
+    let format = try fields.string("format").flatMap { $0.isEmpty ? nil : $0 }
     let photo = try fields.string("photo")
     let followCounts = try fields.string("followCounts")
     let file = try fields.string("file")
@@ -504,7 +511,28 @@ public struct ManifestReader: ~Copyable {
       throw failure("\(job): a thumb job needs 'file'")
     case .quote where made.file == nil || made.prices == nil:
       throw failure("\(job): a quote job needs 'file' (the order) and 'prices'")
-    default: return made
+    default: break
     }
+    // The value `text` of `field` names among `Value`'s cases (nil when absent).
+    func choice<Value: CaseIterable>(
+      _ field: String, _ text: String?, names: (Value) -> String
+    ) throws(ManifestLineError) -> Value? {
+      guard let text else { return nil }
+      guard let value = Value.allCases.first(where: { names($0) == text }) else {
+        let expected = Formatting.alternatives(Value.allCases.map(names))
+        throw failure("\(job): '\(field)' is '\(SafeText.excerpt(text))'; expected \(expected)")
+      }
+      return value
+    }
+    // Each kind reads the fields it uses (a card or quote job ignores a format, as before).
+    switch kind {
+    case .qr:
+      made.payloadType = try choice("payloadType", payloadType, names: \QRPayloadKind.shortName)
+      made.qrFormat = try choice("format", format, names: \QRFormat.rawValue)
+    case .thumb:
+      made.thumbnailFormat = try choice("format", format, names: \ThumbnailFormat.rawValue)
+    case .card, .quote: break
+    }
+    return made
   }
 }

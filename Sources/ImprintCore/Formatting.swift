@@ -18,6 +18,12 @@ public enum Formatting {
     return result
   }
 
+  /// Names as a message lists the accepted ones: `png, svg or pdf` (`png` alone, `""` for none).
+  public static func alternatives(_ names: [String]) -> String {
+    guard let last = names.last else { return "" }
+    return names.count == 1 ? last : names.dropLast().joined(separator: ", ") + " or " + last
+  }
+
   /// Whether a value from JSONSerialization is `true` or `false`: on Linux `1 is Bool` holds
   /// too, so the boxed type is what tells a boolean from a number.
   public static func isJSONBool(_ value: Any) -> Bool {

@@ -1,14 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintQR: turns what a person typed (text, an address, payment options) into the QR payload.
 
+import ImprintCore
+
 /// What the input of a QR code is.
-public enum QRPayloadKind: String, Sendable, Codable {
+public enum QRPayloadKind: String, Sendable, Codable, CaseIterable {
   /// Plain text or a URL, encoded as given.
   case text
   /// An Ethereum address (EIP-55), or an EIP-681 payment request.
   case ethereum
   /// A Bitcoin address, or a BIP-21 payment request.
   case bitcoin
+
+  /// The kind's short name, as a manifest's `payloadType` and `imprint qr`'s flags give it:
+  /// `text`, `eth` or `btc`.
+  public var shortName: String {
+    switch self {
+    case .text: "text"
+    case .ethereum: "eth"
+    case .bitcoin: "btc"
+    }
+  }
+
+  /// The kind a short name (`text`, `eth`, `btc`) names, or nil for any other text.
+  public init?(shortName: String) {
+    guard let kind = Self.allCases.first(where: { $0.shortName == shortName }) else { return nil }
+    self = kind
+  }
+
+  /// The short names, for a message saying what was expected: `text, eth or btc`.
+  public static var shortNames: String { Formatting.alternatives(allCases.map(\.shortName)) }
 }
 
 /// Payment details for `--request`; every value is the text the person typed.

@@ -4,6 +4,8 @@
 
 import Foundation
 import ImprintBatch
+import ImprintDocuments
+import ImprintQR
 import ImprintTestSupport
 import Testing
 
@@ -94,7 +96,7 @@ struct ManifestFieldTests {
       Issue.record("nulls must read as absent")
       return
     }
-    #expect(job.format == nil && job.template == nil && job.shipTo == nil)
+    #expect(job.qrFormat == nil && job.template == nil && job.shipTo == nil)
   }
 
   @Test("a key nobody reads is refused, in shipTo too (not dropped from the label)")
@@ -150,5 +152,63 @@ struct ManifestFieldTests {
       return
     }
     #expect(last.id == "7")
+  }
+
+  @Test(
+    "payloadType and format are read once, as the kind's enum; another value fails its line",
+    arguments: [
+      (
+        #""kind":"qr","payload":"x","payloadType":"ethereum""#,
+        "'payloadType' is 'ethereum'; expected text, eth or btc"
+      ),
+      (
+        #""kind":"qr","payload":"x","payloadType":"ETH""#,
+        "'payloadType' is 'ETH'; expected text, eth or btc"
+      ),
+      (
+        #""kind":"qr","payload":"x","format":"gif""#,
+        "'format' is 'gif'; expected png, svg, pdf, eps or text"
+      ),
+      (
+        #""kind":"qr","payload":"x","format":"jpeg""#,
+        "'format' is 'jpeg'; expected png, svg, pdf, eps or text"
+      ),
+      (#""kind":"thumb","file":"a.pdf","format":"svg""#, "'format' is 'svg'; expected png or jpeg"),
+    ])
+  func unknownChoice(fields: String, message: String) throws {
+    let items = try read(
+      #"{"id":"j",\#(fields)}"# + "\n" + #"{"id":"ok","kind":"qr","payload":"y"}"#)
+    guard case .failure(let error) = items.first else {
+      Issue.record("\(fields) must fail its line")
+      return
+    }
+    #expect(error.code == "batch.badLine")
+    #expect(error.message == "manifest 'm.jsonl': job 'j' (line 1): " + message)
+    guard case .success = items.last else {
+      Issue.record("the next line must be a job")
+      return
+    }
+  }
+
+  @Test("each name reads as its case; absent or an empty CSV cell is text and PNG")
+  func choices() throws {
+    let lines = [
+      #"{"id":"a","kind":"qr","payload":"x"}"#,
+      #"{"id":"b","kind":"qr","payload":"x","payloadType":"text","format":"text"}"#,
+      #"{"id":"c","kind":"qr","payload":"x","payloadType":"eth","format":"svg"}"#,
+      #"{"id":"d","kind":"qr","payload":"x","payloadType":"btc","format":"eps"}"#,
+      #"{"id":"e","kind":"thumb","file":"a.pdf","format":"jpeg"}"#,
+      // A card job has no format: ignored, as before.
+      #"{"id":"f","kind":"card","profile":"p.json","format":"gif"}"#,
+    ]
+    let jobs = try read(lines.joined(separator: "\n")).map { try $0.get() }
+    #expect(jobs.map(\.payloadType) == [nil, .text, .ethereum, .bitcoin, nil, nil])
+    #expect(jobs.map(\.qrFormat) == [nil, .text, .svg, .eps, nil, nil])
+    #expect(jobs.map(\.thumbnailFormat) == [nil, nil, nil, nil, .jpeg, nil])
+    let csv = try read(
+      "id,kind,payload,payloadType,format\na,qr,x,,\nb,qr,y,btc,pdf\n", name: "m.csv"
+    ).map { try $0.get() }
+    #expect(csv.map(\.payloadType) == [nil, .bitcoin])
+    #expect(csv.map(\.qrFormat) == [nil, .pdf])
   }
 }
