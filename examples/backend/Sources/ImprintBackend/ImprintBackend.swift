@@ -30,11 +30,10 @@ enum Work: Sendable {
   }
 }
 
-/// The sample uploads of the repository (`examples/uploads`), found from this source file: a
-/// real server gets them from its requests.
-let uploads = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-  .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-  .appendingPathComponent("uploads").path
+/// The folder the sample order's files are relative to (`examples`, holding `uploads/`), found
+/// from this source file: a real server keeps its customers' uploads in a folder of its own.
+let filesRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+  .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
 /// A folder of this run's own files, removed at the end.
 let scratch = FileManager.default.temporaryDirectory
@@ -110,21 +109,6 @@ let orderJSON = Array(
   }
   """#.utf8)
 
-/// The page facts of the order's uploads, from the sandbox's inspection with colour analysis.
-func pageFacts(_ order: Order) async throws -> [String: PageFacts] {
-  var facts: [String: PageFacts] = [:]
-  for file in order.files {
-    let name = (file.path as NSString).lastPathComponent
-    let info = try await sandbox.inspect(
-      path: uploads + "/" + name, file: file.path, colors: ColorRule())
-    let colors = info.colors ?? []
-    facts[file.path] = PageFacts(
-      pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
-      blankPages: Set(colors.filter(\.blank).map(\.page)))
-  }
-  return facts
-}
-
 /// A card PDF, as a customer would upload it.
 func cardPDF(design: String) throws -> [UInt8] {
   let template = try CardTemplate.shipped(named: design)
@@ -158,23 +142,41 @@ func handle(_ work: Work) async throws -> String {
   case .qr(let payload):
     var style = QRStyle()
     style.caption = payload
-    let code = try QRRenderer.render(payload: payload, style: style, format: .png)
+    // The call `imprint qr` makes: the payload built (and checked), then rendered.
+    let (_, code) = try QRSettings(kind: .text, style: style).make(
+      payload, format: .png, source: "order link")
     let (width, height) = try pngSize(code.bytes)
     let side = (code.matrix.size + 2 * style.quietZone) * style.modulePixels
     try check(width == side, "QR PNG is \(width) pixels wide, expected \(side)")
     try check(height > width, "QR PNG has no caption below the code (\(width) x \(height))")
     return "qr version \(code.matrix.version): PNG \(width) x \(height)"
   case .quote:
+    // The request's body and the store's list, read as `imprint quote` reads its files; then
+    // the one order pipeline `imprint quote` and batch quote jobs use: the store checked, the
+    // files confined to their root and read in the sandbox, priced.
     let prices = try PriceList.parse(priceListJSON, source: "prices.json")
     let order = try Order.parse(orderJSON, source: "order.json")
-    let facts = try await pageFacts(order)
+    let quoted = try await OrderQuoter(sandbox: sandbox).quote(
+      order, prices: prices, filesRoot: filesRoot, explicitRoot: false,
+      orderSource: "order.json", pricesSource: "prices.json")
+    let notes = quoted.files.first { $0.file == "uploads/course-notes.pdf" }
     try check(
-      facts["uploads/course-notes.pdf"]?.pages == 3,
-      "course-notes.pdf has \(facts["uploads/course-notes.pdf"]?.pages ?? 0) pages, expected 3")
-    let quote = try Pricing.quote(order, facts: facts, prices: prices)
+      notes?.facts.pages == 3,
+      "course-notes.pdf has \(notes?.facts.pages ?? 0) pages, expected 3")
+    let quote = quoted.quote
     try check(
       quote.total.minor == 6880 && quote.currency == "KRW",
       "quote total is \(quote.total.formatted), expected KRW 6,880")
+    // The same order sent to another store is refused before any file is read.
+    var elsewhere = order
+    elsewhere.store = "BOOSTER Campus Print (Hongdae)"
+    do {
+      _ = try await OrderQuoter(sandbox: sandbox).quote(
+        elsewhere, prices: prices, filesRoot: filesRoot, explicitRoot: false)
+      throw Failure(description: "an order for another store was quoted")
+    } catch let error as PricingError {
+      try check(error.code == "pricing.invalidField", "another store's order: \(error.code)")
+    }
     return "quote: \(quote.total.formatted)"
   case .upload(let index):
     // An upload checked and thumbnailed by a worker process, never parsed in this one.
