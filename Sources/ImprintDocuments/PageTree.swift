@@ -12,10 +12,7 @@ extension PageTreeWalk {
   /// some AES-256 files, so a password is checked with qpdf before poppler sees it.
   public static func isWrongPassword(_ data: DocumentBytes, password: String) -> Bool {
     guard let qpdf = qpdf_init() else { return false }
-    defer {
-      var owned: qpdf_data? = qpdf
-      qpdf_cleanup(&owned)
-    }
+    defer { close(qpdf) }
     qpdf_silence_errors(qpdf)
     qpdf_set_suppress_warnings(qpdf, 1)
     _ = data.buffer.withMemoryRebound(to: CChar.self) {
@@ -38,15 +35,22 @@ extension PageTreeWalk {
     return walkWithQPDF(data, password: password, imagePages: imagePages)
   }
 
+  /// Ends a qpdf session, first taking any error left in its slot: `qpdf_cleanup` writes
+  /// "WARNING: application did not handle error: …" (with byte offsets from the file) to
+  /// qpdf's default logger, whatever `qpdf_silence_errors` says, when an error was never
+  /// retrieved — as after reading a `/Count` past 64 bits, which is itself reported otherwise.
+  private static func close(_ qpdf: qpdf_data) {
+    if qpdf_has_error(qpdf) != 0 { _ = qpdf_get_error(qpdf) }
+    var owned: qpdf_data? = qpdf
+    qpdf_cleanup(&owned)
+  }
+
   /// The walk by libqpdf, which repairs damaged files and decrypts encrypted ones.
   static func walkWithQPDF(_ data: DocumentBytes, password: String?, imagePages: [Int])
     -> PageTreeWalk
   {
     guard let qpdf = qpdf_init() else { return .unreadable("qpdf_init failed") }
-    defer {
-      var owned: qpdf_data? = qpdf
-      qpdf_cleanup(&owned)
-    }
+    defer { close(qpdf) }
     qpdf_silence_errors(qpdf)
     qpdf_set_suppress_warnings(qpdf, 1)
     let status = data.buffer.withMemoryRebound(to: CChar.self) {

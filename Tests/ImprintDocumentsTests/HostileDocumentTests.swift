@@ -238,6 +238,36 @@ struct HostileInputTests {
   }
 }
 
+@Suite("Hostile PDFs leave a worker's stderr empty", .liveHandlesChecked)
+struct HostileStderrTests {
+  @Test(
+    "a worker inspecting or thumbnailing a hostile PDF writes nothing to stderr (qpdf's error slot drained)",
+    arguments: hostilePDFs.indices)
+  func quietWorker(_ index: Int) throws {
+    // libqpdf's qpdf_cleanup writes "WARNING: application did not handle error: …" with the
+    // file's byte offsets to its default logger when an error was left in its slot, whatever
+    // qpdf_silence_errors says; a server's stderr carries its JSON access log.
+    let (name, bytes, _, _) = hostilePDFs[index]
+    let folder = TemporaryFolder()
+    let path = folder.file("hostile.pdf")
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    var requests = ""
+    for colors in ["", #","colors":{"chromaTolerance":8,"minimumAreaPercent":0.1,"dpi":50}"#] {
+      requests +=
+        #"{"operation":"inspect","path":"\#(path)","file":"h.pdf","cpuSeconds":10\#(colors)}"#
+        + "\n"
+    }
+    requests +=
+      #"{"operation":"thumbnail","path":"\#(path)","file":"h.pdf","cpuSeconds":10,"#
+      + #""pages":"all","size":64,"format":"png","output":"\#(folder.file("t.png"))"}"# + "\n"
+    let run = try runTool(worker, ["__worker"], stdin: Array(requests.utf8))
+    #expect(run.status == 0, "\(name): worker exit \(run.status)")
+    // Three answers, one per request: the worker read and answered every line.
+    #expect(run.stdout.split(separator: "\n").count == 3, "\(name): \(run.stdout)")
+    #expect(run.stderr.isEmpty, "\(name): \(run.stderr)")
+  }
+}
+
 @Suite("Document workers: answers, all-or-none thumbnails, deaths", .liveHandlesChecked)
 struct WorkerReliabilityTests {
   @Test("every request line gets an answer: garbage, a line too long, an unknown operation, a FIFO")
