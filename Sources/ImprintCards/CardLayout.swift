@@ -174,12 +174,20 @@ public final class CardLayoutEngine {
     return Box(x: left, y: top, width: right - left, height: bottom - top)
   }
 
+  /// A layout with more lines is chosen over one with fewer only when it sets the text at least
+  /// this much larger: a line break costs some reading, so a name that shrinks a little stays on
+  /// one line, and one that would shrink a lot is set larger on two.
+  static let wrapGain = 1.1
+
   /// Fits text into its element's box.
   ///
-  /// The policy: (1) the largest size from `size` down to `minSize` at which the text fits on
-  /// one line; (2) else the largest size at which it wraps into at most `maxLines` lines inside
-  /// the box; (3) else `minSize`, as many lines as fit (at most `maxLines`), cut with an ellipsis.
-  /// The box width is kept throughout, so alignment survives shrinking; text never overflows.
+  /// The policy (templates/README.md, "Text fitting"): (1) the largest size from `size` down to
+  /// `minSize` at which the text fits on one line; (2) the largest size at which it fits in at
+  /// most 2, 3, … `maxLines` lines breaking only between words, taken when it is at least
+  /// `wrapGain` times the size with fewer lines; (3) when no size fits so, the largest size at
+  /// which it fits in `maxLines` lines breaking inside words too; (4) else `minSize`, as many
+  /// lines as fit (at most `maxLines`), cut with an ellipsis. The box width is kept throughout,
+  /// so alignment survives shrinking; text never overflows.
   func fit(_ text: String, _ element: TextElement, repeated: Bool = false) throws(CardError)
     -> LaidOutItem
   {
@@ -221,24 +229,30 @@ public final class CardLayoutEngine {
         size -= 0.25
       }
     }
-    // (2) Wrapping into at most maxLines lines.
-    if chosen == nil && element.maxLines > 1 {
-      var size = element.size
-      while size >= element.minSize {
-        let block = TextBlock(text, style: style(size), width: width)
-        let metrics = measurer.measure(block)
-        if metrics.lineCount <= element.maxLines && metrics.height <= height + 0.01 {
-          chosen = (block, metrics)
-          break
+    // (2) More lines, breaking between words, when they set the text enough larger.
+    if element.maxLines > 1 && chosen?.0.style.size != element.size {
+      for lines in 2...element.maxLines {
+        let needed = chosen.map { $0.0.style.size * Self.wrapGain } ?? element.minSize
+        if let wrapped = largestFit(text, element, lines: lines, wrap: .word, atLeast: needed) {
+          chosen = wrapped
         }
-        size -= 0.5
       }
     }
-    // (3) The smallest size, cut with an ellipsis to the lines that fit.
+    // (3) Breaking inside words (a single word wider than the box), at the largest size.
+    if chosen == nil && element.maxLines > 1 {
+      chosen = largestFit(
+        text, element, lines: element.maxLines, wrap: .wordOrCharacter, atLeast: element.minSize)
+    }
+    // (4) The smallest size, cut with an ellipsis to the most lines whose height fits (measured
+    // on the text itself: its fonts may be taller than the template's).
     if chosen == nil {
-      let oneLine = measurer.measure(TextBlock("Ag", style: style(element.minSize)))
-      let lines = max(1, min(element.maxLines, Int((height + 0.01) / max(oneLine.height, 0.01))))
-      chosen = candidate(element.minSize, lines: lines)
+      var lines = element.maxLines
+      var cut = candidate(element.minSize, lines: lines)
+      while lines > 1 && cut.1.height > height + 0.01 {
+        lines -= 1
+        cut = candidate(element.minSize, lines: lines)
+      }
+      chosen = cut
       warnings.append("'\(text)' does not fit its box and is cut with an ellipsis")
     }
     guard let (block, metrics) = chosen else { preconditionFailure("a candidate was chosen") }
@@ -260,6 +274,55 @@ public final class CardLayoutEngine {
       case .bottom: element.box.y + element.box.height - textHeight
       }
     return .text(block, box: element.box, top: top, metrics: metrics, repeated: repeated)
+  }
+
+  /// The largest size on the quarter-point grid from `element.size` down to `atLeast` (and
+  /// `element.minSize` itself) at which `text` fits the box in at most `lines` lines with no
+  /// ellipsis, breaking lines as `wrap` allows; nil when none does.
+  ///
+  /// Whether a size fits is monotone in the size (every advance and the line height scale with
+  /// it, and a greedy wrap never needs more lines at a smaller size), so the grid is searched by
+  /// bisection: a handful of measurements however wide the range.
+  private func largestFit(
+    _ text: String, _ element: TextElement, lines: Int, wrap: TextWrap, atLeast low: Double
+  ) -> (TextBlock, TextMetrics)? {
+    let pt = 72 / 25.4
+    let width = element.box.width * pt
+    let height = element.box.height * pt
+    var sizes: [Double] = []
+    var size = element.size
+    while size > element.minSize + 0.001 && size >= low - 0.001 {
+      sizes.append(size)
+      size -= 0.25
+    }
+    if element.minSize >= low - 0.001 { sizes.append(element.minSize) }
+    func attempt(_ index: Int) -> (TextBlock, TextMetrics)? {
+      let block = TextBlock(
+        text,
+        style: TextStyle(
+          family: element.font, weight: element.weight, size: sizes[index], color: element.color,
+          alignment: element.align),
+        width: width, maxLines: lines, ellipsis: element.ellipsis, wrap: wrap)
+      let metrics = measurer.measure(block)
+      let fits =
+        metrics.lineCount <= lines && !metrics.isEllipsized && metrics.width <= width + 0.01
+        && metrics.height <= height + 0.01
+      return fits ? (block, metrics) : nil
+    }
+    // The first (largest) fitting index, sizes being in decreasing order.
+    guard let last = sizes.indices.last, var found = attempt(last) else { return nil }
+    var lower = 0
+    var upper = last
+    while lower < upper {
+      let middle = (lower + upper) / 2
+      if let fit = attempt(middle) {
+        found = fit
+        upper = middle
+      } else {
+        lower = middle + 1
+      }
+    }
+    return found
   }
 }
 

@@ -55,7 +55,9 @@ extension Profile {
         ? .hive : .steem)
     var result = Profile(
       account: name, accountID: integer(object["id"]),
-      displayName: sanitised(profile["name"], limit: 20).flatMap { $0.hasPrefix("@") ? nil : $0 }
+      // steemit.com cuts names to 20 characters for its pages; a card fits the whole name to its
+      // box (templates/README.md), so only a bound on the work remains.
+      displayName: sanitised(profile["name"], limit: 100).flatMap { $0.hasPrefix("@") ? nil : $0 }
         ?? name,
       about: sanitised(profile["about"], limit: 160),
       location: sanitised(profile["location"], limit: 30),

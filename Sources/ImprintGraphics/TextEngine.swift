@@ -54,6 +54,16 @@ public enum TextEllipsis: String, Sendable, Codable {
   case middle
 }
 
+/// Where wrapping may break a line.
+public enum TextWrap: String, Sendable, Codable {
+  /// Between words (Unicode line breaking: spaces, after hyphens, between CJK characters), and
+  /// inside a word only when the word alone is wider than the line.
+  case wordOrCharacter
+  /// Between words only: a word wider than the line overflows it, which a fitter detects from
+  /// the measured width.
+  case word
+}
+
 /// A paragraph to lay out: text, style and the box rules.
 public struct TextBlock: Sendable, Hashable {
   /// The text (UTF-8, any script).
@@ -66,17 +76,20 @@ public struct TextBlock: Sendable, Hashable {
   public var maxLines: Int?
   /// Where to cut when `maxLines` is exceeded.
   public var ellipsis: TextEllipsis
+  /// Where lines may break (needs `width`).
+  public var wrap: TextWrap
 
   /// Creates a block.
   public init(
     _ text: String, style: TextStyle, width: Double? = nil, maxLines: Int? = nil,
-    ellipsis: TextEllipsis = .none
+    ellipsis: TextEllipsis = .none, wrap: TextWrap = .wordOrCharacter
   ) {
     self.text = text
     self.style = style
     self.width = width
     self.maxLines = maxLines
     self.ellipsis = ellipsis
+    self.wrap = wrap
   }
 }
 
@@ -169,7 +182,8 @@ final class TextEngine {
     pango_layout_set_text(layout, block.text, -1)
     if let width = block.width {
       pango_layout_set_width(layout, Int32((width * Double(PANGO_SCALE)).rounded()))
-      pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR)
+      pango_layout_set_wrap(
+        layout, block.wrap == .word ? PANGO_WRAP_WORD : PANGO_WRAP_WORD_CHAR)
       if let maxLines = block.maxLines, block.ellipsis != .none {
         pango_layout_set_height(layout, -Int32(max(1, maxLines)))
         pango_layout_set_ellipsize(

@@ -144,7 +144,7 @@ struct CardRenderTests {
         #expect(block.style.size >= 8 && block.style.size <= 15)
         #expect(metrics.width <= box.width * pt + 0.05)
         #expect(top >= box.y && (top * pt + metrics.height) <= (box.y + box.height) * pt + 0.05)
-        #expect(metrics.lineCount <= 2)
+        #expect(metrics.lineCount <= 3)
       }
     }
   }

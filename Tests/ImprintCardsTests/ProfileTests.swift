@@ -139,11 +139,16 @@ struct ProfileShapeTests {
     #expect(unversioned.displayName == "Old")  // the Steem rule: posting wins only with version 2
   }
 
-  @Test("sanitising: 20-character names, @-names dropped, sentinel dates hidden")
+  @Test("sanitising: names kept whole up to 100 characters, @-names dropped, sentinel dates hidden")
   func sanitising() throws {
+    // steemit.com cuts names to 20 characters for its pages; a card fits the whole name instead.
     let long = try profile(
       #"{"name":"abc","json_metadata":{"profile":{"name":"Alexandra Konstantinopoulou-Smith"}}}"#)
-    #expect(long.displayName == "Alexandra Konstantin...".prefix(17) + "...")
+    #expect(long.displayName == "Alexandra Konstantinopoulou-Smith")
+    let huge = String(repeating: "Featherstonehaugh ", count: 10)
+    let capped = try profile(#"{"name":"abc","json_metadata":{"profile":{"name":"\#(huge)"}}}"#)
+    #expect(capped.displayName == huge.prefix(97) + "...")
+    #expect(capped.displayName.count == 100)
     let at = try profile(#"{"name":"abc","json_metadata":{"profile":{"name":"@impostor"}}}"#)
     #expect(at.displayName == "abc")
     for sentinel in ["1970-01-01T00:00:00", "1969-12-31T23:59:59"] {
