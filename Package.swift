@@ -33,6 +33,12 @@ let package = Package(
     system("CPNG", "libpng", ["libpng-dev"]),
     system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
     system("CQPDF", "libqpdf", ["libqpdf-dev"]),
+    system("CWebP", "libwebpdemux", ["libwebp-dev"]),
+    system("CTIFF", "libtiff-4", ["libtiff-dev"]),
+    system("CGIF", "libgif", ["libgif-dev"]),
+    // Declarations only (no pkg-config, no link): libheif is loaded with dlopen when a HEIF image
+    // is decoded (ImprintGraphics/HEIFDecoder.swift says why).
+    .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
     // Our C, each target imported by the one Swift module that owns its library: libpng and
     // libjpeg (ImprintGraphics), libcurl (ImprintCards), zlib (ImprintPDF), processes
     // (ImprintDocuments).
@@ -47,6 +53,7 @@ let package = Package(
       name: "ImprintGraphics",
       dependencies: [
         "ImprintCore", "ImprintPDF", "CCairo", "CPango", "CFontconfig", "CImprintShims",
+        "CWebP", "CTIFF", "CGIF", "CHeif",
       ],
       // The fonts text is set with, found through Bundle.module (FontLibrary.bundled()).
       resources: [.copy("Resources/fonts")]

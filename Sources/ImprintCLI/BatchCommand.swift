@@ -18,7 +18,8 @@ enum BatchCommand {
     .value("templates", "<dir>", "Folder of shipped card designs."),
     .value(
       "photo-cache", "<dir>",
-      "Folder of photos named <account>.jpg or <account>.png, for cards without a photo."),
+      "Folder of photos named <account>.jpg (.png, .heic, .webp, .tif, .gif), for cards without a photo."
+    ),
     .flag(
       "fetch-photo",
       "Download the profile_image of a card without a photo, given or cached, into --photo-cache "

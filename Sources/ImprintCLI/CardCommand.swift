@@ -32,8 +32,10 @@ enum CardCommand {
       .value("dpi", "<n>", "PNG resolution, 72 to 1200 (default 300)."),
       .value("bleed", "<mm>", "Bleed per side in millimetres (default: the template's, 3.175)."),
       .flag("crop-marks", "Draw crop marks outside the bleed (PDF)."),
-      .value("photo", "<file>", "The photo (JPEG or PNG) for a single profile."),
-      .value("photo-cache", "<dir>", "Folder of photos named <account>.jpg or <account>.png."),
+      .value("photo", "<file>", "The photo (JPEG, PNG, HEIF, WebP, TIFF or GIF) for one profile."),
+      .value(
+        "photo-cache", "<dir>",
+        "Folder of photos named <account>.jpg (.png, .heic, .webp, .tif, .gif)."),
       .flag(
         "fetch-photo",
         "Download the profile_image when no photo is given or cached (http/https, 15 s in all, "

@@ -49,7 +49,10 @@ enum DocumentCommands {
       a chroma (max - min of R, G, B) above --color-tolerance. Files are read in worker \
       processes with CPU, memory and time limits.
       """,
-    arguments: [ArgumentSpec("file", "PDF, JPEG or PNG files.", variadic: true)],
+    arguments: [
+      ArgumentSpec(
+        "file", "PDF, JPEG, PNG, HEIF, WebP, TIFF or GIF files.", variadic: true)
+    ],
     options: [
       .flag("json", "Print a JSON report."),
       .flag("colors", "Analyse each page's colour."),
@@ -191,7 +194,9 @@ enum DocumentCommands {
       error instead of replacing b.pdf. A file's thumbnails are all written or none.
       """,
     arguments: [
-      ArgumentSpec("file", "PDF, JPEG or PNG files with -o; else INPUT OUTPUT.", variadic: true)
+      ArgumentSpec(
+        "file", "PDF or image files (JPEG, PNG, HEIF, WebP, TIFF, GIF) with -o; else INPUT OUTPUT.",
+        variadic: true)
     ],
     options: [
       .value("output", short: "o", "<dir>", "Folder for the thumbnails."),

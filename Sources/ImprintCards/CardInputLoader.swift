@@ -103,7 +103,8 @@ public struct CardInputLoader: Sendable {
 
   /// Reads and decodes the inputs of one card.
   ///
-  /// The photo is the request's photo file, else the cached `<account>.jpg/.jpeg/.png`, else
+  /// The photo is the request's photo file, else the cached `<account>.jpg` (or another of
+  /// `PhotoCache.extensions`), else
   /// (with `photos.fetch`) the downloaded `profile_image`, which is then kept in the cache once
   /// it decoded; else the placeholder. A cached photo that cannot be used is a miss (a warning),
   /// replaced by the next download. A cache that cannot be written costs the next card a

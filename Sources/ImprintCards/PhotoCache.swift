@@ -6,7 +6,8 @@ import Foundation
 import ImprintCore
 import ImprintGraphics
 
-/// A folder of photos named `<account>.jpg`, `<account>.jpeg` or `<account>.png`.
+/// A folder of photos named `<account>.jpg` (or `.jpeg`, `.png`, `.heic`, `.heif`, `.webp`,
+/// `.tif`, `.tiff`, `.gif`); the type is read from the content, never the name.
 ///
 /// An account name comes from a profile, that is from input: it is used as a file name only when
 /// it is one plain name (`ConfinedPath.isPlainFileName`: no `/`, no `..`, not hidden, no control
@@ -31,6 +32,23 @@ public struct PhotoCache: Sendable {
     case unusable(path: String, reason: String)
   }
 
+  /// The extensions looked for, in this order.
+  public static let extensions = [
+    "jpg", "jpeg", "png", "heic", "heif", "webp", "tif", "tiff", "gif",
+  ]
+
+  /// The extension a photo is stored under, from its content (`jpg` when it is none of these).
+  static func `extension`(of bytes: [UInt8]) -> String {
+    switch ImageType(sniffing: bytes) {
+    case .png?: "png"
+    case .heif?: "heic"
+    case .webp?: "webp"
+    case .tiff?: "tif"
+    case .gif?: "gif"
+    case .jpeg?, nil: "jpg"
+    }
+  }
+
   /// The file name stem for `account`, or nil when the name cannot be a file name.
   public static func stem(for account: String) -> String? {
     ConfinedPath.isPlainFileName(account) ? account : nil
@@ -48,7 +66,7 @@ public struct PhotoCache: Sendable {
   /// account name cannot name a file).
   public func locate(_ account: String) -> (path: String, problem: FileError?)? {
     guard let stem = Self.stem(for: account) else { return nil }
-    for ext in ["jpg", "jpeg", "png"] {
+    for ext in Self.extensions {
       let name = "\(stem).\(ext)"
       let path: String
       do {
@@ -71,10 +89,10 @@ public struct PhotoCache: Sendable {
   public func store(_ bytes: [UInt8], account: String) throws(FileError) -> String? {
     guard let stem = Self.stem(for: account) else { return nil }
     try FileIO.makeFolder(folder)
-    let ext = ImageType(sniffing: bytes) == .png ? "png" : "jpg"
+    let ext = Self.extension(of: bytes)
     let path = try ConfinedPath.resolve("\(stem).\(ext)", in: folder, what: "photo cache entry")
     // An unusable entry under another extension would be found first next time.
-    for other in ["jpg", "jpeg", "png"] where other != ext {
+    for other in Self.extensions where other != ext {
       let stale = folder + "/" + stem + "." + other
       var status = stat()
       if lstat(stale, &status) == 0, case .unusable = entry(stale) { unlink(stale) }

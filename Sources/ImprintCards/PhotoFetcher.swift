@@ -8,7 +8,7 @@ import ImprintGraphics
 import Synchronization
 
 /// Downloads profile photos: http and https only, the server's addresses checked, a total
-/// deadline, a size limit counted as the bytes arrive, and the content sniffed (JPEG or PNG),
+/// deadline, a size limit counted as the bytes arrive, and the content sniffed (an image type ImageDecoder reads),
 /// whatever the server says its type is.
 ///
 /// The rule (docs/reliability.md): a photo URL comes from the profile, that is from whoever
@@ -78,7 +78,7 @@ public enum PhotoFetcher {
   ///   - allowPrivateNetwork: fetch loopback and private addresses too.
   /// - Returns: the image's bytes.
   /// - Throws: `CardError.photoDownload` naming the URL (not http(s), a refused address, a
-  ///   failed or non-200 request, too large, too slow) or `CardError.photo` (not a JPEG or PNG).
+  ///   failed or non-200 request, too large, too slow) or `CardError.photo` (not an image type Imprint reads).
   public static func fetch(
     _ url: String, limit: Int = defaultLimit, timeout: TimeInterval = defaultTimeout,
     allowPrivateNetwork: Bool = false
@@ -104,7 +104,9 @@ public enum PhotoFetcher {
       throw .photoDownload(url: shown, reason: failure.reason)
     }
     guard ImageType(sniffing: bytes) != nil else {
-      throw .photo(source: shown, reason: "the server sent something that is not a JPEG or PNG")
+      throw .photo(
+        source: shown, reason: "the server sent something that is not a \(ImageType.accepted) image"
+      )
     }
     return bytes
   }

@@ -89,23 +89,28 @@ public enum DocumentEngine {
         printAllowed: document.printAllowed, colors: verdicts)
     case let type:
       let bytes = data.array
-      let (width, height, dpi) = try imageHeader(bytes, file: file)
+      let pages = try imagePages(bytes, file: file)
       var verdicts: [PageColor]?
       if let colors {
-        let bitmap = try decodeImage(bytes, file: file)
-        let longest = max(bitmap.width, bitmap.height)
-        let scale = min(1, Double(maximumAnalysisPixels) / Double(longest), colors.dpi / dpi)
-        let image = try draw(
-          bitmap, width: try pixels(Double(bitmap.width) * scale, file: file),
-          height: try pixels(Double(bitmap.height) * scale, file: file), file: file)
-        verdicts = [analyse(image, page: 1, rule: colors)]
+        verdicts = []
+        for (index, page) in pages.enumerated() {
+          let bitmap = try decodeImage(bytes, page: index + 1, file: file)
+          let longest = max(bitmap.width, bitmap.height)
+          let scale = min(
+            1, Double(maximumAnalysisPixels) / Double(longest), colors.dpi / page.dpi)
+          let image = try draw(
+            bitmap, width: try pixels(Double(bitmap.width) * scale, file: file),
+            height: try pixels(Double(bitmap.height) * scale, file: file), file: file)
+          verdicts?.append(analyse(image, page: index + 1, rule: colors))
+        }
       }
       return DocumentInfo(
-        file: file, type: type, pages: 1,
-        pageSizes: [
+        file: file, type: type, pages: pages.count,
+        pageSizes: pages.enumerated().map { index, page in
           PageSize(
-            page: 1, widthPoints: Double(width) / dpi * 72, heightPoints: Double(height) / dpi * 72)
-        ], encrypted: false, printAllowed: true, colors: verdicts)
+            page: index + 1, widthPoints: Double(page.width) / page.dpi * 72,
+            heightPoints: Double(page.height) / page.dpi * 72)
+        }, encrypted: false, printAllowed: true, colors: verdicts)
     }
   }
 
@@ -197,18 +202,20 @@ public enum DocumentEngine {
         try deliver(page, try encode(image))
       }
     default:
-      let wanted = try pageList(pages, count: 1, file: file)
-      guard wanted == [1] else {
-        throw .pageOutOfRange(file: file, page: wanted.first { $0 != 1 } ?? 2, pages: 1)
-      }
       let bytes = data.array
-      _ = try imageHeader(bytes, file: file)
-      let bitmap = try decodeImage(bytes, file: file)
-      let scale = min(1, Double(size) / Double(max(bitmap.width, bitmap.height)))
-      let image = try draw(
-        bitmap, width: try pixels((Double(bitmap.width) * scale).rounded(), file: file),
-        height: try pixels((Double(bitmap.height) * scale).rounded(), file: file), file: file)
-      try deliver(1, try encode(image))
+      let count = try imagePages(bytes, file: file).count
+      // Every page is decoded before the first thumbnail is handed over: a page that fails
+      // fails the file, and no thumbnail of it is made.
+      var images: [(Int, [UInt8])] = []
+      for page in try pageList(pages, count: count, file: file) {
+        let bitmap = try decodeImage(bytes, page: page, file: file)
+        let scale = min(1, Double(size) / Double(max(bitmap.width, bitmap.height)))
+        let image = try draw(
+          bitmap, width: try pixels((Double(bitmap.width) * scale).rounded(), file: file),
+          height: try pixels((Double(bitmap.height) * scale).rounded(), file: file), file: file)
+        images.append((page, try encode(image)))
+      }
+      for (page, image) in images { try deliver(page, image) }
     }
   }
 
@@ -372,20 +379,23 @@ public enum DocumentEngine {
     return .memoryLimit(file: file, megabytes: megabytes)
   }
 
-  /// Width, height and resolution (pHYs or JFIF density; 96 dpi when the file has none or an
-  /// implausible one), read by `ImageDecoder.header` against `maximumImagePixels`.
-  static func imageHeader(
+  /// Each page's width, height and resolution (pHYs, JFIF density or TIFF resolution; 96 dpi
+  /// when the file has none or an implausible one), read by `ImageDecoder.pages` against
+  /// `maximumImagePixels`: one page, or a TIFF's directories.
+  static func imagePages(
     _ bytes: [UInt8], file: String
-  ) throws(DocumentError) -> (Int, Int, Double) {
-    let header: ImageHeader
+  ) throws(DocumentError) -> [(width: Int, height: Int, dpi: Double)] {
+    let headers: [ImageHeader]
     do {
-      header = try ImageDecoder.header(bytes, source: file, maximumPixels: maximumImagePixels)
+      headers = try ImageDecoder.pages(bytes, source: file, maximumPixels: maximumImagePixels)
     } catch {
       throw imageError(error, file: file)
     }
-    var dpi = header.dpi ?? 96
-    if !(10...10_000).contains(dpi) { dpi = 96 }
-    return (header.width, header.height, dpi)
+    return headers.map { header in
+      var dpi = header.dpi ?? 96
+      if !(10...10_000).contains(dpi) { dpi = 96 }
+      return (header.width, header.height, dpi)
+    }
   }
 
   static func imageError(_ error: ImageError, file: String) -> DocumentError {
@@ -395,9 +405,12 @@ public enum DocumentEngine {
     }
   }
 
-  static func decodeImage(_ bytes: [UInt8], file: String) throws(DocumentError) -> Bitmap {
+  static func decodeImage(
+    _ bytes: [UInt8], page: Int, file: String
+  ) throws(DocumentError) -> Bitmap {
     do {
-      return try ImageDecoder.decode(bytes, source: file, maximumPixels: maximumImagePixels)
+      return try ImageDecoder.decode(
+        bytes, source: file, page: page, maximumPixels: maximumImagePixels)
     } catch {
       throw imageError(error, file: file)
     }

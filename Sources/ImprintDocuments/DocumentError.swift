@@ -8,7 +8,7 @@ import ImprintGraphics
 public enum DocumentError: ImprintError, Equatable, Codable {
   /// The file is empty.
   case empty(file: String)
-  /// The content is not a PDF, JPEG or PNG (whatever its name says).
+  /// The content is not a PDF or an image type Imprint reads (whatever its name says).
   case unsupportedType(file: String, found: String)
   /// poppler cannot read the PDF (truncated, broken cross-reference table); `cause` is
   /// poppler's report.
@@ -87,7 +87,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     switch self {
     case .empty(let file): "'\(file)' is empty"
     case .unsupportedType(let file, let found):
-      "'\(file)' is not a PDF, JPEG or PNG: it looks like \(found)"
+      "'\(file)' is not a PDF or a \(ImageType.accepted) image: it looks like \(found)"
     case .damaged(let file, let reason, _): "pdf '\(file)' is damaged (poppler: \(reason))"
     case .encrypted(let file, let given):
       given ? "pdf '\(file)' is encrypted and the password is wrong" : "pdf '\(file)' is encrypted"
@@ -134,7 +134,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .damaged: "export or print the document to PDF again"
     case .countMismatch, .pageTreeCycle, .brokenXref:
       "the file is malformed; export it to PDF again"
-    case .unsupportedType: "upload a PDF, JPEG or PNG file"
+    case .unsupportedType: "upload a PDF or a JPEG, PNG, HEIF, WebP, TIFF or GIF image"
     case .fileChanged: "read the file again once it has been written completely"
     case .cpuLimit, .memoryLimit, .timeout:
       "the limits are adjustable (--cpu-limit, --memory-limit, --timeout)"

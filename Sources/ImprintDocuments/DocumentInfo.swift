@@ -12,15 +12,35 @@ public enum DocumentType: String, Sendable, Codable {
   case jpeg
   /// PNG image (one page).
   case png
+  /// HEIF image, HEIC from phones or AVIF (one page).
+  case heif
+  /// WebP image (one page; an animation's first frame).
+  case webp
+  /// TIFF image: one page a directory.
+  case tiff
+  /// GIF image (one page: the first frame).
+  case gif
 
   /// Sniffs the type from the first bytes, or nil.
   public init?(sniffing bytes: [UInt8]) {
     if let image = ImageType(sniffing: bytes) {
-      self = image == .jpeg ? .jpeg : .png
+      self.init(image)
     } else if bytes.prefix(1024).firstRange(of: Array("%PDF-".utf8)) != nil {
       self = .pdf
     } else {
       return nil
+    }
+  }
+
+  /// The document type of an image type.
+  public init(_ image: ImageType) {
+    switch image {
+    case .jpeg: self = .jpeg
+    case .png: self = .png
+    case .heif: self = .heif
+    case .webp: self = .webp
+    case .tiff: self = .tiff
+    case .gif: self = .gif
     }
   }
 }

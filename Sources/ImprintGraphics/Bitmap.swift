@@ -52,3 +52,40 @@ public struct Bitmap: Sendable, Equatable {
     return copy
   }
 }
+
+extension Bitmap {
+  /// A bitmap from rows of 8-bit R, G, B, A pixels (`stride` bytes a row, at least `width` × 4),
+  /// as libheif and libtiff give them; `premultiplied` tells whether the colour is already
+  /// multiplied by alpha (libtiff's is, libheif's is not).
+  static func fromRGBA(
+    width: Int, height: Int, rows: UnsafePointer<UInt8>, stride: Int, premultiplied: Bool
+  ) -> Bitmap {
+    var hasAlpha = false
+    let pixels = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, count in
+      guard let out = buffer.baseAddress else { return }
+      for y in 0..<height {
+        let row = rows + y * stride
+        let target = out + y * width * 4
+        for x in 0..<width {
+          let r = row[x * 4]
+          let g = row[x * 4 + 1]
+          let b = row[x * 4 + 2]
+          let a = row[x * 4 + 3]
+          if a != 255 { hasAlpha = true }
+          target[x * 4] = premultiplied || a == 255 ? b : multiply(b, a)
+          target[x * 4 + 1] = premultiplied || a == 255 ? g : multiply(g, a)
+          target[x * 4 + 2] = premultiplied || a == 255 ? r : multiply(r, a)
+          target[x * 4 + 3] = a
+        }
+      }
+      count = width * height * 4
+    }
+    return Bitmap(width: width, height: height, pixels: pixels, hasAlpha: hasAlpha)
+  }
+
+  /// `value` × `alpha` / 255, rounded (cairo's premultiplication).
+  static func multiply(_ value: UInt8, _ alpha: UInt8) -> UInt8 {
+    let product = Int(value) * Int(alpha) + 128
+    return UInt8((product + (product >> 8)) >> 8)
+  }
+}

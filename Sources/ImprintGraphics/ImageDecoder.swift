@@ -1,26 +1,59 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintGraphics: photos and images from bytes: JPEG (EXIF orientation applied) and PNG (alpha).
+// ImprintGraphics: photos and images from bytes: JPEG (EXIF orientation applied), PNG (alpha),
+// HEIF (its transformations applied), WebP (alpha; an animation's first frame), TIFF (every
+// page, its orientation applied) and GIF (the first frame).
 
 internal import CCairo
 import ImprintCore
 
 /// Image file types recognised from their first bytes (never from the file name).
-public enum ImageType: String, Sendable, Codable {
+public enum ImageType: String, Sendable, Codable, CaseIterable {
   /// JPEG (`FF D8 FF`).
   case jpeg
   /// PNG (`89 50 4E 47 0D 0A 1A 0A`).
   case png
+  /// HEIF: an ISO-BMFF `ftyp` box naming a HEIF brand (HEIC from phones, AVIF).
+  case heif
+  /// WebP (`RIFF`, a size, `WEBP`).
+  case webp
+  /// TIFF (`II*\0` or `MM\0*`; BigTIFF `II+\0`, `MM\0+`).
+  case tiff
+  /// GIF (`GIF87a` or `GIF89a`).
+  case gif
 
   /// Sniffs the type from the content, or nil.
   public init?(sniffing bytes: [UInt8]) {
+    func starts(_ prefix: String) -> Bool { bytes.starts(with: Array(prefix.utf8)) }
     if bytes.starts(with: [0xFF, 0xD8, 0xFF]) {
       self = .jpeg
     } else if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
       self = .png
+    } else if bytes.count >= 12, starts("RIFF"), Array(bytes[8..<12]) == Array("WEBP".utf8) {
+      self = .webp
+    } else if [
+      [0x49, 0x49, 0x2A, 0], [0x4D, 0x4D, 0, 0x2A], [0x49, 0x49, 0x2B, 0], [0x4D, 0x4D, 0, 0x2B],
+    ]
+    .contains(where: { bytes.starts(with: $0) }) {
+      self = .tiff
+    } else if starts("GIF87a") || starts("GIF89a") {
+      self = .gif
+    } else if HEIFDecoder.isHEIF(bytes) {
+      self = .heif
     } else {
       return nil
     }
   }
+
+  /// The name people know the format by (`JPEG`, `PNG`, `HEIF`, `WebP`, `TIFF`, `GIF`).
+  public var name: String {
+    switch self {
+    case .webp: "WebP"
+    default: rawValue.uppercased()
+    }
+  }
+
+  /// "JPEG, PNG, HEIF, WebP, TIFF or GIF": the formats read, for messages.
+  public static let accepted = "JPEG, PNG, HEIF, WebP, TIFF or GIF"
 }
 
 /// Errors of decoding an image file.
@@ -28,14 +61,19 @@ public enum ImageType: String, Sendable, Codable {
 /// The one owner of the `image.*` codes: a photo (cards), an upload (documents) and a decoder
 /// called directly all report an image's failure with these.
 public enum ImageError: ImprintError, Equatable, Codable {
-  /// The content is neither JPEG nor PNG.
+  /// The content is not an image of a type Imprint reads.
   case unsupportedType(source: String, found: String)
-  /// The file is damaged or truncated (libjpeg's or cairo's text in `reason`).
+  /// The file is damaged or truncated (the decoding library's text in `reason`).
   case damaged(source: String, reason: String)
   /// The image is larger than allowed.
   case tooLarge(source: String, width: Int, height: Int, maximumPixels: Int)
   /// There was not memory enough to decode it (within the process's limit).
   case outOfMemory(source: String)
+  /// A well-formed file of a kind its library cannot convert to pixels (a TIFF of 32-bit
+  /// floating-point samples, for example).
+  case unsupportedVariant(source: String, reason: String)
+  /// The library that decodes this type could not be loaded (libheif, loaded when needed).
+  case decoderUnavailable(source: String, library: String, reason: String)
 
   public var code: String {
     switch self {
@@ -43,13 +81,15 @@ public enum ImageError: ImprintError, Equatable, Codable {
     case .damaged: "image.damaged"
     case .tooLarge: "image.tooLarge"
     case .outOfMemory: "image.outOfMemory"
+    case .unsupportedVariant: "image.unsupportedVariant"
+    case .decoderUnavailable: "image.decoderUnavailable"
     }
   }
 
   public var message: String {
     switch self {
     case .unsupportedType(let source, let found):
-      "image '\(source)' is not a JPEG or PNG: it looks like \(found)"
+      "image '\(source)' is not a \(ImageType.accepted) image: it looks like \(found)"
     case .damaged(let source, let reason): "image '\(source)' is damaged or truncated (\(reason))"
     case .tooLarge(let source, let width, let height, let maximum)
     where width.multipliedReportingOverflow(by: height).partialValue <= maximum:
@@ -58,6 +98,10 @@ public enum ImageError: ImprintError, Equatable, Codable {
     case .tooLarge(let source, let width, let height, let maximum):
       "image '\(source)' is \(width) x \(height) pixels; at most \(maximum) pixels are allowed"
     case .outOfMemory(let source): "image '\(source)' needs more memory to decode than is available"
+    case .unsupportedVariant(let source, let reason):
+      "image '\(source)' is of a kind that cannot be decoded (\(reason))"
+    case .decoderUnavailable(let source, let library, let reason):
+      "image '\(source)' cannot be decoded: \(library) could not be loaded (\(reason))"
     }
   }
 
@@ -66,6 +110,9 @@ public enum ImageError: ImprintError, Equatable, Codable {
     case .unsupportedType: "convert the photo to JPEG or PNG"
     case .damaged: "export the image again"
     case .tooLarge, .outOfMemory: "scale the image down"
+    case .unsupportedVariant: "export the image again as 8-bit JPEG, PNG or TIFF"
+    case .decoderUnavailable(_, let library, _):
+      "install \(library) (Debian: \(library == "libheif" ? "libheif1" : library))"
     }
   }
 }
@@ -76,16 +123,19 @@ public struct ImageHeader: Sendable, Equatable {
   public let width: Int
   /// Height in pixels, as displayed.
   public let height: Int
-  /// Resolution from PNG pHYs or the JFIF density, nil when the file gives none.
+  /// Resolution from PNG pHYs, the JFIF density or TIFF's resolution tags, nil when the file
+  /// gives none.
   public let dpi: Double?
 }
 
-/// Decodes JPEG and PNG images into bitmaps.
+/// Decodes JPEG, PNG, HEIF, WebP, TIFF and GIF images into bitmaps.
 public enum ImageDecoder {
   /// The most pixels a photo may have (about 50 megapixels).
   public static let maximumPixels = 50_000_000
 
-  /// Decodes `bytes`, sniffing the type; JPEGs are turned upright by their EXIF orientation.
+  /// Decodes `bytes`, sniffing the type, upright: JPEGs by their EXIF orientation, TIFFs by
+  /// their Orientation tag, HEIF by its own transformations (never by EXIF too); a multi-page
+  /// TIFF's first page, an animation's first frame.
   ///
   /// - Parameters:
   ///   - bytes: the file's content.
@@ -102,16 +152,38 @@ public enum ImageDecoder {
   public static func decode(
     _ bytes: [UInt8], source: String, maximumPixels: Int
   ) throws(ImageError) -> Bitmap {
-    switch ImageType(sniffing: bytes) {
-    case .jpeg?:
+    try decode(bytes, source: source, page: 1, maximumPixels: maximumPixels)
+  }
+
+  /// Decodes page `page` (1-based) of `bytes`: only TIFFs have pages past the first (see
+  /// `pages(_:source:maximumPixels:)`); the size is checked against `maximumPixels` before
+  /// anything is allocated.
+  ///
+  /// - Throws: `ImageError` naming `source` (`.damaged` for a page past the end).
+  public static func decode(
+    _ bytes: [UInt8], source: String, page: Int, maximumPixels: Int
+  ) throws(ImageError) -> Bitmap {
+    guard let type = ImageType(sniffing: bytes) else { throw unsupported(bytes, source: source) }
+    if type != .tiff && page != 1 {
+      throw .damaged(source: source, reason: "a \(type.name) image has one page, not \(page)")
+    }
+    switch type {
+    case .jpeg:
       _ = try header(bytes, source: source, maximumPixels: maximumPixels)
       let bitmap = try JPEGDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
       return bitmap.oriented(exifOrientation(bytes))
-    case .png?:
+    case .png:
       _ = try header(bytes, source: source, maximumPixels: maximumPixels)
       return try decodePNG(bytes, source: source)
-    case nil:
-      throw unsupported(bytes, source: source)
+    case .heif: return try HEIFDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
+    case .webp: return try WebPDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
+    case .tiff:
+      // Every directory read and checked first, as `pages` does: a file cut short after its
+      // first page is damaged, whichever page is asked for.
+      _ = try pages(bytes, source: source, maximumPixels: maximumPixels)
+      return try TIFFDecoder.decode(
+        bytes, source: source, page: page, maximumPixels: maximumPixels)
+    case .gif: return try GIFDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
     }
   }
 
@@ -119,25 +191,41 @@ public enum ImageDecoder {
     return .unsupportedType(source: source, found: ContentKind.describe(bytes))
   }
 
-  /// The longest side of a PNG (cairo decodes it), in pixels.
+  /// The longest side of a PNG (cairo decodes it), a HEIF, WebP, TIFF or GIF image (each
+  /// becomes a cairo surface), in pixels.
   public static let maximumSide = 32_767
 
-  /// Reads what an image's header says, without decoding it: the one reader of image sizes, so
-  /// that what is measured is what is decoded, against the same limit.
+  /// Reads what an image's header says (a TIFF's first page), without decoding it.
+  ///
+  /// The one reader of image sizes, so that what is measured is what is decoded, against the
+  /// same limit.
   ///
   /// - Parameters:
-  ///   - bytes: the file's content (JPEG or PNG).
+  ///   - bytes: the file's content.
   ///   - source: the file name, for errors.
   ///   - maximumPixels: the most pixels allowed.
-  /// - Returns: the size as displayed (EXIF orientation applied) and the resolution, if given.
+  /// - Returns: the size as displayed (orientation applied) and the resolution, if given.
   /// - Throws: `ImageError.damaged` for a header without a valid size (0 x 0 included),
   ///   `.tooLarge` for more than `maximumPixels` or a side above `maximumSide` (PNG).
   public static func header(
     _ bytes: [UInt8], source: String, maximumPixels: Int = ImageDecoder.maximumPixels
   ) throws(ImageError) -> ImageHeader {
+    let all = try pages(bytes, source: source, maximumPixels: maximumPixels)
+    guard let first = all.first else { preconditionFailure("an image has a first page") }
+    return first
+  }
+
+  /// Every page's header: one for every type but TIFF, one a directory for a TIFF, each
+  /// checked as `header` checks it (a page too large refuses the file).
+  ///
+  /// - Throws: `ImageError` naming `source`.
+  public static func pages(
+    _ bytes: [UInt8], source: String, maximumPixels: Int = ImageDecoder.maximumPixels
+  ) throws(ImageError) -> [ImageHeader] {
     var width = 0
     var height = 0
     var dpi: Double?
+    var side = maximumSide
     switch ImageType(sniffing: bytes) {
     case .png?:
       // Signature, then the IHDR chunk: length 13, type, width, height (PNG: 1 to 2^31 - 1).
@@ -176,27 +264,34 @@ public enum ImageDecoder {
         if density > 0 { dpi = bytes[13] == 1 ? density : bytes[13] == 2 ? density * 2.54 : nil }
       }
       if exifOrientation(bytes) >= 5 { swap(&width, &height) }
+      // libjpeg's sides (at most 65 535).
+      side = 65_535
+    case .heif?: (width, height) = try HEIFDecoder.size(bytes, source: source)
+    case .webp?: (width, height, _) = try WebPDecoder.features(bytes, source: source)
+    case .gif?: (width, height) = try GIFDecoder.size(bytes, source: source)
+    case .tiff?:
+      return try TIFFDecoder.pages(bytes, source: source, maximumPixels: maximumPixels).map {
+        ImageHeader(width: $0.width, height: $0.height, dpi: $0.dpi)
+      }
     case nil:
       throw unsupported(bytes, source: source)
     }
-    // Both sides are below 2^31: the product cannot overflow. cairo decodes PNGs, so their
-    // sides are cairo's; a JPEG's are libjpeg's (at most 65 535).
-    let side = ImageType(sniffing: bytes) == .png ? maximumSide : 65_535
+    // Both sides are below 2^31: the product cannot overflow.
     guard width <= side, height <= side, width * height <= maximumPixels else {
       throw .tooLarge(source: source, width: width, height: height, maximumPixels: maximumPixels)
     }
-    return ImageHeader(width: width, height: height, dpi: dpi)
+    return [ImageHeader(width: width, height: height, dpi: dpi)]
   }
 
   private static func decodePNG(_ bytes: [UInt8], source: String) throws(ImageError) -> Bitmap {
     // The header's claimed size was checked (`header`) before cairo allocates anything.
-    let reader = PNGReader(bytes)
+    let reader = MemoryReader(bytes)
     let surface = withExtendedLifetime(reader) {
       cairo_image_surface_create_from_png_stream(
         { closure, data, length in
           guard let closure, let data else { return CAIRO_STATUS_READ_ERROR }
-          let reader = Unmanaged<PNGReader>.fromOpaque(closure).takeUnretainedValue()
-          return reader.read(into: data, count: Int(length))
+          let reader = Unmanaged<MemoryReader>.fromOpaque(closure).takeUnretainedValue()
+          return reader.read(into: data, count: Int(length)) == Int(length)
             ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_READ_ERROR
         }, Unmanaged.passUnretained(reader).toOpaque())
     }
@@ -276,21 +371,43 @@ public enum ImageDecoder {
   }
 }
 
-/// Feeds bytes to cairo's PNG reader.
-private final class PNGReader {
+/// Bytes a C decoder reads through callbacks (cairo's PNG reader, giflib, libtiff), with the
+/// position it has reached.
+final class MemoryReader {
   private let bytes: [UInt8]
   private var offset = 0
 
   init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-  func read(into target: UnsafeMutablePointer<UInt8>, count: Int) -> Bool {
-    guard offset + count <= bytes.count else { return false }
+  /// The number of bytes.
+  var count: Int { bytes.count }
+
+  /// Copies up to `count` bytes from the position on and moves past them; returns how many
+  /// were copied (fewer at the end).
+  func read(into target: UnsafeMutablePointer<UInt8>, count: Int) -> Int {
+    let available = max(0, min(count, bytes.count - offset))
     bytes.withUnsafeBufferPointer { source in
       guard let base = source.baseAddress else { return }
-      target.update(from: base + offset, count: count)
+      target.update(from: base + offset, count: available)
     }
-    offset += count
-    return true
+    offset += available
+    return available
+  }
+
+  /// Moves to `offset` from the start (`SEEK_SET`), the position (`SEEK_CUR`) or the end
+  /// (`SEEK_END`), the offset read as two's complement; returns the new position, or nil for
+  /// one before the start or past `Int.max`.
+  func seek(_ offset: UInt64, whence: Int32) -> Int? {
+    let base: Int =
+      switch whence {
+      case 1: self.offset
+      case 2: bytes.count
+      default: 0
+      }
+    let (target, overflow) = base.addingReportingOverflow(Int(truncatingIfNeeded: offset))
+    guard !overflow, target >= 0 else { return nil }
+    self.offset = target
+    return target
   }
 }
 

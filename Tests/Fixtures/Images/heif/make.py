@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: Apache-2.0
+# Makes orientation-1.heic ... orientation-8.heic: the 64 x 32 marker picture (white, a red
+# 16 x 8 block top-left) as stored pixels, with EXIF Orientation N written by pillow-heif as HEIF
+# transformations (irot, imir) and kept in the EXIF block too, as iPhones do. Debian 12's
+# heif-enc (libheif 1.15) writes no transformations, hence pillow-heif (PyPI), run once:
+#   pip install pillow-heif && python3 make.py
+# The tests check the files with Debian's heif-info and heif-convert, not with this script.
+from PIL import Image
+import pillow_heif
+
+pillow_heif.register_heif_opener()
+marker = Image.new("RGB", (64, 32), (255, 255, 255))
+marker.paste((255, 0, 0), (0, 0, 16, 8))
+for orientation in range(1, 9):
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    marker.save(f"orientation-{orientation}.heic", quality=90, exif=exif.tobytes())
