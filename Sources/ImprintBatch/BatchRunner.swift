@@ -525,7 +525,14 @@ public enum BatchRunner {
   {
     try CardMaker.prepare(
       try await cardInput(job, options: options, templates: templates).input,
-      options: options.cardOptions)
+      options: cardOptions(job, options))
+  }
+
+  /// The batch's card options with the job's own locale, when it names one.
+  static func cardOptions(_ job: ManifestJob, _ options: BatchOptions) -> CardOptions {
+    var card = options.cardOptions
+    if let locale = job.locale { card.locale = locale }
+    return card
   }
 
   /// Lays card jobs out again, for imposition after a sharded run (the same drawing as their
@@ -546,10 +553,11 @@ public enum BatchRunner {
     switch job.kind {
     case .card:
       let loaded = try await cardInput(job, options: options, templates: templates)
-      let card = try CardMaker.prepare(loaded.input, options: options.cardOptions)
+      let cardOptions = cardOptions(job, options)
+      let card = try CardMaker.prepare(loaded.input, options: cardOptions)
       let relative = "cards/\(job.id).pdf"
       try AtomicFile.write(
-        try CardMaker.pdf(card, of: loaded.input, options: options.cardOptions).bytes,
+        try CardMaker.pdf(card, of: loaded.input, options: cardOptions).bytes,
         to: folder + "/" + relative)
       return ([relative], card)
     case .qr:

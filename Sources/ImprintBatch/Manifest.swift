@@ -53,6 +53,8 @@ public struct ManifestJob: Sendable, Equatable {
   public var photo: String?
   /// card: a get_follow_count result file.
   public var followCounts: String?
+  /// card: the card's language (BCP 47); the template's own when nil.
+  public var locale: String?
   /// qr: the payload; `payloadType` says what it is.
   public var payload: String?
   /// qr: what the payload is, read from `payloadType` (`text`, `eth` or `btc`); nil is text.
@@ -359,7 +361,7 @@ public struct ManifestReader: ~Copyable {
 
   static let knownKeys: Set<String> = [
     "id", "kind", "copies", "profile", "template", "photo", "followCounts", "payload",
-    "payloadType", "file", "prices", "format", "shipTo",
+    "payloadType", "file", "prices", "format", "shipTo", "locale",
   ]
 
   /// The job of one record, or its error (this line's alone) when the record is not a job.
@@ -466,6 +468,7 @@ public struct ManifestReader: ~Copyable {
     // Named by the kind's enum below; empty (a blank CSV cell) is absent.
     let payloadType = try fields.string("payloadType").flatMap { $0.isEmpty ? nil : $0 }
     let format = try fields.string("format").flatMap { $0.isEmpty ? nil : $0 }
+    made.locale = try fields.string("locale").flatMap { $0.isEmpty ? nil : $0 }
     let photo = try fields.string("photo")
     let followCounts = try fields.string("followCounts")
     let file = try fields.string("file")

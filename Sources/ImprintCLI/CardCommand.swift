@@ -29,6 +29,10 @@ enum CardCommand {
         "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own)."
       ),
       .value("side", "<side>", "front, back or both (default both)."),
+      .value(
+        "locale", "<id>",
+        "The card's language (BCP 47: ko, ja, zh-Hant, hi, ar, es, pt-BR...; default: the "
+          + "template's, en)."),
       .value("dpi", "<n>", "PNG resolution, 72 to 1200 (default 300)."),
       .value("bleed", "<mm>", "Bleed per side in millimetres (default: the template's, 3.175)."),
       .flag("crop-marks", "Draw crop marks outside the bleed (PDF)."),
@@ -107,6 +111,11 @@ enum CardCommand {
     options.cropMarks = arguments.flag("crop-marks")
     options.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
     options.fonts = try DeploymentResources.fonts()
+    if let locale = arguments.value("locale") {
+      // Checked before any card: an unknown or untranslated locale fails the run at once.
+      _ = try CardLocale.resolve(locale, template: template)
+      options.locale = locale
+    }
     let platform = try arguments.choice("platform", Platform.allCases.map(\.rawValue)).flatMap {
       Platform(rawValue: $0)
     }

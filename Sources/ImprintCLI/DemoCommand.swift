@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCards
 import ImprintCore
+import ImprintGraphics
 import ImprintQR
 
 enum DemoCommand {
@@ -14,7 +15,8 @@ enum DemoCommand {
       Writes into the output folder: wallet-address QR codes in every format (with the address \
       printed under the code), an EIP-681 payment request, a BIP-21 request, a profile link, one \
       code per line of assets/samples/wallets.txt made in parallel, and ID cards from the sample \
-      profiles in every shipped design (PDF, 300-dpi PNG and a share image).
+      profiles in every shipped design (PDF, 300-dpi PNG and a share image), and one card in \
+      five languages (Korean, Hindi, Arabic, Spanish, Japanese; Hindi once its font is bundled).
       """,
     options: [
       .value("output", short: "o", "<dir>", "Output folder (default: imprint-demo)."),
@@ -147,6 +149,23 @@ enum DemoCommand {
           path: path,
           what: format == "png"
             ? "ID card at 300 dpi, one PNG per side (-front, -back)" : "1200 x 630 share image"))
+    }
+
+    // One card in five languages, as share images (front and back side by side): Korean,
+    // Hindi, Arabic (laid out right-to-left), Spanish, Japanese. Hindi only once the bundled
+    // fonts draw Devanagari: until then its card fails with card.missingGlyphs, never boxes.
+    let library = try fonts ?? FontLibrary.bundled()
+    let devanagari = library.uncoveredCharacters(in: "सदस्य").isEmpty
+    for locale in ["ko", "hi", "ar", "es", "ja"] where locale != "hi" || devanagari {
+      let path = "\(cardFolder)/harbor-lamp-share-\(locale).png"
+      let code = await ImprintCLI.run(
+        [
+          "card", samples + "/profiles/harbor-lamp.json", "--format", "share", "--locale", locale,
+          "-o", path, "--quiet",
+        ] + harbor.extra, console: bulkConsole)
+      guard code == ImprintCLI.success else { return code }
+      let name = Locale(identifier: "en").localizedString(forLanguageCode: locale) ?? locale
+      made.append(Made(path: path, what: "share image in \(name) (--locale \(locale))"))
     }
 
     // Uploaded documents: an inspection report with colour pages, and thumbnails.

@@ -36,6 +36,10 @@ public enum CardError: ImprintError, Equatable {
   /// The photo's server (or a redirect's) is on a network downloads may not reach: `detail`
   /// names the host, the address and its range; `never` when no option allows it.
   case photoAddressRefused(url: String, detail: String, never: Bool)
+  /// A locale identifier no language data exists for (`xx`, `english`, `ko!`).
+  case unknownLocale(identifier: String)
+  /// A known locale the template has no strings for; `available` lists the ones it has.
+  case untranslatedLocale(identifier: String, template: String, available: [String])
 
   public var code: String {
     switch self {
@@ -51,6 +55,8 @@ public enum CardError: ImprintError, Equatable {
     case .photo: "card.photo"
     case .photoDownload: "card.photoDownload"
     case .photoAddressRefused: "card.photoAddressRefused"
+    case .unknownLocale: "card.unknownLocale"
+    case .untranslatedLocale: "card.untranslatedLocale"
     case .file(let error): error.code
     }
   }
@@ -89,6 +95,12 @@ public enum CardError: ImprintError, Equatable {
         + (never
           ? "an address never fetched"
           : "a local-network address, fetched only with --allow-private-network")
+    case .unknownLocale(let identifier):
+      "locale '\(identifier)' is not a language Imprint has data for: expected a BCP 47 "
+        + "identifier such as ko, ja, zh-Hant or pt-BR"
+    case .untranslatedLocale(let identifier, let template, let available):
+      "template '\(template)' has no strings for locale '\(identifier)'; it has "
+        + available.joined(separator: ", ")
     }
   }
 
@@ -110,6 +122,10 @@ public enum CardError: ImprintError, Equatable {
       never
         ? "pass --photo or --photo-cache"
         : "pass --allow-private-network if this is the shop's own photo server, or --photo"
+    case .unknownLocale: "give a language code (ISO 639), optionally with a script or region"
+    case .untranslatedLocale(let identifier, _, _):
+      "pick one of these, or add a '\(identifier)' table to the template's strings "
+        + "(templates/README.md)"
     default: nil
     }
   }

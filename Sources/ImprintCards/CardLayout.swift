@@ -96,6 +96,8 @@ public final class CardLayoutEngine {
   }
 
   private let fonts: FontLibrary?
+  /// The paragraph direction of the side being laid out (`fromText` on right-to-left cards).
+  private var direction = TextDirection.byAlignment
 
   /// `U+0E01 (Thai)` for each character of `text` no loaded font covers (for the error only).
   private func uncovered(_ text: String) -> [String] {
@@ -117,15 +119,24 @@ public final class CardLayoutEngine {
   ///   - images: decoded template images by absolute path (background and image elements).
   ///   - dpi: the resolution photos are prepared for (cropped and scaled down to their box).
   ///   - jpeg: give photos JPEG data, so that PDF output embeds them without recompressing.
+  ///   - locale: the card's language (the template's own when nil): labels translated, dates
+  ///     and numbers formatted, and right-to-left languages laid out mirrored.
   /// - Returns: the side's items, bottom first.
   /// - Throws: `CardError.missingGlyphs` (unless allowed), `QRError.payloadTooLarge` for a QR
-  ///   payload that does not fit.
+  ///   payload that does not fit; `CardError.unknownLocale` or `.untranslatedLocale` when the
+  ///   template's own locale cannot be resolved.
   public func layout(
     _ face: CardFace, of template: CardTemplate, profile: Profile, photo: Bitmap,
-    photoID: UInt64? = nil, images: [String: Bitmap], dpi: Double = 300, jpeg: Bool = false
+    photoID: UInt64? = nil, images: [String: Bitmap], dpi: Double = 300, jpeg: Bool = false,
+    locale: CardLocale? = nil
   ) throws -> CardLayout {
     let side = face == .front ? template.front : template.back
-    let fields = profile.fields
+    let locale = try locale ?? CardLocale.resolve(nil, template: template)
+    let fields = profile.fields(in: locale)
+    direction = locale.isRightToLeft ? .fromText : .byAlignment
+    let elements =
+      locale.isRightToLeft
+      ? side.elements.map { $0.mirrored(width: template.width) } : side.elements
     let bleedBox = Box(
       x: -template.bleed, y: -template.bleed, width: template.width + 2 * template.bleed,
       height: template.height + 2 * template.bleed)
@@ -133,11 +144,11 @@ public final class CardLayoutEngine {
     if let path = side.backgroundImage, let bitmap = images[path] {
       items.append(.backgroundImage(bitmap, bleedBox))
     }
-    for element in side.elements {
+    for element in elements {
       switch element {
       case .text(let text):
         if let when = text.when, (fields[when] ?? "").isEmpty { continue }
-        guard let filled = fill(text.text, with: fields) else { continue }
+        guard let filled = fill(locale.translate(text.text), with: fields) else { continue }
         let repeated = placeholders(text.text).allSatisfy { $0 == "platform" }
         items.append(try fit(filled, text, repeated: repeated))
       case .photo(let element):
@@ -201,17 +212,20 @@ public final class CardLayoutEngine {
     }
     func candidate(_ size: Double, lines: Int) -> (TextBlock, TextMetrics) {
       let block = TextBlock(
-        text, style: style(size), width: width, maxLines: lines, ellipsis: element.ellipsis)
+        text, style: style(size), width: width, maxLines: lines, ellipsis: element.ellipsis,
+        direction: direction)
       return (block, measurer.measure(block))
     }
     var chosen: (TextBlock, TextMetrics)?
     // (1) One line, shrinking. A first guess from the natural width saves most iterations.
-    let natural = measurer.measure(TextBlock(text, style: style(element.size)))
+    let natural = measurer.measure(
+      TextBlock(text, style: style(element.size), direction: direction))
     if natural.lineCount == 1 && natural.width <= width && natural.height <= height + 0.01 {
       // Fits as it is (the common case): the box width only sets the alignment.
       chosen = (
         TextBlock(
-          text, style: style(element.size), width: width, maxLines: 1, ellipsis: element.ellipsis),
+          text, style: style(element.size), width: width, maxLines: 1, ellipsis: element.ellipsis,
+          direction: direction),
         natural
       )
     }
@@ -302,7 +316,8 @@ public final class CardLayoutEngine {
         style: TextStyle(
           family: element.font, weight: element.weight, size: sizes[index], color: element.color,
           alignment: element.align),
-        width: width, maxLines: lines, ellipsis: element.ellipsis, wrap: wrap)
+        width: width, maxLines: lines, ellipsis: element.ellipsis, wrap: wrap,
+        direction: direction)
       let metrics = measurer.measure(block)
       let fits =
         metrics.lineCount <= lines && !metrics.isEllipsized && metrics.width <= width + 0.01
@@ -323,6 +338,42 @@ public final class CardLayoutEngine {
       }
     }
     return found
+  }
+}
+
+extension Element {
+  /// The element as a right-to-left card places it: its box mirrored about the card's vertical
+  /// centre line, and text aligned to the other side (`natural` to the right).
+  func mirrored(width: Double) -> Element {
+    func flip(_ box: Box) -> Box {
+      Box(x: width - box.x - box.width, y: box.y, width: box.width, height: box.height)
+    }
+    switch self {
+    case .text(var text):
+      text.box = flip(text.box)
+      text.align =
+        switch text.align {
+        case .left, .natural: .right
+        case .right: .left
+        case .center: .center
+        }
+      return .text(text)
+    case .photo(var photo):
+      photo.box = flip(photo.box)
+      return .photo(photo)
+    case .qr(var qr):
+      qr.x = width - qr.x - qr.size
+      return .qr(qr)
+    case .rect(var rect):
+      rect.box = flip(rect.box)
+      return .rect(rect)
+    case .line(var line):
+      (line.x1, line.x2) = (width - line.x1, width - line.x2)
+      return .line(line)
+    case .image(var image):
+      image.box = flip(image.box)
+      return .image(image)
+    }
   }
 }
 

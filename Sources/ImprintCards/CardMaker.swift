@@ -86,18 +86,20 @@ public enum CardMaker {
 
   /// Lays out the requested sides (for inspection and golden tests).
   ///
-  /// - Throws: `CardError.missingGlyphs` unless allowed; `GraphicsError`.
+  /// - Throws: `CardError.missingGlyphs` unless allowed; `CardError.unknownLocale` or
+  ///   `.untranslatedLocale` for `options.locale`; `GraphicsError`.
   public static func layouts(_ input: CardInput, options: CardOptions, forPDF: Bool = false)
     throws -> ([CardLayout], [String])
   {
     var template = input.template
     if let bleed = options.bleed { template.bleed = bleed }
+    let locale = try CardLocale.resolve(options.locale, template: template)
     let engine = try CardLayoutEngine(fonts: options.fonts)
     engine.allowMissingGlyphs = options.allowMissingGlyphs
     let layouts = try options.faces.map { face in
       try engine.layout(
         face, of: template, profile: input.profile, photo: input.photo, photoID: input.photoID,
-        images: input.images, dpi: max(options.dpi, 300), jpeg: forPDF)
+        images: input.images, dpi: max(options.dpi, 300), jpeg: forPDF, locale: locale)
     }
     return (layouts, input.profile.warnings + engine.warnings)
   }

@@ -21,6 +21,8 @@ public struct CardOptions: Sendable, Hashable {
   /// The fonts text is set with; the fonts shipped with Imprint (`FontLibrary.bundled()`) when
   /// nil.
   public var fonts: FontLibrary?
+  /// The card's language (BCP 47: `ko`, `zh-Hant`, `pt-BR`); the template's own when nil.
+  public var locale: String?
 
   /// The margin crop marks need outside the bleed box, in millimetres.
   public static let cropMarkMargin = 8.0

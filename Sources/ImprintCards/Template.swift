@@ -187,6 +187,13 @@ public struct CardTemplate: Sendable, Hashable {
   public var front: CardSide
   /// The back.
   public var back: CardSide
+  /// The language the template's texts are written in, and its cards' default locale (BCP 47;
+  /// `en` unless the template says).
+  public var locale: String = "en"
+  /// Translations of the template's texts: language (BCP 47) → source text → translation.
+  public var strings: [String: [String: String]] = [:]
+  /// Dates, counts and reputation in the locale's own digits instead of Latin ones.
+  public var nativeDigits = false
 
   /// The files the template draws (background images and image elements), as resolved paths.
   public var assetPaths: [String] {
@@ -196,6 +203,24 @@ public struct CardTemplate: Sendable, Hashable {
       for case .image(let element) in side.elements { paths.append(element.path) }
     }
     return paths
+  }
+
+  /// The texts a translation must give: every text element's text with a letter outside its
+  /// `{field}` placeholders (`REPUTATION`, `{platform} MEMBER`), and `Joined {joinedDate}` when
+  /// a text shows the `joined` field.
+  public var translatableTexts: Set<String> {
+    var texts: Set<String> = []
+    for side in [front, back] {
+      for case .text(let element) in side.elements {
+        if placeholders(element.text).contains("joined") { texts.insert(Profile.joinedText) }
+        var outside = element.text
+        for name in placeholders(element.text) {
+          outside = outside.replacingOccurrences(of: "{\(name)}", with: "")
+        }
+        if outside.contains(where: \.isLetter) { texts.insert(element.text) }
+      }
+    }
+    return texts
   }
 
   /// The safe area in millimetres.

@@ -166,10 +166,25 @@ extension CardTemplate {
     guard top.has("back") else { throw top.fail("back", "is missing") }
     let front = try context.side(top.object["front"], path: "front")
     let back = try context.side(top.object["back"], path: "back")
+    let locale = try top.string("locale", default: "en")
+    guard CardLocale.isKnown(locale) else {
+      throw top.fail("locale", "names no language Imprint has data for: '\(locale)'")
+    }
+    let digits = try top.string("digits", default: "latin")
+    guard digits == "latin" || digits == "native" else {
+      throw top.fail("digits", "must be 'latin' or 'native'; found '\(digits)'")
+    }
+    let stringsValue = top.value("strings")
     try top.finish()
-    return CardTemplate(
+    var template = CardTemplate(
       name: displayName, description: description, width: width, height: height,
       cornerRadius: corner, bleed: bleed, safeZone: safe, front: front, back: back)
+    template.locale = locale
+    template.nativeDigits = digits == "native"
+    if let stringsValue {
+      template.strings = try context.strings(stringsValue, texts: template.translatableTexts)
+    }
+    return template
   }
 }
 
@@ -207,6 +222,72 @@ private struct SideContext {
     }
     try reader.finish()
     return CardSide(background: background, backgroundImage: image, elements: elements)
+  }
+
+  /// The `strings` table, inline or from a file beside the template: every language must be
+  /// known and translate each of `texts`, keeping its placeholders.
+  func strings(_ value: Any, texts: Set<String>) throws(CardError) -> [String: [String: String]] {
+    var table = value
+    var key = "strings"
+    if let relative = value as? String {
+      var holder = try ObjectReader(["strings": relative], template: template, path: "")
+      guard let path = try asset(&holder, "strings") else { return [:] }
+      let bytes: [UInt8]
+      do {
+        bytes = try FileIO.read(path, limit: FileIO.Limit.structured)
+        table = try StrictJSON.parse(bytes, source: relative)
+      } catch let error as JSONError {
+        throw .invalidTemplate(
+          template: template, key: "strings",
+          problem: "refers to '\(relative)', which is not valid JSON (\(error.placeText))",
+          cause: error)
+      } catch let error as FileError {
+        throw .file(error)
+      } catch {
+        throw .invalidTemplate(template: template, key: "strings", problem: "cannot be read")
+      }
+      key = "strings ('\(relative)')"
+    }
+    guard let languages = table as? [String: Any] else {
+      throw .invalidTemplate(
+        template: template, key: key,
+        problem: "must be an object of languages, or the name of a JSON file holding one")
+    }
+    var result: [String: [String: String]] = [:]
+    for (language, entries) in languages {
+      let place = "\(key).\(language)"
+      guard CardLocale.isKnown(language) else {
+        throw .invalidTemplate(
+          template: template, key: place, problem: "names no language Imprint has data for")
+      }
+      guard let entries = entries as? [String: Any] else {
+        throw .invalidTemplate(
+          template: template, key: place, problem: "must be an object of source text → translation")
+      }
+      var translations: [String: String] = [:]
+      for (source, translation) in entries {
+        guard let translation = translation as? String, !translation.isEmpty else {
+          throw .invalidTemplate(
+            template: template, key: "\(place)[\"\(source)\"]",
+            problem: "must be a non-empty string")
+        }
+        guard Set(placeholders(translation)) == Set(placeholders(source)) else {
+          let expected = Set(placeholders(source)).sorted().map { "{\($0)}" }
+          throw .invalidTemplate(
+            template: template, key: "\(place)[\"\(source)\"]",
+            problem:
+              "must use the placeholders of its source text (\(expected.isEmpty ? "none" : expected.joined(separator: ", "))); found '\(translation)'"
+          )
+        }
+        translations[source] = translation
+      }
+      if let missing = texts.sorted().first(where: { translations[$0] == nil }) {
+        throw .invalidTemplate(
+          template: template, key: place, problem: "has no translation of '\(missing)'")
+      }
+      result[language] = translations
+    }
+    return result
   }
 
   func box(_ reader: inout ObjectReader) throws(CardError) -> Box {

@@ -64,6 +64,16 @@ public enum TextWrap: String, Sendable, Codable {
   case word
 }
 
+/// How a paragraph's direction is chosen.
+public enum TextDirection: String, Sendable, Codable {
+  /// Left-to-right for `left`, `right` and `center`; from the text for `natural`.
+  case byAlignment
+  /// From the text's first strong character (Arabic, Hebrew and other right-to-left scripts
+  /// right-to-left, the rest left-to-right) whatever the alignment, which stays on the side it
+  /// names: for cards laid out right-to-left, whose labels and Latin handles share a side.
+  case fromText
+}
+
 /// A paragraph to lay out: text, style and the box rules.
 public struct TextBlock: Sendable, Hashable {
   /// The text (UTF-8, any script).
@@ -78,11 +88,14 @@ public struct TextBlock: Sendable, Hashable {
   public var ellipsis: TextEllipsis
   /// Where lines may break (needs `width`).
   public var wrap: TextWrap
+  /// How the paragraph's direction is chosen.
+  public var direction: TextDirection
 
   /// Creates a block.
   public init(
     _ text: String, style: TextStyle, width: Double? = nil, maxLines: Int? = nil,
-    ellipsis: TextEllipsis = .none, wrap: TextWrap = .wordOrCharacter
+    ellipsis: TextEllipsis = .none, wrap: TextWrap = .wordOrCharacter,
+    direction: TextDirection = .byAlignment
   ) {
     self.text = text
     self.style = style
@@ -90,6 +103,7 @@ public struct TextBlock: Sendable, Hashable {
     self.maxLines = maxLines
     self.ellipsis = ellipsis
     self.wrap = wrap
+    self.direction = direction
   }
 }
 
@@ -189,6 +203,20 @@ final class TextEngine {
         pango_layout_set_ellipsize(
           layout, block.ellipsis == .end ? PANGO_ELLIPSIZE_END : PANGO_ELLIPSIZE_MIDDLE)
       }
+    }
+    if block.direction == .fromText {
+      // Auto-dir takes the direction from the first strong character and swaps left and right
+      // for right-to-left paragraphs; swapping them back keeps the side the alignment names.
+      pango_layout_set_auto_dir(layout, 1)
+      let rightToLeft = pango_layout_get_direction(layout, 0) == PANGO_DIRECTION_RTL
+      switch style.alignment {
+      case .center: pango_layout_set_alignment(layout, PANGO_ALIGN_CENTER)
+      case .natural: pango_layout_set_alignment(layout, PANGO_ALIGN_LEFT)
+      case .left, .right:
+        let right = (style.alignment == .right) != rightToLeft
+        pango_layout_set_alignment(layout, right ? PANGO_ALIGN_RIGHT : PANGO_ALIGN_LEFT)
+      }
+      return layout
     }
     switch style.alignment {
     case .left:
