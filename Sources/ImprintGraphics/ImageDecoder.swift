@@ -152,12 +152,20 @@ public enum ImageDecoder {
   public static func decode(
     _ bytes: [UInt8], source: String, maximumPixels: Int
   ) throws(ImageError) -> Bitmap {
-    try decode(bytes, source: source, page: 1, maximumPixels: maximumPixels)
+    if ImageType(sniffing: bytes) == .tiff {
+      // Every directory read and checked first, as `pages` does: a file cut short after its
+      // first page is damaged, not a photo.
+      _ = try pages(bytes, source: source, maximumPixels: maximumPixels)
+    }
+    return try decode(bytes, source: source, page: 1, maximumPixels: maximumPixels)
   }
 
-  /// Decodes page `page` (1-based) of `bytes`: only TIFFs have pages past the first (see
-  /// `pages(_:source:maximumPixels:)`); the size is checked against `maximumPixels` before
-  /// anything is allocated.
+  /// Decodes page `page` (1-based) of `bytes`: only TIFFs have pages past the first; the
+  /// page's size is checked against `maximumPixels` before anything is allocated.
+  ///
+  /// Read `pages(_:source:maximumPixels:)` first, as `inspect` and `thumb` do: it checks every
+  /// page of a TIFF (this reads the directories up to `page` only, so that the pages of a long
+  /// file are not each walked past all the others).
   ///
   /// - Throws: `ImageError` naming `source` (`.damaged` for a page past the end).
   public static func decode(
@@ -178,9 +186,6 @@ public enum ImageDecoder {
     case .heif: return try HEIFDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
     case .webp: return try WebPDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)
     case .tiff:
-      // Every directory read and checked first, as `pages` does: a file cut short after its
-      // first page is damaged, whichever page is asked for.
-      _ = try pages(bytes, source: source, maximumPixels: maximumPixels)
       return try TIFFDecoder.decode(
         bytes, source: source, page: page, maximumPixels: maximumPixels)
     case .gif: return try GIFDecoder.decode(bytes, source: source, maximumPixels: maximumPixels)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target: image type sniffing, the EXIF orientation reader, JPEG header reading, and the full
-// decode (JPEG via libjpeg, PNG via cairo) of images whose header claims at most a megapixel (a
-// bigger claim is legal but only slows the fuzzer down: it decodes grey pixels from nothing).
+// Fuzz target: image type sniffing, the EXIF orientation reader, header reading of every type
+// (JPEG, PNG, HEIF, WebP, TIFF with its directories, GIF), and the full decode (libjpeg, cairo,
+// libheif, libwebp, libtiff, giflib) of every page of images whose headers claim at most a
+// megapixel a page (a bigger claim is legal but only slows the fuzzer down: it decodes grey
+// pixels from nothing).
 
 import FuzzSupport
 import ImprintGraphics
@@ -11,20 +13,22 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   let input = bytes(data, size)
   let orientation = ImageDecoder.exifOrientation(input)
   precondition((1...8).contains(orientation), "EXIF orientation \(orientation)")
-  switch ImageType(sniffing: input) {
-  case .jpeg?:
-    guard let info = try? JPEGDecoder.info(input, source: "fuzz.jpg"),
-      info.width * info.height <= 1_000_000
-    else { return 0 }
-  case .png?:
-    guard input.count >= 24 else { break }
-    let width = input[16..<20].reduce(0) { $0 << 8 | Int($1) }
-    let height = input[20..<24].reduce(0) { $0 << 8 | Int($1) }
-    guard width <= 1_000_000, height <= 1_000_000, width * height <= 1_000_000 else { return 0 }
-  case nil:
-    break
+  guard ImageType(sniffing: input) != nil else {
+    _ = try? ImageDecoder.decode(input, source: "fuzz.img")  // refused by its kind
+    return 0
   }
-  _ = try? ImageDecoder.decode(input, source: "fuzz.img")
+  guard let pages = try? ImageDecoder.pages(input, source: "fuzz.img", maximumPixels: 1_000_000)
+  else { return 0 }
+  precondition(!pages.isEmpty, "an image without pages")
+  for page in 1...min(pages.count, 4) {
+    guard
+      let bitmap = try? ImageDecoder.decode(
+        input, source: "fuzz.img", page: page, maximumPixels: 1_000_000)
+    else { continue }
+    precondition(
+      bitmap.width == pages[page - 1].width && bitmap.height == pages[page - 1].height,
+      "page \(page) decoded to another size than its header gives")
+  }
   return 0
 }
 
