@@ -30,11 +30,18 @@ enum QuoteCommand {
         "files-root", "<dir>",
         "The folder the order's files are relative to and confined to (default: the order's folder)."
       ),
+      .value(
+        "locale", "<id>",
+        "Write the receipt's amounts and counts as this locale does (BCP 47: ko, hi, es...)."),
       .flag("json", "Print the quote as JSON."),
     ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
   ) { arguments, console in
     guard let pricesPath = arguments.value("prices") else {
       throw UsageError(message: "missing --prices <file>")
+    }
+    let locale = try arguments.value("locale").map { identifier throws(PricingError) in
+      guard LocaleData.isKnown(identifier) else { throw .unknownLocale(identifier: identifier) }
+      return LocaleData.locale(identifier)
     }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
@@ -45,7 +52,7 @@ enum QuoteCommand {
     if arguments.flag("json") {
       console.stdout.write(JSONOutput.pretty(quote))
     } else {
-      console.stdout.write(receipt(quote))
+      console.stdout.write(receipt(quote, locale: locale))
     }
     return ImprintCLI.success
   }
@@ -54,24 +61,38 @@ enum QuoteCommand {
   ///
   /// Names from the order and the price list (files, store, adjustments, extras, the message)
   /// are escaped: a receipt printed on a terminal cannot be driven by an uploaded order.
-  static func receipt(_ quote: Quote) -> String {
+  ///
+  /// With a `locale`, amounts are written as it writes money (`₩6,880`, `1,32 US$`) and counts
+  /// grouped as it groups them; the words stay English.
+  static func receipt(_ quote: Quote, locale: Locale? = nil) -> String {
     let safe = SafeText.escaped
+    func amount(_ money: Money) -> String {
+      locale.map { Currency.format(money.minor, code: quote.currency, locale: $0) }
+        ?? money.formatted
+    }
     func row(_ label: String, _ money: Money) -> String {
       let width = 44
-      let padding = max(1, width - label.count - money.formatted.count)
-      return label + String(repeating: " ", count: padding) + money.formatted + "\n"
+      let text = amount(money)
+      // Bidi marks in right-to-left locales' amounts take no column.
+      let columns = text.unicodeScalars.filter { $0.properties.generalCategory != .format }.count
+      let padding = max(1, width - label.count - columns)
+      return label + String(repeating: " ", count: padding) + text + "\n"
+    }
+    func count(_ value: Int) -> String {
+      locale.map { value.formatted(IntegerFormatStyle<Int>(locale: $0)) } ?? "\(value)"
     }
     var text = "\(safe(quote.store)) — price list \(safe(quote.priceListVersion))\n\n"
     for file in quote.files {
       text += "\(safe(file.file))\n"
       text +=
-        "  \(file.selectedPages) of \(file.pages) page\(file.pages == 1 ? "" : "s"), "
+        "  \(count(file.selectedPages)) of \(count(file.pages)) page\(file.pages == 1 ? "" : "s"), "
         + "\(file.nUp)-up, \(file.duplex == "none" ? "one-sided" : "two-sided (\(file.duplex))"), "
         + "\(file.paper) \(safe(file.paperType)), \(file.colorMode)\n"
       text +=
-        "  \(file.impressions) impression\(file.impressions == 1 ? "" : "s") (\(file.colorImpressions) colour"
-        + ", \(file.blankImpressions) blank) on \(file.sheets) sheet\(file.sheets == 1 ? "" : "s")"
-        + " × \(file.copies) cop\(file.copies == 1 ? "y" : "ies")\n"
+        "  \(count(file.impressions)) impression\(file.impressions == 1 ? "" : "s") "
+        + "(\(count(file.colorImpressions)) colour, \(count(file.blankImpressions)) blank) on "
+        + "\(count(file.sheets)) sheet\(file.sheets == 1 ? "" : "s")"
+        + " × \(count(file.copies)) cop\(file.copies == 1 ? "y" : "ies")\n"
       text += row("  printing", file.impressionCharge)
       text += row("  paper", file.paperCharge)
       for (name, amount) in file.extras.sorted(by: { $0.key < $1.key }) {

@@ -26,21 +26,7 @@ public struct CardLocale: Sendable, Hashable {
 
   /// Whether Foundation has data for the language of `identifier` (`ko`, `zh-Hant-TW`,
   /// `pt_BR`); false for `xx`, `english`, an empty or malformed identifier.
-  public static func isKnown(_ identifier: String) -> Bool {
-    let normalized = identifier.replacingOccurrences(of: "_", with: "-")
-    guard !normalized.isEmpty,
-      normalized.unicodeScalars.allSatisfy({
-        $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-")
-      }),
-      let code = Locale.Language(identifier: normalized).languageCode?.identifier,
-      code.count >= 2, Locale.LanguageCode.isoLanguageCodes.contains(Locale.LanguageCode(code))
-    else { return false }
-    return knownLanguages.contains(code)
-  }
-
-  /// The languages Foundation has locale data for.
-  private static let knownLanguages: Set<String> = Set(
-    Locale.availableIdentifiers.map { String($0.prefix { $0 != "_" && $0 != "-" }) })
+  public static func isKnown(_ identifier: String) -> Bool { LocaleData.isKnown(identifier) }
 
   /// The keys a strings table may file `identifier` under, most specific first: as given,
   /// language-script-region, language-region, language-script, language.
@@ -89,12 +75,11 @@ public struct CardLocale: Sendable, Hashable {
         identifier: asked, template: template.name,
         available: ([template.locale] + template.strings.keys).sorted())
     }
-    var components = Locale.Components(identifier: asked.replacingOccurrences(of: "_", with: "-"))
-    if !template.nativeDigits { components.numberingSystem = Locale.NumberingSystem("latn") }
     let direction = Locale.Language(identifier: asked).characterDirection
     return CardLocale(
       identifier: asked, language: language, isRightToLeft: direction == .rightToLeft,
-      translations: translations, locale: Locale(components: components))
+      translations: translations,
+      locale: LocaleData.locale(asked, nativeDigits: template.nativeDigits))
   }
 
   /// `text` in this locale: its translation, or itself in the template's own language.

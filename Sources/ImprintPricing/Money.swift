@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintPricing: amounts in integer minor units, their currencies and their formatted text.
 
+import Foundation
 import ImprintCore
 
 /// An amount in minor units with its formatted text.
@@ -22,6 +23,18 @@ public enum Currency {
     "AED": 2, "SAR": 2, "RUB": 2, "UAH": 2,
     "KWD": 3, "BHD": 3, "OMR": 3, "JOD": 3, "TND": 3,
   ]
+
+  /// Formats `minor` units of `code` as `locale` writes money (Foundation's currency style,
+  /// exact to the minor unit): `₩6,880` in Korean, `1,32 US$` in Spanish, `₹12,34,567.89` in
+  /// Hindi.
+  public static func format(_ minor: Int, code: String, locale: Locale) -> String {
+    let digits = minorDigits[code] ?? 2
+    var value = Decimal(minor)
+    for _ in 0..<digits { value /= 10 }
+    return value.formatted(
+      Decimal.FormatStyle.Currency(code: code, locale: locale).precision(
+        .fractionLength(digits)))
+  }
 
   /// Formats `minor` units of `code`: `KRW 12,340`, `USD 12.34`, `USD -0.05`.
   public static func format(_ minor: Int, code: String) -> String {

@@ -32,6 +32,8 @@ public enum PricingError: ImprintError, Equatable {
   /// A total or line that does not fit in 64-bit minor units, even though every input was in
   /// range (a huge rate × a huge document × many copies).
   case overflow(source: String, what: String)
+  /// A receipt locale Foundation has no data for (`xx`, `english`).
+  case unknownLocale(identifier: String)
 
   public var code: String {
     switch self {
@@ -47,6 +49,7 @@ public enum PricingError: ImprintError, Equatable {
     case .noCardPrice: "pricing.noCardPrice"
     case .outOfRange: "pricing.outOfRange"
     case .overflow: "pricing.overflow"
+    case .unknownLocale: "pricing.unknownLocale"
     }
   }
 
@@ -76,6 +79,9 @@ public enum PricingError: ImprintError, Equatable {
       "'\(cut(source))' orders ID cards but the price list has no card price"
     case .overflow(let source, let what):
       "'\(cut(source))': \(what) exceeds \(Int.max) minor units, the most a quote can hold"
+    case .unknownLocale(let identifier):
+      "locale '\(cut(identifier))' is not a language Imprint has data for: expected a BCP 47 "
+        + "identifier such as ko, ja, zh-Hant or pt-BR"
     }
   }
 
@@ -85,6 +91,7 @@ public enum PricingError: ImprintError, Equatable {
     case .rangeOutsideDocument: "ranges look like 1-3,5,8- and stay within the page count"
     case .invalidJSON(let error): error.hint
     case .overflow: "check the prices, copies and page counts for a typo"
+    case .unknownLocale: "give a language code (ISO 639), optionally with a script or region"
     default: nil
     }
   }

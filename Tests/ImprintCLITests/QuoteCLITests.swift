@@ -37,6 +37,43 @@ struct QuoteCLITests {
     #expect(receipt.stdout.contains("TOTAL") && receipt.stdout.contains("KRW 6,880"))
   }
 
+  @Test("--locale writes the receipt's amounts as the locale writes money; the quote is the same")
+  func locale() async throws {
+    func receipt(_ extra: [String]) async -> Run {
+      await imprint(
+        [
+          "quote", Self.examples + "order-booster.json", "--prices",
+          Self.examples + "prices-booster.json",
+        ] + extra)
+    }
+    let plain = await receipt([])
+    let korean = await receipt(["--locale", "ko"])
+    #expect(korean.code == 0, "\(korean.stderr)")
+    // The same lines and layout, each amount written the Korean way (6,880 won: ₩6,880).
+    let lines = korean.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+    let plainLines = plain.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+    #expect(lines.count == plainLines.count)
+    #expect(lines.contains { $0.hasPrefix("TOTAL") && $0.hasSuffix(" ₩6,880") }, "\(korean.stdout)")
+    for (line, original) in zip(lines, plainLines) {
+      guard let range = original.range(of: "KRW ") else {
+        #expect(line == original)
+        continue
+      }
+      // `KRW -362` is `-₩362`; the label and the 44-column alignment stay.
+      let number = original[range.upperBound...]
+      let won = number.hasPrefix("-") ? "-₩" + number.dropFirst() : "₩" + number
+      #expect(line.hasSuffix(" " + won) && line.count == original.count, "'\(line)', '\(original)'")
+      let label = original[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
+      #expect(line.trimmingCharacters(in: .whitespaces).hasPrefix(label))
+    }
+    // Spanish writes the currency after the number, with a no-break space.
+    let spanish = await receipt(["--locale", "es"])
+    #expect(spanish.stdout.contains("6880\u{A0}KRW"), "\(spanish.stdout)")
+    let unknown = await receipt(["--locale", "xx"])
+    #expect(unknown.code == 1 && unknown.stdout.isEmpty)
+    #expect(unknown.stderr.hasPrefix("error: locale 'xx' is not a language Imprint has data for"))
+  }
+
   @Test(
     "bad orders name the file, the field and the value; nothing is priced",
     arguments: [
