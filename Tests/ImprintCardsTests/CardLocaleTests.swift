@@ -190,7 +190,29 @@ struct CardLocaleTests {
     let labelWords = pages[1].filter { label.contains($0.word) || $0.word.contains(label) }
     #expect(!labelWords.isEmpty)
     #expect(abs((labelWords.map(\.xMax).max() ?? 0) - (81.1 + bleed) * k) < 1)
-    // The QR code moved left: the words right of it in English are now left of 27.2 mm.
+    // The URL, left of the QR code in English, is now right of it.
+    var back = CardOptions()
+    back.locale = "ar"
+    back.faces = [.back]
+    let png = try CardMaker.png(input, face: .back, options: back)
+    try Data(png.bytes).write(to: URL(fileURLWithPath: folder.file("back.png")))
+    #expect(try zbarDecode(folder.file("back.png")) == "https://steemit.com/@harbor-lamp")
+    // The code's pure black modules: all in the left third of the card, none in the right.
+    let bitmap = try ImageDecoder.decode(png.bytes, source: "back.png")
+    var black = (left: 0, right: 0)
+    for y in 0..<bitmap.height {
+      for x in 0..<bitmap.width {
+        let i = (y * bitmap.width + x) * 4
+        guard bitmap.pixels[i] == 0 && bitmap.pixels[i + 1] == 0 && bitmap.pixels[i + 2] == 0
+        else { continue }
+        if x < bitmap.width / 3 {
+          black.left += 1
+        } else if x > bitmap.width * 2 / 3 {
+          black.right += 1
+        }
+      }
+    }
+    #expect(black.left > 1000 && black.right == 0, "\(black)")
     let url = try #require(pages[1].first { $0.word.contains("steemit.com/@harbor-lamp") })
     #expect(url.xMin > (28.5 + bleed) * k, "the URL line mirrored to the right half: \(url)")
   }
