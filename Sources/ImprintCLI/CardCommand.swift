@@ -420,11 +420,16 @@ enum TemplatesCommand {
     struct Entry: Codable {
       var name: String
       var description: String
+      /// The languages its cards can be printed in (`--locale`): its own and its translations.
+      var locales: [String]
     }
     var entries: [Entry] = []
     for name in CardTemplate.shippedNames(folder: folder) {
       let template = try CardTemplate.load(name, folder: folder)
-      entries.append(Entry(name: name, description: template.description))
+      entries.append(
+        Entry(
+          name: name, description: template.description,
+          locales: ([template.locale] + template.strings.keys).sorted()))
     }
     if arguments.flag("json") {
       struct Document: Codable {

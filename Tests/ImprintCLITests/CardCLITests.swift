@@ -11,14 +11,24 @@ let harbor = samplesFolder + "/profiles/harbor-lamp.json"
 
 @Suite("imprint card", .liveHandlesChecked)
 struct CardCLITests {
-  @Test("templates list shows the three designs with a description")
-  func list() async {
+  @Test("templates list shows the three designs with a description, and --json their languages")
+  func list() async throws {
     let run = await imprint(["templates", "list", "--templates", repositoryRoot + "/templates"])
     #expect(run.code == 0)
     let lines = run.stdout.split(separator: "\n")
     #expect(
       lines.map { $0.split(separator: " ").first ?? "" } == ["classic", "midnight", "moderator"])
     #expect(lines.allSatisfy { $0.count > 20 })
+    let json = await imprint([
+      "templates", "list", "--templates", repositoryRoot + "/templates", "--json",
+    ])
+    let document = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    let entries = try #require(document?["templates"] as? [[String: Any]])
+    let languages = [
+      "ar", "bn", "en", "es", "fa", "hi", "id", "ja", "ko", "pt", "ru", "th", "tr", "vi", "zh-Hans",
+      "zh-Hant",
+    ]
+    #expect(entries.allSatisfy { $0["locales"] as? [String] == languages }, "\(json.stdout)")
   }
 
   @Test("a PDF with front and back, and PNGs for each side that decode")
