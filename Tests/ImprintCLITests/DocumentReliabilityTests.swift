@@ -15,8 +15,8 @@ func workers(marker: String, parent: Int32) -> [Int32] {
   let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
   return names.compactMap { name -> Int32? in
     guard let pid = Int32(name), pid != getpid(),
-      let raw = FileManager.default.contents(atPath: "/proc/\(name)/cmdline"),
-      let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8)
+      let raw = procBytes("/proc/\(name)/cmdline"),
+      let stat = procText("/proc/\(name)/stat")
     else { return nil }
     // The state follows the command name in parentheses; a zombie has ended.
     let state = stat.split(separator: ")").last?.split(separator: " ").first

@@ -14,7 +14,11 @@ import Testing
 struct ErrorChainCLITests {
   static let binary = Bundle.main.bundleURL.appendingPathComponent("imprint").path
 
-  @Test("a write past the size limit: the errno is the cause, shown only with --verbose")
+  @Test(
+    "a write past the size limit: the errno is the cause, shown only with --verbose",
+    .disabled(
+      if: !Sanitizer.startsUnderSmallFileSizeLimit,
+      Comment(rawValue: Sanitizer.smallFileSizeLimitReason)))
   func sizeLimitChain() throws {
     let folder = TemporaryFolder()
     let output = folder.file("a.png")
@@ -34,7 +38,11 @@ struct ErrorChainCLITests {
     #expect(!FileManager.default.fileExists(atPath: output))
   }
 
-  @Test("bulk QR past the size limit: a cause line after each failed line, causes in its JSON")
+  @Test(
+    "bulk QR past the size limit: a cause line after each failed line, causes in its JSON",
+    .disabled(
+      if: !Sanitizer.startsUnderSmallFileSizeLimit,
+      Comment(rawValue: Sanitizer.smallFileSizeLimitReason)))
   func bulkSizeLimitChain() throws {
     let folder = TemporaryFolder()
     let input = folder.file("payloads.txt")
@@ -171,7 +179,11 @@ struct ErrorChainCLITests {
     var error: ErrorRecord?
   }
 
-  @Test("thumb: a write the worker cannot finish keeps its errno across the process boundary")
+  @Test(
+    "thumb: a write the worker cannot finish keeps its errno across the process boundary",
+    .disabled(
+      if: !Sanitizer.startsUnderSmallFileSizeLimit,
+      Comment(rawValue: Sanitizer.smallFileSizeLimitReason)))
   func thumbWorkerChain() throws {
     let folder = TemporaryFolder()
     let output = folder.file("t.png")

@@ -52,7 +52,7 @@ struct MeasuredRunTests {
     // Killed with the group (a zombie until its reaper runs counts as gone: no state "S").
     var gone = false
     for _ in 0..<200 where !gone {
-      let stat = (try? String(contentsOfFile: "/proc/\(started)/stat", encoding: .utf8)) ?? ""
+      let stat = procText("/proc/\(started)/stat") ?? ""
       gone = stat.isEmpty || stat.contains(") Z ")
       if !gone { usleep(10_000) }
     }

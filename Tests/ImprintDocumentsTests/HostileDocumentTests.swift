@@ -465,7 +465,7 @@ struct WorkerReliabilityTests {
 func isMappedByAnyProcess(_ path: String) -> Bool {
   let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
   for pid in processes where pid.allSatisfy(\.isNumber) {
-    if let maps = try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8),
+    if let maps = procText("/proc/\(pid)/maps"),
       maps.contains(path)
     {
       return true

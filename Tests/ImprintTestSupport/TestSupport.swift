@@ -269,3 +269,17 @@ public func pdfWords(_ pdfPath: String) throws -> [[(
   }
   return pages
 }
+
+/// The whole text of a file under /proc, or nil when it cannot be read.
+///
+/// Foundation's `String(contentsOfFile:)` and `FileManager.contents(atPath:)` return only what
+/// their first read(2) gives (about 4 KB) for a file whose size reads 0, as /proc's do: a
+/// worker's maps under ThreadSanitizer is over 100 KB, and a mapped upload is listed past 4 KB.
+public func procText(_ path: String) -> String? {
+  procBytes(path).map { String(decoding: $0, as: UTF8.self) }
+}
+
+/// The whole content of a file under /proc (see `procText`), or nil when it cannot be read.
+public func procBytes(_ path: String) -> [UInt8]? {
+  try? FileIO.read(path, limit: 64 << 20)
+}
