@@ -17,6 +17,9 @@ enum BatchCommand {
     .flag("card-files", "With a layout, also write each card's own PDF (cards/ID.pdf)."),
     .value("templates", "<dir>", "Folder of shipped card designs."),
     .value(
+      "locale", "<id>",
+      "The cards' language (BCP 47, as 'imprint card --locale'); a line's own locale wins."),
+    .value(
       "photo-cache", "<dir>",
       "Folder of photos named <account>.jpg (.png, .heic, .webp, .tif, .gif), for cards without a photo."
     ),
@@ -117,6 +120,12 @@ enum BatchCommand {
     options.photos = try photos(arguments)
     options.cardOptions.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
     options.cardOptions.fonts = try DeploymentResources.fonts()
+    if let locale = arguments.value("locale") {
+      // An identifier no locale data exists for fails the run; one a line's template does not
+      // translate fails that line (card.untranslatedLocale).
+      guard CardLocale.isKnown(locale) else { throw CardError.unknownLocale(identifier: locale) }
+      options.cardOptions.locale = locale
+    }
     options.layout = try layout(arguments)
     options.cardFiles = arguments.flag("card-files")
     return options

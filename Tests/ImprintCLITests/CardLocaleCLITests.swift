@@ -53,7 +53,7 @@ struct CardLocaleCLITests {
     }
   }
 
-  @Test("a manifest line's locale sets its card's language; a bad one fails that line alone")
+  @Test("a manifest line's locale, else batch --locale, sets the card's language; a bad one fails")
   func batch() async throws {
     let folder = TemporaryFolder()
     let lines = [
@@ -74,5 +74,20 @@ struct CardLocaleCLITests {
     #expect(spanish.contains("MIEMBRO DE Steem") && spanish.contains("Se unió en marzo de 2017"))
     let english = try runTool("pdftotext", [folder.file("out/cards/en.pdf"), "-"]).stdout
     #expect(english.contains("Steem MEMBER"))
+    // --locale sets the lines that name none; a line's own wins; an unknown one fails the run.
+    let korean = await imprint([
+      "batch", folder.file("m.jsonl"), "-o", folder.file("ko"), "-q", "--locale", "ko",
+    ])
+    #expect(korean.code == 1)
+    let koreanCard = try runTool("pdftotext", [folder.file("ko/cards/en.pdf"), "-"]).stdout
+    #expect(koreanCard.contains("Steem 회원"), "\(koreanCard)")
+    let stillSpanish = try runTool("pdftotext", [folder.file("ko/cards/es.pdf"), "-"]).stdout
+    #expect(stillSpanish.contains("MIEMBRO DE Steem"))
+    let unknown = await imprint([
+      "batch", folder.file("m.jsonl"), "-o", folder.file("xx"), "-q", "--locale", "xx",
+    ])
+    #expect(unknown.code == 1)
+    #expect(unknown.stderr.hasPrefix("error: locale 'xx' is not a language"), "\(unknown.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("xx/cards")))
   }
 }
