@@ -27,7 +27,7 @@ glabels_runs=""
 imprint_runs=""
 for ((r = 1; r <= RUNS; r++)); do
   glabels_runs+="$(cd "$work/data" && RUNS=1 measure "$work/glabels.time.$r" glabels-3-batch -C -i records.csv -o "$work/glabels.pdf" cr80-a4-10up.glabels)"$'\n'
-  imprint_runs+="$(RUNS=1 measure "$work/imprint.time.$r" "$imprint" batch "$work/data/manifest.jsonl" -o "$work/out" --layout A4 --crop-marks -q --allow-missing-glyphs)"$'\n'
+  imprint_runs+="$(RUNS=1 measure "$work/imprint.time.$r" "$imprint" batch "$work/data/manifest.jsonl" -o "$work/out" --layout A4 --crop-marks -q)"$'\n'
 done
 glabels=$(printf '%s' "$glabels_runs" | median_by_cpu)
 imprint_run=$(printf '%s' "$imprint_runs" | median_by_cpu)
@@ -36,13 +36,13 @@ placed=$(grep -c ',front,' "$work/out/sheet-map.csv")
 [ "$placed" -eq "$count" ] || { echo "imprint placed $placed of $count cards" >&2; exit 1; }
 sheets=$(pdfinfo "$work/out/sheets-A4.pdf" | awk '/^Pages:/{print $2}')
 # The same, plus each card's own PDF (--card-files): a different job from the peer's, shown too.
-files_run=$(RUNS=1 measure "$work/files.time" "$imprint" batch "$work/data/manifest.jsonl" -o "$work/out-files" --layout A4 --crop-marks --card-files -q --allow-missing-glyphs)
+files_run=$(RUNS=1 measure "$work/files.time" "$imprint" batch "$work/data/manifest.jsonl" -o "$work/out-files" --layout A4 --crop-marks --card-files -q)
 cards=$(ls "$work/out-files/cards" | wc -l)
 [ "$cards" -eq "$count" ] || { echo "imprint made $cards of $count card files" >&2; exit 1; }
 gpages=$(pdfinfo "$work/glabels.pdf" | awk '/^Pages:/{print $2}')
 
 peer_records $((count * 10)) "$work/data10"
-big=$(RUNS=1 measure "$work/imprint10.time" "$imprint" batch "$work/data10/manifest.jsonl" -o "$work/out10" --layout A4 --crop-marks -q --allow-missing-glyphs)
+big=$(RUNS=1 measure "$work/imprint10.time" "$imprint" batch "$work/data10/manifest.jsonl" -o "$work/out10" --layout A4 --crop-marks -q)
 
 python3 - "$count" "$glabels" "$imprint_run" "$big" "$sheets" "$gpages" "$files_run" <<'PY'
 import sys

@@ -27,7 +27,7 @@ glabels=$(cd "$work/data" && measure "$work/glabels.time" glabels-3-batch -i rec
 pages=$(pdfinfo "$work/glabels.pdf" | awk '/^Pages:/{print $2}')
 [ "$pages" -ge $(((count + 9) / 10)) ] || { echo "gLabels made $pages pages" >&2; exit 1; }
 
-common=(--photo-cache "$work/data/photos" --allow-missing-glyphs -q)
+common=(--photo-cache "$work/data/photos" -q)
 run_imprint() { # NAME FORMAT SIDE: one file per card in a folder
   rm -rf "$work/$1"
   measure "$work/$1.time" "$imprint" card "$work"/data/profiles/*.json --output-dir "$work/$1" \
@@ -36,7 +36,7 @@ run_imprint() { # NAME FORMAT SIDE: one file per card in a folder
 run_combined() { # NAME SIDE [DATA]: every card into one PDF
   rm -f "$work/$1.pdf"
   measure "$work/$1.time" "$imprint" card "$work/${3:-data}"/profiles/*.json -o "$work/$1.pdf" \
-    --side "$2" --photo-cache "$work/${3:-data}/photos" --allow-missing-glyphs -q
+    --side "$2" --photo-cache "$work/${3:-data}/photos" -q
 }
 pdf_front=$(run_combined pdf-front front)
 pdf_both=$(run_combined pdf-both both)

@@ -7,3 +7,8 @@ static inline PangoFcFontMap *imprint_pango_fc_font_map(PangoFontMap *map) {
   return PANGO_FC_FONT_MAP(map);
 }
 static inline int imprint_pango_scale(void) { return PANGO_SCALE; }
+
+/// PANGO_FC_FONT is a GObject cast macro, which Swift cannot import.
+static inline PangoFcFont *imprint_pango_fc_font(PangoFont *font) {
+  return PANGO_FC_FONT(font);
+}

@@ -83,7 +83,8 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
 
   /// Loads a font bundle: every font under `folder`, plus the system font files named in
   /// `folder/system-fonts.txt` (one path a line, `#` comments; installed by scripts/bootstrap),
-  /// with the fallback order given by `folder/fallback.txt` (one family a line).
+  /// with the fallback order given by `folder/fallback.txt` (one family a line) and the
+  /// fontconfig rules of `folder/languages.conf` when it exists.
   ///
   /// - Throws: `GraphicsError.fontsUnavailable` naming a missing folder or file.
   public convenience init(bundle folder: String) throws(GraphicsError) {
@@ -94,25 +95,28 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
       return text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         .filter { !$0.isEmpty && !$0.hasPrefix("#") }
     }
+    let rules = folder + "/languages.conf"
     try self.init(
-      directories: [folder], files: lines("system-fonts.txt"), fallback: lines("fallback.txt"))
+      directories: [folder], files: lines("system-fonts.txt"), fallback: lines("fallback.txt"),
+      rules: FileManager.default.fileExists(atPath: rules) ? [rules] : [])
   }
 
   /// Loads every font under `directories` (recursively) and the font `files` into a new private
-  /// configuration.
+  /// configuration, with the fontconfig rule files `rules` (fontconfig's XML format).
+  ///
+  /// Fontconfig caches what it learns from a folder (in `$XDG_CACHE_HOME/imprint/fontconfig`,
+  /// valid while the folder is unchanged), but never from a file added alone, which FreeType
+  /// opens again in every process. So each file's folder is added, with every font in it but the
+  /// named files rejected (`<selectfont>`): a process reads one cache per folder instead of
+  /// scanning 36 fonts, and only the named files are visible. A folder's cache is written by the
+  /// first process that finds it missing or stale (after a package upgrade changed the folder).
   ///
   /// - Throws: `GraphicsError.fontsUnavailable` when a folder or file is missing or no font loads.
-  public init(directories: [String], files: [String] = [], fallback: [String] = [])
-    throws(GraphicsError)
-  {
+  public init(
+    directories: [String], files: [String] = [], fallback: [String] = [], rules: [String] = []
+  ) throws(GraphicsError) {
     guard let config = FcConfigCreate() else {
       throw .fontsUnavailable(reason: "FcConfigCreate failed")
-    }
-    let cache = FontLibrary.cacheDirectory()
-    let xml = "<fontconfig><cachedir>\(cache)</cachedir></fontconfig>"
-    _ = xml.withCString {
-      FcConfigParseAndLoadFromMemory(
-        config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self), 0)
     }
     for directory in directories {
       var isDirectory: ObjCBool = false
@@ -122,15 +126,41 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
         FcConfigDestroy(config)
         throw .fontsUnavailable(reason: "font folder '\(directory)' does not exist")
       }
+    }
+    for file in files where !FileManager.default.fileExists(atPath: file) {
+      FcConfigDestroy(config)
+      throw .fontsUnavailable(reason: "font file '\(file)' is not installed")
+    }
+    // Files whose path fontconfig's globs would read as a pattern are added alone.
+    let (single, inFolders) = files.reduce(into: ([String](), [String]())) { split, file in
+      if file.contains(where: { "*?".contains($0) }) || !file.contains("/") {
+        split.0.append(file)
+      } else {
+        split.1.append(file)
+      }
+    }
+    let folders = FontLibrary.folders(of: inFolders)
+    let xml = FontLibrary.configuration(
+      cache: FontLibrary.cacheDirectory(), folders: folders, files: inFolders)
+    _ = xml.withCString {
+      FcConfigParseAndLoadFromMemory(
+        config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self), 0)
+    }
+    for rule in rules {
+      let loaded = rule.withCString {
+        FcConfigParseAndLoad(config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self), 0)
+      }
+      guard loaded != 0 else {
+        FcConfigDestroy(config)
+        throw .fontsUnavailable(reason: "fontconfig rules '\(rule)' could not be read")
+      }
+    }
+    for directory in directories + folders {
       _ = directory.withCString {
         FcConfigAppFontAddDir(config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self))
       }
     }
-    for file in files {
-      guard FileManager.default.fileExists(atPath: file) else {
-        FcConfigDestroy(config)
-        throw .fontsUnavailable(reason: "font file '\(file)' is not installed")
-      }
+    for file in single {
       _ = file.withCString {
         FcConfigAppFontAddFile(config, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self))
       }
@@ -144,6 +174,33 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
     self.config = config
     self.directories = directories
     self.fallbackFamilies = fallback
+  }
+
+  /// The folders holding `files`, each once, in the order first named.
+  private static func folders(of files: [String]) -> [String] {
+    var seen = Set<String>()
+    return files.compactMap { file in
+      let folder = String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)])
+      return seen.insert(folder).inserted ? folder : nil
+    }
+  }
+
+  /// The private configuration's XML: the cache folder, and for each of `folders` every font
+  /// rejected but `files` (in fontconfig, an accepted font wins over a rejected one).
+  private static func configuration(cache: String, folders: [String], files: [String]) -> String {
+    func escaped(_ text: String) -> String {
+      text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;")
+    }
+    var xml = "<fontconfig><cachedir>\(escaped(cache))</cachedir>"
+    if !folders.isEmpty {
+      xml += "<selectfont><rejectfont>"
+      xml += folders.map { "<glob>\(escaped($0))/*</glob>" }.joined()
+      xml += "</rejectfont><acceptfont>"
+      xml += files.map { "<glob>\(escaped($0))</glob>" }.joined()
+      xml += "</acceptfont></selectfont>"
+    }
+    return xml + "</fontconfig>"
   }
 
   deinit { FcConfigDestroy(config) }

@@ -2,6 +2,7 @@
 // ImprintGraphics: Pango text layout over the private font library, one engine per task.
 
 internal import CCairo
+internal import CFontconfig
 internal import CPango
 import Foundation
 import ImprintCore
@@ -121,6 +122,27 @@ public struct TextMetrics: Sendable, Equatable {
   public var isEllipsized: Bool = false
 }
 
+/// One run of glyphs as Pango shaped it: one font, one direction, one language.
+package struct ShapedRun: Sendable, Equatable {
+  /// The font file the glyphs are from.
+  package var fontFile: String
+  /// The face in `fontFile` (a collection such as Noto Sans CJK holds several).
+  package var faceIndex: Int
+  /// The characters of the run.
+  package var text: String
+  /// The text before and after the run in its paragraph, which HarfBuzz sees as context.
+  package var before: String
+  /// See `before`.
+  package var after: String
+  /// The language Pango gave HarfBuzz (BCP 47, lowercase).
+  package var language: String
+  /// Whether the run is set right to left.
+  package var isRightToLeft: Bool
+  /// The glyph ids, in visual order; `PANGO_GLYPH_UNKNOWN_FLAG` marks a missing character and
+  /// `0x0FFFFFFF` (`PANGO_GLYPH_EMPTY`) an invisible one (a joiner).
+  package var glyphs: [UInt32]
+}
+
 /// One Pango font map and context over the shared `FontLibrary`.
 ///
 /// Not Sendable: create one inside each task (Pango font maps are not promised thread-safe).
@@ -161,6 +183,8 @@ final class TextEngine {
     }
     self.context = context
     pango_cairo_context_set_resolution(context, 72)
+    // Fixed, not the process's locale: Latin text is English to Pango whatever $LANG says.
+    pango_context_set_language(context, pango_language_from_string("en"))
     pango_context_set_round_glyph_positions(context, 0)
     let options = cairo_font_options_create()
     cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
@@ -194,6 +218,7 @@ final class TextEngine {
     pango_layout_set_font_description(layout, description)
     pango_font_description_free(description)
     pango_layout_set_text(layout, block.text, -1)
+    ScriptLanguages.apply(to: layout, text: block.text)
     if let width = block.width {
       pango_layout_set_width(layout, Int32((width * Double(PANGO_SCALE)).rounded()))
       pango_layout_set_wrap(
@@ -275,6 +300,47 @@ final class TextEngine {
     defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
     return metrics(of: layout)
   }
+
+  /// The runs of glyphs Pango shapes `block` into, in visual order, each with the font file and
+  /// the text HarfBuzz was given: what `Canvas.draw` draws, for tests that shape the same text
+  /// with `hb-shape`.
+  func shapedRuns(_ block: TextBlock) -> [ShapedRun] {
+    let layout = makeLayout(block)
+    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    let text = Array(block.text.utf8)
+    guard let iterator = pango_layout_get_iter(layout) else { return [] }
+    defer { pango_layout_iter_free(iterator) }
+    var runs: [ShapedRun] = []
+    repeat {
+      guard let run = pango_layout_iter_get_run_readonly(iterator) else { continue }
+      let item = run.pointee.item.pointee
+      let start = min(max(0, Int(item.offset)), text.count)
+      let end = min(text.count, start + max(0, Int(item.length)))
+      var file = ""
+      var index: Int32 = 0
+      if let font = item.analysis.font,
+        let pattern = pango_fc_font_get_pattern(imprint_pango_fc_font(font))
+      {
+        var path: UnsafeMutablePointer<FcChar8>?
+        if FcPatternGetString(pattern, FC_FILE, 0, &path) == FcResultMatch, let path {
+          file = String(cString: path)
+        }
+        _ = FcPatternGetInteger(pattern, FC_INDEX, 0, &index)
+      }
+      let glyphs = run.pointee.glyphs.pointee
+      runs.append(
+        ShapedRun(
+          fontFile: file, faceIndex: Int(index),
+          text: String(decoding: text[start..<end], as: UTF8.self),
+          before: String(decoding: text[..<start], as: UTF8.self),
+          after: String(decoding: text[end...], as: UTF8.self),
+          language: item.analysis.language.map { String(cString: pango_language_to_string($0)) }
+            ?? "",
+          isRightToLeft: item.analysis.level % 2 == 1,
+          glyphs: (0..<Int(glyphs.num_glyphs)).map { glyphs.glyphs[$0].glyph }))
+    } while pango_layout_iter_next_run(iterator) != 0
+    return runs
+  }
 }
 
 /// Measures text the way a `Canvas` will draw it, without a surface (for layout).
@@ -295,6 +361,11 @@ public final class TextMeasurer {
   /// Measures `block` with the calling thread's engine.
   public func measure(_ block: TextBlock) -> TextMetrics {
     TextEngine.forCurrentThread(library).measure(block)
+  }
+
+  /// The glyph runs `block` is drawn with (see `TextEngine.shapedRuns`).
+  package func shapedRuns(_ block: TextBlock) -> [ShapedRun] {
+    TextEngine.forCurrentThread(library).shapedRuns(block)
   }
 }
 

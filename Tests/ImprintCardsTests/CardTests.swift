@@ -239,13 +239,14 @@ struct CardRenderTests {
   @Test("a character no font covers fails the card, or warns when allowed")
   func missingGlyphs() throws {
     var input = try sampleInput()
-    input.profile.displayName = "नमस्ते Mara"
+    input.profile.displayName = "ᏣᎳᎩ Mara"
     do {
       _ = try CardMaker.pdf(input, options: CardOptions())
-      Issue.record("Devanagari has no font here and must be reported")
+      Issue.record("Cherokee has no font here and must be reported")
     } catch let error as CardError {
       #expect(error.code == "card.missingGlyphs")
-      #expect(error.message.contains("नमस्ते Mara"))
+      #expect(error.message.contains("ᏣᎳᎩ Mara"))
+      #expect(error.message.contains("U+13E3 (Cherokee)"), "\(error.message)")
     }
     var allowed = CardOptions()
     allowed.allowMissingGlyphs = true

@@ -46,11 +46,18 @@ struct SurfaceTests {
   @Test("the bundled font library holds only the bundled and listed families")
   func families() throws {
     let fonts = try FontLibrary.bundled()
-    #expect(
-      fonts.families == [
-        "DejaVu Sans", "DejaVu Sans Mono", "Droid Sans Fallback", "Symbola",
-      ])
-    #expect(fonts.fallbackFamilies == ["DejaVu Sans", "Droid Sans Fallback", "Symbola"])
+    // The Noto files of system-fonts.txt, not the other 230 fonts in their folders.
+    let scripts = [
+      "Arabic", "Bengali", "Devanagari", "Ethiopic", "Gujarati", "Gurmukhi", "Kannada", "Khmer",
+      "Malayalam", "Myanmar", "Oriya", "Sinhala", "Tamil", "Telugu", "Thai",
+    ]
+    let cjk = ["HK", "JP", "KR", "SC", "TC"]
+    let expected =
+      ["DejaVu Sans", "DejaVu Sans Mono", "Noto Serif Tibetan", "Symbola"]
+      + scripts.map { "Noto Sans \($0)" } + cjk.map { "Noto Sans CJK \($0)" }
+      + cjk.map { "Noto Sans Mono CJK \($0)" }
+    #expect(fonts.families == expected.sorted())
+    #expect(fonts.fallbackFamilies == ["DejaVu Sans", "Noto Sans Arabic", "Symbola"])
   }
 
   @Test("measures text, wraps it, and counts glyphs no bundled font covers")
@@ -64,11 +71,13 @@ struct SurfaceTests {
       #expect(one.lineCount == 1 && one.unknownGlyphs == 0)
       let wrapped = try canvas.measure("0123 4567 89", style: style, width: 30)
       #expect(wrapped.lineCount == 3)
-      for covered in ["한국어", "日本語", "中文", "مرحبا", "שלום", "😀👍🏽"] {
+      for covered in [
+        "한국어", "日本語", "中文", "مرحبا", "שלום", "😀👍🏽", "नमस्ते", "ශ්‍රී", "አበበ", "สมศักดิ์", "ٹوانے",
+      ] {
         #expect(try canvas.measure(covered, style: style).unknownGlyphs == 0, "\(covered)")
       }
-      // No loaded font has Devanagari: each character is counted, never silently boxed.
-      #expect(try canvas.measure("नमस्ते", style: style).unknownGlyphs > 0)
+      // No loaded font has Cherokee: each character is counted, never silently boxed.
+      #expect(try canvas.measure("ᏣᎳᎩ", style: style).unknownGlyphs == 3)
     }
     _ = try document.finish()
   }
