@@ -11,8 +11,8 @@ import Foundation
 /// language does not use, Pango picks a language from `$PANGO_LANGUAGE` or `$LANGUAGE` before its
 /// own table, so the same name could print differently on two machines. Setting the language of
 /// each run here keeps the output the same everywhere. Han takes the language the rest of the
-/// text shows: Japanese with kana, Korean with Hangul, else simplified Chinese; the fontconfig
-/// rules in `fonts/languages.conf` then pick the CJK face of that language.
+/// text shows (Japanese with kana, Korean with Hangul, else simplified Chinese), for fonts whose
+/// Han forms follow the language.
 enum ScriptLanguages {
   /// Sets the language attributes of `layout`, whose text is `text`; nothing for ASCII text.
   static func apply(to layout: OpaquePointer, text: String) {

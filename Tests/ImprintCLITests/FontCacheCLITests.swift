@@ -10,8 +10,8 @@ import Testing
 struct FontCacheCLITests {
   /// The system font folders of Sources/ImprintGraphics/Resources/fonts/system-fonts.txt.
   static let systemFolders = [
-    "/usr/share/fonts/truetype/noto", "/usr/share/fonts/opentype/noto",
-    "/usr/share/fonts/truetype/ancient-scripts",
+    "/usr/share/fonts/truetype/noto", "/usr/share/fonts/truetype/droid",
+    "/usr/share/fonts-droid-fallback/truetype", "/usr/share/fonts/truetype/ancient-scripts",
   ]
 
   /// Fontconfig's cache file of `folder`: the MD5 of its path, `-le64.cache-8`.
@@ -52,8 +52,8 @@ struct FontCacheCLITests {
     let first = try run("a.pdf")
     #expect(first.status == 0, "\(first.stderr)")
     let written = try Self.caches(cache + "/imprint/fontconfig")
-    // The bundled folder's and its dejavu/ folder's, and the three system folders'.
-    #expect(written.count == 5, "\(written.keys.sorted())")
+    // The bundled folder's and its dejavu/ folder's, and the four system folders'.
+    #expect(written.count == 6, "\(written.keys.sorted())")
     for system in Self.systemFolders {
       #expect(written[try Self.cacheName(system)] != nil, "no cache for \(system)")
     }
