@@ -151,7 +151,15 @@ struct WorldScriptTests {
       #expect(!run.glyphs.contains(0), "'\(run.text)' has .notdef in \(run.fontFile)")
       #expect(
         !run.glyphs.contains { $0 & 0x1000_0000 != 0 }, "'\(run.text)' has a missing glyph")
-      #expect(try Self.hbShape(run) == run.glyphs, "'\(run.text)' in \(run.fontFile)")
+      // Where a name wraps, Pango blanks the space that ends the line (PANGO_GLYPH_EMPTY, in
+      // zero_line_final_space): a layout step after shaping, so that glyph is left out.
+      var pango = run.glyphs
+      var harfBuzz = try Self.hbShape(run)
+      if run.text.last?.isWhitespace == true, pango.last == 0x0FFF_FFFF, !harfBuzz.isEmpty {
+        pango.removeLast()
+        harfBuzz.removeLast()
+      }
+      #expect(harfBuzz == pango, "'\(run.text)' in \(run.fontFile)")
     }
     let fonts = runs.filter { $0.fontFile.contains(sample.font) }
     #expect(!fonts.isEmpty, "\(sample.font) draws none of \(runs.map(\.fontFile))")
