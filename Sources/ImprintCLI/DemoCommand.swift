@@ -16,7 +16,7 @@ enum DemoCommand {
       printed under the code), an EIP-681 payment request, a BIP-21 request, a profile link, one \
       code per line of assets/samples/wallets.txt made in parallel, and ID cards from the sample \
       profiles in every shipped design (PDF, 300-dpi PNG and a share image), and one card in \
-      five languages (Korean, Hindi, Arabic, Spanish, Japanese; Hindi once its font is bundled).
+      five languages (Korean, Hindi, Arabic, Spanish, Japanese).
       """,
     options: [
       .value("output", short: "o", "<dir>", "Output folder (default: imprint-demo)."),
@@ -152,8 +152,8 @@ enum DemoCommand {
     }
 
     // One card in five languages, as share images (front and back side by side): Korean,
-    // Hindi, Arabic (laid out right-to-left), Spanish, Japanese. Hindi only once the bundled
-    // fonts draw Devanagari: until then its card fails with card.missingGlyphs, never boxes.
+    // Hindi, Arabic (laid out right-to-left), Spanish, Japanese. Hindi only when the fonts draw
+    // Devanagari (the bundled ones do; a deployment's own might not): never boxes.
     let library = try fonts ?? FontLibrary.bundled()
     let devanagari = library.uncoveredCharacters(in: "सदस्य").isEmpty
     for locale in ["ko", "hi", "ar", "es", "ja"] where locale != "hi" || devanagari {
