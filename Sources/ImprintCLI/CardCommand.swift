@@ -15,7 +15,7 @@ enum CardCommand {
       an account object. A PDF has one page per side at trim + 2 × bleed (vector text, fonts \
       embedded); PNG writes one file per side at --dpi (NAME-front.png and NAME-back.png when \
       both sides are asked for); --format share writes one 1200 × 630 preview. The photo is \
-      --photo, else <account>.jpg/.png in --photo-cache, else a bundled placeholder. With several \
+      --photo, else the account's photo in --photo-cache, else a bundled placeholder. With several \
       profiles, give --output-dir: each card is named after its account.
       """,
     arguments: [ArgumentSpec("profile", "Profile JSON file(s).", variadic: true)],
