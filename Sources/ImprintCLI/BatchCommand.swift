@@ -123,7 +123,7 @@ enum BatchCommand {
     if let locale = arguments.value("locale") {
       // An identifier no locale data exists for fails the run; one a line's template does not
       // translate fails that line (card.untranslatedLocale).
-      guard CardLocale.isKnown(locale) else { throw CardError.unknownLocale(identifier: locale) }
+      guard LocaleData.isKnown(locale) else { throw CardError.unknownLocale(identifier: locale) }
       options.cardOptions.locale = locale
     }
     options.layout = try layout(arguments)

@@ -115,7 +115,9 @@ public enum CardError: ImprintError, Equatable {
       "Imprint draws only with its bundled fonts, and they do not cover these characters "
         + "(installing system fonts does not change that); pass --allow-missing-glyphs to "
         + "print them as boxes, or change the text"
-    case .photo: "use a JPEG or PNG file"
+    // The image's own hint when it has one (damaged: export it again; too large: scale it
+    // down); the formats a photo may be in otherwise.
+    case .photo(_, _, let cause): cause?.hint ?? "use a \(ImageType.accepted) file"
     case .photoDownload: "check the URL, or pass --photo or --photo-cache"
     case .file(let error): error.hint
     case .photoAddressRefused(_, _, let never):

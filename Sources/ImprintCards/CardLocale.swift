@@ -24,10 +24,6 @@ public struct CardLocale: Sendable, Hashable {
   /// The Foundation locale numbers and dates are formatted with.
   let locale: Locale
 
-  /// Whether Foundation has data for the language of `identifier` (`ko`, `zh-Hant-TW`,
-  /// `pt_BR`); false for `xx`, `english`, an empty or malformed identifier.
-  public static func isKnown(_ identifier: String) -> Bool { LocaleData.isKnown(identifier) }
-
   /// The keys a strings table may file `identifier` under, most specific first: as given,
   /// language-script-region, language-region, language-script, language.
   static func candidates(_ identifier: String) -> [String] {
@@ -54,7 +50,7 @@ public struct CardLocale: Sendable, Hashable {
     -> CardLocale
   {
     let asked = identifier ?? template.locale
-    guard isKnown(asked) else { throw .unknownLocale(identifier: asked) }
+    guard LocaleData.isKnown(asked) else { throw .unknownLocale(identifier: asked) }
     let keys = candidates(asked).map { $0.lowercased() }
     let own = candidates(template.locale).map { $0.lowercased() }
     var language: String?

@@ -167,7 +167,7 @@ extension CardTemplate {
     let front = try context.side(top.object["front"], path: "front")
     let back = try context.side(top.object["back"], path: "back")
     let locale = try top.string("locale", default: "en")
-    guard CardLocale.isKnown(locale) else {
+    guard LocaleData.isKnown(locale) else {
       throw top.fail("locale", "names no language Imprint has data for: '\(locale)'")
     }
     let digits = try top.string("digits", default: "latin")
@@ -256,7 +256,7 @@ private struct SideContext {
     var result: [String: [String: String]] = [:]
     for (language, entries) in languages {
       let place = "\(key).\(language)"
-      guard CardLocale.isKnown(language) else {
+      guard LocaleData.isKnown(language) else {
         throw .invalidTemplate(
           template: template, key: place, problem: "names no language Imprint has data for")
       }

@@ -107,7 +107,7 @@ public enum ImageError: ImprintError, Equatable, Codable {
 
   public var hint: String? {
     switch self {
-    case .unsupportedType: "convert the photo to JPEG or PNG"
+    case .unsupportedType: "convert the image to one of those formats"
     case .damaged: "export the image again"
     case .tooLarge, .outOfMemory: "scale the image down"
     case .unsupportedVariant: "export the image again as 8-bit JPEG, PNG or TIFF"
@@ -215,8 +215,9 @@ public enum ImageDecoder {
   public static func header(
     _ bytes: [UInt8], source: String, maximumPixels: Int = ImageDecoder.maximumPixels
   ) throws(ImageError) -> ImageHeader {
-    let all = try pages(bytes, source: source, maximumPixels: maximumPixels)
-    guard let first = all.first else { preconditionFailure("an image has a first page") }
+    guard let first = try pages(bytes, source: source, maximumPixels: maximumPixels).first else {
+      throw .damaged(source: source, reason: "it holds no image")
+    }
     return first
   }
 

@@ -106,6 +106,35 @@ struct ErrorChainCLITests {
 
   static let profile = samplesFolder + "/profiles/sora-park.json"
 
+  @Test(
+    "card: a photo's hint is its image error's (damaged, too large, not an image), no file left",
+    arguments: [
+      (
+        "text.jpg", Array("just some words\n".utf8), "image.unsupportedType",
+        "convert the image to one of those formats"
+      ),
+      (
+        "huge.png", HostileDocuments.pngHeader(width: 20_000, height: 20_000), "image.tooLarge",
+        "scale the image down"
+      ),
+      (
+        "cut.png", Array(HostileDocuments.pngHeader(width: 10, height: 10).prefix(30)),
+        "image.damaged", "export the image again"
+      ),
+    ])
+  func cardPhotoHints(name: String, bytes: [UInt8], cause: String, hint: String) async throws {
+    let folder = TemporaryFolder()
+    let photo = folder.file(name)
+    try Data(bytes).write(to: URL(fileURLWithPath: photo))
+    let output = folder.file("c.pdf")
+    let run = await imprint(["card", Self.profile, "--photo", photo, "-o", output, "-v"])
+    #expect(run.code == 1)
+    #expect(run.stderr.hasPrefix("error: photo '\(photo)' cannot be used ("), "\(run.stderr)")
+    #expect(run.stderr.contains("\nhint: \(hint)\n"), "\(run.stderr)")
+    #expect(run.stderr.contains("  cause: \(cause): "), "\(run.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: output))
+  }
+
   @Test("card: a truncated photo is card.photo caused by image.damaged; plain output unchanged")
   func cardPhotoChain() async throws {
     let folder = TemporaryFolder()
@@ -118,7 +147,7 @@ struct ErrorChainCLITests {
     // Today's output, byte for byte.
     #expect(
       plain.stderr
-        == "error: photo '\(photo)' cannot be used (\(image))\nhint: use a JPEG or PNG file\n")
+        == "error: photo '\(photo)' cannot be used (\(image))\nhint: export the image again\n")
     let verbose = await imprint(arguments + ["--verbose"])
     #expect(verbose.code == 1)
     #expect(verbose.stderr == plain.stderr + "  cause: image.damaged: \(image)\n")
