@@ -58,20 +58,7 @@ enum CardCommand {
     try await run(arguments, console)
   }
 
-  enum Format: String, CaseIterable {
-    case pdf, png, share
-  }
-
-  struct Job: Sendable {
-    let profilePath: String
-    let output: String
-    let photo: String?
-    let follow: String?
-    /// Set when an earlier profile of the run already writes `output` (two profiles with one
-    /// base name in different folders): this job fails rather than replace that card.
-    var collision: FileError? = nil
-  }
-
+  /// A card's line in the `--json` report.
   struct Report: Codable, Sendable {
     var profile: String
     var status: ItemStatus
@@ -79,22 +66,18 @@ enum CardCommand {
     var outputs: [String] = []
     var warnings: [String] = []
     var error: ErrorRecord?
+
+    init(_ item: CardRunItem) {
+      profile = item.profile
+      status = item.status
+      account = item.account
+      outputs = item.outputs
+      warnings = item.warnings
+      if case .failure(let error) = item.result { self.error = ErrorRecord(error) }
+    }
   }
 
   static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
-    // Cards into a folder are flushed together at the end (one checked syncfs), not one fsync
-    // a card (fsync cost up to 4 ms a file here, as much as drawing the card).
-    guard let folder = arguments.value("output-dir") else {
-      return try await render(arguments, console)
-    }
-    return try await AtomicFile.withDeferredFlush(syncing: folder) {
-      try await render(arguments, console)
-    }
-  }
-
-  private static func render(_ arguments: ParsedArguments, _ console: Console) async throws
-    -> Int32
-  {
     let profiles = arguments.positionals
     let templatesFolder = try ResourceLocator.checkedTemplatesDirectory(
       explicit: arguments.value("templates"))
@@ -111,22 +94,18 @@ enum CardCommand {
     options.cropMarks = arguments.flag("crop-marks")
     options.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
     options.fonts = try DeploymentResources.fonts()
-    if let locale = arguments.value("locale") {
-      // Checked before any card: an unknown or untranslated locale fails the run at once.
-      _ = try CardLocale.resolve(locale, template: template)
-      options.locale = locale
-    }
+    options.locale = arguments.value("locale")
     let platform = try arguments.choice("platform", Platform.allCases.map(\.rawValue)).flatMap {
       Platform(rawValue: $0)
     }
     let output = arguments.value("output")
     let folder = arguments.value("output-dir")
-    var format = try arguments.choice("format", Format.allCases.map(\.rawValue)).flatMap {
-      Format(rawValue: $0)
+    var format = try arguments.choice("format", CardRun.Format.allCases.map(\.rawValue)).flatMap {
+      CardRun.Format(rawValue: $0)
     }
     if format == nil, let output {
       let ext = (output as NSString).pathExtension.lowercased()
-      guard let inferred = Format(rawValue: ext), inferred != .share else {
+      guard let inferred = CardRun.Format(rawValue: ext), inferred != .share else {
         throw UsageError(
           message: "cannot tell the format of '\(output)'; use .pdf or .png, or --format")
       }
@@ -136,58 +115,50 @@ enum CardCommand {
     if chosen == .png && options.cropMarks {
       throw UsageError(message: "--crop-marks applies to PDF output")
     }
-    let jobs: [Job]
-    if profiles.count > 1, let output, folder == nil {
+    let photo = arguments.value("photo")
+    let follow = arguments.value("follow-counts")
+    func request(_ profile: String) -> CardRequest {
+      CardRequest(profile: profile, photo: photo, followCounts: follow, platform: platform)
+    }
+    var run: CardRun
+    let combined = profiles.count > 1 && output != nil && folder == nil
+    if combined, let output {
       guard chosen == .pdf else {
         throw UsageError(message: "several profiles go into one PDF, or into --output-dir")
       }
-      return try await combinedPDF(
-        profiles: profiles, output: output, template: template, options: options,
-        platform: platform, arguments: arguments, console: console)
+      // --photo and --follow-counts are not used for a combined PDF (only kept from being
+      // replaced, with the other inputs).
+      run = .combinedPDF(
+        profiles.map { CardRequest(profile: $0, platform: platform) }, to: output,
+        options: options)
     } else if profiles.count == 1, let output, folder == nil {
-      jobs = [
-        Job(
-          profilePath: profiles[0], output: output, photo: arguments.value("photo"),
-          follow: arguments.value("follow-counts"))
-      ]
+      run = .card(request(profiles[0]), to: output, format: chosen, options: options)
     } else if let folder, output == nil {
-      if profiles.count > 1
-        && (arguments.value("photo") != nil || arguments.value("follow-counts") != nil)
-      {
+      if profiles.count > 1 && (photo != nil || follow != nil) {
         throw UsageError(
           message: "--photo and --follow-counts apply to a single profile; use --photo-cache")
       }
-      try FileIO.makeFolder(folder)
-      let ext = chosen == .pdf ? "pdf" : "png"
-      var claimed: [String: String] = [:]
-      jobs = profiles.map { path in
-        let base = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-        var job = Job(
-          profilePath: path, output: "\(folder)/\(base).\(ext)", photo: arguments.value("photo"),
-          follow: arguments.value("follow-counts"))
-        if let first = claimed[job.output] {
-          job.collision = .outputCollision(path: job.output, first: first, second: path)
-        } else {
-          claimed[job.output] = path
-        }
-        return job
-      }
+      run = .folder(profiles.map(request), in: folder, format: chosen, options: options)
     } else {
       throw UsageError(message: "give -o <file> for one profile, or --output-dir <dir>")
     }
-    let context = try Context(
-      template: template, options: options, format: chosen, platform: platform,
-      arguments: arguments, inputs: profiles)
-    let parallel = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
-    var reports: [Int: Report] = [:]
-    var iterator = jobs.enumerated().makeIterator()
-    await forEachConcurrently(
-      inputs: { iterator.next() }, jobs: parallel,
-      work: { (index, job) in (index, await context.render(job)) },
-      collect: { reports[$0.0] = $0.1 })
+    run.inputs = [photo, follow, arguments.value("template")].compactMap { $0 }
+    run.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let loader = CardInputLoader(
+      placeholder: try DeploymentResources.placeholder(),
+      photos: PhotoOptions(
+        cache: arguments.value("photo-cache").map { PhotoCache(folder: $0) },
+        fetch: arguments.flag("fetch-photo"),
+        allowPrivateNetwork: arguments.flag("allow-private-network")))
+    let items = try await run.run(template: template, loader: loader)
+    if combined, let output, !arguments.flag("quiet") {
+      let cards = items.filter { $0.status == .ok }.count
+      console.stderr.write(
+        "card: \(cards) of \(items.count) cards written to \(SafeText.escaped(output))\n")
+    }
     return finish(
-      (0..<jobs.count).compactMap { reports[$0] }, single: jobs.count == 1,
-      arguments: arguments, console: console)
+      items.map(Report.init), single: !combined && items.count == 1, arguments: arguments,
+      console: console)
   }
 
   /// Prints errors, warnings and the JSON report; returns the exit code.
@@ -219,190 +190,6 @@ enum CardCommand {
       console.stdout.write(JSONOutput.pretty(Document(cards: ordered)))
     }
     return failed > 0 ? ImprintCLI.failure : ImprintCLI.success
-  }
-
-  /// Several profiles into one PDF (a card printer's job: front, back, front, back, ...).
-  ///
-  /// Cards are laid out in parallel and drawn in order into a file written as it grows, so
-  /// memory stays flat; a profile that fails is reported and left out, the others are printed.
-  static func combinedPDF(
-    profiles: [String], output: String, template: CardTemplate, options: CardOptions,
-    platform: Platform?, arguments: ParsedArguments, console: Console
-  ) async throws -> Int32 {
-    let context = try Context(
-      template: template, options: options, format: .pdf, platform: platform,
-      arguments: arguments, inputs: profiles)
-    try ConfinedPath.checkNotInput(output, inputs: context.inputs)
-    let temporary = try AtomicFile.temporaryPath(for: output)
-    var writer = try CardPDFWriter(
-      template: template, options: options, title: (output as NSString).lastPathComponent,
-      path: temporary)
-    var reports: [Report] = []
-    var pending: [Int: (Report, PreparedCard?)] = [:]
-    var next = 0
-    var drawError: (any Error)?
-    var iterator = profiles.enumerated().makeIterator()
-    let parallel = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
-    await forEachConcurrently(
-      inputs: { iterator.next() }, jobs: parallel,
-      work: { (index, path) in
-        (
-          index,
-          await context.prepare(Job(profilePath: path, output: output, photo: nil, follow: nil))
-        )
-      },
-      collect: { (index, result) in
-        pending[index] = result
-        while let (report, card) = pending.removeValue(forKey: next) {
-          var report = report
-          if let card, drawError == nil {
-            do {
-              try writer.add(card)
-              report.outputs = [output]
-            } catch {
-              drawError = error
-            }
-          }
-          reports.append(report)
-          next += 1
-        }
-      })
-    /// A write error names the file the person asked for, not its temporary.
-    func failed(_ error: any Error) -> any Error {
-      AtomicFile.discard(temporary)
-      if case .unwritable(let path, let reason)? = error as? FileError, path == temporary {
-        return FileError.unwritable(path: output, reason: reason)
-      }
-      return error
-    }
-    if let drawError { throw failed(drawError) }
-    let cards = reports.filter { $0.error == nil }.count
-    if cards == 0 {
-      AtomicFile.discard(temporary)
-    } else {
-      do {
-        _ = try writer.finish()
-      } catch {
-        throw failed(error)
-      }
-      try AtomicFile.commit(temporary, to: output)
-    }
-    if !arguments.flag("quiet") {
-      console.stderr.write(
-        "card: \(cards) of \(profiles.count) cards written to \(SafeText.escaped(output))\n")
-    }
-    return finish(reports, single: false, arguments: arguments, console: console)
-  }
-
-  /// What every card of one run shares.
-  struct Context: Sendable {
-    let template: CardTemplate
-    let options: CardOptions
-    let format: Format
-    let platform: Platform?
-    /// The profile, photo and follow counts of each card, read and decoded.
-    let loader: CardInputLoader
-    /// Every file the run reads by name (profiles, photo, follow counts, template): no output
-    /// may replace one.
-    let inputs: [String]
-
-    init(
-      template: CardTemplate, options: CardOptions, format: Format, platform: Platform?,
-      arguments: ParsedArguments, inputs profiles: [String]
-    ) throws {
-      self.template = template
-      self.options = options
-      self.format = format
-      self.platform = platform
-      loader = CardInputLoader(
-        placeholder: try DeploymentResources.placeholder(),
-        photos: PhotoOptions(
-          cache: arguments.value("photo-cache").map { PhotoCache(folder: $0) },
-          fetch: arguments.flag("fetch-photo"),
-          allowPrivateNetwork: arguments.flag("allow-private-network")))
-      inputs =
-        profiles + template.assetPaths
-        + [arguments.value("photo"), arguments.value("follow-counts"), arguments.value("template")]
-        .compactMap { $0 }
-    }
-
-    /// Reads the profile and photo of a job and decodes them (`CardInputLoader.load`).
-    func input(_ job: Job) async throws -> LoadedCardInput {
-      try await loader.load(
-        CardRequest(
-          profile: job.profilePath, photo: job.photo, followCounts: job.follow,
-          platform: platform),
-        template: template)
-    }
-
-    /// Lays out one card of a combined PDF.
-    func prepare(_ job: Job) async -> (Report, PreparedCard?) {
-      var report = Report(profile: job.profilePath, status: .ok)
-      do {
-        let loaded = try await input(job)
-        report.account = loaded.input.profile.account
-        let card = try CardMaker.prepare(loaded.input, options: options)
-        report.warnings = loaded.warnings + card.warnings
-        return (report, card)
-      } catch {
-        report.status = .failed
-        report.error = ErrorRecord(error)
-        return (report, nil)
-      }
-    }
-
-    func render(_ job: Job) async -> Report {
-      var report = Report(profile: job.profilePath, status: .ok)
-      do {
-        if let collision = job.collision { throw collision }
-        let loaded = try await input(job)
-        let input = loaded.input
-        report.account = input.profile.account
-        let inputs = inputs + [loaded.photo.file].compactMap { $0 }
-        func write(_ bytes: [UInt8], to path: String) throws {
-          try ConfinedPath.checkNotInput(path, inputs: inputs)
-          try AtomicFile.write(bytes, to: path)
-        }
-        defer { report.warnings = loaded.warnings + report.warnings }
-        switch format {
-        case .pdf:
-          let card = try CardMaker.pdf(input, options: options)
-          try write(card.bytes, to: job.output)
-          report.outputs = [job.output]
-          report.warnings = card.warnings
-        case .share:
-          let card = try CardMaker.share(input, options: options)
-          try write(card.bytes, to: job.output)
-          report.outputs = [job.output]
-          report.warnings = card.warnings
-        case .png:
-          let base = (job.output as NSString).deletingPathExtension
-          var rendered: [(String, RenderedCard)] = []
-          for face in options.faces {
-            let path = options.faces.count == 1 ? job.output : "\(base)-\(face.rawValue).png"
-            rendered.append((path, try CardMaker.png(input, face: face, options: options)))
-          }
-          // Written only when every side rendered, so a failure leaves no file; a side that
-          // cannot be written (a full disk) takes the sides written before it away again.
-          do {
-            for (path, card) in rendered {
-              try write(card.bytes, to: path)
-              report.outputs.append(path)
-            }
-          } catch {
-            for path in report.outputs { unlink(path) }
-            report.outputs = []
-            throw error
-          }
-          report.warnings = rendered.first?.1.warnings ?? []
-        }
-      } catch {
-        report.status = .failed
-        report.error = ErrorRecord(error)
-      }
-      return report
-    }
-
   }
 }
 
