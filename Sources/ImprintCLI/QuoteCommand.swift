@@ -39,9 +39,10 @@ enum QuoteCommand {
     guard let pricesPath = arguments.value("prices") else {
       throw UsageError(message: "missing --prices <file>")
     }
-    let locale = try arguments.value("locale").map { identifier throws(PricingError) in
-      guard LocaleData.isKnown(identifier) else { throw .unknownLocale(identifier: identifier) }
-      return LocaleData.locale(identifier)
+    let locale = arguments.value("locale")
+    // Checked before any file is read: an unknown locale is refused at once.
+    if let locale, !LocaleData.isKnown(locale) {
+      throw PricingError.unknownLocale(identifier: locale)
     }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
@@ -52,66 +53,8 @@ enum QuoteCommand {
     if arguments.flag("json") {
       console.stdout.write(JSONOutput.pretty(quote))
     } else {
-      console.stdout.write(receipt(quote, locale: locale))
+      console.stdout.write(try quote.receipt(locale: locale))
     }
     return ImprintCLI.success
-  }
-
-  /// The plain-text receipt.
-  ///
-  /// Names from the order and the price list (files, store, adjustments, extras, the message)
-  /// are escaped: a receipt printed on a terminal cannot be driven by an uploaded order.
-  ///
-  /// With a `locale`, amounts are written as it writes money (`₩6,880`, `1,32 US$`) and counts
-  /// grouped as it groups them; the words stay English.
-  static func receipt(_ quote: Quote, locale: Locale? = nil) -> String {
-    let safe = SafeText.escaped
-    func amount(_ money: Money) -> String {
-      locale.map { Currency.format(money.minor, code: quote.currency, locale: $0) }
-        ?? money.formatted
-    }
-    func row(_ label: String, _ money: Money) -> String {
-      let width = 44
-      let text = amount(money)
-      // Bidi marks in right-to-left locales' amounts take no column.
-      let columns = text.unicodeScalars.filter { $0.properties.generalCategory != .format }.count
-      let padding = max(1, width - label.count - columns)
-      return label + String(repeating: " ", count: padding) + text + "\n"
-    }
-    func count(_ value: Int) -> String {
-      locale.map { value.formatted(IntegerFormatStyle<Int>(locale: $0)) } ?? "\(value)"
-    }
-    var text = "\(safe(quote.store)) — price list \(safe(quote.priceListVersion))\n\n"
-    for file in quote.files {
-      text += "\(safe(file.file))\n"
-      text +=
-        "  \(count(file.selectedPages)) of \(count(file.pages)) page\(file.pages == 1 ? "" : "s"), "
-        + "\(file.nUp)-up, \(file.duplex == "none" ? "one-sided" : "two-sided (\(file.duplex))"), "
-        + "\(file.paper) \(safe(file.paperType)), \(file.colorMode)\n"
-      text +=
-        "  \(count(file.impressions)) impression\(file.impressions == 1 ? "" : "s") "
-        + "(\(count(file.colorImpressions)) colour, \(count(file.blankImpressions)) blank) on "
-        + "\(count(file.sheets)) sheet\(file.sheets == 1 ? "" : "s")"
-        + " × \(count(file.copies)) cop\(file.copies == 1 ? "y" : "ies")\n"
-      text += row("  printing", file.impressionCharge)
-      text += row("  paper", file.paperCharge)
-      for (name, amount) in file.extras.sorted(by: { $0.key < $1.key }) {
-        text += row("  \(safe(name))", amount)
-      }
-      text += row("  file total", file.subtotal)
-    }
-    if let cards = quote.cards { text += row("ID cards", cards) }
-    if let tier = quote.tier, let change = quote.tierAdjustment {
-      text += row("volume (\(tier))", change)
-    }
-    text += row("subtotal", quote.subtotal)
-    for (name, amount) in quote.adjustments.sorted(by: { $0.key < $1.key }) {
-      text += row(safe(name), amount)
-    }
-    if let minimum = quote.minimumApplied { text += row("to the minimum order", minimum) }
-    if let tax = quote.tax { text += row(quote.taxIncluded ? "tax included" : "tax", tax) }
-    text += row("TOTAL", quote.total)
-    if let message = quote.message { text += "\nmessage to the store: \(safe(message))\n" }
-    return text
   }
 }

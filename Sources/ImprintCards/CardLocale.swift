@@ -24,24 +24,6 @@ public struct CardLocale: Sendable, Hashable {
   /// The Foundation locale numbers and dates are formatted with.
   let locale: Locale
 
-  /// The keys a strings table may file `identifier` under, most specific first: as given,
-  /// language-script-region, language-region, language-script, language.
-  static func candidates(_ identifier: String) -> [String] {
-    let normalized = identifier.replacingOccurrences(of: "_", with: "-")
-    let language = Locale.Language(identifier: normalized)
-    let full = Locale.Language(identifier: language.maximalIdentifier)
-    guard let code = full.languageCode?.identifier else { return [normalized] }
-    let script = full.script?.identifier
-    let region = full.region?.identifier
-    var keys = [normalized]
-    if let script, let region { keys.append("\(code)-\(script)-\(region)") }
-    if let region { keys.append("\(code)-\(region)") }
-    if let script { keys.append("\(code)-\(script)") }
-    keys.append(code)
-    var seen = Set<String>()
-    return keys.filter { seen.insert($0.lowercased()).inserted }
-  }
-
   /// The locale of a card of `template`: `identifier`, or the template's own when nil.
   ///
   /// - Throws: `CardError.unknownLocale` for an identifier with no language data,
@@ -51,8 +33,8 @@ public struct CardLocale: Sendable, Hashable {
   {
     let asked = identifier ?? template.locale
     guard LocaleData.isKnown(asked) else { throw .unknownLocale(identifier: asked) }
-    let keys = candidates(asked).map { $0.lowercased() }
-    let own = candidates(template.locale).map { $0.lowercased() }
+    let keys = LocaleData.lookupKeys(asked).map { $0.lowercased() }
+    let own = LocaleData.lookupKeys(template.locale).map { $0.lowercased() }
     var language: String?
     var translations: [String: String] = [:]
     for key in keys {
@@ -98,9 +80,7 @@ public struct CardLocale: Sendable, Hashable {
 
   /// A count grouped as the locale groups it (`2,381`; `12,34,567` in Hindi; `2 381` in
   /// Russian).
-  func count(_ value: Int) -> String {
-    value.formatted(IntegerFormatStyle<Int>(locale: locale))
-  }
+  func count(_ value: Int) -> String { LocaleData.count(value, locale: locale) }
 
   /// A decimal written with a `.` (`69.8`), with the locale's decimal separator and digits.
   func decimal(_ text: String) -> String {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintCore: which locale identifiers Foundation has data for, and locales with Latin digits,
-// shared by cards and receipts.
+// ImprintCore: which locale identifiers Foundation has data for, locales with Latin digits, the
+// keys a translation table files a language under, and counts as a locale writes them; shared by
+// cards and receipts.
 
 import Foundation
 
@@ -30,5 +31,30 @@ public enum LocaleData {
       identifier: identifier.replacingOccurrences(of: "_", with: "-"))
     if !nativeDigits { components.numberingSystem = Locale.NumberingSystem("latn") }
     return Locale(components: components)
+  }
+
+  /// The keys a table of translations may file `identifier` under, most specific first: as
+  /// given, language-script-region, language-region, language-script, language (`zh-TW`:
+  /// `zh-TW`, `zh-Hant-TW`, `zh-Hant`, `zh`; `pt-BR`: `pt-BR`, `pt-Latn-BR`, `pt-Latn`, `pt`).
+  public static func lookupKeys(_ identifier: String) -> [String] {
+    let normalized = identifier.replacingOccurrences(of: "_", with: "-")
+    let language = Locale.Language(identifier: normalized)
+    let full = Locale.Language(identifier: language.maximalIdentifier)
+    guard let code = full.languageCode?.identifier else { return [normalized] }
+    let script = full.script?.identifier
+    let region = full.region?.identifier
+    var keys = [normalized]
+    if let script, let region { keys.append("\(code)-\(script)-\(region)") }
+    if let region { keys.append("\(code)-\(region)") }
+    if let script { keys.append("\(code)-\(script)") }
+    keys.append(code)
+    var seen = Set<String>()
+    return keys.filter { seen.insert($0.lowercased()).inserted }
+  }
+
+  /// A count grouped as `locale` groups it, in its digits (`2,381`; `12,34,567` in Hindi;
+  /// `2 381` in Russian): the one way cards and receipts write counts.
+  public static func count(_ value: Int, locale: Locale) -> String {
+    value.formatted(IntegerFormatStyle<Int>(locale: locale))
   }
 }

@@ -170,6 +170,18 @@ public struct Quote: Codable, Sendable, Equatable {
   public var message: String?
   /// The rounding rule and unit, as applied once to the total.
   public var rounding: String
+  /// The tier reached: the impressions past which it applies, for the receipt's words (not in
+  /// the JSON, where `tier` describes it).
+  public var tierFromImpressions: Int? = nil
+  /// The tier reached: its change in parts per million (-100000 for -10 %), for the receipt's
+  /// words (not in the JSON, where `tier` describes it).
+  public var tierPartsPerMillion: Int? = nil
+
+  /// The JSON's keys: every property but the tier's numbers, which `tier` states in words.
+  private enum CodingKeys: String, CodingKey {
+    case schemaVersion, store, priceListVersion, currency, files, cards, tier, tierAdjustment
+    case subtotal, adjustments, minimumApplied, tax, taxIncluded, total, message, rounding
+  }
 }
 
 /// Computes quotes.
@@ -294,7 +306,8 @@ public enum Pricing {
       adjustments: adjustments, minimumApplied: minimum, tax: tax,
       taxIncluded: prices.taxIncluded, total: money(charged), message: order.message,
       rounding:
-        "\(prices.rounding.rawValue) to \(prices.roundTo) minor unit\(prices.roundTo == 1 ? "" : "s")"
+        "\(prices.rounding.rawValue) to \(prices.roundTo) minor unit\(prices.roundTo == 1 ? "" : "s")",
+      tierFromImpressions: tier?.fromImpressions, tierPartsPerMillion: tier?.partsPerMillion
     )
   }
 

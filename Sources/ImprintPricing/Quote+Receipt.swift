@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintPricing: a quote's plain-text receipt, in English or in the customer's language: its
+// words from the receipt's translations, its amounts and counts from Foundation's locale data.
+
+import Foundation
+import ImprintCore
+
+extension Quote {
+  /// The plain-text receipt: the store and price list, each file's pages, impressions, sheets
+  /// and copies with its charges, then the order's lines and the total, amounts in a column
+  /// ending at column 44.
+  ///
+  /// Without a locale, amounts are as `formatted` writes them (`KRW 6,880`) and counts plain
+  /// digits. With one, amounts are written as the locale writes money (`₩6,880`, `6880 KRW`,
+  /// `₹12,34,567.89`, exact to the minor unit) and counts and percentages as it writes them, in
+  /// Latin digits; the words stay English.
+  ///
+  /// Names from the order and the price list (files, store, paper types, adjustments, extras,
+  /// the message) are printed as given, escaped: a receipt printed on a terminal cannot be
+  /// driven by an uploaded order.
+  ///
+  /// - Parameter identifier: a BCP 47 locale identifier (`ko`, `ar`, `zh-TW`, `pt-BR`), or nil.
+  /// - Returns: the receipt, one line per `\n`-ended line.
+  /// - Throws: `PricingError.unknownLocale` for an identifier with no locale data.
+  public func receipt(locale identifier: String? = nil) throws(PricingError) -> String {
+    guard let identifier else { return ReceiptWriter(quote: self).text() }
+    guard LocaleData.isKnown(identifier) else { throw .unknownLocale(identifier: identifier) }
+    return ReceiptWriter(quote: self, locale: LocaleData.locale(identifier)).text()
+  }
+}
+
+/// Writes one receipt: a quote, the words of one language, and the locale its numbers follow.
+private struct ReceiptWriter {
+  let quote: Quote
+  var language = ReceiptLanguage.english
+  /// The locale of amounts, counts and percentages; nil for the plain English receipt.
+  var locale: Locale?
+  var rightToLeft = false
+
+  /// The column the amounts end at.
+  static let width = 44
+
+  func text() -> String {
+    let safe = SafeText.escaped
+    var lines = [
+      words(.header, ["store": safe(quote.store), "version": safe(quote.priceListVersion)]), "",
+    ]
+    for file in quote.files {
+      lines.append(safe(file.file))
+      let sides =
+        switch file.duplex {
+        case "none": words(.oneSided)
+        case "long-edge": words(.twoSided, ["edge": words(.longEdge)])
+        case "short-edge": words(.twoSided, ["edge": words(.shortEdge)])
+        default: words(.twoSided, ["edge": safe(file.duplex)])
+        }
+      let mode =
+        switch file.colorMode {
+        case "color": words(.color)
+        case "mono": words(.mono)
+        case "auto": words(.auto)
+        default: safe(file.colorMode)
+        }
+      lines.append(
+        "  "
+          + words(
+            .selection,
+            [
+              "selected": count(file.selectedPages), "pages": counted(.pages, file.pages),
+              "nUp": counted(.nUp, file.nUp), "sides": sides, "paper": safe(file.paper),
+              "paperType": safe(file.paperType), "colorMode": mode,
+            ]))
+      lines.append(
+        "  "
+          + words(
+            .printed,
+            [
+              "impressions": counted(.impressions, file.impressions),
+              "colorImpressions": counted(.colorImpressions, file.colorImpressions),
+              "blankImpressions": counted(.blankImpressions, file.blankImpressions),
+              "sheets": counted(.sheets, file.sheets), "copies": counted(.copies, file.copies),
+            ]))
+      lines.append(row("  " + words(.printing), file.impressionCharge))
+      lines.append(row("  " + words(.paper), file.paperCharge))
+      for (name, amount) in file.extras.sorted(by: { $0.key < $1.key }) {
+        lines.append(row("  " + safe(name), amount))
+      }
+      lines.append(row("  " + words(.fileTotal), file.subtotal))
+    }
+    if let cards = quote.cards { lines.append(row(words(.cards), cards)) }
+    if let tier = quote.tier, let change = quote.tierAdjustment {
+      lines.append(row(words(.volume, ["tier": tierText ?? safe(tier)]), change))
+    }
+    lines.append(row(words(.subtotal), quote.subtotal))
+    for (name, amount) in quote.adjustments.sorted(by: { $0.key < $1.key }) {
+      lines.append(row(safe(name), amount))
+    }
+    if let minimum = quote.minimumApplied { lines.append(row(words(.minimum), minimum)) }
+    if let tax = quote.tax {
+      lines.append(row(words(quote.taxIncluded ? .taxIncluded : .tax), tax))
+    }
+    lines.append(row(words(.total), quote.total))
+    if let message = quote.message {
+      lines += ["", words(.message, ["message": safe(message)])]
+    }
+    let mark = rightToLeft ? "\u{200E}" : ""
+    return lines.map { $0.isEmpty ? "\n" : mark + $0 + "\n" }.joined()
+  }
+
+  /// The tier reached in this language (`past 200 impressions: -10%`), or nil for a quote that
+  /// does not carry its numbers (one decoded from JSON).
+  var tierText: String? {
+    guard let start = quote.tierFromImpressions, let change = quote.tierPartsPerMillion else {
+      return nil
+    }
+    return words(.tier, count: start, ["n": count(start), "percent": percent(change)])
+  }
+
+  func words(_ word: ReceiptWord, count: Int? = nil, _ values: [String: String] = [:]) -> String {
+    language.text(word, count: count, values)
+  }
+
+  /// A phrase counting `value` (`3 pages`), in the form the language gives that count.
+  func counted(_ word: ReceiptWord, _ value: Int) -> String {
+    words(word, count: value, ["n": count(value)])
+  }
+
+  /// A count: plain digits, or grouped as the locale groups it.
+  func count(_ value: Int) -> String {
+    locale.map { LocaleData.count(value, locale: $0) } ?? "\(value)"
+  }
+
+  /// A percentage of parts per million (`-10%`, `-10 %` in Spanish, `%-10` in Turkish).
+  func percent(_ partsPerMillion: Int) -> String {
+    guard let locale else { return percentText(partsPerMillion) }
+    return (Decimal(partsPerMillion) / 1_000_000).formatted(
+      Decimal.FormatStyle.Percent(locale: locale).precision(.fractionLength(0...4)))
+  }
+
+  /// An amount: as `formatted` has it, or as the locale writes money.
+  func amount(_ money: Money) -> String {
+    locale.map { Currency.format(money.minor, code: quote.currency, locale: $0) }
+      ?? money.formatted
+  }
+
+  /// `label`, then `money` ending at column `width` (at least one space between them).
+  func row(_ label: String, _ money: Money) -> String {
+    let text = amount(money)
+    // Bidi marks in right-to-left locales' amounts take no column.
+    let columns = text.unicodeScalars.filter { $0.properties.generalCategory != .format }.count
+    let padding = max(1, Self.width - label.count - columns)
+    return label + String(repeating: " ", count: padding) + text
+  }
+}
