@@ -13,7 +13,8 @@ extension Quote {
   /// Without a locale, amounts are as `formatted` writes them (`KRW 6,880`) and counts plain
   /// digits. With one, amounts are written as the locale writes money (`₩6,880`, `6880 KRW`,
   /// `₹12,34,567.89`, exact to the minor unit) and counts and percentages as it writes them, in
-  /// Latin digits; the words stay English.
+  /// Latin digits; the words stay English. Columns are a terminal's: East Asian wide
+  /// characters take two, marks and bidi controls none.
   ///
   /// Names from the order and the price list (files, store, paper types, adjustments, extras,
   /// the message) are printed as given, escaped: a receipt printed on a terminal cannot be
@@ -143,12 +144,33 @@ private struct ReceiptWriter {
       ?? money.formatted
   }
 
-  /// `label`, then `money` ending at column `width` (at least one space between them).
+  /// `label`, then `money` ending at column `width` (at least one space between them), in a
+  /// terminal's columns.
   func row(_ label: String, _ money: Money) -> String {
     let text = amount(money)
-    // Bidi marks in right-to-left locales' amounts take no column.
-    let columns = text.unicodeScalars.filter { $0.properties.generalCategory != .format }.count
-    let padding = max(1, Self.width - label.count - columns)
+    let padding = max(1, Self.width - columns(label) - columns(text))
     return label + String(repeating: " ", count: padding) + text
+  }
+}
+
+/// The columns `text` takes on a terminal: two for an East Asian wide or fullwidth character,
+/// none for a combining mark or a format character (bidi marks, joiners), one for the rest.
+private func columns(_ text: String) -> Int {
+  text.unicodeScalars.reduce(0) { total, scalar in
+    switch scalar.properties.generalCategory {
+    case .nonspacingMark, .enclosingMark, .format: total
+    default: total + (isWide(scalar.value) ? 2 : 1)
+    }
+  }
+}
+
+/// Whether a code point is East Asian Wide or Fullwidth: Hangul, CJK, kana, fullwidth forms.
+private func isWide(_ value: UInt32) -> Bool {
+  switch value {
+  case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+    0xA000...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F,
+    0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+    true
+  default: false
   }
 }

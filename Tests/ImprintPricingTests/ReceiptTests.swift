@@ -58,6 +58,20 @@ struct ReceiptTests {
     #expect(text.contains("  1 impression (0 colour, 0 blank) on 1 sheet × 1 copy\n"))
   }
 
+  @Test("names in Hangul take two columns a character: their amounts still end at column 44")
+  func wideNames() throws {
+    let list = try usdList([
+      "extras": ["스테이플": ["per": "copy", "amount": 25]],
+      "adjustments": [["name": "급행 요금", "percent": 100]],
+    ])
+    // 10 + paper 2 + staple 25 = 37; +100 %: +37.
+    let text = try quote(list, pages: 1, ["extras": ["스테이플"]]).receipt()
+    // "  스테이플": 2 + 4 × 2 = 10 columns, so 26 spaces before the 8 of "USD 0.25".
+    #expect(text.contains("\n  스테이플" + String(repeating: " ", count: 26) + "USD 0.25\n"), "\(text)")
+    // "급행 요금": 2 × 2 + 1 + 2 × 2 = 9 columns, so 27 spaces.
+    #expect(text.contains("\n급행 요금" + String(repeating: " ", count: 27) + "USD 0.37\n"), "\(text)")
+  }
+
   @Test("an identifier with no locale data is pricing.unknownLocale")
   func unknownLocale() throws {
     #expect(throws: PricingError.unknownLocale(identifier: "xx")) {
