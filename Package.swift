@@ -46,6 +46,13 @@ let package = Package(
     .target(name: "CImprintFetch"),
     .target(name: "CImprintInflate", linkerSettings: [.linkedLibrary("z")]),
     .target(name: "CImprintProcess"),
+    // C++ over libqpdf's C++ API (form XObjects of pages, placed on sheets), behind an
+    // extern "C" header; imported by ImprintDocuments, which owns libqpdf.
+    .target(
+      name: "CImprintImpose",
+      cxxSettings: [.define("POINTERHOLDER_TRANSITION", to: "4")],
+      linkerSettings: [.linkedLibrary("qpdf")]
+    ),
 
     .target(name: "ImprintCore"),
     .target(name: "ImprintPDF", dependencies: ["ImprintCore", "CImprintInflate"]),
@@ -69,7 +76,7 @@ let package = Package(
       name: "ImprintDocuments",
       dependencies: [
         "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPoppler", "CQPDF",
-        "CImprintProcess",
+        "CImprintProcess", "CImprintImpose",
       ]),
     .target(name: "ImprintPricing", dependencies: ["ImprintCore"]),
     .target(
@@ -117,5 +124,6 @@ let package = Package(
       exclude: ["Goldens"]
     ),
   ],
-  swiftLanguageModes: [.v6]
+  swiftLanguageModes: [.v6],
+  cxxLanguageStandard: .cxx17
 )

@@ -21,7 +21,8 @@ public enum ImprintCLI {
 
   static let commands: [CommandSpec] = [
     QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DocumentCommands.inspect,
-    DocumentCommands.thumb, QuoteCommand.spec, BatchCommand.spec, DemoCommand.spec,
+    DocumentCommands.thumb, QuoteCommand.spec, PrepareCommand.spec, BatchCommand.spec,
+    DemoCommand.spec,
   ]
 
   /// The root command: its help lists the commands.
@@ -56,7 +57,7 @@ public enum ImprintCLI {
     let arguments = Array(CommandLine.arguments.dropFirst())
     let specs = [
       "inspect": DocumentCommands.inspect, "thumb": DocumentCommands.thumb,
-      "quote": QuoteCommand.spec,
+      "quote": QuoteCommand.spec, "prepare": PrepareCommand.spec,
     ]
     guard let command = arguments.first, let spec = specs[command],
       let parsed = try? spec.parse(Array(arguments.dropFirst()), path: [command])
@@ -64,7 +65,7 @@ public enum ImprintCLI {
     let jobs = (try? parsed.int("jobs", in: 1...256)) ?? DocumentSandbox.defaultWorkers
     let memory = (try? parsed.int("memory-limit", in: 128...65_536)) ?? SandboxLimits().memoryMB
     // inspect and thumb name their files; a quote's are in its order, one worker each.
-    let files = command == "quote" ? jobs : parsed.positionals.count
+    let files = command == "quote" || command == "prepare" ? jobs : parsed.positionals.count
     PrestartedWorkers.start(count: min(jobs, files), memoryMB: memory)
   }
 

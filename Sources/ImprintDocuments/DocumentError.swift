@@ -50,6 +50,16 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   /// A rendered image does not have the size that was asked for, or could not be drawn or
   /// encoded (`cause`, when the drawing library failed).
   case badOutput(file: String, detail: String, cause: GraphicsError? = nil)
+  /// The file has another number of pages than when it was quoted.
+  case changedSinceQuote(file: String, quotedPages: Int, pages: Int)
+  /// libqpdf could not place the pages on sheets or write them (`reason` is its text).
+  case prepareFailed(file: String, reason: String)
+  /// The PDF's permissions forbid printing.
+  case printNotAllowed(file: String)
+  /// The file is of a type not prepared for print (`type` names it).
+  case notPreparable(file: String, type: String)
+  /// The prepared file holds another number of sheet sides than the quote counted.
+  case impressionsMismatch(file: String, quoted: Int, prepared: Int)
 
   public var code: String {
     switch self {
@@ -73,6 +83,11 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .fileChanged: "document.fileChanged"
     case .workerCrashed: "document.workerCrashed"
     case .badOutput: "document.badOutput"
+    case .changedSinceQuote: "document.changedSinceQuote"
+    case .prepareFailed: "pdf.prepareFailed"
+    case .printNotAllowed: "pdf.printNotAllowed"
+    case .notPreparable: "document.notPreparable"
+    case .impressionsMismatch: "document.impressionsMismatch"
     }
   }
 
@@ -125,6 +140,15 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "'\(file)' changed or was truncated while it was being read"
     case .workerCrashed(let file, let detail): "the worker reading '\(file)' crashed (\(detail))"
     case .badOutput(let file, let detail, _): "the thumbnail of '\(file)' is wrong (\(detail))"
+    case .changedSinceQuote(let file, let quoted, let pages):
+      "'\(file)' had \(quoted) page\(quoted == 1 ? "" : "s") when it was quoted and has \(pages) now"
+    case .prepareFailed(let file, let reason):
+      "pdf '\(file)' could not be prepared for print (qpdf: \(reason))"
+    case .printNotAllowed(let file): "pdf '\(file)' does not allow printing (its permissions)"
+    case .notPreparable(let file, let type):
+      "'\(file)' is \(type); only PDFs are prepared for print so far"
+    case .impressionsMismatch(let file, let quoted, let prepared):
+      "the print-ready file of '\(file)' has \(prepared) sheet sides; the quote counted \(quoted)"
     }
   }
 
@@ -139,6 +163,10 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .cpuLimit, .memoryLimit, .timeout:
       "the limits are adjustable (--cpu-limit, --memory-limit, --timeout)"
     case .image(let error): error.hint
+    case .changedSinceQuote: "quote the order again"
+    case .prepareFailed: "export or print the document to PDF again"
+    case .printNotAllowed: "ask the author for a copy that allows printing"
+    case .notPreparable: "convert the file to PDF and quote the order again"
     default: nil
     }
   }

@@ -16,6 +16,8 @@ public struct QuotedFile: Sendable, Equatable {
   public var info: DocumentInfo
   /// What pricing used: the pages, and which are colour or blank.
   public var facts: PageFacts
+  /// The file's options with the price list's defaults applied (what was priced).
+  public var options: FileOptions
 }
 
 /// A quote and the files it was priced from.
@@ -100,7 +102,10 @@ public struct OrderQuoter: Sendable {
         pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
         blankPages: Set(colors.filter(\.blank).map(\.page)))
       facts[file.path] = fileFacts
-      files.append(QuotedFile(file: file.path, path: paths[index], info: info, facts: fileFacts))
+      files.append(
+        QuotedFile(
+          file: file.path, path: paths[index], info: info, facts: fileFacts,
+          options: file.options.resolved(prices.defaults)))
     }
     return OrderQuote(
       quote: try Pricing.quote(order, facts: facts, prices: prices), files: files)
@@ -110,46 +115,63 @@ public struct OrderQuoter: Sendable {
   ///
   /// Colours are analysed only where they change the price: auto colour, or blank pages
   /// charged for paper only. After a failure no further file is started, and the failure
-  /// thrown is that of the first failing file in the order's order (every file before it was
-  /// started, so the choice does not depend on timing).
+  /// thrown is that of the first failing file in the order's order (see `inOrder`).
   private func inspect(_ order: Order, paths: [String], prices: PriceList) async throws
     -> [DocumentInfo]
   {
     let needsColors = prices.blankPages == .paperOnly
-    var infos: [Int: DocumentInfo] = [:]
-    var failure: (index: Int, error: any Error)?
-    var next = 0
-    let inputs = { () -> (index: Int, file: OrderFile, path: String)? in
-      guard failure == nil, next < paths.count else { return nil }
-      defer { next += 1 }
-      return (next, order.files[next], paths[next])
-    }
-    await forEachConcurrently(
-      inputs: inputs, jobs: jobs,
-      work: { [sandbox] item -> (Int, Result<DocumentInfo, any Error>) in
-        let mode = item.file.options.color ?? prices.defaults.color ?? .mono
-        do {
-          let info = try await sandbox.inspect(
-            path: item.path, file: item.file.path,
-            colors: mode == .auto || needsColors ? ColorRule() : nil)
-          return (item.index, .success(info))
-        } catch {
-          return (item.index, .failure(error))
-        }
-      },
-      collect: { (index, result) in
-        switch result {
-        case .success(let info): infos[index] = info
-        case .failure(let error):
-          if index < failure?.index ?? Int.max { failure = (index, error) }
-        }
+    return try await inOrder(
+      count: paths.count, jobs: jobs,
+      work: { [sandbox] index in
+        let file = order.files[index]
+        let mode = file.options.color ?? prices.defaults.color ?? .mono
+        return try await sandbox.inspect(
+          path: paths[index], file: file.path,
+          colors: mode == .auto || needsColors ? ColorRule() : nil)
       })
-    if let failure { throw failure.error }
-    return paths.indices.map { index in
-      guard let info = infos[index] else {
-        preconditionFailure("file \(index) of the order was neither read nor failed")
+  }
+}
+
+/// Runs `work` for `0..<count`, `jobs` at a time, and returns the outputs in index order.
+///
+/// After a failure no further index is started, and the failure thrown is that of the lowest
+/// failing index (every index before it was started, so the choice does not depend on
+/// timing); `discard` receives each output that succeeded before the failure is thrown (to
+/// remove what it wrote).
+func inOrder<Output: Sendable>(
+  count: Int, jobs: Int, discard: (Output) -> Void = { _ in },
+  work: @escaping @Sendable (Int) async throws -> Output
+) async throws -> [Output] {
+  var outputs: [Int: Output] = [:]
+  var failure: (index: Int, error: any Error)?
+  var next = 0
+  let inputs = { () -> Int? in
+    guard failure == nil, next < count else { return nil }
+    defer { next += 1 }
+    return next
+  }
+  await forEachConcurrently(
+    inputs: inputs, jobs: jobs,
+    work: { index -> (Int, Result<Output, any Error>) in
+      do { return (index, .success(try await work(index))) } catch {
+        return (index, .failure(error))
       }
-      return info
+    },
+    collect: { (index, result) in
+      switch result {
+      case .success(let output): outputs[index] = output
+      case .failure(let error):
+        if index < failure?.index ?? Int.max { failure = (index, error) }
+      }
+    })
+  if let failure {
+    for index in outputs.keys.sorted() { if let output = outputs[index] { discard(output) } }
+    throw failure.error
+  }
+  return (0..<count).map { index in
+    guard let output = outputs[index] else {
+      preconditionFailure("item \(index) was neither done nor failed")
     }
+    return output
   }
 }

@@ -325,7 +325,7 @@ extension FileOptions {
 
   /// These options, with every unset one taken from `defaults` (and then the built-in ones:
   /// 1 copy, mono, simplex, 1-up, A4, plain).
-  func resolved(_ defaults: FileOptions) -> FileOptions {
+  public func resolved(_ defaults: FileOptions) -> FileOptions {
     var result = FileOptions()
     result.copies = copies ?? defaults.copies ?? 1
     result.color = color ?? defaults.color ?? .mono

@@ -219,6 +219,30 @@ public final class DocumentSandbox: Sendable {
     return try Self.commit(pages, protected: protected)
   }
 
+  /// The print-ready PDF of the file at `path`, placed on sheets by `layout` in a worker and
+  /// written to a synced temporary file beside `output` (rename it with `commit`).
+  ///
+  /// - Returns: the staged file and its sheet sides.
+  /// - Throws: `FileError` or `DocumentError`; no temporary is left when it fails.
+  func prepare(
+    path: String, file: String, password: String? = nil, layout: SheetLayout, output: String
+  ) async throws -> (document: StagedThumbnail, sheetSides: Int) {
+    try AtomicFile.checkWritable(output)
+    let request = WorkerRequest(
+      operation: .prepare, path: try absolute(path), file: file, password: password,
+      pages: layout.pages, output: output, layout: layout, cpuSeconds: limits.cpuSeconds)
+    do {
+      guard case .prepared(let staged, let sides) = try await exchange(request) else {
+        throw DocumentError.workerCrashed(file: file, detail: "an answer to another request")
+      }
+      return (staged, sides)
+    } catch {
+      // A worker that was killed (CPU, memory, time) could not remove its own temporary.
+      AtomicFile.removeStaleTemporaries(in: Self.folder(of: output))
+      throw error
+    }
+  }
+
   /// The thumbnails a worker staged for `request`.
   private func stage(_ request: WorkerRequest) async throws -> [StagedThumbnail] {
     guard case .staged(let pages) = try await exchange(request) else {
@@ -230,7 +254,7 @@ public final class DocumentSandbox: Sendable {
   /// Renames staged thumbnails to their final names (each is synced already), then syncs
   /// the folder once; when a final name is an input or a rename fails, nothing is renamed
   /// or the ones renamed are removed with the rest.
-  private static func commit(_ pages: [StagedThumbnail], protected: FileIdentities)
+  static func commit(_ pages: [StagedThumbnail], protected: FileIdentities)
     throws(FileError) -> [String]
   {
     // A numbered page (`a-2.png`) can be an input: known only now that the pages are.
@@ -315,7 +339,7 @@ public final class DocumentSandbox: Sendable {
         throw DocumentError.workerCrashed(file: request.file, detail: "an unreadable answer")
       }
       switch response {
-      case .inspected, .staged: return response
+      case .inspected, .staged, .prepared: return response
       case .failed(let error): throw error
       case .refused(let error): throw error
       // File errors (a FIFO swapped in, a full disk) keep their own code.

@@ -118,12 +118,30 @@ public enum DocumentWorker {
         return .inspected(
           info: try DocumentEngine.inspect(
             bytes, file: request.file, password: request.password, colors: request.colors))
+      case .prepare:
+        guard let layout = request.layout, let output = request.output else {
+          return .refused(error: .malformedRequest)
+        }
+        let (staged, sides) = try prepare(request, bytes, layout: layout, output: output)
+        return .prepared(document: staged, sheetSides: sides)
       }
     } catch let error as DocumentError {
       return .failed(error: error)
     } catch {
       // With its causes: the caller shows them with --verbose.
       return .otherFailure(record: ErrorRecord(error, causes: true))
+    }
+  }
+
+  /// Places the pages on sheets and writes the PDF to a synced temporary file beside `output`,
+  /// removed again when anything fails (the caller renames it).
+  static func prepare(
+    _ request: WorkerRequest, _ bytes: DocumentBytes, layout: SheetLayout, output: String
+  ) throws -> (StagedThumbnail, Int) {
+    try StagedThumbnail.write(to: output) { descriptor in
+      try SheetImposer.impose(
+        bytes, file: request.file, password: request.password, layout: layout,
+        descriptor: descriptor, output: output)
     }
   }
 

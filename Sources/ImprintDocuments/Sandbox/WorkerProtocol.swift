@@ -11,6 +11,8 @@ public enum WorkerOperation: String, Codable, Sendable, CaseIterable {
   case inspect
   /// Draw pages as PNG or JPEG thumbnails.
   case thumbnail
+  /// Place the pages on printer sheets (`layout`), as a print-ready PDF.
+  case prepare
 }
 
 /// One request to a worker, as a JSON line.
@@ -39,6 +41,8 @@ public struct WorkerRequest: Codable, Sendable {
   public var output: String?
   /// PNG text chunks, as [key, value] pairs.
   public var text: [[String]]?
+  /// The sheets for `prepare` (written to `output`, staged like thumbnails).
+  public var layout: SheetLayout?
   /// CPU seconds for this file.
   public var cpuSeconds: Int
 
@@ -69,12 +73,44 @@ public struct StagedThumbnail: Codable, Sendable, Equatable {
   public var final: String
 }
 
+extension StagedThumbnail {
+  /// A synced temporary file beside `path` that `body` writes through its descriptor, to be
+  /// renamed to `path` by the caller; removed again when `body`, the sync or the close fails.
+  ///
+  /// - Returns: the staged file and what `body` returned.
+  /// - Throws: `FileError.unwritable`, or what `body` throws.
+  static func write<Result>(to path: String, _ body: (Int32) throws -> Result) throws
+    -> (StagedThumbnail, Result)
+  {
+    let temporary = try AtomicFile.temporaryPath(for: path)
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else { throw FileError.unwritable(path: path, reason: .system(errno)) }
+    let result: Result
+    do {
+      result = try body(descriptor)
+    } catch {
+      close(descriptor)
+      unlink(temporary)
+      throw error
+    }
+    do {
+      try FileIO.syncAndClose(descriptor, path: path)
+    } catch {
+      unlink(temporary)
+      throw error
+    }
+    return (StagedThumbnail(temporary: temporary, final: path), result)
+  }
+}
+
 /// A worker's answer, as a JSON line: exactly one per request line.
 public enum WorkerResponse: Codable, Sendable {
   /// The inspection, for `inspect`.
   case inspected(info: DocumentInfo)
   /// The pages written, for `thumbnail`, in page order.
   case staged(pages: [StagedThumbnail])
+  /// The print-ready PDF written, for `prepare`, and its sheet sides (its pages).
+  case prepared(document: StagedThumbnail, sheetSides: Int)
   /// The file failed.
   case failed(error: DocumentError)
   /// The request itself could not be served (malformed, or an unknown operation).

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+// CImprintImpose: n-up sheets with libqpdf's C++ API. Each placed page becomes a form XObject
+// (QPDFPageObjectHelper::getFormXObjectForPage: its own content streams, fonts and images,
+// never re-drawn) copied into a new PDF and drawn into its cell with one `cm`.
+
+#include "impose.h"
+
+#include <qpdf/Pipeline.hh>
+#include <qpdf/QPDF.hh>
+#include <qpdf/QPDFAcroFormDocumentHelper.hh>
+#include <qpdf/QPDFExc.hh>
+#include <qpdf/QPDFLogger.hh>
+#include <qpdf/QPDFMatrix.hh>
+#include <qpdf/QPDFPageDocumentHelper.hh>
+#include <qpdf/QPDFPageObjectHelper.hh>
+#include <qpdf/QPDFWriter.hh>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+/// Writes everything to a descriptor, keeping errno of the first failure.
+class DescriptorPipeline : public Pipeline {
+ public:
+  explicit DescriptorPipeline(int descriptor) : Pipeline("imprint output", nullptr), fd(descriptor) {}
+
+  void write(unsigned char const *data, size_t length) override {
+    while (length > 0) {
+      ssize_t written = ::write(fd, data, length);
+      if (written < 0) {
+        if (errno == EINTR) continue;
+        error = errno;
+        throw std::runtime_error("write failed");
+      }
+      data += written;
+      length -= static_cast<size_t>(written);
+    }
+  }
+
+  void finish() override {}
+
+  int error = 0;
+
+ private:
+  int fd;
+};
+
+/// A number as PDF syntax, fixed to 1/10000 point and independent of any locale.
+std::string number(double value) {
+  long long scaled = std::llround(value * 10000.0);
+  std::string sign = scaled < 0 ? "-" : "";
+  unsigned long long magnitude = scaled < 0 ? 0ULL - static_cast<unsigned long long>(scaled)
+                                            : static_cast<unsigned long long>(scaled);
+  std::string text = sign + std::to_string(magnitude / 10000);
+  unsigned long long fraction = magnitude % 10000;
+  if (fraction != 0) {
+    char digits[8];
+    std::snprintf(digits, sizeof digits, "%04llu", fraction);
+    std::string tail(digits);
+    while (!tail.empty() && tail.back() == '0') tail.pop_back();
+    text += "." + tail;
+  }
+  return text == "-0" ? "0" : text;
+}
+
+void setMessage(CImprintImpose_Result *result, const std::string &text) {
+  std::snprintf(result->message, sizeof result->message, "%s", text.c_str());
+}
+
+/// Columns, rows, and whether the sheet is read in landscape (CUPS number-up, pdfjam).
+struct Grid {
+  int columns;
+  int rows;
+  bool landscape;
+};
+
+bool gridFor(int nUp, Grid &grid) {
+  switch (nUp) {
+  case 1: grid = {1, 1, false}; return true;
+  case 2: grid = {2, 1, true}; return true;
+  case 4: grid = {2, 2, false}; return true;
+  case 6: grid = {3, 2, true}; return true;
+  case 9: grid = {3, 3, false}; return true;
+  case 16: grid = {4, 4, false}; return true;
+  default: return false;
+  }
+}
+
+/// The `cm` that draws `form` (its /BBox mapped by its /Matrix) into the cell: turned 90°
+/// counter-clockwise when its orientation differs from the cell's, scaled uniformly to fit,
+/// centred. Returns false for an empty or non-finite box.
+bool placement(QPDFObjectHandle form, double cellX, double cellY, double cellWidth,
+               double cellHeight, std::string &cm) {
+  QPDFObjectHandle dict = form.getDict();
+  QPDFObjectHandle bbox = dict.getKey("/BBox");
+  if (!bbox.isRectangle()) return false;
+  QPDFMatrix matrix;
+  QPDFObjectHandle formMatrix = dict.getKey("/Matrix");
+  if (formMatrix.isMatrix()) matrix = QPDFMatrix(formMatrix.getArrayAsMatrix());
+  QPDFObjectHandle::Rectangle box = matrix.transformRectangle(bbox.getArrayAsRectangle());
+  double width = box.urx - box.llx;
+  double height = box.ury - box.lly;
+  if (!std::isfinite(width) || !std::isfinite(height) || width <= 0 || height <= 0) return false;
+  bool turn = (width > height) != (cellWidth > cellHeight) && width != height &&
+              cellWidth != cellHeight;
+  double shownWidth = turn ? height : width;
+  double shownHeight = turn ? width : height;
+  double scale = std::min(cellWidth / shownWidth, cellHeight / shownHeight);
+  if (!std::isfinite(scale) || scale <= 0) return false;
+  double centreX = (box.llx + box.urx) / 2;
+  double centreY = (box.lly + box.ury) / 2;
+  double targetX = cellX + cellWidth / 2;
+  double targetY = cellY + cellHeight / 2;
+  double a, b, c, d, e, f;
+  if (turn) {
+    // (x, y) -> (-(y - cy), x - cx) * scale + target: a quarter turn counter-clockwise.
+    a = 0, b = scale, c = -scale, d = 0;
+    e = targetX + scale * centreY;
+    f = targetY - scale * centreX;
+  } else {
+    a = scale, b = 0, c = 0, d = scale;
+    e = targetX - scale * centreX;
+    f = targetY - scale * centreY;
+  }
+  cm = number(a) + " " + number(b) + " " + number(c) + " " + number(d) + " " + number(e) + " " +
+       number(f) + " cm";
+  return true;
+}
+
+QPDFObjectHandle newSheet(QPDF &out, double width, double height) {
+  QPDFObjectHandle page = QPDFObjectHandle::newDictionary();
+  page.replaceKey("/Type", QPDFObjectHandle::newName("/Page"));
+  page.replaceKey("/MediaBox", QPDFObjectHandle::newFromRectangle(
+                                   QPDFObjectHandle::Rectangle(0, 0, width, height)));
+  page.replaceKey("/Resources", QPDFObjectHandle::newDictionary());
+  return out.makeIndirectObject(page);
+}
+
+int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result) {
+  Grid grid{};
+  if (!gridFor(job.nUp, grid) || job.pageCount < 0 || (job.pageCount > 0 && !job.pages) ||
+      !(job.paperWidth > 0) || !(job.paperHeight > 0) || !std::isfinite(job.paperWidth) ||
+      !std::isfinite(job.paperHeight)) {
+    setMessage(&result, "the imposition job is not valid");
+    return CImprintImpose_badJob;
+  }
+  auto logger = QPDFLogger::create();
+  logger->setInfo(logger->discard());
+  logger->setWarn(logger->discard());
+  logger->setError(logger->discard());
+  QPDF in;
+  in.setLogger(logger);
+  in.setSuppressWarnings(true);
+  in.processMemoryFile("upload", reinterpret_cast<const char *>(job.bytes), job.length,
+                       job.password);
+  // Form fields and other annotations are not part of a page's content: draw their appearances
+  // into the content first (a form XObject would leave them out).
+  QPDFAcroFormDocumentHelper(in).generateAppearancesIfNeeded();
+  QPDFPageDocumentHelper pages(in);
+  pages.flattenAnnotations(an_print);
+  std::vector<QPDFPageObjectHelper> all = pages.getAllPages();
+  result.foundPages = static_cast<int32_t>(all.size());
+  if (job.expectedPages >= 0 && static_cast<size_t>(job.expectedPages) != all.size()) {
+    return CImprintImpose_pageCount;
+  }
+
+  QPDF out;
+  out.setLogger(logger);
+  out.setSuppressWarnings(true);
+  out.emptyPDF();
+  QPDFPageDocumentHelper sheets(out);
+  double sheetWidth = grid.landscape ? job.paperHeight : job.paperWidth;
+  double sheetHeight = grid.landscape ? job.paperWidth : job.paperHeight;
+  double cellWidth = sheetWidth / grid.columns;
+  double cellHeight = sheetHeight / grid.rows;
+  std::map<int32_t, QPDFObjectHandle> forms;  // input page -> form in `out`
+  int32_t sides = 0;
+  for (int32_t first = 0; first < job.pageCount; first += job.nUp) {
+    QPDFObjectHandle sheet = newSheet(out, sheetWidth, sheetHeight);
+    QPDFObjectHandle xobjects = QPDFObjectHandle::newDictionary();
+    std::string content;
+    for (int32_t cell = 0; cell < job.nUp && first + cell < job.pageCount; ++cell) {
+      int32_t pageNumber = job.pages[first + cell];
+      if (pageNumber < 1 || static_cast<size_t>(pageNumber) > all.size()) {
+        result.page = pageNumber;
+        setMessage(&result, "page " + std::to_string(pageNumber) + " is not in the document");
+        return CImprintImpose_badJob;
+      }
+      auto found = forms.find(pageNumber);
+      if (found == forms.end()) {
+        QPDFObjectHandle form =
+            all[static_cast<size_t>(pageNumber - 1)].getFormXObjectForPage(true);
+        found = forms.emplace(pageNumber, out.copyForeignObject(form)).first;
+      }
+      int column = cell % grid.columns;
+      int row = cell / grid.columns;
+      double cellX = column * cellWidth;
+      double cellY = sheetHeight - (row + 1) * cellHeight;
+      std::string cm;
+      if (!placement(found->second, cellX, cellY, cellWidth, cellHeight, cm)) {
+        result.page = pageNumber;
+        return CImprintImpose_emptyPage;
+      }
+      std::string name = "/Fx" + std::to_string(cell + 1);
+      xobjects.replaceKey(name, found->second);
+      content += "q " + cm + " " + name + " Do Q\n";
+    }
+    sheet.getKey("/Resources").replaceKey("/XObject", xobjects);
+    sheet.replaceKey("/Contents", QPDFObjectHandle::newStream(&out, content));
+    sheets.addPage(QPDFPageObjectHelper(sheet), false);
+    ++sides;
+  }
+  if (job.blankBack) {
+    QPDFObjectHandle blank = newSheet(out, sheetWidth, sheetHeight);
+    blank.replaceKey("/Contents", QPDFObjectHandle::newStream(&out, ""));
+    sheets.addPage(QPDFPageObjectHelper(blank), false);
+    ++sides;
+  }
+
+  DescriptorPipeline pipeline(job.descriptor);
+  QPDFWriter writer(out);
+  writer.setOutputPipeline(&pipeline);
+  writer.setMinimumPDFVersion(in.getPDFVersion(), in.getExtensionLevel());
+  // Streams are copied as they are (images byte for byte); only new, unfiltered ones are
+  // compressed. No /CreationDate, and an /ID from the content: the same input, the same bytes.
+  writer.setDecodeLevel(qpdf_dl_none);
+  writer.setCompressStreams(true);
+  writer.setDeterministicID(true);
+  try {
+    writer.write();
+  } catch (...) {
+    if (pipeline.error != 0) {
+      result.systemError = pipeline.error;
+      return CImprintImpose_writeFailed;
+    }
+    throw;
+  }
+  result.sheetSides = sides;
+  return CImprintImpose_ok;
+}
+
+}  // namespace
+
+extern "C" int32_t CImprintImpose_run(const CImprintImpose_Job *job,
+                                      CImprintImpose_Result *result) {
+  std::memset(result, 0, sizeof *result);
+  try {
+    result->status = impose(*job, *result);
+  } catch (std::bad_alloc &) {
+    result->status = CImprintImpose_outOfMemory;
+    setMessage(result, "out of memory");
+  } catch (QPDFExc &error) {
+    result->status =
+        error.getErrorCode() == qpdf_e_password ? CImprintImpose_password : CImprintImpose_damaged;
+    setMessage(result, error.getMessageDetail());
+  } catch (std::exception &error) {
+    result->status = CImprintImpose_damaged;
+    setMessage(result, error.what());
+  } catch (...) {
+    result->status = CImprintImpose_damaged;
+    setMessage(result, "unknown error");
+  }
+  return result->status;
+}

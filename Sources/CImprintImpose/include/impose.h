@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// CImprintImpose: pages of a PDF placed on printer sheets (n-up, fit to the paper, a blank
+// back) with libqpdf, content carried over as form XObjects. Owned by ImprintDocuments.
+
+#ifndef CIMPRINT_IMPOSE_H
+#define CIMPRINT_IMPOSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What to make: the selected pages of one PDF, `nUp` to a sheet side.
+typedef struct CImprintImpose_Job {
+  /// The PDF's bytes (not copied; must outlive the call).
+  const unsigned char *bytes;
+  size_t length;
+  /// The password, or NULL.
+  const char *password;
+  /// The 1-based pages to place, in order (`pageCount` of them).
+  const int32_t *pages;
+  int32_t pageCount;
+  /// The page count the caller counted (the quote's); another count is status 3.
+  int32_t expectedPages;
+  /// Pages per sheet side: 1, 2, 4, 6, 9 or 16.
+  int32_t nUp;
+  /// The paper, portrait, in points.
+  double paperWidth;
+  double paperHeight;
+  /// 1: add one blank sheet side at the end (the back of a duplex job's odd last sheet).
+  int32_t blankBack;
+  /// The output goes to this descriptor (not closed).
+  int descriptor;
+} CImprintImpose_Job;
+
+/// Statuses of `CImprintImpose_run`.
+enum {
+  CImprintImpose_ok = 0,
+  /// Encrypted and the password is missing or wrong.
+  CImprintImpose_password = 1,
+  /// libqpdf could not read or write the document (`message` says why).
+  CImprintImpose_damaged = 2,
+  /// The page tree holds another number of pages than `expectedPages` (`foundPages`).
+  CImprintImpose_pageCount = 3,
+  /// A selected page's box is empty, negative or not finite (`page`).
+  CImprintImpose_emptyPage = 4,
+  /// Writing to the descriptor failed (`systemError` is errno).
+  CImprintImpose_writeFailed = 5,
+  /// The job itself is wrong (a page outside the document, an n-up value not offered).
+  CImprintImpose_badJob = 6,
+  /// An allocation failed (the worker's memory limit).
+  CImprintImpose_outOfMemory = 7,
+};
+
+/// What happened.
+typedef struct CImprintImpose_Result {
+  int32_t status;
+  /// Sheet sides written (the pages of the output), blank backs included.
+  int32_t sheetSides;
+  /// The pages the page tree holds.
+  int32_t foundPages;
+  /// The page a status names (1-based), or 0.
+  int32_t page;
+  /// errno of a failed write.
+  int32_t systemError;
+  /// libqpdf's own text, NUL-terminated, possibly cut.
+  char message[512];
+} CImprintImpose_Result;
+
+/// Reads the PDF, places the pages and writes the sheets to `job->descriptor`.
+///
+/// Every C++ exception is caught here; nothing is written to stdout or stderr. The output is
+/// deterministic (same input, same bytes). Returns `result->status`.
+int32_t CImprintImpose_run(const CImprintImpose_Job *job, CImprintImpose_Result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLI: `imprint prepare`: an order's files as print-ready PDFs with job tickets.
+
+import Foundation
+import ImprintCore
+import ImprintDocuments
+
+enum PrepareCommand {
+  static let spec = CommandSpec(
+    name: "prepare",
+    abstract: "Make each file of an order a print-ready PDF with its job ticket, as quoted.",
+    discussion: """
+      The order is quoted first, exactly as 'imprint quote' does (same order, price list, \
+      files root and limits). Then each PDF becomes DIR/N-name.pdf: the selected pages, \
+      n-up in reading order (2 and 6 on landscape sheets; a page whose orientation differs \
+      from its cell is turned a quarter counter-clockwise, as CUPS does), scaled to fit the \
+      paper, centred, never cropped, with a blank back after a duplex job's odd last sheet. \
+      Pages are carried over losslessly (their own content, fonts and images, placed by \
+      libqpdf in sandboxed workers). DIR/N-name.ticket.json holds the IPP attributes (copies, \
+      sides, media, print-color-mode, finishings) and the quote's line; the file's pages are \
+      the quote's impressions plus its blank back, checked before anything is written. All \
+      files are written or none. Image uploads are not prepared yet (document.notPreparable).
+      """,
+    arguments: [ArgumentSpec("order", "The order (JSON).")],
+    options: [
+      .value("prices", "<file>", "The store's price list (JSON)."),
+      .value("output", short: "o", "<dir>", "The folder for the PDFs and tickets (created)."),
+      .value(
+        "files-root", "<dir>",
+        "The folder the order's files are relative to and confined to (default: the order's folder)."
+      ),
+      .flag("json", "Print the prepared files and their tickets as JSON."),
+    ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
+  ) { arguments, console in
+    guard let pricesPath = arguments.value("prices") else {
+      throw UsageError(message: "missing --prices <file>")
+    }
+    guard let folder = arguments.value("output") else {
+      throw UsageError(message: "missing -o <dir>")
+    }
+    let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
+    let prepared = try await OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
+      .prepare(
+        order: arguments.positionals[0], prices: pricesPath,
+        filesRoot: arguments.value("files-root"), output: folder)
+    if arguments.flag("json") {
+      /// The `--json` document.
+      struct Report: Encodable {
+        var schemaVersion = 1
+        var files: [PreparedFile]
+      }
+      console.stdout.write(JSONOutput.pretty(Report(files: prepared.files)))
+    } else {
+      for file in prepared.files {
+        let ticket = file.ticket
+        let blank = ticket.blankBacks > 0 ? " + \(ticket.blankBacks) blank back" : ""
+        console.stdout.write(
+          "\(SafeText.escaped(file.document)): \(ticket.impressions) impression"
+            + "\(ticket.impressions == 1 ? "" : "s")\(blank), \(ticket.ipp.copies) "
+            + "cop\(ticket.ipp.copies == 1 ? "y" : "ies"), \(ticket.ipp.sides), "
+            + "\(ticket.ipp.media), \(ticket.ipp.printColorMode)\n")
+      }
+    }
+    return ImprintCLI.success
+  }
+}

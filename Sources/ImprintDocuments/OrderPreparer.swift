@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: print what was quoted: each file of an order as a print-ready PDF with its
+// job ticket, the pages placed in the document sandbox's workers.
+
+import Foundation
+import ImprintCore
+import ImprintPricing
+
+/// One file of a prepared order.
+public struct PreparedFile: Codable, Sendable, Equatable {
+  /// The print-ready PDF's path.
+  public var document: String
+  /// The job ticket's path (JSON, `JobTicket`).
+  public var ticketPath: String
+  /// The job ticket.
+  public var ticket: JobTicket
+}
+
+/// A prepared order: the quote and the files made from it.
+public struct PreparedOrder: Sendable, Equatable {
+  /// The quote the files realise.
+  public var quote: Quote
+  /// The order's files in the order's order.
+  public var files: [PreparedFile]
+}
+
+/// Prepares orders for print: quotes the order (`OrderQuoter`), then makes each file a
+/// print-ready PDF realising its options (page range, n-up, paper, a blank back where a duplex
+/// job's last sheet is one-sided) with a job ticket carrying its IPP attributes and quote line.
+///
+/// The pages are placed by libqpdf in the sandbox's workers (the files are untrusted), under
+/// the same CPU, memory and time limits as quoting. Content is carried over losslessly: each
+/// page is a form XObject of its own streams, fonts and images (`SheetImposer`). A prepared
+/// file holds exactly the quote's impressions (plus its blank back), checked before anything
+/// is written. All files and tickets are written, or none.
+public struct OrderPreparer: Sendable {
+  /// The quoter, whose sandbox also places the pages.
+  public let quoter: OrderQuoter
+
+  /// A preparer quoting and placing pages with `quoter` (its sandbox, `jobs` at a time).
+  public init(quoter: OrderQuoter) {
+    self.quoter = quoter
+  }
+
+  /// Quotes the order at `orderPath` with the price list at `pricesPath` and prepares each of
+  /// its files into `folder` (created when missing).
+  ///
+  /// - Parameters:
+  ///   - orderPath: the order (JSON).
+  ///   - pricesPath: the store's price list (JSON).
+  ///   - filesRoot: the folder the order's files are relative to and confined to, or nil for
+  ///     the order's folder.
+  ///   - folder: where the PDFs and tickets go (`N-name.pdf`, `N-name.ticket.json`, N the
+  ///     file's place in the order).
+  /// - Returns: the quote and the files written.
+  /// - Throws: what `OrderQuoter.quote` throws; `FileError` for the folder or a write;
+  ///   `DocumentError` for a file that cannot be prepared (`.notPreparable`,
+  ///   `.printNotAllowed`, `.changedSinceQuote`, `.prepareFailed`, the sandbox's limits).
+  public func prepare(
+    order orderPath: String, prices pricesPath: String, filesRoot: String? = nil,
+    output folder: String
+  ) async throws -> PreparedOrder {
+    try FileIO.makeFolder(folder)
+    let quoted = try await quoter.quote(
+      order: orderPath, prices: pricesPath, filesRoot: filesRoot)
+    return try await prepare(quoted, output: folder)
+  }
+
+  /// Prepares the files of an order already quoted (a backend that quoted, then took payment).
+  ///
+  /// - Parameters:
+  ///   - quoted: the quote and its files, from `OrderQuoter`.
+  ///   - folder: where the PDFs and tickets go (it must exist).
+  /// - Returns: the quote and the files written.
+  /// - Throws: as `prepare(order:prices:filesRoot:output:)`, less the quoting.
+  public func prepare(_ quoted: OrderQuote, output folder: String) async throws -> PreparedOrder {
+    let sandbox = quoter.sandbox
+    var plans: [(source: QuotedFile, layout: SheetLayout, ticket: JobTicket, output: String)] = []
+    for (index, source) in quoted.files.enumerated() {
+      let line = quoted.quote.files[index]
+      guard source.info.type == .pdf else {
+        throw DocumentError.notPreparable(
+          file: source.file, type: "an image (\(source.info.type.rawValue))")
+      }
+      guard source.info.printAllowed else { throw DocumentError.printNotAllowed(file: source.file) }
+      guard let paper = PaperSize(rawValue: line.paper) else {
+        preconditionFailure("paper '\(line.paper)' is offered by price lists but has no size")
+      }
+      let name = "\(index + 1)-\(Self.stem(of: source.file))"
+      let ticket = JobTicket(
+        line: line, extras: source.options.extras ?? [], document: name + ".pdf",
+        media: paper.pwgMediaName)
+      let layout = SheetLayout(
+        pages: source.options.pages, expectedPages: source.info.pages, nUp: line.nUp,
+        paper: paper, blankBack: ticket.blankBacks > 0)
+      plans.append((source, layout, ticket, folder + "/" + name + ".pdf"))
+    }
+    let frozen = plans
+    let staged = try await inOrder(
+      count: plans.count, jobs: quoter.jobs,
+      discard: { (staged: (document: StagedThumbnail, sheetSides: Int)) in
+        unlink(staged.document.temporary)
+      },
+      work: { index in
+        let plan = frozen[index]
+        return try await sandbox.prepare(
+          path: plan.source.path, file: plan.source.file, layout: plan.layout,
+          output: plan.output)
+      })
+    var pending = staged.map { $0.document }
+    do {
+      var files: [PreparedFile] = []
+      for (plan, result) in zip(plans, staged) {
+        guard result.sheetSides == plan.ticket.sheetSides else {
+          throw DocumentError.impressionsMismatch(
+            file: plan.source.file, quoted: plan.ticket.sheetSides, prepared: result.sheetSides)
+        }
+        let ticketPath =
+          folder + "/" + (plan.ticket.document as NSString).deletingPathExtension
+          + ".ticket.json"
+        let ticketBytes = Array(JSONOutput.pretty(plan.ticket).utf8)
+        pending.append(
+          try StagedThumbnail.write(to: ticketPath) { descriptor in
+            try FileIO.writeAll(ticketBytes, to: descriptor, path: ticketPath)
+          }.0)
+        files.append(
+          PreparedFile(document: plan.output, ticketPath: ticketPath, ticket: plan.ticket))
+      }
+      _ = try DocumentSandbox.commit(pending, protected: FileIdentities(plans.map(\.source.path)))
+      return PreparedOrder(quote: quoted.quote, files: files)
+    } catch {
+      for file in pending { unlink(file.temporary) }
+      throw error
+    }
+  }
+
+  /// A file's name without its folder and extension, kept to letters, digits, `-`, `_` and
+  /// `.` (others become `_`): the order's names are input.
+  static func stem(of file: String) -> String {
+    let base = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
+    let safe = String(
+      base.prefix(80).map {
+        $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_"
+      })
+    return safe.isEmpty || safe.hasPrefix(".") ? "file" + safe : safe
+  }
+}

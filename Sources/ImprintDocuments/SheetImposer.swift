@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: the selected pages of a PDF placed on printer sheets, losslessly, by
+// libqpdf (CImprintImpose's C++ over libqpdf's C++ API).
+
+internal import CImprintImpose
+import Foundation
+import ImprintCore
+
+/// How the pages of one file go onto sheets: what `imprint prepare` asks a worker for.
+public struct SheetLayout: Sendable, Codable, Equatable {
+  /// The pages, as the order's range (`1-3,5`, or nil for all).
+  public var pages: String?
+  /// The pages the file had when it was quoted; the file must still have them.
+  public var expectedPages: Int
+  /// Pages per sheet side: 1, 2, 4, 6, 9 or 16.
+  public var nUp: Int
+  /// The paper.
+  public var paper: PaperSize
+  /// Whether a blank side ends the file (the back of a duplex job's odd last sheet).
+  public var blankBack: Bool
+
+  /// Creates a layout.
+  public init(pages: String?, expectedPages: Int, nUp: Int, paper: PaperSize, blankBack: Bool) {
+    self.pages = pages
+    self.expectedPages = expectedPages
+    self.nUp = nUp
+    self.paper = paper
+    self.blankBack = blankBack
+  }
+}
+
+/// Places pages on sheets with `CImprintImpose_run`.
+///
+/// Each page becomes a form XObject of its own content streams, fonts and images (nothing is
+/// drawn again or re-encoded), turned a quarter counter-clockwise when its orientation differs
+/// from its cell's, scaled uniformly to fit the cell and centred: CUPS's number-up. Cells fill
+/// left to right, top to bottom; 2-up and 6-up sheets are landscape, the others portrait; 1-up
+/// fits the page to the paper. Annotations and form fields are drawn into the pages first.
+enum SheetImposer {
+  /// The sheets of `layout` for the PDF in `bytes`, written to `descriptor`.
+  ///
+  /// - Parameters:
+  ///   - bytes: the PDF.
+  ///   - file: its name in messages.
+  ///   - password: its password, if any.
+  ///   - layout: pages, n-up, paper, blank back.
+  ///   - descriptor: where the PDF goes (not closed).
+  ///   - output: the path `descriptor` writes, in messages.
+  /// - Returns: the sheet sides written (the pages of the output, a blank back included).
+  /// - Throws: `DocumentError` (`.encrypted`, `.badPageRange`, `.changedSinceQuote`,
+  ///   `.emptyPage`, `.prepareFailed`, `.memoryLimit`) or `FileError.unwritable`.
+  static func impose(
+    _ bytes: DocumentBytes, file: String, password: String?, layout: SheetLayout,
+    descriptor: Int32, output: String
+  ) throws -> Int {
+    let pages: [Int32]
+    switch PageRange.resolve(layout.pages ?? "all", count: layout.expectedPages) {
+    case .pages(let list): pages = list.map { Int32(clamping: $0) }
+    case .malformed, .outside:
+      throw DocumentError.badPageRange(file: file, range: layout.pages ?? "all")
+    }
+    let (width, height) = layout.paper.millimetres
+    var result = CImprintImpose_Result()
+    pages.withUnsafeBufferPointer { list in
+      bytes.buffer.withMemoryRebound(to: UInt8.self) { data in
+        (password ?? "").withCString { secret in
+          var job = CImprintImpose_Job(
+            bytes: data.baseAddress, length: data.count, password: password == nil ? nil : secret,
+            pages: list.baseAddress, pageCount: Int32(clamping: list.count),
+            expectedPages: Int32(clamping: layout.expectedPages), nUp: Int32(clamping: layout.nUp),
+            paperWidth: width / 25.4 * 72, paperHeight: height / 25.4 * 72,
+            blankBack: layout.blankBack ? 1 : 0, descriptor: descriptor)
+          _ = CImprintImpose_run(&job, &result)
+        }
+      }
+    }
+    let message = withUnsafeBytes(of: result.message) { raw in
+      String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+    switch Int(result.status) {
+    case Int(CImprintImpose_ok): return Int(result.sheetSides)
+    case Int(CImprintImpose_password):
+      throw DocumentError.encrypted(
+        file: file, passwordGiven: password != nil)
+    case Int(CImprintImpose_pageCount):
+      throw DocumentError.changedSinceQuote(
+        file: file, quotedPages: layout.expectedPages, pages: Int(result.foundPages))
+    case Int(CImprintImpose_emptyPage):
+      throw DocumentError.emptyPage(file: file, page: Int(result.page))
+    case Int(CImprintImpose_writeFailed):
+      throw FileError.unwritable(path: output, reason: .system(result.systemError))
+    case Int(CImprintImpose_outOfMemory): throw DocumentError.memoryLimit(file: file, megabytes: 0)
+    default:
+      throw DocumentError.prepareFailed(file: file, reason: SafeText.excerpt(message, limit: 200))
+    }
+  }
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLITests: `imprint prepare`: the sample uploads as print-ready files and tickets, the
+// report on stdout, and an order with an image refused with nothing written.
+
+import Foundation
+import ImprintCLI
+import ImprintTestSupport
+import Testing
+
+@Suite("imprint prepare", .liveHandlesChecked)
+struct PrepareCLITests {
+  static let examples = repositoryRoot + "/examples/"
+
+  /// A copy of the sample order's two PDFs in `folder`, with an order naming them.
+  private func order(in folder: TemporaryFolder, _ files: String) throws -> String {
+    try FileManager.default.createDirectory(
+      atPath: folder.file("uploads"), withIntermediateDirectories: true)
+    for name in ["course-notes.pdf", "handout.pdf"] {
+      try FileManager.default.copyItem(
+        atPath: Self.examples + "uploads/" + name, toPath: folder.file("uploads/" + name))
+    }
+    let path = folder.file("order.json")
+    try Data(
+      #"{"schemaVersion":1,"store":"BOOSTER Campus Print (Sinchon)","files":[\#(files)]}"#.utf8
+    ).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  @Test("the sample PDFs: one line a file on stdout, the PDFs and tickets in -o, --json alike")
+  func sample() async throws {
+    let folder = TemporaryFolder()
+    let order = try order(
+      in: folder,
+      #"{"path":"uploads/course-notes.pdf","copies":2,"duplex":"long-edge","extras":["staple"]},"#
+        + #"{"path":"uploads/handout.pdf","nUp":2}"#)
+    let prices = Self.examples + "prices-booster.json"
+    let run = await imprint(["prepare", order, "--prices", prices, "-o", folder.file("out")])
+    #expect(run.code == 0, "\(run.stderr)")
+    #expect(run.stderr.isEmpty)
+    let lines = run.stdout.split(separator: "\n")
+    #expect(lines.count == 2)
+    #expect(lines.first?.hasPrefix(folder.file("out/1-course-notes.pdf") + ": ") == true)
+    #expect(lines.first?.contains("2 copies, two-sided-long-edge, iso_a4_210x297mm") == true)
+    #expect(
+      FileManager.default.fileExists(atPath: folder.file("out/2-handout.ticket.json")))
+    let pages = try pdfInfo(folder.file("out/1-course-notes.pdf"))["Pages"]
+    let json = await imprint([
+      "prepare", order, "--prices", prices, "-o", folder.file("again"), "--json",
+    ])
+    #expect(json.code == 0, "\(json.stderr)")
+    let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    #expect(report?["schemaVersion"] as? Int == 1)
+    let files = report?["files"] as? [[String: Any]]
+    let ticket = files?.first?["ticket"] as? [String: Any]
+    #expect(ticket?["sheetSides"] as? Int == pages.flatMap { Int($0) })
+    #expect((ticket?["ipp"] as? [String: Any])?["finishings"] as? [String] == ["staple"])
+  }
+
+  @Test("the sample order, which has a photo upload: exit 1, document.notPreparable, no file")
+  func photoRefused() async throws {
+    let folder = TemporaryFolder()
+    let run = await imprint([
+      "prepare", Self.examples + "order-booster.json", "--prices",
+      Self.examples + "prices-booster.json", "-o", folder.file("out"),
+    ])
+    #expect(run.code == 1)
+    #expect(run.stdout.isEmpty)
+    #expect(run.stderr.hasPrefix("error: 'uploads/poster-photo.jpg' is an image"))
+    #expect(run.stderr.contains("hint: "))
+    #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.file("out"))) == [])
+  }
+
+  @Test("usage errors: --prices and -o are required (exit 2)")
+  func usage() async throws {
+    let folder = TemporaryFolder()
+    let order = try order(in: folder, #"{"path":"uploads/handout.pdf"}"#)
+    let noPrices = await imprint(["prepare", order, "-o", folder.file("out")])
+    #expect(noPrices.code == 2 && noPrices.stderr.contains("missing --prices <file>"))
+    let noOutput = await imprint([
+      "prepare", order, "--prices", Self.examples + "prices-booster.json",
+    ])
+    #expect(noOutput.code == 2 && noOutput.stderr.contains("missing -o <dir>"))
+  }
+}
