@@ -78,7 +78,12 @@ let package = Package(
         "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPoppler", "CQPDF",
         "CImprintProcess", "CImprintImpose",
       ]),
-    .target(name: "ImprintPricing", dependencies: ["ImprintCore"]),
+    .target(
+      name: "ImprintPricing", dependencies: ["ImprintCore"],
+      // The receipt's words in other languages, found through Bundle.module
+      // (ReceiptTranslations.shipped()).
+      resources: [.copy("Resources/receipt-translations.json")]
+    ),
     .target(
       name: "ImprintBatch",
       dependencies: [
@@ -114,7 +119,8 @@ let package = Package(
       name: "ImprintDocumentsTests",
       dependencies: ["ImprintDocuments", "ImprintPDF", "ImprintPricing", "ImprintTestSupport"]),
     .testTarget(
-      name: "ImprintPricingTests", dependencies: ["ImprintPricing", "ImprintTestSupport"]),
+      name: "ImprintPricingTests", dependencies: ["ImprintPricing", "ImprintTestSupport"],
+      exclude: ["Receipts"]),
     .testTarget(
       name: "ImprintBatchTests",
       dependencies: ["ImprintBatch", "ImprintCards", "ImprintTestSupport"]),

@@ -32,7 +32,8 @@ enum QuoteCommand {
       ),
       .value(
         "locale", "<id>",
-        "Write the receipt's amounts and counts as this locale does (BCP 47: ko, hi, es...)."),
+        "Write the receipt in this locale's words, money and counts (BCP 47: ko, ja, ar, es...; "
+          + "a language Imprint does not translate keeps English words)."),
       .flag("json", "Print the quote as JSON."),
     ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
   ) { arguments, console in

@@ -34,6 +34,9 @@ public enum PricingError: ImprintError, Equatable {
   case overflow(source: String, what: String)
   /// A receipt locale Foundation has no data for (`xx`, `english`).
   case unknownLocale(identifier: String)
+  /// A file pricing reads that cannot be read (the receipt's translations); the code is the
+  /// file error's own (`file.notFound`, ...).
+  case file(FileError)
 
   public var code: String {
     switch self {
@@ -50,6 +53,7 @@ public enum PricingError: ImprintError, Equatable {
     case .outOfRange: "pricing.outOfRange"
     case .overflow: "pricing.overflow"
     case .unknownLocale: "pricing.unknownLocale"
+    case .file(let error): error.code
     }
   }
 
@@ -82,6 +86,7 @@ public enum PricingError: ImprintError, Equatable {
     case .unknownLocale(let identifier):
       "locale '\(cut(identifier))' is not a language Imprint has data for: expected a BCP 47 "
         + "identifier such as ko, ja, zh-Hant or pt-BR"
+    case .file(let error): error.message
     }
   }
 
@@ -92,7 +97,13 @@ public enum PricingError: ImprintError, Equatable {
     case .invalidJSON(let error): error.hint
     case .overflow: "check the prices, copies and page counts for a typo"
     case .unknownLocale: "give a language code (ISO 639), optionally with a script or region"
+    case .file(let error): error.hint
     default: nil
     }
+  }
+
+  /// The system's error behind a file that cannot be read (`system.EACCES`...).
+  public var underlying: (any Error)? {
+    if case .file(let error) = self { error.underlying } else { nil }
   }
 }

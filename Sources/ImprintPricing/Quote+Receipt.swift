@@ -10,23 +10,45 @@ extension Quote {
   /// and copies with its charges, then the order's lines and the total, amounts in a column
   /// ending at column 44.
   ///
-  /// Without a locale, amounts are as `formatted` writes them (`KRW 6,880`) and counts plain
-  /// digits. With one, amounts are written as the locale writes money (`₩6,880`, `6880 KRW`,
-  /// `₹12,34,567.89`, exact to the minor unit) and counts and percentages as it writes them, in
-  /// Latin digits; the words stay English. Columns are a terminal's: East Asian wide
-  /// characters take two, marks and bidi controls none.
+  /// Without a locale the receipt is English, amounts as `formatted` writes them (`KRW 6,880`)
+  /// and counts as plain digits. With one, its words are the language's (`ReceiptTranslations`;
+  /// English for a language the table does not have, with the locale's numbers), each count's
+  /// phrase in the form the language's plural rules give; amounts are written as the locale
+  /// writes money (`₩6,880`, `6880 KRW`, `₹12,34,567.89`, exact to the minor unit) and counts
+  /// and percentages as it writes them, in Latin digits. Columns are a terminal's: East Asian
+  /// wide characters take two, marks and bidi controls none. In a right-to-left language
+  /// each line starts with a left-to-right mark, so that a viewer that lays out bidirectional
+  /// text keeps the label at the left and the amounts aligned in the right-hand column as a
+  /// terminal shows them.
   ///
   /// Names from the order and the price list (files, store, paper types, adjustments, extras,
   /// the message) are printed as given, escaped: a receipt printed on a terminal cannot be
   /// driven by an uploaded order.
   ///
-  /// - Parameter identifier: a BCP 47 locale identifier (`ko`, `ar`, `zh-TW`, `pt-BR`), or nil.
+  /// - Parameters:
+  ///   - identifier: a BCP 47 locale identifier (`ko`, `ar`, `zh-TW`, `pt-BR`), or nil.
+  ///   - translations: the receipt's words per language; nil for those shipped with Imprint.
   /// - Returns: the receipt, one line per `\n`-ended line.
-  /// - Throws: `PricingError.unknownLocale` for an identifier with no locale data.
-  public func receipt(locale identifier: String? = nil) throws(PricingError) -> String {
+  /// - Throws: `PricingError.unknownLocale` for an identifier with no locale data;
+  ///   `PricingError.file` when the shipped translations are needed and not deployed.
+  public func receipt(locale identifier: String? = nil, translations: ReceiptTranslations? = nil)
+    throws(PricingError) -> String
+  {
     guard let identifier else { return ReceiptWriter(quote: self).text() }
     guard LocaleData.isKnown(identifier) else { throw .unknownLocale(identifier: identifier) }
-    return ReceiptWriter(quote: self, locale: LocaleData.locale(identifier)).text()
+    // English needs no table (nor the resource bundle).
+    var language = ReceiptLanguage.english
+    if LocaleData.lookupKeys(identifier).last?.lowercased() != "en" {
+      if let translations {
+        language = translations.language(for: identifier)
+      } else {
+        language = try ReceiptTranslations.shipped().language(for: identifier)
+      }
+    }
+    return ReceiptWriter(
+      quote: self, language: language, locale: LocaleData.locale(identifier),
+      rightToLeft: Locale.Language(identifier: identifier).characterDirection == .rightToLeft
+    ).text()
   }
 }
 

@@ -37,7 +37,7 @@ struct QuoteCLITests {
     #expect(receipt.stdout.contains("TOTAL") && receipt.stdout.contains("KRW 6,880"))
   }
 
-  @Test("--locale writes the receipt's amounts as the locale writes money; the quote is the same")
+  @Test("--locale writes the receipt in the locale's words and money; the quote is the same")
   func locale() async throws {
     func receipt(_ extra: [String]) async -> Run {
       await imprint(
@@ -49,26 +49,28 @@ struct QuoteCLITests {
     let plain = await receipt([])
     let korean = await receipt(["--locale", "ko"])
     #expect(korean.code == 0, "\(korean.stderr)")
-    // The same lines and layout, each amount written the Korean way (6,880 won: ₩6,880).
+    // The same lines, each amount written the Korean way (6,880 won: ₩6,880).
     let lines = korean.stdout.split(separator: "\n", omittingEmptySubsequences: false)
     let plainLines = plain.stdout.split(separator: "\n", omittingEmptySubsequences: false)
     #expect(lines.count == plainLines.count)
-    #expect(lines.contains { $0.hasPrefix("TOTAL") && $0.hasSuffix(" ₩6,880") }, "\(korean.stdout)")
     for (line, original) in zip(lines, plainLines) {
-      guard let range = original.range(of: "KRW ") else {
-        #expect(line == original)
-        continue
-      }
-      // `KRW -362` is `-₩362`; the label and the 44-column alignment stay.
+      guard let range = original.range(of: "KRW ") else { continue }
+      // `KRW -362` is `-₩362`.
       let number = original[range.upperBound...]
       let won = number.hasPrefix("-") ? "-₩" + number.dropFirst() : "₩" + number
-      #expect(line.hasSuffix(" " + won) && line.count == original.count, "'\(line)', '\(original)'")
-      let label = original[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
-      #expect(line.trimmingCharacters(in: .whitespaces).hasPrefix(label))
+      #expect(line.hasSuffix(" " + won), "'\(line)', '\(original)'")
     }
+    // In Korean words: "합계" takes 4 columns and "₩6,880" 6, so 34 spaces end it at column 44.
+    #expect(lines.first == "BOOSTER Campus Print (Sinchon) — 가격표 2026-11-01")
+    #expect(lines.contains("합계" + String(repeating: " ", count: 34) + "₩6,880"), "\(korean.stdout)")
+    #expect(lines.contains("  인쇄 3면(컬러 1, 빈 면 1), 용지 2매 × 2부"), "\(korean.stdout)")
+    #expect(lines.contains("  1페이지 중 1페이지, 면당 1페이지, 단면, A4 plain, 흑백"))
+    #expect(lines.last == "" && lines.dropLast().last == "요청 사항: Pick-up after 3 pm, please")
     // Spanish writes the currency after the number, with a no-break space.
     let spanish = await receipt(["--locale", "es"])
     #expect(spanish.stdout.contains("6880\u{A0}KRW"), "\(spanish.stdout)")
+    #expect(
+      spanish.stdout.contains("\n  1 impresión (0 en color, 0 en blanco) en 1 hoja × 30 copias\n"))
     let unknown = await receipt(["--locale", "xx"])
     #expect(unknown.code == 1 && unknown.stdout.isEmpty)
     #expect(unknown.stderr.hasPrefix("error: locale 'xx' is not a language Imprint has data for"))
