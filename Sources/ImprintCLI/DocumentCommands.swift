@@ -70,55 +70,45 @@ enum DocumentCommands {
         try arguments.double("color-min-area", in: 0...100) ?? colors.minimumAreaPercent
       rule = colors
     }
-    let files = arguments.positionals
-    let colorRule = rule
     let jobs = try arguments.int("jobs", in: 1...256) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
-    let password = arguments.value("password")
-    var results: [Int: (DocumentInfo?, ErrorRecord?)] = [:]
-    // Counting and measuring cost about what a file weighs: the largest go first. Colour
-    // analysis costs what its pages take to draw, which the size does not tell (a 1.6 MB
-    // music essay takes longer than a 3.2 MB photo manual): files go in the order given.
-    var iterator =
-      (colorRule == nil ? largestFirst(files, path: { $0 }) : Array(files.enumerated()))
-      .makeIterator()
-    await forEachConcurrently(
-      inputs: { iterator.next() }, jobs: jobs,
-      work: { (index, file) -> (Int, (DocumentInfo?, ErrorRecord?)) in
-        do {
-          let info = try await sandbox.inspect(
-            path: file, file: file, password: password, colors: colorRule)
-          return (index, (info, nil))
-        } catch {
-          return (index, (nil, ErrorRecord(error)))
-        }
-      },
-      collect: { results[$0.0] = $0.1 })
-    struct Entry: Codable {
+    let items = await sandbox.inspect(
+      files: arguments.positionals, password: arguments.value("password"), colors: rule,
+      jobs: jobs)
+    struct Entry: Encodable {
       var file: String
       var status: ItemStatus
       var info: DocumentInfo?
       var error: ErrorRecord?
     }
-    var entries: [Entry] = []
-    for (index, file) in files.enumerated() {
-      switch results[index] {
-      case (let info?, _)?: entries.append(Entry(file: file, status: .ok, info: info))
-      case (nil, let error)?: entries.append(Entry(file: file, status: .failed, error: error))
-      case nil: break
-      }
+    return report(items, arguments, console, text: describe) { item, error in
+      Entry(file: item.file, status: item.status, info: try? item.result.get(), error: error)
+    }
+  }
+
+  /// Prints a bulk run: the `--json` report (each file's entry made by `entry` from its item and
+  /// its error's record) or, without --json, `text` of each file that succeeded; then `error: …`
+  /// for each file that failed.
+  ///
+  /// - Returns: `ImprintCLI.failure` when a file failed, else `ImprintCLI.success`.
+  static func report<Value, Entry: Encodable>(
+    _ items: [DocumentItem<Value>], _ arguments: ParsedArguments, _ console: Console,
+    text: ((Value) -> String)? = nil,
+    entry: (DocumentItem<Value>, ErrorRecord?) -> Entry
+  ) -> Int32 {
+    let errors = items.map { item -> ErrorRecord? in
+      guard case .failure(let error) = item.result else { return nil }
+      return ErrorRecord(error)
     }
     if arguments.flag("json") {
-      struct Document: Codable {
-        var schemaVersion = 1
-        var files: [Entry]
+      console.stdout.write(JSONOutput.pretty(FilesReport(files: zip(items, errors).map(entry))))
+    } else if let text {
+      for item in items {
+        if case .success(let value) = item.result { console.stdout.write(text(value)) }
       }
-      console.stdout.write(JSONOutput.pretty(Document(files: entries)))
-    } else {
-      for entry in entries { if let info = entry.info { console.stdout.write(describe(info)) } }
     }
-    reportFailures(entries.compactMap(\.error), console)
-    return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
+    reportFailures(errors.compactMap { $0 }, console)
+    return errors.contains { $0 != nil } ? ImprintCLI.failure : ImprintCLI.success
   }
 
   /// `error: …` for each failed file (file names escaped), with the hint when there is one
@@ -130,19 +120,6 @@ enum DocumentCommands {
         console.stderr.write("hint: \(SafeText.escaped(hint))\n")
       }
       console.reportCauses(error)
-    }
-  }
-
-  /// `items` with their positions, the largest files first: the long page-tree walks start
-  /// early instead of leaving one worker busy at the end while the others wait (reports keep
-  /// the order given, by position).
-  static func largestFirst<Item>(_ items: [Item], path: (Item) -> String) -> [(Int, Item)] {
-    let sizes = items.map { item -> Int64 in
-      var status = stat()
-      return stat(path(item), &status) == 0 ? Int64(status.st_size) : 0
-    }
-    return items.enumerated().sorted { sizes[$0.offset] > sizes[$1.offset] }.map {
-      ($0.offset, $0.element)
     }
   }
 
@@ -211,83 +188,34 @@ enum DocumentCommands {
     let format =
       try arguments.choice("format", ["png", "jpeg"]).flatMap { ThumbnailFormat(rawValue: $0) }
       ?? .png
-    let pagesSpec = arguments.value("pages") ?? "1"
-    let ext = format == .png ? "png" : "jpg"
-    let folder = arguments.value("output")
-    let inputs = arguments.positionals
-    let pairs = try outputs(inputs, folder: folder, format: format, ext: ext)
-    if let folder {
-      try FileIO.makeFolder(folder)
-      // Pages staged by the workers of a run that was killed (kill -9 of the CLI) are hidden
-      // temporaries of dead processes: removed once per run, never a live run's.
-      AtomicFile.removeStaleTemporaries(in: folder)
-    }
+    let (files, destination) = try destination(
+      arguments.positionals, folder: arguments.value("output"), format: format)
     let jobs = try arguments.int("jobs", in: 1...256) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
-    let password = arguments.value("password")
-    let freedesktop = arguments.flag("freedesktop")
-    struct Entry: Codable, Sendable {
+    let items = try await sandbox.thumbnails(
+      of: files, to: destination, pages: arguments.value("pages") ?? "1", size: size,
+      format: format, password: arguments.value("password"),
+      freedesktop: arguments.flag("freedesktop"), jobs: jobs)
+    struct Entry: Encodable {
       var file: String
       var status: ItemStatus
-      var outputs: [String] = []
+      var outputs: [String]
       var error: ErrorRecord?
     }
-    var results: [Int: Entry] = [:]
-    // Identified once: each output is then one stat, however many inputs there are.
-    let protected = FileIdentities(folder == nil ? [] : inputs)
-    // Fewer files than workers: the pages of each are shared out among the idle ones.
-    let spare = max(1, jobs / max(1, pairs.count))
-    var iterator = largestFirst(pairs, path: \.input).makeIterator()
-    await forEachConcurrently(
-      inputs: { iterator.next() }, jobs: jobs,
-      work: { (index, pair) -> (Int, Entry) in
-        var entry = Entry(file: pair.input, status: .ok)
-        do {
-          if let collision = pair.collision { throw collision }
-          var text: [(key: String, value: String)] = []
-          if freedesktop {
-            let absolute =
-              pair.input.hasPrefix("/")
-              ? pair.input : FileManager.default.currentDirectoryPath + "/" + pair.input
-            let attributes = try? FileManager.default.attributesOfItem(atPath: pair.input)
-            let mtime =
-              (attributes?[.modificationDate] as? Date).map { Int($0.timeIntervalSince1970) } ?? 0
-            text = [
-              ("Thumb::URI", URL(fileURLWithPath: absolute).absoluteString),
-              ("Thumb::MTime", "\(mtime)"),
-            ]
-          }
-          entry.outputs = try await sandbox.thumbnails(
-            path: pair.input, file: pair.input, password: password, pages: pagesSpec, size: size,
-            format: format, output: pair.output, text: text, parallel: spare,
-            inputs: protected)
-        } catch {
-          entry.status = .failed
-          entry.error = ErrorRecord(error)
-        }
-        return (index, entry)
-      },
-      collect: { results[$0.0] = $0.1 })
-    let entries = (0..<pairs.count).compactMap { results[$0] }
-    if arguments.flag("json") {
-      struct Document: Codable {
-        var schemaVersion = 1
-        var files: [Entry]
-      }
-      console.stdout.write(JSONOutput.pretty(Document(files: entries)))
+    return report(items, arguments, console) { item, error in
+      Entry(
+        file: item.file, status: item.status, outputs: (try? item.result.get()) ?? [],
+        error: error)
     }
-    reportFailures(entries.compactMap(\.error), console)
-    return entries.contains { $0.error != nil } ? ImprintCLI.failure : ImprintCLI.success
   }
 
-  /// Each input's output file: `DIR/BASE.ext` with `-o DIR` (inputs that would share one get
-  /// `file.outputCollision` instead), or the OUTPUT of `INPUT OUTPUT`.
+  /// The files to thumbnail and where: `-o DIR` and the files, or exactly `INPUT OUTPUT`.
   ///
   /// - Throws: `UsageError` for no input, several inputs without -o, or an OUTPUT that looks
   ///   like a forgotten -o (another document, or a name of another type).
-  static func outputs(
-    _ inputs: [String], folder: String?, format: ThumbnailFormat, ext: String
-  ) throws -> [(input: String, output: String, collision: FileError?)] {
+  static func destination(_ inputs: [String], folder: String?, format: ThumbnailFormat) throws
+    -> (files: [String], destination: ThumbnailDestination)
+  {
     guard let folder else {
       guard inputs.count == 2 else {
         throw UsageError(
@@ -314,24 +242,18 @@ enum DocumentCommands {
             + "a new or \(extensions[0].uppercased()) file named .\(extensions[0]); "
             + "to thumbnail several files give -o <dir>")
       }
-      return [(inputs[0], output, nil)]
+      return ([inputs[0]], .file(output))
     }
     guard !inputs.isEmpty else { throw UsageError(message: "give the files to thumbnail") }
-    let outputs = inputs.map { input in
-      let base = ((input as NSString).lastPathComponent as NSString).deletingPathExtension
-      return "\(folder)/\(base).\(ext)"
-    }
-    // Inputs sharing an output: none of them is written (which one would win is no rule).
-    var users: [String: [String]] = [:]
-    for (input, output) in zip(inputs, outputs) { users[output, default: []].append(input) }
-    return zip(inputs, outputs).map { input, output in
-      let sharing = users[output] ?? []
-      guard sharing.count > 1 else { return (input, output, nil) }
-      let other = sharing.first { $0 != input } ?? input
-      return (input, output, FileError.outputCollision(path: output, first: input, second: other))
-    }
+    return (inputs, .folder(folder))
   }
 
+}
+
+/// The `--json` report of `inspect` and `thumb`: one entry per file, in the order given.
+private struct FilesReport<Entry: Encodable>: Encodable {
+  var schemaVersion = 1
+  var files: [Entry]
 }
 
 /// `[1, 2, 3, 5]` as `1-3, 5`.

@@ -76,7 +76,8 @@ public final class DocumentSandbox: Sendable {
   /// Per-file limits.
   public let limits: SandboxLimits
   private let idle = Mutex<[WorkerProcess]>([])
-  private let slots: Int
+  /// Workers kept idle at most, and the files a bulk run handles at once by default.
+  let slots: Int
 
   /// Creates a sandbox whose workers run `executable` (one that calls
   /// `DocumentWorker.runIfWorker()` first thing), keeping up to `workers` of them.
