@@ -113,7 +113,8 @@ let package = Package(
     ),
     .testTarget(name: "ImprintQRTests", dependencies: ["ImprintQR", "ImprintTestSupport"]),
     .testTarget(
-      name: "ImprintCardsTests", dependencies: ["ImprintCards", "ImprintTestSupport"],
+      name: "ImprintCardsTests",
+      dependencies: ["ImprintCards", "ImprintDocuments", "ImprintTestSupport"],
       exclude: ["Goldens"]),
     .testTarget(
       name: "ImprintDocumentsTests",
@@ -123,7 +124,7 @@ let package = Package(
       exclude: ["Receipts"]),
     .testTarget(
       name: "ImprintBatchTests",
-      dependencies: ["ImprintBatch", "ImprintCards", "ImprintTestSupport"]),
+      dependencies: ["ImprintBatch", "ImprintCards", "ImprintDocuments", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: ["ImprintCLI", "ImprintQR", "ImprintBatch", "ImprintTestSupport"],

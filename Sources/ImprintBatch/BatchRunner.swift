@@ -34,7 +34,8 @@ public struct BatchOptions: Sendable {
   /// out a card (a rerun that skips it, `batch merge`) downloads its photo again. A job's
   /// fingerprint covers its cache entry, so a photo put into the cache makes it again.
   public var photos = PhotoOptions()
-  /// The sandbox for uploads (thumb and quote jobs); those jobs fail without one.
+  /// The sandbox for uploads (thumb and quote jobs) and card photos; those jobs fail without
+  /// one.
   public var sandbox: DocumentSandbox?
   /// Card rendering options.
   public var cardOptions = CardOptions()
@@ -52,9 +53,11 @@ public struct BatchOptions: Sendable {
   /// Whether card jobs write `cards/ID.pdf`.
   public var writesCardFiles: Bool { cardFiles || layout == nil }
 
-  /// The loader of card jobs' inputs, with this run's placeholder and photo options.
+  /// The loader of card jobs' inputs, with this run's placeholder and photo options; photos
+  /// are decoded by `sandbox` (without one, a card with a photo fails with
+  /// `card.photoNotSandboxed`).
   public var cardLoader: CardInputLoader {
-    CardInputLoader(placeholder: placeholder, photos: photos)
+    CardInputLoader(placeholder: placeholder, photos: photos, decoder: sandbox)
   }
 
   /// Options writing to `outputFolder`.

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCards
 import ImprintCore
+import ImprintDocuments
 import ImprintGraphics
 
 enum CardCommand {
@@ -149,7 +150,10 @@ enum CardCommand {
       photos: PhotoOptions(
         cache: arguments.value("photo-cache").map { PhotoCache(folder: $0) },
         fetch: arguments.flag("fetch-photo"),
-        allowPrivateNetwork: arguments.flag("allow-private-network")))
+        allowPrivateNetwork: arguments.flag("allow-private-network")),
+      // Photos come from strangers: decoded in the document workers, under their limits.
+      decoder: DocumentSandbox(
+        executable: try DocumentCommands.workerExecutable(console), workers: run.jobs))
     let items = try await run.run(template: template, loader: loader)
     if combined, let output, !arguments.flag("quiet") {
       let cards = items.filter { $0.status == .ok }.count

@@ -57,15 +57,25 @@ public enum ImprintCLI {
     let arguments = Array(CommandLine.arguments.dropFirst())
     let specs = [
       "inspect": DocumentCommands.inspect, "thumb": DocumentCommands.thumb,
-      "quote": QuoteCommand.spec, "prepare": PrepareCommand.spec,
+      "quote": QuoteCommand.spec, "prepare": PrepareCommand.spec, "card": CardCommand.spec,
     ]
     guard let command = arguments.first, let spec = specs[command],
       let parsed = try? spec.parse(Array(arguments.dropFirst()), path: [command])
     else { return }
     let jobs = (try? parsed.int("jobs", in: 1...256)) ?? DocumentSandbox.defaultWorkers
     let memory = (try? parsed.int("memory-limit", in: 128...65_536)) ?? SandboxLimits().memoryMB
-    // inspect and thumb name their files; a quote's are in its order, one worker each.
-    let files = command == "quote" || command == "prepare" ? jobs : parsed.positionals.count
+    // inspect and thumb name their files; a quote's and a prepare's are in its order, one
+    // worker each; cards use workers for their photos, one a profile, none without a photo
+    // option.
+    let photos =
+      ["photo", "photo-cache"].contains { parsed.value($0) != nil }
+      || parsed.flag("fetch-photo")
+    let files =
+      switch command {
+      case "quote", "prepare": jobs
+      case "card": photos ? parsed.positionals.count : 0
+      default: parsed.positionals.count
+      }
     PrestartedWorkers.start(count: min(jobs, files), memoryMB: memory)
   }
 

@@ -30,6 +30,8 @@ public enum CardError: ImprintError, Equatable {
   case photo(source: String, reason: String, cause: ImageError? = nil)
   /// The photo could not be downloaded.
   case photoDownload(url: String, reason: String)
+  /// A photo with no sandbox to decode it in (`CardInputLoader.decoder` is nil).
+  case photoNotSandboxed(source: String)
   /// A template or photo-cache file that cannot be read or leads out of its folder (the file
   /// error's own code, message and hint).
   case file(FileError)
@@ -54,6 +56,7 @@ public enum CardError: ImprintError, Equatable {
     case .missingGlyphs: "card.missingGlyphs"
     case .photo: "card.photo"
     case .photoDownload: "card.photoDownload"
+    case .photoNotSandboxed: "card.photoNotSandboxed"
     case .photoAddressRefused: "card.photoAddressRefused"
     case .unknownLocale: "card.unknownLocale"
     case .untranslatedLocale: "card.untranslatedLocale"
@@ -89,6 +92,8 @@ public enum CardError: ImprintError, Equatable {
         + (characters.isEmpty ? "" : ": " + characters.joined(separator: ", "))
     case .photo(let source, let reason, _): "photo '\(source)' cannot be used (\(reason))"
     case .photoDownload(let url, let reason): "photo '\(url)' cannot be downloaded (\(reason))"
+    case .photoNotSandboxed(let source):
+      "photo '\(source)' is not decoded: no sandbox was given to decode photos in"
     case .file(let error): error.message
     case .photoAddressRefused(let url, let detail, let never):
       "photo '\(url)' is not downloaded: \(detail), "
@@ -119,6 +124,9 @@ public enum CardError: ImprintError, Equatable {
     // down); the formats a photo may be in otherwise.
     case .photo(_, _, let cause): cause?.hint ?? "use a \(ImageType.accepted) file"
     case .photoDownload: "check the URL, or pass --photo or --photo-cache"
+    case .photoNotSandboxed:
+      "give CardInputLoader a DocumentSandbox (its workers decode photos from strangers), or "
+        + "InProcessImageDecoder() for photos you trust"
     case .file(let error): error.hint
     case .photoAddressRefused(_, _, let never):
       never

@@ -12,7 +12,8 @@ public struct CardRequest: Sendable {
   public var profile: String
   /// The profile's bytes when they are not read from `profile` (a manifest's inline profile).
   public var inlineProfile: [UInt8]?
-  /// The photo file (JPEG or PNG); nil to look in the cache, download or use the placeholder.
+  /// The photo file (an image type `ImageDecoder` reads); nil to look in the cache, download or
+  /// use the placeholder.
   public var photo: String?
   /// A `get_follow_count` result for the back.
   public var followCounts: String?
@@ -93,12 +94,21 @@ public struct CardInputLoader: Sendable {
   public var placeholder: (bytes: [UInt8], source: String)
   /// Where photos may come from besides a request's photo file.
   public var photos: PhotoOptions
+  /// Decodes the photos (given, cached or downloaded: files from strangers).
+  ///
+  /// A `DocumentSandbox`, whose workers decode under memory, CPU and time limits. Nil refuses
+  /// every photo but the placeholder (`card.photoNotSandboxed`); `InProcessImageDecoder()`
+  /// decodes in this process, for photos the caller trusts.
+  public var decoder: (any ImageDecoding)?
 
-  /// A loader with `placeholder` for cards without a photo.
-  public init(placeholder: (bytes: [UInt8], source: String), photos: PhotoOptions = PhotoOptions())
-  {
+  /// A loader with `placeholder` for cards without a photo, decoding photos with `decoder`.
+  public init(
+    placeholder: (bytes: [UInt8], source: String), photos: PhotoOptions = PhotoOptions(),
+    decoder: (any ImageDecoding)?
+  ) {
     self.placeholder = placeholder
     self.photos = photos
+    self.decoder = decoder
   }
 
   /// Reads and decodes the inputs of one card.
@@ -114,9 +124,14 @@ public struct CardInputLoader: Sendable {
   ///   - request: the card's files.
   ///   - template: the design.
   /// - Returns: the decoded inputs, where the photo came from, and warnings.
+  /// The photo is decoded by `decoder` (a sandbox's worker); the same bytes decoded before in
+  /// this process are not decoded again.
+  ///
   /// - Throws: `FileError` for a file that cannot be read; `CardError` for a profile, follow
   ///   counts or photo that cannot be used or a download that failed (`card.photoDownload`,
-  ///   `card.photoAddressRefused`); `ImageError` for a template image.
+  ///   `card.photoAddressRefused`), or a photo without a decoder (`card.photoNotSandboxed`);
+  ///   the decoder's own errors (`document.memoryLimit` ...); `ImageError` for a template
+  ///   image.
   public func load(_ request: CardRequest, template: CardTemplate) async throws -> LoadedCardInput {
     let follow = try request.followCounts.map { path in
       try Profile.parseFollowCounts(
@@ -128,15 +143,27 @@ public struct CardInputLoader: Sendable {
       source: request.profile, platform: request.platform, follow: follow)
     var warnings: [String] = []
     var photo: (bytes: [UInt8], source: String)?
+    var decoded: ImageCache.Decoded?
     var choice = PhotoChoice.placeholder
     if let path = request.photo {
       photo = (try FileIO.read(path, limit: FileIO.Limit.image), path)
+      decoded = try await decode(photo)
       choice = .given(path: path)
     } else {
       switch photos.cache?.lookup(profile.account) {
       case .hit(let bytes, let path)?:
-        photo = (bytes, path)
-        choice = .cached(path: path)
+        do {
+          decoded = try await decode((bytes, path))
+          photo = (bytes, path)
+          choice = .cached(path: path)
+        } catch let error as any ImprintError where error.code != "card.photoNotSandboxed" {
+          // An entry that does not decode (or breaks the sandbox's limits) is a miss.
+          let reason =
+            if case .photo(_, let reason, _)? = error as? CardError { reason } else {
+              error.message
+            }
+          warnings.append("cached photo '\(path)' is not used (\(reason))")
+        }
       case .unusable(let path, let reason)?:
         warnings.append("cached photo '\(path)' is not used (\(reason))")
       case .miss?, nil: break
@@ -146,10 +173,12 @@ public struct CardInputLoader: Sendable {
       let bytes = try await PhotoFetcher.fetch(
         url, allowPrivateNetwork: photos.allowPrivateNetwork)
       photo = (bytes, url)
+      decoded = try await decode(photo)
       choice = .fetched(url: url, cachedAt: nil)
     }
-    let input = try CardInput(
-      profile: profile, template: template, photo: photo, placeholder: placeholder)
+    let input =
+      try decoded.map { try CardInput(profile: profile, template: template, decoded: $0) }
+      ?? CardInput(profile: profile, template: template, photo: nil, placeholder: placeholder)
     if case .fetched(let url, _) = choice, let photo, let cache = photos.cache {
       // Stored only now that it decoded.
       do {
@@ -160,5 +189,17 @@ public struct CardInputLoader: Sendable {
       }
     }
     return LoadedCardInput(input: input, photo: choice, warnings: warnings)
+  }
+
+  /// Decodes a photo with `decoder` (or the earlier decoding of the same bytes).
+  ///
+  /// - Throws: `CardError.photoNotSandboxed` without a decoder; `CardError.photo` for a file
+  ///   that is not a usable image; the decoder's own errors.
+  private func decode(_ photo: (bytes: [UInt8], source: String)?) async throws
+    -> ImageCache.Decoded?
+  {
+    guard let photo else { return nil }
+    guard let decoder else { throw CardError.photoNotSandboxed(source: photo.source) }
+    return try await CardInput.decodePhoto(photo, with: decoder)
   }
 }

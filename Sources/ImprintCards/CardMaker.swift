@@ -21,8 +21,12 @@ public struct CardInput: Sendable {
   /// The template's images, decoded, by absolute path.
   public var images: [String: Bitmap]
 
-  /// Decodes the photo (JPEG with EXIF orientation, progressive or CMYK; PNG with alpha) and the
+  /// Decodes the photo in this process (upright, as `ImageDecoder.decode` does) and the
   /// template's images.
+  ///
+  /// For a photo the caller trusts. A photo from a stranger, whose header
+  /// may lie about the size a decoder then allocates, is decoded by a sandbox instead
+  /// (`init(profile:template:photo:placeholder:decoder:)`, or `CardInputLoader`).
   ///
   /// - Parameters:
   ///   - profile: the account.
@@ -35,19 +39,63 @@ public struct CardInput: Sendable {
     profile: Profile, template: CardTemplate, photo: (bytes: [UInt8], source: String)?,
     placeholder: (bytes: [UInt8], source: String)
   ) throws {
-    self.profile = profile
-    self.template = template
-    let cache = ImageCache.shared
     let decoded: ImageCache.Decoded
     if let photo {
       do {
-        decoded = try cache.decode(photo.bytes, source: photo.source)
+        decoded = try ImageCache.shared.decode(photo.bytes, source: photo.source)
       } catch {
         throw CardError.photo(source: photo.source, reason: error.message, cause: error)
       }
     } else {
-      decoded = try cache.decode(placeholder.bytes, source: placeholder.source)
+      decoded = try ImageCache.shared.decode(placeholder.bytes, source: placeholder.source)
     }
+    try self.init(profile: profile, template: template, decoded: decoded)
+  }
+
+  /// Decodes the photo with `decoder` (a `DocumentSandbox`, whose workers decode it under
+  /// their memory, CPU and time limits), the placeholder and the template's images in this
+  /// process.
+  ///
+  /// A photo decoded before in this process (the same bytes) is not decoded again.
+  ///
+  /// - Throws: `CardError.photo` naming a photo that is not a usable image (its `ImageError`
+  ///   as the cause); the decoder's own errors (a sandbox's `document.memoryLimit`,
+  ///   `.cpuLimit`, `.timeout`, naming the photo); `ImageError` for a template image.
+  public init(
+    profile: Profile, template: CardTemplate, photo: (bytes: [UInt8], source: String)?,
+    placeholder: (bytes: [UInt8], source: String), decoder: any ImageDecoding
+  ) async throws {
+    guard let photo else {
+      try self.init(profile: profile, template: template, photo: nil, placeholder: placeholder)
+      return
+    }
+    try self.init(
+      profile: profile, template: template,
+      decoded: try await Self.decodePhoto(photo, with: decoder))
+  }
+
+  /// Decodes a photo with `decoder` through `ImageCache.shared` (the same bytes are decoded
+  /// once a process).
+  ///
+  /// - Throws: `CardError.photo` for a file that is not a usable image; the decoder's own
+  ///   errors.
+  static func decodePhoto(
+    _ photo: (bytes: [UInt8], source: String), with decoder: any ImageDecoding
+  )
+    async throws -> ImageCache.Decoded
+  {
+    do {
+      return try await ImageCache.shared.decode(photo.bytes, source: photo.source, with: decoder)
+    } catch let error as ImageError {
+      throw CardError.photo(source: photo.source, reason: error.message, cause: error)
+    }
+  }
+
+  /// The inputs with the photo `decoded` (through `ImageCache.shared`), decoding the
+  /// template's images (the template's own files, trusted as the template is).
+  init(profile: Profile, template: CardTemplate, decoded: ImageCache.Decoded) throws {
+    self.profile = profile
+    self.template = template
     self.photo = decoded.bitmap
     self.photoID = decoded.id
     var images: [String: Bitmap] = [:]
@@ -56,7 +104,7 @@ public struct CardInput: Sendable {
       for case .image(let element) in side.elements { paths.append(element.path) }
       for path in paths where images[path] == nil {
         let data = try FileIO.read(path, limit: FileIO.Limit.image)
-        images[path] = try cache.decode(data, source: path).bitmap
+        images[path] = try ImageCache.shared.decode(data, source: path).bitmap
       }
     }
     self.images = images

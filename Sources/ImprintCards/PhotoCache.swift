@@ -13,8 +13,10 @@ import ImprintGraphics
 /// it is one plain name (`ConfinedPath.isPlainFileName`: no `/`, no `..`, not hidden, no control
 /// characters), and the entry is resolved with `ConfinedPath.resolve`, so a link in the folder
 /// that leads out of it is not followed. Entries are read through `FileIO` (a FIFO or device
-/// placed there is refused without blocking) and must decode: a bad entry is a miss, never a
-/// permanent failure. Downloads are stored atomically, and only after they decoded.
+/// placed there is refused without blocking). The cache never decodes: its entries came from
+/// strangers, and `CardInputLoader` decodes them in the sandbox, counting one that does not
+/// decode as a miss, never a permanent failure. Downloads are stored atomically, and only after
+/// they decoded.
 public struct PhotoCache: Sendable {
   /// The folder.
   public let folder: String
@@ -24,11 +26,11 @@ public struct PhotoCache: Sendable {
 
   /// The result of a lookup.
   public enum Lookup: Sendable {
-    /// A usable photo: its bytes and path.
+    /// A readable entry: its bytes and path (not decoded yet).
     case hit(bytes: [UInt8], path: String)
     /// Nothing cached, or the account name cannot name a file.
     case miss
-    /// An entry exists but cannot be used (the reason is a warning; the entry counts as a miss).
+    /// An entry exists but cannot be read (the reason is a warning; the entry counts as a miss).
     case unusable(path: String, reason: String)
   }
 
@@ -80,8 +82,8 @@ public struct PhotoCache: Sendable {
     return nil
   }
 
-  /// Stores a downloaded photo for `account`, atomically, replacing a bad entry; the photo must
-  /// already have decoded.
+  /// Stores a downloaded photo for `account`, atomically, replacing the account's entries (under
+  /// any extension); the photo must already have decoded.
   ///
   /// - Returns: the path written, or nil when the account name cannot name a file.
   /// - Throws: `FileError` when the folder cannot be made or the file cannot be written.
@@ -91,26 +93,24 @@ public struct PhotoCache: Sendable {
     try FileIO.makeFolder(folder)
     let ext = Self.extension(of: bytes)
     let path = try ConfinedPath.resolve("\(stem).\(ext)", in: folder, what: "photo cache entry")
-    // An unusable entry under another extension would be found first next time.
+    // The account has one photo: an entry under another extension (one that did not decode,
+    // since a download is stored only after a miss) would be found first next time.
     for other in Self.extensions where other != ext {
       let stale = folder + "/" + stem + "." + other
       var status = stat()
-      if lstat(stale, &status) == 0, case .unusable = entry(stale) { unlink(stale) }
+      if lstat(stale, &status) == 0 { unlink(stale) }
     }
     try AtomicFile.write(bytes, to: path)
     return path
   }
 
-  /// Reads and decodes one entry.
+  /// Reads one entry (without decoding it).
   private func entry(_ path: String) -> Lookup {
     do {
-      let bytes = try FileIO.read(path, limit: FileIO.Limit.image)
-      _ = try ImageCache.shared.decode(bytes, source: path)
-      return .hit(bytes: bytes, path: path)
-    } catch let error as any ImprintError {
-      return .unusable(path: path, reason: error.message)
+      return .hit(bytes: try FileIO.read(path, limit: FileIO.Limit.image), path: path)
     } catch {
-      return .unusable(path: path, reason: "\(error)")
+      return .unusable(path: path, reason: error.message)
     }
   }
+
 }

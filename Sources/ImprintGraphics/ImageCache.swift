@@ -92,8 +92,25 @@ public final class ImageCache: Sendable {
   public func decode(_ bytes: [UInt8], source: String) throws(ImageError) -> Decoded {
     let key = FileKey(bytes)
     if let found = lookUp({ $0.decoded[key] }) { return found }
-    let bitmap = try ImageDecoder.decode(bytes, source: source)
-    let cost = bytes.count + bitmap.pixels.count + (bitmap.jpeg?.count ?? 0)
+    return keep(try ImageDecoder.decode(bytes, source: source), for: key, bytes: bytes.count)
+  }
+
+  /// Returns the earlier decoding of the same bytes, or decodes them with `decoder` (a
+  /// sandbox's workers for a file from a stranger) and keeps the result.
+  ///
+  /// - Throws: what `decoder` throws (failures are not cached).
+  public func decode(_ bytes: [UInt8], source: String, with decoder: any ImageDecoding)
+    async throws -> Decoded
+  {
+    let key = FileKey(bytes)
+    if let found = lookUp({ $0.decoded[key] }) { return found }
+    return keep(try await decoder.decodeImage(bytes, source: source), for: key, bytes: bytes.count)
+  }
+
+  /// Keeps `bitmap` as the decoding of the file `key` (`bytes` long), unless it is too large
+  /// or another thread kept one first.
+  private func keep(_ bitmap: Bitmap, for key: FileKey, bytes: Int) -> Decoded {
+    let cost = bytes + bitmap.pixels.count + (bitmap.jpeg?.count ?? 0)
     guard cost <= capacity / 4 else { return Decoded(bitmap: bitmap, id: nil) }
     return state.withLock { state in
       if let raced = state.decoded[key] { return raced }

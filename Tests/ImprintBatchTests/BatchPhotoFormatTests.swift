@@ -5,6 +5,7 @@
 import Foundation
 import ImprintCards
 import ImprintCore
+import ImprintDocuments
 import ImprintTestSupport
 import Testing
 
@@ -32,6 +33,7 @@ struct BatchPhotoFormatTests {
     var options = BatchOptions(
       outputFolder: folder.file("out"), placeholder: try CardInput.shippedPlaceholder())
     options.jobs = 2
+    options.sandbox = DocumentSandbox(executable: imprintExecutable, workers: 2)
     let summary = try await BatchRunner.run(manifest: manifest, options: options)
     #expect(summary.ok == 4 && summary.failed == 1)
     let results = try String(contentsOfFile: options.resultsFile, encoding: .utf8)

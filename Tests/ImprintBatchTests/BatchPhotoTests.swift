@@ -6,6 +6,7 @@
 import Foundation
 import ImprintCards
 import ImprintCore
+import ImprintDocuments
 import ImprintTestSupport
 import Testing
 
@@ -34,6 +35,7 @@ struct BatchPhotoTests {
       outputFolder: folder.file("out"), placeholder: try CardInput.shippedPlaceholder())
     options.jobs = 1
     options.photos = photos
+    options.sandbox = DocumentSandbox(executable: imprintExecutable, workers: 1)
     return options
   }
 

@@ -4,7 +4,10 @@
 
 import Foundation
 import ImprintCore
+import ImprintDocuments
+import ImprintGraphics
 import ImprintTestSupport
+import Synchronization
 import Testing
 
 @testable import ImprintCards
@@ -15,6 +18,9 @@ struct CardInputLoaderTests {
   let template: CardTemplate
   let photo = samples + "/photos/harbor-lamp.jpg"
   let otherPhoto = samples + "/photos/sora-park.png"
+
+  /// The document workers, recording what they were given to decode.
+  let decoder = RecordingDecoder(DocumentSandbox(executable: imprintExecutable, workers: 1))
 
   init() throws {
     placeholder = try CardInput.shippedPlaceholder()
@@ -41,7 +47,8 @@ struct CardInputLoaderTests {
     try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
     try FileManager.default.copyItem(atPath: otherPhoto, toPath: cache + "/harbor-lamp.png")
     let loader = CardInputLoader(
-      placeholder: placeholder, photos: PhotoOptions(cache: PhotoCache(folder: cache)))
+      placeholder: placeholder, photos: PhotoOptions(cache: PhotoCache(folder: cache)),
+      decoder: decoder)
     let loaded = try await loader.load(
       CardRequest(
         profile: samples + "/profiles/harbor-lamp.json", photo: photo,
@@ -67,7 +74,9 @@ struct CardInputLoaderTests {
     let path = try profile("alice", photo: "http://169.254.169.254/latest/a.jpg", in: folder)
     let cache = PhotoCache(folder: folder.file("cache"))
     for photos in [PhotoOptions(), PhotoOptions(cache: cache)] {
-      let loaded = try await CardInputLoader(placeholder: placeholder, photos: photos).load(
+      let loaded = try await CardInputLoader(
+        placeholder: placeholder, photos: photos, decoder: decoder
+      ).load(
         CardRequest(profile: path), template: template)
       #expect(loaded.photo == .placeholder)
       #expect(loaded.photo.file == nil)
@@ -75,7 +84,7 @@ struct CardInputLoaderTests {
     #expect(!FileManager.default.fileExists(atPath: folder.file("cache")))
     let fetching = CardInputLoader(
       placeholder: placeholder,
-      photos: PhotoOptions(cache: cache, fetch: true, allowPrivateNetwork: true))
+      photos: PhotoOptions(cache: cache, fetch: true, allowPrivateNetwork: true), decoder: decoder)
     await #expect {
       _ = try await fetching.load(CardRequest(profile: path), template: template)
     } throws: { ($0 as? CardError)?.code == "card.photoAddressRefused" }
@@ -84,7 +93,7 @@ struct CardInputLoaderTests {
 
   @Test("an inline profile is named by its request; a bad profile is its own error")
   func inlineAndErrors() async throws {
-    let loader = CardInputLoader(placeholder: placeholder)
+    let loader = CardInputLoader(placeholder: placeholder, decoder: decoder)
     let inline = try await loader.load(
       CardRequest(profile: "job 'a1'", inlineProfile: Array(#"{"name":"inline-acct"}"#.utf8)),
       template: template)
@@ -112,7 +121,8 @@ struct CardInputLoaderTests {
     #expect(FileManager.default.createFile(atPath: cache + "/bob.jpg", contents: Data(cut)))
     let path = try profile("bob", photo: server.url("/photo.jpg"), in: folder)
     let reading = CardInputLoader(
-      placeholder: placeholder, photos: PhotoOptions(cache: PhotoCache(folder: cache)))
+      placeholder: placeholder, photos: PhotoOptions(cache: PhotoCache(folder: cache)),
+      decoder: decoder)
     let missed = try await reading.load(CardRequest(profile: path), template: template)
     #expect(missed.photo == .placeholder)
     #expect(missed.warnings.count == 1 && missed.warnings[0].hasPrefix("cached photo '"))
@@ -142,7 +152,8 @@ struct CardInputLoaderTests {
     let path = try profile("carol", photo: server.url("/photo.jpg"), in: folder)
     let loader = CardInputLoader(
       placeholder: placeholder,
-      photos: PhotoOptions(cache: PhotoCache(folder: cache), fetch: true, allowPrivateNetwork: true)
+      photos: PhotoOptions(
+        cache: PhotoCache(folder: cache), fetch: true, allowPrivateNetwork: true), decoder: decoder
     )
     let loaded = try await loader.load(CardRequest(profile: path), template: template)
     #expect(loaded.photo == .fetched(url: server.url("/photo.jpg"), cachedAt: nil))
@@ -150,7 +161,8 @@ struct CardInputLoaderTests {
     #expect(loaded.warnings.first?.hasPrefix("the photo of @carol was not cached") == true)
     // Without a cache the download is used and nothing is kept.
     let uncached = CardInputLoader(
-      placeholder: placeholder, photos: PhotoOptions(fetch: true, allowPrivateNetwork: true))
+      placeholder: placeholder, photos: PhotoOptions(fetch: true, allowPrivateNetwork: true),
+      decoder: decoder)
     let plain = try await uncached.load(CardRequest(profile: path), template: template)
     #expect(plain.photo == .fetched(url: server.url("/photo.jpg"), cachedAt: nil))
     #expect(plain.warnings.isEmpty)
@@ -164,11 +176,28 @@ struct CardInputLoaderTests {
     let path = try profile("dave", photo: server.url("/missing.jpg"), in: folder)
     let loader = CardInputLoader(
       placeholder: placeholder,
-      photos: PhotoOptions(cache: PhotoCache(folder: cache), fetch: true, allowPrivateNetwork: true)
+      photos: PhotoOptions(
+        cache: PhotoCache(folder: cache), fetch: true, allowPrivateNetwork: true), decoder: decoder
     )
     await #expect {
       _ = try await loader.load(CardRequest(profile: path), template: template)
     } throws: { ($0 as? CardError)?.code == "card.photoDownload" }
     #expect((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? [] == [])
+  }
+}
+
+/// A decoder that records the files it was asked for, then has `base` decode them.
+final class RecordingDecoder: ImageDecoding {
+  let base: any ImageDecoding
+  private let asked = Mutex<[String]>([])
+
+  init(_ base: any ImageDecoding) { self.base = base }
+
+  /// The sources decoded, in order.
+  var sources: [String] { asked.withLock { $0 } }
+
+  func decodeImage(_ bytes: [UInt8], source: String) async throws -> Bitmap {
+    asked.withLock { $0.append(source) }
+    return try await base.decodeImage(bytes, source: source)
   }
 }

@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintDocuments
 import ImprintTestSupport
 import Testing
 
@@ -16,7 +17,9 @@ struct CardRunTests {
   let profiles = ["harbor-lamp", "sora-park", "layla-h"].map { samples + "/profiles/\($0).json" }
 
   init() throws {
-    loader = CardInputLoader(placeholder: try CardInput.shippedPlaceholder())
+    loader = CardInputLoader(
+      placeholder: try CardInput.shippedPlaceholder(),
+      decoder: DocumentSandbox(executable: imprintExecutable, workers: 2))
     template = try CardTemplate.load("classic", folder: templates)
   }
 

@@ -305,7 +305,7 @@ struct WorkerReliabilityTests {
   /// The error an answer carries, as a record (nil for a success).
   static func failure(_ response: WorkerResponse) -> ErrorRecord? {
     switch response {
-    case .inspected, .staged, .prepared: nil
+    case .inspected, .staged, .prepared, .decodedImage: nil
     case .failed(let error): ErrorRecord(error)
     case .refused(let error): ErrorRecord(error)
     case .otherFailure(let record): record

@@ -11,6 +11,10 @@ public let repositoryRoot: String = {
   return url.path
 }()
 
+/// The `imprint` executable built beside the test bundle: it hosts document workers
+/// (`DocumentSandbox(executable:)`).
+public let imprintExecutable = Bundle.main.bundleURL.appendingPathComponent("imprint").path
+
 /// `Tests/Fixtures` in the repository.
 public let fixturesFolder = repositoryRoot + "/Tests/Fixtures"
 

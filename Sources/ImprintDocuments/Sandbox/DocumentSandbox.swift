@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintGraphics
 import Synchronization
 
 /// Limits for one file in a worker.
@@ -60,7 +61,7 @@ public struct FileIdentities: Sendable {
 /// `imprint` CLI, or a backend's own server (then pass `DocumentSandbox.currentExecutable`).
 ///
 /// `Sendable`: all mutable state is behind a Mutex; each worker serves one request at a time.
-public final class DocumentSandbox: Sendable {
+public final class DocumentSandbox: ImageDecoding {
   /// The default number of workers kept: one per core the process may use.
   public static var defaultWorkers: Int { activeProcessorCount }
 
@@ -140,8 +141,57 @@ public final class DocumentSandbox: Sendable {
     return try await inspect(path: path, file: file, password: password, colors: colors)
   }
 
+  /// Decodes an image file held in memory (a card photo from a stranger) in a worker, under
+  /// the sandbox's limits, as `ImageDecoder.decode(_:source:)` would: upright, at most
+  /// `ImageDecoder.maximumPixels`.
+  ///
+  /// The bytes go to a private temporary file that only the worker reads; the worker writes
+  /// the pixels to another, which this reads and removes. A file whose header lies about its
+  /// size costs the worker, not this process.
+  ///
+  /// - Throws: `ImageError` for a file that is not a usable image (the worker's own error,
+  ///   unchanged); `DocumentError` for the sandbox's limits (`document.memoryLimit`,
+  ///   `.cpuLimit`, `.timeout`) or a worker that crashed; `FileError` when the temporary files
+  ///   cannot be written or read (a full disk).
+  public func decodeImage(_ bytes: [UInt8], source: String) async throws -> Bitmap {
+    let input = try temporaryCopy(bytes)
+    let output = Self.temporaryPath("imprint-pixels")
+    defer {
+      unlink(input)
+      unlink(output)
+    }
+    let request = WorkerRequest(
+      operation: .decodeImage, path: input, file: source, output: output,
+      cpuSeconds: limits.cpuSeconds)
+    let response: WorkerResponse
+    do {
+      response = try await exchange(request)
+    } catch DocumentError.image(let error) {
+      throw error
+    }
+    guard case .decodedImage(let width, let height, let hasAlpha, let embedsFile) = response,
+      (1...65_535).contains(width), (1...65_535).contains(height),
+      width * height <= ImageDecoder.maximumPixels
+    else {
+      throw DocumentError.workerCrashed(file: source, detail: "an answer to another request")
+    }
+    let pixels = try FileIO.read(output, limit: width * height * 4)
+    guard pixels.count == width * height * 4 else {
+      throw DocumentError.workerCrashed(
+        file: source, detail: "\(pixels.count) bytes of pixels for a \(width) x \(height) image")
+    }
+    return Bitmap(
+      width: width, height: height, pixels: pixels, hasAlpha: hasAlpha,
+      jpeg: embedsFile ? bytes : nil)
+  }
+
+  /// A new name in the temporary folder (`TMPDIR`), unique to this call.
+  private static func temporaryPath(_ prefix: String) -> String {
+    FileManager.default.temporaryDirectory.path + "/\(prefix)-\(UUID().uuidString)"
+  }
+
   private func temporaryCopy(_ bytes: [UInt8]) throws -> String {
-    let path = FileManager.default.temporaryDirectory.path + "/imprint-upload-\(UUID().uuidString)"
+    let path = Self.temporaryPath("imprint-upload")
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
       throw FileError.unwritable(path: path, reason: .system(errno))
@@ -340,7 +390,7 @@ public final class DocumentSandbox: Sendable {
         throw DocumentError.workerCrashed(file: request.file, detail: "an unreadable answer")
       }
       switch response {
-      case .inspected, .staged, .prepared: return response
+      case .inspected, .staged, .prepared, .decodedImage: return response
       case .failed(let error): throw error
       case .refused(let error): throw error
       // File errors (a FIFO swapped in, a full disk) keep their own code.

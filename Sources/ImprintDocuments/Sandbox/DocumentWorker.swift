@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintGraphics
 
 /// The worker side: a process started as `EXECUTABLE __worker --memory-mb N --parent PID`
 /// serves requests on standard input, one JSON line each, and answers each on standard output.
@@ -114,6 +115,8 @@ public enum DocumentWorker {
       switch request.operation {
       case .thumbnail:
         return .staged(pages: try thumbnails(request, bytes))
+      case .decodeImage:
+        return try decodeImage(request, bytes)
       case .inspect:
         return .inspected(
           info: try DocumentEngine.inspect(
@@ -127,6 +130,8 @@ public enum DocumentWorker {
       }
     } catch let error as DocumentError {
       return .failed(error: error)
+    } catch let error as WorkerProtocolError {
+      return .refused(error: error)
     } catch {
       // With its causes: the caller shows them with --verbose.
       return .otherFailure(record: ErrorRecord(error, causes: true))
@@ -143,6 +148,30 @@ public enum DocumentWorker {
         bytes, file: request.file, password: request.password, layout: layout,
         descriptor: descriptor, output: output)
     }
+  }
+
+  /// Decodes the image and writes its pixels to the request's `output`, a file this creates
+  /// (the caller reads and removes it; nothing is synced: it lives as long as the request).
+  static func decodeImage(_ request: WorkerRequest, _ bytes: DocumentBytes) throws
+    -> WorkerResponse
+  {
+    guard let output = request.output else { throw WorkerProtocolError.malformedRequest }
+    let bitmap: Bitmap
+    do {
+      bitmap = try ImageDecoder.decode(bytes.array, source: request.file)
+    } catch {
+      throw DocumentError.image(error)
+    }
+    let descriptor = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else {
+      throw FileError.unwritable(path: output, reason: .system(errno))
+    }
+    defer { close(descriptor) }
+    try FileIO.writeAll(bitmap.pixels, to: descriptor, path: output)
+    // A decoder keeps no JPEG but the file's own bytes: the caller has them.
+    return .decodedImage(
+      width: bitmap.width, height: bitmap.height, hasAlpha: bitmap.hasAlpha,
+      embedsFile: bitmap.jpeg != nil)
   }
 
   /// Draws the pages and writes each to a synced temporary file beside its final path.

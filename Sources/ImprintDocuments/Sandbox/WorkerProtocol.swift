@@ -13,6 +13,8 @@ public enum WorkerOperation: String, Codable, Sendable, CaseIterable {
   case thumbnail
   /// Place the pages on printer sheets (`layout`), as a print-ready PDF.
   case prepare
+  /// Decode an image (a card photo) upright, writing its pixels to `output`.
+  case decodeImage
 }
 
 /// One request to a worker, as a JSON line.
@@ -33,7 +35,8 @@ public struct WorkerRequest: Codable, Sendable {
   public var size: Int?
   /// Thumbnail format.
   public var format: ThumbnailFormat?
-  /// Where the thumbnail goes.
+  /// Where the thumbnail goes; for `decodeImage`, the new file the pixels go to (premultiplied
+  /// BGRA rows, `Bitmap`'s layout).
   ///
   /// With several pages, `-N` is added before the extension for page N. The worker writes each
   /// page to a temporary file beside it (`staged` in the answer) and the caller renames them all
@@ -111,6 +114,10 @@ public enum WorkerResponse: Codable, Sendable {
   case staged(pages: [StagedThumbnail])
   /// The print-ready PDF written, for `prepare`, and its sheet sides (its pages).
   case prepared(document: StagedThumbnail, sheetSides: Int)
+  /// The image decoded, for `decodeImage`: its pixels are in the request's `output`;
+  /// `embedsFile` when the bitmap keeps the file itself as its JPEG (`Bitmap.jpeg`: a JPEG a
+  /// PDF embeds as it is).
+  case decodedImage(width: Int, height: Int, hasAlpha: Bool, embedsFile: Bool)
   /// The file failed.
   case failed(error: DocumentError)
   /// The request itself could not be served (malformed, or an unknown operation).

@@ -15,3 +15,8 @@ for orientation in range(1, 9):
     exif = Image.Exif()
     exif[0x0112] = orientation
     marker.save(f"orientation-{orientation}.heic", quality=90, exif=exif.tobytes())
+
+# lying-size.heic (32 430 bytes): a header that lies about the size, as an attacker writes one. A
+# plain white 11 900 x 11 900 picture saved by pillow-heif (quality 10), whose `ispe` property
+# (byte 318: 'ispe', version/flags, then width and height as 32-bit big-endian) was then set to
+# 1000 x 1000. heif-info reports 1000 x 1000; libheif decodes the stream's 11 900 x 11 900.
