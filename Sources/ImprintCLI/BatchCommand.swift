@@ -128,6 +128,11 @@ enum BatchCommand {
     }
     options.layout = try layout(arguments)
     options.cardFiles = arguments.flag("card-files")
+    // Uploads and card photos (a merge lays cards out again, decoding their photos) are read
+    // by the document workers.
+    if let worker = try? DocumentCommands.workerExecutable(console) {
+      options.sandbox = DocumentSandbox(executable: worker, workers: options.jobs)
+    }
     return options
   }
 
@@ -139,9 +144,6 @@ enum BatchCommand {
     var options = try batchOptions(folder, arguments, console)
     options.failFast = arguments.flag("fail-fast")
     options.shard = try shard(arguments.value("shard") ?? "0/1", environment: console.environment)
-    if let worker = try? DocumentCommands.workerExecutable(console) {
-      options.sandbox = DocumentSandbox(executable: worker, workers: options.jobs)
-    }
     // Jobs of this shard, counted by a pass over the manifest's records (for the progress
     // display; a quoted line break does not start a job).
     let total = options.shard.jobs(of: ManifestReader.count(path: manifest))

@@ -129,7 +129,14 @@ func handle(_ work: Work) async throws -> String {
   case .cardPNG(let design):
     let template = try CardTemplate.shipped(named: design)
     let profile = try Profile.parse(profileJSON, source: "layla-h.json")
-    let input = try CardInput(profile: profile, template: template, photo: nil)
+    // The customer's photo is a stranger's file: decoded by the sandbox's workers.
+    let photo = [UInt8](
+      try Data(contentsOf: URL(fileURLWithPath: filesRoot + "/uploads/poster-photo.jpg")))
+    let input = try await CardInput(
+      profile: profile, template: template, photo: (photo, "poster-photo.jpg"),
+      placeholder: try CardInput.shippedPlaceholder(), decoder: sandbox)
+    try check(
+      input.photo.width > 0 && input.photo.jpeg == photo, "the photo did not decode as a JPEG")
     let options = CardOptions()
     let card = try CardMaker.png(input, face: .front, options: options)
     let (width, height) = try pngSize(card.bytes)
