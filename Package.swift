@@ -36,6 +36,8 @@ let package = Package(
     system("CWebP", "libwebpdemux", ["libwebp-dev"]),
     system("CTIFF", "libtiff-4", ["libtiff-dev"]),
     system("CGIF", "libgif", ["libgif-dev"]),
+    // libcups: Debian 12's libcups2-dev has no cups.pc, so the module map links it.
+    .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
     // Declarations only (no pkg-config, no link): libheif is loaded with dlopen when a HEIF image
     // is decoded (ImprintGraphics/HEIFDecoder.swift says why).
     .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
@@ -76,7 +78,7 @@ let package = Package(
       name: "ImprintDocuments",
       dependencies: [
         "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPoppler", "CQPDF",
-        "CImprintProcess", "CImprintImpose",
+        "CImprintProcess", "CImprintImpose", "CCups",
       ]),
     .target(
       name: "ImprintPricing", dependencies: ["ImprintCore"],

@@ -19,7 +19,10 @@ enum PrepareCommand {
       libqpdf in sandboxed workers). DIR/N-name.ticket.json holds the IPP attributes (copies, \
       sides, media, print-color-mode, finishings) and the quote's line; the file's pages are \
       the quote's impressions plus its blank back, checked before anything is written. All \
-      files are written or none. Image uploads are not prepared yet (document.notPreparable).
+      files are written or none. Image uploads are not prepared yet (document.notPreparable). \
+      With --printer, each file is then sent to that IPP printer (libcups, straight to the \
+      device: ipp://host:port/ipp/print) with its ticket's attributes, and its job id is \
+      reported.
       """,
     arguments: [ArgumentSpec("order", "The order (JSON).")],
     options: [
@@ -29,7 +32,9 @@ enum PrepareCommand {
         "files-root", "<dir>",
         "The folder the order's files are relative to and confined to (default: the order's folder)."
       ),
-      .flag("json", "Print the prepared files and their tickets as JSON."),
+      .value(
+        "printer", "<uri>", "Send each prepared file to this IPP printer (ipp://, ipps://)."),
+      .flag("json", "Print the prepared files and their tickets (and jobs) as JSON."),
     ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
   ) { arguments, console in
     guard let pricesPath = arguments.value("prices") else {
@@ -44,13 +49,17 @@ enum PrepareCommand {
       .prepare(
         order: arguments.positionals[0], prices: pricesPath,
         filesRoot: arguments.value("files-root"), output: folder)
+    let submitted = try arguments.value("printer").map {
+      try PrintSubmitter.submit(prepared.files, printer: $0)
+    }
     if arguments.flag("json") {
       /// The `--json` document.
       struct Report: Encodable {
         var schemaVersion = 1
         var files: [PreparedFile]
+        var jobs: [SubmittedJob]?
       }
-      console.stdout.write(JSONOutput.pretty(Report(files: prepared.files)))
+      console.stdout.write(JSONOutput.pretty(Report(files: prepared.files, jobs: submitted)))
     } else {
       for file in prepared.files {
         let ticket = file.ticket
@@ -60,6 +69,11 @@ enum PrepareCommand {
             + "\(ticket.impressions == 1 ? "" : "s")\(blank), \(ticket.ipp.copies) "
             + "cop\(ticket.ipp.copies == 1 ? "y" : "ies"), \(ticket.ipp.sides), "
             + "\(ticket.ipp.media), \(ticket.ipp.printColorMode)\n")
+      }
+      for job in submitted ?? [] {
+        console.stdout.write(
+          "\(SafeText.escaped(job.document)): job \(job.jobID) on \(SafeText.escaped(job.printer))\n"
+        )
       }
     }
     return ImprintCLI.success

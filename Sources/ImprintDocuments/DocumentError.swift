@@ -60,6 +60,10 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case notPreparable(file: String, type: String)
   /// The prepared file holds another number of sheet sides than the quote counted.
   case impressionsMismatch(file: String, quoted: Int, prepared: Int)
+  /// The printer cannot be reached (`detail`: what libcups said, or what is wrong with the URI).
+  case printerUnreachable(printer: String, detail: String)
+  /// The printer refused a job or its document (`detail`: the step and libcups' text).
+  case printRefused(file: String, printer: String, detail: String)
 
   public var code: String {
     switch self {
@@ -88,6 +92,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printNotAllowed: "pdf.printNotAllowed"
     case .notPreparable: "document.notPreparable"
     case .impressionsMismatch: "document.impressionsMismatch"
+    case .printerUnreachable: "print.unreachable"
+    case .printRefused: "print.refused"
     }
   }
 
@@ -149,6 +155,10 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "'\(file)' is \(type); only PDFs are prepared for print so far"
     case .impressionsMismatch(let file, let quoted, let prepared):
       "the print-ready file of '\(file)' has \(prepared) sheet sides; the quote counted \(quoted)"
+    case .printerUnreachable(let printer, let detail):
+      "cannot reach the printer '\(printer)' (\(detail))"
+    case .printRefused(let file, let printer, let detail):
+      "the printer '\(printer)' refused '\(file)' (\(detail))"
     }
   }
 
@@ -167,6 +177,10 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .prepareFailed: "export or print the document to PDF again"
     case .printNotAllowed: "ask the author for a copy that allows printing"
     case .notPreparable: "convert the file to PDF and quote the order again"
+    case .printerUnreachable:
+      "give the printer's IPP URI (ipp://host:port/ipp/print) and check that it is on"
+    case .printRefused:
+      "compare the ticket with what the printer supports (ipptool URI get-printer-attributes.test)"
     default: nil
     }
   }

@@ -56,6 +56,34 @@ struct PrepareCLITests {
     #expect((ticket?["ipp"] as? [String: Any])?["finishings"] as? [String] == ["staple"])
   }
 
+  @Test("--printer sends each file to an IPP printer and reports its job; a refusal is exit 1")
+  func printer() async throws {
+    let folder = TemporaryFolder()
+    let order = try order(
+      in: folder,
+      #"{"path":"uploads/course-notes.pdf","duplex":"long-edge"},{"path":"uploads/handout.pdf"}"#
+    )
+    let printer = try TestPrinter(folder: folder)
+    let prices = Self.examples + "prices-booster.json"
+    let run = await imprint([
+      "prepare", order, "--prices", prices, "-o", folder.file("out"), "--printer", printer.uri,
+    ])
+    #expect(run.code == 0, "\(run.stderr)")
+    let lines = run.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.count == 4)
+    #expect(lines[2] == folder.file("out/1-course-notes.pdf") + ": job 1 on " + printer.uri)
+    #expect(lines[3] == folder.file("out/2-handout.pdf") + ": job 2 on " + printer.uri)
+    #expect(printer.jobs(count: 2).count == 2)
+    let other = TemporaryFolder()
+    let a3 = try self.order(in: other, #"{"path":"uploads/handout.pdf","paper":"A3"}"#)
+    let refused = await imprint([
+      "prepare", a3, "--prices", prices, "-o", folder.file("a3"), "--printer", printer.uri,
+    ])
+    #expect(refused.code == 1)
+    #expect(
+      refused.stderr.hasPrefix("error: the printer '\(printer.uri)' refused"), "\(refused.stderr)")
+  }
+
   @Test("the sample order, which has a photo upload: exit 1, document.notPreparable, no file")
   func photoRefused() async throws {
     let folder = TemporaryFolder()

@@ -226,19 +226,25 @@ struct OrderPreparerTests {
     #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.file("out"))) == [])
   }
 
-  /// Writes the price list and an order of `files`, and prepares it into `output`.
   private func prepare(in folder: TemporaryFolder, files: [String], output: String = "out")
     async throws -> PreparedOrder
   {
-    try Data(prices.utf8).write(to: URL(fileURLWithPath: folder.file("prices.json")))
-    let order = #"{"schemaVersion":1,"files":[\#(files.joined(separator: ","))]}"#
-    try Data(order.utf8).write(to: URL(fileURLWithPath: folder.file("order.json")))
-    let preparer = OrderPreparer(
-      quoter: OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 2), jobs: 2))
-    return try await preparer.prepare(
-      order: folder.file("order.json"), prices: folder.file("prices.json"),
-      output: folder.file(output))
+    try await prepareOrder(in: folder, prices: prices, files: files, output: output)
   }
+}
+
+/// Writes `prices` and an order of `files` into `folder`, and prepares it into `output` there.
+func prepareOrder(
+  in folder: TemporaryFolder, prices: String, files: [String], output: String = "out"
+) async throws -> PreparedOrder {
+  try Data(prices.utf8).write(to: URL(fileURLWithPath: folder.file("prices.json")))
+  let order = #"{"schemaVersion":1,"files":[\#(files.joined(separator: ","))]}"#
+  try Data(order.utf8).write(to: URL(fileURLWithPath: folder.file("order.json")))
+  let preparer = OrderPreparer(
+    quoter: OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 2), jobs: 2))
+  return try await preparer.prepare(
+    order: folder.file("order.json"), prices: folder.file("prices.json"),
+    output: folder.file(output))
 }
 
 /// `pdffonts`' rows without the object numbers and subset tags: name, type, encoding, emb, sub,

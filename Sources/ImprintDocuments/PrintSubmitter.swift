@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: prepared files sent to an IPP printer through libcups, each with its job
+// ticket's attributes.
+
+internal import CCups
+import Foundation
+import ImprintCore
+import ImprintGraphics
+
+/// A print job a printer accepted.
+public struct SubmittedJob: Codable, Sendable, Equatable {
+  /// The print-ready PDF sent.
+  public var document: String
+  /// The printer's URI.
+  public var printer: String
+  /// The job's id on that printer.
+  public var jobID: Int
+}
+
+/// Sends prepared files to an IPP printer (`ipp://host:port/ipp/print`, `ipps://...`) with
+/// libcups, directly, without a CUPS scheduler: Create-Job with the ticket's attributes
+/// (`copies`, `sides`, `media`, `print-color-mode`, `multiple-document-handling`, and
+/// `finishings` unless none), then Send-Document with the PDF.
+///
+/// Synchronous; one connection for all the files. A printer that answers `server-error-busy`
+/// (one that takes one job at a time) is asked again every 50 ms for up to `busySeconds`.
+public enum PrintSubmitter {
+  /// Submits `files` to `printer`, in order, and returns their job ids.
+  ///
+  /// - Parameters:
+  ///   - files: prepared files with their tickets (`OrderPreparer`).
+  ///   - printer: the printer's IPP URI.
+  ///   - busySeconds: how long to keep asking a busy printer.
+  /// - Returns: one job per file, in order.
+  /// - Throws: `DocumentError.printerUnreachable` (a URI that is not IPP, a printer that does
+  ///   not answer) or `.printRefused` (a job or document the printer refused, naming the file);
+  ///   `FileError` reading a prepared file. Jobs submitted before a failure stay submitted.
+  public static func submit(_ files: [PreparedFile], printer: String, busySeconds: Double = 60)
+    throws -> [SubmittedJob]
+  {
+    guard printer.hasPrefix("ipp://") || printer.hasPrefix("ipps://") else {
+      throw DocumentError.printerUnreachable(
+        printer: SafeText.excerpt(printer), detail: "not an ipp:// or ipps:// URI")
+    }
+    let destination = try CupsDestination(uri: printer)
+    let connection = try CupsConnection(to: destination, printer: printer)
+    let info = try CupsDestinationInfo(connection, destination, printer: printer)
+    var jobs: [SubmittedJob] = []
+    for file in files {
+      let id = try submit(
+        file, printer: printer, busySeconds: busySeconds, connection, destination, info)
+      jobs.append(SubmittedJob(document: file.document, printer: printer, jobID: id))
+    }
+    return jobs
+  }
+
+  /// The IPP `finishings` enum values of keywords (RFC 8011, PWG 5100.1).
+  static let finishingValues: [String: Int] = [
+    "none": 3, "staple": 4, "punch": 5, "cover": 6, "bind": 7, "saddle-stitch": 8, "fold": 10,
+    "booklet-maker": 13,
+  ]
+
+  /// The job attributes of `ticket` as libcups options (name, value).
+  static func options(_ ticket: JobTicket) -> [(String, String)] {
+    var options = [
+      ("copies", "\(ticket.ipp.copies)"), ("sides", ticket.ipp.sides),
+      ("media", ticket.ipp.media), ("print-color-mode", ticket.ipp.printColorMode),
+      ("multiple-document-handling", ticket.ipp.multipleDocumentHandling),
+    ]
+    let finishings = ticket.ipp.finishings.filter { $0 != "none" }.compactMap {
+      finishingValues[$0]
+    }
+    if !finishings.isEmpty {
+      options.append(("finishings", finishings.map(String.init).joined(separator: ",")))
+    }
+    return options
+  }
+
+  private static func submit(
+    _ file: PreparedFile, printer: String, busySeconds: Double,
+    _ connection: borrowing CupsConnection, _ destination: borrowing CupsDestination,
+    _ info: borrowing CupsDestinationInfo
+  ) throws -> Int {
+    let (descriptor, _) = try FileIO.openForReading(file.document)
+    defer { close(descriptor) }
+    var count: Int32 = 0
+    var list: UnsafeMutablePointer<cups_option_t>?
+    defer { cupsFreeOptions(count, list) }
+    for (name, value) in options(file.ticket) { count = cupsAddOption(name, value, count, &list) }
+    let title = file.ticket.document
+    func refused(_ what: String) -> DocumentError {
+      .printRefused(
+        file: file.ticket.file, printer: printer,
+        detail: "\(what): \(String(cString: cupsLastErrorString()))")
+    }
+    var jobID: Int32 = 0
+    let deadline = Date().addingTimeInterval(busySeconds.isFinite ? max(0, busySeconds) : 60)
+    while true {
+      let status = cupsCreateDestJob(
+        connection.raw, destination.raw, info.raw, &jobID, title, count, list)
+      if isSuccess(status) { break }
+      guard status == IPP_STATUS_ERROR_BUSY, Date() < deadline else {
+        throw refused("Create-Job")
+      }
+      usleep(50_000)
+    }
+    guard
+      cupsStartDestDocument(
+        connection.raw, destination.raw, info.raw, jobID, title, "application/pdf", 0, nil, 1)
+        == HTTP_STATUS_CONTINUE
+    else { throw refused("Send-Document") }
+    var buffer = [CChar](repeating: 0, count: 1 << 16)
+    while true {
+      let read = buffer.withUnsafeMutableBytes {
+        Foundation.read(descriptor, $0.baseAddress, $0.count)
+      }
+      if read < 0 && errno == EINTR { continue }
+      guard read >= 0 else {
+        throw FileError.unreadable(path: file.document, reason: .system(errno))
+      }
+      if read == 0 { break }
+      guard cupsWriteRequestData(connection.raw, buffer, read) == HTTP_STATUS_CONTINUE else {
+        throw refused("sending the document")
+      }
+    }
+    guard isSuccess(cupsFinishDestDocument(connection.raw, destination.raw, info.raw)) else {
+      throw refused("Send-Document")
+    }
+    return Int(jobID)
+  }
+
+  /// Whether an IPP status is one of the successful ones (0x0000-0x00FF).
+  private static func isSuccess(_ status: ipp_status_t) -> Bool {
+    status.rawValue >= 0 && status.rawValue < 0x100
+  }
+}
+
+// The three libcups objects of a submission. Raw pointers stay in this file.
+
+extension DocumentError {
+  /// `printerUnreachable` for `printer` with libcups' last error text.
+  fileprivate static func unreachable(_ printer: String) -> DocumentError {
+    .printerUnreachable(printer: printer, detail: "cups: \(String(cString: cupsLastErrorString()))")
+  }
+}
+
+/// A destination made by `cupsGetDestWithURI`.
+///
+/// Owns it; freed with `cupsFreeDests` when destroyed.
+struct CupsDestination: ~Copyable {
+  fileprivate let raw: UnsafeMutablePointer<cups_dest_t>
+  private let handleScope: LiveHandles.Scope?
+
+  /// The destination of the printer at `uri`.
+  ///
+  /// - Throws: `DocumentError.printerUnreachable` when libcups cannot read the URI.
+  init(uri: String) throws(DocumentError) {
+    guard let raw = cupsGetDestWithURI(nil, uri) else {
+      throw .unreachable(uri)
+    }
+    self.raw = raw
+    handleScope = LiveHandles.opened("cups_dest_t")
+  }
+
+  deinit {
+    cupsFreeDests(1, raw)
+    LiveHandles.closed("cups_dest_t", in: handleScope)
+  }
+}
+
+/// A connection made by `cupsConnectDest` straight to the device (no scheduler).
+///
+/// Owns it; closed with `httpClose` when destroyed.
+struct CupsConnection: ~Copyable {
+  fileprivate let raw: OpaquePointer
+  private let handleScope: LiveHandles.Scope?
+
+  /// Connects to `destination`, waiting up to 30 s.
+  ///
+  /// - Throws: `DocumentError.printerUnreachable`.
+  init(to destination: borrowing CupsDestination, printer: String) throws(DocumentError) {
+    var resource = [CChar](repeating: 0, count: 1024)
+    guard
+      let raw = cupsConnectDest(
+        destination.raw, UInt32(CUPS_DEST_FLAGS_DEVICE), 30_000, nil, &resource, resource.count,
+        nil, nil)
+    else {
+      throw .unreachable(printer)
+    }
+    self.raw = raw
+    handleScope = LiveHandles.opened("http_t")
+  }
+
+  deinit {
+    httpClose(raw)
+    LiveHandles.closed("http_t", in: handleScope)
+  }
+}
+
+/// What a printer supports, from `cupsCopyDestInfo`.
+///
+/// Owns it; freed with `cupsFreeDestInfo` when destroyed.
+struct CupsDestinationInfo: ~Copyable {
+  fileprivate let raw: OpaquePointer
+  private let handleScope: LiveHandles.Scope?
+
+  /// The printer's attributes, asked over `connection`.
+  ///
+  /// - Throws: `DocumentError.printerUnreachable`.
+  init(
+    _ connection: borrowing CupsConnection, _ destination: borrowing CupsDestination,
+    printer: String
+  ) throws(DocumentError) {
+    guard let raw = cupsCopyDestInfo(connection.raw, destination.raw) else {
+      throw .unreachable(printer)
+    }
+    self.raw = raw
+    handleScope = LiveHandles.opened("cups_dinfo_t")
+  }
+
+  deinit {
+    cupsFreeDestInfo(raw)
+    LiveHandles.closed("cups_dinfo_t", in: handleScope)
+  }
+}

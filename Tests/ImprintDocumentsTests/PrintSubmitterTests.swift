@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocumentsTests: prepared files sent to a real IPP printer (CUPS's ippeveprinter on a
+// free port), checked by what it received: the bytes, the pages, and each job's attributes.
+
+import Foundation
+import ImprintCore
+import ImprintDocuments
+import ImprintPricing
+import ImprintTestSupport
+import Testing
+
+@Suite("PrintSubmitter: prepared files to an IPP printer", .liveHandlesChecked)
+struct PrintSubmitterTests {
+  /// An order of `files` (each of the 5-page `a.pdf`) prepared into `folder/out`.
+  private func prepared(in folder: TemporaryFolder, files: [String]) async throws
+    -> PreparedOrder
+  {
+    try HostileDocuments.write(
+      try NumberedPages.drawn(Array(repeating: .a4, count: 5)), to: folder.file("a.pdf"))
+    let prices = #"""
+      {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
+       "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
+       "paper":{"A4":{"plain":2},"A3":{"plain":4},"Letter":{"plain":2}},
+       "extras":{"staple":{"per":"copy","amount":10}}}
+      """#
+    return try await prepareOrder(in: folder, prices: prices, files: files)
+  }
+
+  @Test("each file arrives whole, with its pages, copies, sides, media, colour and finishings")
+  func received() async throws {
+    let folder = TemporaryFolder()
+    let order = try await prepared(
+      in: folder,
+      files: [
+        #"{"path":"a.pdf","nUp":2,"duplex":"long-edge","copies":2,"color":"color","extras":["staple"]}"#,
+        #"{"path":"a.pdf","pages":"1-3","duplex":"short-edge","paper":"Letter"}"#,
+        #"{"path":"a.pdf","nUp":4}"#,
+      ])
+    let printer = try TestPrinter(folder: folder)
+    let jobs = try PrintSubmitter.submit(order.files, printer: printer.uri)
+    #expect(jobs.map(\.document) == order.files.map(\.document))
+    #expect(Set(jobs.map(\.jobID)).count == 3 && jobs.allSatisfy { $0.printer == printer.uri })
+    let received = printer.jobs(count: 3)
+    #expect(received.count == 3)
+    for (job, file) in zip(jobs, order.files) {
+      let got = try #require(received[job.jobID], "job \(job.jobID)")
+      // The bytes prepared, and so the pages the quote counted (blank back included).
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: got.file))
+          == Data(contentsOf: URL(fileURLWithPath: file.document)))
+      #expect(try pdfInfo(got.file)["Pages"] == "\(file.ticket.sheetSides)")
+      #expect(got.attributes["job-name"] == (file.document as NSString).lastPathComponent)
+      #expect(got.attributes["document-format-supplied"] == "application/pdf")
+      #expect(got.attributes["copies"] == "\(file.ticket.ipp.copies)")
+      #expect(got.attributes["sides"] == file.ticket.ipp.sides)
+      #expect(got.attributes["media"] == file.ticket.ipp.media)
+      #expect(got.attributes["print-color-mode"] == file.ticket.ipp.printColorMode)
+      #expect(
+        got.attributes["multiple-document-handling"] == "separate-documents-collated-copies")
+    }
+    // By hand: 5 pages 2-up duplex is 3 impressions and a blank back; 3 pages duplex likewise.
+    let first = try #require(received[jobs[0].jobID])
+    #expect(first.attributes["copies"] == "2" && first.attributes["sides"] == "two-sided-long-edge")
+    #expect(first.attributes["finishings"] == "staple")
+    #expect(first.attributes["print-color-mode"] == "color")
+    #expect(try pdfInfo(first.file)["Pages"] == "4")
+    let second = try #require(received[jobs[1].jobID])
+    #expect(second.attributes["media"] == "na_letter_8.5x11in")
+    #expect(second.attributes["sides"] == "two-sided-short-edge")
+    #expect(second.attributes["finishings"] == nil)
+    #expect(try pdfInfo(second.file)["Pages"] == "4")
+    #expect(try pdfInfo(try #require(received[jobs[2].jobID]).file)["Pages"] == "2")
+  }
+
+  @Test("a paper the printer does not offer is print.refused, naming the file")
+  func refused() async throws {
+    let folder = TemporaryFolder()
+    let order = try await prepared(in: folder, files: [#"{"path":"a.pdf","paper":"A3"}"#])
+    let printer = try TestPrinter(folder: folder)
+    let error = #expect(throws: DocumentError.self) {
+      try PrintSubmitter.submit(order.files, printer: printer.uri)
+    }
+    #expect(error?.code == "print.refused")
+    #expect(error?.message.contains("refused 'a.pdf'") == true, "\(error?.message ?? "")")
+    #expect(error?.hint != nil)
+  }
+
+  @Test(
+    "no printer there, or not an IPP URI: print.unreachable",
+    arguments: ["free port", "http://localhost/printer"])
+  func unreachable(kind: String) async throws {
+    let folder = TemporaryFolder()
+    let order = try await prepared(in: folder, files: [#"{"path":"a.pdf"}"#])
+    let uri =
+      kind == "free port" ? "ipp://localhost:\(TestPrinter.freePort())/ipp/print" : kind
+    let error = #expect(throws: DocumentError.self) {
+      try PrintSubmitter.submit(order.files, printer: uri)
+    }
+    #expect(error?.code == "print.unreachable")
+    #expect(error?.message.contains(uri) == true, "\(error?.message ?? "")")
+  }
+}

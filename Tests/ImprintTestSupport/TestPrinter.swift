@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintTestSupport: CUPS's IPP Everywhere printer simulator (ippeveprinter) on a free port,
+// keeping every job it receives with the attributes it was given.
+
+import Foundation
+
+/// A job `ippeveprinter` received: the spooled file and the job's attributes.
+public struct ReceivedJob: Sendable {
+  /// The spooled file, byte for byte what was sent.
+  public var file: String
+  /// The job's attributes as the printer's hook got them (`IPP_COPIES` → `copies`, names in
+  /// lowercase with dashes; enums as keywords: `finishings=staple`).
+  public var attributes: [String: String]
+}
+
+/// `ippeveprinter` listening on `localhost` on a free port, accepting PDF, two-sided printing
+/// and colour; stopped when released.
+///
+/// Debian's build needs Avahi's D-Bus even with DNS-SD off, so it runs in `dbus-run-session`
+/// with the session bus standing in for the system bus. Each finished job runs a hook that
+/// writes the job's `IPP_*` environment beside the kept file.
+public final class TestPrinter {
+  /// `ipp://localhost:PORT/ipp/print`.
+  public let uri: String
+  /// The spool folder (files are kept).
+  public let spool: String
+  private let process: Process
+  private let pidFile: String
+
+  /// Starts a printer with its spool and hook in `folder`.
+  ///
+  /// - Throws: when it does not answer within 10 s (three ports are tried).
+  public init(folder: TemporaryFolder) throws {
+    spool = folder.file("spool")
+    try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
+    let hook = folder.file("hook.sh")
+    try Data(
+      "#!/bin/sh\nenv | grep '^IPP_' | sort > \"$1.env.tmp\" && mv \"$1.env.tmp\" \"$1.env\"\n"
+        .utf8
+    ).write(to: URL(fileURLWithPath: hook))
+    chmod(hook, 0o755)
+    pidFile = folder.file("printer.pid")
+    let executable = Self.find("ippeveprinter")
+    var started: (Process, Int)?
+    for _ in 0..<3 where started == nil {
+      let port = Self.freePort()
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      let command =
+        "echo $$ > '\(pidFile)'; DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS exec "
+        + "'\(executable)' -p \(port) -n localhost -r off -f application/pdf -2 -s 20,10 -k "
+        + "-d '\(spool)' -c '\(hook)' imprint-test"
+      process.arguments = ["dbus-run-session", "--", "sh", "-c", command]
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+      try process.run()
+      if Self.waitForListener(port: port, process: process) {
+        started = (process, port)
+      } else {
+        Self.stop(process, pidFile: pidFile)
+      }
+    }
+    guard let (process, port) = started else {
+      throw CocoaError(
+        .featureUnsupported, userInfo: [NSDebugDescriptionErrorKey: "ippeveprinter did not start"])
+    }
+    self.process = process
+    uri = "ipp://localhost:\(port)/ipp/print"
+  }
+
+  deinit { Self.stop(process, pidFile: pidFile) }
+
+  /// The jobs finished so far, by job id, once `count` of them have finished (or after 20 s).
+  public func jobs(count: Int) -> [Int: ReceivedJob] {
+    let deadline = Date().addingTimeInterval(20)
+    var found: [Int: ReceivedJob] = [:]
+    repeat {
+      found = [:]
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: spool)) ?? []
+      for name in names where name.hasSuffix(".env") {
+        let text = (try? String(contentsOfFile: spool + "/" + name, encoding: .utf8)) ?? ""
+        var attributes: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+          guard line.hasPrefix("IPP_"), let equals = line.firstIndex(of: "=") else { continue }
+          let key = line[line.index(line.startIndex, offsetBy: 4)..<equals]
+            .lowercased().replacingOccurrences(of: "_", with: "-")
+          attributes[key] = String(line[line.index(after: equals)...])
+        }
+        guard let id = attributes["job-id"].flatMap({ Int($0) }) else { continue }
+        found[id] = ReceivedJob(
+          file: spool + "/" + String(name.dropLast(4)), attributes: attributes)
+      }
+      if found.count >= count { break }
+      usleep(20_000)
+    } while Date() < deadline
+    return found
+  }
+
+  /// A port nothing listens on now (the kernel's choice for port 0).
+  public static func freePort() -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(descriptor, $0, length)
+        return getsockname(descriptor, $0, &length)
+      }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  /// Whether something accepts connections on `port` within 10 s while `process` runs.
+  private static func waitForListener(port: Int, process: Process) -> Bool {
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline && process.isRunning {
+      let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_port = in_port_t(UInt16(port).bigEndian)
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+      close(descriptor)
+      if connected == 0 { return true }
+      usleep(20_000)
+    }
+    return false
+  }
+
+  /// Ends the printer this object started (its own process id, from its pid file).
+  ///
+  /// The D-Bus session ends with it. SIGKILL: a child inherits the test runner's blocked signals, SIGTERM
+  /// among them, and the spooled files and their attributes are all written by then.
+  private static func stop(_ process: Process, pidFile: String) {
+    if process.isRunning, let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+      let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1
+    {
+      kill(pid, SIGKILL)
+    }
+    if process.isRunning { process.waitUntilExit() }
+  }
+
+  /// `name` on PATH or in /usr/sbin (where Debian puts ippeveprinter).
+  private static func find(_ name: String) -> String {
+    let folders =
+      (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+      .map(String.init) + ["/usr/sbin", "/sbin"]
+    return folders.map { $0 + "/" + name }.first {
+      FileManager.default.isExecutableFile(atPath: $0)
+    } ?? name
+  }
+}
