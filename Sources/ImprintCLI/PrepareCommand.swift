@@ -19,7 +19,9 @@ enum PrepareCommand {
       libqpdf in sandboxed workers). DIR/N-name.ticket.json holds the IPP attributes (copies, \
       sides, media, print-color-mode, finishings) and the quote's line; the file's pages are \
       the quote's impressions plus its blank back, checked before anything is written. All \
-      files are written or none. Image uploads are not prepared yet (document.notPreparable). \
+      files are written or none. An image (JPEG, PNG, HEIF, WebP, TIFF, GIF) is placed the \
+      same way, each page at its own size and resolution, upright; an upright JPEG is embedded \
+      as it is. \
       With --printer, each file is then sent to that IPP printer (libcups, straight to the \
       device: ipp://host:port/ipp/print) with its ticket's attributes, and its job id is \
       reported.

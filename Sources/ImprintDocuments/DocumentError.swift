@@ -56,8 +56,6 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case prepareFailed(file: String, reason: String)
   /// The PDF's permissions forbid printing.
   case printNotAllowed(file: String)
-  /// The file is of a type not prepared for print (`type` names it).
-  case notPreparable(file: String, type: String)
   /// The prepared file holds another number of sheet sides than the quote counted.
   case impressionsMismatch(file: String, quoted: Int, prepared: Int)
   /// The printer cannot be reached (`detail`: what libcups said, or what is wrong with the URI).
@@ -90,7 +88,6 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .changedSinceQuote: "document.changedSinceQuote"
     case .prepareFailed: "pdf.prepareFailed"
     case .printNotAllowed: "pdf.printNotAllowed"
-    case .notPreparable: "document.notPreparable"
     case .impressionsMismatch: "document.impressionsMismatch"
     case .printerUnreachable: "print.unreachable"
     case .printRefused: "print.refused"
@@ -151,8 +148,6 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .prepareFailed(let file, let reason):
       "pdf '\(file)' could not be prepared for print (qpdf: \(reason))"
     case .printNotAllowed(let file): "pdf '\(file)' does not allow printing (its permissions)"
-    case .notPreparable(let file, let type):
-      "'\(file)' is \(type); only PDFs are prepared for print so far"
     case .impressionsMismatch(let file, let quoted, let prepared):
       "the print-ready file of '\(file)' has \(prepared) sheet sides; the quote counted \(quoted)"
     case .printerUnreachable(let printer, let detail):
@@ -176,7 +171,6 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .changedSinceQuote: "quote the order again"
     case .prepareFailed: "export or print the document to PDF again"
     case .printNotAllowed: "ask the author for a copy that allows printing"
-    case .notPreparable: "convert the file to PDF and quote the order again"
     case .printerUnreachable:
       "give the printer's IPP URI (ipp://host:port/ipp/print) and check that it is on"
     case .printRefused:

@@ -54,8 +54,8 @@ public struct OrderPreparer: Sendable {
   ///     file's place in the order).
   /// - Returns: the quote and the files written.
   /// - Throws: what `OrderQuoter.quote` throws; `FileError` for the folder or a write;
-  ///   `DocumentError` for a file that cannot be prepared (`.notPreparable`,
-  ///   `.printNotAllowed`, `.changedSinceQuote`, `.prepareFailed`, the sandbox's limits).
+  ///   `DocumentError` for a file that cannot be prepared (`.printNotAllowed`,
+  ///   `.changedSinceQuote`, `.prepareFailed`, an image's errors, the sandbox's limits).
   public func prepare(
     order orderPath: String, prices pricesPath: String, filesRoot: String? = nil,
     output folder: String
@@ -78,10 +78,6 @@ public struct OrderPreparer: Sendable {
     var plans: [(source: QuotedFile, layout: SheetLayout, ticket: JobTicket, output: String)] = []
     for (index, source) in quoted.files.enumerated() {
       let line = quoted.quote.files[index]
-      guard source.info.type == .pdf else {
-        throw DocumentError.notPreparable(
-          file: source.file, type: "an image (\(source.info.type.rawValue))")
-      }
       guard source.info.printAllowed else { throw DocumentError.printNotAllowed(file: source.file) }
       guard let paper = PaperSize(rawValue: line.paper) else {
         preconditionFailure("paper '\(line.paper)' is offered by price lists but has no size")

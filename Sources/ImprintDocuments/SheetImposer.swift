@@ -5,6 +5,7 @@
 internal import CImprintImpose
 import Foundation
 import ImprintCore
+import ImprintGraphics
 
 /// How the pages of one file go onto sheets: what `imprint prepare` asks a worker for.
 public struct SheetLayout: Sendable, Codable, Equatable {
@@ -53,6 +54,12 @@ enum SheetImposer {
     _ bytes: DocumentBytes, file: String, password: String?, layout: SheetLayout,
     descriptor: Int32, output: String
   ) throws -> Int {
+    if try DocumentEngine.sniff(bytes, file: file) != .pdf {
+      let pdf = try pdf(ofImage: Array(bytes.buffer), file: file)
+      return try impose(
+        DocumentBytes(copying: pdf), file: file, password: nil, layout: layout,
+        descriptor: descriptor, output: output)
+    }
     let pages: [Int32]
     switch PageRange.resolve(layout.pages ?? "all", count: layout.expectedPages) {
     case .pages(let list): pages = list.map { Int32(clamping: $0) }
@@ -93,5 +100,30 @@ enum SheetImposer {
     default:
       throw DocumentError.prepareFailed(file: file, reason: SafeText.excerpt(message, limit: 200))
     }
+  }
+
+  /// A PDF of the image in `bytes`: one page a page of the image (a TIFF's directories), each
+  /// the image's size at its resolution (96 dpi when it states none), upright (EXIF
+  /// orientation applied), drawn by cairo: an upright JPEG is embedded as it is (DCTDecode),
+  /// other images as their decoded pixels, losslessly compressed.
+  ///
+  /// - Throws: `DocumentError` (`.image`, `.memoryLimit`) naming `file`.
+  static func pdf(ofImage bytes: [UInt8], file: String) throws -> [UInt8] {
+    let pages = try DocumentEngine.imagePages(bytes, file: file)
+    func size(_ page: (width: Int, height: Int, dpi: Double)) -> Size {
+      Size(width: Double(page.width) * 72 / page.dpi, height: Double(page.height) * 72 / page.dpi)
+    }
+    let first = pages.first.map(size) ?? Size(width: 72, height: 72)
+    let document = try VectorDocument(format: .pdf, size: first)
+    for (index, page) in pages.enumerated() {
+      let bitmap = try DocumentEngine.decodeImage(bytes, page: index + 1, file: file)
+      let pageSize = size(page)
+      try document.page(size: pageSize) { canvas in
+        try canvas.draw(
+          bitmap, in: Rect(x: 0, y: 0, width: pageSize.width, height: pageSize.height),
+          fit: .contain)
+      }
+    }
+    return try document.finish()
   }
 }

@@ -84,18 +84,21 @@ struct PrepareCLITests {
       refused.stderr.hasPrefix("error: the printer '\(printer.uri)' refused"), "\(refused.stderr)")
   }
 
-  @Test("the sample order, which has a photo upload: exit 1, document.notPreparable, no file")
-  func photoRefused() async throws {
+  @Test("the sample order: its two PDFs and its photo, on A3 with the JPEG as it is")
+  func sampleOrder() async throws {
     let folder = TemporaryFolder()
     let run = await imprint([
       "prepare", Self.examples + "order-booster.json", "--prices",
       Self.examples + "prices-booster.json", "-o", folder.file("out"),
     ])
-    #expect(run.code == 1)
-    #expect(run.stdout.isEmpty)
-    #expect(run.stderr.hasPrefix("error: 'uploads/poster-photo.jpg' is an image"))
-    #expect(run.stderr.contains("hint: "))
-    #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.file("out"))) == [])
+    #expect(run.code == 0, "\(run.stderr)")
+    #expect(run.stdout.split(separator: "\n").count == 3)
+    let photo = folder.file("out/3-poster-photo.pdf")
+    #expect(try pdfInfo(photo)["Page size"]?.contains("(A3)") == true)
+    #expect(try runTool("pdfimages", ["-j", photo, folder.file("img")]).status == 0)
+    #expect(
+      try Data(contentsOf: URL(fileURLWithPath: folder.file("img-000.jpg")))
+        == Data(contentsOf: URL(fileURLWithPath: Self.examples + "uploads/poster-photo.jpg")))
   }
 
   @Test("usage errors: --prices and -o are required (exit 2)")

@@ -187,6 +187,37 @@ struct OrderPreparerTests {
     #expect(decoded == first)
   }
 
+  @Test(
+    "an image on the paper: one side, the paper's size, its pixels kept (an upright JPEG as it is)",
+    arguments: [
+      ("progressive.jpg", "60 40", true), ("rotated.jpg", "40 60", false),
+      ("cmyk.jpg", "60 40", false), ("alpha.png", "60 40", false),
+    ])
+  func image(name: String, pixels: String, passedThrough: Bool) async throws {
+    let folder = TemporaryFolder()
+    let original = fixturesFolder + "/Images/" + name
+    try FileManager.default.copyItem(atPath: original, toPath: folder.file(name))
+    let prepared = try await prepare(
+      in: folder, files: [#"{"path":"\#(name)","paper":"Letter","copies":2}"#])
+    let file = try #require(prepared.files.first)
+    #expect(file.ticket.impressions == 1 && file.ticket.ipp.media == "na_letter_8.5x11in")
+    let info = try pdfInfo(file.document)
+    #expect(info["Pages"] == "1")
+    #expect(info["Page size"]?.hasPrefix("612 x 792 pts") == true, "\(info)")
+    // The image's own pixels (an alpha channel rides along as a soft mask).
+    let images = try imageSizes(file.document)
+    #expect(images.first?.hasPrefix("\(pixels) ") == true, "\(images)")
+    if passedThrough {
+      let extracted = folder.file("x")
+      #expect(try runTool("pdfimages", ["-j", file.document, extracted]).status == 0)
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: extracted + "-000.jpg"))
+          == Data(contentsOf: URL(fileURLWithPath: original)))
+    }
+    let check = try runTool("qpdf", ["--check", file.document])
+    #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+  }
+
   @Test("the same order twice gives the same bytes")
   func deterministic() async throws {
     let folder = TemporaryFolder()
@@ -209,7 +240,7 @@ struct OrderPreparerTests {
     "a file that cannot be prepared fails with its code, naming it, and nothing is written",
     arguments: [
       ("Documents/noprint.pdf", "pdf.printNotAllowed"),
-      ("Images/progressive.jpg", "document.notPreparable"),
+      ("Documents/huge.png", "image.tooLarge"),
     ])
   func refused(fixture: String, code: String) async throws {
     let folder = TemporaryFolder()
