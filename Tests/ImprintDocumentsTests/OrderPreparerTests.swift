@@ -297,3 +297,85 @@ private func imageSizes(_ path: String) throws -> [String] {
     return columns.count > 8 ? columns[3...7].joined(separator: " ") : String(line)
   }
 }
+
+@Suite("OrderPreparer: what a page carries besides its content", .liveHandlesChecked)
+struct OrderPreparerPageTests {
+  /// A one-page A4 order of `pdf`, prepared 1-up into `folder/out`.
+  private func prepareOne(_ pdf: [UInt8], in folder: TemporaryFolder) async throws
+    -> PreparedFile
+  {
+    try HostileDocuments.write(pdf, to: folder.file("p.pdf"))
+    let order = try await prepareOrder(
+      in: folder, prices: prices, files: [#"{"path":"p.pdf"}"#])
+    return try #require(order.files.first)
+  }
+
+  @Test("a printable form field's value is drawn into the page (a form XObject would drop it)")
+  func formField() async throws {
+    let folder = TemporaryFolder()
+    let pdf = HostileDocuments.pdf([
+      "<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [4 0 R] >> >>",
+      "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+      "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595.276 841.89] /Annots [4 0 R] "
+        + "/Resources << >> /Contents 6 0 R >>",
+      "<< /Type /Annot /Subtype /Widget /F 4 /FT /Tx /T (name) /V (Filled) /Rect [100 700 300 730] "
+        + "/P 3 0 R /AP << /N 5 0 R >> >>",
+      HostileDocuments.stream(
+        "BT /F1 14 Tf 2 8 Td (Filled) Tj ET",
+        "/Type /XObject /Subtype /Form /BBox [0 0 200 30] "
+          + "/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> "
+      ),
+      HostileDocuments.stream("0 g"),
+    ])
+    let file = try await prepareOne(pdf, in: folder)
+    let text = try runTool("pdftotext", [file.document, "-"]).stdout
+    #expect(text.contains("Filled"), "\(text)")
+    #expect(try runTool("qpdf", ["--check", file.document]).status == 0)
+  }
+
+  @Test("a page with bleed is placed by its TrimBox: the trimmed page fills the paper, centred")
+  func trimBox() async throws {
+    let folder = TemporaryFolder()
+    // A4 trimmed inside 30 pt of bleed; the mark sits at the trim box's centre.
+    let pdf = HostileDocuments.pdf([
+      "<< /Type /Catalog /Pages 2 0 R >>",
+      "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+      "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 655.276 901.89] "
+        + "/TrimBox [30 30 625.276 871.89] "
+        + "/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> "
+        + "/Contents 4 0 R >>",
+      HostileDocuments.stream(
+        "BT /F1 20 Tf 313 443 Td (P1) Tj ET BT /F1 20 Tf 313 820 Td (T1) Tj ET"),
+    ])
+    let file = try await prepareOne(pdf, in: folder)
+    let page = try #require(try wordsByPage(file.document).first)
+    let mark = try #require(page.words.first { $0.text == "P1" })
+    // At 100 %: the trim box is A4, so its centre lands on the paper's centre.
+    #expect(abs(mark.x - (313 - 30 + 11)) < 3 && abs(mark.y - (841.89 - 443 + 30 - 7)) < 4)
+    #expect(abs(page.width - 595.276) < 0.5 && abs(page.height - 841.89) < 0.5)
+  }
+
+  @Test("a file whose page count changed since the quote is document.changedSinceQuote")
+  func changedSinceQuote() async throws {
+    let folder = TemporaryFolder()
+    try HostileDocuments.write(
+      try NumberedPages.drawn(Array(repeating: .a4, count: 3)), to: folder.file("p.pdf"))
+    try Data(prices.utf8).write(to: URL(fileURLWithPath: folder.file("prices.json")))
+    try Data(#"{"schemaVersion":1,"files":[{"path":"p.pdf"}]}"#.utf8).write(
+      to: URL(fileURLWithPath: folder.file("order.json")))
+    let quoter = OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 1), jobs: 1)
+    var quoted = try await quoter.quote(
+      order: folder.file("order.json"), prices: folder.file("prices.json"))
+    // The file is replaced by a 4-page one after it was quoted.
+    try HostileDocuments.write(
+      try NumberedPages.drawn(Array(repeating: .a4, count: 4)), to: folder.file("p.pdf"))
+    quoted.files[0].info.pages = 3
+    try FileManager.default.createDirectory(
+      atPath: folder.file("out"), withIntermediateDirectories: true)
+    let error = await #expect(throws: DocumentError.self) {
+      try await OrderPreparer(quoter: quoter).prepare(quoted, output: folder.file("out"))
+    }
+    #expect(error == .changedSinceQuote(file: "p.pdf", quotedPages: 3, pages: 4))
+    #expect((try? FileManager.default.contentsOfDirectory(atPath: folder.file("out"))) == [])
+  }
+}
