@@ -116,8 +116,13 @@ struct PhotoSandboxTests {
     } else {
       #expect(imprintError.code == "document.memoryLimit")
     }
-    // Decoded here, this process's peak would pass 1.2 GB.
-    #expect(after <= max(before, 700 << 10), "peak \(before) KB -> \(after) KB")
+    // Decoded here, this process's peak would pass 1.2 GB. Under a sanitizer the peak is the
+    // whole instrumented suite's, running beside this test (ASan: 812 492 -> 1 301 028 KB in a
+    // full run, while this test alone stays under the bound); that the decoder was asked, and
+    // the worker's verdict above, still show where the photo was decoded.
+    if Sanitizer.measuresMemory {
+      #expect(after <= max(before, 700 << 10), "peak \(before) KB -> \(after) KB")
+    }
   }
 
   /// This process's peak resident memory, in KB.
