@@ -4,12 +4,24 @@
 // cards and receipts.
 
 import Foundation
+import Synchronization
 
 /// Locale identifiers checked against Foundation's locale data.
 public enum LocaleData {
   /// Whether Foundation has data for the language of `identifier` (`ko`, `zh-Hant-TW`,
   /// `pt_BR`); false for `xx`, `english`, an empty or malformed identifier.
   public static func isKnown(_ identifier: String) -> Bool {
+    // Asked once a card: the answer is kept (Foundation builds its list of ISO codes on every
+    // call, a tenth of a card's layout).
+    if let known = answers.withLock({ $0[identifier] }) { return known }
+    let known = decide(identifier)
+    answers.withLock { if $0.count < 1024 { $0[identifier] = known } }
+    return known
+  }
+
+  private static let answers = Mutex<[String: Bool]>([:])
+
+  private static func decide(_ identifier: String) -> Bool {
     let normalized = identifier.replacingOccurrences(of: "_", with: "-")
     guard !normalized.isEmpty,
       normalized.unicodeScalars.allSatisfy({
