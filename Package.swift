@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "ImprintDocuments", targets: ["ImprintDocuments"]),
     .library(name: "ImprintPricing", targets: ["ImprintPricing"]),
     .library(name: "ImprintBatch", targets: ["ImprintBatch"]),
+    .library(name: "ImprintService", targets: ["ImprintService"]),
     .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
     .executable(name: "imprint", targets: ["imprint"]),
   ],
@@ -36,6 +37,8 @@ let package = Package(
     system("CWebP", "libwebpdemux", ["libwebp-dev"]),
     system("CTIFF", "libtiff-4", ["libtiff-dev"]),
     system("CGIF", "libgif", ["libgif-dev"]),
+    // The HTTP server of `imprint serve` (ImprintService).
+    system("CMHD", "libmicrohttpd", ["libmicrohttpd-dev"]),
     // libcups: Debian 12's libcups2-dev has no cups.pc, so the module map links it.
     .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
     // Declarations only (no pkg-config, no link): libheif is loaded with dlopen when a HEIF image
@@ -93,11 +96,18 @@ let package = Package(
         "ImprintPricing",
       ]
     ),
+    // `imprint serve`: the capabilities over HTTP (libmicrohttpd), a front end beside the CLI.
+    .target(
+      name: "ImprintService",
+      dependencies: [
+        "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments", "CMHD",
+      ]
+    ),
     .target(
       name: "ImprintCLI",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPricing", "ImprintBatch",
+        "ImprintPricing", "ImprintBatch", "ImprintService",
       ]
     ),
     .executableTarget(name: "imprint", dependencies: ["ImprintCLI", "ImprintDocuments"]),
@@ -127,6 +137,8 @@ let package = Package(
     .testTarget(
       name: "ImprintBatchTests",
       dependencies: ["ImprintBatch", "ImprintCards", "ImprintDocuments", "ImprintTestSupport"]),
+    .testTarget(
+      name: "ImprintServiceTests", dependencies: ["ImprintService", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: ["ImprintCLI", "ImprintQR", "ImprintBatch", "ImprintTestSupport"],

@@ -30,11 +30,17 @@ enum DocumentCommands {
   static func sandbox(_ arguments: ParsedArguments, _ console: Console, jobs: Int) throws
     -> DocumentSandbox
   {
+    DocumentSandbox(
+      executable: try workerExecutable(console), limits: try limits(arguments), workers: jobs)
+  }
+
+  /// The workers' limits from `--cpu-limit`, `--memory-limit` and `--timeout`.
+  static func limits(_ arguments: ParsedArguments) throws -> SandboxLimits {
     var limits = SandboxLimits()
     limits.cpuSeconds = try arguments.int("cpu-limit", in: 1...3600) ?? limits.cpuSeconds
     limits.memoryMB = try arguments.int("memory-limit", in: 128...65_536) ?? limits.memoryMB
     limits.wallSeconds = try arguments.double("timeout", in: 0.5...3600) ?? limits.wallSeconds
-    return DocumentSandbox(executable: try workerExecutable(console), limits: limits, workers: jobs)
+    return limits
   }
 
   static let inspect = CommandSpec(

@@ -22,7 +22,7 @@ public enum ImprintCLI {
   static let commands: [CommandSpec] = [
     QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DocumentCommands.inspect,
     DocumentCommands.thumb, QuoteCommand.spec, PrepareCommand.spec, BatchCommand.spec,
-    DemoCommand.spec,
+    ServeCommand.spec, DemoCommand.spec,
   ]
 
   /// The root command: its help lists the commands.

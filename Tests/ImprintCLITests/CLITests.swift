@@ -274,7 +274,7 @@ struct EndToEndTests {
 struct HelpGoldenTests {
   @Test(
     "help for every command matches its golden",
-    arguments: ["qr", "card", "inspect", "thumb", "quote", "prepare", "batch", "demo"])
+    arguments: ["qr", "card", "inspect", "thumb", "quote", "prepare", "batch", "serve", "demo"])
   func help(command: String) async {
     let run = await imprint([command, "--help"])
     let mismatch = goldenMismatch(

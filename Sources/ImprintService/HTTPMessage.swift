@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: a request as the routes see it and the response they make: Swift values,
+// no libmicrohttpd type.
+
+import ImprintCore
+
+/// One HTTP request, read whole: its method, path, query parameters, content type and body.
+struct HTTPRequest: Sendable {
+  /// `GET`, `POST`, ...
+  var method: String
+  /// The path without the query (`/v1/qr`).
+  var path: String
+  /// The query parameters, decoded; a name given twice keeps its last value and is listed in
+  /// `repeatedParameters`.
+  var query: [String: String]
+  /// Query parameter names given more than once.
+  var repeatedParameters: [String]
+  /// The `Content-Type` header's media type, lowercased, without parameters (`application/json`).
+  var contentType: String?
+  /// The body's bytes.
+  var body: [UInt8]
+}
+
+/// One HTTP response: status, media type, body and extra headers.
+struct HTTPResponse: Sendable {
+  /// The status code.
+  var status: Int
+  /// The `Content-Type` header.
+  var contentType: String
+  /// The body's bytes.
+  var body: [UInt8]
+  /// Further headers (`Allow`, `Retry-After`).
+  var headers: [(name: String, value: String)] = []
+
+  /// A JSON document (sorted keys, as the CLI's `--json`).
+  static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
+    HTTPResponse(
+      status: status, contentType: "application/json",
+      body: Array(JSONOutput.pretty(value).utf8))
+  }
+
+  /// The error document `{"error": {"code", "message", "hint"}, "schemaVersion": 1}` with the
+  /// error's status (`ServiceStatus.of`).
+  static func error(_ error: any Error) -> HTTPResponse {
+    struct Document: Encodable {
+      var schemaVersion = 1
+      var error: ErrorRecord
+    }
+    var response = json(Document(error: ErrorRecord(error)), status: ServiceStatus.of(error))
+    if case .methodNotAllowed(_, _, let allowed) = error as? ServiceError {
+      response.headers.append(("Allow", allowed.joined(separator: ", ")))
+    }
+    if case .busy = error as? ServiceError { response.headers.append(("Retry-After", "1")) }
+    return response
+  }
+}

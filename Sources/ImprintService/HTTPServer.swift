@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: libmicrohttpd's daemon (the one owner of CMHD): one epoll thread reads
+// requests, suspends each connection while its work runs in a bounded pool, and resumes it to
+// send the response (docs/architecture.md, "The service").
+
+internal import CMHD
+import Foundation
+import ImprintCore
+import Synchronization
+
+/// What an `HTTPServer` calls for each request read whole.
+typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
+
+/// One request on its way through the daemon: its head, its body as it arrives, and the
+/// response its job made.
+///
+/// `@unchecked Sendable`: the event thread writes the head and body before the job is
+/// submitted; the job writes `response` before `MHD_resume_connection`, after which only the
+/// event thread reads it (the suspension orders the two threads).
+private final class Exchange: @unchecked Sendable {
+  let method: String
+  let path: String
+  let query: [String: String]
+  let repeatedParameters: [String]
+  let contentType: String?
+  var body: [UInt8] = []
+  /// The body went over the limit (a chunked upload): answered 413 once it is read.
+  var overLimit = false
+  /// The response to send; nil until it is made.
+  var response: HTTPResponse?
+  /// Whether the response was handed to libmicrohttpd.
+  var queued = false
+
+  init(
+    method: String, path: String, query: [String: String], repeatedParameters: [String],
+    contentType: String?
+  ) {
+    self.method = method
+    self.path = path
+    self.query = query
+    self.repeatedParameters = repeatedParameters
+    self.contentType = contentType
+  }
+}
+
+/// A connection handle passed from the event thread to a job and back.
+///
+/// `@unchecked Sendable`: libmicrohttpd allows `MHD_resume_connection` from any thread, and a
+/// suspended connection is not freed until it was resumed.
+private struct ConnectionHandle: @unchecked Sendable {
+  let raw: OpaquePointer
+}
+
+/// An HTTP/1.1 server over libmicrohttpd (`MHD_start_daemon_va`, epoll, suspend/resume).
+///
+/// Owns one daemon (`MHD_stop_daemon` in `stop`) and its listening socket. Keep-alive is
+/// libmicrohttpd's; idle connections close after `connectionTimeout`.
+///
+/// `@unchecked Sendable`: `daemon` and `socket` are set once in `start`, before any callback,
+/// and cleared in `stop` after the daemon stopped; the counters are behind a Mutex.
+final class HTTPServer: @unchecked Sendable {
+  /// The largest body read, in bytes.
+  let maximumBodyBytes: Int
+  /// Seconds a connection may stay idle.
+  let connectionTimeout: Int
+  private let pool: WorkPool
+  private let handler: HTTPHandler
+  private var daemon: OpaquePointer?
+  private var socket: Int32 = -1
+  /// Requests begun and not yet completed (their response sent or their connection closed).
+  private let open = Mutex(0)
+  /// Set once stopping began: responses say `Connection: close`.
+  private let draining = Atomic(false)
+
+  /// A server that works `pool`'s width of requests at once with `handler`.
+  init(
+    maximumBodyBytes: Int, connectionTimeout: Int, pool: WorkPool, handler: @escaping HTTPHandler
+  ) {
+    self.maximumBodyBytes = maximumBodyBytes
+    self.connectionTimeout = connectionTimeout
+    self.pool = pool
+    self.handler = handler
+  }
+
+  /// Whether `stop` began.
+  var isDraining: Bool { draining.load(ordering: .acquiring) }
+
+  /// Listens on `address` and starts the daemon's thread.
+  ///
+  /// - Returns: the port listened on (the one chosen by the system when `address.port` is 0).
+  /// - Throws: `ServiceError.listen` when the socket cannot be made, bound or listened on, or
+  ///   the daemon does not start.
+  func start(_ address: ListenAddress) throws(ServiceError) -> Int {
+    precondition(daemon == nil, "HTTPServer.start called twice")
+    let fd = try Self.listeningSocket(address)
+    var options = [
+      MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(fd), ptr_value: nil),
+      MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: connectionTimeout, ptr_value: nil),
+      MHD_OptionItem(
+        option: .NOTIFY_COMPLETED, value: unsafeBitCast(requestCompleted, to: Int.self),
+        ptr_value: Unmanaged.passUnretained(self).toOpaque()),
+      MHD_OptionItem(option: .END, value: 0, ptr_value: nil),
+    ]
+    let flags =
+      MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
+      | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+    let me = Unmanaged.passUnretained(self).toOpaque()
+    let started = options.withUnsafeMutableBufferPointer { items -> OpaquePointer? in
+      guard let first = items.baseAddress else { return nil }
+      return withVaList([MHD_OPTION.ARRAY.rawValue, first, MHD_OPTION.END.rawValue]) {
+        MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, me, $0)
+      }
+    }
+    guard let started else {
+      close(fd)
+      throw .listen(address: address.description, call: "MHD_start_daemon", errno: EINVAL)
+    }
+    daemon = started
+    socket = fd
+    var bound = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &bound) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: bound.sin_port))
+  }
+
+  /// Stops taking connections, lets the requests already begun finish (waiting at most
+  /// `drainSeconds` for those still being read or sent, and for every job in the pool), then
+  /// stops the daemon (`MHD_stop_daemon`) and closes the socket.
+  func stop(drainSeconds: Double) {
+    guard let daemon else { return }
+    draining.store(true, ordering: .releasing)
+    // New clients are refused at once (quiesce alone would leave them waiting in the backlog).
+    let listening = MHD_quiesce_daemon(daemon)
+    if listening >= 0 { shutdown(listening, Int32(SHUT_RDWR)) }
+    let deadline = Date().addingTimeInterval(drainSeconds)
+    while open.withLock({ $0 }) > 0 && Date() < deadline { usleep(10_000) }
+    // A suspended connection must be resumed before the daemon stops: its job ends first (jobs
+    // have their own limits: the sandbox's time limit).
+    while pool.pending > 0 { usleep(10_000) }
+    MHD_stop_daemon(daemon)
+    self.daemon = nil
+    close(socket)
+    socket = -1
+  }
+
+  /// A socket bound to `address` and listening (`socket`, `setsockopt`, `bind`, `listen`).
+  private static func listeningSocket(_ address: ListenAddress) throws(ServiceError) -> Int32 {
+    let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else {
+      throw .listen(address: address.description, call: "socket", errno: errno)
+    }
+    var one: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    var socketAddress = sockaddr_in()
+    socketAddress.sin_family = sa_family_t(AF_INET)
+    socketAddress.sin_port = UInt16(address.port).bigEndian
+    socketAddress.sin_addr = address.ipv4
+    let bound = withUnsafePointer(to: &socketAddress) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0 else {
+      let code = errno
+      close(fd)
+      throw .listen(address: address.description, call: "bind", errno: code)
+    }
+    guard listen(fd, 128) == 0 else {
+      let code = errno
+      close(fd)
+      throw .listen(address: address.description, call: "listen", errno: code)
+    }
+    return fd
+  }
+
+  /// libmicrohttpd's access handler for one call: the head (a new exchange), a piece of the
+  /// body, or the end of the body (the job submitted, or the response it made queued).
+  fileprivate func handle(
+    _ connection: OpaquePointer, url: String, method: String, upload: UnsafePointer<CChar>?,
+    uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+  ) -> MHD_Result {
+    guard let existing = state.pointee else {
+      let exchange = begin(connection, url: url, method: method)
+      state.pointee = Unmanaged.passRetained(exchange).toOpaque()
+      open.withLock { $0 += 1 }
+      // 413 before the body is read, from its declared length (curl then sends none of it
+      // after `Expect: 100-continue`).
+      if let declared = header(connection, "Content-Length").flatMap({ Int($0) }),
+        declared > maximumBodyBytes
+      {
+        exchange.response = .error(
+          ServiceError.bodyTooLarge(path: url, bytes: declared, limit: maximumBodyBytes))
+        return queue(exchange, on: connection, close: true)
+      }
+      return .YES
+    }
+    let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
+    if uploadSize.pointee > 0 {
+      if exchange.response == nil && !exchange.overLimit, let upload {
+        if exchange.body.count + uploadSize.pointee > maximumBodyBytes {
+          exchange.overLimit = true
+          exchange.body = []
+        } else {
+          upload.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
+            exchange.body.append(
+              contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
+          }
+        }
+      }
+      uploadSize.pointee = 0
+      return .YES
+    }
+    if exchange.queued { return .YES }
+    if exchange.response != nil { return queue(exchange, on: connection, close: false) }
+    if exchange.overLimit {
+      exchange.response = .error(
+        ServiceError.bodyTooLarge(path: url, bytes: nil, limit: maximumBodyBytes))
+      return queue(exchange, on: connection, close: true)
+    }
+    let request = HTTPRequest(
+      method: exchange.method, path: exchange.path, query: exchange.query,
+      repeatedParameters: exchange.repeatedParameters, contentType: exchange.contentType,
+      body: exchange.body)
+    exchange.body = []
+    let handle = ConnectionHandle(raw: connection)
+    let handler = handler
+    MHD_suspend_connection(connection)
+    let accepted = pool.submit {
+      exchange.response = await handler(request)
+      MHD_resume_connection(handle.raw)
+    }
+    guard accepted else {
+      exchange.response = .error(ServiceError.busy(queued: pool.queueLimit))
+      MHD_resume_connection(connection)
+      return .YES
+    }
+    return .YES
+  }
+
+  /// A new exchange from the request's head: query parameters and content type read from
+  /// libmicrohttpd (`MHD_get_connection_values`, `MHD_lookup_connection_value`).
+  private func begin(_ connection: OpaquePointer, url: String, method: String) -> Exchange {
+    let collected = QueryCollector()
+    _ = MHD_get_connection_values(
+      connection, .GET_ARGUMENT_KIND,
+      { cls, _, key, value in
+        guard let cls, let key else { return .YES }
+        let collector = Unmanaged<QueryCollector>.fromOpaque(cls).takeUnretainedValue()
+        let name = String(cString: key)
+        if collector.values[name] != nil { collector.repeated.append(name) }
+        collector.values[name] = value.map { String(cString: $0) } ?? ""
+        return .YES
+      }, Unmanaged.passUnretained(collected).toOpaque())
+    let contentType = header(connection, "Content-Type").map {
+      String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
+    }
+    return withExtendedLifetime(collected) {
+      Exchange(
+        method: method, path: url, query: collected.values,
+        repeatedParameters: collected.repeated, contentType: contentType)
+    }
+  }
+
+  /// The value of request header `name`, if given.
+  private func header(_ connection: OpaquePointer, _ name: String) -> String? {
+    MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+  }
+
+  /// Hands the exchange's response to libmicrohttpd (`MHD_create_response_from_buffer`, copied;
+  /// `MHD_queue_response`; the response released with `MHD_destroy_response`).
+  private func queue(_ exchange: Exchange, on connection: OpaquePointer, close: Bool) -> MHD_Result
+  {
+    guard let response = exchange.response else { return .NO }
+    exchange.queued = true
+    let made = response.body.withUnsafeBytes { bytes in
+      MHD_create_response_from_buffer(
+        bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let made else { return .NO }
+    defer { MHD_destroy_response(made) }
+    MHD_add_response_header(made, "Content-Type", response.contentType)
+    for header in response.headers { MHD_add_response_header(made, header.name, header.value) }
+    if close || isDraining { MHD_add_response_header(made, "Connection", "close") }
+    return MHD_queue_response(connection, UInt32(response.status), made)
+  }
+
+  /// libmicrohttpd's completion notice: the exchange is released.
+  fileprivate func completed(_ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    guard let existing = state.pointee else { return }
+    Unmanaged<Exchange>.fromOpaque(existing).release()
+    state.pointee = nil
+    open.withLock { $0 -= 1 }
+  }
+}
+
+/// The query parameters of one request, gathered by `MHD_get_connection_values`' iterator.
+private final class QueryCollector {
+  var values: [String: String] = [:]
+  var repeated: [String] = []
+}
+
+/// The access handler libmicrohttpd calls (a C function: the server comes through `cls`).
+private let accessHandler: MHD_AccessHandlerCallback = {
+  cls, connection, url, method, _, upload, uploadSize, state in
+  guard let cls, let connection, let uploadSize, let state else { return .NO }
+  let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+  return server.handle(
+    connection, url: url.map { String(cString: $0) } ?? "/",
+    method: method.map { String(cString: $0) } ?? "GET", upload: upload,
+    uploadSize: uploadSize, state: state)
+}
+
+/// The completion notice libmicrohttpd calls when a request ends (`MHD_OPTION_NOTIFY_COMPLETED`).
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, state, _ in
+  guard let cls, let state else { return }
+  Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().completed(state)
+}

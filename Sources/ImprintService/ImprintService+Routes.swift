@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: the capability routes, each calling the library entry point its command
+// calls: `QRSettings.make` (`imprint qr`), `CardRun.run` (`imprint card`),
+// `DocumentSandbox.inspect` (`imprint inspect`).
+
+import Foundation
+import ImprintCards
+import ImprintCore
+import ImprintDocuments
+import ImprintGraphics
+import ImprintQR
+
+extension ImprintService {
+  /// `POST /v1/qr`: a code from the options of a JSON body, or of the query when the body is
+  /// empty (`payload`, `payloadType` text/eth/btc, `format` png/svg/pdf/eps, `level`, `module`,
+  /// `size`, `dpi`, `quietZone`, `foreground`, `background`, `allowLowContrast`, `caption`,
+  /// `captionAddress`, and the payment options `request`, `amount`, `token`, `decimals`,
+  /// `chainId`, `gasLimit`, `gasPrice`, `label`, `message`).
+  func qr(_ request: HTTPRequest) throws -> HTTPResponse {
+    var options: RequestOptions
+    if request.body.isEmpty {
+      options = try RequestOptions(query: request)
+    } else {
+      try Self.expect(request, ["application/json"])
+      options = try RequestOptions(jsonBody: request)
+    }
+    guard let text = try options.string("payload") else {
+      throw ServiceError.missingParameter(name: "payload", route: request.path)
+    }
+    let kindName = try options.choice("payloadType", QRPayloadKind.allCases.map(\.shortName))
+    let kind = kindName.flatMap(QRPayloadKind.init(shortName:)) ?? .text
+    let formats = ["png", "svg", "pdf", "eps"]
+    let format = QRFormat(rawValue: try options.choice("format", formats) ?? "png") ?? .png
+    var payment = PaymentOptions()
+    payment.request = try options.flag("request")
+    payment.amount = try options.string("amount")
+    payment.token = try options.string("token")
+    payment.decimals = try options.integer("decimals", in: 0...36)
+    payment.chainID = try options.string("chainId")
+    payment.gasLimit = try options.string("gasLimit")
+    payment.gasPrice = try options.string("gasPrice")
+    payment.label = try options.string("label")
+    payment.message = try options.string("message")
+    var style = QRStyle()
+    if let level = try options.choice("level", ["L", "M", "Q", "H"]) {
+      style.level = QRErrorCorrection(rawValue: level) ?? style.level
+    }
+    style.modulePixels = try options.integer("module", in: 1...64) ?? style.modulePixels
+    style.sizeMillimetres = try options.number("size", in: 5...1000)
+    style.dpi = try options.number("dpi", in: 72...4800) ?? style.dpi
+    style.quietZone = try options.integer("quietZone", in: 0...16) ?? style.quietZone
+    style.foreground = try Self.color(&options, "foreground") ?? style.foreground
+    style.background = try Self.color(&options, "background") ?? style.background
+    style.allowLowContrast = try options.flag("allowLowContrast")
+    style.caption = try options.string("caption")
+    style.fonts = configuration.fonts
+    let captionAddress = try options.flag("captionAddress")
+    try options.finish()
+    // The library's own checks, as `imprint qr` runs them: payment options against the kind,
+    // ranges and contrast.
+    try QRPayload.validate(payment, kind: kind)
+    try style.validate()
+    let settings = QRSettings(
+      kind: kind, payment: payment, style: style, captionAddress: captionAddress)
+    let (_, rendering) = try settings.make(text, format: format, source: "the payload")
+    return HTTPResponse(
+      status: 200, contentType: Self.mediaTypes[format.rawValue] ?? "application/octet-stream",
+      body: rendering.bytes)
+  }
+
+  /// `POST /v1/card`: the card of the profile JSON in the body, as `imprint card` makes it.
+  ///
+  /// Query parameters: `template`, `side` (front/back/both), `format` (pdf/png/share),
+  /// `locale`, `dpi`, `bleed`, `cropMarks`, `platform`, `allowMissingGlyphs`. A PNG is one
+  /// side (front unless `side` says back).
+  func card(_ request: HTTPRequest) async throws -> HTTPResponse {
+    try Self.expect(request, ["application/json"])
+    var options = try RequestOptions(query: request)
+    let templateName = try options.string("template") ?? "classic"
+    guard let template = templates[templateName] else {
+      throw CardError.templateNotFound(name: templateName, available: templates.keys.sorted())
+    }
+    let format =
+      CardRun.Format(
+        rawValue: try options.choice("format", CardRun.Format.allCases.map(\.rawValue)) ?? "pdf")
+      ?? .pdf
+    var cardOptions = CardOptions()
+    let side = try options.choice("side", ["front", "back", "both"])
+    switch side ?? (format == .png ? "front" : "both") {
+    case "front": cardOptions.faces = [.front]
+    case "back": cardOptions.faces = [.back]
+    default:
+      guard format != .png else {
+        throw ServiceError.invalidParameter(
+          name: "side", problem: "must be front or back with format png: a response is one image")
+      }
+      cardOptions.faces = [.front, .back]
+    }
+    cardOptions.locale = try options.string("locale")
+    cardOptions.dpi = try options.number("dpi", in: 72...1200) ?? cardOptions.dpi
+    cardOptions.bleed = try options.number("bleed", in: 0...10)
+    cardOptions.cropMarks = try options.flag("cropMarks")
+    cardOptions.allowMissingGlyphs = try options.flag("allowMissingGlyphs")
+    cardOptions.fonts = configuration.fonts
+    let platform = try options.choice("platform", Platform.allCases.map(\.rawValue)).flatMap {
+      Platform(rawValue: $0)
+    }
+    try options.finish()
+    let folder = try TemporaryFolder()
+    let output = folder.path + (format == .pdf ? "/card.pdf" : "/card.png")
+    var run = CardRun.card(
+      CardRequest(profile: "profile.json", inlineProfile: request.body, platform: platform),
+      to: output, format: format, options: cardOptions)
+    run.jobs = 1
+    let items = try await run.run(template: template, loader: loader)
+    guard let item = items.first else {
+      preconditionFailure("a one-card run returns one item")
+    }
+    let written = try item.result.get()
+    guard let file = written.first else { preconditionFailure("a card wrote no file") }
+    let bytes = try FileIO.read(file, limit: FileIO.Limit.document)
+    return HTTPResponse(
+      status: 200, contentType: format == .pdf ? "application/pdf" : "image/png", body: bytes)
+  }
+
+  /// `POST /v1/inspect`: the body is one document, inspected in a worker as `imprint inspect`.
+  ///
+  /// Its type is read from its bytes (PDF or image). `name` names it in the report and
+  /// messages (default `upload`); `password` opens an encrypted PDF. The answer is
+  /// `imprint inspect --json`'s document for that one file; a file that fails is answered with
+  /// its error.
+  func inspect(_ request: HTTPRequest) async throws -> HTTPResponse {
+    if request.contentType != nil {
+      try Self.expect(request, ["application/pdf", "application/octet-stream", "image/*"])
+    }
+    var options = try RequestOptions(query: request)
+    let name = try options.string("name") ?? "upload"
+    let password = try options.string("password")
+    try options.finish()
+    let info = try await sandbox.inspect(bytes: request.body, file: name, password: password)
+    struct Entry: Encodable {
+      var file: String
+      var status: ItemStatus
+      var info: DocumentInfo
+    }
+    struct Report: Encodable {
+      var schemaVersion = 1
+      var files: [Entry]
+    }
+    return .json(Report(files: [Entry(file: name, status: .ok, info: info)]))
+  }
+
+  /// The media types of the QR formats.
+  static let mediaTypes = [
+    "png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf",
+    "eps": "application/postscript",
+  ]
+
+  /// Refuses a body whose media type is not one of `accepted` (`image/*` accepts any image).
+  ///
+  /// - Throws: `ServiceError.unsupportedMediaType`.
+  static func expect(_ request: HTTPRequest, _ accepted: [String]) throws(ServiceError) {
+    let type = request.contentType ?? ""
+    let matches = accepted.contains { pattern in
+      pattern.hasSuffix("/*") ? type.hasPrefix(pattern.dropLast()) : type == pattern
+    }
+    guard matches else {
+      throw .unsupportedMediaType(
+        path: request.path, found: request.contentType, expected: accepted)
+    }
+  }
+
+  private static func color(_ options: inout RequestOptions, _ name: String) throws(ServiceError)
+    -> Color?
+  {
+    guard let text = try options.string(name) else { return nil }
+    guard let color = Color(parsing: text) else {
+      throw .invalidParameter(name: name, problem: "must be a colour like #1A2B3C; got '\(text)'")
+    }
+    return color
+  }
+}
+
+/// A private folder for one request's files, removed with its contents when released.
+private final class TemporaryFolder {
+  let path: String
+
+  init() throws(FileError) {
+    var template = Array(
+      (FileManager.default.temporaryDirectory.path + "/imprint-serve-XXXXXX").utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { buffer in
+      buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+    }
+    guard let made else {
+      throw .unwritable(path: FileManager.default.temporaryDirectory.path, reason: .system(errno))
+    }
+    path = made
+  }
+
+  deinit { try? FileManager.default.removeItem(atPath: path) }
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: Imprint's capabilities over HTTP (`imprint serve`, or a backend hosting the
+// server itself): the configuration, start and graceful stop, and the routing of requests.
+
+import Foundation
+import ImprintCards
+import ImprintCore
+import ImprintDocuments
+import ImprintGraphics
+
+/// How a service listens, what it allows and where its resources come from.
+public struct ServiceConfiguration: Sendable {
+  /// The address and port to listen on.
+  public var listen: ListenAddress
+  /// The largest request body, in bytes (default 32 MiB); larger ones are answered 413.
+  public var maximumBodyBytes = 32 << 20
+  /// Requests worked at once (default: one per core).
+  public var concurrentRequests = activeProcessorCount
+  /// Requests waiting for a turn at most (default 64); more are answered 503 with Retry-After.
+  public var queueLength = 64
+  /// Seconds a connection may stay idle before it is closed (default 30).
+  public var connectionTimeout = 30
+  /// Seconds a stop waits for requests still being read or sent (default 30).
+  public var drainSeconds: Double = 30
+  /// The executable that serves document workers (`DocumentWorker.runIfWorker()` first).
+  public var workerExecutable: String
+  /// The document workers' limits.
+  public var limits = SandboxLimits()
+  /// The fonts cards and QR captions are set with; the bundled ones when nil.
+  public var fonts: FontLibrary?
+  /// The photo of cards that have none.
+  public var placeholder: (bytes: [UInt8], source: String)
+  /// The folder of card designs; the shipped designs when nil.
+  public var templatesFolder: String?
+
+  /// A configuration with the defaults above.
+  public init(
+    listen: ListenAddress, workerExecutable: String,
+    placeholder: (bytes: [UInt8], source: String)
+  ) {
+    self.listen = listen
+    self.workerExecutable = workerExecutable
+    self.placeholder = placeholder
+  }
+}
+
+/// An HTTP service over Imprint's library: every route calls the entry point the matching
+/// command calls and answers with its bytes, its `--json` document or its error object.
+///
+/// Routes: `GET /healthz`, `GET /readyz`, `POST /v1/qr`, `POST /v1/card`, `POST /v1/inspect`.
+/// Designs are loaded once, when the service is made; documents are read in the sandbox's
+/// workers, so a hostile upload costs a worker, never the server.
+public final class ImprintService: Sendable {
+  /// The configuration the service was made with.
+  public let configuration: ServiceConfiguration
+  let templates: [String: CardTemplate]
+  let sandbox: DocumentSandbox
+  let loader: CardInputLoader
+  private let server: HTTPServer
+
+  /// Loads the card designs and prepares the sandbox; nothing listens yet.
+  ///
+  /// - Throws: `CardError` when a design cannot be loaded.
+  public init(_ configuration: ServiceConfiguration) throws {
+    self.configuration = configuration
+    var templates: [String: CardTemplate] = [:]
+    for name in CardTemplate.shippedNames(folder: configuration.templatesFolder) {
+      templates[name] = try CardTemplate.load(name, folder: configuration.templatesFolder)
+    }
+    self.templates = templates
+    let sandbox = DocumentSandbox(
+      executable: configuration.workerExecutable, limits: configuration.limits,
+      workers: configuration.concurrentRequests)
+    self.sandbox = sandbox
+    loader = CardInputLoader(placeholder: configuration.placeholder, decoder: sandbox)
+    let pool = WorkPool(
+      width: configuration.concurrentRequests, queueLimit: configuration.queueLength)
+    let box = Weak()
+    server = HTTPServer(
+      maximumBodyBytes: configuration.maximumBodyBytes,
+      connectionTimeout: configuration.connectionTimeout, pool: pool
+    ) { request in
+      guard let service = box.service else { return .error(ServiceError.busy(queued: 0)) }
+      return await service.respond(request)
+    }
+    box.service = self
+  }
+
+  /// Starts listening.
+  ///
+  /// - Returns: the port listened on (the system's choice when the configuration says 0).
+  /// - Throws: `ServiceError.listen`.
+  public func start() throws(ServiceError) -> Int {
+    try server.start(configuration.listen)
+  }
+
+  /// Stops gracefully: new connections are refused, `/readyz` answers 503, requests already
+  /// begun are finished (responses say `Connection: close`), then the server stops.
+  public func stop() {
+    server.stop(drainSeconds: configuration.drainSeconds)
+  }
+
+  /// Serves until SIGTERM or SIGINT, then stops gracefully.
+  ///
+  /// - Parameter listening: called with the port once the server listens.
+  /// - Throws: `ServiceError.listen`.
+  public func run(listening: (Int) -> Void) async throws(ServiceError) {
+    let port = try start()
+    listening(port)
+    _ = await StopSignal.wait()
+    stop()
+  }
+
+  /// The response to `request`: its route's, or the error object of what went wrong.
+  func respond(_ request: HTTPRequest) async -> HTTPResponse {
+    do {
+      return try await route(request)
+    } catch {
+      return .error(error)
+    }
+  }
+
+  /// The routes and the methods each takes.
+  static let routes: [String: [String]] = [
+    "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/v1/qr": ["POST"],
+    "/v1/card": ["POST"], "/v1/inspect": ["POST"],
+  ]
+
+  private func route(_ request: HTTPRequest) async throws -> HTTPResponse {
+    guard let methods = Self.routes[request.path] else {
+      throw ServiceError.notFound(method: request.method, path: request.path)
+    }
+    guard methods.contains(request.method) else {
+      throw ServiceError.methodNotAllowed(
+        method: request.method, path: request.path, allowed: methods)
+    }
+    struct Status: Encodable { var status: String }
+    switch request.path {
+    case "/healthz":
+      return .json(Status(status: "ok"))
+    case "/readyz":
+      return server.isDraining
+        ? .json(Status(status: "draining"), status: 503) : .json(Status(status: "ready"))
+    case "/v1/qr":
+      return try qr(request)
+    case "/v1/card":
+      return try await card(request)
+    default:
+      return try await inspect(request)
+    }
+  }
+}
+
+/// The service seen from its server's handler without keeping it alive.
+private final class Weak: @unchecked Sendable {
+  // `@unchecked Sendable`: set once in `ImprintService.init`, before the server starts.
+  weak var service: ImprintService?
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: the errors of the HTTP layer (routes, methods, bodies, parameters) and the
+// status code every error is answered with.
+
+import Foundation
+import ImprintCore
+
+/// A request the service cannot take, or a server that cannot start.
+public enum ServiceError: ImprintError, Equatable {
+  /// No route has this path.
+  case notFound(method: String, path: String)
+  /// The route exists but not for this method.
+  case methodNotAllowed(method: String, path: String, allowed: [String])
+  /// The body is larger than the server's limit (`bytes`: its declared length, when declared).
+  case bodyTooLarge(path: String, bytes: Int?, limit: Int)
+  /// The body's media type is not one the route reads.
+  case unsupportedMediaType(path: String, found: String?, expected: [String])
+  /// A parameter (query or JSON body) that is malformed, of the wrong type or unknown.
+  case invalidParameter(name: String, problem: String)
+  /// A parameter the route needs is missing.
+  case missingParameter(name: String, route: String)
+  /// Every worker is busy and the queue is full.
+  case busy(queued: Int)
+  /// The address could not be listened on (`errno`: the failing call's).
+  case listen(address: String, call: String, errno: Int32)
+  /// `--listen` is not `ADDRESS:PORT`.
+  case invalidAddress(String)
+
+  public var code: String {
+    switch self {
+    case .notFound: "http.notFound"
+    case .methodNotAllowed: "http.methodNotAllowed"
+    case .bodyTooLarge: "http.bodyTooLarge"
+    case .unsupportedMediaType: "http.unsupportedMediaType"
+    case .invalidParameter: "http.invalidParameter"
+    case .missingParameter: "http.missingParameter"
+    case .busy: "http.busy"
+    case .listen: "service.listen"
+    case .invalidAddress: "service.invalidAddress"
+    }
+  }
+
+  public var message: String {
+    switch self {
+    case .notFound(let method, let path):
+      "no route for \(method) '\(SafeText.excerpt(path, limit: 200))'"
+    case .methodNotAllowed(let method, let path, let allowed):
+      "'\(path)' does not take \(SafeText.excerpt(method, limit: 20)); it takes "
+        + allowed.joined(separator: ", ")
+    case .bodyTooLarge(let path, let bytes, let limit):
+      "the body of '\(path)' is "
+        + (bytes.map { "\($0) bytes; the limit is \(limit)" } ?? "over the limit of \(limit) bytes")
+    case .unsupportedMediaType(let path, let found, let expected):
+      "'\(path)' reads " + expected.joined(separator: ", ") + "; the body is "
+        + (found.map { "'\(SafeText.excerpt($0, limit: 100))'" } ?? "of no declared type")
+    case .invalidParameter(let name, let problem):
+      "parameter '\(SafeText.excerpt(name, limit: 100))' \(problem)"
+    case .missingParameter(let name, let route):
+      "'\(route)' needs the parameter '\(name)'"
+    case .busy(let queued):
+      "every worker is busy and \(queued) requests are waiting"
+    case .listen(let address, let call, let errno):
+      "cannot listen on \(address): \(call) failed (\(String(cString: strerror(errno))))"
+    case .invalidAddress(let text):
+      "'\(SafeText.excerpt(text, limit: 100))' is not an address to listen on; expected "
+        + "IPV4-ADDRESS:PORT such as 127.0.0.1:8080"
+    }
+  }
+
+  public var hint: String? {
+    switch self {
+    case .notFound: "the routes are /healthz, /readyz, /v1/qr, /v1/card and /v1/inspect"
+    case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
+    case .unsupportedMediaType(_, _, let expected): "send Content-Type: \(expected[0])"
+    case .busy: "retry after the time in Retry-After"
+    case .listen: "choose another port, or stop the program that holds this one"
+    default: nil
+    }
+  }
+}
+
+/// The HTTP status an error is answered with.
+enum ServiceStatus {
+  /// 400 for a malformed request or body (not JSON), 404 for an unknown route or
+  /// template, 405, 413, 415, 503 when busy, 422 for input understood but refused (an invalid
+  /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
+  /// not Imprint's, files the server could not write).
+  static func of(_ error: any Error) -> Int {
+    if let error = error as? ServiceError {
+      switch error {
+      case .notFound: return 404
+      case .methodNotAllowed: return 405
+      case .bodyTooLarge: return 413
+      case .unsupportedMediaType: return 415
+      case .invalidParameter, .missingParameter, .invalidAddress: return 400
+      case .busy: return 503
+      case .listen: return 500
+      }
+    }
+    guard let error = error as? any ImprintError else { return 500 }
+    // A body that is not JSON at all (a profile's `profile.notJSON` included) is malformed.
+    if error.code.hasPrefix("json.") || error.code.hasSuffix(".notJSON") { return 400 }
+    if error.code == "template.notFound" { return 404 }
+    if error.code.hasPrefix("file.") { return 500 }
+    return 422
+  }
+}

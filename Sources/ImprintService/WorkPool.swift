@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: the bounded pool requests are worked in, off libmicrohttpd's event thread.
+
+import Synchronization
+
+/// Runs jobs `width` at a time, keeping at most `queueLimit` waiting; refuses the rest.
+final class WorkPool: Sendable {
+  /// A job: the work of one request.
+  typealias Job = @Sendable () async -> Void
+
+  private struct State {
+    var running = 0
+    var waiting: [Job] = []
+  }
+
+  /// Jobs run at once.
+  let width: Int
+  /// Jobs kept waiting at most.
+  let queueLimit: Int
+  private let state = Mutex(State())
+
+  /// A pool running `width` jobs at once (at least 1) with up to `queueLimit` waiting.
+  init(width: Int, queueLimit: Int) {
+    self.width = max(1, width)
+    self.queueLimit = max(0, queueLimit)
+  }
+
+  /// Jobs running or waiting.
+  var pending: Int { state.withLock { $0.running + $0.waiting.count } }
+
+  /// Starts `job`, or queues it behind the running ones.
+  ///
+  /// - Returns: false, and `job` is dropped, when `width` jobs run and `queueLimit` wait.
+  func submit(_ job: @escaping Job) -> Bool {
+    let start = state.withLock { state -> Bool? in
+      if state.running < width {
+        state.running += 1
+        return true
+      }
+      guard state.waiting.count < queueLimit else { return nil }
+      state.waiting.append(job)
+      return false
+    }
+    guard let start else { return false }
+    if start {
+      Task.detached { await self.drain(first: job) }
+    }
+    return true
+  }
+
+  /// Runs `first`, then waiting jobs until none is left.
+  private func drain(first: @escaping Job) async {
+    var next: Job? = first
+    while let job = next {
+      await job()
+      next = state.withLock { state in
+        guard !state.waiting.isEmpty else {
+          state.running -= 1
+          return nil
+        }
+        return state.waiting.removeFirst()
+      }
+    }
+  }
+}

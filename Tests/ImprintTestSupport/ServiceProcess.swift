@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintTestSupport: a running `imprint serve` on a port the system chose, and curl as its
+// client.
+
+import Foundation
+
+/// `imprint serve --listen 127.0.0.1:0` started as a child process; killed when released if it
+/// is still running.
+public final class ServiceProcess: @unchecked Sendable {
+  // @unchecked: used by one test at a time; `stderrDrain` is joined in `stop`.
+  /// The port the server listens on.
+  public let port: Int
+  /// The process id.
+  public var pid: Int32 { process.processIdentifier }
+  private let process: Process
+  private let stderrDrain: PipeDrain
+  private var firstLine: String
+
+  /// Starts the server with `arguments` after `serve --listen 127.0.0.1:0` and waits for its
+  /// `serve: listening on http://127.0.0.1:PORT` line.
+  public init(_ arguments: [String] = []) throws {
+    process = Process()
+    process.executableURL = URL(fileURLWithPath: imprintExecutable)
+    process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+    let err = Pipe()
+    process.standardError = err
+    process.standardOutput = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    // The first line, byte by byte, so that the rest stays in the pipe for the drain.
+    let descriptor = err.fileHandleForReading.fileDescriptor
+    var line: [UInt8] = []
+    var byte: UInt8 = 0
+    while line.last != UInt8(ascii: "\n") {
+      let count = read(descriptor, &byte, 1)
+      if count < 0 && errno == EINTR { continue }
+      guard count == 1 else { break }
+      line.append(byte)
+    }
+    firstLine = String(decoding: line, as: UTF8.self)
+    stderrDrain = PipeDrain(descriptor)
+    let prefix = "serve: listening on http://127.0.0.1:"
+    guard firstLine.hasPrefix(prefix),
+      let port = Int(
+        firstLine.dropFirst(prefix.count).trimmingCharacters(in: .whitespacesAndNewlines))
+    else {
+      process.terminate()
+      process.waitUntilExit()
+      throw ServiceProcessError(
+        text: firstLine + String(decoding: stderrDrain.wait(), as: UTF8.self))
+    }
+    self.port = port
+  }
+
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+  }
+
+  /// `http://127.0.0.1:PORT` followed by `path`.
+  public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+  /// Sends SIGTERM and waits for the process to end.
+  ///
+  /// - Returns: its exit status and everything it wrote on standard error.
+  public func stop() -> (status: Int32, stderr: String) {
+    kill(process.processIdentifier, SIGTERM)
+    return waitForExit()
+  }
+
+  /// Waits for the process to end (after a signal sent by someone else).
+  public func waitForExit() -> (status: Int32, stderr: String) {
+    let rest = String(decoding: stderrDrain.wait(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, firstLine + rest)
+  }
+}
+
+/// The server did not start; `text` is what it wrote.
+public struct ServiceProcessError: Error, CustomStringConvertible {
+  /// The server's standard error.
+  public let text: String
+  public var description: String { "imprint serve did not start: \(text)" }
+}
+
+/// One curl exchange: status, content type, body and the response's headers.
+public struct HTTPExchange: Sendable {
+  /// The HTTP status (0 when curl got no response).
+  public let status: Int
+  /// The `Content-Type` header.
+  public let contentType: String
+  /// The body.
+  public let body: [UInt8]
+  /// The response headers, names lowercased (the last of each).
+  public let headers: [String: String]
+  /// The body as text.
+  public var text: String { String(decoding: body, as: UTF8.self) }
+
+  /// The body as a JSON object (nil when it is not one).
+  public var json: [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+  }
+
+  /// The `error` object's `code`, for an error document.
+  public var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
+}
+
+/// Sends one request with curl.
+///
+/// - Parameters:
+///   - method: `GET`, `POST`, ...
+///   - url: the URL.
+///   - body: a file whose bytes are the body (`--data-binary @file`).
+///   - data: text sent as the body.
+///   - headers: request headers (`Content-Type: application/json`).
+///   - folder: where curl's output files go.
+/// - Returns: what came back (status 0 when nothing did).
+/// - Throws: when curl cannot be started.
+public func curlRequest(
+  _ method: String, _ url: String, body: String? = nil, data: String? = nil,
+  headers: [String] = [], in folder: TemporaryFolder
+) throws -> HTTPExchange {
+  let name = UUID().uuidString
+  let bodyFile = folder.file(name + ".body")
+  let headerFile = folder.file(name + ".headers")
+  var arguments = ["-s", "-X", method, "-o", bodyFile, "-D", headerFile, "-w", "%{http_code}"]
+  for header in headers { arguments += ["-H", header] }
+  if let body { arguments += ["--data-binary", "@" + body] }
+  if let data { arguments += ["--data-binary", data] }
+  let result = try runTool("curl", arguments + [url])
+  let body = (try? Data(contentsOf: URL(fileURLWithPath: bodyFile))).map { [UInt8]($0) } ?? []
+  let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
+  var fields: [String: String] = [:]
+  for line in headerText.split(separator: "\r\n") {
+    guard let colon = line.firstIndex(of: ":") else { continue }
+    fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+      in: .whitespaces)
+  }
+  return HTTPExchange(
+    status: Int(result.stdout) ?? 0, contentType: fields["content-type"] ?? "", body: body,
+    headers: fields)
+}
