@@ -223,6 +223,21 @@ struct ServeTests {
     #expect(server.stop().status == 0)
   }
 
+  @Test(
+    "a malformed --listen is a usage error (2); a port already taken fails with service.listen (1)")
+  func listenErrors() throws {
+    let malformed = try runTool(imprintExecutable, ["serve", "--listen", "300.1.1.1:80"])
+    #expect(malformed.status == 2)
+    #expect(malformed.stderr.hasPrefix("error: '300.1.1.1:80' is not an address to listen on"))
+    let server = try ServiceProcess()
+    let taken = try runTool(imprintExecutable, ["serve", "--listen", "127.0.0.1:\(server.port)"])
+    #expect(taken.status == 1)
+    #expect(
+      taken.stderr.hasPrefix(
+        "error: cannot listen on 127.0.0.1:\(server.port): bind failed (Address already in use)"))
+    #expect(server.stop().status == 0)
+  }
+
   @Test("SIGTERM with a request in flight: it is answered, new connections refused, exit 0")
   func gracefulStop() throws {
     let server = try ServiceProcess()
