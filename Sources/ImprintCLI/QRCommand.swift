@@ -101,21 +101,6 @@ enum QRCommand {
     payment.gasPrice = arguments.value("gas-price")
     payment.label = arguments.value("label")
     payment.message = arguments.value("message")
-    let ethOnly = ["token", "decimals", "chain-id", "gas-limit", "gas-price"]
-    let btcOnly = ["label", "message"]
-    for name in ethOnly where arguments.value(name) != nil && kind != .ethereum {
-      throw UsageError(message: "--\(name) applies to Ethereum requests; add --eth")
-    }
-    for name in btcOnly where arguments.value(name) != nil && kind != .bitcoin {
-      throw UsageError(message: "--\(name) applies to Bitcoin requests; add --btc")
-    }
-    if kind == .text && (payment.request || payment.amount != nil) {
-      throw UsageError(message: "--request and --amount need --eth or --btc")
-    }
-    if payment.decimals != nil && payment.token == nil {
-      throw UsageError(message: "--decimals applies to token requests; add --token <contract>")
-    }
-    try QRPayload.validate(payment, kind: kind)
     var style = QRStyle()
     if let level = try arguments.choice("level", ["L", "M", "Q", "H"]) {
       style.level = QRErrorCorrection(rawValue: level) ?? .medium
@@ -129,16 +114,41 @@ enum QRCommand {
     style.allowLowContrast = arguments.flag("allow-low-contrast")
     style.caption = arguments.value("caption")
     style.fonts = try DeploymentResources.fonts()
-    let captionAddress = arguments.flag("caption-address")
-    if captionAddress && kind == .text {
-      throw UsageError(message: "--caption-address needs --eth or --btc")
-    }
-    if captionAddress && style.caption != nil {
-      throw UsageError(message: "--caption and --caption-address cannot be combined")
-    }
+    let settings = QRSettings(
+      kind: kind, payment: payment, style: style,
+      captionAddress: arguments.flag("caption-address"))
+    // The library's rules, worded as flags (the service words them as its keys).
+    if let conflict = settings.conflict { throw usageError(conflict) }
+    try QRPayload.validate(payment, kind: kind)
     try style.validate()
-    return QRSettings(
-      kind: kind, payment: payment, style: style, captionAddress: captionAddress)
+    return settings
+  }
+
+  /// The usage error for a combination of flags the settings refuse (`QRSettings.conflict`).
+  private static func usageError(_ conflict: QRConflict) -> UsageError {
+    func flag(_ option: QROption) -> String {
+      switch option {
+      case .chainID: "chain-id"
+      case .gasLimit: "gas-limit"
+      case .gasPrice: "gas-price"
+      case .captionAddress: "caption-address"
+      default: option.rawValue
+      }
+    }
+    switch conflict {
+    case .ethereumOnly(let option):
+      return UsageError(message: "--\(flag(option)) applies to Ethereum requests; add --eth")
+    case .bitcoinOnly(let option):
+      return UsageError(message: "--\(flag(option)) applies to Bitcoin requests; add --btc")
+    case .needsPayment(.captionAddress):
+      return UsageError(message: "--caption-address needs --eth or --btc")
+    case .needsPayment:
+      return UsageError(message: "--request and --amount need --eth or --btc")
+    case .decimalsWithoutToken:
+      return UsageError(message: "--decimals applies to token requests; add --token <contract>")
+    case .captionAndCaptionAddress:
+      return UsageError(message: "--caption and --caption-address cannot be combined")
+    }
   }
 
   private static func color(_ arguments: ParsedArguments, _ name: String) throws(UsageError)

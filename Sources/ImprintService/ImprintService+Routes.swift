@@ -56,12 +56,13 @@ extension ImprintService {
     style.fonts = configuration.fonts
     let captionAddress = try options.flag("captionAddress")
     try options.finish()
-    // The library's own checks, as `imprint qr` runs them: payment options against the kind,
-    // ranges and contrast.
-    try QRPayload.validate(payment, kind: kind)
-    try style.validate()
     let settings = QRSettings(
       kind: kind, payment: payment, style: style, captionAddress: captionAddress)
+    // The library's own checks, as `imprint qr` runs them: options that do not apply to the
+    // payload or exclude each other, payment options against the kind, ranges and contrast.
+    if let conflict = settings.conflict { throw Self.parameterError(conflict) }
+    try QRPayload.validate(payment, kind: kind)
+    try style.validate()
     let (_, rendering) = try settings.make(text, format: format, source: "the payload")
     return HTTPResponse(
       status: 200, contentType: Self.mediaTypes[format.rawValue] ?? "application/octet-stream",
@@ -167,6 +168,26 @@ extension ImprintService {
     guard matches else {
       throw .unsupportedMediaType(
         path: request.path, found: request.contentType, expected: accepted)
+    }
+  }
+
+  /// The 400 for a combination of QR options the settings refuse (`QRSettings.conflict`),
+  /// naming the request's own keys.
+  static func parameterError(_ conflict: QRConflict) -> ServiceError {
+    func key(_ option: QROption) -> String { option == .chainID ? "chainId" : option.rawValue }
+    return switch conflict {
+    case .ethereumOnly(let option):
+      .invalidParameter(
+        name: key(option), problem: "applies to Ethereum requests (payloadType eth)")
+    case .bitcoinOnly(let option):
+      .invalidParameter(
+        name: key(option), problem: "applies to Bitcoin requests (payloadType btc)")
+    case .needsPayment(let option):
+      .invalidParameter(name: key(option), problem: "needs payloadType eth or btc")
+    case .decimalsWithoutToken:
+      .invalidParameter(name: "decimals", problem: "applies to token requests; give token")
+    case .captionAndCaptionAddress:
+      .invalidParameter(name: "captionAddress", problem: "cannot be combined with caption")
     }
   }
 

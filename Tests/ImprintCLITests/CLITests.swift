@@ -77,6 +77,14 @@ struct ConventionTests {
       (["qr", "--eth", "--btc", "a"], "--eth and --btc cannot be combined"),
       (["qr", "--amount", "1", "a"], "--request and --amount need --eth or --btc"),
       (["qr", "--btc", "--gas-price", "5", "a"], "--gas-price applies to Ethereum requests"),
+      (["qr", "--eth", "--label", "x", "a"], "--label applies to Bitcoin requests; add --btc"),
+      (["qr", "--chain-id", "1", "a"], "--chain-id applies to Ethereum requests; add --eth"),
+      (["qr", "--eth", "--decimals", "6", "a"], "--decimals applies to token requests"),
+      (["qr", "--caption-address", "a"], "--caption-address needs --eth or --btc"),
+      (
+        ["qr", "--btc", "--caption", "x", "--caption-address", "a"],
+        "--caption and --caption-address cannot be combined"
+      ),
       (["qr", "--json", "a"], "--json prints the report on standard output; give -o <file>"),
       (["qr"], "missing argument <payload>"),
       (["qr", "--eth", "--amount", "1e18", address], "--amount '1e18' is not valid"),

@@ -218,6 +218,19 @@ struct ServeTests {
     expectError(
       try curlRequest("POST", server.url("/v1/qr?payload=x&foreground=%23EEEEEE"), in: folder),
       422, "qr.lowContrast")
+    // Options that do not apply to the payload, refused as imprint qr refuses them
+    // (QRSettings.conflict), naming the request's own key.
+    for (query, key) in [
+      ("payload=x&token=0xdAC17F958D2ee523a2206206994597C13D831ec7", "token"),
+      ("payload=x&amount=1", "amount"),
+      ("payloadType=eth&payload=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed&label=a", "label"),
+      ("payloadType=eth&payload=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed&decimals=6", "decimals"),
+      ("payload=x&captionAddress=true", "captionAddress"),
+    ] {
+      let refused = try curlRequest("POST", server.url("/v1/qr?" + query), in: folder)
+      expectError(refused, 400, "http.invalidParameter")
+      #expect(refused.text.contains("'\(key)'"), "\(query): \(refused.text)")
+    }
     // The server is still there.
     #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
     #expect(server.stop().status == 0)
