@@ -152,11 +152,13 @@ public struct CardInputLoader: Sendable {
     } else {
       switch photos.cache?.lookup(profile.account) {
       case .hit(let bytes, let path)?:
+        // No decoder is the caller's error, not the entry's: never a warning and a miss.
+        guard decoder != nil else { throw CardError.photoNotSandboxed(source: path) }
         do {
           decoded = try await decode((bytes, path))
           photo = (bytes, path)
           choice = .cached(path: path)
-        } catch let error as any ImprintError where error.code != "card.photoNotSandboxed" {
+        } catch let error as any ImprintError {
           // An entry that does not decode (or breaks the sandbox's limits) is a miss.
           let reason =
             if case .photo(_, let reason, _)? = error as? CardError { reason } else {

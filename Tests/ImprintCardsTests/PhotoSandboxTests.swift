@@ -88,6 +88,19 @@ struct PhotoSandboxTests {
     #expect(error?.code == "card.photoNotSandboxed")
     #expect(error?.message.contains(photo) == true)
     #expect(error?.hint?.contains("DocumentSandbox") == true)
+    // A cached photo without a decoder is the caller's error too, never a warning and a miss.
+    let folder = TemporaryFolder()
+    try FileManager.default.createDirectory(
+      atPath: folder.file("cache"), withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: photo, toPath: folder.file("cache/harbor-lamp.jpg"))
+    let caching = CardInputLoader(
+      placeholder: placeholder,
+      photos: PhotoOptions(cache: PhotoCache(folder: folder.file("cache"))),
+      decoder: nil)
+    let cached = await #expect(throws: CardError.self) {
+      try await caching.load(CardRequest(profile: profile), template: template)
+    }
+    #expect(cached?.code == "card.photoNotSandboxed")
   }
 
   @Test("a HEIF photo whose header lies about its size is refused by a worker, not decoded here")
