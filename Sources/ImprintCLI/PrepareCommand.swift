@@ -22,9 +22,15 @@ enum PrepareCommand {
       files are written or none. An image (JPEG, PNG, HEIF, WebP, TIFF, GIF) is placed the \
       same way, each page at its own size and resolution, upright; an upright JPEG is embedded \
       as it is. \
+      With --split-color, an auto colour file with both colour and monochrome sheets becomes \
+      two: DIR/N-name.color.pdf with the sheets that have a colour side (a side is colour when \
+      any page on it is, as the quote counts; a duplex sheet goes whole) and \
+      DIR/N-name.mono.pdf with the rest, each with its ticket; their impressions add up to \
+      the quote's. \
       With --printer, each file is then sent to that IPP printer (libcups, straight to the \
       device: ipp://host:port/ipp/print) with its ticket's attributes, and its job id is \
-      reported.
+      reported; with --mono-printer as well, files whose print-color-mode is monochrome go \
+      to that printer instead.
       """,
     arguments: [ArgumentSpec("order", "The order (JSON).")],
     options: [
@@ -34,8 +40,14 @@ enum PrepareCommand {
         "files-root", "<dir>",
         "The folder the order's files are relative to and confined to (default: the order's folder)."
       ),
+      .flag(
+        "split-color",
+        "Split each auto colour file into its colour and monochrome sheets, a file each."),
       .value(
         "printer", "<uri>", "Send each prepared file to this IPP printer (ipp://, ipps://)."),
+      .value(
+        "mono-printer", "<uri>",
+        "With --printer: send the monochrome files to this IPP printer instead."),
       .flag("json", "Print the prepared files and their tickets (and jobs) as JSON."),
     ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
   ) { arguments, console in
@@ -45,14 +57,19 @@ enum PrepareCommand {
     guard let folder = arguments.value("output") else {
       throw UsageError(message: "missing -o <dir>")
     }
+    if arguments.value("mono-printer") != nil && arguments.value("printer") == nil {
+      throw UsageError(message: "--mono-printer needs --printer <uri> (the colour printer)")
+    }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     let prepared = try await OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
       .prepare(
         order: arguments.positionals[0], prices: pricesPath,
-        filesRoot: arguments.value("files-root"), output: folder)
+        filesRoot: arguments.value("files-root"), output: folder,
+        options: PrepareOptions(splitColor: arguments.flag("split-color")))
     let submitted = try arguments.value("printer").map {
-      try PrintSubmitter.submit(prepared.files, printer: $0)
+      try PrintSubmitter.submit(
+        prepared.files, printer: $0, monoPrinter: arguments.value("mono-printer"))
     }
     if arguments.flag("json") {
       /// The `--json` document.
@@ -66,11 +83,12 @@ enum PrepareCommand {
       for file in prepared.files {
         let ticket = file.ticket
         let blank = ticket.blankBacks > 0 ? " + \(ticket.blankBacks) blank back" : ""
+        let part = ticket.split.map { ", \($0.part) part: sheets \($0.sheets)" } ?? ""
         console.stdout.write(
           "\(SafeText.escaped(file.document)): \(ticket.impressions) impression"
             + "\(ticket.impressions == 1 ? "" : "s")\(blank), \(ticket.ipp.copies) "
             + "cop\(ticket.ipp.copies == 1 ? "y" : "ies"), \(ticket.ipp.sides), "
-            + "\(ticket.ipp.media), \(ticket.ipp.printColorMode)\n")
+            + "\(ticket.ipp.media), \(ticket.ipp.printColorMode)\(part)\n")
       }
       for job in submitted ?? [] {
         console.stdout.write(

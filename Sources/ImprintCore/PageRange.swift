@@ -15,6 +15,23 @@ public enum PageRange {
     case outside(Int)
   }
 
+  /// The range that names `pages` in their order: runs of consecutive pages as `a-b`, others
+  /// alone (`[1, 2, 3, 5]` → `1-3,5`); `resolve` gives `pages` back when they are distinct and
+  /// within the document.
+  public static func text(_ pages: [Int]) -> String {
+    var runs: [String] = []
+    var index = 0
+    while index < pages.count {
+      var end = index
+      while end + 1 < pages.count && pages[end] < Int.max && pages[end + 1] == pages[end] + 1 {
+        end += 1
+      }
+      runs.append(end == index ? "\(pages[index])" : "\(pages[index])-\(pages[end])")
+      index = end + 1
+    }
+    return runs.joined(separator: ",")
+  }
+
   /// Resolves `spec` against a document of `count` pages.
   public static func resolve(_ spec: String, count: Int) -> Resolution {
     if spec.trimmingCharacters(in: .whitespaces) == "all" {

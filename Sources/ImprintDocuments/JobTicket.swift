@@ -52,30 +52,40 @@ public struct JobTicket: Codable, Sendable, Equatable {
   public var ipp: IPPJobAttributes
   /// The order's extras that no IPP finishing stands for (the shop does them by hand).
   public var extrasWithoutFinishing: [String]
-  /// The quote's line for this file.
+  /// The quote's line for this file (the whole file's, when this is a part of it).
   public var quote: FileQuote
+  /// The part of the file this ticket prints, when an `auto` colour file was split into its
+  /// colour and monochrome runs (absent otherwise).
+  public var split: ColorSplitPart?
 
-  /// The ticket of a file quoted as `line`, written to `document`.
+  /// The ticket of a file quoted as `line`, or of `part` of it, written to `document`.
   ///
   /// - Parameters:
   ///   - line: the quote's line for the file.
   ///   - extras: the order's extras for the file, in order.
   ///   - document: the print-ready PDF's file name.
   ///   - media: the paper's PWG media name.
-  public init(line: FileQuote, extras: [String], document: String, media: String) {
-    let blank = line.duplex != Duplex.none.rawValue && line.impressions % 2 == 1 ? 1 : 0
+  ///   - part: the part of the file the document holds, or nil for the whole file.
+  public init(
+    line: FileQuote, extras: [String], document: String, media: String,
+    part: ColorSplitPart? = nil
+  ) {
+    let impressions = part?.impressions ?? line.impressions
+    let colorCount = part?.colorImpressions ?? line.colorImpressions
+    let monoCount = part?.monoImpressions ?? line.monoImpressions
+    let blank = line.duplex != Duplex.none.rawValue && impressions % 2 == 1 ? 1 : 0
     let mode: String
     switch ColorMode(rawValue: line.colorMode) {
     case .color: mode = "color"
-    case .auto where line.colorImpressions > 0 && line.monoImpressions > 0: mode = "auto"
-    case .auto where line.colorImpressions > 0: mode = "color"
+    case .auto where colorCount > 0 && monoCount > 0: mode = "auto"
+    case .auto where colorCount > 0: mode = "color"
     default: mode = "monochrome"
     }
     let finishings = extras.compactMap(Self.finishing)
     file = line.file
     self.document = document
-    sheetSides = line.impressions + blank
-    impressions = line.impressions
+    sheetSides = impressions + blank
+    self.impressions = impressions
     blankBacks = blank
     ipp = IPPJobAttributes(
       copies: line.copies,
@@ -84,6 +94,7 @@ public struct JobTicket: Codable, Sendable, Equatable {
       finishings: finishings.isEmpty ? ["none"] : Array(Set(finishings)).sorted())
     extrasWithoutFinishing = extras.filter { Self.finishing($0) == nil }
     quote = line
+    split = part
   }
 
   /// The IPP finishing an extra's name stands for (`staple`, `hole-punch`, `binding`...), if

@@ -6,7 +6,20 @@ import Foundation
 import ImprintCore
 import ImprintPricing
 
-/// One file of a prepared order.
+/// What `OrderPreparer` makes besides each file's print-ready PDF and ticket.
+public struct PrepareOptions: Sendable, Equatable {
+  /// Whether each `auto` colour file with both colour and monochrome sheets becomes two files,
+  /// its colour run and its monochrome run (`ColorSplitPart`), so that the monochrome sheets
+  /// can go to a cheaper printer.
+  public var splitColor: Bool
+
+  /// Options: whole files unless `splitColor`.
+  public init(splitColor: Bool = false) {
+    self.splitColor = splitColor
+  }
+}
+
+/// One file of a prepared order (or one part of a file split by colour).
 public struct PreparedFile: Codable, Sendable, Equatable {
   /// The print-ready PDF's path.
   public var document: String
@@ -51,19 +64,21 @@ public struct OrderPreparer: Sendable {
   ///   - filesRoot: the folder the order's files are relative to and confined to, or nil for
   ///     the order's folder.
   ///   - folder: where the PDFs and tickets go (`N-name.pdf`, `N-name.ticket.json`, N the
-  ///     file's place in the order).
+  ///     file's place in the order; a split file's parts `N-name.color.pdf` and
+  ///     `N-name.mono.pdf` with their tickets).
+  ///   - options: what else to make (the colour split).
   /// - Returns: the quote and the files written.
   /// - Throws: what `OrderQuoter.quote` throws; `FileError` for the folder or a write;
   ///   `DocumentError` for a file that cannot be prepared (`.printNotAllowed`,
   ///   `.changedSinceQuote`, `.prepareFailed`, an image's errors, the sandbox's limits).
   public func prepare(
     order orderPath: String, prices pricesPath: String, filesRoot: String? = nil,
-    output folder: String
+    output folder: String, options: PrepareOptions = PrepareOptions()
   ) async throws -> PreparedOrder {
     try FileIO.makeFolder(folder)
     let quoted = try await quoter.quote(
       order: orderPath, prices: pricesPath, filesRoot: filesRoot)
-    return try await prepare(quoted, output: folder)
+    return try await prepare(quoted, output: folder, options: options)
   }
 
   /// Prepares the files of an order already quoted (a backend that quoted, then took payment).
@@ -71,9 +86,13 @@ public struct OrderPreparer: Sendable {
   /// - Parameters:
   ///   - quoted: the quote and its files, from `OrderQuoter`.
   ///   - folder: where the PDFs and tickets go (it must exist).
-  /// - Returns: the quote and the files written.
-  /// - Throws: as `prepare(order:prices:filesRoot:output:)`, less the quoting.
-  public func prepare(_ quoted: OrderQuote, output folder: String) async throws -> PreparedOrder {
+  ///   - options: what else to make (the colour split).
+  /// - Returns: the quote and the files written: one a file, or with `splitColor` two for a
+  ///   file split by colour, its colour part first.
+  /// - Throws: as `prepare(order:prices:filesRoot:output:options:)`, less the quoting.
+  public func prepare(
+    _ quoted: OrderQuote, output folder: String, options: PrepareOptions = PrepareOptions()
+  ) async throws -> PreparedOrder {
     let sandbox = quoter.sandbox
     var plans: [(source: QuotedFile, layout: SheetLayout, ticket: JobTicket, output: String)] = []
     for (index, source) in quoted.files.enumerated() {
@@ -83,13 +102,25 @@ public struct OrderPreparer: Sendable {
         preconditionFailure("paper '\(line.paper)' is offered by price lists but has no size")
       }
       let name = "\(index + 1)-\(Self.stem(of: source.file))"
-      let ticket = JobTicket(
-        line: line, extras: source.options.extras ?? [], document: name + ".pdf",
-        media: paper.pwgMediaName)
-      let layout = SheetLayout(
-        pages: source.options.pages, expectedPages: source.info.pages, nUp: line.nUp,
-        paper: paper, blankBack: ticket.blankBacks > 0)
-      plans.append((source, layout, ticket, folder + "/" + name + ".pdf"))
+      var parts: [(part: ColorSplitPart, pages: [Int])] = []
+      if options.splitColor && line.colorMode == ColorMode.auto.rawValue {
+        parts = ColorSplit.parts(
+          of: try Pricing.impressions(source.options, facts: source.facts, file: source.file),
+          duplex: line.duplex != Duplex.none.rawValue)
+      }
+      let runs: [(part: ColorSplitPart?, pages: String?)] =
+        parts.count > 1
+        ? parts.map { ($0.part, PageRange.text($0.pages)) } : [(nil, source.options.pages)]
+      for run in runs {
+        let document = name + (run.part.map { "." + $0.part } ?? "") + ".pdf"
+        let ticket = JobTicket(
+          line: line, extras: source.options.extras ?? [], document: document,
+          media: paper.pwgMediaName, part: run.part)
+        let layout = SheetLayout(
+          pages: run.pages, expectedPages: source.info.pages, nUp: line.nUp, paper: paper,
+          blankBack: ticket.blankBacks > 0)
+        plans.append((source, layout, ticket, folder + "/" + document))
+      }
     }
     let frozen = plans
     let staged = try await inOrder(

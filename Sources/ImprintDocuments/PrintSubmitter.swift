@@ -25,33 +25,46 @@ public struct SubmittedJob: Codable, Sendable, Equatable {
 /// Synchronous; one connection for all the files. A printer that answers `server-error-busy`
 /// (one that takes one job at a time) is asked again every 50 ms for up to `busySeconds`.
 public enum PrintSubmitter {
-  /// Submits `files` to `printer`, in order, and returns their job ids.
+  /// Submits `files` to `printer`, in order, and returns their job ids; with `monoPrinter`,
+  /// the files whose ticket's `print-color-mode` is `monochrome` (a colour split's monochrome
+  /// parts, monochrome files) go to that printer instead.
   ///
   /// - Parameters:
   ///   - files: prepared files with their tickets (`OrderPreparer`).
   ///   - printer: the printer's IPP URI.
+  ///   - monoPrinter: the IPP URI of the printer for monochrome files, or nil for `printer`.
   ///   - busySeconds: how long to keep asking a busy printer.
-  /// - Returns: one job per file, in order.
+  /// - Returns: one job per file, in the files' order.
   /// - Throws: `DocumentError.printerUnreachable` (a URI that is not IPP, a printer that does
   ///   not answer) or `.printRefused` (a job or document the printer refused, naming the file);
   ///   `FileError` reading a prepared file. Jobs submitted before a failure stay submitted.
-  public static func submit(_ files: [PreparedFile], printer: String, busySeconds: Double = 60)
-    throws -> [SubmittedJob]
-  {
-    guard printer.hasPrefix("ipp://") || printer.hasPrefix("ipps://") else {
-      throw DocumentError.printerUnreachable(
-        printer: SafeText.excerpt(printer), detail: "not an ipp:// or ipps:// URI")
+  public static func submit(
+    _ files: [PreparedFile], printer: String, monoPrinter: String? = nil,
+    busySeconds: Double = 60
+  ) throws -> [SubmittedJob] {
+    for uri in [printer] + (monoPrinter.map { [$0] } ?? []) {
+      guard uri.hasPrefix("ipp://") || uri.hasPrefix("ipps://") else {
+        throw DocumentError.printerUnreachable(
+          printer: SafeText.excerpt(uri), detail: "not an ipp:// or ipps:// URI")
+      }
     }
-    let destination = try CupsDestination(uri: printer)
-    let connection = try CupsConnection(to: destination, printer: printer)
-    let info = try CupsDestinationInfo(connection, destination, printer: printer)
-    var jobs: [SubmittedJob] = []
-    for file in files {
-      let id = try submit(
-        file, printer: printer, busySeconds: busySeconds, connection, destination, info)
-      jobs.append(SubmittedJob(document: file.document, printer: printer, jobID: id))
+    let mono = monoPrinter ?? printer
+    let targets = files.map { $0.ticket.ipp.printColorMode == "monochrome" ? mono : printer }
+    var jobs: [Int: SubmittedJob] = [:]
+    // One connection a printer, each printer's files in order: the colour printer's first.
+    for uri in [printer, mono] where jobs.count < files.count {
+      let indices = files.indices.filter { targets[$0] == uri && jobs[$0] == nil }
+      guard !indices.isEmpty else { continue }
+      let destination = try CupsDestination(uri: uri)
+      let connection = try CupsConnection(to: destination, printer: uri)
+      let info = try CupsDestinationInfo(connection, destination, printer: uri)
+      for index in indices {
+        let id = try submit(
+          files[index], printer: uri, busySeconds: busySeconds, connection, destination, info)
+        jobs[index] = SubmittedJob(document: files[index].document, printer: uri, jobID: id)
+      }
     }
-    return jobs
+    return files.indices.compactMap { jobs[$0] }
   }
 
   /// The IPP `finishings` enum values of keywords (RFC 8011, PWG 5100.1).

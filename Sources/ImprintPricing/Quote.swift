@@ -92,6 +92,23 @@ public struct PageFacts: Sendable, Equatable {
   }
 }
 
+/// One impression (a printed sheet side) of one copy of a file, as quotes count it.
+public struct Impression: Sendable, Equatable {
+  /// The selected pages on it, 1-based, in reading order (1 to n-up of them).
+  public var pages: [Int]
+  /// Whether it is charged the colour rate.
+  public var color: Bool
+  /// Whether every page on it is blank.
+  public var blank: Bool
+
+  /// Creates an impression.
+  public init(pages: [Int], color: Bool, blank: Bool) {
+    self.pages = pages
+    self.color = color
+    self.blank = blank
+  }
+}
+
 /// The priced lines of one file.
 public struct FileQuote: Codable, Sendable, Equatable {
   /// The file as the order names it.
@@ -343,6 +360,33 @@ public enum Pricing {
     return total
   }
 
+  /// The impressions of one copy of a file, as quotes count and charge them: the selected
+  /// pages in consecutive groups of n-up (the last group may be short), each group one printed
+  /// sheet side; colour when the file is `color`, or `auto` with a colour page in the group;
+  /// blank when every page in it is blank.
+  ///
+  /// - Parameters:
+  ///   - options: the file's options with the price list's defaults applied.
+  ///   - facts: the file's pages, colour pages and blank pages.
+  ///   - file: the file's name in errors.
+  /// - Returns: the impressions in order.
+  /// - Throws: `PricingError` for a range that is malformed or reaches past the last page.
+  public static func impressions(_ options: FileOptions, facts: PageFacts, file: String)
+    throws(PricingError) -> [Impression]
+  {
+    let selected = try selectedPages(options.pages, count: facts.pages, file: file)
+    let nUp = max(1, options.nUp ?? 1)
+    let mode = options.color ?? .mono
+    return stride(from: 0, to: selected.count, by: nUp).map { start in
+      let group = Array(selected[start..<min(start + nUp, selected.count)])
+      return Impression(
+        pages: group,
+        color: mode == .color
+          || (mode == .auto && group.contains { facts.colorPages.contains($0) }),
+        blank: group.allSatisfy { facts.blankPages.contains($0) })
+    }
+  }
+
   /// Selected pages of a range such as `1-3,5,8-` against `count` pages (all when nil).
   public static func selectedPages(_ range: String?, count: Int, file: String) throws(PricingError)
     -> [Int]
@@ -380,17 +424,8 @@ public enum Pricing {
         source: file.path, field: "pages", value: "\(facts.pages)",
         expected: "at most \(maximumPages) pages in one file")
     }
-    let selected = try selectedPages(options.pages, count: facts.pages, file: file.path)
-    // Impressions: consecutive groups of n-up selected pages.
-    var impressions: [(color: Bool, blank: Bool)] = []
-    var index = 0
-    while index < selected.count {
-      let group = selected[index..<min(index + nUp, selected.count)]
-      let color =
-        mode == .color || (mode == .auto && group.contains { facts.colorPages.contains($0) })
-      impressions.append((color, group.allSatisfy { facts.blankPages.contains($0) }))
-      index += nUp
-    }
+    let impressions = try Self.impressions(options, facts: facts, file: file.path)
+    let selectedCount = impressions.reduce(0) { $0 + $1.pages.count }
     let sheets = duplex ? impressions.count / 2 + impressions.count % 2 : impressions.count
     let sizeRates = prices.rates[paper] ?? prices.rates["default"]
     var rates: [String: Money] = [:]
@@ -449,7 +484,7 @@ public enum Pricing {
       try checked.product(perCopy, copies, "the file's charge"), perJobExtras, "the file's charge")
     let colorCount = impressions.filter(\.color).count
     let quote = FileQuote(
-      file: file.path, pages: facts.pages, selectedPages: selected.count, copies: copies,
+      file: file.path, pages: facts.pages, selectedPages: selectedCount, copies: copies,
       nUp: nUp, duplex: (options.duplex ?? Duplex.none).rawValue, paper: paper,
       paperType: paperType, colorMode: mode.rawValue, impressions: impressions.count,
       colorImpressions: colorCount, monoImpressions: impressions.count - colorCount,

@@ -101,6 +101,49 @@ struct PrepareCLITests {
         == Data(contentsOf: URL(fileURLWithPath: Self.examples + "uploads/poster-photo.jpg")))
   }
 
+  @Test("--split-color: an auto file's colour and monochrome sheets, a file and a line each")
+  func splitColor() async throws {
+    let folder = TemporaryFolder()
+    try HostileDocuments.write(
+      NumberedPages.written(Array(repeating: .a4, count: 5), colorPages: [4]),
+      to: folder.file("notes.pdf"))
+    try Data(
+      #"""
+      {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
+       "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
+       "paper":{"A4":{"plain":2}}}
+      """#.utf8
+    ).write(to: URL(fileURLWithPath: folder.file("prices.json")))
+    try Data(
+      #"{"schemaVersion":1,"files":[{"path":"notes.pdf","color":"auto","duplex":"long-edge"}]}"#
+        .utf8
+    ).write(to: URL(fileURLWithPath: folder.file("order.json")))
+    let run = await imprint([
+      "prepare", folder.file("order.json"), "--prices", folder.file("prices.json"), "-o",
+      folder.file("out"), "--split-color",
+    ])
+    #expect(run.code == 0, "\(run.stderr)")
+    // Sheets [1, 2] [3, 4] [5]: the second has the colour page.
+    #expect(
+      run.stdout.split(separator: "\n").map(String.init) == [
+        folder.file("out/1-notes.color.pdf")
+          + ": 2 impressions, 1 copy, two-sided-long-edge, iso_a4_210x297mm, auto, "
+          + "color part: sheets 2",
+        folder.file("out/1-notes.mono.pdf")
+          + ": 3 impressions + 1 blank back, 1 copy, two-sided-long-edge, iso_a4_210x297mm, "
+          + "monochrome, mono part: sheets 1,3",
+      ])
+    #expect(try pdfInfo(folder.file("out/1-notes.color.pdf"))["Pages"] == "2")
+    #expect(try pdfInfo(folder.file("out/1-notes.mono.pdf"))["Pages"] == "4")
+    let ticket =
+      try JSONSerialization.jsonObject(
+        with: Data(contentsOf: URL(fileURLWithPath: folder.file("out/1-notes.mono.ticket.json"))))
+      as? [String: Any]
+    let split = ticket?["split"] as? [String: Any]
+    #expect(split?["part"] as? String == "mono" && split?["pages"] as? String == "1-2,5")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("out/1-notes.pdf")))
+  }
+
   @Test("usage errors: --prices and -o are required (exit 2)")
   func usage() async throws {
     let folder = TemporaryFolder()
@@ -111,5 +154,11 @@ struct PrepareCLITests {
       "prepare", order, "--prices", Self.examples + "prices-booster.json",
     ])
     #expect(noOutput.code == 2 && noOutput.stderr.contains("missing -o <dir>"))
+    let monoAlone = await imprint([
+      "prepare", order, "--prices", Self.examples + "prices-booster.json", "-o",
+      folder.file("out"), "--mono-printer", "ipp://localhost:631/ipp/print",
+    ])
+    #expect(monoAlone.code == 2 && monoAlone.stderr.contains("--mono-printer needs --printer"))
+    #expect(!FileManager.default.fileExists(atPath: folder.file("out")))
   }
 }

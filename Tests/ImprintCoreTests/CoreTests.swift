@@ -128,6 +128,17 @@ struct PageRangeTests {
   func resolve(spec: String, count: Int, expected: PageRange.Resolution) {
     #expect(PageRange.resolve(spec, count: count) == expected)
   }
+
+  @Test(
+    "a page list written as a range resolves to the same list",
+    arguments: [
+      ([1, 2, 3, 5], "1-3,5"), ([7], "7"), ([5, 6, 7, 8, 1, 2], "5-8,1-2"), ([4, 2], "4,2"),
+      ([], ""),
+    ])
+  func text(pages: [Int], expected: String) {
+    #expect(PageRange.text(pages) == expected)
+    if !pages.isEmpty { #expect(PageRange.resolve(expected, count: 8) == .pages(pages)) }
+  }
 }
 
 @Suite("Formatting", .liveHandlesChecked)

@@ -266,7 +266,8 @@ struct OrderPreparerTests {
 
 /// Writes `prices` and an order of `files` into `folder`, and prepares it into `output` there.
 func prepareOrder(
-  in folder: TemporaryFolder, prices: String, files: [String], output: String = "out"
+  in folder: TemporaryFolder, prices: String, files: [String], output: String = "out",
+  options: PrepareOptions = PrepareOptions()
 ) async throws -> PreparedOrder {
   try Data(prices.utf8).write(to: URL(fileURLWithPath: folder.file("prices.json")))
   let order = #"{"schemaVersion":1,"files":[\#(files.joined(separator: ","))]}"#
@@ -275,7 +276,7 @@ func prepareOrder(
     quoter: OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 2), jobs: 2))
   return try await preparer.prepare(
     order: folder.file("order.json"), prices: folder.file("prices.json"),
-    output: folder.file(output))
+    output: folder.file(output), options: options)
 }
 
 /// `pdffonts`' rows without the object numbers and subset tags: name, type, encoding, emb, sub,

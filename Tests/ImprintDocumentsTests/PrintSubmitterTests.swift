@@ -85,6 +85,45 @@ struct PrintSubmitterTests {
     #expect(error?.hint != nil)
   }
 
+  @Test("with a monochrome printer: a split's colour part to the colour one, its mono part there")
+  func monoPrinter() async throws {
+    let folder = TemporaryFolder()
+    try HostileDocuments.write(
+      NumberedPages.written(Array(repeating: .a4, count: 4), colorPages: [3]),
+      to: folder.file("a.pdf"))
+    let prices = #"""
+      {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
+       "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
+       "paper":{"A4":{"plain":2}}}
+      """#
+    let order = try await prepareOrder(
+      in: folder, prices: prices, files: [#"{"path":"a.pdf","color":"auto"}"#],
+      options: PrepareOptions(splitColor: true))
+    #expect(order.files.map(\.ticket.ipp.printColorMode) == ["color", "monochrome"])
+    let colorFolder = TemporaryFolder()
+    let monoFolder = TemporaryFolder()
+    let colorPrinter = try TestPrinter(folder: colorFolder)
+    let monoPrinter = try TestPrinter(folder: monoFolder)
+    let jobs = try PrintSubmitter.submit(
+      order.files, printer: colorPrinter.uri, monoPrinter: monoPrinter.uri)
+    #expect(jobs.map(\.printer) == [colorPrinter.uri, monoPrinter.uri])
+    #expect(jobs.map(\.document) == order.files.map(\.document))
+    for (printer, job, file) in [
+      (colorPrinter, jobs[0], order.files[0]), (monoPrinter, jobs[1], order.files[1]),
+    ] {
+      let received = printer.jobs(count: 1)
+      #expect(received.count == 1)
+      let got = try #require(received[job.jobID], "job \(job.jobID)")
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: got.file))
+          == Data(contentsOf: URL(fileURLWithPath: file.document)))
+      #expect(got.attributes["print-color-mode"] == file.ticket.ipp.printColorMode)
+    }
+    // Pages 3 and 1, 2, 4, as the quote charged them (one colour, three monochrome).
+    #expect(try pdfInfo(order.files[0].document)["Pages"] == "1")
+    #expect(try pdfInfo(order.files[1].document)["Pages"] == "3")
+  }
+
   @Test(
     "no printer there, or not an IPP URI: print.unreachable",
     arguments: ["free port", "http://localhost/printer"])

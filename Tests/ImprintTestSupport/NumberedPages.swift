@@ -64,7 +64,11 @@ public enum NumberedPages {
 
   /// A hand-written PDF (Helvetica, not embedded) whose pages may carry `/Rotate`; the marks
   /// are placed so that they read upright and centred once the rotation is applied.
-  public static func written(_ pages: [NumberedPage]) -> [UInt8] {
+  ///
+  /// The pages numbered in `colorPages` (1-based) also carry a red 120 × 120 pt square near their
+  /// bottom-left corner (about 3 % of an A4 page: a colour page by the default `ColorRule`);
+  /// the others are black on white.
+  public static func written(_ pages: [NumberedPage], colorPages: Set<Int> = []) -> [UInt8] {
     var objects = [
       "<< /Type /Catalog /Pages 2 0 R >>", "",
       "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
@@ -85,7 +89,8 @@ public enum NumberedPages {
       }
       let content =
         "q \(matrix) cm BT /F1 20 Tf \(shownWidth / 2 - 14) \(shownHeight / 2 - 8) Td (P\(number)) Tj ET "
-        + "BT /F1 20 Tf \(shownWidth / 2 - 14) \(shownHeight - 40) Td (T\(number)) Tj ET Q"
+        + "BT /F1 20 Tf \(shownWidth / 2 - 14) \(shownHeight - 40) Td (T\(number)) Tj ET"
+        + (colorPages.contains(number) ? " 1 0 0 rg 30 30 120 120 re f Q" : " Q")
       objects.append(HostileDocuments.stream(content))
       let rotate = page.rotate == 0 ? "" : " /Rotate \(page.rotate)"
       objects.append(
