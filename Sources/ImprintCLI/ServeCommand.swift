@@ -10,7 +10,7 @@ enum ServeCommand {
     name: "serve",
     abstract: "Serve QR codes, cards and document inspection over HTTP.",
     discussion: """
-      Routes: GET /healthz, GET /readyz, POST /v1/qr (options as a JSON body or query \
+      Routes: GET /healthz, GET /readyz, GET /metrics (Prometheus text), POST /v1/qr (options as a JSON body or query \
       parameters; PNG, SVG, PDF or EPS), POST /v1/card (profile JSON body; template, side, \
       format, locale as query parameters; PDF or PNG), POST /v1/inspect (the document as the \
       body; the JSON of 'imprint inspect --json'). Errors are JSON: {"error": {"code", \
@@ -28,6 +28,7 @@ enum ServeCommand {
       .value(
         "jobs", short: "j", "<n>",
         "Requests worked at once, and document workers kept (default: all cores)."),
+      .flag("access-log", "Write one JSON line per request on standard error."),
     ] + DocumentCommands.limitOptions.filter { !["password", "jobs"].contains($0.name) }
   ) { arguments, console in
     let listenText = arguments.value("listen") ?? "127.0.0.1:8080"
@@ -50,6 +51,10 @@ enum ServeCommand {
     configuration.fonts = try DeploymentResources.fonts()
     configuration.templatesFolder = try ResourceLocator.checkedTemplatesDirectory(
       explicit: arguments.value("templates"))
+    if arguments.flag("access-log") {
+      let sink = console.stderr
+      configuration.accessLog = { sink.write($0.logLine + "\n") }
+    }
     let service = try ImprintService(configuration)
     try await service.run { port in
       console.stderr.write("serve: listening on http://\(address.host):\(port)\n")

@@ -31,12 +31,20 @@ struct HTTPResponse: Sendable {
   var body: [UInt8]
   /// Further headers (`Allow`, `Retry-After`).
   var headers: [(name: String, value: String)] = []
+  /// The error's code, for an error answer (the access log and `/metrics` count it).
+  var errorCode: String?
 
   /// A JSON document (sorted keys, as the CLI's `--json`).
   static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
     HTTPResponse(
       status: status, contentType: "application/json",
       body: Array(JSONOutput.pretty(value).utf8))
+  }
+
+  /// Text in the Prometheus exposition format 0.0.4.
+  static func metrics(_ text: String) -> HTTPResponse {
+    HTTPResponse(
+      status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8))
   }
 
   /// The error document `{"error": {"code", "message", "hint"}, "schemaVersion": 1}` with the
@@ -46,7 +54,9 @@ struct HTTPResponse: Sendable {
       var schemaVersion = 1
       var error: ErrorRecord
     }
-    var response = json(Document(error: ErrorRecord(error)), status: ServiceStatus.of(error))
+    let record = ErrorRecord(error)
+    var response = json(Document(error: record), status: ServiceStatus.of(error))
+    response.errorCode = record.code
     if case .methodNotAllowed(_, _, let allowed) = error as? ServiceError {
       response.headers.append(("Allow", allowed.joined(separator: ", ")))
     }

@@ -11,6 +11,10 @@ import Synchronization
 /// What an `HTTPServer` calls for each request read whole.
 typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
 
+/// What an `HTTPServer` asks first, on its event thread, for each request read whole: the
+/// answer when it is quick to make (health, readiness, metrics), nil to work it in the pool.
+typealias InlineHandler = @Sendable (HTTPRequest) -> HTTPResponse?
+
 /// One request on its way through the daemon: its head, its body as it arrives, and the
 /// response its job made.
 ///
@@ -23,7 +27,15 @@ private final class Exchange: @unchecked Sendable {
   let query: [String: String]
   let repeatedParameters: [String]
   let contentType: String?
+  /// When the head arrived.
+  let started = ContinuousClock.now
+  /// The same, as wall-clock time (the access log's `time`).
+  let startedAt = Date()
+  /// The client's `X-Request-Id` when usable, else one made here; echoed in the answer.
+  let requestID: String
   var body: [UInt8] = []
+  /// The body's bytes received (kept after `body` is handed to the job).
+  var bytesIn = 0
   /// The body went over the limit (a chunked upload): answered 413 once it is read.
   var overLimit = false
   /// The response to send; nil until it is made.
@@ -33,13 +45,14 @@ private final class Exchange: @unchecked Sendable {
 
   init(
     method: String, path: String, query: [String: String], repeatedParameters: [String],
-    contentType: String?
+    contentType: String?, requestID: String
   ) {
     self.method = method
     self.path = path
     self.query = query
     self.repeatedParameters = repeatedParameters
     self.contentType = contentType
+    self.requestID = requestID
   }
 }
 
@@ -63,8 +76,12 @@ final class HTTPServer: @unchecked Sendable {
   let maximumBodyBytes: Int
   /// Seconds a connection may stay idle.
   let connectionTimeout: Int
-  private let pool: WorkPool
+  /// The pool requests are worked in.
+  let pool: WorkPool
   private let handler: HTTPHandler
+  private let inline: InlineHandler
+  /// Told of every request as it completes (on the event thread: it must be quick).
+  private let observer: @Sendable (CompletedRequest) -> Void
   private var daemon: OpaquePointer?
   private var socket: Int32 = -1
   /// Requests begun and not yet completed (their response sent or their connection closed).
@@ -74,16 +91,23 @@ final class HTTPServer: @unchecked Sendable {
 
   /// A server that works `pool`'s width of requests at once with `handler`.
   init(
-    maximumBodyBytes: Int, connectionTimeout: Int, pool: WorkPool, handler: @escaping HTTPHandler
+    maximumBodyBytes: Int, connectionTimeout: Int, pool: WorkPool,
+    observer: @escaping @Sendable (CompletedRequest) -> Void,
+    inline: @escaping InlineHandler, handler: @escaping HTTPHandler
   ) {
     self.maximumBodyBytes = maximumBodyBytes
     self.connectionTimeout = connectionTimeout
     self.pool = pool
+    self.observer = observer
+    self.inline = inline
     self.handler = handler
   }
 
   /// Whether `stop` began.
   var isDraining: Bool { draining.load(ordering: .acquiring) }
+
+  /// Requests begun and not yet completed.
+  var inFlight: Int { open.withLock { $0 } }
 
   /// Listens on `address` and starts the daemon's thread.
   ///
@@ -203,6 +227,7 @@ final class HTTPServer: @unchecked Sendable {
           exchange.overLimit = true
           exchange.body = []
         } else {
+          exchange.bytesIn += uploadSize.pointee
           upload.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
             exchange.body.append(
               contentsOf: UnsafeBufferPointer(start: $0, count: uploadSize.pointee))
@@ -224,6 +249,11 @@ final class HTTPServer: @unchecked Sendable {
       repeatedParameters: exchange.repeatedParameters, contentType: exchange.contentType,
       body: exchange.body)
     exchange.body = []
+    // Probes and scrapes are answered here, so that a full pool never fails them.
+    if let response = inline(request) {
+      exchange.response = response
+      return queue(exchange, on: connection, close: false)
+    }
     let handle = ConnectionHandle(raw: connection)
     let handler = handler
     MHD_suspend_connection(connection)
@@ -256,11 +286,28 @@ final class HTTPServer: @unchecked Sendable {
     let contentType = header(connection, "Content-Type").map {
       String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
     }
+    let requestID = header(connection, "X-Request-Id").flatMap(Self.usableRequestID)
     return withExtendedLifetime(collected) {
       Exchange(
         method: method, path: url, query: collected.values,
-        repeatedParameters: collected.repeated, contentType: contentType)
+        repeatedParameters: collected.repeated, contentType: contentType,
+        requestID: requestID ?? UUID().uuidString.lowercased())
     }
+  }
+
+  /// `text` when it is a request id worth echoing and logging: 1 to 128 characters among
+  /// letters, digits and `-._:`; nil otherwise (a new id is made rather than reflecting bytes
+  /// into headers and logs).
+  static func usableRequestID(_ text: String) -> String? {
+    guard (1...128).contains(text.utf8.count),
+      text.utf8.allSatisfy({
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+          || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+          || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+          || Array("-._:".utf8).contains($0)
+      })
+    else { return nil }
+    return text
   }
 
   /// The value of request header `name`, if given.
@@ -281,17 +328,43 @@ final class HTTPServer: @unchecked Sendable {
     guard let made else { return .NO }
     defer { MHD_destroy_response(made) }
     MHD_add_response_header(made, "Content-Type", response.contentType)
+    MHD_add_response_header(made, "X-Request-Id", exchange.requestID)
     for header in response.headers { MHD_add_response_header(made, header.name, header.value) }
     if close || isDraining { MHD_add_response_header(made, "Connection", "close") }
     return MHD_queue_response(connection, UInt32(response.status), made)
   }
 
-  /// libmicrohttpd's completion notice: the exchange is released.
+  /// libmicrohttpd's completion notice: the observer is told, the exchange released.
   fileprivate func completed(_ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
     guard let existing = state.pointee else { return }
-    Unmanaged<Exchange>.fromOpaque(existing).release()
+    let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeRetainedValue()
     state.pointee = nil
+    let elapsed = ContinuousClock.now - exchange.started
+    let milliseconds =
+      Double(elapsed.components.seconds) * 1000
+      + Double(elapsed.components.attoseconds / 1_000_000_000) / 1_000_000
+    let answered = exchange.queued ? exchange.response : nil
+    observer(
+      CompletedRequest(
+        time: Self.timestamp(exchange.startedAt), requestId: exchange.requestID,
+        method: exchange.method, path: exchange.path, status: answered?.status,
+        bytesIn: exchange.bytesIn, bytesOut: answered?.body.count ?? 0,
+        durationMs: (milliseconds * 1000).rounded() / 1000, errorCode: answered?.errorCode))
     open.withLock { $0 -= 1 }
+  }
+
+  /// `date` as ISO 8601 in UTC with milliseconds (`2026-12-01T16:04:05.123Z`).
+  static func timestamp(_ date: Date) -> String {
+    var time = timespec()
+    let seconds = date.timeIntervalSince1970
+    time.tv_sec = Int(seconds.rounded(.down))
+    var parts = tm()
+    gmtime_r(&time.tv_sec, &parts)
+    let millis = min(999, Int(((seconds - seconds.rounded(.down)) * 1000).rounded(.down)))
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    let fraction = String(millis + 1000).dropFirst()
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+      + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
   }
 }
 

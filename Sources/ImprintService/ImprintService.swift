@@ -32,6 +32,11 @@ public struct ServiceConfiguration: Sendable {
   public var placeholder: (bytes: [UInt8], source: String)
   /// The folder of card designs; the shipped designs when nil.
   public var templatesFolder: String?
+  /// Told of every request once it completed; nil for none.
+  ///
+  /// Called on the server's event thread: keep it quick. `imprint serve --access-log` writes
+  /// each record's `logLine` on standard error.
+  public var accessLog: (@Sendable (CompletedRequest) -> Void)?
 
   /// A configuration with the defaults above.
   public init(
@@ -47,7 +52,8 @@ public struct ServiceConfiguration: Sendable {
 /// An HTTP service over Imprint's library: every route calls the entry point the matching
 /// command calls and answers with its bytes, its `--json` document or its error object.
 ///
-/// Routes: `GET /healthz`, `GET /readyz`, `POST /v1/qr`, `POST /v1/card`, `POST /v1/inspect`.
+/// Routes: `GET /healthz`, `GET /readyz`, `GET /metrics`, `POST /v1/qr`, `POST /v1/card`,
+/// `POST /v1/inspect`.
 /// Designs are loaded once, when the service is made; documents are read in the sandbox's
 /// workers, so a hostile upload costs a worker, never the server.
 public final class ImprintService: Sendable {
@@ -56,6 +62,7 @@ public final class ImprintService: Sendable {
   let templates: [String: CardTemplate]
   let sandbox: DocumentSandbox
   let loader: CardInputLoader
+  let metrics = ServiceMetrics(routes: ImprintService.routes.keys)
   private let server: HTTPServer
 
   /// Loads the card designs and prepares the sandbox; nothing listens yet.
@@ -76,13 +83,20 @@ public final class ImprintService: Sendable {
     let pool = WorkPool(
       width: configuration.concurrentRequests, queueLimit: configuration.queueLength)
     let box = Weak()
+    let metrics = metrics
+    let accessLog = configuration.accessLog
     server = HTTPServer(
       maximumBodyBytes: configuration.maximumBodyBytes,
-      connectionTimeout: configuration.connectionTimeout, pool: pool
-    ) { request in
-      guard let service = box.service else { return .error(ServiceError.busy(queued: 0)) }
-      return await service.respond(request)
-    }
+      connectionTimeout: configuration.connectionTimeout, pool: pool,
+      observer: { completed in
+        metrics.record(completed)
+        accessLog?(completed)
+      },
+      inline: { request in box.service?.respondInline(request) },
+      handler: { request in
+        guard let service = box.service else { return .error(ServiceError.busy(queued: 0)) }
+        return await service.respond(request)
+      })
     box.service = self
   }
 
@@ -122,9 +136,33 @@ public final class ImprintService: Sendable {
 
   /// The routes and the methods each takes.
   static let routes: [String: [String]] = [
-    "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/v1/qr": ["POST"],
+    "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/metrics": ["GET", "HEAD"],
+    "/v1/qr": ["POST"],
     "/v1/card": ["POST"], "/v1/inspect": ["POST"],
   ]
+
+  /// The answer to a request that is quick to make (`GET` or `HEAD` of `/healthz`, `/readyz`,
+  /// `/metrics`), made on the server's event thread; nil for the others.
+  func respondInline(_ request: HTTPRequest) -> HTTPResponse? {
+    guard ["GET", "HEAD"].contains(request.method) else { return nil }
+    struct Status: Encodable { var status: String }
+    switch request.path {
+    case "/healthz":
+      return .json(Status(status: "ok"))
+    case "/readyz":
+      return server.isDraining
+        ? .json(Status(status: "draining"), status: 503) : .json(Status(status: "ready"))
+    case "/metrics":
+      let (running, waiting) = server.pool.counts
+      return .metrics(
+        metrics.render(
+          ServiceMetrics.Gauges(
+            inFlight: server.inFlight, running: running, queued: waiting,
+            queueLimit: server.pool.queueLimit, workerRestarts: sandbox.workersReplaced)))
+    default:
+      return nil
+    }
+  }
 
   private func route(_ request: HTTPRequest) async throws -> HTTPResponse {
     guard let methods = Self.routes[request.path] else {
@@ -134,19 +172,19 @@ public final class ImprintService: Sendable {
       throw ServiceError.methodNotAllowed(
         method: request.method, path: request.path, allowed: methods)
     }
-    struct Status: Encodable { var status: String }
     switch request.path {
-    case "/healthz":
-      return .json(Status(status: "ok"))
-    case "/readyz":
-      return server.isDraining
-        ? .json(Status(status: "draining"), status: 503) : .json(Status(status: "ready"))
     case "/v1/qr":
       return try qr(request)
     case "/v1/card":
       return try await card(request)
-    default:
+    case "/v1/inspect":
       return try await inspect(request)
+    default:
+      // The quick routes, answered here only when the event thread did not (HEAD, GET).
+      guard let answer = respondInline(request) else {
+        preconditionFailure("route \(request.path) has no handler")
+      }
+      return answer
     }
   }
 }

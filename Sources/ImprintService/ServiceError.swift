@@ -69,7 +69,8 @@ public enum ServiceError: ImprintError, Equatable {
 
   public var hint: String? {
     switch self {
-    case .notFound: "the routes are /healthz, /readyz, /v1/qr, /v1/card and /v1/inspect"
+    case .notFound:
+      "the routes are /healthz, /readyz, /metrics, /v1/qr, /v1/card and /v1/inspect"
     case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
     case .unsupportedMediaType(_, _, let expected): "send Content-Type: \(expected[0])"
     case .busy: "retry after the time in Retry-After"

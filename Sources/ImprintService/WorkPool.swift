@@ -28,6 +28,9 @@ final class WorkPool: Sendable {
   /// Jobs running or waiting.
   var pending: Int { state.withLock { $0.running + $0.waiting.count } }
 
+  /// Jobs running, and jobs waiting.
+  var counts: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.waiting.count) } }
+
   /// Starts `job`, or queues it behind the running ones.
   ///
   /// - Returns: false, and `job` is dropped, when `width` jobs run and `queueLimit` wait.

@@ -59,6 +59,17 @@ public final class ServiceProcess: @unchecked Sendable {
     }
   }
 
+  /// The pids of the server's child processes (its document workers), from
+  /// /proc/PID/task/TID/children.
+  public var childProcesses: [Int32] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    return tasks.flatMap { task in
+      (procText("/proc/\(pid)/task/\(task)/children") ?? "").split(separator: " ").compactMap {
+        Int32($0)
+      }
+    }
+  }
+
   /// `http://127.0.0.1:PORT` followed by `path`.
   public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 

@@ -77,6 +77,7 @@ public final class DocumentSandbox: ImageDecoding {
   /// Per-file limits.
   public let limits: SandboxLimits
   private let idle = Mutex<[WorkerProcess]>([])
+  private let replaced = Atomic(0)
   /// Workers kept idle at most, and the files a bulk run handles at once by default.
   let slots: Int
 
@@ -103,6 +104,10 @@ public final class DocumentSandbox: ImageDecoding {
     limits.wallSeconds.isFinite && limits.wallSeconds > 0
       ? min(limits.wallSeconds, 1e6) : SandboxLimits().wallSeconds
   }
+
+  /// Workers lost so far (timed out, crashed, killed by a limit) and so replaced by the next
+  /// request's: a long-running server reports it as its worker restarts.
+  public var workersReplaced: Int { replaced.load(ordering: .relaxed) }
 
   /// Stops and reaps the idle workers (a later request starts new ones).
   func stopIdleWorkers() {
@@ -397,8 +402,10 @@ public final class DocumentSandbox: ImageDecoding {
       case .otherFailure(let record): throw ReportedError(record: record)
       }
     case .timedOut:
+      replaced.add(1, ordering: .relaxed)
       throw DocumentError.timeout(file: request.file, seconds: limits.wallSeconds)
     case .died(let exit):
+      replaced.add(1, ordering: .relaxed)
       throw exit.error(file: request.file, limits: limits)
     }
   }

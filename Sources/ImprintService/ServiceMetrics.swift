@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: what `/metrics` reports, counted as requests complete and written in the
+// Prometheus text exposition format 0.0.4.
+
+import Foundation
+import ImprintCore
+import Synchronization
+
+/// One request as the server saw it end: what the access log writes and the metrics count.
+public struct CompletedRequest: Sendable, Encodable {
+  /// When the request's head arrived (ISO 8601, UTC, milliseconds).
+  public var time: String
+  /// The request id: the client's `X-Request-Id` when it is a usable one, else made here.
+  public var requestId: String
+  /// `GET`, `POST`, ...
+  public var method: String
+  /// The path, without the query (which may carry a password).
+  public var path: String
+  /// The status answered; nil when the connection ended before an answer was queued.
+  public var status: Int?
+  /// The body's bytes received.
+  public var bytesIn: Int
+  /// The answer's body bytes.
+  public var bytesOut: Int
+  /// From the head's arrival to the end of the answer, in milliseconds (three decimals).
+  public var durationMs: Double
+  /// The error code of an error answer.
+  public var errorCode: String?
+
+  /// The access log's line: this record as one line of JSON with sorted keys.
+  public var logLine: String { JSONOutput.line(self) }
+}
+
+/// The counters, histograms and gauges of a service, rendered for Prometheus.
+///
+/// Label values are bounded: a route is one of the service's routes or `unmatched`, a method
+/// one of HTTP's or `other`, so that a client sending random paths cannot grow the output.
+final class ServiceMetrics: Sendable {
+  /// The latency histogram's upper bounds, in seconds.
+  static let buckets: [Double] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+  ]
+  /// The methods given their own label value.
+  static let methods: Set<String> = [
+    "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT",
+  ]
+
+  /// The requests counter's labels.
+  private struct RequestKey: Hashable, Comparable {
+    var route: String
+    var method: String
+    var status: Int
+
+    static func < (lhs: RequestKey, rhs: RequestKey) -> Bool {
+      (lhs.route, lhs.method, lhs.status) < (rhs.route, rhs.method, rhs.status)
+    }
+  }
+
+  /// One route's latencies: counts per bucket (not cumulative), their sum and count.
+  private struct Histogram {
+    var counts = [Int](repeating: 0, count: ServiceMetrics.buckets.count)
+    var sum = 0.0
+    var count = 0
+  }
+
+  private struct State {
+    var requests: [RequestKey: Int] = [:]
+    var latency: [String: Histogram] = [:]
+    var errors: [String: Int] = [:]
+    var aborted = 0
+  }
+
+  /// The routes given their own label value.
+  private let routes: Set<String>
+  private let state = Mutex(State())
+
+  /// Metrics labelling requests by `routes` (any other path is `unmatched`).
+  init(routes: some Sequence<String>) {
+    self.routes = Set(routes)
+  }
+
+  /// Counts one completed request.
+  func record(_ request: CompletedRequest) {
+    let route = routes.contains(request.path) ? request.path : "unmatched"
+    let method = Self.methods.contains(request.method) ? request.method : "other"
+    let seconds = request.durationMs / 1000
+    state.withLock { state in
+      guard let status = request.status else {
+        state.aborted += 1
+        return
+      }
+      state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
+      var histogram = state.latency[route] ?? Histogram()
+      if let bucket = Self.buckets.firstIndex(where: { seconds <= $0 }) {
+        histogram.counts[bucket] += 1
+      }
+      histogram.sum += seconds
+      histogram.count += 1
+      state.latency[route] = histogram
+      if let code = request.errorCode { state.errors[code, default: 0] += 1 }
+    }
+  }
+
+  /// The gauges sampled when `/metrics` is read.
+  struct Gauges {
+    /// Requests begun and not yet completed (being read, waiting, worked or sent).
+    var inFlight: Int
+    /// Requests being worked.
+    var running: Int
+    /// Requests waiting for a turn.
+    var queued: Int
+    /// Requests kept waiting at most.
+    var queueLimit: Int
+    /// Document workers replaced after a crash, a hang or a limit.
+    var workerRestarts: Int
+  }
+
+  /// The exposition: every family's `# HELP` and `# TYPE` once, then its samples, in a fixed
+  /// order (families as below, samples by label).
+  func render(_ gauges: Gauges) -> String {
+    let state = state.withLock { $0 }
+    var out = ""
+    func family(_ name: String, _ type: String, _ help: String) {
+      out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+    }
+    func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
+      let text = labels.map { "\($0.0)=\"\(Self.escaped($0.1))\"" }.joined(separator: ",")
+      out += name + (labels.isEmpty ? "" : "{\(text)}") + " \(value)\n"
+    }
+    family(
+      "imprint_http_requests_total", "counter", "Requests answered, by route, method and status.")
+    for (key, count) in state.requests.sorted(by: { $0.key < $1.key }) {
+      sample(
+        "imprint_http_requests_total",
+        [("route", key.route), ("method", key.method), ("status", "\(key.status)")], "\(count)")
+    }
+    family(
+      "imprint_http_request_duration_seconds", "histogram",
+      "Time from a request's head to the end of its answer, by route.")
+    for (route, histogram) in state.latency.sorted(by: { $0.key < $1.key }) {
+      var cumulative = 0
+      for (bound, count) in zip(Self.buckets, histogram.counts) {
+        cumulative += count
+        sample(
+          "imprint_http_request_duration_seconds_bucket",
+          [("route", route), ("le", Self.number(bound))], "\(cumulative)")
+      }
+      sample(
+        "imprint_http_request_duration_seconds_bucket", [("route", route), ("le", "+Inf")],
+        "\(histogram.count)")
+      sample(
+        "imprint_http_request_duration_seconds_sum", [("route", route)],
+        Self.number(histogram.sum))
+      sample(
+        "imprint_http_request_duration_seconds_count", [("route", route)], "\(histogram.count)")
+    }
+    family(
+      "imprint_http_requests_aborted_total", "counter",
+      "Requests whose connection ended before an answer was made.")
+    sample("imprint_http_requests_aborted_total", [], "\(state.aborted)")
+    family("imprint_errors_total", "counter", "Error answers, by error code.")
+    for (code, count) in state.errors.sorted(by: { $0.key < $1.key }) {
+      sample("imprint_errors_total", [("code", code)], "\(count)")
+    }
+    family(
+      "imprint_http_requests_in_flight", "gauge",
+      "Requests begun and not completed: read, waiting, worked or sent.")
+    sample("imprint_http_requests_in_flight", [], "\(gauges.inFlight)")
+    family("imprint_http_requests_running", "gauge", "Requests being worked.")
+    sample("imprint_http_requests_running", [], "\(gauges.running)")
+    family("imprint_http_queue_depth", "gauge", "Requests waiting for a worker.")
+    sample("imprint_http_queue_depth", [], "\(gauges.queued)")
+    family("imprint_http_queue_limit", "gauge", "Requests kept waiting at most; more get 503.")
+    sample("imprint_http_queue_limit", [], "\(gauges.queueLimit)")
+    family(
+      "imprint_sandbox_worker_restarts_total", "counter",
+      "Document workers replaced after a crash, a hang or an exceeded limit.")
+    sample("imprint_sandbox_worker_restarts_total", [], "\(gauges.workerRestarts)")
+    return out
+  }
+
+  /// A label value with backslash, double quote and line feed escaped (the format's rule).
+  static func escaped(_ value: String) -> String {
+    // The backslash first, so that the escapes added after it stay single.
+    value.replacingOccurrences(of: "\\", with: "\\\\")
+      .replacingOccurrences(of: "\"", with: "\\\"")
+      .replacingOccurrences(of: "\n", with: "\\n")
+  }
+
+  /// A number as Go's `strconv.FormatFloat(v, 'g', -1, 64)` would write the common cases:
+  /// integers without a fraction, others as Swift's shortest round-trip form.
+  static func number(_ value: Double) -> String {
+    if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+    return "\(value)"
+  }
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: what an operator sees of `imprint serve`: `/metrics` scraped with curl
+// and read by a strict parser of the exposition format, the counts moving as requests are made;
+// a killed document worker counted as a restart; the JSON access log read back against what
+// Python's urllib sent and received.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintService
+
+private let documents = fixturesFolder + "/Documents/"
+
+/// Scrapes `/metrics` with curl and reads it strictly.
+private func scrape(_ server: ServiceProcess, in folder: TemporaryFolder) throws -> PrometheusText {
+  let answer = try curlRequest("GET", server.url("/metrics"), in: folder)
+  #expect(answer.status == 200)
+  #expect(answer.contentType == "text/plain; version=0.0.4; charset=utf-8")
+  return try PrometheusText(answer.text)
+}
+
+@Suite("imprint serve: metrics and access logs", .liveHandlesChecked, .serialized)
+struct OperationsTests {
+  @Test("/metrics parses strictly and its counters, histograms and error codes follow requests")
+  func metricsFollowRequests() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(["--queue", "7"])
+    let before = try scrape(server, in: folder)
+    #expect(before.types["imprint_http_requests_total"] == "counter")
+    #expect(before.types["imprint_http_request_duration_seconds"] == "histogram")
+    #expect(before.types["imprint_http_queue_depth"] == "gauge")
+    #expect(before.value("imprint_http_requests_total", healthz) == nil)
+    #expect(before.value("imprint_http_queue_limit") == 7)
+
+    for _ in 0..<3 {
+      #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    }
+    #expect(try curlRequest("GET", server.url("/no/such?x=1"), in: folder).status == 404)
+    #expect(try curlRequest("BREW", server.url("/healthz"), in: folder).status == 405)
+    let json = ["Content-Type: application/json"]
+    let bad = try curlRequest(
+      "POST", server.url("/v1/qr"), data: "{\"payload\": ", headers: json, in: folder)
+    #expect(bad.status == 400)
+    let qr = try curlRequest("POST", server.url("/v1/qr?payload=metrics"), in: folder)
+    #expect(qr.status == 200)
+
+    let after = try scrape(server, in: folder)
+    #expect(after.value("imprint_http_requests_total", healthz) == 3)
+    // One each; the first scrape is counted by the second.
+    for (route, method, status) in [
+      ("unmatched", "GET", "404"), ("/healthz", "other", "405"), ("/v1/qr", "POST", "400"),
+      ("/v1/qr", "POST", "200"), ("/metrics", "GET", "200"),
+    ] {
+      let labels = ["route": route, "method": method, "status": status]
+      #expect(after.value("imprint_http_requests_total", labels) == 1, "\(labels)")
+    }
+    #expect(after.value("imprint_errors_total", ["code": "http.notFound"]) == 1)
+    #expect(after.value("imprint_errors_total", ["code": "http.methodNotAllowed"]) == 1)
+    #expect(after.value("imprint_errors_total", ["code": "json.syntax"]) == 1)
+    // Four /healthz latencies (three GET, the 405): in the +Inf bucket and the count; the sum
+    // is positive and below the test's own duration.
+    #expect(
+      after.value(
+        "imprint_http_request_duration_seconds_bucket", ["route": "/healthz", "le": "+Inf"])
+        == 4)
+    #expect(after.value("imprint_http_request_duration_seconds_count", ["route": "/healthz"]) == 4)
+    let sum = try #require(
+      after.value("imprint_http_request_duration_seconds_sum", ["route": "/healthz"]))
+    #expect(sum > 0 && sum < 60)
+    // Nothing waits or runs; the scrape itself, answered on the event thread, is in flight.
+    #expect(after.value("imprint_http_queue_depth") == 0)
+    #expect(after.value("imprint_http_requests_running") == 0)
+    #expect(after.value("imprint_http_requests_in_flight") == 1)
+    #expect(after.value("imprint_sandbox_worker_restarts_total") == 0)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a document worker killed while idle is replaced and counted in /metrics")
+  func workerRestartCounted() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(["-j", "1"])
+    func inspect() throws -> HTTPExchange {
+      try curlRequest(
+        "POST", server.url("/v1/inspect?name=mixed.pdf"), body: documents + "mixed.pdf",
+        headers: ["Content-Type: application/pdf"], in: folder)
+    }
+    #expect(try inspect().status == 200)
+    let workers = server.childProcesses
+    try #require(workers.count == 1, "\(workers)")
+    kill(workers[0], SIGKILL)
+    // The dead worker's request fails with its own error; the next one gets a new worker.
+    var answers: [Int] = []
+    for _ in 0..<2 { answers.append(try inspect().status) }
+    #expect(answers.last == 200, "\(answers)")
+    let metrics = try scrape(server, in: folder)
+    #expect(metrics.value("imprint_sandbox_worker_restarts_total") == 1)
+    let replacement = server.childProcesses
+    #expect(replacement.count == 1 && replacement != workers)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("label values are escaped as the format says, and numbers written as Go writes them")
+  func exposition() throws {
+    #expect(ServiceMetrics.escaped(#"a"b\c"# + "\nd") == #"a\"b\\c\nd"#)
+    #expect(ServiceMetrics.number(30) == "30")
+    #expect(ServiceMetrics.number(0.0025) == "0.0025")
+    let metrics = ServiceMetrics(routes: ["/a"])
+    metrics.record(
+      CompletedRequest(
+        time: "", requestId: "r", method: "GET", path: "/a", status: 200, bytesIn: 0,
+        bytesOut: 2, durationMs: 2, errorCode: nil))
+    metrics.record(
+      CompletedRequest(
+        time: "", requestId: "r", method: "GET", path: "/a", status: 200, bytesIn: 0,
+        bytesOut: 2, durationMs: 20_000, errorCode: nil))
+    metrics.record(
+      CompletedRequest(
+        time: "", requestId: "r", method: "POST", path: "/a", status: nil, bytesIn: 0,
+        bytesOut: 0, durationMs: 1, errorCode: nil))
+    let text = metrics.render(
+      ServiceMetrics.Gauges(inFlight: 0, running: 0, queued: 0, queueLimit: 1, workerRestarts: 0))
+    let parsed = try PrometheusText(text)
+    let bucket = "imprint_http_request_duration_seconds_bucket"
+    // 2 ms falls in le=0.0025, 20 s in le=30; the buckets are cumulative.
+    #expect(parsed.value(bucket, ["route": "/a", "le": "0.001"]) == 0)
+    #expect(parsed.value(bucket, ["route": "/a", "le": "0.0025"]) == 1)
+    #expect(parsed.value(bucket, ["route": "/a", "le": "10"]) == 1)
+    #expect(parsed.value(bucket, ["route": "/a", "le": "30"]) == 2)
+    let sum = try #require(
+      parsed.value("imprint_http_request_duration_seconds_sum", ["route": "/a"]))
+    #expect(abs(sum - 20.002) < 1e-9)
+    #expect(parsed.value("imprint_http_requests_aborted_total") == 1)
+    // The parser is strict: the same text with a bucket dropped or a sample doubled is refused.
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    let withoutInf = lines.filter { !$0.contains("le=\"+Inf\"") }.joined(separator: "\n")
+    #expect(throws: ExpositionError.self) { try PrometheusText(withoutInf) }
+    let doubled = text + "imprint_http_queue_depth 0\n"
+    #expect(throws: ExpositionError.self) { try PrometheusText(doubled) }
+  }
+
+  @Test("--access-log: one JSON line per request, its id echoed or made, no query in the path")
+  func accessLog() throws {
+    let server = try ServiceProcess(["--access-log"])
+    // Python's urllib: a request with an id, one with an unusable id, an upload whose query
+    // carries a password, and a 404.
+    let script = """
+      import json, sys, urllib.request, urllib.error
+      base, path = sys.argv[1], sys.argv[2]
+      out = []
+      def send(url, data=None, headers={}):
+          request = urllib.request.Request(base + url, data=data, headers=headers)
+          try:
+              with urllib.request.urlopen(request) as answer:
+                  body = answer.read()
+                  out.append([answer.status, answer.headers["X-Request-Id"], len(body)])
+          except urllib.error.HTTPError as error:
+              body = error.read()
+              out.append([error.code, error.headers["X-Request-Id"], len(body)])
+      send("/healthz", headers={"X-Request-Id": "order-17.attempt:2"})
+      send("/readyz", headers={"X-Request-Id": "bad id with spaces"})
+      pdf = open(path, "rb").read()
+      send("/v1/inspect?name=mixed.pdf&password=hunter2", data=pdf,
+           headers={"Content-Type": "application/pdf"})
+      send("/v2/nothing?token=hunter2")
+      print(json.dumps({"answers": out, "uploaded": len(pdf)}))
+      """
+    let client = try runTool(
+      "python3", ["-c", script, server.url(""), documents + "mixed.pdf"])
+    #expect(client.status == 0, "\(client.stderr)")
+    let report = try #require(
+      try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
+    let answers = try #require(report["answers"] as? [[Any]])
+    try #require(answers.count == 4)
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    #expect(!stopped.stderr.contains("hunter2"))
+    let lines = stopped.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }
+    try #require(lines.count == 4, "\(stopped.stderr)")
+    let records = try lines.map {
+      try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+    }
+    let required: Set = [
+      "time", "requestId", "method", "path", "status", "bytesIn", "bytesOut", "durationMs",
+    ]
+    for (record, answer) in zip(records, answers) {
+      #expect(required.isSubset(of: Set(record.keys)), "\(record)")
+      #expect(Set(record.keys).subtracting(required).subtracting(["errorCode"]).isEmpty)
+      #expect(record["status"] as? Int == answer[0] as? Int)
+      #expect(record["requestId"] as? String == answer[1] as? String)
+      #expect(record["bytesOut"] as? Int == answer[2] as? Int)
+      #expect((record["path"] as? String)?.contains("?") == false)
+      let time = try #require(record["time"] as? String)
+      #expect(time.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(time)")
+      #expect((record["durationMs"] as? Double ?? -1) >= 0)
+    }
+    #expect(answers[0][1] as? String == "order-17.attempt:2")
+    // An id that is not usable is replaced by a UUID, not echoed.
+    let made = try #require(answers[1][1] as? String)
+    #expect(UUID(uuidString: made) != nil)
+    #expect(records[2]["path"] as? String == "/v1/inspect")
+    #expect(records[2]["method"] as? String == "POST")
+    #expect(records[2]["bytesIn"] as? Int == report["uploaded"] as? Int)
+    #expect(records[3]["errorCode"] as? String == "http.notFound")
+    #expect(records[0]["errorCode"] == nil)
+  }
+
+  @Test("without --access-log nothing is logged per request")
+  func accessLogOff() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    let stopped = server.stop()
+    #expect(stopped.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.isEmpty)
+  }
+}
+
+private let healthz = ["route": "/healthz", "method": "GET", "status": "200"]
