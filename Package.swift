@@ -101,7 +101,10 @@ let package = Package(
       name: "ImprintService",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments", "CMHD",
-      ]
+      ],
+      // The OpenAPI document served at /openapi.json, found through Bundle.module
+      // (ImprintService.openAPIDocument()).
+      resources: [.copy("Resources/openapi.json")]
     ),
     .target(
       name: "ImprintCLI",

@@ -10,7 +10,8 @@ enum ServeCommand {
     name: "serve",
     abstract: "Serve QR codes, cards and document inspection over HTTP.",
     discussion: """
-      Routes: GET /healthz, GET /readyz, GET /metrics (Prometheus text), POST /v1/qr (options as a JSON body or query \
+      Routes: GET /healthz, GET /readyz, GET /metrics (Prometheus text), GET /openapi.json \
+      (the OpenAPI document of them all), POST /v1/qr (options as a JSON body or query \
       parameters; PNG, SVG, PDF or EPS), POST /v1/card (profile JSON body; template, side, \
       format, locale as query parameters; PDF or PNG), POST /v1/inspect (the document as the \
       body; the JSON of 'imprint inspect --json'). Errors are JSON: {"error": {"code", \

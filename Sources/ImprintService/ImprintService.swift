@@ -52,9 +52,9 @@ public struct ServiceConfiguration: Sendable {
 /// An HTTP service over Imprint's library: every route calls the entry point the matching
 /// command calls and answers with its bytes, its `--json` document or its error object.
 ///
-/// Routes: `GET /healthz`, `GET /readyz`, `GET /metrics`, `POST /v1/qr`, `POST /v1/card`,
-/// `POST /v1/inspect`.
-/// Designs are loaded once, when the service is made; documents are read in the sandbox's
+/// Routes: `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.json` (the OpenAPI
+/// document of them all), `POST /v1/qr`, `POST /v1/card`, `POST /v1/inspect`. Designs and the
+/// OpenAPI document are loaded once, when the service is made; documents are read in the sandbox's
 /// workers, so a hostile upload costs a worker, never the server.
 public final class ImprintService: Sendable {
   /// The configuration the service was made with.
@@ -63,13 +63,18 @@ public final class ImprintService: Sendable {
   let sandbox: DocumentSandbox
   let loader: CardInputLoader
   let metrics = ServiceMetrics(routes: ImprintService.routes.keys)
+  /// The bytes `GET /openapi.json` answers with (`openAPIDocument()`).
+  let openAPI: [UInt8]
   private let server: HTTPServer
 
-  /// Loads the card designs and prepares the sandbox; nothing listens yet.
+  /// Loads the card designs and the OpenAPI document and prepares the sandbox; nothing listens
+  /// yet.
   ///
-  /// - Throws: `CardError` when a design cannot be loaded.
+  /// - Throws: `CardError` when a design cannot be loaded; `FileError` when the OpenAPI
+  ///   document is not deployed (`openAPIDocument()`).
   public init(_ configuration: ServiceConfiguration) throws {
     self.configuration = configuration
+    openAPI = try Self.openAPIDocument()
     var templates: [String: CardTemplate] = [:]
     for name in CardTemplate.shippedNames(folder: configuration.templatesFolder) {
       templates[name] = try CardTemplate.load(name, folder: configuration.templatesFolder)
@@ -134,11 +139,12 @@ public final class ImprintService: Sendable {
     }
   }
 
-  /// The routes and the methods each takes.
-  static let routes: [String: [String]] = [
+  /// The routes and the methods each takes: what the router answers, and what the OpenAPI
+  /// document must describe (a test compares the two).
+  package static let routes: [String: [String]] = [
     "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/metrics": ["GET", "HEAD"],
-    "/v1/qr": ["POST"],
-    "/v1/card": ["POST"], "/v1/inspect": ["POST"],
+    "/openapi.json": ["GET", "HEAD"], "/v1/qr": ["POST"], "/v1/card": ["POST"],
+    "/v1/inspect": ["POST"],
   ]
 
   /// The answer to a request that is quick to make (`GET` or `HEAD` of `/healthz`, `/readyz`,
@@ -173,6 +179,8 @@ public final class ImprintService: Sendable {
         method: request.method, path: request.path, allowed: methods)
     }
     switch request.path {
+    case "/openapi.json":
+      return HTTPResponse(status: 200, contentType: "application/json", body: openAPI)
     case "/v1/qr":
       return try qr(request)
     case "/v1/card":

@@ -70,7 +70,8 @@ public enum ServiceError: ImprintError, Equatable {
   public var hint: String? {
     switch self {
     case .notFound:
-      "the routes are /healthz, /readyz, /metrics, /v1/qr, /v1/card and /v1/inspect"
+      "the routes are " + ImprintService.routes.keys.sorted().joined(separator: ", ")
+        + "; GET /openapi.json describes them"
     case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
     case .unsupportedMediaType(_, _, let expected): "send Content-Type: \(expected[0])"
     case .busy: "retry after the time in Retry-After"

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: the OpenAPI document served at /openapi.json: valid for
+// openapi-spec-validator, describing exactly the routes the router answers (read from
+// `ImprintService.routes`), and every route's real responses, a success and an error each,
+// checked against it by openapi-core.
+
+import Foundation
+import ImprintService
+import ImprintTestSupport
+import Testing
+
+private let resource = repositoryRoot + "/Sources/ImprintService/Resources/openapi.json"
+
+/// The operations (`METHOD path`) a parsed OpenAPI document describes.
+private func operations(in document: [String: Any]) -> Set<String> {
+  let methods: Set<String> = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+  var found: Set<String> = []
+  for case (let path, let item as [String: Any]) in document["paths"] as? [String: Any] ?? [:] {
+    for key in item.keys where methods.contains(key) { found.insert(key.uppercased() + " " + path) }
+  }
+  return found
+}
+
+/// One request sent to the server and checked against the document by `checker`.
+private struct APICase: Encodable {
+  var name: String
+  var method: String
+  var target: String
+  /// A file whose bytes are the body.
+  var file: String?
+  /// Text sent as the body.
+  var data: String?
+  /// The request's Content-Type.
+  var type: String?
+  /// Send the head only, declaring this Content-Length (a body the server refuses unread).
+  var declaredLength: Int?
+  /// The status the server must answer (a success's request must match the document too; the
+  /// requests meant to be refused do not).
+  var expect: Int
+
+  /// The path without the query.
+  var path: String { String(target.prefix { $0 != "?" }) }
+}
+
+/// The checker: sends each case with http.client and checks the answer with openapi-core.
+///
+/// Status documented for the operation, content type, JSON bodies against their schemas; a
+/// success's request is checked too. 404 and 405 belong to no operation: their body is checked
+/// against the document's ErrorDocument schema with jsonschema. Prints one result a case, as
+/// JSON.
+private let checker = """
+  import http.client, json, sys
+  from urllib.parse import parse_qsl, urlsplit
+  import jsonschema
+  from openapi_core import OpenAPI
+  from openapi_core.testing import MockRequest, MockResponse
+
+  port, spec_path, cases_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+  spec = json.load(open(spec_path, encoding="utf-8"))
+  api = OpenAPI.from_dict(spec)
+  error_document = jsonschema.Draft202012Validator(
+      {"$ref": "#/components/schemas/ErrorDocument", "components": spec["components"]})
+  # Bodies the document describes by media type alone (OpenAPI 3.1: no schema for binary
+  # content) must at least be of that type.
+  magic = {"image/png": lambda d: d.startswith(b"\\x89PNG\\r\\n\\x1a\\n"),
+           "application/pdf": lambda d: d.startswith(b"%PDF-"),
+           "image/svg+xml": lambda d: b"<svg" in d[:400],
+           "application/postscript": lambda d: d.startswith(b"%!PS")}
+  results = []
+  for case in json.load(open(cases_path, encoding="utf-8")):
+      body = open(case["file"], "rb").read() if case.get("file") else case.get("data", "").encode()
+      headers = {"Content-Type": case["type"]} if case.get("type") else {}
+      connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+      if case.get("declaredLength") is not None:
+          connection.putrequest(case["method"], case["target"])
+          for name, value in headers.items():
+              connection.putheader(name, value)
+          connection.putheader("Content-Length", str(case["declaredLength"]))
+          connection.putheader("Expect", "100-continue")
+          connection.endheaders()
+      else:
+          connection.request(case["method"], case["target"], body=body or None, headers=headers)
+      answer = connection.getresponse()
+      data = answer.read()
+      connection.close()
+      content_type = answer.getheader("Content-Type", "")
+      url = urlsplit(case["target"])
+      problems = []
+      if case["method"].lower() not in spec["paths"].get(url.path, {}):
+          try:
+              error_document.validate(json.loads(data))
+          except Exception as error:
+              problems.append(f"error body: {error}"[:400])
+      else:
+          request = MockRequest(
+              f"http://127.0.0.1:{port}", case["method"].lower(), url.path,
+              args=dict(parse_qsl(url.query, keep_blank_values=True)), data=body,
+              content_type=case.get("type") or "application/octet-stream")
+          if 200 <= case["expect"] < 300:
+              try:
+                  api.validate_request(request)
+              except Exception as error:
+                  problems.append(f"request: {error!r} ({error.__cause__!r})"[:400])
+          try:
+              api.validate_response(
+                  request, MockResponse(data, status_code=answer.status, content_type=content_type))
+          except Exception as error:
+              problems.append(f"response: {error!r} ({error.__cause__!r})"[:400])
+          if case["method"] != "HEAD" and content_type in magic and not magic[content_type](data):
+              problems.append(f"the body is not {content_type}: {data[:40]!r}")
+      results.append({"name": case["name"], "status": answer.status,
+                      "contentType": content_type, "problems": problems})
+  print(json.dumps(results))
+  """
+
+@Suite("OpenAPI document", .liveHandlesChecked, .serialized)
+struct OpenAPITests {
+  @Test("GET /openapi.json serves the module's resource, and openapi-spec-validator accepts it")
+  func valid() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let served = try curlRequest("GET", server.url("/openapi.json"), in: folder)
+    #expect(served.status == 200)
+    #expect(served.contentType == "application/json")
+    let shipped = try ImprintService.openAPIDocument()
+    #expect(served.body == shipped)
+    #expect(served.body == [UInt8](try Data(contentsOf: URL(fileURLWithPath: resource))))
+    let path = folder.file("openapi.json")
+    try Data(served.body).write(to: URL(fileURLWithPath: path))
+    let checked = try runTool("openapi-spec-validator", [path])
+    #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+    #expect(checked.stdout.hasSuffix("OK\n"))
+    // The validator is not vacuous: the same document with a response lacking its required
+    // description is refused.
+    var broken = try #require(served.json)
+    var paths = try #require(broken["paths"] as? [String: Any])
+    paths["/healthz"] = ["get": ["responses": ["200": [:] as [String: Any]]]]
+    broken["paths"] = paths
+    let brokenPath = folder.file("broken.json")
+    try JSONSerialization.data(withJSONObject: broken).write(to: URL(fileURLWithPath: brokenPath))
+    #expect(try runTool("openapi-spec-validator", [brokenPath]).status != 0)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("the routes the router answers are exactly the operations the document describes")
+  func routesDocumented() throws {
+    let document = try #require(
+      try JSONSerialization.jsonObject(with: Data(try ImprintService.openAPIDocument()))
+        as? [String: Any])
+    let documented = operations(in: document)
+    let routed = Set(
+      ImprintService.routes.flatMap { path, methods in methods.map { $0 + " " + path } })
+    #expect(routed.count >= 6)
+    #expect(
+      routed.subtracting(documented).isEmpty,
+      "routes missing from openapi.json: \(routed.subtracting(documented).sorted())")
+    #expect(
+      documented.subtracting(routed).isEmpty,
+      "openapi.json describes routes the router lacks: \(documented.subtracting(routed).sorted())"
+    )
+    // The live server agrees: every documented path exists (a method it does not take is 405,
+    // not 404), and a path outside the table is 404.
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    for path in Set(documented.map { String($0.split(separator: " ")[1]) }) {
+      let exchange = try curlRequest("DELETE", server.url(path), in: folder)
+      #expect(exchange.status == 405, "DELETE \(path): \(exchange.text)")
+      #expect(exchange.errorCode == "http.methodNotAllowed")
+    }
+    let unknown = try curlRequest("GET", server.url("/v1/unknown"), in: folder)
+    #expect(unknown.status == 404)
+    #expect(unknown.text.contains("/openapi.json"))
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("every route's responses, a success and an error each, match the document")
+  func responsesMatch() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(["--max-body", "100000"])
+    let profile = repositoryRoot + "/assets/samples/profiles/sora-park.json"
+    let documents = fixturesFolder + "/Documents/"
+    let json = "application/json"
+    let cases = [
+      APICase(name: "healthz", method: "GET", target: "/healthz", expect: 200),
+      APICase(name: "healthz HEAD", method: "HEAD", target: "/healthz", expect: 200),
+      APICase(name: "healthz POST", method: "POST", target: "/healthz", expect: 405),
+      APICase(name: "readyz", method: "GET", target: "/readyz", expect: 200),
+      APICase(name: "readyz HEAD", method: "HEAD", target: "/readyz", expect: 200),
+      APICase(name: "readyz PUT", method: "PUT", target: "/readyz", expect: 405),
+      APICase(name: "metrics", method: "GET", target: "/metrics", expect: 200),
+      APICase(name: "metrics HEAD", method: "HEAD", target: "/metrics", expect: 200),
+      APICase(name: "metrics DELETE", method: "DELETE", target: "/metrics", expect: 405),
+      APICase(name: "openapi", method: "GET", target: "/openapi.json", expect: 200),
+      APICase(name: "openapi HEAD", method: "HEAD", target: "/openapi.json", expect: 200),
+      APICase(name: "openapi POST", method: "POST", target: "/openapi.json", expect: 405),
+      APICase(
+        name: "qr png (query)", method: "POST", target: "/v1/qr?payload=hello&level=H&module=4",
+        expect: 200),
+      APICase(
+        name: "qr svg (JSON)", method: "POST", target: "/v1/qr",
+        data: #"{"payload": "hello", "format": "svg"}"#,
+        type: json, expect: 200),
+      APICase(
+        name: "qr pdf", method: "POST", target: "/v1/qr?payload=hello&format=pdf&size=30",
+        expect: 200),
+      APICase(
+        name: "qr eps", method: "POST", target: "/v1/qr?payload=hello&format=eps", expect: 200),
+      APICase(
+        name: "qr eth", method: "POST",
+        target: "/v1/qr?payloadType=eth&request=true&amount=0.1"
+          + "&payload=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", expect: 200),
+      APICase(
+        name: "qr not JSON", method: "POST", target: "/v1/qr", data: "{\"payload\": ", type: json,
+        expect: 400),
+      APICase(
+        name: "qr unknown parameter", method: "POST", target: "/v1/qr?payload=x&colour=red",
+        expect: 400),
+      APICase(name: "qr missing payload", method: "POST", target: "/v1/qr?level=H", expect: 400),
+      APICase(
+        name: "qr low contrast", method: "POST", target: "/v1/qr?payload=x&foreground=%23EEEEEE",
+        expect: 422),
+      APICase(
+        name: "qr text body", method: "POST", target: "/v1/qr", data: "payload=x",
+        type: "text/plain", expect: 415),
+      APICase(
+        name: "qr too large", method: "POST", target: "/v1/qr", type: json, declaredLength: 200_000,
+        expect: 413),
+      APICase(name: "qr GET", method: "GET", target: "/v1/qr?payload=x", expect: 405),
+      APICase(
+        name: "card pdf", method: "POST", target: "/v1/card", file: profile, type: json, expect: 200
+      ),
+      APICase(
+        name: "card png back", method: "POST", target: "/v1/card?format=png&side=back&dpi=150",
+        file: profile,
+        type: json, expect: 200),
+      APICase(
+        name: "card share", method: "POST", target: "/v1/card?format=share", file: profile,
+        type: json, expect: 200),
+      APICase(
+        name: "card not JSON", method: "POST", target: "/v1/card", data: "not json", type: json,
+        expect: 400),
+      APICase(
+        name: "card unknown template", method: "POST", target: "/v1/card?template=no-such-design",
+        file: profile,
+        type: json, expect: 404),
+      APICase(
+        name: "card no account", method: "POST", target: "/v1/card", data: "{}", type: json,
+        expect: 422),
+      APICase(
+        name: "card text body", method: "POST", target: "/v1/card", file: profile,
+        type: "text/plain", expect: 415),
+      APICase(
+        name: "card too large", method: "POST", target: "/v1/card", type: json,
+        declaredLength: 200_000, expect: 413),
+      APICase(
+        name: "inspect pdf", method: "POST", target: "/v1/inspect?name=mixed.pdf",
+        file: documents + "mixed.pdf",
+        type: "application/pdf", expect: 200),
+      APICase(
+        name: "inspect damaged", method: "POST", target: "/v1/inspect?name=truncated.pdf",
+        file: documents + "truncated.pdf", type: "application/pdf", expect: 422),
+      APICase(
+        name: "inspect text body", method: "POST", target: "/v1/inspect", data: "hello",
+        type: "text/plain",
+        expect: 415),
+      APICase(
+        name: "inspect too large", method: "POST", target: "/v1/inspect", type: "application/pdf",
+        declaredLength: 200_000, expect: 413),
+      APICase(name: "unknown route", method: "GET", target: "/v2/qr", expect: 404),
+    ]
+    // Every route in the router's table has a case for each method it takes, and at least one
+    // success and one error: a route added later without cases fails here.
+    for (path, methods) in ImprintService.routes {
+      let mine = cases.filter { $0.path == path }
+      for method in methods {
+        #expect(mine.contains { $0.method == method }, "no case for \(method) \(path)")
+      }
+      #expect(mine.contains { (200..<300).contains($0.expect) }, "no success case for \(path)")
+      #expect(mine.contains { $0.expect >= 400 }, "no error case for \(path)")
+    }
+    let casesPath = folder.file("cases.json")
+    try JSONEncoder().encode(cases).write(to: URL(fileURLWithPath: casesPath))
+    let run = try runTool("python3", ["-c", checker, "\(server.port)", resource, casesPath])
+    #expect(run.status == 0, "\(run.stderr)")
+    let results = try #require(
+      try JSONSerialization.jsonObject(with: Data(run.stdoutBytes)) as? [[String: Any]])
+    #expect(results.count == cases.count)
+    for (sent, result) in zip(cases, results) {
+      #expect(result["status"] as? Int == sent.expect, "\(sent.name): \(result)")
+      #expect(
+        (result["problems"] as? [String])?.isEmpty == true,
+        "\(sent.name): \(result["problems"] ?? "-")")
+    }
+    // The checker is not vacuous: against a document that requires a field /healthz lacks,
+    // documents no PNG for /v1/qr and wants another schemaVersion in errors, each case fails.
+    var altered = try #require(
+      try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: resource)))
+        as? [String: Any])
+    var components = try #require(altered["components"] as? [String: Any])
+    var schemas = try #require(components["schemas"] as? [String: Any])
+    schemas["Status"] = [
+      "type": "object", "required": ["status", "uptime"],
+      "properties": ["status": ["type": "string"], "uptime": ["type": "number"]],
+    ]
+    schemas["ErrorDocument"] = [
+      "type": "object", "required": ["error"], "properties": ["schemaVersion": ["const": 2]],
+    ]
+    components["schemas"] = schemas
+    altered["components"] = components
+    var paths = try #require(altered["paths"] as? [String: Any])
+    var qr = try #require(paths["/v1/qr"] as? [String: Any])
+    var post = try #require(qr["post"] as? [String: Any])
+    var responses = try #require(post["responses"] as? [String: Any])
+    responses["200"] = [
+      "description": "SVG only", "content": ["image/svg+xml": ["schema": ["type": "string"]]],
+    ]
+    post["responses"] = responses
+    qr["post"] = post
+    paths["/v1/qr"] = qr
+    altered["paths"] = paths
+    let alteredPath = folder.file("altered.json")
+    try JSONSerialization.data(withJSONObject: altered).write(
+      to: URL(fileURLWithPath: alteredPath))
+    let probes = cases.filter {
+      ["healthz", "qr png (query)", "qr unknown parameter", "unknown route"].contains($0.name)
+    }
+    #expect(probes.count == 4)
+    let probesPath = folder.file("probes.json")
+    try JSONEncoder().encode(probes).write(to: URL(fileURLWithPath: probesPath))
+    let refused = try runTool(
+      "python3", ["-c", checker, "\(server.port)", alteredPath, probesPath])
+    let refusals = try #require(
+      try JSONSerialization.jsonObject(with: Data(refused.stdoutBytes)) as? [[String: Any]])
+    #expect(refusals.count == probes.count)
+    for result in refusals {
+      #expect((result["problems"] as? [String])?.isEmpty == false, "\(result)")
+    }
+    #expect(server.stop().status == 0)
+  }
+}
