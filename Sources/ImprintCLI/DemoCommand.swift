@@ -199,6 +199,21 @@ enum DemoCommand {
     made.append(
       Made(path: documentFolder + "/quote.txt", what: "a quote for examples/order-booster.json"))
 
+    // The same order prepared for print: its auto colour file split into its colour and
+    // monochrome sheets, each file with its ticket and a preview of every sheet side.
+    let preparedFolder = documentFolder + "/prepared"
+    let prepareCode = await ImprintCLI.run(
+      [
+        "prepare", examples + "/order-booster.json", "--prices", examples + "/prices-booster.json",
+        "-o", preparedFolder, "--split-color", "--previews", "--preview-size", "256",
+      ],
+      console: bulkConsole)
+    guard prepareCode == ImprintCLI.success else { return prepareCode }
+    made.append(
+      Made(
+        path: preparedFolder,
+        what: "print-ready PDFs and tickets of the order, colour split, 256-px sheet previews"))
+
     // A small print-shop batch: cards, a code, a thumbnail and a quote, imposed on A4.
     let batchFolder = folder + "/batch"
     let batchCode = await ImprintCLI.run(

@@ -27,6 +27,9 @@ enum PrepareCommand {
       any page on it is, as the quote counts; a duplex sheet goes whole) and \
       DIR/N-name.mono.pdf with the rest, each with its ticket; their impressions add up to \
       the quote's. \
+      With --previews, each file's sheet sides are drawn as they will print, one PNG a side \
+      (DIR/N-name.side-1.png, ...), fitting a --preview-size box (default 400 px), in the \
+      sandboxed workers. \
       With --printer, each file is then sent to that IPP printer (libcups, straight to the \
       device: ipp://host:port/ipp/print) with its ticket's attributes, and its job id is \
       reported; with --mono-printer as well, files whose print-color-mode is monochrome go \
@@ -43,6 +46,10 @@ enum PrepareCommand {
       .flag(
         "split-color",
         "Split each auto colour file into its colour and monochrome sheets, a file each."),
+      .flag("previews", "Draw each sheet side as a PNG (N-name.side-1.png, ...)."),
+      .value(
+        "preview-size", "<px>",
+        "The box each preview fits, 16 to 2048 pixels (default 400); with --previews."),
       .value(
         "printer", "<uri>", "Send each prepared file to this IPP printer (ipp://, ipps://)."),
       .value(
@@ -60,13 +67,19 @@ enum PrepareCommand {
     if arguments.value("mono-printer") != nil && arguments.value("printer") == nil {
       throw UsageError(message: "--mono-printer needs --printer <uri> (the colour printer)")
     }
+    let previewSize = try arguments.int("preview-size", in: OrderPreparer.previewSizes)
+    if previewSize != nil && !arguments.flag("previews") {
+      throw UsageError(message: "--preview-size needs --previews")
+    }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     let prepared = try await OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
       .prepare(
         order: arguments.positionals[0], prices: pricesPath,
         filesRoot: arguments.value("files-root"), output: folder,
-        options: PrepareOptions(splitColor: arguments.flag("split-color")))
+        options: PrepareOptions(
+          splitColor: arguments.flag("split-color"),
+          previewSize: arguments.flag("previews") ? previewSize ?? 400 : nil))
     let submitted = try arguments.value("printer").map {
       try PrintSubmitter.submit(
         prepared.files, printer: $0, monoPrinter: arguments.value("mono-printer"))
@@ -84,11 +97,15 @@ enum PrepareCommand {
         let ticket = file.ticket
         let blank = ticket.blankBacks > 0 ? " + \(ticket.blankBacks) blank back" : ""
         let part = ticket.split.map { ", \($0.part) part: sheets \($0.sheets)" } ?? ""
+        let previews = file.previews.map {
+          ", \($0.count) preview\($0.count == 1 ? "" : "s")"
+            + ($0.first.map { " (\(SafeText.escaped($0)), ...)" } ?? "")
+        }
         console.stdout.write(
           "\(SafeText.escaped(file.document)): \(ticket.impressions) impression"
             + "\(ticket.impressions == 1 ? "" : "s")\(blank), \(ticket.ipp.copies) "
             + "cop\(ticket.ipp.copies == 1 ? "y" : "ies"), \(ticket.ipp.sides), "
-            + "\(ticket.ipp.media), \(ticket.ipp.printColorMode)\(part)\n")
+            + "\(ticket.ipp.media), \(ticket.ipp.printColorMode)\(part)\(previews ?? "")\n")
       }
       for job in submitted ?? [] {
         console.stdout.write(

@@ -58,6 +58,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case printNotAllowed(file: String)
   /// The prepared file holds another number of sheet sides than the quote counted.
   case impressionsMismatch(file: String, quoted: Int, prepared: Int)
+  /// Previews were asked for at a size outside `OrderPreparer.previewSizes`.
+  case previewSize(size: Int)
   /// The printer cannot be reached (`detail`: what libcups said, or what is wrong with the URI).
   case printerUnreachable(printer: String, detail: String)
   /// The printer refused a job or its document (`detail`: the step and libcups' text).
@@ -89,6 +91,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .prepareFailed: "pdf.prepareFailed"
     case .printNotAllowed: "pdf.printNotAllowed"
     case .impressionsMismatch: "document.impressionsMismatch"
+    case .previewSize: "document.previewSize"
     case .printerUnreachable: "print.unreachable"
     case .printRefused: "print.refused"
     }
@@ -150,6 +153,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printNotAllowed(let file): "pdf '\(file)' does not allow printing (its permissions)"
     case .impressionsMismatch(let file, let quoted, let prepared):
       "the print-ready file of '\(file)' has \(prepared) sheet sides; the quote counted \(quoted)"
+    case .previewSize(let size):
+      "a preview size of \(size) px is outside \(OrderPreparer.previewSizes.lowerBound) to "
+        + "\(OrderPreparer.previewSizes.upperBound) px"
     case .printerUnreachable(let printer, let detail):
       "cannot reach the printer '\(printer)' (\(detail))"
     case .printRefused(let file, let printer, let detail):
@@ -171,6 +177,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .changedSinceQuote: "quote the order again"
     case .prepareFailed: "export or print the document to PDF again"
     case .printNotAllowed: "ask the author for a copy that allows printing"
+    case .previewSize: "previews fit a square box; give its side in pixels"
     case .printerUnreachable:
       "give the printer's IPP URI (ipp://host:port/ipp/print) and check that it is on"
     case .printRefused:

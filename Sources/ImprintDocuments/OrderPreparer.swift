@@ -13,9 +13,14 @@ public struct PrepareOptions: Sendable, Equatable {
   /// can go to a cheaper printer.
   public var splitColor: Bool
 
-  /// Options: whole files unless `splitColor`.
-  public init(splitColor: Bool = false) {
+  /// The side in pixels of the square box each sheet side's preview fits (its longer side),
+  /// in `OrderPreparer.previewSizes`, or nil for no previews.
+  public var previewSize: Int?
+
+  /// Options: whole files unless `splitColor`; previews when `previewSize` is given.
+  public init(splitColor: Bool = false, previewSize: Int? = nil) {
     self.splitColor = splitColor
+    self.previewSize = previewSize
   }
 }
 
@@ -27,6 +32,9 @@ public struct PreparedFile: Codable, Sendable, Equatable {
   public var ticketPath: String
   /// The job ticket.
   public var ticket: JobTicket
+  /// The previews' paths, one PNG a sheet side in order (`N-name.side-1.png`...), when asked
+  /// for.
+  public var previews: [String]?
 }
 
 /// A prepared order: the quote and the files made from it.
@@ -49,6 +57,8 @@ public struct PreparedOrder: Sendable, Equatable {
 public struct OrderPreparer: Sendable {
   /// The quoter, whose sandbox also places the pages.
   public let quoter: OrderQuoter
+  /// The preview sizes accepted, in pixels.
+  public static let previewSizes = 16...2048
 
   /// A preparer quoting and placing pages with `quoter` (its sandbox, `jobs` at a time).
   public init(quoter: OrderQuoter) {
@@ -75,6 +85,7 @@ public struct OrderPreparer: Sendable {
     order orderPath: String, prices pricesPath: String, filesRoot: String? = nil,
     output folder: String, options: PrepareOptions = PrepareOptions()
   ) async throws -> PreparedOrder {
+    try Self.check(options)
     try FileIO.makeFolder(folder)
     let quoted = try await quoter.quote(
       order: orderPath, prices: pricesPath, filesRoot: filesRoot)
@@ -86,14 +97,16 @@ public struct OrderPreparer: Sendable {
   /// - Parameters:
   ///   - quoted: the quote and its files, from `OrderQuoter`.
   ///   - folder: where the PDFs and tickets go (it must exist).
-  ///   - options: what else to make (the colour split).
+  ///   - options: what else to make (the colour split, previews).
   /// - Returns: the quote and the files written: one a file, or with `splitColor` two for a
   ///   file split by colour, its colour part first.
   /// - Throws: as `prepare(order:prices:filesRoot:output:options:)`, less the quoting.
   public func prepare(
     _ quoted: OrderQuote, output folder: String, options: PrepareOptions = PrepareOptions()
   ) async throws -> PreparedOrder {
+    try Self.check(options)
     let sandbox = quoter.sandbox
+    let previewSize = options.previewSize
     var plans: [(source: QuotedFile, layout: SheetLayout, ticket: JobTicket, output: String)] = []
     for (index, source) in quoted.files.enumerated() {
       let line = quoted.quote.files[index]
@@ -125,22 +138,38 @@ public struct OrderPreparer: Sendable {
     let frozen = plans
     let staged = try await inOrder(
       count: plans.count, jobs: quoter.jobs,
-      discard: { (staged: (document: StagedThumbnail, sheetSides: Int)) in
-        unlink(staged.document.temporary)
+      discard: { (staged: Staged) in
+        for file in [staged.document] + (staged.previews ?? []) { unlink(file.temporary) }
       },
-      work: { index in
+      work: { index -> Staged in
         let plan = frozen[index]
-        return try await sandbox.prepare(
+        let prepared = try await sandbox.prepare(
           path: plan.source.path, file: plan.source.file, layout: plan.layout,
           output: plan.output)
+        guard let previewSize else { return Staged(prepared.document, prepared.sheetSides, nil) }
+        do {
+          // The sides are drawn from the staged file, in a worker: their pages are uploads.
+          let previews = try await sandbox.previews(
+            of: prepared.document.temporary, file: plan.source.file, size: previewSize,
+            output: (plan.output as NSString).deletingPathExtension + ".side.png")
+          return Staged(prepared.document, prepared.sheetSides, previews)
+        } catch {
+          unlink(prepared.document.temporary)
+          throw error
+        }
       })
-    var pending = staged.map { $0.document }
+    var pending = staged.flatMap { [$0.document] + ($0.previews ?? []) }
     do {
       var files: [PreparedFile] = []
       for (plan, result) in zip(plans, staged) {
         guard result.sheetSides == plan.ticket.sheetSides else {
           throw DocumentError.impressionsMismatch(
             file: plan.source.file, quoted: plan.ticket.sheetSides, prepared: result.sheetSides)
+        }
+        if let previews = result.previews, previews.count != result.sheetSides {
+          throw DocumentError.badOutput(
+            file: plan.source.file,
+            detail: "\(previews.count) previews of \(result.sheetSides) sheet sides")
         }
         let ticketPath =
           folder + "/" + (plan.ticket.document as NSString).deletingPathExtension
@@ -151,13 +180,37 @@ public struct OrderPreparer: Sendable {
             try FileIO.writeAll(ticketBytes, to: descriptor, path: ticketPath)
           }.0)
         files.append(
-          PreparedFile(document: plan.output, ticketPath: ticketPath, ticket: plan.ticket))
+          PreparedFile(
+            document: plan.output, ticketPath: ticketPath, ticket: plan.ticket,
+            previews: result.previews?.map(\.final)))
       }
       _ = try DocumentSandbox.commit(pending, protected: FileIdentities(plans.map(\.source.path)))
       return PreparedOrder(quote: quoted.quote, files: files)
     } catch {
       for file in pending { unlink(file.temporary) }
       throw error
+    }
+  }
+
+  /// A print-ready file staged by a worker: its sheet sides and, when asked for, its previews.
+  private struct Staged: Sendable {
+    var document: StagedThumbnail
+    var sheetSides: Int
+    var previews: [StagedThumbnail]?
+
+    init(_ document: StagedThumbnail, _ sheetSides: Int, _ previews: [StagedThumbnail]?) {
+      self.document = document
+      self.sheetSides = sheetSides
+      self.previews = previews
+    }
+  }
+
+  /// Refuses options that cannot be honoured, before anything is read or written.
+  ///
+  /// - Throws: `DocumentError.previewSize`.
+  private static func check(_ options: PrepareOptions) throws(DocumentError) {
+    if let size = options.previewSize, !previewSizes.contains(size) {
+      throw .previewSize(size: size)
     }
   }
 

@@ -144,6 +144,46 @@ struct PrepareCLITests {
     #expect(!FileManager.default.fileExists(atPath: folder.file("out/1-notes.pdf")))
   }
 
+  @Test(
+    "--previews: a PNG a sheet side, listed in --json; --preview-size alone or too small: exit 2")
+  func previews() async throws {
+    let folder = TemporaryFolder()
+    let order = try order(in: folder, #"{"path":"uploads/handout.pdf","nUp":2}"#)
+    let prices = Self.examples + "prices-booster.json"
+    let run = await imprint([
+      "prepare", order, "--prices", prices, "-o", folder.file("out"), "--previews",
+      "--preview-size", "128", "--json",
+    ])
+    #expect(run.code == 0, "\(run.stderr)")
+    let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+    let file = (report?["files"] as? [[String: Any]])?.first
+    let previews = try #require(file?["previews"] as? [String])
+    let sides = try #require(pdfInfo(folder.file("out/1-handout.pdf"))["Pages"].flatMap { Int($0) })
+    #expect(previews == (1...sides).map { folder.file("out/1-handout.side-\($0).png") })
+    for preview in previews {
+      let header = try #require(
+        pngHeader(Array(try Data(contentsOf: URL(fileURLWithPath: preview)))))
+      #expect(max(header.width, header.height) == 128, "\(preview)")
+    }
+    let text = await imprint([
+      "prepare", order, "--prices", prices, "-o", folder.file("text"), "--previews",
+    ])
+    #expect(
+      text.stdout.hasSuffix(
+        ", \(sides) preview\(sides == 1 ? "" : "s") (\(folder.file("text/1-handout.side-1.png")), ...)\n"
+      ),
+      "\(text.stdout)")
+    for (arguments, message) in [
+      (["--preview-size", "128"], "--preview-size needs --previews"),
+      (["--previews", "--preview-size", "8"], "expects an integer from 16 to 2048"),
+    ] {
+      let refused = await imprint(
+        ["prepare", order, "--prices", prices, "-o", folder.file("no")] + arguments)
+      #expect(refused.code == 2 && refused.stderr.contains(message), "\(refused.stderr)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("no")))
+  }
+
   @Test("usage errors: --prices and -o are required (exit 2)")
   func usage() async throws {
     let folder = TemporaryFolder()

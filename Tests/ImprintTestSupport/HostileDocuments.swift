@@ -6,6 +6,26 @@ import Foundation
 
 /// Minimal hand-written PDFs and PNGs for hostile-input tests.
 public enum HostileDocuments {
+  /// A PDF of `pages`, each a content stream and its page dictionary's other entries
+  /// (`/MediaBox`, `/Resources`...), after the `shared` objects they refer to (numbered from 3:
+  /// the catalog is object 1, the page tree 2).
+  public static func pdf(pages: [(content: String, entries: String)], shared: [String] = [])
+    -> [UInt8]
+  {
+    var objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""] + shared
+    var kids: [Int] = []
+    for page in pages {
+      objects.append(stream(page.content))
+      objects.append(
+        "<< /Type /Page /Parent 2 0 R \(page.entries) /Contents \(objects.count) 0 R >>")
+      kids.append(objects.count)
+    }
+    objects[1] =
+      "<< /Type /Pages /Kids [\(kids.map { "\($0) 0 R" }.joined(separator: " "))] "
+      + "/Count \(kids.count) >>"
+    return pdf(objects)
+  }
+
   /// A PDF of `objects` (object 1 is the root), with a correct cross-reference table.
   public static func pdf(_ objects: [String]) -> [UInt8] {
     var out = Array("%PDF-1.4\n".utf8)

@@ -69,11 +69,7 @@ public enum NumberedPages {
   /// bottom-left corner (about 3 % of an A4 page: a colour page by the default `ColorRule`);
   /// the others are black on white.
   public static func written(_ pages: [NumberedPage], colorPages: Set<Int> = []) -> [UInt8] {
-    var objects = [
-      "<< /Type /Catalog /Pages 2 0 R >>", "",
-      "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    var kids: [Int] = []
+    var list: [(content: String, entries: String)] = []
     for (index, page) in pages.enumerated() {
       let number = index + 1
       // Displayed coordinates (x right, y up on the page as shown), then the matrix that maps
@@ -91,17 +87,16 @@ public enum NumberedPages {
         "q \(matrix) cm BT /F1 20 Tf \(shownWidth / 2 - 14) \(shownHeight / 2 - 8) Td (P\(number)) Tj ET "
         + "BT /F1 20 Tf \(shownWidth / 2 - 14) \(shownHeight - 40) Td (T\(number)) Tj ET"
         + (colorPages.contains(number) ? " 1 0 0 rg 30 30 120 120 re f Q" : " Q")
-      objects.append(HostileDocuments.stream(content))
       let rotate = page.rotate == 0 ? "" : " /Rotate \(page.rotate)"
-      objects.append(
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(page.width) \(page.height)]\(rotate) "
-          + "/Resources << /Font << /F1 3 0 R >> >> /Contents \(objects.count) 0 R >>")
-      kids.append(objects.count)
+      list.append(
+        (
+          content,
+          "/MediaBox [0 0 \(page.width) \(page.height)]\(rotate) "
+            + "/Resources << /Font << /F1 3 0 R >> >>"
+        ))
     }
-    objects[1] =
-      "<< /Type /Pages /Kids [\(kids.map { "\($0) 0 R" }.joined(separator: " "))] "
-      + "/Count \(kids.count) >>"
-    return HostileDocuments.pdf(objects)
+    return HostileDocuments.pdf(
+      pages: list, shared: ["<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"])
   }
 }
 

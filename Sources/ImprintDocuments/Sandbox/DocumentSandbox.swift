@@ -299,6 +299,29 @@ public final class DocumentSandbox: ImageDecoding {
     }
   }
 
+  /// Previews of every page of the print-ready PDF at `path` (a staged file of ours whose pages
+  /// came from uploads, so drawn in a worker): one PNG a page fitting a `size` × `size` box,
+  /// written to synced temporary files beside `output` with `-N` before its extension (rename
+  /// them with `commit`).
+  ///
+  /// - Returns: the staged previews, in page order.
+  /// - Throws: `FileError` or `DocumentError` naming `file`; no temporary is left when it
+  ///   fails.
+  func previews(of path: String, file: String, size: Int, output: String) async throws
+    -> [StagedThumbnail]
+  {
+    let request = WorkerRequest(
+      operation: .thumbnail, path: try absolute(path), file: file, pages: "all", size: size,
+      format: .png, output: output, cpuSeconds: limits.cpuSeconds)
+    do {
+      return try await stage(request)
+    } catch {
+      // A worker that was killed (CPU, memory, time) could not remove its own temporaries.
+      AtomicFile.removeStaleTemporaries(in: Self.folder(of: output))
+      throw error
+    }
+  }
+
   /// The thumbnails a worker staged for `request`.
   private func stage(_ request: WorkerRequest) async throws -> [StagedThumbnail] {
     guard case .staged(let pages) = try await exchange(request) else {
