@@ -150,7 +150,8 @@ public struct OrderPreparer: Sendable {
         do {
           // The sides are drawn from the staged file, in a worker: their pages are uploads.
           let previews = try await sandbox.previews(
-            of: prepared.document.temporary, file: plan.source.file, size: previewSize,
+            of: prepared.document.temporary, pages: prepared.sheetSides, file: plan.source.file,
+            size: previewSize,
             output: (plan.output as NSString).deletingPathExtension + ".side.png")
           return Staged(prepared.document, prepared.sheetSides, previews)
         } catch {

@@ -134,6 +134,22 @@ struct PreparePreviewTests {
     #expect(try pixels(folder.file("out/1-doc.mono.side-2.png")).size.max() == 64)
   }
 
+  @Test("a file longer than one worker's run of previews: every side, in order")
+  func longFile() async throws {
+    let folder = TemporaryFolder()
+    // 205 sides: three runs of at most 100 (DocumentSandbox.previewRun).
+    try HostileDocuments.write(
+      NumberedPages.written(Array(repeating: .a4, count: 205)), to: folder.file("doc.pdf"))
+    let prepared = try await prepareOrder(
+      in: folder, prices: prices, files: [#"{"path":"doc.pdf"}"#],
+      options: PrepareOptions(previewSize: 16))
+    let previews = try #require(prepared.files.first?.previews)
+    #expect(previews == (1...205).map { folder.file("out/1-doc.side-\($0).png") })
+    #expect(previews.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder.file("out"))
+    #expect(names.count == 207, "the PDF, its ticket and 205 previews; nothing else")
+  }
+
   @Test("a preview size outside 16 to 2048 px is document.previewSize, before anything is made")
   func badSize() async throws {
     let folder = TemporaryFolder()

@@ -299,28 +299,42 @@ public final class DocumentSandbox: ImageDecoding {
     }
   }
 
-  /// Previews of every page of the print-ready PDF at `path` (a staged file of ours whose pages
-  /// came from uploads, so drawn in a worker): one PNG a page fitting a `size` × `size` box,
-  /// written to synced temporary files beside `output` with `-N` before its extension (rename
-  /// them with `commit`).
+  /// Previews of the `pages` pages of the print-ready PDF at `path` (a staged file of ours whose
+  /// pages came from uploads, so drawn in workers): one PNG a page fitting a `size` × `size`
+  /// box, written to synced temporary files beside `output` with `-N` before its extension
+  /// (rename them with `commit`).
+  ///
+  /// The pages go to workers in runs of at most `previewRun`, one after another, so that each
+  /// request stays within the CPU and time limits however long the file.
   ///
   /// - Returns: the staged previews, in page order.
   /// - Throws: `FileError` or `DocumentError` naming `file`; no temporary is left when it
   ///   fails.
-  func previews(of path: String, file: String, size: Int, output: String) async throws
-    -> [StagedThumbnail]
+  func previews(of path: String, pages: Int, file: String, size: Int, output: String)
+    async throws -> [StagedThumbnail]
   {
-    let request = WorkerRequest(
-      operation: .thumbnail, path: try absolute(path), file: file, pages: "all", size: size,
-      format: .png, output: output, cpuSeconds: limits.cpuSeconds)
+    let source = try absolute(path)
+    var staged: [StagedThumbnail] = []
     do {
-      return try await stage(request)
+      for start in stride(from: 1, through: pages, by: Self.previewRun) {
+        // Always `a-b` (a bare `1` names the unsuffixed file).
+        let run = "\(start)-\(min(start + Self.previewRun - 1, pages))"
+        staged += try await stage(
+          WorkerRequest(
+            operation: .thumbnail, path: source, file: file, pages: run, size: size,
+            format: .png, output: output, cpuSeconds: limits.cpuSeconds))
+      }
+      return staged
     } catch {
+      for page in staged { unlink(page.temporary) }
       // A worker that was killed (CPU, memory, time) could not remove its own temporaries.
       AtomicFile.removeStaleTemporaries(in: Self.folder(of: output))
       throw error
     }
   }
+
+  /// The most previews one worker request draws.
+  static let previewRun = 100
 
   /// The thumbnails a worker staged for `request`.
   private func stage(_ request: WorkerRequest) async throws -> [StagedThumbnail] {
