@@ -183,7 +183,7 @@ public enum BatchRunner {
   public static func run(
     manifest: String, options: BatchOptions, progress: (BatchSummary) -> Void = { _ in }
   ) async throws -> BatchSummary {
-    for folder in ["", "/.state", "/cards", "/qr", "/thumbs", "/quotes"] {
+    for folder in ["", "/.state", "/cards", "/qr", "/thumbs", "/quotes", "/prints"] {
       do {
         try FileIO.makeFolder(options.outputFolder + folder)
       } catch {
@@ -495,14 +495,16 @@ public enum BatchRunner {
     let template = job.template.flatMap { $0.contains("/") ? $0 : nil }
     var paths = [job.profile, job.photo, job.followCounts, job.file, job.prices, template]
       .compactMap { $0 }
-    // A quote depends on the files its order names: a changed upload is quoted again. (An order
-    // that cannot be read fails when the job is made.)
-    if job.kind == .quote, let orderPath = job.file,
+    // A quote or print depends on the files its order names: a changed upload is quoted (and
+    // prepared) again. (An order that cannot be read fails when the job is made.)
+    if job.kind == .quote || job.kind == .print, let orderPath = job.file,
       let order = try? Order.parse(
         try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
     {
       // Confined as the quoter confines them (see `OrderQuoter`).
-      paths += try order.filePaths(root: Order.filesRoot(ofOrderAt: orderPath))
+      paths += try order.filePaths(
+        root: job.filesRoot ?? Order.filesRoot(ofOrderAt: orderPath),
+        explicitRoot: job.filesRoot != nil)
     }
     for path in paths {
       bytes += Array(path.utf8)
@@ -595,13 +597,37 @@ public enum BatchRunner {
       let relative = "quotes/\(job.id).json"
       try AtomicFile.write(Array(JSONOutput.pretty(quote).utf8), to: folder + "/" + relative)
       return ([relative], nil)
+    case .print:
+      guard let sandbox = options.sandbox, let orderPath = job.file, let pricesPath = job.prices
+      else {
+        throw BatchError.noSandbox(id: job.id)
+      }
+      // What `imprint prepare` does (`OrderPrinter`), into the job's own folder; the files sent
+      // are recorded beside the resume records, so that no run sends one twice (a rerun after a
+      // failure sends only what was not sent).
+      let relativeFolder = "prints/\(job.id)"
+      let printed = try await OrderPrinter(
+        preparer: OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: 1))
+      ).run(
+        order: orderPath, prices: pricesPath, filesRoot: job.filesRoot,
+        output: folder + "/" + relativeFolder,
+        target: job.printer.map {
+          PrintTarget(printer: $0, journal: "\(folder)/.state/\(job.id).print.json")
+        })
+      let report = relativeFolder + "/report.json"
+      try AtomicFile.write(Array(JSONOutput.pretty(printed).utf8), to: folder + "/" + report)
+      let prefix = folder + "/"
+      let made = printed.files.flatMap { [$0.document, $0.ticketPath] }.map {
+        $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : $0
+      }
+      return (made + [report], nil)
     }
   }
 }
 
 /// Errors of the batch itself (per-job errors are the capability's own).
 public enum BatchError: ImprintError, Equatable {
-  /// A thumb or quote job without a document sandbox.
+  /// A thumb, quote or print job without a document sandbox.
   case noSandbox(id: String)
   /// A `--shard` value that is not I/N with 0 <= I < N (after `auto` is resolved).
   case badShard(String)

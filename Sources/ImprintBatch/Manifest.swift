@@ -16,6 +16,8 @@ public enum JobKind: String, Sendable, Codable, CaseIterable {
   case thumb
   /// A quote for an order.
   case quote
+  /// An order printed as quoted: print-ready files and tickets, optionally sent to a printer.
+  case print
 }
 
 /// Where a card goes.
@@ -59,10 +61,15 @@ public struct ManifestJob: Sendable, Equatable {
   public var payload: String?
   /// qr: what the payload is, read from `payloadType` (`text`, `eth` or `btc`); nil is text.
   public var payloadType: QRPayloadKind?
-  /// thumb and quote: the input file (an upload, or an order).
+  /// thumb, quote and print: the input file (an upload, or an order).
   public var file: String?
-  /// quote: the price list.
+  /// quote and print: the price list.
   public var prices: String?
+  /// print: the folder the order's files are relative to and confined to (nil: the order's
+  /// folder).
+  public var filesRoot: String?
+  /// print: the IPP printer the prepared files are sent to (nil: prepared only).
+  public var printer: String?
   /// qr: the code's format, read from `format` (`png`, `svg`, `pdf`, `eps` or `text`); nil is
   /// PNG.
   public var qrFormat: QRFormat?
@@ -361,7 +368,7 @@ public struct ManifestReader: ~Copyable {
 
   static let knownKeys: Set<String> = [
     "id", "kind", "copies", "profile", "template", "photo", "followCounts", "payload",
-    "payloadType", "file", "prices", "format", "shipTo", "locale",
+    "payloadType", "file", "prices", "format", "shipTo", "locale", "filesRoot", "printer",
   ]
 
   /// The job of one record, or its error (this line's alone) when the record is not a job.
@@ -438,7 +445,7 @@ public struct ManifestReader: ~Copyable {
         }
       })
     _ = fields.value("id")
-    let kinds = "card, qr, thumb or quote"
+    let kinds = "card, qr, thumb, quote or print"
     let kindValue = fields.value("kind")
     guard let kindText = kindValue as? String, let kind = JobKind(rawValue: kindText) else {
       if kindValue != nil && !(kindValue is String) {
@@ -473,6 +480,8 @@ public struct ManifestReader: ~Copyable {
     let followCounts = try fields.string("followCounts")
     let file = try fields.string("file")
     let prices = try fields.string("prices")
+    let filesRoot = try fields.string("filesRoot")
+    made.printer = try fields.string("printer").flatMap { $0.isEmpty ? nil : $0 }
     var profilePath: String?
     switch fields.value("profile") {
     case nil: break
@@ -484,8 +493,9 @@ public struct ManifestReader: ~Copyable {
     do throws(FileError) {
       made.photo = try resolve(photo, "photo")
       made.followCounts = try resolve(followCounts, "follow counts file")
-      made.file = try resolve(file, kind == .quote ? "order" : "file")
+      made.file = try resolve(file, kind == .quote || kind == .print ? "order" : "file")
       made.prices = try resolve(prices, "price list")
+      made.filesRoot = try resolve(filesRoot, "files root")
       if let template = made.template, template.contains("/") || template.hasSuffix(".json") {
         made.template = try resolve(template, "template")
       }
@@ -514,6 +524,8 @@ public struct ManifestReader: ~Copyable {
       throw failure("\(job): a thumb job needs 'file'")
     case .quote where made.file == nil || made.prices == nil:
       throw failure("\(job): a quote job needs 'file' (the order) and 'prices'")
+    case .print where made.file == nil || made.prices == nil:
+      throw failure("\(job): a print job needs 'file' (the order) and 'prices'")
     default: break
     }
     // The value `text` of `field` names among `Value`'s cases (nil when absent).
@@ -534,7 +546,7 @@ public struct ManifestReader: ~Copyable {
       made.qrFormat = try choice("format", format, names: \QRFormat.rawValue)
     case .thumb:
       made.thumbnailFormat = try choice("format", format, names: \ThumbnailFormat.rawValue)
-    case .card, .quote: break
+    case .card, .quote, .print: break
     }
     return made
   }

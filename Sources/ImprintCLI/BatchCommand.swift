@@ -74,10 +74,11 @@ enum BatchCommand {
   static let spec = CommandSpec(
     name: "batch",
     abstract:
-      "Run a manifest of card, QR, thumbnail and quote jobs: parallel, resumable, shardable.",
+      "Run a manifest of card, QR, thumbnail, quote and print jobs: parallel, resumable, shardable.",
     discussion: """
       MANIFEST is JSON Lines (one job object a line) or CSV with a header (see the README for \
-      every key). Each job's outputs go to DIR (cards/, qr/, thumbs/, quotes/); DIR/results.jsonl \
+      every key). Each job's outputs go to DIR (cards/, qr/, thumbs/, quotes/, prints/ID/); \
+      DIR/results.jsonl \
       has one line per job with its status, outputs, error and time. With --layout the cards \
       go onto the layout's file, drawn again on every run (and to cards/ too with \
       --card-files). A rerun skips jobs whose outputs exist and whose inputs are unchanged. \
@@ -88,7 +89,10 @@ enum BatchCommand {
       the other jobs go on); an absolute path is read as written, like a path on the command \
       line. When the manifest is made from uploads, pass --inputs-root DIR: then every path is \
       relative to DIR and confined to it, and an absolute path outside DIR is refused too. A \
-      quote job's order files are confined to the order's folder, as in 'imprint quote'.
+      quote job's order files are confined to the order's folder, as in 'imprint quote'. A \
+      print job prepares its order as 'imprint prepare' does and, when its line names a \
+      printer, sends the files there; the files sent are recorded in DIR/.state, and no rerun \
+      sends a file again.
       """,
     arguments: [ArgumentSpec("manifest", "The manifest (.jsonl or .csv).")],
     options: [

@@ -55,7 +55,7 @@ enum PrepareCommand {
       .value(
         "mono-printer", "<uri>",
         "With --printer: send the monochrome files to this IPP printer instead."),
-      .flag("json", "Print the prepared files and their tickets (and jobs) as JSON."),
+      .flag("json", "Print the quote, the prepared files and their tickets (and jobs) as JSON."),
     ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
   ) { arguments, console in
     guard let pricesPath = arguments.value("prices") else {
@@ -73,27 +73,21 @@ enum PrepareCommand {
     }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
-    let prepared = try await OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
-      .prepare(
-        order: arguments.positionals[0], prices: pricesPath,
-        filesRoot: arguments.value("files-root"), output: folder,
-        options: PrepareOptions(
-          splitColor: arguments.flag("split-color"),
-          previewSize: arguments.flag("previews") ? previewSize ?? 400 : nil))
-    let submitted = try arguments.value("printer").map {
-      try PrintSubmitter.submit(
-        prepared.files, printer: $0, monoPrinter: arguments.value("mono-printer"))
-    }
+    let printed = try await OrderPrinter(
+      preparer: OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
+    ).run(
+      order: arguments.positionals[0], prices: pricesPath,
+      filesRoot: arguments.value("files-root"), output: folder,
+      options: PrepareOptions(
+        splitColor: arguments.flag("split-color"),
+        previewSize: arguments.flag("previews") ? previewSize ?? 400 : nil),
+      target: arguments.value("printer").map {
+        PrintTarget(printer: $0, monoPrinter: arguments.value("mono-printer"))
+      })
     if arguments.flag("json") {
-      /// The `--json` document.
-      struct Report: Encodable {
-        var schemaVersion = 1
-        var files: [PreparedFile]
-        var jobs: [SubmittedJob]?
-      }
-      console.stdout.write(JSONOutput.pretty(Report(files: prepared.files, jobs: submitted)))
+      console.stdout.write(JSONOutput.pretty(printed))
     } else {
-      for file in prepared.files {
+      for file in printed.files {
         let ticket = file.ticket
         let blank = ticket.blankBacks > 0 ? " + \(ticket.blankBacks) blank back" : ""
         let part = ticket.split.map { ", \($0.part) part: sheets \($0.sheets)" } ?? ""
@@ -107,7 +101,7 @@ enum PrepareCommand {
             + "cop\(ticket.ipp.copies == 1 ? "y" : "ies"), \(ticket.ipp.sides), "
             + "\(ticket.ipp.media), \(ticket.ipp.printColorMode)\(part)\(previews ?? "")\n")
       }
-      for job in submitted ?? [] {
+      for job in printed.jobs ?? [] {
         console.stdout.write(
           "\(SafeText.escaped(job.document)): job \(job.jobID) on \(SafeText.escaped(job.printer))\n"
         )

@@ -64,6 +64,11 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case printerUnreachable(printer: String, detail: String)
   /// The printer refused a job or its document (`detail`: the step and libcups' text).
   case printRefused(file: String, printer: String, detail: String)
+  /// A print journal says the printer created job `jobID` for the file but not that it took
+  /// the whole document (a run stopped while sending): sending it again could print it twice.
+  case printUnconfirmed(file: String, printer: String, jobID: Int, journal: String)
+  /// A print journal that cannot be read (`reason`).
+  case printJournalDamaged(path: String, reason: String)
 
   public var code: String {
     switch self {
@@ -94,6 +99,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .previewSize: "document.previewSize"
     case .printerUnreachable: "print.unreachable"
     case .printRefused: "print.refused"
+    case .printUnconfirmed: "print.unconfirmed"
+    case .printJournalDamaged: "print.journalDamaged"
     }
   }
 
@@ -160,6 +167,11 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "cannot reach the printer '\(printer)' (\(detail))"
     case .printRefused(let file, let printer, let detail):
       "the printer '\(printer)' refused '\(file)' (\(detail))"
+    case .printUnconfirmed(let file, let printer, let jobID, let journal):
+      "'\(file)' may have been printed already: job \(jobID) on '\(printer)' was created, but "
+        + "'\(journal)' does not record that the printer took the whole document"
+    case .printJournalDamaged(let path, let reason):
+      "the print journal '\(path)' cannot be read (\(reason))"
     }
   }
 
@@ -182,6 +194,10 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "give the printer's IPP URI (ipp://host:port/ipp/print) and check that it is on"
     case .printRefused:
       "compare the ticket with what the printer supports (ipptool URI get-printer-attributes.test)"
+    case .printUnconfirmed(_, _, let jobID, let journal):
+      "check job \(jobID) on the printer; to send the file again, remove its entry from '\(journal)'"
+    case .printJournalDamaged:
+      "check what the printer printed, then remove the journal to send every file again"
     default: nil
     }
   }

@@ -15,6 +15,17 @@ public struct SubmittedJob: Codable, Sendable, Equatable {
   public var printer: String
   /// The job's id on that printer.
   public var jobID: Int
+  /// True when an earlier run sent the file (its `PrintJournal` says so) and this one did not
+  /// send it again; nil when this run sent it.
+  public var resumed: Bool?
+
+  /// A job of `document` on `printer`.
+  public init(document: String, printer: String, jobID: Int, resumed: Bool? = nil) {
+    self.document = document
+    self.printer = printer
+    self.jobID = jobID
+    self.resumed = resumed
+  }
 }
 
 /// Sends prepared files to an IPP printer (`ipp://host:port/ipp/print`, `ipps://...`) with
@@ -29,28 +40,47 @@ public enum PrintSubmitter {
   /// the files whose ticket's `print-color-mode` is `monochrome` (a colour split's monochrome
   /// parts, monochrome files) go to that printer instead.
   ///
+  /// With a journal, a file the journal records as sent to its printer (same bytes, same ticket)
+  /// is not sent again (its job is reported with `resumed`), and each file sent is recorded
+  /// when its job is created and when its document is accepted. When every file was sent
+  /// before, the printer is not contacted.
+  ///
   /// - Parameters:
   ///   - files: prepared files with their tickets (`OrderPreparer`).
   ///   - printer: the printer's IPP URI.
   ///   - monoPrinter: the IPP URI of the printer for monochrome files, or nil for `printer`.
   ///   - busySeconds: how long to keep asking a busy printer.
+  ///   - journal: the record of files sent, or nil to send every file.
   /// - Returns: one job per file, in the files' order.
   /// - Throws: `DocumentError.printerUnreachable` (a URI that is not IPP, a printer that does
   ///   not answer) or `.printRefused` (a job or document the printer refused, naming the file);
-  ///   `FileError` reading a prepared file. Jobs submitted before a failure stay submitted.
+  ///   `.printUnconfirmed` (before anything is sent) when the journal has a job created for a
+  ///   file but not its document; `FileError` reading a prepared file or writing the journal.
+  ///   Jobs submitted before a failure stay submitted (and recorded).
   public static func submit(
     _ files: [PreparedFile], printer: String, monoPrinter: String? = nil,
-    busySeconds: Double = 60
+    busySeconds: Double = 60, journal: PrintJournal? = nil
   ) throws -> [SubmittedJob] {
-    for uri in [printer] + (monoPrinter.map { [$0] } ?? []) {
-      guard uri.hasPrefix("ipp://") || uri.hasPrefix("ipps://") else {
-        throw DocumentError.printerUnreachable(
-          printer: SafeText.excerpt(uri), detail: "not an ipp:// or ipps:// URI")
-      }
-    }
+    try checkURI(printer)
+    if let monoPrinter { try checkURI(monoPrinter) }
     let mono = monoPrinter ?? printer
     let targets = files.map { $0.ticket.ipp.printColorMode == "monochrome" ? mono : printer }
+    var digests: [String?] = Array(repeating: nil, count: files.count)
     var jobs: [Int: SubmittedJob] = [:]
+    if let journal {
+      for (index, file) in files.enumerated() {
+        let digest = try PrintJournal.digest(document: file.document, attributes: file.ticket.ipp)
+        digests[index] = digest
+        guard let entry = journal.entry(digest: digest, printer: targets[index]) else { continue }
+        guard entry.sent else {
+          throw DocumentError.printUnconfirmed(
+            file: file.ticket.file, printer: targets[index], jobID: entry.jobID,
+            journal: journal.path)
+        }
+        jobs[index] = SubmittedJob(
+          document: file.document, printer: targets[index], jobID: entry.jobID, resumed: true)
+      }
+    }
     // One connection a printer, each printer's files in order: the colour printer's first.
     for uri in [printer, mono] where jobs.count < files.count {
       let indices = files.indices.filter { targets[$0] == uri && jobs[$0] == nil }
@@ -59,12 +89,32 @@ public enum PrintSubmitter {
       let connection = try CupsConnection(to: destination, printer: uri)
       let info = try CupsDestinationInfo(connection, destination, printer: uri)
       for index in indices {
+        let file = files[index]
+        let record = { (jobID: Int, sent: Bool) throws(FileError) in
+          guard let journal, let digest = digests[index] else { return }
+          try journal.record(
+            PrintJournal.Entry(
+              document: file.ticket.document, digest: digest, printer: uri, jobID: jobID,
+              sent: sent))
+        }
         let id = try submit(
-          files[index], printer: uri, busySeconds: busySeconds, connection, destination, info)
-        jobs[index] = SubmittedJob(document: files[index].document, printer: uri, jobID: id)
+          file, printer: uri, busySeconds: busySeconds, connection, destination, info,
+          created: { jobID throws(FileError) in try record(jobID, false) })
+        try record(id, true)
+        jobs[index] = SubmittedJob(document: file.document, printer: uri, jobID: id)
       }
     }
     return files.indices.compactMap { jobs[$0] }
+  }
+
+  /// Checks that `printer` is an IPP URI.
+  ///
+  /// - Throws: `DocumentError.printerUnreachable` for anything but `ipp://` and `ipps://`.
+  public static func checkURI(_ printer: String) throws(DocumentError) {
+    guard printer.hasPrefix("ipp://") || printer.hasPrefix("ipps://") else {
+      throw .printerUnreachable(
+        printer: SafeText.excerpt(printer), detail: "not an ipp:// or ipps:// URI")
+    }
   }
 
   /// The IPP `finishings` enum values of keywords (RFC 8011, PWG 5100.1).
@@ -92,7 +142,7 @@ public enum PrintSubmitter {
   private static func submit(
     _ file: PreparedFile, printer: String, busySeconds: Double,
     _ connection: borrowing CupsConnection, _ destination: borrowing CupsDestination,
-    _ info: borrowing CupsDestinationInfo
+    _ info: borrowing CupsDestinationInfo, created: (Int) throws(FileError) -> Void
   ) throws -> Int {
     let (descriptor, _) = try FileIO.openForReading(file.document)
     defer { close(descriptor) }
@@ -117,6 +167,7 @@ public enum PrintSubmitter {
       }
       usleep(50_000)
     }
+    try created(Int(jobID))
     guard
       cupsStartDestDocument(
         connection.raw, destination.raw, info.raw, jobID, title, "application/pdf", 0, nil, 1)

@@ -51,7 +51,7 @@ struct ManifestFieldTests {
         "'shipTo.zip' is 2134; expected a string"
       ),
       (#""kind":"qr","payload":"x","shipTo":"A, B""#, "'shipTo' is 'A, B'; expected an object"),
-      (#""kind":7,"payload":"x""#, "'kind' is 7; expected card, qr, thumb or quote"),
+      (#""kind":7,"payload":"x""#, "'kind' is 7; expected card, qr, thumb, quote or print"),
       (#""kind":"card","profile":7"#, "'profile' is 7; expected a path or a profile object"),
     ])
   func wrongType(fields: String, message: String) throws {
@@ -88,7 +88,7 @@ struct ManifestFieldTests {
     #expect(
       messages[0]
         == "batch.badLine: manifest 'm.jsonl': job 'a' (line 1): 'kind' is missing; expected "
-        + "card, qr, thumb or quote")
+        + "card, qr, thumb, quote or print")
     #expect(
       messages[1] == "batch.badLine: manifest 'm.jsonl': job 'b' (line 2): a qr job needs 'payload'"
     )

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: print what was quoted, in one call: the order prepared (OrderPreparer), then
+// optionally sent to a printer (PrintSubmitter), recorded so that a run started again never
+// prints a file twice.
+
+import Foundation
+import ImprintCore
+import ImprintPricing
+
+/// Where prepared files are sent, and how.
+public struct PrintTarget: Sendable, Equatable {
+  /// The printer's IPP URI (`ipp://host:port/ipp/print`, `ipps://...`).
+  public var printer: String
+  /// The IPP URI of the printer for monochrome files, or nil for `printer`.
+  public var monoPrinter: String?
+  /// How long to keep asking a printer that answers busy, in seconds.
+  public var busySeconds: Double = 60
+  /// The `PrintJournal` file recording what was sent, or nil to send every file on every run.
+  public var journal: String?
+
+  /// Files sent to `printer` (monochrome ones to `monoPrinter` when given), recorded in
+  /// `journal` when one is given.
+  public init(printer: String, monoPrinter: String? = nil, journal: String? = nil) {
+    self.printer = printer
+    self.monoPrinter = monoPrinter
+    self.journal = journal
+  }
+}
+
+/// An order printed: the quote, the prepared files with their tickets, and the printer's jobs.
+///
+/// Encoded, it is the report `imprint prepare --json` prints and a batch `print` job writes.
+public struct PrintedOrder: Encodable, Sendable, Equatable {
+  /// The JSON schema version (1).
+  public var schemaVersion = 1
+  /// The quote the files realise.
+  public var quote: Quote
+  /// The prepared files, in the order's order.
+  public var files: [PreparedFile]
+  /// One job a file, in order, when the files were sent to a printer.
+  public var jobs: [SubmittedJob]?
+}
+
+/// Prints orders as they were quoted: prepares every file of the order (`OrderPreparer`: all
+/// files and tickets written, or none), then, given a printer, sends each file to it
+/// (`PrintSubmitter`) with its ticket's attributes.
+///
+/// The library entry point `imprint prepare` and a batch `print` job call.
+public struct OrderPrinter: Sendable {
+  /// The preparer (its quoter and sandbox).
+  public let preparer: OrderPreparer
+
+  /// A printer preparing files with `preparer`.
+  public init(preparer: OrderPreparer) {
+    self.preparer = preparer
+  }
+
+  /// Prepares the order at `orderPath` into `folder` and sends its files to `target`'s printer.
+  ///
+  /// The printer's URI is checked before anything is prepared. The files are sent from a
+  /// thread of their own (libcups blocks: a busy printer is asked again for up to a minute),
+  /// not from the caller's task pool.
+  ///
+  /// - Parameters:
+  ///   - orderPath: the order (JSON).
+  ///   - pricesPath: the store's price list (JSON).
+  ///   - filesRoot: the folder the order's files are relative to and confined to, or nil for
+  ///     the order's folder.
+  ///   - folder: where the PDFs and tickets go (created when missing).
+  ///   - options: how the files are prepared (`PrepareOptions`: the colour split).
+  ///   - target: the printer, or nil to prepare only.
+  /// - Returns: the quote, the files and, with a target, one job a file.
+  /// - Throws: what `OrderPreparer.prepare(order:prices:filesRoot:output:)` and
+  ///   `PrintSubmitter.submit` throw; `DocumentError.printJournalDamaged` for a journal that
+  ///   cannot be read.
+  public func run(
+    order orderPath: String, prices pricesPath: String, filesRoot: String? = nil,
+    output folder: String, options: PrepareOptions = PrepareOptions(),
+    target: PrintTarget? = nil
+  ) async throws -> PrintedOrder {
+    if let target {
+      try PrintSubmitter.checkURI(target.printer)
+      if let mono = target.monoPrinter { try PrintSubmitter.checkURI(mono) }
+    }
+    let prepared = try await preparer.prepare(
+      order: orderPath, prices: pricesPath, filesRoot: filesRoot, output: folder,
+      options: options)
+    var printed = PrintedOrder(quote: prepared.quote, files: prepared.files)
+    if let target {
+      let files = prepared.files
+      printed.jobs = try await Self.onThread {
+        try PrintSubmitter.submit(
+          files, printer: target.printer, monoPrinter: target.monoPrinter,
+          busySeconds: target.busySeconds,
+          journal: try target.journal.map { try PrintJournal(path: $0) })
+      }
+    }
+    return printed
+  }
+
+  /// Runs `body` on a thread of its own and returns what it returns.
+  static func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value)
+    async throws -> Value
+  {
+    try await withCheckedThrowingContinuation { continuation in
+      let thread = Thread { continuation.resume(with: Result { try body() }) }
+      thread.start()
+    }
+  }
+}

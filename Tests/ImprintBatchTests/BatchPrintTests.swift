@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintBatchTests: batch `print` jobs: orders prepared into their folders and sent to a real
+// IPP printer (CUPS's ippeveprinter on a free port), checked by what it received; reruns that
+// never print a file twice; one bad order failing alone. Called as a library (no CLI).
+
+import Foundation
+import ImprintCards
+import ImprintCore
+import ImprintDocuments
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintBatch
+
+/// USD rates for mono and colour on A4, A3 and Letter.
+private let prices = #"""
+  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
+   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
+   "paper":{"A4":{"plain":2},"A3":{"plain":4},"Letter":{"plain":2}},
+   "extras":{"staple":{"per":"copy","amount":10}}}
+  """#
+
+@Suite("imprint batch: print jobs", .liveHandlesChecked)
+struct BatchPrintTests {
+  /// A folder with `a.pdf` (5 A4 pages), `b.pdf` (3), `prices.json`, and one order file per
+  /// entry of `orders` (its files' JSON).
+  private func inputs(_ folder: TemporaryFolder, orders: [String: String]) throws {
+    try HostileDocuments.write(
+      try NumberedPages.drawn(Array(repeating: .a4, count: 5)), to: folder.file("a.pdf"))
+    try HostileDocuments.write(
+      try NumberedPages.drawn(Array(repeating: .a4, count: 3)), to: folder.file("b.pdf"))
+    try write(prices, to: folder.file("prices.json"))
+    for (name, files) in orders {
+      try write(#"{"schemaVersion":1,"store":"S","files":[\#(files)]}"#, to: folder.file(name))
+    }
+  }
+
+  private func write(_ text: String, to path: String) throws {
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+  }
+
+  /// The manifest `lines` in `folder`.
+  private func manifest(_ folder: TemporaryFolder, _ lines: [String]) throws -> String {
+    let path = folder.file("manifest.jsonl")
+    try write(lines.joined(separator: "\n") + "\n", to: path)
+    return path
+  }
+
+  private func options(_ folder: TemporaryFolder) throws -> BatchOptions {
+    var options = BatchOptions(
+      outputFolder: folder.file("out"), placeholder: try CardInput.shippedPlaceholder())
+    options.jobs = 2
+    options.sandbox = DocumentSandbox(executable: imprintExecutable, workers: 2)
+    return options
+  }
+
+  private func results(_ options: BatchOptions) throws -> [String: JobResult] {
+    let lines = try String(contentsOfFile: options.resultsFile, encoding: .utf8)
+      .split(separator: "\n")
+    var byID: [String: JobResult] = [:]
+    for line in lines {
+      let result = try JSONDecoder().decode(JobResult.self, from: Data(line.utf8))
+      byID[result.id] = result
+    }
+    return byID
+  }
+
+  /// The documents the printer has spooled (it writes each before answering Send-Document).
+  private func spooled(_ printer: TestPrinter) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? []).filter {
+      $0.hasSuffix(".pdf")
+    }.sorted()
+  }
+
+  /// The `jobs` of a print job's report.
+  private func reportedJobs(_ options: BatchOptions, _ id: String) throws -> [[String: Any]] {
+    let data = try Data(
+      contentsOf: URL(fileURLWithPath: options.outputFolder + "/prints/\(id)/report.json"))
+    let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    return report["jobs"] as? [[String: Any]] ?? []
+  }
+
+  @Test("orders prepared and printed: pages, copies, sides, media and colour as received")
+  func printed() async throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    try inputs(
+      folder,
+      orders: [
+        "o1.json":
+          #"{"path":"a.pdf","nUp":4,"duplex":"long-edge","copies":2,"color":"color","extras":["staple"]}"#,
+        "o2.json":
+          #"{"path":"b.pdf","duplex":"short-edge","paper":"Letter","copies":3,"color":"mono"},"#
+          + #"{"path":"a.pdf","pages":"2-4"}"#,
+        "bad.json": #"{"path":"missing.pdf"}"#,
+      ])
+    try FileManager.default.createDirectory(
+      atPath: folder.file("uploads/orders"), withIntermediateDirectories: true)
+    try FileManager.default.copyItem(
+      atPath: folder.file("b.pdf"), toPath: folder.file("uploads/b.pdf"))
+    try write(
+      #"{"schemaVersion":1,"store":"S","files":[{"path":"b.pdf","nUp":2}]}"#,
+      to: folder.file("uploads/orders/o4.json"))
+    let uri = printer.uri
+    let path = try manifest(
+      folder,
+      [
+        #"{"id":"P-1","kind":"print","file":"o1.json","prices":"prices.json","printer":"\#(uri)"}"#,
+        #"{"id":"P-2","kind":"print","file":"o2.json","prices":"prices.json","printer":"\#(uri)"}"#,
+        #"{"id":"P-3","kind":"print","file":"bad.json","prices":"prices.json","printer":"\#(uri)"}"#,
+        #"{"id":"P-4","kind":"print","file":"uploads/orders/o4.json","prices":"prices.json","filesRoot":"uploads"}"#,
+        #"{"id":"P-5","kind":"print","file":"o1.json"}"#,
+      ])
+    let options = try options(folder)
+    let summary = try await BatchRunner.run(manifest: path, options: options)
+    #expect(summary.ok == 3 && summary.failed == 2, "\(summary)")
+    let first = try results(options)
+    #expect(first["P-3"]?.error?.code == "file.notFound")
+    #expect(first["P-5"]?.error?.code == "batch.badLine")
+    #expect(first["P-5"]?.error?.message.contains("needs 'file' (the order) and 'prices'") == true)
+    #expect(
+      first["P-1"]?.outputs == [
+        "prints/P-1/1-a.pdf", "prints/P-1/1-a.ticket.json", "prints/P-1/report.json",
+      ])
+    // Prepared only: the files of an order whose files lie under its filesRoot.
+    #expect(first["P-4"]?.status == .ok)
+    #expect(try pdfInfo(folder.file("out/prints/P-4/1-b.pdf"))["Pages"] == "2")
+    #expect(try reportedJobs(options, "P-4").isEmpty)
+
+    // Three files sent; what the printer got, against the values worked out by hand.
+    let received = printer.jobs(count: 3)
+    #expect(received.count == 3 && spooled(printer).count == 3)
+    let jobIDs = try ["P-1", "P-2"].flatMap { try reportedJobs(options, $0) }.map {
+      try #require($0["jobID"] as? Int)
+    }
+    #expect(jobIDs.count == 3)
+    let expected: [(pages: String, copies: String, sides: String, media: String, mode: String)] =
+      [
+        // 5 pages 4-up: 2 impressions, duplex: no blank back.
+        ("2", "2", "two-sided-long-edge", "iso_a4_210x297mm", "color"),
+        // 3 pages duplex: 3 impressions and a blank back.
+        ("4", "3", "two-sided-short-edge", "na_letter_8.5x11in", "monochrome"),
+        ("3", "1", "one-sided", "iso_a4_210x297mm", "monochrome"),
+      ]
+    for (id, want) in zip(jobIDs, expected) {
+      let got = try #require(received[id], "job \(id)")
+      #expect(try pdfInfo(got.file)["Pages"] == want.pages)
+      #expect(got.attributes["copies"] == want.copies)
+      #expect(got.attributes["sides"] == want.sides)
+      #expect(got.attributes["media"] == want.media)
+      #expect(got.attributes["print-color-mode"] == want.mode)
+    }
+    #expect(received[jobIDs[0]]?.attributes["finishings"] == "staple")
+
+    // A rerun skips every job that finished and sends nothing again.
+    let again = try await BatchRunner.run(manifest: path, options: options)
+    #expect(again.skipped == 3 && again.failed == 2, "\(again)")
+    #expect(spooled(printer).count == 3)
+  }
+
+  @Test("a job that fails part-way sends, on every rerun, only what it has not sent")
+  func partial() async throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    // The printer offers no A3: the second file is refused after the first was sent.
+    try inputs(folder, orders: ["o.json": #"{"path":"a.pdf"},{"path":"b.pdf","paper":"A3"}"#])
+    let path = try manifest(
+      folder,
+      [
+        #"{"id":"P-1","kind":"print","file":"o.json","prices":"prices.json","printer":"\#(printer.uri)"}"#
+      ])
+    let options = try options(folder)
+    for _ in 0..<2 {
+      let summary = try await BatchRunner.run(manifest: path, options: options)
+      #expect(summary.failed == 1)
+      #expect(try results(options)["P-1"]?.error?.code == "print.refused")
+      #expect(spooled(printer).count == 1)
+    }
+    let journal = try PrintJournal(path: options.outputFolder + "/.state/P-1.print.json")
+    #expect(journal.entries.count == 1 && journal.entries.first?.sent == true)
+    #expect(journal.entries.first?.document == "1-a.pdf")
+
+    // The order corrected: the first file is not sent again, the second is.
+    try write(
+      #"{"schemaVersion":1,"store":"S","files":[{"path":"a.pdf"},{"path":"b.pdf"}]}"#,
+      to: folder.file("o.json"))
+    let fixed = try await BatchRunner.run(manifest: path, options: options)
+    #expect(fixed.ok == 1)
+    #expect(try results(options)["P-1"]?.status == .ok)
+    #expect(spooled(printer).count == 2)
+    let jobs = try reportedJobs(options, "P-1")
+    #expect(jobs.count == 2)
+    #expect(jobs.first?["resumed"] as? Bool == true && jobs.first?["jobID"] as? Int == 1)
+    #expect(jobs.last?["resumed"] == nil)
+    #expect(printer.jobs(count: 2).count == 2)
+  }
+
+  @Test("a job created but not confirmed sent is print.unconfirmed; nothing is sent again")
+  func unconfirmed() async throws {
+    let folder = TemporaryFolder()
+    try inputs(folder, orders: ["o.json": #"{"path":"a.pdf"}"#])
+    // No printer on this port: prepared, then print.unreachable.
+    let nowhere = "ipp://localhost:\(TestPrinter.freePort())/ipp/print"
+    let line =
+      #"{"id":"P-1","kind":"print","file":"o.json","prices":"prices.json","printer":"URI"}"#
+    var path = try manifest(folder, [line.replacingOccurrences(of: "URI", with: nowhere)])
+    let options = try options(folder)
+    #expect(try await BatchRunner.run(manifest: path, options: options).failed == 1)
+    #expect(try results(options)["P-1"]?.error?.code == "print.unreachable")
+
+    // A run stopped between Create-Job and the end of Send-Document leaves this entry.
+    let printer = try TestPrinter(folder: folder)
+    let ticket = try JSONDecoder().decode(
+      JobTicket.self,
+      from: Data(contentsOf: URL(fileURLWithPath: folder.file("out/prints/P-1/1-a.ticket.json"))))
+    let journalPath = options.outputFolder + "/.state/P-1.print.json"
+    let digest = try PrintJournal.digest(
+      document: folder.file("out/prints/P-1/1-a.pdf"), attributes: ticket.ipp)
+    try write(
+      #"{"schemaVersion":1,"entries":[{"document":"1-a.pdf","digest":"\#(digest)","#
+        + #""printer":"\#(printer.uri)","jobID":7,"sent":false}]}"#, to: journalPath)
+    path = try manifest(folder, [line.replacingOccurrences(of: "URI", with: printer.uri)])
+    #expect(try await BatchRunner.run(manifest: path, options: options).failed == 1)
+    let error = try #require(try results(options)["P-1"]?.error)
+    #expect(error.code == "print.unconfirmed")
+    #expect(error.message.contains("job 7 on '\(printer.uri)'"), "\(error.message)")
+    #expect(error.hint?.contains(journalPath) == true)
+    #expect(spooled(printer).isEmpty)
+
+    // A damaged journal is never taken for an empty one.
+    try write("{", to: journalPath)
+    #expect(try await BatchRunner.run(manifest: path, options: options).failed == 1)
+    #expect(try results(options)["P-1"]?.error?.code == "print.journalDamaged")
+    #expect(spooled(printer).isEmpty)
+  }
+}
