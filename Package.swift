@@ -100,7 +100,8 @@ let package = Package(
     .target(
       name: "ImprintService",
       dependencies: [
-        "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments", "CMHD",
+        "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
+        "ImprintPricing", "CMHD",
       ],
       // The OpenAPI document served at /openapi.json, found through Bundle.module
       // (ImprintService.openAPIDocument()).

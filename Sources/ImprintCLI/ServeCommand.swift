@@ -15,11 +15,15 @@ enum ServeCommand {
       parameters; PNG, SVG, PDF or EPS), POST /v1/card (profile JSON body; template, side, \
       format, locale as query parameters; PDF or PNG), POST /v1/inspect (the document as the \
       body; the JSON of 'imprint inspect --json'). Errors are JSON: {"error": {"code", \
-      "message", "hint"}} with 400, 404, 405, 413, 415, 422 or 503. Documents are read in \
+      "message", "hint"}} with 400, 401, 404, 405, 413, 415, 422 or 503. Documents are read in \
       sandboxed workers. HTTP/1.1 with keep-alive, no TLS: put a reverse proxy in front. \
-      SIGTERM or SIGINT stops taking connections, finishes the requests begun, and exits 0.
+      --config reads the options from a JSON file (the long options in camelCase, and \
+      priceLists: name to file); options given on the command line win. SIGHUP reloads the \
+      price lists (a bad file keeps the previous list). SIGTERM or SIGINT stops taking \
+      connections, finishes the requests begun, and exits 0.
       """,
     options: [
+      .value("config", "<file>", "A JSON file of settings (see above)."),
       .value(
         "listen", "<addr:port>", "IPv4 address and port (default 127.0.0.1:8080; port 0: any)."),
       .value("max-body", "<bytes>", "The largest request body (default 33554432, 32 MiB)."),
@@ -29,37 +33,79 @@ enum ServeCommand {
       .value(
         "jobs", short: "j", "<n>",
         "Requests worked at once, and document workers kept (default: all cores)."),
+      .value(
+        "request-timeout", "<s>",
+        "Seconds a request may take, body and queue included (default 120); then 503."),
+      .value(
+        "connection-timeout", "<s>", "Seconds a connection may stay idle (default 30)."),
       .flag("access-log", "Write one JSON line per request on standard error."),
+      .value(
+        "token-file", "<file>",
+        "Ask every request but /healthz and /readyz for this bearer token."),
+      .flag("public-metrics", "Serve /metrics without the token."),
     ] + DocumentCommands.limitOptions.filter { !["password", "jobs"].contains($0.name) }
   ) { arguments, console in
-    let listenText = arguments.value("listen") ?? "127.0.0.1:8080"
+    var settings =
+      try arguments.value("config").map { try ServiceSettings.load($0) }
+      ?? ServiceSettings()
+    settings.listen = arguments.value("listen") ?? settings.listen
+    settings.maxBody =
+      try arguments.int("max-body", in: ServiceSettings.Range.maxBody) ?? settings.maxBody
+    settings.queue = try arguments.int("queue", in: ServiceSettings.Range.queue) ?? settings.queue
+    settings.jobs = try arguments.int("jobs", in: ServiceSettings.Range.jobs) ?? settings.jobs
+    settings.templates = arguments.value("templates") ?? settings.templates
+    settings.requestTimeout =
+      try arguments.double("request-timeout", in: ServiceSettings.Range.requestTimeout)
+      ?? settings.requestTimeout
+    settings.connectionTimeout =
+      try arguments.int("connection-timeout", in: ServiceSettings.Range.connectionTimeout)
+      ?? settings.connectionTimeout
+    if arguments.flag("access-log") { settings.accessLog = true }
+    settings.tokenFile = arguments.value("token-file") ?? settings.tokenFile
+    if arguments.flag("public-metrics") { settings.publicMetrics = true }
+    settings.cpuLimit =
+      try arguments.int("cpu-limit", in: ServiceSettings.Range.cpuLimit) ?? settings.cpuLimit
+    settings.memoryLimit =
+      try arguments.int("memory-limit", in: ServiceSettings.Range.memoryLimit)
+      ?? settings.memoryLimit
+    settings.timeout =
+      try arguments.double("timeout", in: ServiceSettings.Range.timeout) ?? settings.timeout
+
     let address: ListenAddress
     do throws(ServiceError) {
-      address = try ListenAddress(parsing: listenText)
+      address = try ListenAddress(parsing: settings.listen ?? "127.0.0.1:8080")
     } catch {
+      // Only --listen can be malformed here: ServiceSettings.load checked the file's.
       throw UsageError(message: error.message)
     }
     var configuration = ServiceConfiguration(
       listen: address, workerExecutable: try DocumentCommands.workerExecutable(console),
       placeholder: try DeploymentResources.placeholder())
-    configuration.maximumBodyBytes =
-      try arguments.int("max-body", in: 1...(1 << 31)) ?? configuration.maximumBodyBytes
-    configuration.queueLength =
-      try arguments.int("queue", in: 0...100_000) ?? configuration.queueLength
-    configuration.concurrentRequests =
-      try arguments.int("jobs", in: 1...256) ?? configuration.concurrentRequests
-    configuration.limits = try DocumentCommands.limits(arguments)
+    try configuration.apply(settings)
     configuration.fonts = try DeploymentResources.fonts()
     configuration.templatesFolder = try ResourceLocator.checkedTemplatesDirectory(
-      explicit: arguments.value("templates"))
-    if arguments.flag("access-log") {
+      explicit: settings.templates)
+    if settings.accessLog == true {
       let sink = console.stderr
       configuration.accessLog = { sink.write($0.logLine + "\n") }
     }
     let service = try ImprintService(configuration)
-    try await service.run { port in
-      console.stderr.write("serve: listening on http://\(address.host):\(port)\n")
-    }
+    let stderr = console.stderr
+    try await service.run(
+      listening: { port in
+        stderr.write("serve: listening on http://\(address.host):\(port)\n")
+      },
+      reloaded: { reloads in
+        for reload in reloads {
+          if let error = reload.error {
+            stderr.write(
+              "error: price list '\(reload.name)' not reloaded, the previous one is kept: "
+                + SafeText.escaped(error.message) + "\n")
+          } else {
+            stderr.write("serve: price list '\(reload.name)' reloaded from \(reload.file)\n")
+          }
+        }
+      })
     console.stderr.write("serve: stopped\n")
     return ImprintCLI.success
   }

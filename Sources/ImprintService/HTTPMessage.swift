@@ -61,6 +61,13 @@ struct HTTPResponse: Sendable {
       response.headers.append(("Allow", allowed.joined(separator: ", ")))
     }
     if case .busy = error as? ServiceError { response.headers.append(("Retry-After", "1")) }
+    if case .unauthorized(_, let presented) = error as? ServiceError {
+      response.headers.append(
+        (
+          "WWW-Authenticate",
+          "Bearer realm=\"imprint\"" + (presented ? ", error=\"invalid_token\"" : "")
+        ))
+    }
     return response
   }
 }

@@ -11,6 +11,10 @@ import Synchronization
 /// What an `HTTPServer` calls for each request read whole.
 typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
 
+/// What an `HTTPServer` asks of each request's head (method, path, `Authorization` header),
+/// before its body is read: an answer that refuses it (401), or nil to go on.
+typealias HeadGate = @Sendable (String, String, String?) -> HTTPResponse?
+
 /// What an `HTTPServer` asks first, on its event thread, for each request read whole: the
 /// answer when it is quick to make (health, readiness, metrics), nil to work it in the pool.
 typealias InlineHandler = @Sendable (HTTPRequest) -> HTTPResponse?
@@ -42,6 +46,8 @@ private final class Exchange: @unchecked Sendable {
   var response: HTTPResponse?
   /// Whether the response was handed to libmicrohttpd.
   var queued = false
+  /// The body did not arrive before the deadline: the connection was dropped.
+  var timedOut = false
 
   init(
     method: String, path: String, query: [String: String], repeatedParameters: [String],
@@ -76,10 +82,14 @@ final class HTTPServer: @unchecked Sendable {
   let maximumBodyBytes: Int
   /// Seconds a connection may stay idle.
   let connectionTimeout: Int
+  /// Seconds a request may take from its head's arrival to its answer, the body's reading and
+  /// the wait for a worker included.
+  let requestTimeout: Double
   /// The pool requests are worked in.
   let pool: WorkPool
   private let handler: HTTPHandler
   private let inline: InlineHandler
+  private let gate: HeadGate
   /// Told of every request as it completes (on the event thread: it must be quick).
   private let observer: @Sendable (CompletedRequest) -> Void
   private var daemon: OpaquePointer?
@@ -91,12 +101,14 @@ final class HTTPServer: @unchecked Sendable {
 
   /// A server that works `pool`'s width of requests at once with `handler`.
   init(
-    maximumBodyBytes: Int, connectionTimeout: Int, pool: WorkPool,
-    observer: @escaping @Sendable (CompletedRequest) -> Void,
+    maximumBodyBytes: Int, connectionTimeout: Int, requestTimeout: Double, pool: WorkPool,
+    observer: @escaping @Sendable (CompletedRequest) -> Void, gate: @escaping HeadGate,
     inline: @escaping InlineHandler, handler: @escaping HTTPHandler
   ) {
+    self.gate = gate
     self.maximumBodyBytes = maximumBodyBytes
     self.connectionTimeout = connectionTimeout
+    self.requestTimeout = requestTimeout
     self.pool = pool
     self.observer = observer
     self.inline = inline
@@ -209,6 +221,20 @@ final class HTTPServer: @unchecked Sendable {
       let exchange = begin(connection, url: url, method: method)
       state.pointee = Unmanaged.passRetained(exchange).toOpaque()
       open.withLock { $0 += 1 }
+      // While its body is read, a request idles at most its whole deadline: a client that
+      // stops sending is closed then, one that trickles is refused at its next piece.
+      if Double(connectionTimeout) > requestTimeout {
+        _ = CMHD_set_connection_timeout(connection, UInt32(max(1, requestTimeout.rounded(.up))))
+      }
+      // Refused from the head (no token), before any of the body is read; the connection is
+      // closed after the answer when a body was announced, since it will not be read.
+      if let refusal = gate(method, url, header(connection, "Authorization")) {
+        exchange.response = refusal
+        let announced =
+          header(connection, "Transfer-Encoding") != nil
+          || (header(connection, "Content-Length").flatMap { Int($0) } ?? 0) > 0
+        return queue(exchange, on: connection, close: announced)
+      }
       // 413 before the body is read, from its declared length (curl then sends none of it
       // after `Expect: 100-continue`).
       if let declared = header(connection, "Content-Length").flatMap({ Int($0) }),
@@ -222,6 +248,12 @@ final class HTTPServer: @unchecked Sendable {
     }
     let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
     if uploadSize.pointee > 0 {
+      if exchange.response == nil && overDeadline(exchange) {
+        // The body is not all here in time: the connection is dropped (libmicrohttpd takes no
+        // answer while a body is being read).
+        exchange.timedOut = true
+        return .NO
+      }
       if exchange.response == nil && !exchange.overLimit, let upload {
         if exchange.body.count + uploadSize.pointee > maximumBodyBytes {
           exchange.overLimit = true
@@ -256,17 +288,36 @@ final class HTTPServer: @unchecked Sendable {
     }
     let handle = ConnectionHandle(raw: connection)
     let handler = handler
+    let answer = Answer(exchange: exchange, connection: handle)
     MHD_suspend_connection(connection)
+    // The deadline's own answer, unless the work's came first; the work, when it ends after
+    // the deadline, still holds its place in the pool (it has its own limits: the sandbox's).
+    let deadline = exchange.started + .seconds(requestTimeout)
+    let path = exchange.path
+    let seconds = requestTimeout
+    let timer = Task.detached {
+      try? await Task.sleep(until: deadline, clock: .continuous)
+      guard !Task.isCancelled else { return }
+      answer.give(.error(ServiceError.deadlineExceeded(path: path, seconds: seconds)))
+    }
     let accepted = pool.submit {
-      exchange.response = await handler(request)
-      MHD_resume_connection(handle.raw)
+      // A request whose deadline passed while it waited is not worked.
+      guard !answer.isGiven else { return }
+      let response = await handler(request)
+      timer.cancel()
+      answer.give(response)
     }
     guard accepted else {
-      exchange.response = .error(ServiceError.busy(queued: pool.queueLimit))
-      MHD_resume_connection(connection)
+      timer.cancel()
+      answer.give(.error(ServiceError.busy(queued: pool.queueLimit)))
       return .YES
     }
     return .YES
+  }
+
+  /// Whether `exchange`'s deadline passed.
+  private func overDeadline(_ exchange: Exchange) -> Bool {
+    ContinuousClock.now - exchange.started > .seconds(requestTimeout)
   }
 
   /// A new exchange from the request's head: query parameters and content type read from
@@ -349,7 +400,8 @@ final class HTTPServer: @unchecked Sendable {
         time: Self.timestamp(exchange.startedAt), requestId: exchange.requestID,
         method: exchange.method, path: exchange.path, status: answered?.status,
         bytesIn: exchange.bytesIn, bytesOut: answered?.body.count ?? 0,
-        durationMs: (milliseconds * 1000).rounded() / 1000, errorCode: answered?.errorCode))
+        durationMs: (milliseconds * 1000).rounded() / 1000,
+        errorCode: answered?.errorCode ?? (exchange.timedOut ? "http.requestTimeout" : nil)))
     open.withLock { $0 -= 1 }
   }
 
@@ -365,6 +417,35 @@ final class HTTPServer: @unchecked Sendable {
     let fraction = String(millis + 1000).dropFirst()
     return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
       + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
+  }
+}
+
+/// The one answer a suspended request gets: its work's or its deadline's, whichever comes first;
+/// giving it resumes the connection.
+///
+/// `@unchecked Sendable`: `given` decides who writes `exchange.response`, once, before
+/// `MHD_resume_connection`; the event thread reads it after (see `Exchange`).
+private final class Answer: @unchecked Sendable {
+  private let exchange: Exchange
+  private let connection: ConnectionHandle
+  private let given = Atomic(false)
+
+  init(exchange: Exchange, connection: ConnectionHandle) {
+    self.exchange = exchange
+    self.connection = connection
+  }
+
+  /// Whether an answer was given.
+  var isGiven: Bool { given.load(ordering: .acquiring) }
+
+  /// Gives `response` and resumes the connection, unless an answer was given already.
+  func give(_ response: HTTPResponse) {
+    guard
+      given.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+        .exchanged
+    else { return }
+    exchange.response = response
+    MHD_resume_connection(connection.raw)
   }
 }
 

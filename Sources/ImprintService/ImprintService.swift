@@ -20,6 +20,10 @@ public struct ServiceConfiguration: Sendable {
   public var queueLength = 64
   /// Seconds a connection may stay idle before it is closed (default 30).
   public var connectionTimeout = 30
+  /// Seconds a request may take, from its head's arrival to its answer, reading its body and
+  /// waiting for a worker included (default 120); past it, the answer is 503
+  /// `http.deadlineExceeded`, or a body still arriving has its connection dropped.
+  public var requestTimeout = 120.0
   /// Seconds a stop waits for requests still being read or sent (default 30).
   public var drainSeconds: Double = 30
   /// The executable that serves document workers (`DocumentWorker.runIfWorker()` first).
@@ -32,6 +36,15 @@ public struct ServiceConfiguration: Sendable {
   public var placeholder: (bytes: [UInt8], source: String)
   /// The folder of card designs; the shipped designs when nil.
   public var templatesFolder: String?
+  /// The token requests must carry (`Authorization: Bearer`); nil: none is asked for.
+  ///
+  /// `/healthz` and `/readyz` never ask for it, `/metrics` unless `publicMetrics`.
+  public var bearerToken: BearerToken?
+  /// Whether `/metrics` is served without the bearer token (default false).
+  public var publicMetrics = false
+  /// The named price lists (reloaded by `ImprintService.reloadPriceLists`, on SIGHUP under
+  /// `run`); none by default.
+  public var priceLists = PriceListStore()
   /// Told of every request once it completed; nil for none.
   ///
   /// Called on the server's event thread: keep it quick. `imprint serve --access-log` writes
@@ -92,10 +105,14 @@ public final class ImprintService: Sendable {
     let accessLog = configuration.accessLog
     server = HTTPServer(
       maximumBodyBytes: configuration.maximumBodyBytes,
-      connectionTimeout: configuration.connectionTimeout, pool: pool,
+      connectionTimeout: configuration.connectionTimeout,
+      requestTimeout: configuration.requestTimeout, pool: pool,
       observer: { completed in
         metrics.record(completed)
         accessLog?(completed)
+      },
+      gate: { method, path, authorization in
+        box.service?.refusal(method: method, path: path, authorization: authorization)
       },
       inline: { request in box.service?.respondInline(request) },
       handler: { request in
@@ -119,15 +136,38 @@ public final class ImprintService: Sendable {
     server.stop(drainSeconds: configuration.drainSeconds)
   }
 
-  /// Serves until SIGTERM or SIGINT, then stops gracefully.
+  /// Serves until SIGTERM or SIGINT, then stops gracefully; SIGHUP reloads the price lists.
   ///
-  /// - Parameter listening: called with the port once the server listens.
+  /// - Parameters:
+  ///   - listening: called with the port once the server listens.
+  ///   - reloaded: called after each SIGHUP's reload with what it did to each list.
   /// - Throws: `ServiceError.listen`.
-  public func run(listening: (Int) -> Void) async throws(ServiceError) {
+  public func run(
+    listening: (Int) -> Void,
+    reloaded: @escaping @Sendable ([PriceListStore.Reload]) -> Void = { _ in }
+  ) async throws(ServiceError) {
     let port = try start()
     listening(port)
-    _ = await StopSignal.wait()
+    let lists = configuration.priceLists
+    _ = await StopSignal.wait(hangUp: { reloaded(lists.reload()) })
     stop()
+  }
+
+  /// Reloads every price list from its file; one that cannot be read keeps its previous list.
+  ///
+  /// - Returns: what the reload did to each list, in name order.
+  @discardableResult
+  public func reloadPriceLists() -> [PriceListStore.Reload] {
+    configuration.priceLists.reload()
+  }
+
+  /// The 401 answer for a request whose head lacks the bearer token, when one is configured
+  /// and the path is not one that goes without (`/healthz`, `/readyz`, `/metrics` when public).
+  func refusal(method: String, path: String, authorization: String?) -> HTTPResponse? {
+    guard let token = configuration.bearerToken, !["/healthz", "/readyz"].contains(path),
+      !(path == "/metrics" && configuration.publicMetrics), !token.admits(authorization)
+    else { return nil }
+    return .error(ServiceError.unauthorized(path: path, presented: authorization != nil))
   }
 
   /// The response to `request`: its route's, or the error object of what went wrong.
@@ -164,7 +204,9 @@ public final class ImprintService: Sendable {
         metrics.render(
           ServiceMetrics.Gauges(
             inFlight: server.inFlight, running: running, queued: waiting,
-            queueLimit: server.pool.queueLimit, workerRestarts: sandbox.workersReplaced)))
+            queueLimit: server.pool.queueLimit, workerRestarts: sandbox.workersReplaced,
+            priceLists: configuration.priceLists.files.count,
+            priceListReloads: configuration.priceLists.reloadCounts)))
     default:
       return nil
     }

@@ -21,10 +21,19 @@ public enum ServiceError: ImprintError, Equatable {
   case missingParameter(name: String, route: String)
   /// Every worker is busy and the queue is full.
   case busy(queued: Int)
+  /// The request was not answered within the request timeout (`seconds`), counted from its
+  /// head's arrival.
+  case deadlineExceeded(path: String, seconds: Double)
   /// The address could not be listened on (`errno`: the failing call's).
   case listen(address: String, call: String, errno: Int32)
   /// `--listen` is not `ADDRESS:PORT`.
   case invalidAddress(String)
+  /// The request lacks the bearer token, or carries another (`presented`: one was given).
+  case unauthorized(path: String, presented: Bool)
+  /// The token file's text is not a bearer token.
+  case invalidToken(source: String, problem: String)
+  /// A configuration file's key is unknown, of the wrong type or out of range.
+  case invalidSetting(file: String, key: String, problem: String)
 
   public var code: String {
     switch self {
@@ -35,8 +44,12 @@ public enum ServiceError: ImprintError, Equatable {
     case .invalidParameter: "http.invalidParameter"
     case .missingParameter: "http.missingParameter"
     case .busy: "http.busy"
+    case .deadlineExceeded: "http.deadlineExceeded"
     case .listen: "service.listen"
     case .invalidAddress: "service.invalidAddress"
+    case .unauthorized: "http.unauthorized"
+    case .invalidToken: "service.invalidToken"
+    case .invalidSetting: "service.invalidSetting"
     }
   }
 
@@ -59,11 +72,21 @@ public enum ServiceError: ImprintError, Equatable {
       "'\(route)' needs the parameter '\(name)'"
     case .busy(let queued):
       "every worker is busy and \(queued) requests are waiting"
+    case .deadlineExceeded(let path, let seconds):
+      "'\(SafeText.excerpt(path, limit: 200))' was not answered within the request timeout of "
+        + "\(ServiceMetrics.number(seconds)) s"
     case .listen(let address, let call, let errno):
       "cannot listen on \(address): \(call) failed (\(String(cString: strerror(errno))))"
     case .invalidAddress(let text):
       "'\(SafeText.excerpt(text, limit: 100))' is not an address to listen on; expected "
         + "IPV4-ADDRESS:PORT such as 127.0.0.1:8080"
+    case .unauthorized(let path, let presented):
+      "'\(SafeText.excerpt(path, limit: 200))' needs the server's bearer token; the request "
+        + (presented ? "carries another" : "carries none")
+    case .invalidToken(let source, let problem):
+      "the token file '\(source)' \(problem)"
+    case .invalidSetting(let file, let key, let problem):
+      "configuration '\(file)': '\(key)' \(problem)"
     }
   }
 
@@ -75,7 +98,11 @@ public enum ServiceError: ImprintError, Equatable {
     case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
     case .unsupportedMediaType(_, _, let expected): "send Content-Type: \(expected[0])"
     case .busy: "retry after the time in Retry-After"
+    case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
     case .listen: "choose another port, or stop the program that holds this one"
+    case .unauthorized: "send the header 'Authorization: Bearer <token>'"
+    case .invalidToken: "put one token on one line, e.g. from 'openssl rand -hex 32'"
+    case .invalidSetting: "the settings are the long options of imprint serve, in camelCase"
     default: nil
     }
   }
@@ -83,8 +110,8 @@ public enum ServiceError: ImprintError, Equatable {
 
 /// The HTTP status an error is answered with.
 enum ServiceStatus {
-  /// 400 for a malformed request or body (not JSON), 404 for an unknown route or
-  /// template, 405, 413, 415, 503 when busy, 422 for input understood but refused (an invalid
+  /// 400 for a malformed request or body (not JSON), 401 without the bearer token, 404 for an unknown route or
+  /// template, 405, 413, 415, 503 when busy or past the request timeout, 422 for input understood but refused (an invalid
   /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
   /// not Imprint's, files the server could not write).
   static func of(_ error: any Error) -> Int {
@@ -95,8 +122,9 @@ enum ServiceStatus {
       case .bodyTooLarge: return 413
       case .unsupportedMediaType: return 415
       case .invalidParameter, .missingParameter, .invalidAddress: return 400
-      case .busy: return 503
-      case .listen: return 500
+      case .unauthorized: return 401
+      case .busy, .deadlineExceeded: return 503
+      case .listen, .invalidToken, .invalidSetting: return 500
       }
     }
     guard let error = error as? any ImprintError else { return 500 }

@@ -24,7 +24,8 @@ public struct CompletedRequest: Sendable, Encodable {
   public var bytesOut: Int
   /// From the head's arrival to the end of the answer, in milliseconds (three decimals).
   public var durationMs: Double
-  /// The error code of an error answer.
+  /// The error code of an error answer, or `http.requestTimeout` for a body that did not
+  /// arrive in time (the connection dropped, no answer).
   public var errorCode: String?
 
   /// The access log's line: this record as one line of JSON with sorted keys.
@@ -85,6 +86,7 @@ final class ServiceMetrics: Sendable {
     let method = Self.methods.contains(request.method) ? request.method : "other"
     let seconds = request.durationMs / 1000
     state.withLock { state in
+      if let code = request.errorCode { state.errors[code, default: 0] += 1 }
       guard let status = request.status else {
         state.aborted += 1
         return
@@ -97,7 +99,6 @@ final class ServiceMetrics: Sendable {
       histogram.sum += seconds
       histogram.count += 1
       state.latency[route] = histogram
-      if let code = request.errorCode { state.errors[code, default: 0] += 1 }
     }
   }
 
@@ -113,6 +114,10 @@ final class ServiceMetrics: Sendable {
     var queueLimit: Int
     /// Document workers replaced after a crash, a hang or a limit.
     var workerRestarts: Int
+    /// Named price lists.
+    var priceLists = 0
+    /// Price lists reloaded, and reloads refused (the previous list kept).
+    var priceListReloads = (loaded: 0, failed: 0)
   }
 
   /// The exposition: every family's `# HELP` and `# TYPE` once, then its samples, in a fixed
@@ -158,7 +163,7 @@ final class ServiceMetrics: Sendable {
       "imprint_http_requests_aborted_total", "counter",
       "Requests whose connection ended before an answer was made.")
     sample("imprint_http_requests_aborted_total", [], "\(state.aborted)")
-    family("imprint_errors_total", "counter", "Error answers, by error code.")
+    family("imprint_errors_total", "counter", "Error answers and dropped requests, by error code.")
     for (code, count) in state.errors.sorted(by: { $0.key < $1.key }) {
       sample("imprint_errors_total", [("code", code)], "\(count)")
     }
@@ -176,6 +181,17 @@ final class ServiceMetrics: Sendable {
       "imprint_sandbox_worker_restarts_total", "counter",
       "Document workers replaced after a crash, a hang or an exceeded limit.")
     sample("imprint_sandbox_worker_restarts_total", [], "\(gauges.workerRestarts)")
+    family("imprint_price_lists", "gauge", "Named price lists the service quotes with.")
+    sample("imprint_price_lists", [], "\(gauges.priceLists)")
+    family(
+      "imprint_price_list_reloads_total", "counter",
+      "Price list reloads by result: loaded, or failed (the previous list kept).")
+    sample(
+      "imprint_price_list_reloads_total", [("result", "failed")],
+      "\(gauges.priceListReloads.failed)")
+    sample(
+      "imprint_price_list_reloads_total", [("result", "loaded")],
+      "\(gauges.priceListReloads.loaded)")
     return out
   }
 

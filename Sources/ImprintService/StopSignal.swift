@@ -17,8 +17,10 @@ public enum StopSignal {
   /// A handler, not `SIG_IGN`, so that document workers started later by `exec` get the
   /// default actions back.
   ///
+  /// - Parameter hangUp: when given, SIGHUP is handled too: each one calls it (on the waiting
+  ///   thread) and the wait goes on.
   /// - Returns: the signal's number.
-  public static func wait() async -> Int32 {
+  public static func wait(hangUp: (@Sendable () -> Void)? = nil) async -> Int32 {
     var ends: [Int32] = [-1, -1]
     guard pipe(&ends) == 0 else {
       preconditionFailure("pipe failed: \(String(cString: strerror(errno)))")
@@ -31,11 +33,20 @@ public enum StopSignal {
     }
     signal(SIGTERM, handler)
     signal(SIGINT, handler)
+    if hangUp != nil { signal(SIGHUP, handler) }
     let reader = ends[0]
     return await withCheckedContinuation { continuation in
       Thread {
         var byte: UInt8 = 0
-        while read(reader, &byte, 1) != 1 && errno == EINTR {}
+        while true {
+          let count = read(reader, &byte, 1)
+          if count < 0 && errno == EINTR { continue }
+          if count == 1, Int32(byte) == SIGHUP, let hangUp {
+            hangUp()
+            continue
+          }
+          break
+        }
         continuation.resume(returning: Int32(byte))
       }.start()
     }

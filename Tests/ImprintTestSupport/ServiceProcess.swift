@@ -153,3 +153,16 @@ public func curlRequest(
     status: Int(result.stdout) ?? 0, contentType: fields["content-type"] ?? "", body: body,
     headers: fields)
 }
+
+/// Asks `condition` every 10 ms until it holds, at most `tries` times (a wait for something
+/// another process does, never a measure of time).
+///
+/// - Returns: whether it held.
+@discardableResult
+public func waitFor(tries: Int = 3000, _ condition: () throws -> Bool) rethrows -> Bool {
+  for _ in 0..<tries {
+    if try condition() { return true }
+    usleep(10_000)
+  }
+  return try condition()
+}

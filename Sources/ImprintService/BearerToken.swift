@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: the optional bearer token requests must carry (`--token-file`), read from a
+// file and compared in constant time.
+
+import Foundation
+import ImprintCore
+
+/// The token a request's `Authorization: Bearer <token>` must carry.
+///
+/// Only its SHA-256 digest is kept; a presented token is hashed and the two digests compared
+/// byte by byte without an early exit, so that the time taken says nothing of how much matched
+/// (nor, the digests having one length, of the token's length).
+public struct BearerToken: Sendable {
+  private let digest: [UInt8]
+
+  /// The token in the file at `path`: its text without the final line break and surrounding
+  /// blanks, 16 to 512 characters of RFC 6750's token alphabet (letters, digits, `-._~+/`,
+  /// and `=` at the end).
+  ///
+  /// - Throws: `FileError` when the file cannot be read (up to 4 KiB);
+  ///   `ServiceError.invalidToken` when its text is not such a token.
+  public init(file path: String) throws {
+    let bytes = try FileIO.read(path, limit: 4096)
+    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(
+      in: .whitespacesAndNewlines)
+    try self.init(text, source: path)
+  }
+
+  /// `token` itself (`source` names where it came from in errors).
+  ///
+  /// - Throws: `ServiceError.invalidToken` when it is not 16 to 512 characters of RFC 6750's
+  ///   token alphabet.
+  public init(_ token: String, source: String) throws(ServiceError) {
+    let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/".utf8)
+    let body = token.utf8.reversed().drop { $0 == UInt8(ascii: "=") }
+    guard (16...512).contains(token.utf8.count) else {
+      throw .invalidToken(
+        source: source,
+        problem: "holds \(token.utf8.count) characters; a token has 16 to 512")
+    }
+    guard body.allSatisfy(allowed.contains), !body.isEmpty else {
+      throw .invalidToken(
+        source: source,
+        problem: "holds characters outside a bearer token's (letters, digits, -._~+/ and a final =)"
+      )
+    }
+    digest = SHA256.hash(Array(token.utf8))
+  }
+
+  /// Whether `authorization` (an `Authorization` header's value) is `Bearer <this token>`.
+  func admits(_ authorization: String?) -> Bool {
+    guard let authorization, authorization.count > 7,
+      authorization.prefix(7).lowercased() == "bearer "
+    else { return false }
+    let presented = SHA256.hash(Array(authorization.utf8.dropFirst(7)))
+    var difference: UInt8 = 0
+    for (left, right) in zip(presented, digest) { difference |= left ^ right }
+    return difference == 0
+  }
+}

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: the settings of `imprint serve --config FILE`, one key per command-line
+// option, read strictly (unknown keys refused) and checked against the options' ranges.
+
+import Foundation
+import ImprintCore
+import ImprintDocuments
+
+/// A service's settings as a configuration file or the command line gives them; nil: not given.
+///
+/// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `queue`,
+/// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
+/// `connectionTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, and `priceLists` (name → file). Paths are relative to the file's folder.
+public struct ServiceSettings: Sendable, Equatable {
+  /// `ADDRESS:PORT`.
+  public var listen: String?
+  /// The largest request body, in bytes.
+  public var maxBody: Int?
+  /// Requests waiting at most.
+  public var queue: Int?
+  /// Requests worked at once.
+  public var jobs: Int?
+  /// The folder of card designs.
+  public var templates: String?
+  /// Whether each request is logged.
+  public var accessLog: Bool?
+  /// The file holding the bearer token.
+  public var tokenFile: String?
+  /// Whether `/metrics` is served without the token.
+  public var publicMetrics: Bool?
+  /// Seconds a request may take, head to answer.
+  public var requestTimeout: Double?
+  /// Seconds a connection may stay idle.
+  public var connectionTimeout: Int?
+  /// CPU seconds one document may use.
+  public var cpuLimit: Int?
+  /// Memory of a document worker, in MB.
+  public var memoryLimit: Int?
+  /// Wall-clock seconds one document may take.
+  public var timeout: Double?
+  /// Price lists by name: each one's file.
+  public var priceLists: [String: String]?
+
+  /// The ranges the numbers must be in (the command line's too).
+  public enum Range {
+    /// `maxBody`, bytes.
+    public static let maxBody = 1...(1 << 31)
+    /// `queue`.
+    public static let queue = 0...100_000
+    /// `jobs`.
+    public static let jobs = 1...256
+    /// `requestTimeout`, seconds.
+    public static let requestTimeout = 1...3600.0
+    /// `connectionTimeout`, seconds.
+    public static let connectionTimeout = 1...3600
+    /// `cpuLimit`, seconds.
+    public static let cpuLimit = 1...3600
+    /// `memoryLimit`, MB.
+    public static let memoryLimit = 128...65_536
+    /// `timeout`, seconds.
+    public static let timeout = 0.5...3600.0
+  }
+
+  /// No settings.
+  public init() {}
+
+  /// Reads the configuration file at `path`.
+  ///
+  /// - Throws: `FileError` when it cannot be read; `JSONError` when it is not JSON;
+  ///   `ServiceError.invalidSetting` for a key that is unknown, of the wrong type or out of
+  ///   range, each naming the file and the key.
+  public static func load(_ path: String) throws -> ServiceSettings {
+    let bytes = try FileIO.read(path, limit: FileIO.Limit.structured)
+    let value = try StrictJSON.parse(bytes, source: path)
+    var reader = try JSONObjectReader(value, source: path, path: "") { problem in
+      ServiceError.invalidSetting(
+        file: problem.source, key: problem.field.isEmpty ? "(top level)" : problem.field,
+        problem: problem.kind == .unknownKey
+          ? "is not a setting"
+          : "is \(JSONFieldProblem.describe(problem.value)); expected \(Self.expected(problem))")
+    }
+    let folder = (path as NSString).deletingLastPathComponent
+    func resolved(_ file: String) -> String {
+      file.hasPrefix("/") || folder.isEmpty ? file : folder + "/" + file
+    }
+    func ranged<T: Comparable>(_ key: String, _ value: T?, _ range: ClosedRange<T>)
+      throws(ServiceError) -> T?
+    {
+      guard let value, !range.contains(value) else { return value }
+      throw .invalidSetting(
+        file: path, key: key,
+        problem: "is \(value); expected \(range.lowerBound) to \(range.upperBound)")
+    }
+    var settings = ServiceSettings()
+    settings.listen = try reader.string("listen")
+    if let listen = settings.listen, (try? ListenAddress(parsing: listen)) == nil {
+      throw ServiceError.invalidSetting(
+        file: path, key: "listen",
+        problem: "is '\(SafeText.excerpt(listen, limit: 100))'; expected IPV4-ADDRESS:PORT "
+          + "such as 127.0.0.1:8080")
+    }
+    settings.maxBody = try ranged("maxBody", try reader.integer("maxBody"), Range.maxBody)
+    settings.queue = try ranged("queue", try reader.integer("queue"), Range.queue)
+    settings.jobs = try ranged("jobs", try reader.integer("jobs"), Range.jobs)
+    settings.templates = try reader.string("templates").map(resolved)
+    settings.accessLog = try reader.bool("accessLog")
+    settings.tokenFile = try reader.string("tokenFile").map(resolved)
+    settings.publicMetrics = try reader.bool("publicMetrics")
+    settings.requestTimeout = try ranged(
+      "requestTimeout", try reader.number("requestTimeout")?.doubleValue, Range.requestTimeout)
+    settings.connectionTimeout = try ranged(
+      "connectionTimeout", try reader.integer("connectionTimeout"), Range.connectionTimeout)
+    settings.cpuLimit = try ranged("cpuLimit", try reader.integer("cpuLimit"), Range.cpuLimit)
+    settings.memoryLimit = try ranged(
+      "memoryLimit", try reader.integer("memoryLimit"), Range.memoryLimit)
+    settings.timeout = try ranged(
+      "timeout", try reader.number("timeout")?.doubleValue, Range.timeout)
+    if var lists = try reader.child("priceLists") {
+      var files: [String: String] = [:]
+      for name in lists.object.keys.sorted() {
+        guard (1...64).contains(name.utf8.count),
+          name.utf8.allSatisfy({
+            $0 < 0x80 && ($0 == 0x2D || $0 == 0x5F || isalnum(Int32($0)) != 0)
+          })
+        else {
+          throw ServiceError.invalidSetting(
+            file: path, key: "priceLists." + SafeText.excerpt(name, limit: 64),
+            problem: "is not a list name; expected 1 to 64 letters, digits, - or _")
+        }
+        guard let file = try lists.string(name) else {
+          throw lists.wrongType(name, expected: .string)
+        }
+        files[name] = resolved(file)
+      }
+      settings.priceLists = files
+    }
+    try reader.finish()
+    return settings
+  }
+
+  private static func expected(_ problem: JSONFieldProblem) -> String {
+    if case .wrongType(let expected) = problem.kind { return expected.phrase }
+    return "nothing"
+  }
+}
+
+extension ServiceConfiguration {
+  /// Takes the settings that are the configuration's own.
+  ///
+  /// Those are the body, queue and job limits, the request and connection timeouts, the
+  /// document workers' limits, the bearer token (read from its file), whether `/metrics` is
+  /// public, and the price lists (read from their files). The address, the designs' folder and
+  /// the access log's destination are the caller's to resolve.
+  ///
+  /// - Throws: `FileError` or `ServiceError.invalidToken` for the token file; `FileError` or
+  ///   `PricingError` for a price list (each message names the file).
+  public mutating func apply(_ settings: ServiceSettings) throws {
+    maximumBodyBytes = settings.maxBody ?? maximumBodyBytes
+    queueLength = settings.queue ?? queueLength
+    concurrentRequests = settings.jobs ?? concurrentRequests
+    requestTimeout = settings.requestTimeout ?? requestTimeout
+    connectionTimeout = settings.connectionTimeout ?? connectionTimeout
+    limits.cpuSeconds = settings.cpuLimit ?? limits.cpuSeconds
+    limits.memoryMB = settings.memoryLimit ?? limits.memoryMB
+    limits.wallSeconds = settings.timeout ?? limits.wallSeconds
+    if let file = settings.tokenFile { bearerToken = try BearerToken(file: file) }
+    publicMetrics = settings.publicMetrics ?? publicMetrics
+    if let files = settings.priceLists { priceLists = try PriceListStore(files: files) }
+  }
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: the bearer token (`--token-file`), the configuration file (`--config`,
+// strict, every option) and the price lists it names, reloaded on SIGHUP with a bad file keeping
+// the previous list.
+
+import Foundation
+import ImprintPricing
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintService
+
+private let token = "b7c4e1f0a9d2c3b4a5968776e5d4c3b2"
+
+/// Writes `text` to `name` in `folder`; returns its path.
+private func write(_ text: String, _ name: String, in folder: TemporaryFolder) throws -> String {
+  let path = folder.file(name)
+  try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+  return path
+}
+
+/// Replaces the file at `path` by one holding `text` (a new file renamed over it, as deployment
+/// tools do).
+private func replace(_ path: String, with text: String) throws {
+  let staged = path + ".new"
+  try Data(text.utf8).write(to: URL(fileURLWithPath: staged))
+  guard rename(staged, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+}
+
+/// The value of `name` in `/metrics` (with `labels`), read with curl.
+private func metric(
+  _ server: ServiceProcess, _ name: String, _ labels: [String: String] = [:],
+  in folder: TemporaryFolder
+) throws -> Double? {
+  let answer = try curlRequest(
+    "GET", server.url("/metrics"), headers: ["Authorization: Bearer \(token)"], in: folder)
+  return try PrometheusText(answer.text).value(name, labels)
+}
+
+private let usd = try? String(
+  contentsOfFile: repositoryRoot + "/examples/prices-usd.json", encoding: .utf8)
+
+@Suite("imprint serve: token and configuration", .liveHandlesChecked, .serialized)
+struct ConfigurationTests {
+  @Test("--token-file: 401 with WWW-Authenticate without the token or with another; probes open")
+  func bearerToken() throws {
+    let folder = TemporaryFolder()
+    let file = try write(token + "\n", "token", in: folder)
+    let server = try ServiceProcess(["--token-file", file])
+    let query = server.url("/v1/qr?payload=token%20test")
+    let none = try curlRequest("POST", query, in: folder)
+    #expect(none.status == 401)
+    #expect(none.errorCode == "http.unauthorized")
+    #expect(none.headers["www-authenticate"] == #"Bearer realm="imprint""#)
+    let wrong = try curlRequest(
+      "POST", query, headers: ["Authorization: Bearer " + token.dropLast() + "0"], in: folder)
+    #expect(wrong.status == 401)
+    #expect(
+      wrong.headers["www-authenticate"] == #"Bearer realm="imprint", error="invalid_token""#)
+    // A longer token that begins with the right one, and another scheme, are refused too.
+    for header in ["Authorization: Bearer \(token)0", "Authorization: Basic \(token)"] {
+      #expect(try curlRequest("POST", query, headers: [header], in: folder).status == 401)
+    }
+    let right = try curlRequest(
+      "POST", query, headers: ["Authorization: Bearer \(token)"], in: folder)
+    #expect(right.status == 200)
+    let png = folder.file("code.png")
+    try Data(right.body).write(to: URL(fileURLWithPath: png))
+    #expect(try zbarDecode(png) == "token test")
+    // Unknown routes ask for the token first (no map of routes for strangers).
+    #expect(try curlRequest("GET", server.url("/v9/x"), in: folder).status == 401)
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    #expect(try curlRequest("GET", server.url("/readyz"), in: folder).status == 200)
+    #expect(try curlRequest("GET", server.url("/metrics"), in: folder).status == 401)
+    // A body is refused from the head: the 401 comes and the connection closes.
+    let upload = try curlRequest(
+      "POST", server.url("/v1/inspect"), body: fixturesFolder + "/Documents/mixed.pdf",
+      headers: ["Content-Type: application/pdf", "Expect: 100-continue"], in: folder)
+    #expect(upload.status == 401)
+    #expect(upload.headers["connection"] == "close")
+    #expect(
+      try metric(server, "imprint_errors_total", ["code": "http.unauthorized"], in: folder) == 7)
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    #expect(!stopped.stderr.contains(token))
+  }
+
+  @Test("--public-metrics serves /metrics without the token; the rest still asks for it")
+  func publicMetrics() throws {
+    let folder = TemporaryFolder()
+    let file = try write(token, "token", in: folder)
+    let server = try ServiceProcess(["--token-file", file, "--public-metrics"])
+    #expect(try curlRequest("GET", server.url("/metrics"), in: folder).status == 200)
+    #expect(try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder).status == 401)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a token file that is short, has a space or is missing stops the start (exit 1)")
+  func badTokenFiles() throws {
+    let folder = TemporaryFolder()
+    for (text, expected) in [
+      ("short\n", "holds 5 characters; a token has 16 to 512"),
+      ("two words in a token file", "holds characters outside a bearer token's"),
+    ] {
+      let file = try write(text, "token", in: folder)
+      let run = try runTool(
+        imprintExecutable, ["serve", "--listen", "127.0.0.1:0", "--token-file", file])
+      #expect(run.status == 1)
+      #expect(run.stderr.hasPrefix("error: the token file '\(file)' \(expected)"), "\(run.stderr)")
+    }
+    let missing = try runTool(
+      imprintExecutable, ["serve", "--listen", "127.0.0.1:0", "--token-file", folder.file("none")])
+    #expect(missing.status == 1)
+    #expect(missing.stderr.contains(folder.file("none")))
+    // Never a token on the command line.
+    let inline = try runTool(imprintExecutable, ["serve", "--token", token])
+    #expect(inline.status == 2)
+  }
+
+  @Test("--config: every setting read, paths relative to the file, the command line winning")
+  func configurationFile() throws {
+    let folder = TemporaryFolder()
+    _ = try write(token, "token", in: folder)
+    _ = try write(try #require(usd), "usd.json", in: folder)
+    let config = try write(
+      """
+      {"listen": "127.0.0.1:0", "maxBody": 1000, "queue": 3, "jobs": 1, "accessLog": true,
+       "tokenFile": "token", "publicMetrics": true, "cpuLimit": 10, "memoryLimit": 512,
+       "timeout": 20, "priceLists": {"retail": "usd.json"}}
+      """, "serve.json", in: folder)
+    let server = try ServiceProcess(["--config", config])
+    #expect(try metric(server, "imprint_http_queue_limit", in: folder) == 3)
+    #expect(try metric(server, "imprint_price_lists", in: folder) == 1)
+    // publicMetrics: a scrape without the token; tokenFile: a route that asks for it.
+    #expect(try curlRequest("GET", server.url("/metrics"), in: folder).status == 200)
+    #expect(try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder).status == 401)
+    // maxBody 1000.
+    let big = try write(String(repeating: "x", count: 2000), "big.bin", in: folder)
+    let tooLarge = try curlRequest(
+      "POST", server.url("/v1/inspect"), body: big,
+      headers: ["Authorization: Bearer \(token)", "Expect: 100-continue"], in: folder)
+    #expect(tooLarge.errorCode == "http.bodyTooLarge")
+    #expect(tooLarge.text.contains("the limit is 1000"))
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    // accessLog: the requests were logged.
+    #expect(stopped.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.count == 5)
+
+    let overridden = try ServiceProcess(["--config", config, "--queue", "5"])
+    #expect(try metric(overridden, "imprint_http_queue_limit", in: folder) == 5)
+    #expect(overridden.stop().status == 0)
+  }
+
+  @Test(
+    "--config refuses unknown keys, wrong types, values out of range, bad names and lists",
+    arguments: [
+      (#"{"colour": "red"}"#, "'colour' is not a setting"),
+      (#"{"queue": "3"}"#, "'queue' is '3'; expected a whole number"),
+      (#"{"jobs": 0}"#, "'jobs' is 0; expected 1 to 256"),
+      (#"{"timeout": 0.1}"#, "'timeout' is 0.1; expected 0.5 to 3600.0"),
+      (#"{"listen": "localhost"}"#, "'listen' is 'localhost'; expected IPV4-ADDRESS:PORT"),
+      (#"{"priceLists": {"a b": "usd.json"}}"#, "'priceLists.a b' is not a list name"),
+      (#"{"priceLists": {"retail": 7}}"#, "'priceLists.retail' is 7; expected a string"),
+      (#"[1]"#, "'(top level)' is an array; expected an object"),
+    ])
+  func badConfiguration(text: String, expected: String) throws {
+    let folder = TemporaryFolder()
+    let config = try write(text, "serve.json", in: folder)
+    let run = try runTool(imprintExecutable, ["serve", "--config", config])
+    #expect(run.status == 1)
+    #expect(
+      run.stderr.hasPrefix("error: configuration '\(config)': \(expected)"), "\(run.stderr)")
+  }
+
+  @Test("a price list that does not parse stops the start, naming its file")
+  func badPriceListAtStart() throws {
+    let folder = TemporaryFolder()
+    _ = try write(#"{"schemaVersion": 1}"#, "broken.json", in: folder)
+    let config = try write(
+      #"{"priceLists": {"retail": "broken.json"}}"#, "serve.json", in: folder)
+    let run = try runTool(imprintExecutable, ["serve", "--config", config])
+    #expect(run.status == 1)
+    #expect(run.stderr.contains(folder.file("broken.json")), "\(run.stderr)")
+  }
+
+  @Test("SIGHUP reloads the price lists; a bad file keeps the previous list and is counted")
+  func reloadOnHangUp() throws {
+    let folder = TemporaryFolder()
+    let prices = try write(try #require(usd), "usd.json", in: folder)
+    let config = try write(#"{"priceLists": {"retail": "usd.json"}}"#, "serve.json", in: folder)
+    let server = try ServiceProcess(["--config", config])
+    func reloads(_ result: String) throws -> Double? {
+      try metric(server, "imprint_price_list_reloads_total", ["result": result], in: folder)
+    }
+    #expect(try reloads("failed") == 0)
+    try replace(prices, with: "{\"schemaVersion\": 1, \"currency\": ")
+    kill(server.pid, SIGHUP)
+    // The reload runs on the server's signal thread: wait for it to be counted.
+    #expect(try waitFor { try reloads("failed") == 1 })
+    #expect(try reloads("loaded") == 0)
+    try replace(prices, with: try #require(usd).replacingOccurrences(of: "v7", with: "v8"))
+    kill(server.pid, SIGHUP)
+    #expect(try waitFor { try reloads("loaded") == 1 })
+    // The server still answers, and says what each reload did.
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    #expect(
+      stopped.stderr.contains(
+        "error: price list 'retail' not reloaded, the previous one is kept: "), "\(stopped.stderr)")
+    #expect(stopped.stderr.contains("serve: price list 'retail' reloaded from \(prices)\n"))
+  }
+
+  @Test("PriceListStore: a reload from a bad file keeps the list; a good file replaces it")
+  func storeKeepsListOnBadReload() throws {
+    let folder = TemporaryFolder()
+    let text = try #require(usd)
+    let path = try write(text, "usd.json", in: folder)
+    let store = try PriceListStore(files: ["retail": path])
+    let first = try #require(store.list("retail"))
+    #expect(first.version == "v7")
+    try replace(path, with: "not json")
+    let refused = store.reload()
+    #expect(refused.count == 1)
+    #expect(refused[0].error?.code.hasPrefix("json.") == true)
+    #expect(store.list("retail") == first)
+    try FileManager.default.removeItem(atPath: path)
+    #expect(store.reload()[0].error?.code == "file.notFound")
+    #expect(store.list("retail") == first)
+    try replace(path, with: text.replacingOccurrences(of: "v7", with: "v8"))
+    #expect(store.reload()[0].error == nil)
+    #expect(store.list("retail")?.version == "v8")
+    #expect(store.reloadCounts == (loaded: 1, failed: 2))
+  }
+
+  @Test("BearerToken compares whole tokens only, under the Bearer scheme in any case")
+  func tokenComparison() throws {
+    let bearer = try BearerToken(token, source: "test")
+    #expect(bearer.admits("Bearer \(token)"))
+    #expect(bearer.admits("bearer \(token)"))
+    #expect(!bearer.admits(nil))
+    #expect(!bearer.admits("Bearer"))
+    #expect(!bearer.admits("Bearer \(token.dropLast())"))
+    #expect(!bearer.admits("Bearer \(token) "))
+    #expect(!bearer.admits(token))
+    #expect(throws: ServiceError.self) { try BearerToken("short", source: "test") }
+    #expect(
+      try BearerToken("abcdefghijklmnop==", source: "test").admits("Bearer abcdefghijklmnop=="))
+    #expect(throws: ServiceError.self) { try BearerToken("abc=defghijklmnop", source: "test") }
+  }
+}
