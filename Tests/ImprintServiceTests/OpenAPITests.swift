@@ -113,6 +113,26 @@ private let checker = """
   print(json.dumps(results))
   """
 
+/// Sends `cases` to `server` with the checker and expects each to get its status and to match
+/// the document.
+private func expectDocumented(
+  _ cases: [APICase], server: ServiceProcess, in folder: TemporaryFolder
+) throws {
+  let casesPath = folder.file("cases.json")
+  try JSONEncoder().encode(cases).write(to: URL(fileURLWithPath: casesPath))
+  let run = try runTool("python3", ["-c", checker, "\(server.port)", resource, casesPath])
+  #expect(run.status == 0, "\(run.stderr)")
+  let results = try #require(
+    try JSONSerialization.jsonObject(with: Data(run.stdoutBytes)) as? [[String: Any]])
+  #expect(results.count == cases.count)
+  for (sent, result) in zip(cases, results) {
+    #expect(result["status"] as? Int == sent.expect, "\(sent.name): \(result)")
+    #expect(
+      (result["problems"] as? [String])?.isEmpty == true,
+      "\(sent.name): \(result["problems"] ?? "-")")
+  }
+}
+
 @Suite("OpenAPI document", .liveHandlesChecked, .serialized)
 struct OpenAPITests {
   @Test("GET /openapi.json serves the module's resource, and openapi-spec-validator accepts it")
@@ -278,19 +298,7 @@ struct OpenAPITests {
       #expect(mine.contains { (200..<300).contains($0.expect) }, "no success case for \(path)")
       #expect(mine.contains { $0.expect >= 400 }, "no error case for \(path)")
     }
-    let casesPath = folder.file("cases.json")
-    try JSONEncoder().encode(cases).write(to: URL(fileURLWithPath: casesPath))
-    let run = try runTool("python3", ["-c", checker, "\(server.port)", resource, casesPath])
-    #expect(run.status == 0, "\(run.stderr)")
-    let results = try #require(
-      try JSONSerialization.jsonObject(with: Data(run.stdoutBytes)) as? [[String: Any]])
-    #expect(results.count == cases.count)
-    for (sent, result) in zip(cases, results) {
-      #expect(result["status"] as? Int == sent.expect, "\(sent.name): \(result)")
-      #expect(
-        (result["problems"] as? [String])?.isEmpty == true,
-        "\(sent.name): \(result["problems"] ?? "-")")
-    }
+    try expectDocumented(cases, server: server, in: folder)
     // The checker is not vacuous: against a document that requires a field /healthz lacks,
     // documents no PNG for /v1/qr and wants another schemaVersion in errors, each case fails.
     var altered = try #require(
@@ -335,6 +343,32 @@ struct OpenAPITests {
     for result in refusals {
       #expect((result["problems"] as? [String])?.isEmpty == false, "\(result)")
     }
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("with --token-file the 401 answers match the document, and the probes need no token")
+  func unauthorizedDocumented() throws {
+    let folder = TemporaryFolder()
+    let token = folder.file("token")
+    try Data("0123456789abcdef0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: token))
+    let server = try ServiceProcess(["--token-file", token])
+    // Every documented operation, without the token (the checker sends no Authorization
+    // header): the probes answer, the rest are 401 from their head (a body is declared, never
+    // sent).
+    let document = try #require(
+      try JSONSerialization.jsonObject(with: Data(try ImprintService.openAPIDocument()))
+        as? [String: Any])
+    let cases = operations(in: document).sorted().map { operation in
+      let method = String(operation.prefix { $0 != " " })
+      let path = String(operation.dropFirst(method.count + 1))
+      let body = method == "POST"
+      return APICase(
+        name: operation, method: method, target: path,
+        type: body ? "application/octet-stream" : nil, declaredLength: body ? 2000 : nil,
+        expect: ["/healthz", "/readyz"].contains(path) ? 200 : 401)
+    }
+    #expect(cases.filter { $0.expect == 401 }.count >= 7)
+    try expectDocumented(cases, server: server, in: folder)
     #expect(server.stop().status == 0)
   }
 }
