@@ -49,6 +49,9 @@ public struct BatchOptions: Sendable {
   /// Without a layout they always do. Without these files a card's output is the layout's
   /// file, which every run draws again (resuming skips only jobs with files of their own).
   public var cardFiles = false
+  /// How long a print job waits for its printer's jobs to end, in seconds, or nil not to wait
+  /// (see `PrintTarget.waitSeconds`); a job that does not complete fails the print job.
+  public var printWaitSeconds: Double?
 
   /// Whether card jobs write `cards/ID.pdf`.
   public var writesCardFiles: Bool { cardFiles || layout == nil }
@@ -612,10 +615,15 @@ public enum BatchRunner {
         order: orderPath, prices: pricesPath, filesRoot: job.filesRoot,
         output: folder + "/" + relativeFolder,
         target: job.printer.map {
-          PrintTarget(printer: $0, journal: "\(folder)/.state/\(job.id).print.json")
+          var target = PrintTarget(printer: $0, journal: "\(folder)/.state/\(job.id).print.json")
+          target.waitSeconds = options.printWaitSeconds
+          return target
         })
       let report = relativeFolder + "/report.json"
       try AtomicFile.write(Array(JSONOutput.pretty(printed).utf8), to: folder + "/" + report)
+      // The report says how each job ended; a job that did not complete fails the print job
+      // (a rerun asks again about the jobs not recorded as ended, and sends nothing again).
+      if let failure = printed.failure { throw failure }
       let prefix = folder + "/"
       let made = printed.files.flatMap { [$0.document, $0.ticketPath] }.map {
         $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : $0

@@ -100,6 +100,11 @@ enum BatchCommand {
       .value("jobs", short: "j", "<n>", "Jobs at once (default: all cores)."),
       .flag("fail-fast", "Stop starting jobs after the first failure."),
       .value("shard", "<I/N>", "Run only shard I of N (from 0), or 'auto'."),
+      .flag(
+        "wait", "Print jobs wait for each printer job to end; one that does not complete fails."),
+      .value(
+        "wait-timeout", "<s>",
+        "How long --wait waits for a print job's jobs, in seconds (default 300)."),
     ] + layoutOptions,
     subcommands: [merge]
   ) { arguments, console in
@@ -148,6 +153,8 @@ enum BatchCommand {
     var options = try batchOptions(folder, arguments, console)
     options.failFast = arguments.flag("fail-fast")
     options.shard = try shard(arguments.value("shard") ?? "0/1", environment: console.environment)
+    let waitSeconds = try arguments.double("wait-timeout", in: 0...86_400) ?? 300
+    options.printWaitSeconds = arguments.flag("wait") ? waitSeconds : nil
     // Jobs of this shard, counted by a pass over the manifest's records (for the progress
     // display; a quoted line break does not start a job).
     let total = options.shard.jobs(of: ManifestReader.count(path: manifest))

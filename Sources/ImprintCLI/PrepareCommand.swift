@@ -33,7 +33,9 @@ enum PrepareCommand {
       With --printer, each file is then sent to that IPP printer (libcups, straight to the \
       device: ipp://host:port/ipp/print) with its ticket's attributes, and its job id is \
       reported; with --mono-printer as well, files whose print-color-mode is monochrome go \
-      to that printer instead.
+      to that printer instead. With --wait, each job is followed until the printer has ended \
+      it: completed, or aborted or canceled with the printer's reasons (exit 1), or still \
+      going after --wait-timeout seconds (print.timeout, exit 1).
       """,
     arguments: [ArgumentSpec("order", "The order (JSON).")],
     options: [
@@ -55,6 +57,9 @@ enum PrepareCommand {
       .value(
         "mono-printer", "<uri>",
         "With --printer: send the monochrome files to this IPP printer instead."),
+      .flag("wait", "With --printer, wait for each job to end and report how it ended."),
+      .value(
+        "wait-timeout", "<s>", "How long --wait waits for all the jobs, in seconds (default 300)."),
       .flag("json", "Print the quote, the prepared files and their tickets (and jobs) as JSON."),
     ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
   ) { arguments, console in
@@ -71,8 +76,17 @@ enum PrepareCommand {
     if previewSize != nil && !arguments.flag("previews") {
       throw UsageError(message: "--preview-size needs --previews")
     }
+    let waitSeconds = try arguments.double("wait-timeout", in: 0...86_400) ?? 300
+    if arguments.flag("wait") && arguments.value("printer") == nil {
+      throw UsageError(message: "--wait needs --printer <uri>")
+    }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
+    let target = arguments.value("printer").map { printer in
+      var target = PrintTarget(printer: printer, monoPrinter: arguments.value("mono-printer"))
+      target.waitSeconds = arguments.flag("wait") ? waitSeconds : nil
+      return target
+    }
     let printed = try await OrderPrinter(
       preparer: OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
     ).run(
@@ -81,9 +95,7 @@ enum PrepareCommand {
       options: PrepareOptions(
         splitColor: arguments.flag("split-color"),
         previewSize: arguments.flag("previews") ? previewSize ?? 400 : nil),
-      target: arguments.value("printer").map {
-        PrintTarget(printer: $0, monoPrinter: arguments.value("mono-printer"))
-      })
+      target: target)
     if arguments.flag("json") {
       console.stdout.write(JSONOutput.pretty(printed))
     } else {
@@ -102,10 +114,20 @@ enum PrepareCommand {
             + "\(ticket.ipp.media), \(ticket.ipp.printColorMode)\(part)\(previews ?? "")\n")
       }
       for job in printed.jobs ?? [] {
+        var ended = ""
+        if let state = job.state {
+          let why = ((job.stateReasons ?? []) + (job.stateMessage.map { [$0] } ?? []))
+            .joined(separator: ": ")
+          ended = ": \(state)" + (why.isEmpty ? "" : " (\(SafeText.escaped(why)))")
+        }
         console.stdout.write(
-          "\(SafeText.escaped(job.document)): job \(job.jobID) on \(SafeText.escaped(job.printer))\n"
-        )
+          "\(SafeText.escaped(job.document)): job \(job.jobID) on "
+            + "\(SafeText.escaped(job.printer))\(ended)\n")
       }
+    }
+    if let failure = printed.failure {
+      console.report(failure)
+      return ImprintCLI.failure
     }
     return ImprintCLI.success
   }

@@ -69,6 +69,14 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case printUnconfirmed(file: String, printer: String, jobID: Int, journal: String)
   /// A print journal that cannot be read (`reason`).
   case printJournalDamaged(path: String, reason: String)
+  /// A job waited for ended without printing completely: `state` is `aborted` or `canceled`,
+  /// with the printer's `job-state-reasons` and `job-state-message`.
+  case printJobEnded(
+    file: String, printer: String, jobID: Int, state: String, reasons: [String], message: String?)
+  /// A job waited for was not finished after `seconds` (`state`: its last state).
+  case printWaitTimedOut(file: String, printer: String, jobID: Int, state: String, seconds: Double)
+  /// The printer does not know the job waited for (printers forget finished jobs).
+  case printJobUnknown(file: String, printer: String, jobID: Int)
 
   public var code: String {
     switch self {
@@ -101,7 +109,17 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printRefused: "print.refused"
     case .printUnconfirmed: "print.unconfirmed"
     case .printJournalDamaged: "print.journalDamaged"
+    case .printJobEnded(_, _, _, let state, _, _):
+      state == "canceled" ? "print.canceled" : "print.aborted"
+    case .printWaitTimedOut: "print.timeout"
+    case .printJobUnknown: "print.jobUnknown"
     }
+  }
+
+  /// Seconds for a message: whole ones without a fraction (`300`, `0.5`).
+  private static func seconds(_ value: Double) -> String {
+    value.isFinite && value.magnitude < 1e9 && value == value.rounded()
+      ? String(Int(value)) : String(value)
   }
 
   /// A page side for a message: a side larger than any paper (1e30 points, infinity) is
@@ -172,6 +190,15 @@ public enum DocumentError: ImprintError, Equatable, Codable {
         + "'\(journal)' does not record that the printer took the whole document"
     case .printJournalDamaged(let path, let reason):
       "the print journal '\(path)' cannot be read (\(reason))"
+    case .printJobEnded(let file, let printer, let jobID, let state, let reasons, let message):
+      "job \(jobID) of '\(file)' on '\(printer)' was \(state) ("
+        + ([reasons.joined(separator: ", ")] + (message.map { [$0] } ?? []))
+        .filter { !$0.isEmpty }.joined(separator: ": ") + ")"
+    case .printWaitTimedOut(let file, let printer, let jobID, let state, let seconds):
+      "job \(jobID) of '\(file)' on '\(printer)' is still \(state) after "
+        + "\(Self.seconds(seconds)) s"
+    case .printJobUnknown(let file, let printer, let jobID):
+      "the printer '\(printer)' does not know job \(jobID) of '\(file)'"
     }
   }
 
@@ -198,6 +225,12 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "check job \(jobID) on the printer; to send the file again, remove its entry from '\(journal)'"
     case .printJournalDamaged:
       "check what the printer printed, then remove the journal to send every file again"
+    case .printJobEnded:
+      "the file was not printed completely: see the printer's reasons, then send it again"
+    case .printWaitTimedOut:
+      "the job stays on the printer: wait longer (--wait-timeout) or check the printer"
+    case .printJobUnknown:
+      "printers forget finished jobs after a while: check on the printer whether it printed"
     default: nil
     }
   }

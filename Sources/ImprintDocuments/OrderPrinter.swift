@@ -17,6 +17,9 @@ public struct PrintTarget: Sendable, Equatable {
   public var busySeconds: Double = 60
   /// The `PrintJournal` file recording what was sent, or nil to send every file on every run.
   public var journal: String?
+  /// How long to wait, in seconds, for every job to end (`PrintSubmitter.wait`), or nil not to
+  /// wait: the jobs are then reported as the printer accepted them.
+  public var waitSeconds: Double?
 
   /// Files sent to `printer` (monochrome ones to `monoPrinter` when given), recorded in
   /// `journal` when one is given.
@@ -39,6 +42,16 @@ public struct PrintedOrder: Encodable, Sendable, Equatable {
   public var files: [PreparedFile]
   /// One job a file, in order, when the files were sent to a printer.
   public var jobs: [SubmittedJob]?
+  /// Why the jobs waited for did not all complete, or nil.
+  ///
+  /// The first job aborted, canceled or still going (`PrintSubmitter.failure`), or the error
+  /// asking the printer. Not in the report (its jobs carry their states): the caller reports
+  /// it as an error.
+  public var failure: DocumentError?
+
+  enum CodingKeys: String, CodingKey {
+    case schemaVersion, quote, files, jobs
+  }
 }
 
 /// Prints orders as they were quoted: prepares every file of the order (`OrderPreparer`: all
@@ -59,7 +72,9 @@ public struct OrderPrinter: Sendable {
   ///
   /// The printer's URI is checked before anything is prepared. The files are sent from a
   /// thread of their own (libcups blocks: a busy printer is asked again for up to a minute),
-  /// not from the caller's task pool.
+  /// not from the caller's task pool. With `target.waitSeconds`, each job is then followed
+  /// until it ends: a job that did not complete, or a printer that cannot be asked, is the
+  /// result's `failure` (the files stay sent).
   ///
   /// - Parameters:
   ///   - orderPath: the order (JSON).
@@ -69,7 +84,8 @@ public struct OrderPrinter: Sendable {
   ///   - folder: where the PDFs and tickets go (created when missing).
   ///   - options: how the files are prepared (`PrepareOptions`: the colour split).
   ///   - target: the printer, or nil to prepare only.
-  /// - Returns: the quote, the files and, with a target, one job a file.
+  /// - Returns: the quote, the files and, with a target, one job a file (with its state when
+  ///   waited for).
   /// - Throws: what `OrderPreparer.prepare(order:prices:filesRoot:output:)` and
   ///   `PrintSubmitter.submit` throw; `DocumentError.printJournalDamaged` for a journal that
   ///   cannot be read.
@@ -88,11 +104,19 @@ public struct OrderPrinter: Sendable {
     var printed = PrintedOrder(quote: prepared.quote, files: prepared.files)
     if let target {
       let files = prepared.files
-      printed.jobs = try await Self.onThread {
-        try PrintSubmitter.submit(
+      (printed.jobs, printed.failure) = try await Self.onThread {
+        let journal = try target.journal.map { try PrintJournal(path: $0) }
+        let jobs = try PrintSubmitter.submit(
           files, printer: target.printer, monoPrinter: target.monoPrinter,
-          busySeconds: target.busySeconds,
-          journal: try target.journal.map { try PrintJournal(path: $0) })
+          busySeconds: target.busySeconds, journal: journal)
+        guard let seconds = target.waitSeconds else { return (jobs, nil) }
+        do {
+          let waited = try PrintSubmitter.wait(
+            for: jobs, files: files, seconds: seconds, journal: journal)
+          return (waited, PrintSubmitter.failure(of: waited, files: files, seconds: seconds))
+        } catch let error as DocumentError {
+          return (jobs, error)
+        }
       }
     }
     return printed

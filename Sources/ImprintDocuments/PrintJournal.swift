@@ -31,6 +31,12 @@ public final class PrintJournal {
     /// Whether the printer accepted the whole document (false: the job was created, the
     /// document may not have arrived).
     public var sent: Bool
+    /// The job's final state once waited for (`completed`, `aborted`, `canceled`), else nil.
+    public var state: String?
+    /// The printer's `job-state-reasons` with the final state.
+    public var stateReasons: [String]?
+    /// The printer's `job-state-message` with the final state.
+    public var stateMessage: String?
   }
 
   /// The file's contents.
@@ -72,6 +78,11 @@ public final class PrintJournal {
   /// The entry of the file with `digest` on `printer`, if it was sent there.
   public func entry(digest: String, printer: String) -> Entry? {
     entries.last { $0.digest == digest && $0.printer == printer }
+  }
+
+  /// The entry of job `jobID` on `printer`, if any.
+  public func entry(jobID: Int, printer: String) -> Entry? {
+    entries.last { $0.jobID == jobID && $0.printer == printer }
   }
 
   /// Adds `entry`, replacing the one of the same file and printer, and writes the journal

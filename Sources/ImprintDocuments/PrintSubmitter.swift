@@ -18,6 +18,14 @@ public struct SubmittedJob: Codable, Sendable, Equatable {
   /// True when an earlier run sent the file (its `PrintJournal` says so) and this one did not
   /// send it again; nil when this run sent it.
   public var resumed: Bool?
+  /// The job's state when it was waited for: `completed`, `aborted` or `canceled` once it
+  /// ended, else the last state seen (`pending`, `processing`...); nil when not waited for.
+  public var state: String?
+  /// The printer's `job-state-reasons` with that state (`job-completed-successfully`,
+  /// `aborted-by-system`...).
+  public var stateReasons: [String]?
+  /// The printer's `job-state-message` with that state, if any.
+  public var stateMessage: String?
 
   /// A job of `document` on `printer`.
   public init(document: String, printer: String, jobID: Int, resumed: Bool? = nil) {
@@ -115,6 +123,140 @@ public enum PrintSubmitter {
       throw .printerUnreachable(
         printer: SafeText.excerpt(printer), detail: "not an ipp:// or ipps:// URI")
     }
+  }
+
+  /// Asks the printer of each job for its state until it ends (`completed`, `aborted` or
+  /// `canceled`) or `seconds` have passed, and returns the jobs with their states.
+  ///
+  /// A job the journal already records as ended is not asked for again (printers forget
+  /// finished jobs); each job that ends is recorded with its state. One connection a printer;
+  /// each job is asked for every 20 ms at first, then less often, up to every half second.
+  ///
+  /// - Parameters:
+  ///   - jobs: the jobs `submit` returned, one a file, in order.
+  ///   - files: the files sent.
+  ///   - seconds: how long to wait for all the jobs together.
+  ///   - journal: the record of files sent, or nil.
+  /// - Returns: the jobs with their states (a job still going after `seconds` has its last
+  ///   state: see `failure(of:files:seconds:)`).
+  /// - Throws: `DocumentError.printerUnreachable` (a printer that does not answer),
+  ///   `.printJobUnknown` (a job the printer does not know), `.printRefused` (another IPP
+  ///   error); `FileError` writing the journal.
+  public static func wait(
+    for jobs: [SubmittedJob], files: [PreparedFile], seconds: Double,
+    journal: PrintJournal? = nil
+  ) throws -> [SubmittedJob] {
+    var jobs = jobs
+    for index in jobs.indices {
+      try checkURI(jobs[index].printer)
+      if let entry = journal?.entry(jobID: jobs[index].jobID, printer: jobs[index].printer),
+        let state = entry.state
+      {
+        jobs[index].state = state
+        jobs[index].stateReasons = entry.stateReasons
+        jobs[index].stateMessage = entry.stateMessage
+      }
+    }
+    let deadline = Date().addingTimeInterval(seconds.isFinite ? max(0, seconds) : 0)
+    var printers: [String] = []
+    for job in jobs where !printers.contains(job.printer) { printers.append(job.printer) }
+    for printer in printers {
+      let waiting = zip(jobs.indices, files).filter {
+        jobs[$0.0].printer == printer && !isFinal(jobs[$0.0].state)
+      }
+      guard !waiting.isEmpty else { continue }
+      let destination = try CupsDestination(uri: printer)
+      let connection = try CupsConnection(to: destination, printer: printer)
+      for (index, file) in waiting {
+        var pause: UInt32 = 20_000
+        while true {
+          let status = try jobState(
+            jobs[index].jobID, file: file.ticket.file, printer: printer, connection)
+          jobs[index].state = status.state
+          jobs[index].stateReasons = status.reasons
+          jobs[index].stateMessage = status.message
+          // Once the time is up, every job left is still asked once, for its last state.
+          if isFinal(status.state) || Date() >= deadline { break }
+          usleep(pause)
+          pause = min(pause * 2, 500_000)
+        }
+        if isFinal(jobs[index].state), let journal,
+          var entry = journal.entry(jobID: jobs[index].jobID, printer: printer)
+        {
+          entry.state = jobs[index].state
+          entry.stateReasons = jobs[index].stateReasons
+          entry.stateMessage = jobs[index].stateMessage
+          try journal.record(entry)
+        }
+      }
+    }
+    return jobs
+  }
+
+  /// The first job of `jobs` waited for that did not complete: `.printJobEnded` (aborted or
+  /// canceled) or `.printWaitTimedOut` (still going after `seconds`); nil when every job
+  /// completed or none was waited for.
+  public static func failure(of jobs: [SubmittedJob], files: [PreparedFile], seconds: Double)
+    -> DocumentError?
+  {
+    for (job, file) in zip(jobs, files) {
+      guard let state = job.state, state != "completed" else { continue }
+      if isFinal(state) {
+        return .printJobEnded(
+          file: file.ticket.file, printer: job.printer, jobID: job.jobID, state: state,
+          reasons: job.stateReasons ?? [], message: job.stateMessage)
+      }
+      return .printWaitTimedOut(
+        file: file.ticket.file, printer: job.printer, jobID: job.jobID, state: state,
+        seconds: seconds)
+    }
+    return nil
+  }
+
+  /// Whether `state` is one a job ends in.
+  static func isFinal(_ state: String?) -> Bool {
+    state == "completed" || state == "aborted" || state == "canceled"
+  }
+
+  /// The state of job `jobID` (Get-Job-Attributes): `job-state` as its keyword, the reasons
+  /// and the message.
+  private static func jobState(
+    _ jobID: Int, file: String, printer: String, _ connection: borrowing CupsConnection
+  ) throws(DocumentError) -> (state: String, reasons: [String], message: String?) {
+    guard let request = ippNewRequest(IPP_OP_GET_JOB_ATTRIBUTES) else {
+      preconditionFailure("ippNewRequest failed: out of memory")
+    }
+    ippAddString(request, IPP_TAG_OPERATION, IPP_TAG_URI, "printer-uri", nil, printer)
+    ippAddInteger(request, IPP_TAG_OPERATION, IPP_TAG_INTEGER, "job-id", Int32(clamping: jobID))
+    ippAddString(
+      request, IPP_TAG_OPERATION, IPP_TAG_NAME, "requesting-user-name", nil, cupsUser())
+    // cupsDoRequest frees the request, and returns nil when the printer did not answer.
+    guard let raw = cupsDoRequest(connection.raw, request, connection.resource) else {
+      throw .unreachable(printer)
+    }
+    let response = IPPResponse(owning: raw)
+    let status = ippGetStatusCode(response.raw)
+    guard isSuccess(status) else {
+      if status == IPP_STATUS_ERROR_NOT_FOUND {
+        throw .printJobUnknown(file: file, printer: printer, jobID: jobID)
+      }
+      throw .printRefused(
+        file: file, printer: printer,
+        detail: "Get-Job-Attributes: \(String(cString: cupsLastErrorString()))")
+    }
+    func strings(_ name: String) -> [String] {
+      guard let attribute = ippFindAttribute(response.raw, name, IPP_TAG_ZERO) else { return [] }
+      return (0..<ippGetCount(attribute)).compactMap { index in
+        ippGetString(attribute, index, nil).map { String(cString: $0) }
+      }
+    }
+    guard let stateAttribute = ippFindAttribute(response.raw, "job-state", IPP_TAG_ENUM) else {
+      throw .printRefused(
+        file: file, printer: printer, detail: "Get-Job-Attributes: no job-state in the answer")
+    }
+    let value = ippGetInteger(stateAttribute, 0)
+    let state = ippEnumString("job-state", value).map { String(cString: $0) } ?? "\(value)"
+    return (state, strings("job-state-reasons"), strings("job-state-message").first)
   }
 
   /// The IPP `finishings` enum values of keywords (RFC 8011, PWG 5100.1).
@@ -237,6 +379,8 @@ struct CupsDestination: ~Copyable {
 /// Owns it; closed with `httpClose` when destroyed.
 struct CupsConnection: ~Copyable {
   fileprivate let raw: OpaquePointer
+  /// The printer's resource path (`/ipp/print`), for requests over the connection.
+  fileprivate let resource: String
   private let handleScope: LiveHandles.Scope?
 
   /// Connects to `destination`, waiting up to 30 s.
@@ -252,6 +396,9 @@ struct CupsConnection: ~Copyable {
       throw .unreachable(printer)
     }
     self.raw = raw
+    self.resource = resource.withUnsafeBufferPointer { buffer in
+      buffer.baseAddress.map { String(cString: $0) } ?? "/"
+    }
     handleScope = LiveHandles.opened("http_t")
   }
 
@@ -285,5 +432,24 @@ struct CupsDestinationInfo: ~Copyable {
   deinit {
     cupsFreeDestInfo(raw)
     LiveHandles.closed("cups_dinfo_t", in: handleScope)
+  }
+}
+
+/// An IPP response from `cupsDoRequest`.
+///
+/// Owns it; freed with `ippDelete` when destroyed.
+struct IPPResponse: ~Copyable {
+  fileprivate let raw: OpaquePointer
+  private let handleScope: LiveHandles.Scope?
+
+  /// Takes ownership of `raw` ("transfer full").
+  init(owning raw: OpaquePointer) {
+    self.raw = raw
+    handleScope = LiveHandles.opened("ipp_t")
+  }
+
+  deinit {
+    ippDelete(raw)
+    LiveHandles.closed("ipp_t", in: handleScope)
   }
 }

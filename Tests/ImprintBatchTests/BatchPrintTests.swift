@@ -195,6 +195,38 @@ struct BatchPrintTests {
     #expect(printer.jobs(count: 2).count == 2)
   }
 
+  @Test("waited for: an aborted printer job fails its print job, and so again on a rerun")
+  func waited() async throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder, hook: #"[ "$IPP_COPIES" = 3 ] && exit 3; exit 0"#)
+    try inputs(
+      folder, orders: ["o1.json": #"{"path":"a.pdf"}"#, "o2.json": #"{"path":"b.pdf","copies":3}"#])
+    let uri = printer.uri
+    let path = try manifest(
+      folder,
+      [
+        #"{"id":"P-1","kind":"print","file":"o1.json","prices":"prices.json","printer":"\#(uri)"}"#,
+        #"{"id":"P-2","kind":"print","file":"o2.json","prices":"prices.json","printer":"\#(uri)"}"#,
+      ])
+    var options = try options(folder)
+    options.printWaitSeconds = 60
+    let summary = try await BatchRunner.run(manifest: path, options: options)
+    #expect(summary.ok == 1 && summary.failed == 1)
+    let first = try results(options)
+    #expect(first["P-1"]?.status == .ok)
+    #expect(first["P-2"]?.error?.code == "print.aborted")
+    #expect(try reportedJobs(options, "P-1").first?["state"] as? String == "completed")
+    #expect(try reportedJobs(options, "P-2").first?["state"] as? String == "aborted")
+    let journal = try PrintJournal(path: options.outputFolder + "/.state/P-2.print.json")
+    #expect(journal.entries.map(\.state) == ["aborted"])
+
+    let again = try await BatchRunner.run(manifest: path, options: options)
+    #expect(again.skipped == 1 && again.failed == 1)
+    #expect(try results(options)["P-2"]?.error?.code == "print.aborted")
+    #expect(try reportedJobs(options, "P-2").first?["resumed"] as? Bool == true)
+    #expect(spooled(printer).count == 2)
+  }
+
   @Test("a job created but not confirmed sent is print.unconfirmed; nothing is sent again")
   func unconfirmed() async throws {
     let folder = TemporaryFolder()

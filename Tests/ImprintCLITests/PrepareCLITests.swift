@@ -84,6 +84,38 @@ struct PrepareCLITests {
       refused.stderr.hasPrefix("error: the printer '\(printer.uri)' refused"), "\(refused.stderr)")
   }
 
+  @Test("--wait reports how each job ended; an aborted job is exit 1 with the printer's reason")
+  func wait() async throws {
+    let folder = TemporaryFolder()
+    let order = try order(
+      in: folder, #"{"path":"uploads/handout.pdf"},{"path":"uploads/handout.pdf","copies":3}"#)
+    // The printer's hook fails the job of three copies: ippeveprinter aborts it.
+    let printer = try TestPrinter(folder: folder, hook: #"[ "$IPP_COPIES" = 3 ] && exit 3; exit 0"#)
+    let prices = Self.examples + "prices-booster.json"
+    let run = await imprint([
+      "prepare", order, "--prices", prices, "-o", folder.file("out"), "--printer", printer.uri,
+      "--wait", "--wait-timeout", "60",
+    ])
+    #expect(run.code == 1, "\(run.stderr)")
+    let lines = run.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.count == 4)
+    #expect(
+      lines[2].hasPrefix(
+        folder.file("out/1-handout.pdf") + ": job 1 on " + printer.uri
+          + ": completed (job-completed-successfully"), "\(lines)")
+    #expect(
+      lines[3].hasPrefix(
+        folder.file("out/2-handout.pdf") + ": job 2 on " + printer.uri + ": aborted ("),
+      "\(lines)")
+    #expect(
+      run.stderr.hasPrefix("error: job 2 of 'uploads/handout.pdf' on '\(printer.uri)' was aborted"),
+      "\(run.stderr)")
+    let usage = await imprint([
+      "prepare", order, "--prices", prices, "-o", folder.file("again"), "--wait",
+    ])
+    #expect(usage.code == 2 && usage.stderr.contains("--wait needs --printer <uri>"))
+  }
+
   @Test("the sample order: its two PDFs and its photo, on A3 with the JPEG as it is")
   func sampleOrder() async throws {
     let folder = TemporaryFolder()

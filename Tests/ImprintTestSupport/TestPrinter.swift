@@ -29,14 +29,18 @@ public final class TestPrinter {
 
   /// Starts a printer with its spool and hook in `folder`.
   ///
+  /// - Parameters:
+  ///   - folder: where the spool and the hook go.
+  ///   - extra: shell lines the hook runs after writing the job's attributes (`IPP_*` set):
+  ///     `exit 3` aborts the job, `sleep 3` keeps it processing.
   /// - Throws: when it does not answer within 10 s (three ports are tried).
-  public init(folder: TemporaryFolder) throws {
+  public init(folder: TemporaryFolder, hook extra: String = "") throws {
     spool = folder.file("spool")
     try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
     let hook = folder.file("hook.sh")
     try Data(
-      "#!/bin/sh\nenv | grep '^IPP_' | sort > \"$1.env.tmp\" && mv \"$1.env.tmp\" \"$1.env\"\n"
-        .utf8
+      ("#!/bin/sh\nenv | grep '^IPP_' | sort > \"$1.env.tmp\" && mv \"$1.env.tmp\" \"$1.env\"\n"
+        + extra + "\n").utf8
     ).write(to: URL(fileURLWithPath: hook))
     chmod(hook, 0o755)
     pidFile = folder.file("printer.pid")
