@@ -89,12 +89,26 @@ public struct JobTicket: Codable, Sendable, Equatable {
     blankBacks = blank
     ipp = IPPJobAttributes(
       copies: line.copies,
-      sides: line.duplex == Duplex.none.rawValue ? "one-sided" : "two-sided-\(line.duplex)",
+      sides: Self.sides(duplex: line.duplex, nUp: line.nUp),
       media: media, printColorMode: mode,
       finishings: finishings.isEmpty ? ["none"] : Array(Set(finishings)).sorted())
     extrasWithoutFinishing = extras.filter { Self.finishing($0) == nil }
     quote = line
     split = part
+  }
+
+  /// The IPP `sides` of a file the order prints `duplex` at `nUp` pages a side.
+  ///
+  /// The order's edge is the customer's: the edge of their pages the sheet turns on (a portrait
+  /// document's long edge is book-style). IPP's is the paper's. Each page stands in its cell
+  /// the way the cell stands (it is turned when it does not), so the two agree on portrait
+  /// sheets (1, 4, 9 and 16 up) and swap on the landscape sheets of 2 and 6 up, whose cells
+  /// stand across the sheet (`SheetImposer`; CUPS's pdftopdf does not adjust): a book-style
+  /// flip of a 2-up booklet sheet is IPP's `two-sided-short-edge`.
+  static func sides(duplex: String, nUp: Int) -> String {
+    guard let edge = Duplex(rawValue: duplex), edge != .none else { return "one-sided" }
+    let landscapeSheet = nUp == 2 || nUp == 6
+    return (edge == .longEdge) != landscapeSheet ? "two-sided-long-edge" : "two-sided-short-edge"
   }
 
   /// The IPP finishing an extra's name stands for (`staple`, `hole-punch`, `binding`...), if

@@ -60,7 +60,9 @@ struct PrintSubmitterTests {
     }
     // By hand: 5 pages 2-up duplex is 3 impressions and a blank back; 3 pages duplex likewise.
     let first = try #require(received[jobs[0].jobID])
-    #expect(first.attributes["copies"] == "2" && first.attributes["sides"] == "two-sided-long-edge")
+    // 2-up sheets are landscape: the pages' long edge is the paper's short edge.
+    #expect(
+      first.attributes["copies"] == "2" && first.attributes["sides"] == "two-sided-short-edge")
     #expect(first.attributes["finishings"] == "staple")
     #expect(first.attributes["print-color-mode"] == "color")
     #expect(try pdfInfo(first.file)["Pages"] == "4")
