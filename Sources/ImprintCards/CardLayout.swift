@@ -130,9 +130,19 @@ public final class CardLayoutEngine {
     photoID: UInt64? = nil, images: [String: Bitmap], dpi: Double = 300, jpeg: Bool = false,
     locale: CardLocale? = nil
   ) throws -> CardLayout {
-    let side = face == .front ? template.front : template.back
     let locale = try locale ?? CardLocale.resolve(nil, template: template)
-    let fields = profile.fields(in: locale)
+    return try layout(
+      face, of: template, fields: profile.fields(in: locale), photo: photo, photoID: photoID,
+      images: images, dpi: dpi, jpeg: jpeg, locale: locale)
+  }
+
+  /// Lays out one side from the profile's `fields` in `locale` (`Profile.fields(in:)`, written
+  /// once for both sides of a card).
+  func layout(
+    _ face: CardFace, of template: CardTemplate, fields: [String: String], photo: Bitmap,
+    photoID: UInt64?, images: [String: Bitmap], dpi: Double, jpeg: Bool, locale: CardLocale
+  ) throws -> CardLayout {
+    let side = face == .front ? template.front : template.back
     direction = locale.isRightToLeft ? .fromText : .byAlignment
     let elements =
       locale.isRightToLeft

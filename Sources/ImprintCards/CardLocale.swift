@@ -21,6 +21,8 @@ public struct CardLocale: Sendable, Hashable {
   public let isRightToLeft: Bool
   /// Source text → translation; empty for the template's own language.
   let translations: [String: String]
+  /// Whether numbers are written in the locale's own digits (the template's `digits`).
+  let nativeDigits: Bool
   /// The Foundation locale numbers and dates are formatted with.
   let locale: Locale
 
@@ -53,12 +55,17 @@ public struct CardLocale: Sendable, Hashable {
         identifier: asked, template: template.name,
         available: ([template.locale] + template.strings.keys).sorted())
     }
-    let direction = Locale.Language(identifier: asked).characterDirection
     return CardLocale(
-      identifier: asked, language: language, isRightToLeft: direction == .rightToLeft,
-      translations: translations,
+      identifier: asked, language: language, isRightToLeft: LocaleData.isRightToLeft(asked),
+      translations: translations, nativeDigits: template.nativeDigits,
       locale: LocaleData.locale(asked, nativeDigits: template.nativeDigits))
   }
+
+  /// English as the shipped designs write it (no translations, Latin digits): what
+  /// `Profile.fields` and `Profile.joined` give.
+  public static let english = CardLocale(
+    identifier: "en", language: "en", isRightToLeft: false, translations: [:],
+    nativeDigits: false, locale: LocaleData.locale("en"))
 
   /// `text` in this locale: its translation, or itself in the template's own language.
   func translate(_ text: String) -> String { translations[text] ?? text }
@@ -68,34 +75,61 @@ public struct CardLocale: Sendable, Hashable {
   /// A month and year, as the locale writes it alone (`March 2017`, `2017년 3월`, `marzo de
   /// 2017`), Gregorian, in UTC.
   func yearMonth(year: Int, month: Int) -> String {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = Self.utc
-    guard let date = calendar.date(from: DateComponents(year: year, month: month, day: 1)) else {
-      return "\(year)-\(month)"
+    written(.yearMonth(year: year, month: month)) {
+      var calendar = Calendar(identifier: .gregorian)
+      calendar.timeZone = Self.utc
+      guard let date = calendar.date(from: DateComponents(year: year, month: month, day: 1)) else {
+        return "\(year)-\(month)"
+      }
+      let style = Date.FormatStyle(locale: locale, calendar: calendar, timeZone: Self.utc)
+        .year().month(.wide)
+      return date.formatted(style)
     }
-    let style = Date.FormatStyle(locale: locale, calendar: calendar, timeZone: Self.utc)
-      .year().month(.wide)
-    return date.formatted(style)
   }
 
   /// A count grouped as the locale groups it (`2,381`; `12,34,567` in Hindi; `2 381` in
   /// Russian).
   func count(_ value: Int) -> String { LocaleData.count(value, locale: locale) }
 
-  /// A decimal written with a `.` (`69.8`), with the locale's decimal separator and digits.
-  func decimal(_ text: String) -> String {
-    guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
-      return text
+  /// A number of tenths written with one decimal (`69.8`, `-16.2`), with the locale's decimal
+  /// separator and digits.
+  func tenths(_ value: Int) -> String {
+    written(.tenths(value)) {
+      Decimal(sign: value < 0 ? .minus : .plus, exponent: -1, significand: Decimal(value.magnitude))
+        .formatted(
+          Decimal.FormatStyle(locale: locale).precision(.fractionLength(1)).grouping(.never))
     }
-    let digits = text.split(separator: ".").dropFirst().first?.count ?? 0
-    return value.formatted(
-      Decimal.FormatStyle(locale: locale).precision(.fractionLength(digits)).grouping(.never))
   }
 
-  /// An integer written in ASCII digits (`-17`), in the locale's digits.
-  func integer(_ text: String) -> String {
-    guard let value = Int(text) else { return text }
-    return value.formatted(IntegerFormatStyle<Int>(locale: locale).grouping(.never))
+  /// `value` without grouping, in the locale's digits (`-17`).
+  func integer(_ value: Int) -> String {
+    written(.integer(value)) {
+      value.formatted(IntegerFormatStyle<Int>(locale: locale).grouping(.never))
+    }
+  }
+
+  /// What a card writes with Foundation's formatting that repeats from card to card.
+  ///
+  /// The months accounts joined in and reputation scores are kept: formatting them cost more
+  /// than the rest of a card's fields together. Counts differ on every card and are not kept.
+  private enum Written: Hashable, Sendable {
+    case yearMonth(year: Int, month: Int)
+    case tenths(Int)
+    case integer(Int)
+  }
+
+  private struct WrittenKey: Hashable, Sendable {
+    let identifier: String
+    let nativeDigits: Bool
+    let value: Written
+  }
+
+  private static let writtenValues = Memo<WrittenKey, String>(limit: 4096)
+
+  private func written(_ value: Written, _ format: () -> String) -> String {
+    Self.writtenValues.value(
+      WrittenKey(identifier: identifier, nativeDigits: nativeDigits, value: value)
+    ) { _ in format() }
   }
 }
 
@@ -107,21 +141,36 @@ extension Profile {
   /// language, counts grouped as it groups them, reputation with its decimal separator (account
   /// ids and names as they are).
   public func fields(in locale: CardLocale) -> [String: String] {
-    var fields = self.fields
+    var fields: [String: String] = [
+      "account": account, "handle": handle, "displayName": displayName,
+      "profileUrl": profileURL, "profileUrlShort": "\(platform.host)/@\(account)",
+      "platform": platform.displayName,
+    ]
+    fields["about"] = about
+    fields["location"] = location
+    fields["website"] = website
+    fields["accountId"] = accountID.map { "#\($0)" }
     if let created {
       let date = locale.yearMonth(year: created.year, month: created.month)
       fields["joinedDate"] = date
       fields["joined"] = fill(locale.translate(Self.joinedText), with: ["joinedDate": date])
     }
     fields["postCount"] = postCount.map(locale.count)
+    if let reputationRaw, let score = Reputation.score(reputationRaw) {
+      fields["reputation"] = locale.integer(Reputation.displayed(score))
+      fields["reputationPrecise"] = locale.tenths(Reputation.tenths(score))
+    }
     if let follow {
       fields["followers"] = locale.count(follow.followers)
       fields["following"] = locale.count(follow.following)
     }
-    if let reputation = fields["reputation"] { fields["reputation"] = locale.integer(reputation) }
-    if let precise = fields["reputationPrecise"] {
-      fields["reputationPrecise"] = locale.decimal(precise)
-    }
     return fields
   }
+
+  /// The values template text can refer to as `{name}`, in English (`CardLocale.english`);
+  /// absent values are missing keys.
+  public var fields: [String: String] { fields(in: .english) }
+
+  /// "Joined March 2017" in UTC, or nil when the date is unknown.
+  public var joined: String? { fields(in: .english)["joined"] }
 }

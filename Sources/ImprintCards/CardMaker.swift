@@ -144,9 +144,10 @@ public enum CardMaker {
     let locale = try CardLocale.resolve(options.locale, template: template)
     let engine = try CardLayoutEngine(fonts: options.fonts)
     engine.allowMissingGlyphs = options.allowMissingGlyphs
+    let fields = input.profile.fields(in: locale)
     let layouts = try options.faces.map { face in
       try engine.layout(
-        face, of: template, profile: input.profile, photo: input.photo, photoID: input.photoID,
+        face, of: template, fields: fields, photo: input.photo, photoID: input.photoID,
         images: input.images, dpi: max(options.dpi, 300), jpeg: forPDF, locale: locale)
     }
     return (layouts, input.profile.warnings + engine.warnings)

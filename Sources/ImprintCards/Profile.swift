@@ -79,51 +79,10 @@ public struct Profile: Sendable, Equatable {
   /// The reputation score (the exact formula, see `Reputation`), when the raw value is known.
   public var reputation: Double? { reputationRaw.flatMap(Reputation.score) }
 
-  /// "Joined March 2017" in UTC, or nil when the date is unknown.
-  public var joined: String? {
-    guard let created else { return nil }
-    return "Joined \(monthNames[created.month - 1]) \(created.year)"
-  }
-
-  /// The values template text can refer to as `{name}`; absent values are missing keys.
-  public var fields: [String: String] {
-    var fields: [String: String] = [
-      "account": account, "handle": handle, "displayName": displayName,
-      "profileUrl": profileURL, "profileUrlShort": "\(platform.host)/@\(account)",
-      "platform": platform.displayName,
-    ]
-    fields["about"] = about
-    fields["location"] = location
-    fields["website"] = website
-    fields["joined"] = joined
-    fields["joinedDate"] = created.map { "\(monthNames[$0.month - 1]) \($0.year)" }
-    fields["accountId"] = accountID.map { "#\($0)" }
-    fields["postCount"] = postCount.map { groupThousands($0) }
-    if let reputationRaw, let score = Reputation.score(reputationRaw) {
-      fields["reputation"] = Reputation.display(score)
-      fields["reputationPrecise"] = Reputation.displayOneDecimal(reputationRaw)
-    }
-    if let follow {
-      fields["followers"] = groupThousands(follow.followers)
-      fields["following"] = groupThousands(follow.following)
-    }
-    return fields
-  }
-
   /// The names of every field a template may use (present or not for a given account).
   public static let fieldNames: Set<String> = [
     "account", "handle", "displayName", "profileUrl", "profileUrlShort", "platform", "about",
     "location", "website", "joined", "joinedDate", "accountId", "postCount", "reputation",
     "reputationPrecise", "followers", "following",
   ]
-}
-
-private let monthNames = [
-  "January", "February", "March", "April", "May", "June", "July", "August", "September",
-  "October", "November", "December",
-]
-
-/// `1234567` as `1,234,567`.
-func groupThousands(_ value: Int) -> String {
-  (value < 0 ? "-" : "") + Formatting.thousands(String(value.magnitude))
 }

@@ -14,7 +14,13 @@ public enum Reputation {
   /// The exact score of a raw value given as decimal digits with an optional sign, or nil when
   /// the text is not an integer (an empty string means unknown, not 25).
   public static func score(_ raw: String) -> Double? {
-    var digits = Substring(raw.trimmingCharacters(in: .whitespaces))
+    // Spaces and tabs trimmed (Foundation's `.whitespaces`) without bridging to NSString.
+    let blank: (Character) -> Bool = {
+      $0 == "\t"
+        || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .spaceSeparator }
+    }
+    var digits = Substring(raw).drop(while: blank)
+    while let last = digits.last, blank(last) { digits = digits.dropLast() }
     var negative = false
     if digits.first == "-" || digits.first == "+" {
       negative = digits.first == "-"
@@ -29,17 +35,23 @@ public enum Reputation {
   }
 
   /// The integer the card shows: floor of the score rounded to two decimals.
-  public static func display(_ score: Double) -> String {
+  public static func displayed(_ score: Double) -> Int {
     let rounded = (score * 100).rounded() / 100
-    return String(Int(rounded.rounded(.down)))
+    return Int(rounded.rounded(.down))
   }
+
+  /// The integer the card shows, written in ASCII digits.
+  public static func display(_ score: Double) -> String { String(displayed(score)) }
+
+  /// The score in tenths, rounded from the exact value (`-16.194` is -162).
+  public static func tenths(_ score: Double) -> Int { Int((score * 10).rounded()) }
 
   /// One decimal, from the exact value.
   public static func displayOneDecimal(_ raw: String) -> String? {
     guard let score = score(raw) else { return nil }
-    let tenths = (score * 10).rounded()
+    let tenths = tenths(score)
     let sign = tenths < 0 ? "-" : ""
-    let magnitude = Int(abs(tenths))
+    let magnitude = tenths.magnitude
     return "\(sign)\(magnitude / 10).\(magnitude % 10)"
   }
 }

@@ -4,7 +4,6 @@
 // cards and receipts.
 
 import Foundation
-import Synchronization
 
 /// Locale identifiers checked against Foundation's locale data.
 public enum LocaleData {
@@ -13,13 +12,10 @@ public enum LocaleData {
   public static func isKnown(_ identifier: String) -> Bool {
     // Asked once a card: the answer is kept (Foundation builds its list of ISO codes on every
     // call, a tenth of a card's layout).
-    if let known = answers.withLock({ $0[identifier] }) { return known }
-    let known = decide(identifier)
-    answers.withLock { if $0.count < 1024 { $0[identifier] = known } }
-    return known
+    answers.value(identifier, decide)
   }
 
-  private static let answers = Mutex<[String: Bool]>([:])
+  private static let answers = Memo<String, Bool>()
 
   private static func decide(_ identifier: String) -> Bool {
     let normalized = identifier.replacingOccurrences(of: "_", with: "-")
@@ -39,6 +35,20 @@ public enum LocaleData {
 
   /// The locale of `identifier`, with Latin digits unless `nativeDigits`.
   public static func locale(_ identifier: String, nativeDigits: Bool = false) -> Locale {
+    // Kept: built once a card, and Foundation parses the identifier each time.
+    locales.value(LocaleKey(identifier: identifier, nativeDigits: nativeDigits)) { key in
+      makeLocale(key.identifier, nativeDigits: key.nativeDigits)
+    }
+  }
+
+  private struct LocaleKey: Hashable, Sendable {
+    let identifier: String
+    let nativeDigits: Bool
+  }
+
+  private static let locales = Memo<LocaleKey, Locale>()
+
+  private static func makeLocale(_ identifier: String, nativeDigits: Bool) -> Locale {
     var components = Locale.Components(
       identifier: identifier.replacingOccurrences(of: "_", with: "-"))
     if !nativeDigits { components.numberingSystem = Locale.NumberingSystem("latn") }
@@ -49,6 +59,22 @@ public enum LocaleData {
   /// given, language-script-region, language-region, language-script, language (`zh-TW`:
   /// `zh-TW`, `zh-Hant-TW`, `zh-Hant`, `zh`; `pt-BR`: `pt-BR`, `pt-Latn-BR`, `pt-Latn`, `pt`).
   public static func lookupKeys(_ identifier: String) -> [String] {
+    keys.value(identifier, makeLookupKeys)
+  }
+
+  private static let keys = Memo<String, [String]>()
+
+  /// Whether `identifier`'s language is written right to left (Arabic, Persian, Hebrew, Urdu),
+  /// from Foundation's locale data.
+  public static func isRightToLeft(_ identifier: String) -> Bool {
+    directions.value(identifier) {
+      Locale.Language(identifier: $0).characterDirection == .rightToLeft
+    }
+  }
+
+  private static let directions = Memo<String, Bool>()
+
+  private static func makeLookupKeys(_ identifier: String) -> [String] {
     let normalized = identifier.replacingOccurrences(of: "_", with: "-")
     let language = Locale.Language(identifier: normalized)
     let full = Locale.Language(identifier: language.maximalIdentifier)

@@ -119,6 +119,21 @@ struct CardLocaleTests {
     #expect(native["joinedDate"] == "مارس ۲۰۱۷")
     #expect(native["followers"] == "۱٬۲۳۴٬۵۶۷")
     #expect(native["accountId"] == "#1284467", "ids stay Latin")
+    // The reputation in Persian digits, with its decimal separator (U+066B), from the same
+    // score the English card shows, however the kept answers were filled before.
+    let persianDigits = Array("۰۱۲۳۴۵۶۷۸۹")
+    func persianWritten(_ text: String) -> String {
+      String(
+        text.map { $0 == "." ? "\u{066B}" : $0.wholeNumberValue.map { persianDigits[$0] } ?? $0 })
+    }
+    let shown = try #require(english["reputation"])
+    let precise = try #require(english["reputationPrecise"])
+    #expect(native["reputation"] == persianWritten(shown))
+    #expect(native["reputationPrecise"] == persianWritten(precise))
+    #expect(persian["reputation"] == shown && persian["reputationPrecise"] == precise)
+    #expect(
+      profile.fields(in: try CardLocale.resolve("en", template: template)) == english,
+      "asked again: the same")
   }
 
   @Test("the PDF reads back the translated labels and the formatted date", arguments: cases)
