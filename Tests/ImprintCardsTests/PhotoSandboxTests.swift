@@ -117,7 +117,8 @@ struct PhotoSandboxTests {
     let after = Self.peakKilobytes()
     #expect(decoder.sources == [path])
     // The worker's own verdict: the stream is not the size the header gives (or, where the
-    // worker's memory limit comes first, that limit).
+    // worker's memory limit comes first, that limit; on a machine loaded enough for the 3.5 s
+    // decode to pass the 60 s wall-clock limit, seen with five builds running, that one).
     let imprintError = try #require(error as? any ImprintError)
     if let card = imprintError as? CardError {
       #expect(card.code == "card.photo")
@@ -127,7 +128,7 @@ struct PhotoSandboxTests {
       }
       #expect(cause.code == "image.damaged")
     } else {
-      #expect(imprintError.code == "document.memoryLimit")
+      #expect(["document.memoryLimit", "document.timeout"].contains(imprintError.code))
     }
     // Decoded here, this process's peak would pass 1.2 GB. Under a sanitizer the peak is the
     // whole instrumented suite's, running beside this test (ASan: 812 492 -> 1 301 028 KB in a

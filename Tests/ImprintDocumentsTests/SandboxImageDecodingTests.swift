@@ -79,8 +79,11 @@ struct SandboxImageDecodingTests {
     }
     let code = (error as? any ImprintError)?.code
     // libheif decodes 11 900 x 11 900 where the header gives 1000 x 1000 (damaged), or the
-    // worker's memory limit stops it first.
+    // worker's memory limit stops it first; on a machine so loaded that the 3.5 s decode
+    // passes the worker's 60 s wall-clock limit, that limit stops it (seen with five builds
+    // running): each is the worker refusing the file under its limits.
     #expect(
-      code == "image.damaged" || code == "document.memoryLimit", "\(String(describing: error))")
+      ["image.damaged", "document.memoryLimit", "document.timeout"].contains(code),
+      "\(String(describing: error))")
   }
 }
