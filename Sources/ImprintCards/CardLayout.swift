@@ -257,7 +257,9 @@ public final class CardLayoutEngine {
     if element.maxLines > 1 && chosen?.0.style.size != element.size {
       for lines in 2...element.maxLines {
         let needed = chosen.map { $0.0.style.size * Self.wrapGain } ?? element.minSize
-        if let wrapped = largestFit(text, element, lines: lines, wrap: .word, atLeast: needed) {
+        if let wrapped = largestFit(
+          text, element, lines: lines, wrap: .word, atLeast: needed, natural: natural)
+        {
           chosen = wrapped
         }
       }
@@ -265,7 +267,8 @@ public final class CardLayoutEngine {
     // (3) Breaking inside words (a single word wider than the box), at the largest size.
     if chosen == nil && element.maxLines > 1 {
       chosen = largestFit(
-        text, element, lines: element.maxLines, wrap: .wordOrCharacter, atLeast: element.minSize)
+        text, element, lines: element.maxLines, wrap: .wordOrCharacter, atLeast: element.minSize,
+        natural: natural)
     }
     // (4) The smallest size, cut with an ellipsis to the most lines whose height fits (measured
     // on the text itself: its fonts may be taller than the template's).
@@ -305,10 +308,15 @@ public final class CardLayoutEngine {
   /// ellipsis, breaking lines as `wrap` allows; nil when none does.
   ///
   /// Whether a size fits is monotone in the size (every advance and the line height scale with
-  /// it, and a greedy wrap never needs more lines at a smaller size), so the grid is searched by
-  /// bisection: a handful of measurements however wide the range.
+  /// it, and a greedy wrap never needs more lines at a smaller size), so the grid is searched
+  /// from an estimate: the size at which the text's one-line width (`natural`, measured at
+  /// `element.size`) fills `lines` lines, and its line height fills the box. Steps double away
+  /// from the estimate until the answer is bracketed, then bisection: two to four measurements
+  /// for a long name where bisection over the whole grid took six or seven. The estimate only
+  /// picks where to start; the answer is the one bisection over the whole grid gives.
   private func largestFit(
-    _ text: String, _ element: TextElement, lines: Int, wrap: TextWrap, atLeast low: Double
+    _ text: String, _ element: TextElement, lines: Int, wrap: TextWrap, atLeast low: Double,
+    natural: TextMetrics
   ) -> (TextBlock, TextMetrics)? {
     let pt = 72 / 25.4
     let width = element.box.width * pt
@@ -320,7 +328,10 @@ public final class CardLayoutEngine {
       size -= 0.25
     }
     if element.minSize >= low - 0.001 { sizes.append(element.minSize) }
+    guard let last = sizes.indices.last else { return nil }
+    var measured: [Int: (TextBlock, TextMetrics)?] = [:]
     func attempt(_ index: Int) -> (TextBlock, TextMetrics)? {
+      if let known = measured[index] { return known }
       let block = TextBlock(
         text,
         style: TextStyle(
@@ -332,22 +343,55 @@ public final class CardLayoutEngine {
       let fits =
         metrics.lineCount <= lines && !metrics.isEllipsized && metrics.width <= width + 0.01
         && metrics.height <= height + 0.01
-      return fits ? (block, metrics) : nil
+      let result = fits ? (block, metrics) : nil
+      measured[index] = result
+      return result
     }
-    // The first (largest) fitting index, sizes being in decreasing order.
-    guard let last = sizes.indices.last, var found = attempt(last) else { return nil }
+    // Where to start: a line break wastes some of each line (0.9), and the lines' height must
+    // fit the box.
+    let estimate = min(
+      element.size,
+      element.size * Double(lines) * width * 0.9 / max(natural.width, 0.001),
+      element.size * height / (Double(lines) * max(natural.height, 0.001)))
+    let start = sizes.firstIndex { $0 <= estimate + 0.001 } ?? last
+    // Bracket the first fitting index (sizes decrease, fitting is monotone): `upper` fits,
+    // every index below `lower` does not.
     var lower = 0
-    var upper = last
+    var upper: Int
+    if attempt(start) != nil {
+      upper = start
+      var step = 1
+      while upper > 0 {
+        let probe = max(0, upper - step)
+        if attempt(probe) != nil {
+          upper = probe
+          step *= 2
+        } else {
+          lower = probe + 1
+          break
+        }
+      }
+    } else {
+      lower = start + 1
+      var found: Int?
+      var step = 1
+      while lower <= last {
+        let probe = min(last, lower - 1 + step)
+        if attempt(probe) != nil {
+          found = probe
+          break
+        }
+        lower = probe + 1
+        step *= 2
+      }
+      guard let found else { return nil }
+      upper = found
+    }
     while lower < upper {
       let middle = (lower + upper) / 2
-      if let fit = attempt(middle) {
-        found = fit
-        upper = middle
-      } else {
-        lower = middle + 1
-      }
+      if attempt(middle) != nil { upper = middle } else { lower = middle + 1 }
     }
-    return found
+    return attempt(upper)
   }
 }
 
