@@ -81,14 +81,9 @@ enum DocumentCommands {
     let items = await sandbox.inspect(
       files: arguments.positionals, password: arguments.value("password"), colors: rule,
       jobs: jobs)
-    struct Entry: Encodable {
-      var file: String
-      var status: ItemStatus
-      var info: DocumentInfo?
-      var error: ErrorRecord?
-    }
     return report(items, arguments, console, text: describe) { item, error in
-      Entry(file: item.file, status: item.status, info: try? item.result.get(), error: error)
+      InspectEntry(
+        file: item.file, status: item.status, info: try? item.result.get(), error: error)
     }
   }
 
@@ -97,7 +92,7 @@ enum DocumentCommands {
   /// for each file that failed.
   ///
   /// - Returns: `ImprintCLI.failure` when a file failed, else `ImprintCLI.success`.
-  static func report<Value, Entry: Encodable>(
+  static func report<Value, Entry: Encodable & Sendable>(
     _ items: [DocumentItem<Value>], _ arguments: ParsedArguments, _ console: Console,
     text: ((Value) -> String)? = nil,
     entry: (DocumentItem<Value>, ErrorRecord?) -> Entry
@@ -202,7 +197,7 @@ enum DocumentCommands {
       of: files, to: destination, pages: arguments.value("pages") ?? "1", size: size,
       format: format, password: arguments.value("password"),
       freedesktop: arguments.flag("freedesktop"), jobs: jobs)
-    struct Entry: Encodable {
+    struct Entry: Encodable, Sendable {
       var file: String
       var status: ItemStatus
       var outputs: [String]
@@ -254,12 +249,6 @@ enum DocumentCommands {
     return (inputs, .folder(folder))
   }
 
-}
-
-/// The `--json` report of `inspect` and `thumb`: one entry per file, in the order given.
-private struct FilesReport<Entry: Encodable>: Encodable {
-  var schemaVersion = 1
-  var files: [Entry]
 }
 
 /// `[1, 2, 3, 5]` as `1-3, 5`.

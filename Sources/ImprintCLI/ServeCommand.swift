@@ -12,9 +12,11 @@ enum ServeCommand {
     discussion: """
       Routes: GET /healthz, GET /readyz, GET /metrics (Prometheus text), GET /openapi.json \
       (the OpenAPI document of them all), POST /v1/qr (options as a JSON body or query \
-      parameters; PNG, SVG, PDF or EPS), POST /v1/card (profile JSON body; template, side, \
-      format, locale as query parameters; PDF or PNG), POST /v1/inspect (the document as the \
-      body; the JSON of 'imprint inspect --json'). Errors are JSON: {"error": {"code", \
+      parameters; PNG, SVG, PDF or EPS), POST /v1/card (profile JSON body, or multipart parts \
+      profile and photo; template, side, format, locale as query parameters; PDF or PNG), \
+      POST /v1/inspect (the document as the body or a multipart part 'file'; the JSON of \
+      'imprint inspect --json'), POST /v1/thumbnail (the same upload; a PNG or JPEG of one \
+      page). Errors are JSON: {"error": {"code", \
       "message", "hint"}} with 400, 401, 404, 405, 413, 415, 422 or 503. Documents are read in \
       sandboxed workers. HTTP/1.1 with keep-alive, no TLS: put a reverse proxy in front. \
       --config reads the options from a JSON file (the long options in camelCase, and \
@@ -27,6 +29,9 @@ enum ServeCommand {
       .value(
         "listen", "<addr:port>", "IPv4 address and port (default 127.0.0.1:8080; port 0: any)."),
       .value("max-body", "<bytes>", "The largest request body (default 33554432, 32 MiB)."),
+      .value(
+        "max-part", "<bytes>",
+        "The largest part of a multipart body (default 16777216, 16 MiB)."),
       .value("queue", "<n>", "Requests waiting at most before 503 (default 64)."),
       .value(
         "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own)."),
@@ -51,6 +56,8 @@ enum ServeCommand {
     settings.listen = arguments.value("listen") ?? settings.listen
     settings.maxBody =
       try arguments.int("max-body", in: ServiceSettings.Range.maxBody) ?? settings.maxBody
+    settings.maxPart =
+      try arguments.int("max-part", in: ServiceSettings.Range.maxPart) ?? settings.maxPart
     settings.queue = try arguments.int("queue", in: ServiceSettings.Range.queue) ?? settings.queue
     settings.jobs = try arguments.int("jobs", in: ServiceSettings.Range.jobs) ?? settings.jobs
     settings.templates = arguments.value("templates") ?? settings.templates

@@ -14,7 +14,12 @@ public struct CardRequest: Sendable {
   public var inlineProfile: [UInt8]?
   /// The photo file (an image type `ImageDecoder` reads); nil to look in the cache, download or
   /// use the placeholder.
+  ///
+  /// With `inlinePhoto`, the name messages give the photo.
   public var photo: String?
+  /// The photo's bytes when they are not read from `photo` (an upload); at most
+  /// `FileIO.Limit.image` bytes.
+  public var inlinePhoto: [UInt8]?
   /// A `get_follow_count` result for the back.
   public var followCounts: String?
   /// The network; detected from the profile when nil (else Steem).
@@ -23,11 +28,12 @@ public struct CardRequest: Sendable {
   /// A request for the card of the profile at (or named) `profile`.
   public init(
     profile: String, inlineProfile: [UInt8]? = nil, photo: String? = nil,
-    followCounts: String? = nil, platform: Platform? = nil
+    inlinePhoto: [UInt8]? = nil, followCounts: String? = nil, platform: Platform? = nil
   ) {
     self.profile = profile
     self.inlineProfile = inlineProfile
     self.photo = photo
+    self.inlinePhoto = inlinePhoto
     self.followCounts = followCounts
     self.platform = platform
   }
@@ -59,6 +65,8 @@ public struct PhotoOptions: Sendable {
 public enum PhotoChoice: Sendable, Equatable {
   /// The photo file the request named.
   case given(path: String)
+  /// The photo bytes the request held (`CardRequest.inlinePhoto`, an upload), named `name`.
+  case uploaded(name: String)
   /// The photo cache's entry for the account.
   case cached(path: String)
   /// Downloaded from the profile's `profile_image`; `cachedAt` is the cache entry it was kept
@@ -72,7 +80,7 @@ public enum PhotoChoice: Sendable, Equatable {
   public var file: String? {
     switch self {
     case .given(let path), .cached(let path): path
-    case .fetched, .placeholder: nil
+    case .uploaded, .fetched, .placeholder: nil
     }
   }
 }
@@ -113,7 +121,7 @@ public struct CardInputLoader: Sendable {
 
   /// Reads and decodes the inputs of one card.
   ///
-  /// The photo is the request's photo file, else the cached `<account>.jpg` (or another of
+  /// The photo is the request's photo bytes or file, else the cached `<account>.jpg` (or another of
   /// `PhotoCache.extensions`), else
   /// (with `photos.fetch`) the downloaded `profile_image`, which is then kept in the cache once
   /// it decoded; else the placeholder. A cached photo that cannot be used is a miss (a warning),
@@ -145,7 +153,14 @@ public struct CardInputLoader: Sendable {
     var photo: (bytes: [UInt8], source: String)?
     var decoded: ImageCache.Decoded?
     var choice = PhotoChoice.placeholder
-    if let path = request.photo {
+    if let path = request.photo, let bytes = request.inlinePhoto {
+      guard bytes.count <= FileIO.Limit.image else {
+        throw FileError.tooLarge(path: path, bytes: bytes.count, limit: FileIO.Limit.image)
+      }
+      photo = (bytes, path)
+      decoded = try await decode(photo)
+      choice = .uploaded(name: path)
+    } else if let path = request.photo {
       photo = (try FileIO.read(path, limit: FileIO.Limit.image), path)
       decoded = try await decode(photo)
       choice = .given(path: path)

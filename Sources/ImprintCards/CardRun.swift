@@ -132,8 +132,11 @@ public struct CardRun: Sendable {
     if let locale = options.locale { _ = try CardLocale.resolve(locale, template: template) }
     let inputs =
       requests.flatMap { request in
-        [request.inlineProfile == nil ? request.profile : nil, request.photo, request.followCounts]
-          .compactMap { $0 }
+        [
+          request.inlineProfile == nil ? request.profile : nil,
+          request.inlinePhoto == nil ? request.photo : nil, request.followCounts,
+        ]
+        .compactMap { $0 }
       } + template.assetPaths + self.inputs
     let maker = CardFileMaker(
       template: template, options: options, format: format, loader: loader, inputs: inputs)

@@ -17,8 +17,10 @@ struct HTTPRequest: Sendable {
   var repeatedParameters: [String]
   /// The `Content-Type` header's media type, lowercased, without parameters (`application/json`).
   var contentType: String?
-  /// The body's bytes.
+  /// The body's bytes (empty for a multipart body: see `parts`).
   var body: [UInt8]
+  /// The parts of a `multipart/form-data` body, in the order sent; nil for other bodies.
+  var parts: [FormPart]? = nil
 }
 
 /// One HTTP response: status, media type, body and extra headers.

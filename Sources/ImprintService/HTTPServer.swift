@@ -42,6 +42,10 @@ private final class Exchange: @unchecked Sendable {
   var bytesIn = 0
   /// The body went over the limit (a chunked upload): answered 413 once it is read.
   var overLimit = false
+  /// The reader of a `multipart/form-data` body; nil for other bodies.
+  var form: MultipartReader?
+  /// Why the body is refused once it is read (a multipart body that broke a rule).
+  var refusal: ServiceError?
   /// The response to send; nil until it is made.
   var response: HTTPResponse?
   /// Whether the response was handed to libmicrohttpd.
@@ -80,6 +84,8 @@ private struct ConnectionHandle: @unchecked Sendable {
 final class HTTPServer: @unchecked Sendable {
   /// The largest body read, in bytes.
   let maximumBodyBytes: Int
+  /// What a multipart body may hold.
+  let multipartLimits: MultipartLimits
   /// Seconds a connection may stay idle.
   let connectionTimeout: Int
   /// Seconds a request may take from its head's arrival to its answer, the body's reading and
@@ -101,12 +107,14 @@ final class HTTPServer: @unchecked Sendable {
 
   /// A server that works `pool`'s width of requests at once with `handler`.
   init(
-    maximumBodyBytes: Int, connectionTimeout: Int, requestTimeout: Double, pool: WorkPool,
+    maximumBodyBytes: Int, multipartLimits: MultipartLimits, connectionTimeout: Int,
+    requestTimeout: Double, pool: WorkPool,
     observer: @escaping @Sendable (CompletedRequest) -> Void, gate: @escaping HeadGate,
     inline: @escaping InlineHandler, handler: @escaping HTTPHandler
   ) {
     self.gate = gate
     self.maximumBodyBytes = maximumBodyBytes
+    self.multipartLimits = multipartLimits
     self.connectionTimeout = connectionTimeout
     self.requestTimeout = requestTimeout
     self.pool = pool
@@ -244,6 +252,15 @@ final class HTTPServer: @unchecked Sendable {
           ServiceError.bodyTooLarge(path: url, bytes: declared, limit: maximumBodyBytes))
         return queue(exchange, on: connection, close: true)
       }
+      if exchange.contentType == "multipart/form-data" {
+        guard let reader = MultipartReader(connection, path: url, limits: multipartLimits) else {
+          exchange.response = .error(
+            ServiceError.malformedMultipart(
+              path: url, problem: "its Content-Type gives no usable boundary"))
+          return queue(exchange, on: connection, close: true)
+        }
+        exchange.form = reader
+      }
       return .YES
     }
     let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeUnretainedValue()
@@ -255,9 +272,15 @@ final class HTTPServer: @unchecked Sendable {
         return .NO
       }
       if exchange.response == nil && !exchange.overLimit, let upload {
-        if exchange.body.count + uploadSize.pointee > maximumBodyBytes {
+        if exchange.bytesIn > maximumBodyBytes - uploadSize.pointee {
           exchange.overLimit = true
           exchange.body = []
+          exchange.form = nil
+        } else if let form = exchange.form {
+          exchange.bytesIn += uploadSize.pointee
+          if exchange.refusal == nil, let problem = form.read(upload, count: uploadSize.pointee) {
+            exchange.refusal = problem
+          }
         } else {
           exchange.bytesIn += uploadSize.pointee
           upload.withMemoryRebound(to: UInt8.self, capacity: uploadSize.pointee) {
@@ -276,10 +299,24 @@ final class HTTPServer: @unchecked Sendable {
         ServiceError.bodyTooLarge(path: url, bytes: nil, limit: maximumBodyBytes))
       return queue(exchange, on: connection, close: true)
     }
+    var parts: [FormPart]?
+    if let form = exchange.form {
+      exchange.form = nil
+      if exchange.refusal == nil {
+        switch form.finish() {
+        case .success(let read): parts = read
+        case .failure(let problem): exchange.refusal = problem
+        }
+      }
+    }
+    if let refusal = exchange.refusal {
+      exchange.response = .error(refusal)
+      return queue(exchange, on: connection, close: false)
+    }
     let request = HTTPRequest(
       method: exchange.method, path: exchange.path, query: exchange.query,
       repeatedParameters: exchange.repeatedParameters, contentType: exchange.contentType,
-      body: exchange.body)
+      body: exchange.body, parts: parts)
     exchange.body = []
     // Probes and scrapes are answered here, so that a full pool never fails them.
     if let response = inline(request) {
@@ -334,9 +371,7 @@ final class HTTPServer: @unchecked Sendable {
         collector.values[name] = value.map { String(cString: $0) } ?? ""
         return .YES
       }, Unmanaged.passUnretained(collected).toOpaque())
-    let contentType = header(connection, "Content-Type").map {
-      String($0.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
-    }
+    let contentType = header(connection, "Content-Type").map(HTTPMessageHeaders.mediaType)
     let requestID = header(connection, "X-Request-Id").flatMap(Self.usableRequestID)
     return withExtendedLifetime(collected) {
       Exchange(
@@ -447,6 +482,80 @@ private final class Answer: @unchecked Sendable {
     exchange.response = response
     MHD_resume_connection(connection.raw)
   }
+}
+
+/// libmicrohttpd's post processor over one `multipart/form-data` body, handing its pieces to a
+/// `MultipartCollector`.
+///
+/// Owns one post processor (`MHD_create_post_processor`), destroyed once: by `finish`, or when
+/// released (a connection closed mid-body).
+private final class MultipartReader {
+  private var raw: OpaquePointer?
+  private let collector: MultipartCollector
+
+  /// A reader for the body of `connection`, whose `Content-Type` (multipart/form-data with a
+  /// boundary) the post processor reads itself; nil when it gives no usable boundary.
+  init?(_ connection: OpaquePointer, path: String, limits: MultipartLimits) {
+    collector = MultipartCollector(path: path, limits: limits)
+    // The buffer holds a part's headers and twice the boundary: 4 KB plus the longest name.
+    let buffer = 4096 + 2 * limits.maximumNameBytes
+    guard
+      let made = MHD_create_post_processor(
+        connection, buffer, multipartPiece, Unmanaged.passUnretained(collector).toOpaque())
+    else { return nil }
+    raw = made
+  }
+
+  deinit { if let raw { MHD_destroy_post_processor(raw) } }
+
+  /// Hands `count` bytes of the body to the post processor (`MHD_post_process`).
+  ///
+  /// - Returns: the problem, when the body broke a rule or a limit.
+  func read(_ bytes: UnsafePointer<CChar>, count: Int) -> ServiceError? {
+    guard let raw else { return nil }
+    guard MHD_post_process(raw, bytes, count) == .YES else {
+      return collector.failure
+        ?? .malformedMultipart(
+          path: collector.path,
+          problem: "a part's headers are malformed or longer than the limit, or text lies "
+            + "outside the parts")
+    }
+    return nil
+  }
+
+  /// Ends the body (`MHD_destroy_post_processor`, which says whether it ended at its closing
+  /// boundary).
+  ///
+  /// - Returns: the parts, or the problem.
+  func finish() -> Result<[FormPart], ServiceError> {
+    guard let raw else { preconditionFailure("MultipartReader.finish called twice") }
+    self.raw = nil
+    let complete = MHD_destroy_post_processor(raw) == .YES
+    if let failure = collector.failure { return .failure(failure) }
+    guard complete else {
+      return .failure(
+        .malformedMultipart(path: collector.path, problem: "it ends before its closing boundary"))
+    }
+    guard !collector.parts.isEmpty else {
+      return .failure(.malformedMultipart(path: collector.path, problem: "it holds no part"))
+    }
+    return .success(collector.parts)
+  }
+}
+
+/// The post processor's iterator: one piece of one part (a C function: the collector comes
+/// through `cls`).
+private let multipartPiece: MHD_PostDataIterator = {
+  cls, _, key, filename, contentType, encoding, data, offset, size in
+  guard let cls else { return .NO }
+  let collector = Unmanaged<MultipartCollector>.fromOpaque(cls).takeUnretainedValue()
+  let bytes = UnsafeRawBufferPointer(
+    start: data.map { UnsafeRawPointer($0) }, count: data == nil ? 0 : size)
+  let taken = collector.piece(
+    name: key.map { String(cString: $0) }, filename: filename.map { String(cString: $0) },
+    contentType: contentType.map { String(cString: $0) },
+    transferEncoding: encoding.map { String(cString: $0) }, offset: offset, bytes: bytes)
+  return taken ? .YES : .NO
 }
 
 /// The query parameters of one request, gathered by `MHD_get_connection_values`' iterator.

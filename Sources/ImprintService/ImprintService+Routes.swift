@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintService: the capability routes, each calling the library entry point its command
 // calls: `QRSettings.make` (`imprint qr`), `CardRun.run` (`imprint card`),
-// `DocumentSandbox.inspect` (`imprint inspect`).
+// `DocumentSandbox.inspect` (`imprint inspect`), `DocumentSandbox.thumbnails` (`imprint thumb`).
 
 import Foundation
 import ImprintCards
@@ -69,13 +69,25 @@ extension ImprintService {
       body: rendering.bytes)
   }
 
-  /// `POST /v1/card`: the card of the profile JSON in the body, as `imprint card` makes it.
+  /// `POST /v1/card`: the card of a profile, as `imprint card` makes it: the profile JSON as
+  /// the body, or a multipart body with the parts `profile` (the JSON) and `photo` (an image,
+  /// decoded in a worker as `--photo` is; the placeholder without it).
   ///
   /// Query parameters: `template`, `side` (front/back/both), `format` (pdf/png/share),
   /// `locale`, `dpi`, `bleed`, `cropMarks`, `platform`, `allowMissingGlyphs`. A PNG is one
   /// side (front unless `side` says back).
   func card(_ request: HTTPRequest) async throws -> HTTPResponse {
-    try Self.expect(request, ["application/json"])
+    try Self.expect(request, ["application/json", "multipart/form-data"])
+    var profile = request.body
+    var photo: FormPart?
+    if request.parts != nil {
+      let parts = try Self.parts(of: request, known: ["profile", "photo"])
+      guard let given = parts["profile"] else {
+        throw ServiceError.missingPart(path: request.path, name: "profile")
+      }
+      profile = given.bytes
+      photo = parts["photo"]
+    }
     var options = try RequestOptions(query: request)
     let templateName = try options.string("template") ?? "classic"
     guard let template = templates[templateName] else {
@@ -107,10 +119,13 @@ extension ImprintService {
       Platform(rawValue: $0)
     }
     try options.finish()
-    let folder = try TemporaryFolder()
+    let folder = try RequestFolder()
     let output = folder.path + (format == .pdf ? "/card.pdf" : "/card.png")
     var run = CardRun.card(
-      CardRequest(profile: "profile.json", inlineProfile: request.body, platform: platform),
+      CardRequest(
+        profile: "profile.json", inlineProfile: profile,
+        photo: photo.map { $0.filename ?? "photo" }, inlinePhoto: photo?.bytes,
+        platform: platform),
       to: output, format: format, options: cardOptions)
     run.jobs = 1
     let items = try await run.run(template: template, loader: loader)
@@ -124,31 +139,96 @@ extension ImprintService {
       status: 200, contentType: format == .pdf ? "application/pdf" : "image/png", body: bytes)
   }
 
-  /// `POST /v1/inspect`: the body is one document, inspected in a worker as `imprint inspect`.
+  /// `POST /v1/inspect`: one document, inspected in a worker as `imprint inspect`.
   ///
-  /// Its type is read from its bytes (PDF or image). `name` names it in the report and
-  /// messages (default `upload`); `password` opens an encrypted PDF. The answer is
+  /// The document is the body, or the part `file` of a multipart body; its type is read from
+  /// its bytes (PDF or image). `name` names it in the report and messages (default: the
+  /// part's file name, else `upload`); `password` opens an encrypted PDF. The answer is
   /// `imprint inspect --json`'s document for that one file; a file that fails is answered with
   /// its error.
   func inspect(_ request: HTTPRequest) async throws -> HTTPResponse {
-    if request.contentType != nil {
-      try Self.expect(request, ["application/pdf", "application/octet-stream", "image/*"])
-    }
+    let upload = try Self.upload(of: request)
     var options = try RequestOptions(query: request)
-    let name = try options.string("name") ?? "upload"
+    let name = try options.string("name") ?? upload.filename ?? "upload"
     let password = try options.string("password")
     try options.finish()
-    let info = try await sandbox.inspect(bytes: request.body, file: name, password: password)
-    struct Entry: Encodable {
-      var file: String
-      var status: ItemStatus
-      var info: DocumentInfo
+    let info = try await sandbox.inspect(bytes: upload.bytes, file: name, password: password)
+    return .json(
+      FilesReport(files: [InspectEntry(file: name, status: .ok, info: info, error: nil)]))
+  }
+
+  /// `POST /v1/thumbnail`: the thumbnail of one page of a document, drawn in a worker as
+  /// `imprint thumb` draws it.
+  ///
+  /// The document is the body, or the part `file` of a multipart body (its type read from its
+  /// bytes). Query parameters: `page` (default 1), `size` (the box in pixels, 16 to 2048,
+  /// default 256), `format` (png/jpeg), `password`, `name` (for messages; default the part's
+  /// file name, else `upload`).
+  func thumbnail(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let upload = try Self.upload(of: request)
+    var options = try RequestOptions(query: request)
+    let name = try options.string("name") ?? upload.filename ?? "upload"
+    let password = try options.string("password")
+    let page = try options.integer("page", in: 1...1_000_000) ?? 1
+    let size = try options.integer("size", in: 16...2048) ?? 256
+    let format =
+      ThumbnailFormat(rawValue: try options.choice("format", ["png", "jpeg"]) ?? "png") ?? .png
+    try options.finish()
+    let folder = try RequestFolder()
+    let input = folder.path + "/upload"
+    try AtomicFile.write(upload.bytes, to: input)
+    let written = try await sandbox.thumbnails(
+      path: input, file: name, password: password, pages: String(page), size: size,
+      format: format, output: folder.path + (format == .png ? "/page.png" : "/page.jpg"))
+    guard let file = written.first else {
+      preconditionFailure("a one-page thumbnail wrote no file")
     }
-    struct Report: Encodable {
-      var schemaVersion = 1
-      var files: [Entry]
+    return HTTPResponse(
+      status: 200, contentType: format == .png ? "image/png" : "image/jpeg",
+      body: try FileIO.read(file, limit: FileIO.Limit.image))
+  }
+
+  /// The document a route reads: the body, or the part `file` of a multipart body.
+  ///
+  /// - Throws: `ServiceError.unsupportedMediaType` for a body of another declared type;
+  ///   `ServiceError` for a multipart body without that part or with others.
+  static func upload(of request: HTTPRequest) throws(ServiceError) -> (
+    bytes: [UInt8], filename: String?
+  ) {
+    if request.contentType != nil {
+      try expect(
+        request,
+        ["application/pdf", "application/octet-stream", "image/*", "multipart/form-data"])
     }
-    return .json(Report(files: [Entry(file: name, status: .ok, info: info)]))
+    guard request.parts != nil else { return (request.body, nil) }
+    guard let file = try parts(of: request, known: ["file"])["file"] else {
+      throw .missingPart(path: request.path, name: "file")
+    }
+    return (file.bytes, file.filename)
+  }
+
+  /// The parts of a multipart request by name.
+  ///
+  /// - Parameters:
+  ///   - request: the request.
+  ///   - known: the names the route reads; nil for any name.
+  /// - Returns: each part by its name.
+  /// - Throws: `ServiceError.unknownPart` for a name not in `known`;
+  ///   `ServiceError.duplicatePart` for a name given twice.
+  static func parts(of request: HTTPRequest, known: [String]?) throws(ServiceError)
+    -> [String: FormPart]
+  {
+    var named: [String: FormPart] = [:]
+    for part in request.parts ?? [] {
+      if let known, !known.contains(part.name) {
+        throw .unknownPart(path: request.path, name: part.name, expected: known)
+      }
+      guard named[part.name] == nil else {
+        throw .duplicatePart(path: request.path, name: part.name)
+      }
+      named[part.name] = part
+    }
+    return named
   }
 
   /// The media types of the QR formats.
@@ -203,7 +283,7 @@ extension ImprintService {
 }
 
 /// A private folder for one request's files, removed with its contents when released.
-private final class TemporaryFolder {
+final class RequestFolder {
   let path: String
 
   init() throws(FileError) {

@@ -14,6 +14,8 @@ public struct ServiceConfiguration: Sendable {
   public var listen: ListenAddress
   /// The largest request body, in bytes (default 32 MiB); larger ones are answered 413.
   public var maximumBodyBytes = 32 << 20
+  /// What a `multipart/form-data` body may hold: parts, bytes of a part, bytes of a name.
+  public var multipart = MultipartLimits()
   /// Requests worked at once (default: one per core).
   public var concurrentRequests = activeProcessorCount
   /// Requests waiting for a turn at most (default 64); more are answered 503 with Retry-After.
@@ -66,7 +68,8 @@ public struct ServiceConfiguration: Sendable {
 /// command calls and answers with its bytes, its `--json` document or its error object.
 ///
 /// Routes: `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.json` (the OpenAPI
-/// document of them all), `POST /v1/qr`, `POST /v1/card`, `POST /v1/inspect`. Designs and the
+/// document of them all), `POST /v1/qr`, `POST /v1/card`, `POST /v1/inspect`,
+/// `POST /v1/thumbnail`. Designs and the
 /// OpenAPI document are loaded once, when the service is made; documents are read in the sandbox's
 /// workers, so a hostile upload costs a worker, never the server.
 public final class ImprintService: Sendable {
@@ -104,7 +107,7 @@ public final class ImprintService: Sendable {
     let metrics = metrics
     let accessLog = configuration.accessLog
     server = HTTPServer(
-      maximumBodyBytes: configuration.maximumBodyBytes,
+      maximumBodyBytes: configuration.maximumBodyBytes, multipartLimits: configuration.multipart,
       connectionTimeout: configuration.connectionTimeout,
       requestTimeout: configuration.requestTimeout, pool: pool,
       observer: { completed in
@@ -184,7 +187,7 @@ public final class ImprintService: Sendable {
   package static let routes: [String: [String]] = [
     "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/metrics": ["GET", "HEAD"],
     "/openapi.json": ["GET", "HEAD"], "/v1/qr": ["POST"], "/v1/card": ["POST"],
-    "/v1/inspect": ["POST"],
+    "/v1/inspect": ["POST"], "/v1/thumbnail": ["POST"],
   ]
 
   /// The answer to a request that is quick to make (`GET` or `HEAD` of `/healthz`, `/readyz`,
@@ -227,6 +230,8 @@ public final class ImprintService: Sendable {
       return try qr(request)
     case "/v1/card":
       return try await card(request)
+    case "/v1/thumbnail":
+      return try await thumbnail(request)
     case "/v1/inspect":
       return try await inspect(request)
     default:

@@ -19,6 +19,23 @@ public enum ServiceError: ImprintError, Equatable {
   case invalidParameter(name: String, problem: String)
   /// A parameter the route needs is missing.
   case missingParameter(name: String, route: String)
+  /// A `multipart/form-data` body that cannot be read (no boundary, a part without a name, a
+  /// body that ends before its closing boundary).
+  case malformedMultipart(path: String, problem: String)
+  /// A multipart body with more parts than the limit.
+  case tooManyParts(path: String, limit: Int)
+  /// A multipart part larger than the limit.
+  case partTooLarge(path: String, part: String, limit: Int)
+  /// A part's name or file name (`what`) that is too long or holds control characters.
+  case invalidPartName(path: String, name: String, what: String, limit: Int)
+  /// A part sent in a transfer encoding other than binary, 8bit or 7bit (base64 ...).
+  case unsupportedPartEncoding(path: String, part: String, encoding: String)
+  /// A part the route does not read (`expected`: the names it reads).
+  case unknownPart(path: String, name: String, expected: [String])
+  /// A part the route needs is missing.
+  case missingPart(path: String, name: String)
+  /// A part name given twice.
+  case duplicatePart(path: String, name: String)
   /// Every worker is busy and the queue is full.
   case busy(queued: Int)
   /// The request was not answered within the request timeout (`seconds`), counted from its
@@ -43,6 +60,14 @@ public enum ServiceError: ImprintError, Equatable {
     case .unsupportedMediaType: "http.unsupportedMediaType"
     case .invalidParameter: "http.invalidParameter"
     case .missingParameter: "http.missingParameter"
+    case .malformedMultipart: "http.malformedMultipart"
+    case .tooManyParts: "http.tooManyParts"
+    case .partTooLarge: "http.partTooLarge"
+    case .invalidPartName: "http.invalidPartName"
+    case .unsupportedPartEncoding: "http.unsupportedPartEncoding"
+    case .unknownPart: "http.unknownPart"
+    case .missingPart: "http.missingPart"
+    case .duplicatePart: "http.duplicatePart"
     case .busy: "http.busy"
     case .deadlineExceeded: "http.deadlineExceeded"
     case .listen: "service.listen"
@@ -70,6 +95,25 @@ public enum ServiceError: ImprintError, Equatable {
       "parameter '\(SafeText.excerpt(name, limit: 100))' \(problem)"
     case .missingParameter(let name, let route):
       "'\(route)' needs the parameter '\(name)'"
+    case .malformedMultipart(let path, let problem):
+      "the multipart body of '\(path)' cannot be read: \(problem)"
+    case .tooManyParts(let path, let limit):
+      "the multipart body of '\(path)' has more than \(limit) parts"
+    case .partTooLarge(let path, let part, let limit):
+      "part '\(SafeText.excerpt(part, limit: 100))' of '\(path)' is over the limit of \(limit) bytes"
+    case .invalidPartName(let path, let name, let what, let limit):
+      "a part of '\(path)' has the \(what) '\(SafeText.excerpt(name, limit: 100))'; expected at "
+        + "most \(limit) bytes without control characters"
+    case .unsupportedPartEncoding(let path, let part, let encoding):
+      "part '\(SafeText.excerpt(part, limit: 100))' of '\(path)' is sent as "
+        + "'\(SafeText.excerpt(encoding, limit: 40))'; expected binary, 8bit or 7bit"
+    case .unknownPart(let path, let name, let expected):
+      "'\(path)' reads no part named '\(SafeText.excerpt(name, limit: 100))'; it reads "
+        + expected.joined(separator: ", ")
+    case .missingPart(let path, let name):
+      "'\(path)' needs the part '\(name)'"
+    case .duplicatePart(let path, let name):
+      "part '\(SafeText.excerpt(name, limit: 100))' of '\(path)' is given more than once"
     case .busy(let queued):
       "every worker is busy and \(queued) requests are waiting"
     case .deadlineExceeded(let path, let seconds):
@@ -97,6 +141,11 @@ public enum ServiceError: ImprintError, Equatable {
         + "; GET /openapi.json describes them"
     case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
     case .unsupportedMediaType(_, _, let expected): "send Content-Type: \(expected[0])"
+    case .malformedMultipart:
+      "send Content-Type: multipart/form-data; boundary=... and parts as curl -F makes them"
+    case .tooManyParts: "send the files in several requests"
+    case .partTooLarge: "send a smaller file, or start the server with a larger --max-part"
+    case .unsupportedPartEncoding: "send the part's bytes as they are (binary)"
     case .busy: "retry after the time in Retry-After"
     case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
     case .listen: "choose another port, or stop the program that holds this one"
@@ -110,8 +159,10 @@ public enum ServiceError: ImprintError, Equatable {
 
 /// The HTTP status an error is answered with.
 enum ServiceStatus {
-  /// 400 for a malformed request or body (not JSON), 401 without the bearer token, 404 for an unknown route or
-  /// template, 405, 413, 415, 503 when busy or past the request timeout, 422 for input understood but refused (an invalid
+  /// 400 for a malformed request or body (not JSON, a multipart body that breaks its rules), 401
+  /// without the bearer token, 404 for an unknown route or template, 405, 413 (a body or part over
+  /// its limit, too many parts), 415, 503 when busy or past the request timeout, 422 for input
+  /// understood but refused (an invalid
   /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
   /// not Imprint's, files the server could not write).
   static func of(_ error: any Error) -> Int {
@@ -121,7 +172,11 @@ enum ServiceStatus {
       case .methodNotAllowed: return 405
       case .bodyTooLarge: return 413
       case .unsupportedMediaType: return 415
-      case .invalidParameter, .missingParameter, .invalidAddress: return 400
+      case .invalidParameter, .missingParameter, .invalidAddress, .malformedMultipart,
+        .invalidPartName, .unknownPart, .missingPart, .duplicatePart:
+        return 400
+      case .tooManyParts, .partTooLarge: return 413
+      case .unsupportedPartEncoding: return 415
       case .unauthorized: return 401
       case .busy, .deadlineExceeded: return 503
       case .listen, .invalidToken, .invalidSetting: return 500
@@ -131,6 +186,8 @@ enum ServiceStatus {
     // A body that is not JSON at all (a profile's `profile.notJSON` included) is malformed.
     if error.code.hasPrefix("json.") || error.code.hasSuffix(".notJSON") { return 400 }
     if error.code == "template.notFound" { return 404 }
+    // An inline photo over the image limit: a body part too large.
+    if error.code == "file.tooLarge" { return 413 }
     if error.code.hasPrefix("file.") { return 500 }
     return 422
   }

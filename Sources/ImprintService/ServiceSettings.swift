@@ -8,7 +8,7 @@ import ImprintDocuments
 
 /// A service's settings as a configuration file or the command line gives them; nil: not given.
 ///
-/// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `queue`,
+/// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`, `queue`,
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
 /// `connectionTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, and `priceLists` (name → file). Paths are relative to the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
@@ -16,6 +16,8 @@ public struct ServiceSettings: Sendable, Equatable {
   public var listen: String?
   /// The largest request body, in bytes.
   public var maxBody: Int?
+  /// The largest part of a multipart body, in bytes.
+  public var maxPart: Int?
   /// Requests waiting at most.
   public var queue: Int?
   /// Requests worked at once.
@@ -45,6 +47,8 @@ public struct ServiceSettings: Sendable, Equatable {
   public enum Range {
     /// `maxBody`, bytes.
     public static let maxBody = 1...(1 << 31)
+    /// `maxPart`, bytes.
+    public static let maxPart = 1...(1 << 31)
     /// `queue`.
     public static let queue = 0...100_000
     /// `jobs`.
@@ -100,6 +104,7 @@ public struct ServiceSettings: Sendable, Equatable {
           + "such as 127.0.0.1:8080")
     }
     settings.maxBody = try ranged("maxBody", try reader.integer("maxBody"), Range.maxBody)
+    settings.maxPart = try ranged("maxPart", try reader.integer("maxPart"), Range.maxPart)
     settings.queue = try ranged("queue", try reader.integer("queue"), Range.queue)
     settings.jobs = try ranged("jobs", try reader.integer("jobs"), Range.jobs)
     settings.templates = try reader.string("templates").map(resolved)
@@ -147,7 +152,7 @@ public struct ServiceSettings: Sendable, Equatable {
 extension ServiceConfiguration {
   /// Takes the settings that are the configuration's own.
   ///
-  /// Those are the body, queue and job limits, the request and connection timeouts, the
+  /// Those are the body, part, queue and job limits, the request and connection timeouts, the
   /// document workers' limits, the bearer token (read from its file), whether `/metrics` is
   /// public, and the price lists (read from their files). The address, the designs' folder and
   /// the access log's destination are the caller's to resolve.
@@ -156,6 +161,7 @@ extension ServiceConfiguration {
   ///   `PricingError` for a price list (each message names the file).
   public mutating func apply(_ settings: ServiceSettings) throws {
     maximumBodyBytes = settings.maxBody ?? maximumBodyBytes
+    multipart.maximumPartBytes = settings.maxPart ?? multipart.maximumPartBytes
     queueLength = settings.queue ?? queueLength
     concurrentRequests = settings.jobs ?? concurrentRequests
     requestTimeout = settings.requestTimeout ?? requestTimeout

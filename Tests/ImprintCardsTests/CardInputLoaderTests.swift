@@ -66,6 +66,31 @@ struct CardInputLoaderTests {
     #expect(cached.input.photo.width != loaded.input.photo.width)
   }
 
+  @Test("photo bytes held in memory (an upload) are decoded by the decoder as the file is")
+  func inlinePhoto() async throws {
+    let loader = CardInputLoader(placeholder: placeholder, decoder: decoder)
+    let profile = samples + "/profiles/harbor-lamp.json"
+    let fromFile = try await loader.load(
+      CardRequest(profile: profile, photo: photo), template: template)
+    // Bytes after the JPEG's end, which decoders ignore, make them new to the decoded-image
+    // cache: the decoder is asked, by the upload's name.
+    let upload = try bytes(photo) + Array(UUID().uuidString.utf8)
+    let uploaded = try await loader.load(
+      CardRequest(profile: profile, photo: "lamp.jpg", inlinePhoto: upload), template: template)
+    #expect(uploaded.photo == .uploaded(name: "lamp.jpg"))
+    // Not a file: no output is checked against it.
+    #expect(uploaded.photo.file == nil)
+    #expect(uploaded.input.photo.pixels == fromFile.input.photo.pixels)
+    #expect(decoder.sources.contains("lamp.jpg"))
+    // Bytes that are no image fail naming the upload.
+    let error = await #expect(throws: (any Error).self) {
+      try await loader.load(
+        CardRequest(profile: profile, photo: "lamp.jpg", inlinePhoto: Array("no image".utf8)),
+        template: template)
+    }
+    #expect((error as? any ImprintError)?.message.contains("lamp.jpg") == true)
+  }
+
   @Test("without a cache or download the placeholder is used, and nothing is fetched unasked")
   func placeholderUnasked() async throws {
     let folder = TemporaryFolder()

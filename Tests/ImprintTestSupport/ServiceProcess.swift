@@ -125,13 +125,14 @@ public struct HTTPExchange: Sendable {
 ///   - url: the URL.
 ///   - body: a file whose bytes are the body (`--data-binary @file`).
 ///   - data: text sent as the body.
+///   - form: multipart parts, each as curl's `-F` takes it (`photo=@face.jpg`).
 ///   - headers: request headers (`Content-Type: application/json`).
 ///   - folder: where curl's output files go.
 /// - Returns: what came back (status 0 when nothing did).
 /// - Throws: when curl cannot be started.
 public func curlRequest(
   _ method: String, _ url: String, body: String? = nil, data: String? = nil,
-  headers: [String] = [], in folder: TemporaryFolder
+  form: [String] = [], headers: [String] = [], in folder: TemporaryFolder
 ) throws -> HTTPExchange {
   let name = UUID().uuidString
   let bodyFile = folder.file(name + ".body")
@@ -140,6 +141,7 @@ public func curlRequest(
   for header in headers { arguments += ["-H", header] }
   if let body { arguments += ["--data-binary", "@" + body] }
   if let data { arguments += ["--data-binary", data] }
+  for part in form { arguments += ["-F", part] }
   let result = try runTool("curl", arguments + [url])
   let body = (try? Data(contentsOf: URL(fileURLWithPath: bodyFile))).map { [UInt8]($0) } ?? []
   let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""

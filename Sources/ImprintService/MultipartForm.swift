@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: the parts of a `multipart/form-data` body, gathered piece by piece from
+// libmicrohttpd's post processor (`HTTPServer`) under the service's limits.
+
+import Foundation
+import ImprintCore
+
+/// One part of a `multipart/form-data` body.
+struct FormPart: Sendable {
+  /// The part's name (`Content-Disposition: form-data; name="..."`).
+  var name: String
+  /// The file name the client gave, for a file part.
+  var filename: String?
+  /// The part's `Content-Type`, lowercased, without parameters.
+  var contentType: String?
+  /// The part's bytes, exactly as sent.
+  var bytes: [UInt8]
+}
+
+/// How much of a multipart body the service takes.
+public struct MultipartLimits: Sendable, Equatable {
+  /// Parts at most (default 64).
+  public var maximumParts = 64
+  /// Bytes of one part at most (default 16 MiB).
+  public var maximumPartBytes = 16 << 20
+  /// Bytes of a part's name or file name at most (default 255).
+  public var maximumNameBytes = 255
+
+  /// The defaults above.
+  public init() {}
+}
+
+/// The parts of one multipart body as libmicrohttpd's post processor hands them over: a call
+/// per piece of a part, the first at offset 0.
+///
+/// The post processor calls at least once per part, at offset 0, and again at each later
+/// offset as the part's bytes arrive. So a call at offset 0 begins a new part, except right
+/// after a first call that brought no bytes for a part of the same name and file name (the
+/// post processor may call so before the part's bytes are in): that one continues the part. An
+/// empty part followed by another of the same name is therefore read as one part; the routes
+/// refuse a name given twice in every other case.
+final class MultipartCollector {
+  /// The route the body was sent to, for messages.
+  let path: String
+  let limits: MultipartLimits
+  /// The parts read so far.
+  private(set) var parts: [FormPart] = []
+  /// Why reading stopped, once it did.
+  private(set) var failure: ServiceError?
+
+  init(path: String, limits: MultipartLimits) {
+    self.path = path
+    self.limits = limits
+  }
+
+  /// Takes one piece of a part.
+  ///
+  /// - Returns: false when the body breaks a limit or a rule (`failure` says which); the post
+  ///   processor then stops.
+  func piece(
+    name: String?, filename: String?, contentType: String?, transferEncoding: String?,
+    offset: UInt64, bytes: UnsafeRawBufferPointer
+  ) -> Bool {
+    guard failure == nil else { return false }
+    if let problem = check(name: name, filename: filename, encoding: transferEncoding) {
+      failure = problem
+      return false
+    }
+    let name = name ?? ""
+    let continues =
+      offset > 0
+      || (parts.last.map { $0.bytes.isEmpty && $0.name == name && $0.filename == filename }
+        ?? false)
+    if !continues {
+      guard parts.count < limits.maximumParts else {
+        failure = .tooManyParts(path: path, limit: limits.maximumParts)
+        return false
+      }
+      parts.append(
+        FormPart(
+          name: name, filename: filename,
+          contentType: contentType.map(HTTPMessageHeaders.mediaType), bytes: []))
+    }
+    let index = parts.count - 1
+    guard parts[index].bytes.count <= limits.maximumPartBytes - bytes.count else {
+      failure = .partTooLarge(path: path, part: name, limit: limits.maximumPartBytes)
+      return false
+    }
+    parts[index].bytes.append(contentsOf: bytes)
+    return true
+  }
+
+  /// The problem with a part's name, file name or transfer encoding, if any.
+  private func check(name: String?, filename: String?, encoding: String?) -> ServiceError? {
+    guard let name, !name.isEmpty else {
+      return .malformedMultipart(
+        path: path, problem: "a part has no name (Content-Disposition: form-data; name=\"...\")")
+    }
+    for (label, text) in [("name", name), ("file name", filename ?? "")] {
+      if text.utf8.count > limits.maximumNameBytes
+        || text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+      {
+        return .invalidPartName(
+          path: path, name: text, what: label, limit: limits.maximumNameBytes)
+      }
+    }
+    if let encoding,
+      !["binary", "8bit", "7bit"].contains(
+        encoding.trimmingCharacters(in: .whitespaces).lowercased())
+    {
+      return .unsupportedPartEncoding(path: path, part: name, encoding: encoding)
+    }
+    return nil
+  }
+}
+
+/// Header values as the service reads them.
+enum HTTPMessageHeaders {
+  /// A `Content-Type` value's media type: lowercased, without parameters or spaces.
+  static func mediaType(_ value: String) -> String {
+    String(value.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
+  }
+}

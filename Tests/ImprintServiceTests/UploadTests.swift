@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: multipart bodies against a real `imprint serve` (curl -F and bodies
+// built byte by byte in Python): card photos, thumbnails, hostile uploads and every limit of
+// the multipart reader.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+private let profiles = repositoryRoot + "/assets/samples/profiles/"
+private let photos = repositoryRoot + "/assets/samples/photos/"
+private let documents = fixturesFolder + "/Documents/"
+
+/// Writes `body` (a multipart body whose boundary is `boundary`) to a file and posts it.
+private func postMultipart(
+  _ body: [UInt8], boundary: String, to url: String, in folder: TemporaryFolder
+) throws -> HTTPExchange {
+  let path = folder.file(UUID().uuidString + ".multipart")
+  try Data(body).write(to: URL(fileURLWithPath: path))
+  return try curlRequest(
+    "POST", url, body: path,
+    headers: ["Content-Type: multipart/form-data; boundary=\(boundary)"], in: folder)
+}
+
+/// One part of a hand-made multipart body: its header lines and its bytes.
+private func part(_ headers: [String], _ bytes: [UInt8], boundary: String) -> [UInt8] {
+  Array(("--\(boundary)\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n").utf8) + bytes
+    + Array("\r\n".utf8)
+}
+
+private func closing(_ boundary: String) -> [UInt8] { Array("--\(boundary)--\r\n".utf8) }
+
+private func read(_ path: String) throws -> [UInt8] {
+  [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+@Suite("imprint serve: multipart uploads", .liveHandlesChecked, .serialized)
+struct UploadTests {
+  @Test("thumbnail: every byte value and near-misses of the boundary reach the worker unchanged")
+  func bytesUnchanged() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let boundary = "imprint-test-boundary-7f3a"
+    // A 64 x 64 grey PNG whose pixels, stored without compression, are every byte value and
+    // near-misses of the boundary: a byte changed on the way breaks the IDAT checksum or
+    // changes the thumbnail.
+    let image = folder.file("bytes.png")
+    let script = """
+      import struct, sys, zlib
+      path, boundary = sys.argv[1], sys.argv[2].encode()
+      pattern = bytes(range(256)) + b"\\r\\n--" + boundary[:-1] + b"\\r\\n--\\r\\n\\r\\n--"
+      data = (pattern * 20)[:64 * 64]
+      raw = b"".join(b"\\x00" + data[row * 64:(row + 1) * 64] for row in range(64))
+      def chunk(kind, body):
+          return (struct.pack(">I", len(body)) + kind + body
+                  + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+      png = (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 64, 64, 8, 0, 0, 0, 0))
+             + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b""))
+      assert b"\\r\\n--" + boundary[:-1] in png
+      open(path, "wb").write(png)
+      """
+    let made = try runTool("python3", ["-c", script, image, boundary])
+    #expect(made.status == 0, "\(made.stderr)")
+    let body =
+      part(
+        [
+          "Content-Disposition: form-data; name=\"file\"; filename=\"bytes.png\"",
+          "Content-Type: image/png",
+        ], try read(image), boundary: boundary) + closing(boundary)
+    let answer = try postMultipart(
+      body, boundary: boundary, to: server.url("/v1/thumbnail?size=64"), in: folder)
+    #expect(answer.status == 200, "\(answer.text)")
+    let cliPath = folder.file("cli.png")
+    let cli = try runTool(imprintExecutable, ["thumb", "--size", "64", image, cliPath])
+    #expect(cli.status == 0, "\(cli.stderr)")
+    #expect(try read(cliPath) == answer.body)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("card: curl -F profile and photo give the PNG front imprint card --photo makes")
+  func cardPhotoAsCLI() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let answer = try curlRequest(
+      "POST", server.url("/v1/card?format=png&side=front&dpi=150"),
+      form: [
+        "profile=@\(profiles)harbor-lamp.json;type=application/json",
+        "photo=@\(photos)sora-park.png",
+      ], in: folder)
+    #expect(answer.status == 200, "\(answer.text)")
+    #expect(answer.contentType == "image/png")
+    let cliPath = folder.file("cli.png")
+    let cli = try runTool(
+      imprintExecutable,
+      [
+        "card", profiles + "harbor-lamp.json", "--photo", photos + "sora-park.png", "--side",
+        "front", "--dpi", "150", "-o", cliPath,
+      ])
+    #expect(cli.status == 0, "\(cli.stderr)")
+    #expect(try read(cliPath) == answer.body)
+    // Without the photo part the placeholder is drawn: another front.
+    let placeholder = try curlRequest(
+      "POST", server.url("/v1/card?format=png&side=front&dpi=150"),
+      form: ["profile=@\(profiles)harbor-lamp.json;type=application/json"], in: folder)
+    #expect(placeholder.status == 200)
+    #expect(placeholder.body != answer.body)
+    #expect(pngHeader(placeholder.body)?.width == pngHeader(answer.body)?.width)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("card: a HEIF photo whose header lies is refused by a worker (422), the next card is made")
+  func hostilePhoto() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let refused = try curlRequest(
+      "POST", server.url("/v1/card"),
+      form: [
+        "profile=@\(profiles)harbor-lamp.json;type=application/json",
+        "photo=@\(fixturesFolder)/Images/heif/lying-size.heic",
+      ], in: folder)
+    #expect(refused.status == 422, "\(refused.text)")
+    #expect(["card.photo", "document.memoryLimit"].contains(refused.errorCode ?? ""))
+    #expect(refused.text.contains("lying-size.heic"))
+    let made = try curlRequest(
+      "POST", server.url("/v1/card"),
+      form: [
+        "profile=@\(profiles)harbor-lamp.json;type=application/json",
+        "photo=@\(photos)harbor-lamp.jpg",
+      ], in: folder)
+    #expect(made.status == 200)
+    #expect(made.contentType == "application/pdf")
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("thumbnail: a raw body and a multipart file give imprint thumb's bytes")
+  func thumbnail() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let raw = try curlRequest(
+      "POST", server.url("/v1/thumbnail"), body: documents + "mixed.pdf",
+      headers: ["Content-Type: application/pdf"], in: folder)
+    #expect(raw.status == 200, "\(raw.text)")
+    #expect(raw.contentType == "image/png")
+    let cliPNG = folder.file("cli.png")
+    let cli = try runTool(imprintExecutable, ["thumb", documents + "mixed.pdf", cliPNG])
+    #expect(cli.status == 0, "\(cli.stderr)")
+    #expect(try read(cliPNG) == raw.body)
+    #expect(pngHeader(raw.body).map { max($0.width, $0.height) } == 256)
+
+    let jpeg = try curlRequest(
+      "POST", server.url("/v1/thumbnail?page=2&size=100&format=jpeg"),
+      form: ["file=@\(documents)mixed.pdf"], in: folder)
+    #expect(jpeg.status == 200, "\(jpeg.text)")
+    #expect(jpeg.contentType == "image/jpeg")
+    let out = folder.file("out")
+    let cliJPEG = try runTool(
+      imprintExecutable,
+      [
+        "thumb", "--pages", "2", "--size", "100", "--format", "jpeg", "-o", out,
+        documents + "mixed.pdf",
+      ])
+    #expect(cliJPEG.status == 0, "\(cliJPEG.stderr)")
+    #expect(try read(out + "/mixed-2.jpg") == jpeg.body)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("thumbnail: a page past the end and a damaged PDF fail with the CLI's codes (422)")
+  func thumbnailErrors() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let past = try curlRequest(
+      "POST", server.url("/v1/thumbnail?page=9"), form: ["file=@\(documents)mixed.pdf"],
+      in: folder)
+    let cli = try runTool(
+      imprintExecutable,
+      ["thumb", "--json", "--pages", "9", "-o", folder.file("out"), documents + "mixed.pdf"])
+    #expect(cli.status == 1)
+    let cliFiles =
+      (try JSONSerialization.jsonObject(with: Data(cli.stdoutBytes)) as? [String: Any])?["files"]
+      as? [[String: Any]]
+    let cliCode = (cliFiles?.first?["error"] as? [String: Any])?["code"] as? String
+    #expect(past.status == 422, "\(past.text)")
+    #expect(cliCode != nil && past.errorCode == cliCode)
+    let damaged = try curlRequest(
+      "POST", server.url("/v1/thumbnail"), form: ["file=@\(documents)truncated.pdf"], in: folder)
+    #expect(damaged.status == 422)
+    #expect(damaged.errorCode == "pdf.damaged")
+    #expect(damaged.text.contains("truncated.pdf"))
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a CPU bomb kills its worker (422 document.cpuLimit) while other requests are answered")
+  func workerKilled() throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    let server = try ServiceProcess(["--cpu-limit", "1", "-j", "2"])
+    // The bomb and a good file at once, from two threads; the good one does not wait for it.
+    let script = """
+      import json, sys, threading, urllib.request, urllib.error
+      port, bomb, good = sys.argv[1], sys.argv[2], sys.argv[3]
+      results = {}
+      def post(name, path):
+          request = urllib.request.Request(
+              "http://127.0.0.1:%s/v1/thumbnail?name=%s" % (port, name),
+              data=open(path, "rb").read(), headers={"Content-Type": "application/pdf"})
+          try:
+              with urllib.request.urlopen(request) as answer:
+                  results[name] = [answer.status, answer.headers["Content-Type"], ""]
+          except urllib.error.HTTPError as error:
+              results[name] = [error.code, error.headers["Content-Type"],
+                               json.load(error)["error"]["code"]]
+      threads = [threading.Thread(target=post, args=a) for a in [("bomb", bomb), ("good", good)]]
+      for t in threads: t.start()
+      for t in threads: t.join()
+      print(json.dumps(results))
+      """
+    let result = try runTool(
+      "python3", ["-c", script, "\(server.port)", bomb, documents + "mixed.pdf"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let report = try #require(
+      try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [String: [Any]])
+    #expect(report["bomb"]?[0] as? Int == 422)
+    #expect(report["bomb"]?[2] as? String == "document.cpuLimit")
+    #expect(report["good"]?[0] as? Int == 200)
+    #expect(report["good"]?[1] as? String == "image/png")
+    // And after it: the pool has a worker for the next request.
+    let after = try curlRequest(
+      "POST", server.url("/v1/inspect"), form: ["file=@\(documents)mixed.pdf"], in: folder)
+    #expect(after.status == 200)
+    #expect(
+      ((after.json?["files"] as? [[String: Any]])?.first?["file"] as? String) == "mixed.pdf")
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("multipart rules: 400, 413 and 415 with their codes; the server stays up")
+  func multipartErrors() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(["--max-part", "100000"])
+    func expectError(_ exchange: HTTPExchange, _ status: Int, _ code: String, _ words: String) {
+      #expect(exchange.status == status, "\(exchange.text)")
+      #expect(exchange.errorCode == code, "\(exchange.text)")
+      let message = (exchange.json?["error"] as? [String: Any])?["message"] as? String ?? ""
+      #expect(message.contains(words), "\(message)")
+    }
+    let thumbnail = server.url("/v1/thumbnail")
+    let boundary = "b0undary"
+    let file = part(
+      ["Content-Disposition: form-data; name=\"file\"; filename=\"a.pdf\""],
+      try read(documents + "mixed.pdf"), boundary: boundary)
+    expectError(
+      try curlRequest(
+        "POST", thumbnail, data: "x", headers: ["Content-Type: multipart/form-data"], in: folder),
+      400, "http.malformedMultipart", "no usable boundary")
+    expectError(
+      try postMultipart(file, boundary: boundary, to: thumbnail, in: folder), 400,
+      "http.malformedMultipart", "ends before its closing boundary")
+    expectError(
+      try postMultipart(closing(boundary), boundary: boundary, to: thumbnail, in: folder), 400,
+      "http.malformedMultipart", "holds no part")
+    let unnamed = part(["Content-Disposition: form-data"], [1, 2], boundary: boundary)
+    expectError(
+      try postMultipart(unnamed + closing(boundary), boundary: boundary, to: thumbnail, in: folder),
+      400, "http.malformedMultipart", "a part has no name")
+    let control = part(
+      ["Content-Disposition: form-data; name=\"fi\u{1}le\""], [1], boundary: boundary)
+    expectError(
+      try postMultipart(control + closing(boundary), boundary: boundary, to: thumbnail, in: folder),
+      400, "http.invalidPartName", "without control characters")
+    let base64 = part(
+      [
+        "Content-Disposition: form-data; name=\"file\"; filename=\"a.pdf\"",
+        "Content-Transfer-Encoding: base64",
+      ], Array("JVBERi0=".utf8), boundary: boundary)
+    expectError(
+      try postMultipart(base64 + closing(boundary), boundary: boundary, to: thumbnail, in: folder),
+      415, "http.unsupportedPartEncoding", "'base64'")
+    expectError(
+      try curlRequest(
+        "POST", thumbnail, form: ["file=@\(documents)mixed.pdf", "colour=red"], in: folder),
+      400, "http.unknownPart", "'colour'")
+    expectError(
+      try curlRequest(
+        "POST", thumbnail, form: ["file=@\(documents)mixed.pdf", "file=@\(documents)mixed.pdf"],
+        in: folder),
+      400, "http.duplicatePart", "'file'")
+    expectError(
+      try curlRequest(
+        "POST", server.url("/v1/card"), form: ["photo=@\(photos)harbor-lamp.jpg"], in: folder),
+      400, "http.missingPart", "'profile'")
+    let many = (0...64).map { "f\($0)=x" }
+    expectError(
+      try curlRequest("POST", thumbnail, form: many, in: folder), 413, "http.tooManyParts",
+      "more than 64 parts")
+    let big = folder.file("big.pdf")
+    try Data(repeating: 0x25, count: 100_001).write(to: URL(fileURLWithPath: big))
+    expectError(
+      try curlRequest("POST", thumbnail, form: ["file=@\(big)"], in: folder), 413,
+      "http.partTooLarge", "limit of 100000 bytes")
+    // A part of exactly the limit is read (and refused for what it is: not a document).
+    let exact = folder.file("exact.pdf")
+    try Data(repeating: 0x25, count: 100_000).write(to: URL(fileURLWithPath: exact))
+    let read = try curlRequest("POST", thumbnail, form: ["file=@\(exact)"], in: folder)
+    #expect(read.status == 422, "\(read.text)")
+    #expect(read.text.contains("exact.pdf"))
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    #expect(server.stop().status == 0)
+  }
+}
