@@ -16,8 +16,10 @@ enum ServeCommand {
       profile and photo; template, side, format, locale as query parameters; PDF or PNG), \
       POST /v1/inspect (the document as the body or a multipart part 'file'; the JSON of \
       'imprint inspect --json'), POST /v1/thumbnail (the same upload; a PNG or JPEG of one \
-      page). Errors are JSON: {"error": {"code", \
-      "message", "hint"}} with 400, 401, 404, 405, 413, 415, 422 or 503. Documents are read in \
+      page), POST /v1/quote (multipart: the part 'order' and a part per file, named by its \
+      path in the order; priced by a price list of the configuration). Errors are JSON: \
+      {"error": {"code", "message", "hint"}} with 400, 401, 404, 405, 413, 415, 422 or 503. \
+      Documents are read in \
       sandboxed workers. HTTP/1.1 with keep-alive, no TLS: put a reverse proxy in front. \
       --config reads the options from a JSON file (the long options in camelCase, and \
       priceLists: name to file); options given on the command line win. SIGHUP reloads the \

@@ -7,6 +7,7 @@ import ImprintCards
 import ImprintCore
 import ImprintDocuments
 import ImprintGraphics
+import ImprintPricing
 
 /// How a service listens, what it allows and where its resources come from.
 public struct ServiceConfiguration: Sendable {
@@ -69,7 +70,7 @@ public struct ServiceConfiguration: Sendable {
 ///
 /// Routes: `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.json` (the OpenAPI
 /// document of them all), `POST /v1/qr`, `POST /v1/card`, `POST /v1/inspect`,
-/// `POST /v1/thumbnail`. Designs and the
+/// `POST /v1/thumbnail`, `POST /v1/quote`. Designs and the
 /// OpenAPI document are loaded once, when the service is made; documents are read in the sandbox's
 /// workers, so a hostile upload costs a worker, never the server.
 public final class ImprintService: Sendable {
@@ -188,6 +189,7 @@ public final class ImprintService: Sendable {
     "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/metrics": ["GET", "HEAD"],
     "/openapi.json": ["GET", "HEAD"], "/v1/qr": ["POST"], "/v1/card": ["POST"],
     "/v1/inspect": ["POST"], "/v1/thumbnail": ["POST"],
+    "/v1/quote": ["POST"],
   ]
 
   /// The answer to a request that is quick to make (`GET` or `HEAD` of `/healthz`, `/readyz`,
@@ -232,6 +234,8 @@ public final class ImprintService: Sendable {
       return try await card(request)
     case "/v1/thumbnail":
       return try await thumbnail(request)
+    case "/v1/quote":
+      return try await quote(request)
     case "/v1/inspect":
       return try await inspect(request)
     default:

@@ -36,6 +36,8 @@ public enum ServiceError: ImprintError, Equatable {
   case missingPart(path: String, name: String)
   /// A part name given twice.
   case duplicatePart(path: String, name: String)
+  /// No price list of this name was configured (`available`: the names that were).
+  case unknownPriceList(name: String, available: [String])
   /// Every worker is busy and the queue is full.
   case busy(queued: Int)
   /// The request was not answered within the request timeout (`seconds`), counted from its
@@ -68,6 +70,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .unknownPart: "http.unknownPart"
     case .missingPart: "http.missingPart"
     case .duplicatePart: "http.duplicatePart"
+    case .unknownPriceList: "http.unknownPriceList"
     case .busy: "http.busy"
     case .deadlineExceeded: "http.deadlineExceeded"
     case .listen: "service.listen"
@@ -114,6 +117,10 @@ public enum ServiceError: ImprintError, Equatable {
       "'\(path)' needs the part '\(name)'"
     case .duplicatePart(let path, let name):
       "part '\(SafeText.excerpt(name, limit: 100))' of '\(path)' is given more than once"
+    case .unknownPriceList(let name, let available):
+      "no price list is named '\(SafeText.excerpt(name, limit: 100))'; "
+        + (available.isEmpty
+          ? "the server has none" : "the server has " + available.joined(separator: ", "))
     case .busy(let queued):
       "every worker is busy and \(queued) requests are waiting"
     case .deadlineExceeded(let path, let seconds):
@@ -146,6 +153,8 @@ public enum ServiceError: ImprintError, Equatable {
     case .tooManyParts: "send the files in several requests"
     case .partTooLarge: "send a smaller file, or start the server with a larger --max-part"
     case .unsupportedPartEncoding: "send the part's bytes as they are (binary)"
+    case .unknownPriceList:
+      "price lists are named in the server's configuration file (--config, priceLists)"
     case .busy: "retry after the time in Retry-After"
     case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
     case .listen: "choose another port, or stop the program that holds this one"
@@ -160,7 +169,8 @@ public enum ServiceError: ImprintError, Equatable {
 /// The HTTP status an error is answered with.
 enum ServiceStatus {
   /// 400 for a malformed request or body (not JSON, a multipart body that breaks its rules), 401
-  /// without the bearer token, 404 for an unknown route or template, 405, 413 (a body or part over
+  /// without the bearer token, 404 for an unknown route,
+  /// template or price list, 405, 413 (a body or part over
   /// its limit, too many parts), 415, 503 when busy or past the request timeout, 422 for input
   /// understood but refused (an invalid
   /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
@@ -168,7 +178,7 @@ enum ServiceStatus {
   static func of(_ error: any Error) -> Int {
     if let error = error as? ServiceError {
       switch error {
-      case .notFound: return 404
+      case .notFound, .unknownPriceList: return 404
       case .methodNotAllowed: return 405
       case .bodyTooLarge: return 413
       case .unsupportedMediaType: return 415
@@ -186,7 +196,9 @@ enum ServiceStatus {
     // A body that is not JSON at all (a profile's `profile.notJSON` included) is malformed.
     if error.code.hasPrefix("json.") || error.code.hasSuffix(".notJSON") { return 400 }
     if error.code == "template.notFound" { return 404 }
-    // An inline photo over the image limit: a body part too large.
+    // An order's file path that leads out of its folder is input refused; an inline photo over
+    // the image limit, a body part too large.
+    if error.code == "file.escapesFolder" { return 422 }
     if error.code == "file.tooLarge" { return 413 }
     if error.code.hasPrefix("file.") { return 500 }
     return 422

@@ -307,3 +307,110 @@ struct UploadTests {
     #expect(server.stop().status == 0)
   }
 }
+
+@Suite("imprint serve: quotes", .liveHandlesChecked, .serialized)
+struct QuoteRouteTests {
+  static let samples = repositoryRoot + "/assets/samples/"
+  static let files = [
+    "documents/course-notes.pdf", "documents/handout.pdf", "documents/poster-photo.jpg",
+  ]
+
+  /// `imprint serve --config` with a settings file naming `lists` (name to file).
+  static func server(lists: [String: String], in folder: TemporaryFolder) throws -> ServiceProcess {
+    let config = folder.file("serve.json")
+    try JSONSerialization.data(withJSONObject: ["priceLists": lists]).write(
+      to: URL(fileURLWithPath: config))
+    return try ServiceProcess(["--config", config])
+  }
+
+  /// The order and each of its files as curl -F parts, less `leaving` and plus `adding`.
+  static func form(leaving: String? = nil, adding: [String] = []) -> [String] {
+    ["order=@\(samples)order-booster.json;type=application/json"]
+      + files.filter { $0 != leaving }.map { "\($0)=@\(samples)\($0)" } + adding
+  }
+
+  @Test("quote: the order and its files as parts give imprint quote's JSON and receipt")
+  func quote() throws {
+    let folder = TemporaryFolder()
+    let server = try Self.server(
+      lists: ["booster": Self.samples + "prices-booster.json"], in: folder)
+    let answer = try curlRequest(
+      "POST", server.url("/v1/quote?prices=booster"), form: Self.form(), in: folder)
+    #expect(answer.status == 200, "\(answer.text)")
+    #expect(answer.contentType == "application/json")
+    let cli = try runTool(
+      imprintExecutable,
+      [
+        "quote", "--json", Self.samples + "order-booster.json", "--prices",
+        Self.samples + "prices-booster.json",
+      ])
+    #expect(cli.status == 0, "\(cli.stderr)")
+    #expect(cli.stdoutBytes == answer.body)
+    // One list configured: the name may be left out. The receipt in Korean, as the CLI's.
+    let receipt = try curlRequest(
+      "POST", server.url("/v1/quote?format=receipt&locale=ko"), form: Self.form(), in: folder)
+    #expect(receipt.status == 200, "\(receipt.text)")
+    #expect(receipt.contentType == "text/plain; charset=utf-8")
+    let cliReceipt = try runTool(
+      imprintExecutable,
+      [
+        "quote", "--locale", "ko", Self.samples + "order-booster.json", "--prices",
+        Self.samples + "prices-booster.json",
+      ])
+    #expect(cliReceipt.stdoutBytes == receipt.body)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("quote: unknown list 404, missing or stray parts 400, a path leading out 422")
+  func quoteErrors() throws {
+    let folder = TemporaryFolder()
+    let server = try Self.server(
+      lists: [
+        "booster": Self.samples + "prices-booster.json",
+        "copy": Self.samples + "prices-booster.json",
+      ], in: folder)
+    let url = server.url("/v1/quote?prices=booster")
+    let unknown = try curlRequest(
+      "POST", server.url("/v1/quote?prices=nope"), form: Self.form(), in: folder)
+    #expect(unknown.status == 404)
+    #expect(unknown.errorCode == "http.unknownPriceList")
+    #expect(unknown.text.contains("booster, copy"))
+    // Two lists: the name is needed.
+    let unnamed = try curlRequest("POST", server.url("/v1/quote"), form: Self.form(), in: folder)
+    #expect(unnamed.status == 400)
+    #expect(unnamed.errorCode == "http.missingParameter")
+    let missing = try curlRequest(
+      "POST", url, form: Self.form(leaving: "documents/handout.pdf"), in: folder)
+    #expect(missing.status == 400)
+    #expect(missing.errorCode == "http.missingPart")
+    #expect(missing.text.contains("'documents/handout.pdf'"))
+    let stray = try curlRequest(
+      "POST", url, form: Self.form(adding: ["extra.pdf=@\(documents)mixed.pdf"]), in: folder)
+    #expect(stray.status == 400)
+    #expect(stray.errorCode == "http.unknownPart")
+    let escaping = folder.file("escaping.json")
+    try Data(
+      #"{"schemaVersion": 1, "store": "BOOSTER Campus Print (Sinchon)", "files": [{"path": "../../etc/passwd"}]}"#
+        .utf8
+    ).write(to: URL(fileURLWithPath: escaping))
+    let out = try curlRequest(
+      "POST", url,
+      form: ["order=@\(escaping)", "../../etc/passwd=@\(documents)mixed.pdf"], in: folder)
+    #expect(out.status == 422, "\(out.text)")
+    #expect(out.errorCode == "file.escapesFolder")
+    let damaged = folder.file("damaged.json")
+    try Data(
+      #"{"schemaVersion": 1, "store": "BOOSTER Campus Print (Sinchon)", "files": [{"path": "t.pdf"}]}"#
+        .utf8
+    ).write(to: URL(fileURLWithPath: damaged))
+    let refused = try curlRequest(
+      "POST", url, form: ["order=@\(damaged)", "t.pdf=@\(documents)truncated.pdf"], in: folder)
+    #expect(refused.status == 422)
+    #expect(refused.errorCode == "pdf.damaged")
+    #expect(refused.text.contains("t.pdf"))
+    let notJSON = try curlRequest(
+      "POST", url, form: ["order=@\(documents)mixed.pdf"], in: folder)
+    #expect(notJSON.status == 400, "\(notJSON.text)")
+    #expect(server.stop().status == 0)
+  }
+}

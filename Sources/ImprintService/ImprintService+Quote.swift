@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: `POST /v1/quote`: an order and its files as multipart parts, priced by a
+// price list the server was configured with, through `OrderQuoter` (`imprint quote`).
+
+import Foundation
+import ImprintCore
+import ImprintDocuments
+import ImprintPricing
+
+extension ImprintService {
+  /// `POST /v1/quote`: the quote of an order, as `imprint quote` makes it.
+  ///
+  /// The body is multipart: the part `order` (the order JSON) and one part per file of the
+  /// order, named by the file's path as the order gives it (`poster.pdf`, `docs/a.pdf`). The
+  /// files are written to a private folder (their paths confined to it as `--files-root`
+  /// confines them) and read in the sandbox's workers. Query parameters: `prices` (the name of
+  /// a price list of the configuration's `PriceListStore`, as reloaded last; may be left out
+  /// when it has one), `format`
+  /// (`json`, the default: `imprint quote --json`'s document; `receipt`: the text receipt),
+  /// `locale` (the receipt's language).
+  func quote(_ request: HTTPRequest) async throws -> HTTPResponse {
+    try Self.expect(request, ["multipart/form-data"])
+    var options = try RequestOptions(query: request)
+    let listName = try options.string("prices")
+    let format = try options.choice("format", ["json", "receipt"]) ?? "json"
+    let locale = try options.string("locale")
+    try options.finish()
+    let lists = configuration.priceLists
+    guard let name = listName ?? (lists.names.count == 1 ? lists.names.first : nil) else {
+      throw ServiceError.missingParameter(name: "prices", route: request.path)
+    }
+    guard let prices = lists.list(name) else {
+      throw ServiceError.unknownPriceList(name: name, available: lists.names)
+    }
+    if let locale, !LocaleData.isKnown(locale) {
+      throw PricingError.unknownLocale(identifier: locale)
+    }
+    let parts = try Self.parts(of: request, known: nil)
+    guard let orderPart = parts["order"] else {
+      throw ServiceError.missingPart(path: request.path, name: "order")
+    }
+    let orderSource = orderPart.filename ?? "order"
+    let order = try Order.parse(orderPart.bytes, source: orderSource)
+    let folder = try RequestFolder()
+    let root = folder.path + "/files"
+    try FileIO.makeFolder(root)
+    let paths = try order.filePaths(root: root)
+    try Self.place(parts, of: order, at: paths, route: request.path)
+    let quoted = try await OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)
+      .quote(
+        order, prices: prices, filesRoot: root, explicitRoot: false, orderSource: orderSource,
+        pricesSource: "price list '\(name)'")
+    guard format == "receipt" else { return .json(quoted.quote) }
+    return HTTPResponse(
+      status: 200, contentType: "text/plain; charset=utf-8",
+      body: Array(try quoted.quote.receipt(locale: locale).utf8))
+  }
+
+  /// Writes the part of each of the order's files to its confined path.
+  ///
+  /// - Throws: `ServiceError.missingPart` for a file of the order that has no part;
+  ///   `.unknownPart` for a part that is neither `order` nor a file of the order;
+  ///   `.duplicatePart` for two file names that lead to one path (`a.pdf`, `./a.pdf`) or a
+  ///   file name that another uses as a folder; `FileError` when a file cannot be written.
+  private static func place(
+    _ parts: [String: FormPart], of order: Order, at paths: [String], route: String
+  ) throws {
+    let names = order.files.map(\.path)
+    if let stray = parts.keys.sorted().first(where: { $0 != "order" && !names.contains($0) }) {
+      throw ServiceError.unknownPart(path: route, name: stray, expected: ["order"] + names)
+    }
+    var placed: [String: String] = [:]
+    for (name, path) in zip(names, paths) {
+      guard let part = parts[name] else { throw ServiceError.missingPart(path: route, name: name) }
+      if let first = placed[path] {
+        guard first == name else { throw ServiceError.duplicatePart(path: route, name: name) }
+        continue
+      }
+      if let other = placed.keys.first(where: {
+        $0.hasPrefix(path + "/") || path.hasPrefix($0 + "/")
+      }) {
+        throw ServiceError.duplicatePart(path: route, name: placed[other] ?? name)
+      }
+      placed[path] = name
+      try FileIO.makeFolder((path as NSString).deletingLastPathComponent)
+      try AtomicFile.write(part.bytes, to: path)
+    }
+  }
+}
