@@ -196,10 +196,30 @@ struct OpenAPITests {
   @Test("every route's responses, a success and an error each, match the document")
   func responsesMatch() throws {
     let folder = TemporaryFolder()
-    let server = try ServiceProcess(["--max-body", "100000"])
-    let profile = repositoryRoot + "/assets/samples/profiles/sora-park.json"
+    let samples = repositoryRoot + "/assets/samples/"
+    let config = folder.file("serve.json")
+    try JSONSerialization.data(
+      withJSONObject: ["priceLists": ["booster": samples + "prices-booster.json"]]
+    ).write(to: URL(fileURLWithPath: config))
+    let server = try ServiceProcess(["--max-body", "100000", "--config", config])
+    let profile = samples + "profiles/sora-park.json"
     let documents = fixturesFolder + "/Documents/"
     let json = "application/json"
+    // A multipart body: an order of one file, and the file.
+    let boundary = "openapi-case-boundary"
+    let order =
+      #"{"schemaVersion": 1, "store": "BOOSTER Campus Print (Sinchon)", "files": [{"path": "doc.pdf", "copies": 2}]}"#
+    let quoteBody = folder.file("quote.multipart")
+    let multipart =
+      Array(
+        ("--\(boundary)\r\nContent-Disposition: form-data; name=\"order\"\r\n"
+          + "Content-Type: application/json\r\n\r\n\(order)\r\n--\(boundary)\r\n"
+          + "Content-Disposition: form-data; name=\"doc.pdf\"; filename=\"doc.pdf\"\r\n"
+          + "Content-Type: application/octet-stream\r\n\r\n").utf8)
+      + [UInt8](try Data(contentsOf: URL(fileURLWithPath: documents + "mixed.pdf")))
+      + Array("\r\n--\(boundary)--\r\n".utf8)
+    try Data(multipart).write(to: URL(fileURLWithPath: quoteBody))
+    let multipartType = "multipart/form-data; boundary=\(boundary)"
     let cases = [
       APICase(name: "healthz", method: "GET", target: "/healthz", expect: 200),
       APICase(name: "healthz HEAD", method: "HEAD", target: "/healthz", expect: 200),
@@ -286,6 +306,24 @@ struct OpenAPITests {
       APICase(
         name: "inspect too large", method: "POST", target: "/v1/inspect", type: "application/pdf",
         declaredLength: 200_000, expect: 413),
+      APICase(
+        name: "thumbnail png", method: "POST", target: "/v1/thumbnail?size=64",
+        file: documents + "mixed.pdf", type: "application/pdf", expect: 200),
+      APICase(
+        name: "thumbnail damaged", method: "POST", target: "/v1/thumbnail",
+        file: documents + "truncated.pdf", type: "application/pdf", expect: 422),
+      APICase(
+        name: "thumbnail text body", method: "POST", target: "/v1/thumbnail", data: "hello",
+        type: "text/plain", expect: 415),
+      APICase(
+        name: "quote", method: "POST", target: "/v1/quote?prices=booster", file: quoteBody,
+        type: multipartType, expect: 200),
+      APICase(
+        name: "quote unknown list", method: "POST", target: "/v1/quote?prices=nope",
+        file: quoteBody, type: multipartType, expect: 404),
+      APICase(
+        name: "quote JSON body", method: "POST", target: "/v1/quote", data: order, type: json,
+        expect: 415),
       APICase(name: "unknown route", method: "GET", target: "/v2/qr", expect: 404),
     ]
     // Every route in the router's table has a case for each method it takes, and at least one
