@@ -43,8 +43,8 @@ public enum DocumentWorker {
   /// Serves requests until standard input closes.
   ///
   /// Sets the address-space limit once and a CPU limit before each file (SIGXCPU ends the
-  /// worker when a file exceeds it). With `parent`, the worker ends as soon as that process
-  /// does, busy or not (and at once if it already has). A failed allocation ends it with
+  /// worker when a file exceeds it; the soft limit only, the hard one left as inherited). With
+  /// `parent`, the worker ends as soon as that process does, busy or not (and at once if it already has). A failed allocation ends it with
   /// `WorkerPlumbing.outOfMemoryExitStatus`. Every request line gets an answer at once, a
   /// malformed one or one naming an unknown operation included.
   static func serve(memoryMB: Int, parent: pid_t?) {
@@ -95,7 +95,14 @@ public enum DocumentWorker {
       getrusage(RUSAGE_SELF.rawValue, &usage)
       let used = rlim_t(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + 1
       let seconds = rlim_t(min(max(request.cpuSeconds, 1), 1 << 31))
-      var cpu = rlimit(rlim_cur: used + seconds, rlim_max: used + seconds + 5)
+      // Only the soft limit moves (SIGXCPU, whose default ends the worker; rlim_t.max is
+      // RLIM_INFINITY): a hard limit once lowered cannot be raised again without
+      // CAP_SYS_RESOURCE, which containers drop, so a lowered one would cap the CPU of every
+      // later request the worker serves at the first request's allowance.
+      var cpu = rlimit()
+      getrlimit(Int32(RLIMIT_CPU.rawValue), &cpu)
+      cpu.rlim_cur =
+        cpu.rlim_max == rlim_t.max ? used + seconds : min(used + seconds, cpu.rlim_max)
       setrlimit(Int32(RLIMIT_CPU.rawValue), &cpu)
       answer(handle(request))
     }
