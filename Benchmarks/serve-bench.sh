@@ -68,7 +68,7 @@ kinds=(
   "card-png|/v1/card?format=png&side=front|$profile|application/json|card $profile --format png --side front -q -o OUT.png"
   "card-pdf|/v1/card|$profile|application/json|card $profile -q -o OUT.pdf"
   "qr-png|/v1/qr?payload=$encoded|||qr -o OUT.png $payload"
-  "thumbnail|/v1/thumbnail?size=256|$upload|application/pdf|thumb --size 256 -q -o OUT.d $upload"
+  "thumbnail|/v1/thumbnail?size=256|$upload|application/pdf|thumb --size 256 -o OUT.d $upload"
   "quote|/v1/quote?prices=prices-booster.json|$root/examples/order-booster.json|application/json|quote $root/examples/order-booster.json --prices $root/examples/prices-booster.json --json"
 )
 
