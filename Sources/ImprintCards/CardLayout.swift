@@ -329,9 +329,8 @@ public final class CardLayoutEngine {
     }
     if element.minSize >= low - 0.001 { sizes.append(element.minSize) }
     guard let last = sizes.indices.last else { return nil }
-    var measured: [Int: (TextBlock, TextMetrics)?] = [:]
+    // The text engine keeps its measurements, so asking for an index twice measures once.
     func attempt(_ index: Int) -> (TextBlock, TextMetrics)? {
-      if let known = measured[index] { return known }
       let block = TextBlock(
         text,
         style: TextStyle(
@@ -343,9 +342,7 @@ public final class CardLayoutEngine {
       let fits =
         metrics.lineCount <= lines && !metrics.isEllipsized && metrics.width <= width + 0.01
         && metrics.height <= height + 0.01
-      let result = fits ? (block, metrics) : nil
-      measured[index] = result
-      return result
+      return fits ? (block, metrics) : nil
     }
     // Where to start: a line break wastes some of each line (0.9), and the lines' height must
     // fit the box.

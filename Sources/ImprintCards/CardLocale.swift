@@ -172,5 +172,11 @@ extension Profile {
   public var fields: [String: String] { fields(in: .english) }
 
   /// "Joined March 2017" in UTC, or nil when the date is unknown.
-  public var joined: String? { fields(in: .english)["joined"] }
+  public var joined: String? {
+    created.flatMap {
+      fill(
+        Self.joinedText,
+        with: ["joinedDate": CardLocale.english.yearMonth(year: $0.year, month: $0.month)])
+    }
+  }
 }
