@@ -68,7 +68,8 @@ public struct ManifestJob: Sendable, Equatable {
   /// print: the folder the order's files are relative to and confined to (nil: the order's
   /// folder).
   public var filesRoot: String?
-  /// print: the IPP printer the prepared files are sent to (nil: prepared only).
+  /// print: the printer the prepared files are sent to, an IPP URI or a CUPS queue name (nil:
+  /// prepared only).
   public var printer: String?
   /// qr: the code's format, read from `format` (`png`, `svg`, `pdf`, `eps` or `text`); nil is
   /// PNG.

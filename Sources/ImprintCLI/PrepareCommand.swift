@@ -30,10 +30,14 @@ enum PrepareCommand {
       With --previews, each file's sheet sides are drawn as they will print, one PNG a side \
       (DIR/N-name.side-1.png, ...), fitting a --preview-size box (default 400 px), in the \
       sandboxed workers. \
-      With --printer, each file is then sent to that IPP printer (libcups, straight to the \
-      device: ipp://host:port/ipp/print) with its ticket's attributes, and its job id is \
-      reported; with --mono-printer as well, files whose print-color-mode is monochrome go \
-      to that printer instead. With --wait, each job is followed until the printer has ended \
+      With --printer, each file is then sent to that printer with its ticket's attributes, \
+      and its job id is reported: an IPP URI (ipp://host:port/ipp/print) straight to the \
+      device, or a CUPS queue name through the CUPS scheduler libcups is configured for \
+      (CUPS_SERVER, client.conf, the local socket; 'lpstat -e' lists its queues); with \
+      --mono-printer as well, files whose print-color-mode is monochrome go to that printer \
+      instead. A printer or scheduler that asks for credentials gets the user and password of \
+      --password-file FILE (one line user:password; the file must not be readable by its \
+      group or others), and is print.unauthorized without them; nothing ever prompts. With --wait, each job is followed until the printer has ended \
       it: completed, or aborted or canceled with the printer's reasons (exit 1), or still \
       going after --wait-timeout seconds (print.timeout, exit 1).
       """,
@@ -53,10 +57,14 @@ enum PrepareCommand {
         "preview-size", "<px>",
         "The box each preview fits, 16 to 2048 pixels (default 400); with --previews."),
       .value(
-        "printer", "<uri>", "Send each prepared file to this IPP printer (ipp://, ipps://)."),
+        "printer", "<uri|queue>",
+        "Send each prepared file to this IPP printer (ipp://, ipps://) or CUPS queue."),
       .value(
-        "mono-printer", "<uri>",
-        "With --printer: send the monochrome files to this IPP printer instead."),
+        "mono-printer", "<uri|queue>",
+        "With --printer: send the monochrome files to this printer or queue instead."),
+      .value(
+        "password-file", "<file>",
+        "With --printer: the user:password line for printers that ask (mode 600)."),
       .flag("wait", "With --printer, wait for each job to end and report how it ended."),
       .value(
         "wait-timeout", "<s>", "How long --wait waits for all the jobs, in seconds (default 300)."),
@@ -70,7 +78,7 @@ enum PrepareCommand {
       throw UsageError(message: "missing -o <dir>")
     }
     if arguments.value("mono-printer") != nil && arguments.value("printer") == nil {
-      throw UsageError(message: "--mono-printer needs --printer <uri> (the colour printer)")
+      throw UsageError(message: "--mono-printer needs --printer <uri|queue> (the colour printer)")
     }
     let previewSize = try arguments.int("preview-size", in: OrderPreparer.previewSizes)
     if previewSize != nil && !arguments.flag("previews") {
@@ -78,13 +86,20 @@ enum PrepareCommand {
     }
     let waitSeconds = try arguments.double("wait-timeout", in: 0...86_400) ?? 300
     if arguments.flag("wait") && arguments.value("printer") == nil {
-      throw UsageError(message: "--wait needs --printer <uri>")
+      throw UsageError(message: "--wait needs --printer <uri|queue>")
+    }
+    if arguments.value("password-file") != nil && arguments.value("printer") == nil {
+      throw UsageError(message: "--password-file needs --printer <uri|queue>")
+    }
+    let credentials = try arguments.value("password-file").map {
+      try PrintCredentials(file: $0)
     }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     let target = arguments.value("printer").map { printer in
       var target = PrintTarget(printer: printer, monoPrinter: arguments.value("mono-printer"))
       target.waitSeconds = arguments.flag("wait") ? waitSeconds : nil
+      target.access.credentials = credentials
       return target
     }
     let printed = try await OrderPrinter(

@@ -77,6 +77,14 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case printWaitTimedOut(file: String, printer: String, jobID: Int, state: String, seconds: Double)
   /// The printer does not know the job waited for (printers forget finished jobs).
   case printJobUnknown(file: String, printer: String, jobID: Int)
+  /// The CUPS scheduler (`scheduler`: its host and port, or socket) has no queue named
+  /// `printer`.
+  case printerUnknown(printer: String, scheduler: String)
+  /// The printer or scheduler asked for credentials and refused the ones given (`user`), or
+  /// none were given (`user` nil); `detail` is libcups' text.
+  case printUnauthorized(printer: String, user: String?, detail: String)
+  /// A password file that cannot be used (`problem`: what is wrong with it).
+  case printPasswordFile(path: String, problem: String)
 
   public var code: String {
     switch self {
@@ -113,6 +121,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       state == "canceled" ? "print.canceled" : "print.aborted"
     case .printWaitTimedOut: "print.timeout"
     case .printJobUnknown: "print.jobUnknown"
+    case .printerUnknown: "print.unknownPrinter"
+    case .printUnauthorized: "print.unauthorized"
+    case .printPasswordFile: "print.passwordFile"
     }
   }
 
@@ -199,6 +210,14 @@ public enum DocumentError: ImprintError, Equatable, Codable {
         + "\(Self.seconds(seconds)) s"
     case .printJobUnknown(let file, let printer, let jobID):
       "the printer '\(printer)' does not know job \(jobID) of '\(file)'"
+    case .printerUnknown(let printer, let scheduler):
+      "the CUPS scheduler at '\(scheduler)' has no queue named '\(printer)'"
+    case .printUnauthorized(let printer, let user?, let detail):
+      "the printer '\(printer)' refused the credentials of '\(user)' (\(detail))"
+    case .printUnauthorized(let printer, nil, let detail):
+      "the printer '\(printer)' asks for credentials and none were given (\(detail))"
+    case .printPasswordFile(let path, let problem):
+      "the password file '\(path)' cannot be used: \(problem)"
     }
   }
 
@@ -218,7 +237,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printNotAllowed: "ask the author for a copy that allows printing"
     case .previewSize: "previews fit a square box; give its side in pixels"
     case .printerUnreachable:
-      "give the printer's IPP URI (ipp://host:port/ipp/print) and check that it is on"
+      "give the printer's IPP URI (ipp://host:port/ipp/print) or CUPS queue name, and check "
+        + "that the printer (or the CUPS scheduler, for a queue) is on"
     case .printRefused:
       "compare the ticket with what the printer supports (ipptool URI get-printer-attributes.test)"
     case .printUnconfirmed(_, _, let jobID, let journal):
@@ -231,6 +251,16 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "the job stays on the printer: wait longer (--wait-timeout) or check the printer"
     case .printJobUnknown:
       "printers forget finished jobs after a while: check on the printer whether it printed"
+    case .printerUnknown:
+      "'lpstat -e' lists the scheduler's queues (CUPS_SERVER or client.conf choose the "
+        + "scheduler); or give the printer's ipp:// URI"
+    case .printUnauthorized(_, nil, _):
+      "give a user name and password with --password-file FILE (one line user:password, a "
+        + "file only its owner can read)"
+    case .printUnauthorized:
+      "check the user name and password in the password file"
+    case .printPasswordFile:
+      "write one line user:password in a file only its owner can read (chmod 600 FILE)"
     default: nil
     }
   }

@@ -9,10 +9,12 @@ import ImprintPricing
 
 /// Where prepared files are sent, and how.
 public struct PrintTarget: Sendable, Equatable {
-  /// The printer's IPP URI (`ipp://host:port/ipp/print`, `ipps://...`).
+  /// The printer's IPP URI (`ipp://host:port/ipp/print`, `ipps://...`) or CUPS queue name.
   public var printer: String
-  /// The IPP URI of the printer for monochrome files, or nil for `printer`.
+  /// The IPP URI or queue name of the printer for monochrome files, or nil for `printer`.
   public var monoPrinter: String?
+  /// The scheduler queues are looked up on, and the credentials to answer with.
+  public var access = PrintAccess()
   /// How long to keep asking a printer that answers busy, in seconds.
   public var busySeconds: Double = 60
   /// The `PrintJournal` file recording what was sent, or nil to send every file on every run.
@@ -70,7 +72,8 @@ public struct OrderPrinter: Sendable {
 
   /// Prepares the order at `orderPath` into `folder` and sends its files to `target`'s printer.
   ///
-  /// The printer's URI is checked before anything is prepared. The files are sent from a
+  /// The printer is checked before anything is prepared: its URI, or, for a CUPS queue, that
+  /// the scheduler has it (`PrintSubmitter.lookUp`). The files are sent from a
   /// thread of their own (libcups blocks: a busy printer is asked again for up to a minute),
   /// not from the caller's task pool. With `target.waitSeconds`, each job is then followed
   /// until it ends: a job that did not complete, or a printer that cannot be asked, is the
@@ -86,17 +89,22 @@ public struct OrderPrinter: Sendable {
   ///   - target: the printer, or nil to prepare only.
   /// - Returns: the quote, the files and, with a target, one job a file (with its state when
   ///   waited for).
-  /// - Throws: what `OrderPreparer.prepare(order:prices:filesRoot:output:)` and
-  ///   `PrintSubmitter.submit` throw; `DocumentError.printJournalDamaged` for a journal that
-  ///   cannot be read.
+  /// - Throws: what `OrderPreparer.prepare(order:prices:filesRoot:output:)`,
+  ///   `PrintSubmitter.lookUp` and `PrintSubmitter.submit` throw;
+  ///   `DocumentError.printJournalDamaged` for a journal that cannot be read.
   public func run(
     order orderPath: String, prices pricesPath: String, filesRoot: String? = nil,
     output folder: String, options: PrepareOptions = PrepareOptions(),
     target: PrintTarget? = nil
   ) async throws -> PrintedOrder {
     if let target {
-      try PrintSubmitter.checkURI(target.printer)
-      if let mono = target.monoPrinter { try PrintSubmitter.checkURI(mono) }
+      try PrintSubmitter.checkPrinter(target.printer)
+      if let mono = target.monoPrinter { try PrintSubmitter.checkPrinter(mono) }
+      try await Self.onThread {
+        for printer in [target.printer] + (target.monoPrinter.map { [$0] } ?? []) {
+          try PrintSubmitter.lookUp(printer, access: target.access)
+        }
+      }
     }
     let prepared = try await preparer.prepare(
       order: orderPath, prices: pricesPath, filesRoot: filesRoot, output: folder,
@@ -108,11 +116,11 @@ public struct OrderPrinter: Sendable {
         let journal = try target.journal.map { try PrintJournal(path: $0) }
         let jobs = try PrintSubmitter.submit(
           files, printer: target.printer, monoPrinter: target.monoPrinter,
-          busySeconds: target.busySeconds, journal: journal)
+          busySeconds: target.busySeconds, journal: journal, access: target.access)
         guard let seconds = target.waitSeconds else { return (jobs, nil) }
         do {
           let waited = try PrintSubmitter.wait(
-            for: jobs, files: files, seconds: seconds, journal: journal)
+            for: jobs, files: files, seconds: seconds, journal: journal, access: target.access)
           return (waited, PrintSubmitter.failure(of: waited, files: files, seconds: seconds))
         } catch let error as DocumentError {
           return (jobs, error)

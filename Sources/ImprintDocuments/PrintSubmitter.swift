@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocuments: prepared files sent to an IPP printer through libcups, each with its job
-// ticket's attributes.
+// ImprintDocuments: prepared files sent to an IPP printer or a CUPS queue through libcups, each
+// with its job ticket's attributes.
 
 internal import CCups
 import Foundation
@@ -11,9 +11,9 @@ import ImprintGraphics
 public struct SubmittedJob: Codable, Sendable, Equatable {
   /// The print-ready PDF sent.
   public var document: String
-  /// The printer's URI.
+  /// The printer's URI, or the CUPS queue's name.
   public var printer: String
-  /// The job's id on that printer.
+  /// The job's id on that printer (on the scheduler, for a queue).
   public var jobID: Int
   /// True when an earlier run sent the file (its `PrintJournal` says so) and this one did not
   /// send it again; nil when this run sent it.
@@ -36,13 +36,35 @@ public struct SubmittedJob: Codable, Sendable, Equatable {
   }
 }
 
-/// Sends prepared files to an IPP printer (`ipp://host:port/ipp/print`, `ipps://...`) with
-/// libcups, directly, without a CUPS scheduler: Create-Job with the ticket's attributes
-/// (`copies`, `sides`, `media`, `print-color-mode`, `multiple-document-handling`, and
-/// `finishings` unless none), then Send-Document with the PDF.
+/// How printers are reached: the CUPS scheduler that holds the queues, and the credentials for
+/// printers and schedulers that ask for them.
+public struct PrintAccess: Sendable, Equatable {
+  /// The scheduler queues are looked up on (`host:port`, `host`, or a socket's path), or nil
+  /// for the one libcups is configured for (`CUPS_SERVER`, `client.conf`, the local socket).
+  public var scheduler: String?
+  /// The user name and password to answer with when asked, or nil to answer none (a printer
+  /// that asks is then `print.unauthorized`; libcups never prompts).
+  public var credentials: PrintCredentials?
+
+  /// Queues on `scheduler` (nil: libcups' choice), answering with `credentials`.
+  public init(scheduler: String? = nil, credentials: PrintCredentials? = nil) {
+    self.scheduler = scheduler
+    self.credentials = credentials
+  }
+}
+
+/// Sends prepared files to printers with libcups, each with its ticket's attributes.
 ///
-/// Synchronous; one connection for all the files. A printer that answers `server-error-busy`
-/// (one that takes one job at a time) is asked again every 50 ms for up to `busySeconds`.
+/// A printer is an IPP printer (`ipp://host:port/ipp/print`, `ipps://...`), sent to directly,
+/// without a scheduler, or a CUPS queue by its name, sent to through the scheduler
+/// (`PrintAccess.scheduler`). Create-Job with the ticket's attributes (`copies`,
+/// `sides`, `media`, `print-color-mode`, `multiple-document-handling`, and `finishings` unless
+/// none), then Send-Document with the PDF.
+///
+/// Synchronous; one connection a printer for all its files. A printer that answers
+/// `server-error-busy` (one that takes one job at a time) is asked again every 50 ms for up to
+/// `busySeconds`. libcups' settings (scheduler, user, password callback) are per thread: each
+/// call sets them for its own thread and leaves a callback that never prompts.
 public enum PrintSubmitter {
   /// Submits `files` to `printer`, in order, and returns their job ids; with `monoPrinter`,
   /// the files whose ticket's `print-color-mode` is `monochrome` (a colour split's monochrome
@@ -55,22 +77,26 @@ public enum PrintSubmitter {
   ///
   /// - Parameters:
   ///   - files: prepared files with their tickets (`OrderPreparer`).
-  ///   - printer: the printer's IPP URI.
-  ///   - monoPrinter: the IPP URI of the printer for monochrome files, or nil for `printer`.
+  ///   - printer: the printer's IPP URI or CUPS queue name.
+  ///   - monoPrinter: the IPP URI or queue name of the printer for monochrome files, or nil for
+  ///     `printer`.
   ///   - busySeconds: how long to keep asking a busy printer.
   ///   - journal: the record of files sent, or nil to send every file.
+  ///   - access: the scheduler for queues, and credentials.
   /// - Returns: one job per file, in the files' order.
-  /// - Throws: `DocumentError.printerUnreachable` (a URI that is not IPP, a printer that does
-  ///   not answer) or `.printRefused` (a job or document the printer refused, naming the file);
-  ///   `.printUnconfirmed` (before anything is sent) when the journal has a job created for a
-  ///   file but not its document; `FileError` reading a prepared file or writing the journal.
-  ///   Jobs submitted before a failure stay submitted (and recorded).
+  /// - Throws: `DocumentError.printerUnreachable` (neither an IPP URI nor a queue name, a
+  ///   printer or scheduler that does not answer), `.printerUnknown` (a queue the scheduler
+  ///   does not have), `.printUnauthorized` (credentials missing or refused) or `.printRefused`
+  ///   (a job or document the printer refused, naming the file); `.printUnconfirmed` (before
+  ///   anything is sent) when the journal has a job created for a file but not its document;
+  ///   `FileError` reading a prepared file or writing the journal. Jobs submitted before a
+  ///   failure stay submitted (and recorded).
   public static func submit(
     _ files: [PreparedFile], printer: String, monoPrinter: String? = nil,
-    busySeconds: Double = 60, journal: PrintJournal? = nil
+    busySeconds: Double = 60, journal: PrintJournal? = nil, access: PrintAccess = PrintAccess()
   ) throws -> [SubmittedJob] {
-    try checkURI(printer)
-    if let monoPrinter { try checkURI(monoPrinter) }
+    try checkPrinter(printer)
+    if let monoPrinter { try checkPrinter(monoPrinter) }
     let mono = monoPrinter ?? printer
     let targets = files.map { $0.ticket.ipp.printColorMode == "monochrome" ? mono : printer }
     var digests: [String?] = Array(repeating: nil, count: files.count)
@@ -89,40 +115,52 @@ public enum PrintSubmitter {
           document: file.document, printer: targets[index], jobID: entry.jobID, resumed: true)
       }
     }
-    // One connection a printer, each printer's files in order: the colour printer's first.
-    for uri in [printer, mono] where jobs.count < files.count {
-      let indices = files.indices.filter { targets[$0] == uri && jobs[$0] == nil }
-      guard !indices.isEmpty else { continue }
-      let destination = try CupsDestination(uri: uri)
-      let connection = try CupsConnection(to: destination, printer: uri)
-      let info = try CupsDestinationInfo(connection, destination, printer: uri)
-      for index in indices {
-        let file = files[index]
-        let record = { (jobID: Int, sent: Bool) throws(FileError) in
-          guard let journal, let digest = digests[index] else { return }
-          try journal.record(
-            PrintJournal.Entry(
-              document: file.ticket.document, digest: digest, printer: uri, jobID: jobID,
-              sent: sent))
+    guard jobs.count < files.count else { return files.indices.compactMap { jobs[$0] } }
+    try CupsSession.with(access) { session in
+      // One connection a printer, each printer's files in order: the colour printer's first.
+      for name in [printer, mono] where jobs.count < files.count {
+        let indices = files.indices.filter { targets[$0] == name && jobs[$0] == nil }
+        guard !indices.isEmpty else { continue }
+        let target = try CupsPrinter(name, session)
+        let info = try CupsDestinationInfo(target, session)
+        for index in indices {
+          let file = files[index]
+          let record = { (jobID: Int, sent: Bool) throws(FileError) in
+            guard let journal, let digest = digests[index] else { return }
+            try journal.record(
+              PrintJournal.Entry(
+                document: file.ticket.document, digest: digest, printer: name, jobID: jobID,
+                sent: sent))
+          }
+          let id = try submit(
+            file, busySeconds: busySeconds, target, info, session,
+            created: { jobID throws(FileError) in try record(jobID, false) })
+          try record(id, true)
+          jobs[index] = SubmittedJob(document: file.document, printer: name, jobID: id)
         }
-        let id = try submit(
-          file, printer: uri, busySeconds: busySeconds, connection, destination, info,
-          created: { jobID throws(FileError) in try record(jobID, false) })
-        try record(id, true)
-        jobs[index] = SubmittedJob(document: file.document, printer: uri, jobID: id)
       }
     }
     return files.indices.compactMap { jobs[$0] }
   }
 
-  /// Checks that `printer` is an IPP URI.
+  /// Checks that `printer` is an IPP URI (`ipp://`, `ipps://`) or could be a CUPS queue's name
+  /// (1 to 127 bytes, no spaces, control characters, `/ \ ? ' " # @`), without asking anyone.
   ///
-  /// - Throws: `DocumentError.printerUnreachable` for anything but `ipp://` and `ipps://`.
-  public static func checkURI(_ printer: String) throws(DocumentError) {
-    guard printer.hasPrefix("ipp://") || printer.hasPrefix("ipps://") else {
-      throw .printerUnreachable(
-        printer: SafeText.excerpt(printer), detail: "not an ipp:// or ipps:// URI")
-    }
+  /// - Throws: `DocumentError.printerUnreachable` for anything else (another scheme, a name
+  ///   CUPS would refuse).
+  public static func checkPrinter(_ printer: String) throws(DocumentError) {
+    _ = try PrinterName(printer)
+  }
+
+  /// Checks `printer` and, for a queue, that the scheduler has it.
+  ///
+  /// The question a run asks before preparing anything. An IPP printer is not contacted.
+  ///
+  /// - Throws: `DocumentError.printerUnreachable` (not a printer, a scheduler that does not
+  ///   answer), `.printerUnknown` (no such queue), `.printUnauthorized`.
+  public static func lookUp(_ printer: String, access: PrintAccess = PrintAccess()) throws {
+    guard case .queue = try PrinterName(printer) else { return }
+    try CupsSession.with(access) { session in _ = try CupsPrinter(printer, session) }
   }
 
   /// Asks the printer of each job for its state until it ends (`completed`, `aborted` or
@@ -137,18 +175,20 @@ public enum PrintSubmitter {
   ///   - files: the files sent.
   ///   - seconds: how long to wait for all the jobs together.
   ///   - journal: the record of files sent, or nil.
+  ///   - access: the scheduler for queues, and credentials.
   /// - Returns: the jobs with their states (a job still going after `seconds` has its last
   ///   state: see `failure(of:files:seconds:)`).
   /// - Throws: `DocumentError.printerUnreachable` (a printer that does not answer),
-  ///   `.printJobUnknown` (a job the printer does not know), `.printRefused` (another IPP
-  ///   error); `FileError` writing the journal.
+  ///   `.printerUnknown` (a queue gone), `.printJobUnknown` (a job the printer does not know),
+  ///   `.printUnauthorized`, `.printRefused` (another IPP error); `FileError` writing the
+  ///   journal.
   public static func wait(
     for jobs: [SubmittedJob], files: [PreparedFile], seconds: Double,
-    journal: PrintJournal? = nil
+    journal: PrintJournal? = nil, access: PrintAccess = PrintAccess()
   ) throws -> [SubmittedJob] {
     var jobs = jobs
     for index in jobs.indices {
-      try checkURI(jobs[index].printer)
+      try checkPrinter(jobs[index].printer)
       if let entry = journal?.entry(jobID: jobs[index].jobID, printer: jobs[index].printer),
         let state = entry.state
       {
@@ -160,33 +200,33 @@ public enum PrintSubmitter {
     let deadline = Date().addingTimeInterval(seconds.isFinite ? max(0, seconds) : 0)
     var printers: [String] = []
     for job in jobs where !printers.contains(job.printer) { printers.append(job.printer) }
-    for printer in printers {
-      let waiting = zip(jobs.indices, files).filter {
-        jobs[$0.0].printer == printer && !isFinal(jobs[$0.0].state)
-      }
-      guard !waiting.isEmpty else { continue }
-      let destination = try CupsDestination(uri: printer)
-      let connection = try CupsConnection(to: destination, printer: printer)
-      for (index, file) in waiting {
-        var pause: UInt32 = 20_000
-        while true {
-          let status = try jobState(
-            jobs[index].jobID, file: file.ticket.file, printer: printer, connection)
-          jobs[index].state = status.state
-          jobs[index].stateReasons = status.reasons
-          jobs[index].stateMessage = status.message
-          // Once the time is up, every job left is still asked once, for its last state.
-          if isFinal(status.state) || Date() >= deadline { break }
-          usleep(pause)
-          pause = min(pause * 2, 500_000)
+    try CupsSession.with(access) { session in
+      for printer in printers {
+        let waiting = zip(jobs.indices, files).filter {
+          jobs[$0.0].printer == printer && !isFinal(jobs[$0.0].state)
         }
-        if isFinal(jobs[index].state), let journal,
-          var entry = journal.entry(jobID: jobs[index].jobID, printer: printer)
-        {
-          entry.state = jobs[index].state
-          entry.stateReasons = jobs[index].stateReasons
-          entry.stateMessage = jobs[index].stateMessage
-          try journal.record(entry)
+        guard !waiting.isEmpty else { continue }
+        let target = try CupsPrinter(printer, session)
+        for (index, file) in waiting {
+          var pause: UInt32 = 20_000
+          while true {
+            let status = try jobState(jobs[index].jobID, file: file.ticket.file, target, session)
+            jobs[index].state = status.state
+            jobs[index].stateReasons = status.reasons
+            jobs[index].stateMessage = status.message
+            // Once the time is up, every job left is still asked once, for its last state.
+            if isFinal(status.state) || Date() >= deadline { break }
+            usleep(pause)
+            pause = min(pause * 2, 500_000)
+          }
+          if isFinal(jobs[index].state), let journal,
+            var entry = journal.entry(jobID: jobs[index].jobID, printer: printer)
+          {
+            entry.state = jobs[index].state
+            entry.stateReasons = jobs[index].stateReasons
+            entry.stateMessage = jobs[index].stateMessage
+            try journal.record(entry)
+          }
         }
       }
     }
@@ -221,17 +261,20 @@ public enum PrintSubmitter {
   /// The state of job `jobID` (Get-Job-Attributes): `job-state` as its keyword, the reasons
   /// and the message.
   private static func jobState(
-    _ jobID: Int, file: String, printer: String, _ connection: borrowing CupsConnection
+    _ jobID: Int, file: String, _ target: borrowing CupsPrinter, _ session: CupsSession
   ) throws(DocumentError) -> (state: String, reasons: [String], message: String?) {
     guard let request = ippNewRequest(IPP_OP_GET_JOB_ATTRIBUTES) else {
       preconditionFailure("ippNewRequest failed: out of memory")
     }
-    ippAddString(request, IPP_TAG_OPERATION, IPP_TAG_URI, "printer-uri", nil, printer)
+    let printer = target.name
+    ippAddString(request, IPP_TAG_OPERATION, IPP_TAG_URI, "printer-uri", nil, target.uri)
     ippAddInteger(request, IPP_TAG_OPERATION, IPP_TAG_INTEGER, "job-id", Int32(clamping: jobID))
     ippAddString(
       request, IPP_TAG_OPERATION, IPP_TAG_NAME, "requesting-user-name", nil, cupsUser())
     // cupsDoRequest frees the request, and returns nil when the printer did not answer.
-    guard let raw = cupsDoRequest(connection.raw, request, connection.resource) else {
+    guard let raw = cupsDoRequest(target.connection.raw, request, target.connection.resource)
+    else {
+      if let refusal = session.refusal(printer, "Get-Job-Attributes") { throw refusal }
       throw .unreachable(printer)
     }
     let response = IPPResponse(owning: raw)
@@ -240,6 +283,7 @@ public enum PrintSubmitter {
       if status == IPP_STATUS_ERROR_NOT_FOUND {
         throw .printJobUnknown(file: file, printer: printer, jobID: jobID)
       }
+      if let refusal = session.refusal(printer, "Get-Job-Attributes") { throw refusal }
       throw .printRefused(
         file: file, printer: printer,
         detail: "Get-Job-Attributes: \(String(cString: cupsLastErrorString()))")
@@ -282,9 +326,9 @@ public enum PrintSubmitter {
   }
 
   private static func submit(
-    _ file: PreparedFile, printer: String, busySeconds: Double,
-    _ connection: borrowing CupsConnection, _ destination: borrowing CupsDestination,
-    _ info: borrowing CupsDestinationInfo, created: (Int) throws(FileError) -> Void
+    _ file: PreparedFile, busySeconds: Double, _ target: borrowing CupsPrinter,
+    _ info: borrowing CupsDestinationInfo, _ session: CupsSession,
+    created: (Int) throws(FileError) -> Void
   ) throws -> Int {
     let (descriptor, _) = try FileIO.openForReading(file.document)
     defer { close(descriptor) }
@@ -293,16 +337,20 @@ public enum PrintSubmitter {
     defer { cupsFreeOptions(count, list) }
     for (name, value) in options(file.ticket) { count = cupsAddOption(name, value, count, &list) }
     let title = file.ticket.document
+    let printer = target.name
+    let connection = target.connection.raw
+    let destination = target.destination.raw
     func refused(_ what: String) -> DocumentError {
-      .printRefused(
-        file: file.ticket.file, printer: printer,
-        detail: "\(what): \(String(cString: cupsLastErrorString()))")
+      session.refusal(printer, what)
+        ?? .printRefused(
+          file: file.ticket.file, printer: printer,
+          detail: "\(what): \(String(cString: cupsLastErrorString()))")
     }
     var jobID: Int32 = 0
     let deadline = Date().addingTimeInterval(busySeconds.isFinite ? max(0, busySeconds) : 60)
     while true {
       let status = cupsCreateDestJob(
-        connection.raw, destination.raw, info.raw, &jobID, title, count, list)
+        connection, destination, info.raw, &jobID, title, count, list)
       if isSuccess(status) { break }
       guard status == IPP_STATUS_ERROR_BUSY, Date() < deadline else {
         throw refused("Create-Job")
@@ -312,7 +360,7 @@ public enum PrintSubmitter {
     try created(Int(jobID))
     guard
       cupsStartDestDocument(
-        connection.raw, destination.raw, info.raw, jobID, title, "application/pdf", 0, nil, 1)
+        connection, destination, info.raw, jobID, title, "application/pdf", 0, nil, 1)
         == HTTP_STATUS_CONTINUE
     else { throw refused("Send-Document") }
     var buffer = [CChar](repeating: 0, count: 1 << 16)
@@ -325,23 +373,23 @@ public enum PrintSubmitter {
         throw FileError.unreadable(path: file.document, reason: .system(errno))
       }
       if read == 0 { break }
-      guard cupsWriteRequestData(connection.raw, buffer, read) == HTTP_STATUS_CONTINUE else {
+      guard cupsWriteRequestData(connection, buffer, read) == HTTP_STATUS_CONTINUE else {
         throw refused("sending the document")
       }
     }
-    guard isSuccess(cupsFinishDestDocument(connection.raw, destination.raw, info.raw)) else {
+    guard isSuccess(cupsFinishDestDocument(connection, destination, info.raw)) else {
       throw refused("Send-Document")
     }
     return Int(jobID)
   }
 
   /// Whether an IPP status is one of the successful ones (0x0000-0x00FF).
-  private static func isSuccess(_ status: ipp_status_t) -> Bool {
+  fileprivate static func isSuccess(_ status: ipp_status_t) -> Bool {
     status.rawValue >= 0 && status.rawValue < 0x100
   }
 }
 
-// The three libcups objects of a submission. Raw pointers stay in this file.
+// What a submission is made of. Raw pointers stay in this file.
 
 extension DocumentError {
   /// `printerUnreachable` for `printer` with libcups' last error text.
@@ -350,7 +398,159 @@ extension DocumentError {
   }
 }
 
-/// A destination made by `cupsGetDestWithURI`.
+/// A printer as given: an IPP URI, sent to directly, or a CUPS queue's name, sent to through
+/// the scheduler.
+enum PrinterName: Equatable {
+  case device(String)
+  case queue(String)
+
+  /// The longest queue name CUPS accepts, in bytes.
+  static let maximumQueueLength = 127
+
+  /// `printer` read as a URI or a queue name.
+  ///
+  /// - Throws: `DocumentError.printerUnreachable` when it is neither (another scheme; a name
+  ///   with characters `lpadmin` refuses: controls, spaces, `/ \ ? ' " #`, or `@`, which
+  ///   would name another server).
+  init(_ printer: String) throws(DocumentError) {
+    if printer.hasPrefix("ipp://") || printer.hasPrefix("ipps://") {
+      self = .device(printer)
+      return
+    }
+    let shown = SafeText.excerpt(printer)
+    if printer.contains("://") {
+      throw .printerUnreachable(
+        printer: shown, detail: "not an ipp:// or ipps:// URI, nor a CUPS queue name")
+    }
+    let refused = Set("/\\?'\"#@".utf8)
+    guard (1...Self.maximumQueueLength).contains(printer.utf8.count),
+      printer.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F && !refused.contains($0) })
+    else {
+      throw .printerUnreachable(
+        printer: shown,
+        detail: "not an ipp:// or ipps:// URI, nor a CUPS queue name (1 to 127 bytes, without "
+          + "spaces, control characters or / \\ ? ' \" # @)")
+    }
+    self = .queue(printer)
+  }
+}
+
+/// libcups' settings for one call on one thread: the scheduler, the user, and the password
+/// callback (`cupsSetPasswordCB2`), which answers from the credentials and never prompts.
+///
+/// libcups keeps these per thread; `with` sets them for its body and afterwards leaves the
+/// thread on libcups' default scheduler and user with a callback that answers nothing (libcups'
+/// own callback would prompt on the terminal and wait). Not Sendable: it lives on its thread.
+final class CupsSession {
+  /// The scheduler and credentials.
+  let access: PrintAccess
+  /// The password as libcups takes it (kept alive while libcups may read it).
+  private let password: UnsafeMutablePointer<CChar>?
+  /// The connections the password was given on: asked again on one, it was refused.
+  private var answered: Set<UInt> = []
+  /// Whether libcups asked for a password.
+  private(set) var asked = false
+  /// Whether a printer asked again on a connection after being given the password.
+  private(set) var refused = false
+
+  private init(_ access: PrintAccess) {
+    self.access = access
+    password = access.credentials.map { strdup($0.password) }
+  }
+
+  deinit { free(password) }
+
+  /// Runs `body` with libcups set up for `access` on this thread.
+  static func with<Value>(_ access: PrintAccess, _ body: (CupsSession) throws -> Value) throws
+    -> Value
+  {
+    let session = CupsSession(access)
+    if let scheduler = access.scheduler { cupsSetServer(scheduler) }
+    if let user = access.credentials?.user { cupsSetUser(user) }
+    cupsSetPasswordCB2(
+      { _, http, _, _, context in
+        guard let context else { return nil }
+        return Unmanaged<CupsSession>.fromOpaque(context).takeUnretainedValue().answer(http)
+      }, Unmanaged.passUnretained(session).toOpaque())
+    defer {
+      cupsSetPasswordCB2({ _, _, _, _, _ in nil }, nil)
+      if access.credentials != nil { cupsSetUser(nil) }
+      if access.scheduler != nil { cupsSetServer(nil) }
+    }
+    return try body(session)
+  }
+
+  /// The scheduler libcups talks to now: `host:port`, or the socket's path.
+  static var scheduler: String {
+    let server = String(cString: cupsServer())
+    return server.hasPrefix("/") ? server : "\(server):\(ippPort())"
+  }
+
+  /// Forgets that `connection` (just opened, perhaps where a closed one was) was answered.
+  func opened(_ connection: OpaquePointer) {
+    answered.remove(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))))
+  }
+
+  /// The password for libcups' question on `http`: once a connection; nil (libcups gives up)
+  /// when there are no credentials or the printer asked again after getting them.
+  private func answer(_ http: OpaquePointer?) -> UnsafePointer<CChar>? {
+    asked = true
+    guard let password else { return nil }
+    let key = http.map { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer($0))) } ?? 0
+    guard answered.insert(key).inserted else {
+      refused = true
+      return nil
+    }
+    return UnsafePointer(password)
+  }
+
+  /// `printUnauthorized` for `printer` when libcups' last error (after `what`) says the
+  /// credentials were missing or refused, else nil.
+  func refusal(_ printer: String, _ what: String) -> DocumentError? {
+    let status = cupsLastError()
+    let authentication = [
+      IPP_STATUS_ERROR_NOT_AUTHENTICATED, IPP_STATUS_ERROR_NOT_AUTHORIZED,
+      IPP_STATUS_ERROR_FORBIDDEN, IPP_STATUS_ERROR_CUPS_AUTHENTICATION_CANCELED,
+    ]
+    guard authentication.contains(status) || refused else { return nil }
+    return .printUnauthorized(
+      printer: printer, user: access.credentials?.user,
+      detail: "\(what): \(String(cString: cupsLastErrorString()))")
+  }
+}
+
+/// A printer to send to: its destination, a connection (to the device for a URI, to the
+/// scheduler for a queue), and the URI requests name it by.
+struct CupsPrinter: ~Copyable {
+  /// The printer as given (URI or queue name).
+  let name: String
+  /// The printer's URI for requests: the device's, or the queue's on the scheduler
+  /// (`printer-uri-supported`).
+  let uri: String
+  fileprivate let destination: CupsDestination
+  fileprivate let connection: CupsConnection
+
+  /// Connects to `printer`: for a queue, to the scheduler first, then asks it for the queue.
+  ///
+  /// - Throws: `DocumentError.printerUnreachable`, `.printerUnknown`, `.printUnauthorized`.
+  init(_ printer: String, _ session: CupsSession) throws(DocumentError) {
+    name = printer
+    switch try PrinterName(printer) {
+    case .device(let uri):
+      let destination = try CupsDestination(uri: uri)
+      connection = try CupsConnection(toDevice: destination, printer: uri, session)
+      self.destination = destination
+      self.uri = uri
+    case .queue(let queue):
+      let connection = try CupsConnection(toSchedulerFor: queue, session)
+      destination = try CupsDestination(queue: queue, connection, session)
+      self.connection = connection
+      uri = destination.option("printer-uri-supported") ?? "ipp://localhost/printers/\(queue)"
+    }
+  }
+}
+
+/// A destination made by `cupsGetDestWithURI` or `cupsGetNamedDest`.
 ///
 /// Owns it; freed with `cupsFreeDests` when destroyed.
 struct CupsDestination: ~Copyable {
@@ -368,25 +568,51 @@ struct CupsDestination: ~Copyable {
     handleScope = LiveHandles.opened("cups_dest_t")
   }
 
+  /// The queue `queue` as the scheduler at the other end of `connection` describes it.
+  ///
+  /// - Throws: `DocumentError.printerUnknown` when the scheduler has no such queue,
+  ///   `.printUnauthorized` when it wants credentials to say, `.printerUnreachable` otherwise.
+  init(queue: String, _ connection: borrowing CupsConnection, _ session: CupsSession)
+    throws(DocumentError)
+  {
+    guard let raw = cupsGetNamedDest(connection.raw, queue, nil) else {
+      if cupsLastError() == IPP_STATUS_ERROR_NOT_FOUND {
+        throw .printerUnknown(printer: queue, scheduler: CupsSession.scheduler)
+      }
+      if let refusal = session.refusal(queue, "looking up the queue") { throw refusal }
+      throw .unreachable(queue)
+    }
+    self.raw = raw
+    handleScope = LiveHandles.opened("cups_dest_t")
+  }
+
+  /// The destination's option `name` (`printer-uri-supported`...), if it has one.
+  func option(_ name: String) -> String? {
+    cupsGetOption(name, raw.pointee.num_options, raw.pointee.options).map { String(cString: $0) }
+  }
+
   deinit {
     cupsFreeDests(1, raw)
     LiveHandles.closed("cups_dest_t", in: handleScope)
   }
 }
 
-/// A connection made by `cupsConnectDest` straight to the device (no scheduler).
+/// A connection to a printer: made by `cupsConnectDest` straight to the device, or by
+/// `httpConnect2` to the scheduler libcups is set up for.
 ///
 /// Owns it; closed with `httpClose` when destroyed.
 struct CupsConnection: ~Copyable {
   fileprivate let raw: OpaquePointer
-  /// The printer's resource path (`/ipp/print`), for requests over the connection.
+  /// The resource path for requests over the connection (`/ipp/print`; `/` on a scheduler).
   fileprivate let resource: String
   private let handleScope: LiveHandles.Scope?
 
-  /// Connects to `destination`, waiting up to 30 s.
+  /// Connects to `destination`'s device, waiting up to 30 s.
   ///
   /// - Throws: `DocumentError.printerUnreachable`.
-  init(to destination: borrowing CupsDestination, printer: String) throws(DocumentError) {
+  init(toDevice destination: borrowing CupsDestination, printer: String, _ session: CupsSession)
+    throws(DocumentError)
+  {
     var resource = [CChar](repeating: 0, count: 1024)
     guard
       let raw = cupsConnectDest(
@@ -399,6 +625,29 @@ struct CupsConnection: ~Copyable {
     self.resource = resource.withUnsafeBufferPointer { buffer in
       buffer.baseAddress.map { String(cString: $0) } ?? "/"
     }
+    session.opened(raw)
+    handleScope = LiveHandles.opened("http_t")
+  }
+
+  /// Connects to the scheduler for `queue`, waiting up to 30 s.
+  ///
+  /// The scheduler is libcups' (`cupsServer()`, `ippPort()`, `cupsEncryption()`). The connection has the scheduler's own name and port, so that
+  /// `cupsCopyDestInfo` asks the queue, not its device.
+  ///
+  /// - Throws: `DocumentError.printerUnreachable` naming the scheduler.
+  init(toSchedulerFor queue: String, _ session: CupsSession) throws(DocumentError) {
+    guard
+      let raw = httpConnect2(
+        cupsServer(), ippPort(), nil, AF_UNSPEC, cupsEncryption(), 1, 30_000, nil)
+    else {
+      throw .printerUnreachable(
+        printer: queue,
+        detail: "the CUPS scheduler at '\(CupsSession.scheduler)' does not answer: "
+          + String(cString: cupsLastErrorString()))
+    }
+    self.raw = raw
+    resource = "/"
+    session.opened(raw)
     handleScope = LiveHandles.opened("http_t")
   }
 
@@ -415,15 +664,13 @@ struct CupsDestinationInfo: ~Copyable {
   fileprivate let raw: OpaquePointer
   private let handleScope: LiveHandles.Scope?
 
-  /// The printer's attributes, asked over `connection`.
+  /// The attributes of `printer` (the queue's, through the scheduler, for a queue).
   ///
-  /// - Throws: `DocumentError.printerUnreachable`.
-  init(
-    _ connection: borrowing CupsConnection, _ destination: borrowing CupsDestination,
-    printer: String
-  ) throws(DocumentError) {
-    guard let raw = cupsCopyDestInfo(connection.raw, destination.raw) else {
-      throw .unreachable(printer)
+  /// - Throws: `DocumentError.printUnauthorized`, `.printerUnreachable`.
+  init(_ printer: borrowing CupsPrinter, _ session: CupsSession) throws(DocumentError) {
+    guard let raw = cupsCopyDestInfo(printer.connection.raw, printer.destination.raw) else {
+      if let refusal = session.refusal(printer.name, "Get-Printer-Attributes") { throw refusal }
+      throw .unreachable(printer.name)
     }
     self.raw = raw
     handleScope = LiveHandles.opened("cups_dinfo_t")

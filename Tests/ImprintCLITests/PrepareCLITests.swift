@@ -84,6 +84,49 @@ struct PrepareCLITests {
       refused.stderr.hasPrefix("error: the printer '\(printer.uri)' refused"), "\(refused.stderr)")
   }
 
+  @Test("--printer QUEUE through CUPS_SERVER's scheduler; --password-file for one that asks")
+  func queue() async throws {
+    let folder = TemporaryFolder()
+    let order = try order(in: folder, #"{"path":"uploads/handout.pdf"}"#)
+    let printer = try TestPrinter(folder: folder)
+    let scheduler = try TestScheduler(folder: folder, users: ["clerk": "s3cret"])
+    try scheduler.addQueue("front-desk", device: printer.uri)
+    /// The built imprint, as a shop runs it, with CUPS_SERVER naming the private scheduler.
+    func prepare(_ queue: String, _ output: String, _ extra: [String] = []) throws -> ToolResult {
+      try runTool(
+        "/usr/bin/env",
+        [
+          "CUPS_SERVER=\(scheduler.address)", imprintExecutable, "prepare", order, "--prices",
+          Self.examples + "prices-booster.json", "-o", folder.file(output), "--printer", queue,
+        ] + extra)
+    }
+    let unknown = try prepare("back-office", "unknown")
+    #expect(unknown.status == 1)
+    #expect(
+      unknown.stderr.hasPrefix(
+        "error: the CUPS scheduler at '\(scheduler.address)' has no queue named 'back-office'\n"
+          + "hint: 'lpstat -e' lists"), "\(unknown.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("unknown")))
+    let none = try prepare("front-desk", "none")
+    #expect(none.status == 1)
+    #expect(
+      none.stderr.hasPrefix("error: the printer 'front-desk' asks for credentials"),
+      "\(none.stderr)")
+    let password = folder.file("password")
+    try Data("clerk:s3cret\n".utf8).write(to: URL(fileURLWithPath: password))
+    chmod(password, 0o644)
+    let exposed = try prepare("front-desk", "exposed", ["--password-file", password])
+    #expect(exposed.status == 1 && exposed.stderr.contains("mode is 644"), "\(exposed.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("exposed")))
+    chmod(password, 0o600)
+    let printed = try prepare("front-desk", "out", ["--password-file", password, "--wait"])
+    #expect(printed.status == 0, "\(printed.stderr)")
+    let last = printed.stdout.split(separator: "\n").last.map(String.init) ?? ""
+    #expect(last.hasPrefix(folder.file("out/1-handout.pdf") + ": job "), "\(printed.stdout)")
+    #expect(last.contains(" on front-desk: completed"), "\(last)")
+    #expect(printer.jobs(count: 1).count == 1)
+  }
+
   @Test("--wait reports how each job ended; an aborted job is exit 1 with the printer's reason")
   func wait() async throws {
     let folder = TemporaryFolder()
@@ -113,7 +156,7 @@ struct PrepareCLITests {
     let usage = await imprint([
       "prepare", order, "--prices", prices, "-o", folder.file("again"), "--wait",
     ])
-    #expect(usage.code == 2 && usage.stderr.contains("--wait needs --printer <uri>"))
+    #expect(usage.code == 2 && usage.stderr.contains("--wait needs --printer <uri|queue>"))
   }
 
   @Test("the sample order: its two PDFs and its photo, on A3 with the JPEG as it is")

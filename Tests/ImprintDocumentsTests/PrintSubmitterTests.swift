@@ -9,27 +9,30 @@ import ImprintPricing
 import ImprintTestSupport
 import Testing
 
+/// USD rates on A4, A3 and Letter, and stapling.
+let printerPrices = #"""
+  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
+   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
+   "paper":{"A4":{"plain":2},"A3":{"plain":4},"Letter":{"plain":2}},
+   "extras":{"staple":{"per":"copy","amount":10}}}
+  """#
+
+/// An order of `files` (each of the 5-page `a.pdf`, written first) priced by `printerPrices`,
+/// prepared into `folder/out`.
+func preparedForPrinter(in folder: TemporaryFolder, files: [String]) async throws
+  -> PreparedOrder
+{
+  try HostileDocuments.write(
+    try NumberedPages.drawn(Array(repeating: .a4, count: 5)), to: folder.file("a.pdf"))
+  return try await prepareOrder(in: folder, prices: printerPrices, files: files)
+}
+
 @Suite("PrintSubmitter: prepared files to an IPP printer", .liveHandlesChecked)
 struct PrintSubmitterTests {
-  /// An order of `files` (each of the 5-page `a.pdf`) prepared into `folder/out`.
-  private func prepared(in folder: TemporaryFolder, files: [String]) async throws
-    -> PreparedOrder
-  {
-    try HostileDocuments.write(
-      try NumberedPages.drawn(Array(repeating: .a4, count: 5)), to: folder.file("a.pdf"))
-    let prices = #"""
-      {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-       "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-       "paper":{"A4":{"plain":2},"A3":{"plain":4},"Letter":{"plain":2}},
-       "extras":{"staple":{"per":"copy","amount":10}}}
-      """#
-    return try await prepareOrder(in: folder, prices: prices, files: files)
-  }
-
   @Test("each file arrives whole, with its pages, copies, sides, media, colour and finishings")
   func received() async throws {
     let folder = TemporaryFolder()
-    let order = try await prepared(
+    let order = try await preparedForPrinter(
       in: folder,
       files: [
         #"{"path":"a.pdf","nUp":2,"duplex":"long-edge","copies":2,"color":"color","extras":["staple"]}"#,
@@ -77,7 +80,7 @@ struct PrintSubmitterTests {
   @Test("a paper the printer does not offer is print.refused, naming the file")
   func refused() async throws {
     let folder = TemporaryFolder()
-    let order = try await prepared(in: folder, files: [#"{"path":"a.pdf","paper":"A3"}"#])
+    let order = try await preparedForPrinter(in: folder, files: [#"{"path":"a.pdf","paper":"A3"}"#])
     let printer = try TestPrinter(folder: folder)
     let error = #expect(throws: DocumentError.self) {
       try PrintSubmitter.submit(order.files, printer: printer.uri)
@@ -131,7 +134,7 @@ struct PrintSubmitterTests {
     arguments: ["free port", "http://localhost/printer"])
   func unreachable(kind: String) async throws {
     let folder = TemporaryFolder()
-    let order = try await prepared(in: folder, files: [#"{"path":"a.pdf"}"#])
+    let order = try await preparedForPrinter(in: folder, files: [#"{"path":"a.pdf"}"#])
     let uri =
       kind == "free port" ? "ipp://localhost:\(TestPrinter.freePort())/ipp/print" : kind
     let error = #expect(throws: DocumentError.self) {

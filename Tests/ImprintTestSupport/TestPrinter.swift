@@ -118,7 +118,7 @@ public final class TestPrinter {
   }
 
   /// Whether something accepts connections on `port` within 10 s while `process` runs.
-  private static func waitForListener(port: Int, process: Process) -> Bool {
+  static func waitForListener(port: Int, process: Process) -> Bool {
     let deadline = Date().addingTimeInterval(10)
     while Date() < deadline && process.isRunning {
       let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
