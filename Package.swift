@@ -101,7 +101,7 @@ let package = Package(
       name: "ImprintService",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPricing", "CMHD",
+        "ImprintPricing", "ImprintBatch", "CMHD",
       ],
       // The OpenAPI document served at /openapi.json, found through Bundle.module
       // (ImprintService.openAPIDocument()).

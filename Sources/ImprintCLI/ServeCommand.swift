@@ -17,8 +17,12 @@ enum ServeCommand {
       POST /v1/inspect (the document as the body or a multipart part 'file'; the JSON of \
       'imprint inspect --json'), POST /v1/thumbnail (the same upload; a PNG or JPEG of one \
       page), POST /v1/quote (multipart: the part 'order' and a part per file, named by its \
-      path in the order; priced by a price list of the configuration). Errors are JSON: \
-      {"error": {"code", "message", "hint"}} with 400, 401, 404, 405, 413, 415, 422 or 503. \
+      path in the order; priced by a price list of the configuration), POST /v1/batch \
+      (multipart: the part 'manifest' and a part per input file; 202 and a job id, run in the \
+      background as 'imprint batch' runs it), GET and DELETE /v1/jobs/ID (a job's state and \
+      results), GET /v1/jobs/ID/files/PATH (one of its outputs). Errors are JSON: \
+      {"error": {"code", "message", "hint"}} with 400, 401, 404, 405, 409, 413, 415, 422, 503 \
+      or 507. \
       Documents are read in \
       sandboxed workers. HTTP/1.1 with keep-alive, no TLS: put a reverse proxy in front. \
       --config reads the options from a JSON file (the long options in camelCase, and \
@@ -50,6 +54,14 @@ enum ServeCommand {
         "token-file", "<file>",
         "Ask every request but /healthz and /readyz for this bearer token."),
       .flag("public-metrics", "Serve /metrics without the token."),
+      .value(
+        "job-queue", "<n>",
+        "Long jobs (/v1/batch) queued or running at most before 503 (default 8)."),
+      .value(
+        "jobs-kept", "<n>", "Finished long jobs kept; the oldest are removed (default 32)."),
+      .value(
+        "jobs-disk", "<bytes>",
+        "Bytes the long jobs' files may hold (default 1073741824, 1 GiB)."),
     ] + DocumentCommands.limitOptions.filter { !["password", "jobs"].contains($0.name) }
   ) { arguments, console in
     var settings =
@@ -79,6 +91,12 @@ enum ServeCommand {
       ?? settings.memoryLimit
     settings.timeout =
       try arguments.double("timeout", in: ServiceSettings.Range.timeout) ?? settings.timeout
+    settings.jobQueue =
+      try arguments.int("job-queue", in: ServiceSettings.Range.jobQueue) ?? settings.jobQueue
+    settings.jobsKept =
+      try arguments.int("jobs-kept", in: ServiceSettings.Range.jobsKept) ?? settings.jobsKept
+    settings.jobsDisk =
+      try arguments.int("jobs-disk", in: ServiceSettings.Range.jobsDisk) ?? settings.jobsDisk
 
     let address: ListenAddress
     do throws(ServiceError) {

@@ -62,7 +62,12 @@ struct HTTPResponse: Sendable {
     if case .methodNotAllowed(_, _, let allowed) = error as? ServiceError {
       response.headers.append(("Allow", allowed.joined(separator: ", ")))
     }
-    if case .busy = error as? ServiceError { response.headers.append(("Retry-After", "1")) }
+    switch error as? ServiceError {
+    case .busy: response.headers.append(("Retry-After", "1"))
+    // A job ahead ends in seconds or minutes: a client polls no faster than that.
+    case .jobQueueFull, .jobStorageFull: response.headers.append(("Retry-After", "10"))
+    default: break
+    }
     if case .unauthorized(_, let presented) = error as? ServiceError {
       response.headers.append(
         (

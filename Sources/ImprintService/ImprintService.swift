@@ -48,6 +48,12 @@ public struct ServiceConfiguration: Sendable {
   /// The named price lists (reloaded by `ImprintService.reloadPriceLists`, on SIGHUP under
   /// `run`); none by default.
   public var priceLists = PriceListStore()
+  /// How much long work (`/v1/batch`) is kept: jobs queued or running, finished jobs kept,
+  /// bytes on disk.
+  public var jobLimits = JobLimits()
+  /// The folder in which the jobs' private folder is made (the system's temporary folder when
+  /// nil); that folder is removed when the service stops.
+  public var jobsParent: String?
   /// Told of every request once it completed; nil for none.
   ///
   /// Called on the server's event thread: keep it quick. `imprint serve --access-log` writes
@@ -70,7 +76,8 @@ public struct ServiceConfiguration: Sendable {
 ///
 /// Routes: `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.json` (the OpenAPI
 /// document of them all), `POST /v1/qr`, `POST /v1/card`, `POST /v1/inspect`,
-/// `POST /v1/thumbnail`, `POST /v1/quote`. Designs and the
+/// `POST /v1/thumbnail`, `POST /v1/quote`, and the long work: `POST /v1/batch` (202 and a job),
+/// `GET` and `DELETE /v1/jobs/ID`, `GET /v1/jobs/ID/files/PATH`. Designs and the
 /// OpenAPI document are loaded once, when the service is made; documents are read in the sandbox's
 /// workers, so a hostile upload costs a worker, never the server.
 public final class ImprintService: Sendable {
@@ -80,6 +87,8 @@ public final class ImprintService: Sendable {
   let sandbox: DocumentSandbox
   let loader: CardInputLoader
   let metrics = ServiceMetrics(routes: ImprintService.routes.keys)
+  /// The long jobs (`/v1/batch`), in a private folder removed by `stop`.
+  let jobs: JobStore
   /// The bytes `GET /openapi.json` answers with (`openAPIDocument()`).
   let openAPI: [UInt8]
   private let server: HTTPServer
@@ -88,7 +97,7 @@ public final class ImprintService: Sendable {
   /// yet.
   ///
   /// - Throws: `CardError` when a design cannot be loaded; `FileError` when the OpenAPI
-  ///   document is not deployed (`openAPIDocument()`).
+  ///   document is not deployed (`openAPIDocument()`) or the jobs' folder cannot be made.
   public init(_ configuration: ServiceConfiguration) throws {
     self.configuration = configuration
     openAPI = try Self.openAPIDocument()
@@ -102,6 +111,7 @@ public final class ImprintService: Sendable {
       workers: configuration.concurrentRequests)
     self.sandbox = sandbox
     loader = CardInputLoader(placeholder: configuration.placeholder, decoder: sandbox)
+    jobs = try JobStore(parent: configuration.jobsParent, limits: configuration.jobLimits)
     let pool = WorkPool(
       width: configuration.concurrentRequests, queueLimit: configuration.queueLength)
     let box = Weak()
@@ -136,8 +146,12 @@ public final class ImprintService: Sendable {
 
   /// Stops gracefully: new connections are refused, `/readyz` answers 503, requests already
   /// begun are finished (responses say `Connection: close`), then the server stops.
+  ///
+  /// Long jobs live in this process: the folder of their files is removed (one still running
+  /// fails its writes, or ends with the process).
   public func stop() {
     server.stop(drainSeconds: configuration.drainSeconds)
+    jobs.removeAll()
   }
 
   /// Serves until SIGTERM or SIGINT, then stops gracefully; SIGHUP reloads the price lists.
@@ -189,7 +203,8 @@ public final class ImprintService: Sendable {
     "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/metrics": ["GET", "HEAD"],
     "/openapi.json": ["GET", "HEAD"], "/v1/qr": ["POST"], "/v1/card": ["POST"],
     "/v1/inspect": ["POST"], "/v1/thumbnail": ["POST"],
-    "/v1/quote": ["POST"],
+    "/v1/quote": ["POST"], "/v1/batch": ["POST"], "/v1/jobs/{id}": ["GET", "DELETE"],
+    "/v1/jobs/{id}/files/{path}": ["GET"],
   ]
 
   /// The answer to a request that is quick to make (`GET` or `HEAD` of `/healthz`, `/readyz`,
@@ -211,21 +226,21 @@ public final class ImprintService: Sendable {
             inFlight: server.inFlight, running: running, queued: waiting,
             queueLimit: server.pool.queueLimit, workerRestarts: sandbox.workersReplaced,
             priceLists: configuration.priceLists.files.count,
-            priceListReloads: configuration.priceLists.reloadCounts)))
+            priceListReloads: configuration.priceLists.reloadCounts, jobs: jobs.counts)))
     default:
       return nil
     }
   }
 
   private func route(_ request: HTTPRequest) async throws -> HTTPResponse {
-    guard let methods = Self.routes[request.path] else {
+    guard let key = Self.routeKey(request.path), let methods = Self.routes[key] else {
       throw ServiceError.notFound(method: request.method, path: request.path)
     }
     guard methods.contains(request.method) else {
       throw ServiceError.methodNotAllowed(
         method: request.method, path: request.path, allowed: methods)
     }
-    switch request.path {
+    switch key {
     case "/openapi.json":
       return HTTPResponse(status: 200, contentType: "application/json", body: openAPI)
     case "/v1/qr":
@@ -238,6 +253,10 @@ public final class ImprintService: Sendable {
       return try await quote(request)
     case "/v1/inspect":
       return try await inspect(request)
+    case "/v1/batch":
+      return try await batch(request)
+    case "/v1/jobs/{id}", "/v1/jobs/{id}/files/{path}":
+      return try job(request)
     default:
       // The quick routes, answered here only when the event thread did not (HEAD, GET).
       guard let answer = respondInline(request) else {

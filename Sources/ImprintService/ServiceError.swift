@@ -38,6 +38,20 @@ public enum ServiceError: ImprintError, Equatable {
   case duplicatePart(path: String, name: String)
   /// No price list of this name was configured (`available`: the names that were).
   case unknownPriceList(name: String, available: [String])
+  /// No job of this id is kept (never accepted, or removed: by DELETE, or as one of the oldest).
+  case unknownJob(id: String)
+  /// Job `id` has no output at `path`.
+  case unknownJobFile(id: String, path: String)
+  /// As many jobs as the limit are queued or running.
+  case jobQueueFull(queued: Int)
+  /// A job's files (`bytes`) are over the limit of all jobs' bytes on their own.
+  case jobTooLarge(bytes: Int, limit: Int)
+  /// A job's files (`bytes`) do not fit beside the jobs queued and running (`held`).
+  case jobStorageFull(bytes: Int, held: Int, limit: Int)
+  /// Job `id` is running: it can be removed once it ends.
+  case jobRunning(id: String)
+  /// A manifest sent to the service names a printer (line `line`, job `id`).
+  case printerNotAllowed(line: Int, id: String)
   /// Every worker is busy and the queue is full.
   case busy(queued: Int)
   /// The request was not answered within the request timeout (`seconds`), counted from its
@@ -71,6 +85,13 @@ public enum ServiceError: ImprintError, Equatable {
     case .missingPart: "http.missingPart"
     case .duplicatePart: "http.duplicatePart"
     case .unknownPriceList: "http.unknownPriceList"
+    case .unknownJob: "http.unknownJob"
+    case .unknownJobFile: "http.unknownJobFile"
+    case .jobQueueFull: "http.jobQueueFull"
+    case .jobTooLarge: "http.jobTooLarge"
+    case .jobStorageFull: "http.jobStorageFull"
+    case .jobRunning: "http.jobRunning"
+    case .printerNotAllowed: "http.printerNotAllowed"
     case .busy: "http.busy"
     case .deadlineExceeded: "http.deadlineExceeded"
     case .listen: "service.listen"
@@ -121,6 +142,22 @@ public enum ServiceError: ImprintError, Equatable {
       "no price list is named '\(SafeText.excerpt(name, limit: 100))'; "
         + (available.isEmpty
           ? "the server has none" : "the server has " + available.joined(separator: ", "))
+    case .unknownJob(let id):
+      "no job has the id '\(SafeText.excerpt(id, limit: 100))'"
+    case .unknownJobFile(let id, let path):
+      "job '\(id)' has no output '\(SafeText.excerpt(path, limit: 200))'"
+    case .jobQueueFull(let queued):
+      "\(queued) jobs are queued or running, the most the server takes"
+    case .jobTooLarge(let bytes, let limit):
+      "the job's files are \(bytes) bytes; all jobs together may hold \(limit)"
+    case .jobStorageFull(let bytes, let held, let limit):
+      "the job's files are \(bytes) bytes and the jobs queued or running hold \(held); all jobs "
+        + "together may hold \(limit)"
+    case .jobRunning(let id):
+      "job '\(id)' is running; it can be removed once it ends"
+    case .printerNotAllowed(let line, let id):
+      "manifest line \(line) (job '\(SafeText.excerpt(id, limit: 100))') names a printer; a "
+        + "batch sent to the service prints nowhere"
     case .busy(let queued):
       "every worker is busy and \(queued) requests are waiting"
     case .deadlineExceeded(let path, let seconds):
@@ -155,6 +192,16 @@ public enum ServiceError: ImprintError, Equatable {
     case .unsupportedPartEncoding: "send the part's bytes as they are (binary)"
     case .unknownPriceList:
       "price lists are named in the server's configuration file (--config, priceLists)"
+    case .unknownJob:
+      "the id is the one the route that accepted the job answered; finished jobs are kept until "
+        + "removed, the oldest first past the server's jobsKept"
+    case .unknownJobFile: "GET /v1/jobs/ID lists the job's files once it ended"
+    case .jobQueueFull, .jobStorageFull: "retry after the time in Retry-After"
+    case .jobTooLarge: "send fewer files in each job, or start the server with a larger --jobs-disk"
+    case .jobRunning: "poll GET /v1/jobs/ID until it is done or failed, then remove it"
+    case .printerNotAllowed:
+      "leave 'printer' out: POST /v1/prepare sends orders to a printer named in the server's "
+        + "configuration"
     case .busy: "retry after the time in Retry-After"
     case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
     case .listen: "choose another port, or stop the program that holds this one"
@@ -170,15 +217,17 @@ public enum ServiceError: ImprintError, Equatable {
 enum ServiceStatus {
   /// 400 for a malformed request or body (not JSON, a multipart body that breaks its rules), 401
   /// without the bearer token, 404 for an unknown route,
-  /// template or price list, 405, 413 (a body or part over
-  /// its limit, too many parts), 415, 503 when busy or past the request timeout, 422 for input
+  /// template, price list, job or job file, 405, 409 for a running job removed, 413 (a body or
+  /// part over its limit, too many parts, a job's files over the jobs' limit), 415, 503 when
+  /// busy, past the request timeout or the job queue is full, 507 when a job's files do not fit
+  /// beside the running ones, 422 for input
   /// understood but refused (an invalid
   /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
   /// not Imprint's, files the server could not write).
   static func of(_ error: any Error) -> Int {
     if let error = error as? ServiceError {
       switch error {
-      case .notFound, .unknownPriceList: return 404
+      case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile: return 404
       case .methodNotAllowed: return 405
       case .bodyTooLarge: return 413
       case .unsupportedMediaType: return 415
@@ -188,7 +237,11 @@ enum ServiceStatus {
       case .tooManyParts, .partTooLarge: return 413
       case .unsupportedPartEncoding: return 415
       case .unauthorized: return 401
-      case .busy, .deadlineExceeded: return 503
+      case .busy, .deadlineExceeded, .jobQueueFull: return 503
+      case .jobTooLarge: return 413
+      case .jobStorageFull: return 507
+      case .jobRunning: return 409
+      case .printerNotAllowed: return 422
       case .listen, .invalidToken, .invalidSetting: return 500
       }
     }

@@ -82,7 +82,11 @@ final class ServiceMetrics: Sendable {
 
   /// Counts one completed request.
   func record(_ request: CompletedRequest) {
-    let route = routes.contains(request.path) ? request.path : "unmatched"
+    // A job's paths are counted under their templates (`/v1/jobs/{id}`): ids never become
+    // label values.
+    let route =
+      routes.contains(request.path)
+      ? request.path : ImprintService.routeKey(request.path) ?? "unmatched"
     let method = Self.methods.contains(request.method) ? request.method : "other"
     let seconds = request.durationMs / 1000
     state.withLock { state in
@@ -118,6 +122,8 @@ final class ServiceMetrics: Sendable {
     var priceLists = 0
     /// Price lists reloaded, and reloads refused (the previous list kept).
     var priceListReloads = (loaded: 0, failed: 0)
+    /// The long jobs: queued, running, finished and kept, their bytes, and those removed.
+    var jobs = JobStore.Counts()
   }
 
   /// The exposition: every family's `# HELP` and `# TYPE` once, then its samples, in a fixed
@@ -192,6 +198,19 @@ final class ServiceMetrics: Sendable {
     sample(
       "imprint_price_list_reloads_total", [("result", "loaded")],
       "\(gauges.priceListReloads.loaded)")
+    family("imprint_jobs", "gauge", "Long jobs kept, by state: queued, running, finished.")
+    for (state, count) in [
+      ("finished", gauges.jobs.finished), ("queued", gauges.jobs.queued),
+      ("running", gauges.jobs.running),
+    ] {
+      sample("imprint_jobs", [("state", state)], "\(count)")
+    }
+    family("imprint_jobs_bytes", "gauge", "Bytes counted for the long jobs' files.")
+    sample("imprint_jobs_bytes", [], "\(gauges.jobs.bytes)")
+    family(
+      "imprint_jobs_removed_total", "counter",
+      "Finished long jobs removed: by DELETE, or the oldest past the limits.")
+    sample("imprint_jobs_removed_total", [], "\(gauges.jobs.removed)")
     return out
   }
 

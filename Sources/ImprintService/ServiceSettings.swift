@@ -10,7 +10,8 @@ import ImprintDocuments
 ///
 /// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`, `queue`,
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
-/// `connectionTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, and `priceLists` (name → file). Paths are relative to the file's folder.
+/// `connectionTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`, `jobsKept`, `jobsDisk`,
+/// and `priceLists` (name → file). Paths are relative to the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
   /// `ADDRESS:PORT`.
   public var listen: String?
@@ -42,6 +43,12 @@ public struct ServiceSettings: Sendable, Equatable {
   public var timeout: Double?
   /// Price lists by name: each one's file.
   public var priceLists: [String: String]?
+  /// Long jobs queued or running at most.
+  public var jobQueue: Int?
+  /// Finished long jobs kept at most.
+  public var jobsKept: Int?
+  /// Bytes all long jobs' files may hold.
+  public var jobsDisk: Int?
 
   /// The ranges the numbers must be in (the command line's too).
   public enum Range {
@@ -63,6 +70,12 @@ public struct ServiceSettings: Sendable, Equatable {
     public static let memoryLimit = 128...65_536
     /// `timeout`, seconds.
     public static let timeout = 0.5...3600.0
+    /// `jobQueue`.
+    public static let jobQueue = 1...10_000
+    /// `jobsKept`.
+    public static let jobsKept = 0...100_000
+    /// `jobsDisk`, bytes.
+    public static let jobsDisk = 1...(1 << 50)
   }
 
   /// No settings.
@@ -120,6 +133,9 @@ public struct ServiceSettings: Sendable, Equatable {
       "memoryLimit", try reader.integer("memoryLimit"), Range.memoryLimit)
     settings.timeout = try ranged(
       "timeout", try reader.number("timeout")?.doubleValue, Range.timeout)
+    settings.jobQueue = try ranged("jobQueue", try reader.integer("jobQueue"), Range.jobQueue)
+    settings.jobsKept = try ranged("jobsKept", try reader.integer("jobsKept"), Range.jobsKept)
+    settings.jobsDisk = try ranged("jobsDisk", try reader.integer("jobsDisk"), Range.jobsDisk)
     if var lists = try reader.child("priceLists") {
       var files: [String: String] = [:]
       for name in lists.object.keys.sorted() {
@@ -152,7 +168,7 @@ public struct ServiceSettings: Sendable, Equatable {
 extension ServiceConfiguration {
   /// Takes the settings that are the configuration's own.
   ///
-  /// Those are the body, part, queue and job limits, the request and connection timeouts, the
+  /// Those are the body, part, queue and job limits, the long jobs' limits, the request and connection timeouts, the
   /// document workers' limits, the bearer token (read from its file), whether `/metrics` is
   /// public, and the price lists (read from their files). The address, the designs' folder and
   /// the access log's destination are the caller's to resolve.
@@ -172,5 +188,8 @@ extension ServiceConfiguration {
     if let file = settings.tokenFile { bearerToken = try BearerToken(file: file) }
     publicMetrics = settings.publicMetrics ?? publicMetrics
     if let files = settings.priceLists { priceLists = try PriceListStore(files: files) }
+    jobLimits.queue = settings.jobQueue ?? jobLimits.queue
+    jobLimits.kept = settings.jobsKept ?? jobLimits.kept
+    jobLimits.maximumBytes = settings.jobsDisk ?? jobLimits.maximumBytes
   }
 }

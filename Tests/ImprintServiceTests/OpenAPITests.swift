@@ -37,9 +37,13 @@ private struct APICase: Encodable {
   /// The status the server must answer (a success's request must match the document too; the
   /// requests meant to be refused do not).
   var expect: Int
+  /// The route-table path a case with a job's id is for (`/v1/jobs/{id}`); nil: its own path.
+  var route: String? = nil
 
   /// The path without the query.
   var path: String { String(target.prefix { $0 != "?" }) }
+  /// The route-table path the case is for.
+  var routePath: String { route ?? path }
 }
 
 /// The checker: sends each case with http.client and checks the answer with openapi-core.
@@ -49,7 +53,7 @@ private struct APICase: Encodable {
 /// against the document's ErrorDocument schema with jsonschema. Prints one result a case, as
 /// JSON.
 private let checker = """
-  import http.client, json, sys
+  import http.client, json, re, sys
   from urllib.parse import parse_qsl, urlsplit
   import jsonschema
   from openapi_core import OpenAPI
@@ -66,6 +70,11 @@ private let checker = """
            "application/pdf": lambda d: d.startswith(b"%PDF-"),
            "image/svg+xml": lambda d: b"<svg" in d[:400],
            "application/postscript": lambda d: d.startswith(b"%!PS")}
+  # Paths hold letters, digits, '/', '.', and '{name}' templates (one segment each).
+  templates = [(re.compile("^" + re.sub(r"\\{[^}]+\\}", "[^/]+", path) + "$"), path)
+               for path in spec["paths"]]
+  def documented(path):
+      return next((template for pattern, template in templates if pattern.match(path)), None)
   results = []
   for case in json.load(open(cases_path, encoding="utf-8")):
       body = open(case["file"], "rb").read() if case.get("file") else case.get("data", "").encode()
@@ -86,7 +95,7 @@ private let checker = """
       content_type = answer.getheader("Content-Type", "")
       url = urlsplit(case["target"])
       problems = []
-      if case["method"].lower() not in spec["paths"].get(url.path, {}):
+      if case["method"].lower() not in spec["paths"].get(documented(url.path), {}):
           try:
               error_document.validate(json.loads(data))
           except Exception as error:
@@ -183,8 +192,10 @@ struct OpenAPITests {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
     for path in Set(documented.map { String($0.split(separator: " ")[1]) }) {
-      let exchange = try curlRequest("DELETE", server.url(path), in: folder)
-      #expect(exchange.status == 405, "DELETE \(path): \(exchange.text)")
+      // A method the path does not take (a job's path takes DELETE).
+      let method = ImprintService.routes[path]?.contains("DELETE") == true ? "PUT" : "DELETE"
+      let exchange = try curlRequest(method, server.url(path), in: folder)
+      #expect(exchange.status == 405, "\(method) \(path): \(exchange.text)")
       #expect(exchange.errorCode == "http.methodNotAllowed")
     }
     let unknown = try curlRequest("GET", server.url("/v1/unknown"), in: folder)
@@ -220,116 +231,170 @@ struct OpenAPITests {
       + Array("\r\n--\(boundary)--\r\n".utf8)
     try Data(multipart).write(to: URL(fileURLWithPath: quoteBody))
     let multipartType = "multipart/form-data; boundary=\(boundary)"
-    let cases = [
-      APICase(name: "healthz", method: "GET", target: "/healthz", expect: 200),
-      APICase(name: "healthz HEAD", method: "HEAD", target: "/healthz", expect: 200),
-      APICase(name: "healthz POST", method: "POST", target: "/healthz", expect: 405),
-      APICase(name: "readyz", method: "GET", target: "/readyz", expect: 200),
-      APICase(name: "readyz HEAD", method: "HEAD", target: "/readyz", expect: 200),
-      APICase(name: "readyz PUT", method: "PUT", target: "/readyz", expect: 405),
-      APICase(name: "metrics", method: "GET", target: "/metrics", expect: 200),
-      APICase(name: "metrics HEAD", method: "HEAD", target: "/metrics", expect: 200),
-      APICase(name: "metrics DELETE", method: "DELETE", target: "/metrics", expect: 405),
-      APICase(name: "openapi", method: "GET", target: "/openapi.json", expect: 200),
-      APICase(name: "openapi HEAD", method: "HEAD", target: "/openapi.json", expect: 200),
-      APICase(name: "openapi POST", method: "POST", target: "/openapi.json", expect: 405),
+    // A batch of one QR code, and two finished jobs to read and remove.
+    let batchBody = folder.file("batch.multipart")
+    try Data(
+      ("--\(boundary)\r\nContent-Disposition: form-data; name=\"manifest\"; "
+        + "filename=\"manifest.jsonl\"\r\nContent-Type: application/jsonl\r\n\r\n"
+        + #"{"id": "W-1", "kind": "qr", "payload": "hello"}"# + "\r\n--\(boundary)--\r\n").utf8
+    ).write(to: URL(fileURLWithPath: batchBody))
+    var finished: [String] = []
+    for _ in 0..<2 {
+      let accepted = try curlRequest(
+        "POST", server.url("/v1/batch"), body: batchBody,
+        headers: ["Content-Type: \(multipartType)"],
+        in: folder)
+      let id = try #require(accepted.json?["job"] as? String, "\(accepted.text)")
+      #expect(try waitForJob(id, on: server, in: folder).json?["state"] as? String == "done")
+      finished.append(id)
+    }
+    let unknownJob = UUID().uuidString.lowercased()
+    let jobCases = [
       APICase(
-        name: "qr png (query)", method: "POST", target: "/v1/qr?payload=hello&level=H&module=4",
-        expect: 200),
+        name: "batch", method: "POST", target: "/v1/batch", file: batchBody, type: multipartType,
+        expect: 202),
       APICase(
-        name: "qr svg (JSON)", method: "POST", target: "/v1/qr",
-        data: #"{"payload": "hello", "format": "svg"}"#,
-        type: json, expect: 200),
-      APICase(
-        name: "qr pdf", method: "POST", target: "/v1/qr?payload=hello&format=pdf&size=30",
-        expect: 200),
-      APICase(
-        name: "qr eps", method: "POST", target: "/v1/qr?payload=hello&format=eps", expect: 200),
-      APICase(
-        name: "qr eth", method: "POST",
-        target: "/v1/qr?payloadType=eth&request=true&amount=0.1"
-          + "&payload=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", expect: 200),
-      APICase(
-        name: "qr not JSON", method: "POST", target: "/v1/qr", data: "{\"payload\": ", type: json,
-        expect: 400),
-      APICase(
-        name: "qr unknown parameter", method: "POST", target: "/v1/qr?payload=x&colour=red",
-        expect: 400),
-      APICase(name: "qr missing payload", method: "POST", target: "/v1/qr?level=H", expect: 400),
-      APICase(
-        name: "qr low contrast", method: "POST", target: "/v1/qr?payload=x&foreground=%23EEEEEE",
-        expect: 422),
-      APICase(
-        name: "qr text body", method: "POST", target: "/v1/qr", data: "payload=x",
-        type: "text/plain", expect: 415),
-      APICase(
-        name: "qr too large", method: "POST", target: "/v1/qr", type: json, declaredLength: 200_000,
-        expect: 413),
-      APICase(name: "qr GET", method: "GET", target: "/v1/qr?payload=x", expect: 405),
-      APICase(
-        name: "card pdf", method: "POST", target: "/v1/card", file: profile, type: json, expect: 200
-      ),
-      APICase(
-        name: "card png back", method: "POST", target: "/v1/card?format=png&side=back&dpi=150",
-        file: profile,
-        type: json, expect: 200),
-      APICase(
-        name: "card share", method: "POST", target: "/v1/card?format=share", file: profile,
-        type: json, expect: 200),
-      APICase(
-        name: "card not JSON", method: "POST", target: "/v1/card", data: "not json", type: json,
-        expect: 400),
-      APICase(
-        name: "card unknown template", method: "POST", target: "/v1/card?template=no-such-design",
-        file: profile,
-        type: json, expect: 404),
-      APICase(
-        name: "card no account", method: "POST", target: "/v1/card", data: "{}", type: json,
-        expect: 422),
-      APICase(
-        name: "card text body", method: "POST", target: "/v1/card", file: profile,
-        type: "text/plain", expect: 415),
-      APICase(
-        name: "card too large", method: "POST", target: "/v1/card", type: json,
-        declaredLength: 200_000, expect: 413),
-      APICase(
-        name: "inspect pdf", method: "POST", target: "/v1/inspect?name=mixed.pdf",
-        file: documents + "mixed.pdf",
-        type: "application/pdf", expect: 200),
-      APICase(
-        name: "inspect damaged", method: "POST", target: "/v1/inspect?name=truncated.pdf",
-        file: documents + "truncated.pdf", type: "application/pdf", expect: 422),
-      APICase(
-        name: "inspect text body", method: "POST", target: "/v1/inspect", data: "hello",
-        type: "text/plain",
+        name: "batch JSON body", method: "POST", target: "/v1/batch", data: "{}", type: json,
         expect: 415),
       APICase(
-        name: "inspect too large", method: "POST", target: "/v1/inspect", type: "application/pdf",
-        declaredLength: 200_000, expect: 413),
+        name: "job", method: "GET", target: "/v1/jobs/\(finished[0])", expect: 200,
+        route: "/v1/jobs/{id}"),
       APICase(
-        name: "thumbnail png", method: "POST", target: "/v1/thumbnail?size=64",
-        file: documents + "mixed.pdf", type: "application/pdf", expect: 200),
+        name: "job unknown", method: "GET", target: "/v1/jobs/\(unknownJob)", expect: 404,
+        route: "/v1/jobs/{id}"),
       APICase(
-        name: "thumbnail damaged", method: "POST", target: "/v1/thumbnail",
-        file: documents + "truncated.pdf", type: "application/pdf", expect: 422),
+        name: "job file", method: "GET", target: "/v1/jobs/\(finished[0])/files/results.jsonl",
+        expect: 200, route: "/v1/jobs/{id}/files/{path}"),
       APICase(
-        name: "thumbnail text body", method: "POST", target: "/v1/thumbnail", data: "hello",
-        type: "text/plain", expect: 415),
+        name: "job file PNG", method: "GET", target: "/v1/jobs/\(finished[0])/files/qr%2FW-1.png",
+        expect: 200, route: "/v1/jobs/{id}/files/{path}"),
       APICase(
-        name: "quote", method: "POST", target: "/v1/quote?prices=booster", file: quoteBody,
-        type: multipartType, expect: 200),
+        name: "job file unknown", method: "GET", target: "/v1/jobs/\(finished[0])/files/none.pdf",
+        expect: 404, route: "/v1/jobs/{id}/files/{path}"),
       APICase(
-        name: "quote unknown list", method: "POST", target: "/v1/quote?prices=nope",
-        file: quoteBody, type: multipartType, expect: 404),
+        name: "job file leading out", method: "GET",
+        target: "/v1/jobs/\(finished[0])/files/%2E%2E%2Fmanifest.jsonl", expect: 422,
+        route: "/v1/jobs/{id}/files/{path}"),
       APICase(
-        name: "quote JSON body", method: "POST", target: "/v1/quote", data: order, type: json,
-        expect: 415),
-      APICase(name: "unknown route", method: "GET", target: "/v2/qr", expect: 404),
+        name: "job remove", method: "DELETE", target: "/v1/jobs/\(finished[1])", expect: 200,
+        route: "/v1/jobs/{id}"),
+      APICase(
+        name: "job remove unknown", method: "DELETE", target: "/v1/jobs/\(finished[1])",
+        expect: 404, route: "/v1/jobs/{id}"),
     ]
+    let cases =
+      [
+        APICase(name: "healthz", method: "GET", target: "/healthz", expect: 200),
+        APICase(name: "healthz HEAD", method: "HEAD", target: "/healthz", expect: 200),
+        APICase(name: "healthz POST", method: "POST", target: "/healthz", expect: 405),
+        APICase(name: "readyz", method: "GET", target: "/readyz", expect: 200),
+        APICase(name: "readyz HEAD", method: "HEAD", target: "/readyz", expect: 200),
+        APICase(name: "readyz PUT", method: "PUT", target: "/readyz", expect: 405),
+        APICase(name: "metrics", method: "GET", target: "/metrics", expect: 200),
+        APICase(name: "metrics HEAD", method: "HEAD", target: "/metrics", expect: 200),
+        APICase(name: "metrics DELETE", method: "DELETE", target: "/metrics", expect: 405),
+        APICase(name: "openapi", method: "GET", target: "/openapi.json", expect: 200),
+        APICase(name: "openapi HEAD", method: "HEAD", target: "/openapi.json", expect: 200),
+        APICase(name: "openapi POST", method: "POST", target: "/openapi.json", expect: 405),
+        APICase(
+          name: "qr png (query)", method: "POST", target: "/v1/qr?payload=hello&level=H&module=4",
+          expect: 200),
+        APICase(
+          name: "qr svg (JSON)", method: "POST", target: "/v1/qr",
+          data: #"{"payload": "hello", "format": "svg"}"#,
+          type: json, expect: 200),
+        APICase(
+          name: "qr pdf", method: "POST", target: "/v1/qr?payload=hello&format=pdf&size=30",
+          expect: 200),
+        APICase(
+          name: "qr eps", method: "POST", target: "/v1/qr?payload=hello&format=eps", expect: 200),
+        APICase(
+          name: "qr eth", method: "POST",
+          target: "/v1/qr?payloadType=eth&request=true&amount=0.1"
+            + "&payload=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", expect: 200),
+        APICase(
+          name: "qr not JSON", method: "POST", target: "/v1/qr", data: "{\"payload\": ", type: json,
+          expect: 400),
+        APICase(
+          name: "qr unknown parameter", method: "POST", target: "/v1/qr?payload=x&colour=red",
+          expect: 400),
+        APICase(name: "qr missing payload", method: "POST", target: "/v1/qr?level=H", expect: 400),
+        APICase(
+          name: "qr low contrast", method: "POST", target: "/v1/qr?payload=x&foreground=%23EEEEEE",
+          expect: 422),
+        APICase(
+          name: "qr text body", method: "POST", target: "/v1/qr", data: "payload=x",
+          type: "text/plain", expect: 415),
+        APICase(
+          name: "qr too large", method: "POST", target: "/v1/qr", type: json,
+          declaredLength: 200_000,
+          expect: 413),
+        APICase(name: "qr GET", method: "GET", target: "/v1/qr?payload=x", expect: 405),
+        APICase(
+          name: "card pdf", method: "POST", target: "/v1/card", file: profile, type: json,
+          expect: 200
+        ),
+        APICase(
+          name: "card png back", method: "POST", target: "/v1/card?format=png&side=back&dpi=150",
+          file: profile,
+          type: json, expect: 200),
+        APICase(
+          name: "card share", method: "POST", target: "/v1/card?format=share", file: profile,
+          type: json, expect: 200),
+        APICase(
+          name: "card not JSON", method: "POST", target: "/v1/card", data: "not json", type: json,
+          expect: 400),
+        APICase(
+          name: "card unknown template", method: "POST", target: "/v1/card?template=no-such-design",
+          file: profile,
+          type: json, expect: 404),
+        APICase(
+          name: "card no account", method: "POST", target: "/v1/card", data: "{}", type: json,
+          expect: 422),
+        APICase(
+          name: "card text body", method: "POST", target: "/v1/card", file: profile,
+          type: "text/plain", expect: 415),
+        APICase(
+          name: "card too large", method: "POST", target: "/v1/card", type: json,
+          declaredLength: 200_000, expect: 413),
+        APICase(
+          name: "inspect pdf", method: "POST", target: "/v1/inspect?name=mixed.pdf",
+          file: documents + "mixed.pdf",
+          type: "application/pdf", expect: 200),
+        APICase(
+          name: "inspect damaged", method: "POST", target: "/v1/inspect?name=truncated.pdf",
+          file: documents + "truncated.pdf", type: "application/pdf", expect: 422),
+        APICase(
+          name: "inspect text body", method: "POST", target: "/v1/inspect", data: "hello",
+          type: "text/plain",
+          expect: 415),
+        APICase(
+          name: "inspect too large", method: "POST", target: "/v1/inspect", type: "application/pdf",
+          declaredLength: 200_000, expect: 413),
+        APICase(
+          name: "thumbnail png", method: "POST", target: "/v1/thumbnail?size=64",
+          file: documents + "mixed.pdf", type: "application/pdf", expect: 200),
+        APICase(
+          name: "thumbnail damaged", method: "POST", target: "/v1/thumbnail",
+          file: documents + "truncated.pdf", type: "application/pdf", expect: 422),
+        APICase(
+          name: "thumbnail text body", method: "POST", target: "/v1/thumbnail", data: "hello",
+          type: "text/plain", expect: 415),
+        APICase(
+          name: "quote", method: "POST", target: "/v1/quote?prices=booster", file: quoteBody,
+          type: multipartType, expect: 200),
+        APICase(
+          name: "quote unknown list", method: "POST", target: "/v1/quote?prices=nope",
+          file: quoteBody, type: multipartType, expect: 404),
+        APICase(
+          name: "quote JSON body", method: "POST", target: "/v1/quote", data: order, type: json,
+          expect: 415),
+        APICase(name: "unknown route", method: "GET", target: "/v2/qr", expect: 404),
+      ] + jobCases
     // Every route in the router's table has a case for each method it takes, and at least one
     // success and one error: a route added later without cases fails here.
     for (path, methods) in ImprintService.routes {
-      let mine = cases.filter { $0.path == path }
+      let mine = cases.filter { $0.routePath == path }
       for method in methods {
         #expect(mine.contains { $0.method == method }, "no case for \(method) \(path)")
       }

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: long work over HTTP. `POST /v1/batch` takes a manifest and its files and
+// answers 202 with a job id; the batch runs in the background through `BatchRunner.run`, as
+// `imprint batch` runs it. `GET /v1/jobs/ID` polls a job, `GET /v1/jobs/ID/files/PATH` fetches
+// one of its outputs, `DELETE /v1/jobs/ID` removes it.
+
+import Foundation
+import ImprintBatch
+import ImprintCore
+
+extension ImprintService {
+  /// The route-table path of `path`: itself, or the template of a job's path
+  /// (`/v1/jobs/{id}`, `/v1/jobs/{id}/files/{path}`); nil for a path no route has.
+  static func routeKey(_ path: String) -> String? {
+    if routes[path] != nil { return path }
+    guard path.hasPrefix("/v1/jobs/") else { return nil }
+    let rest = path.dropFirst("/v1/jobs/".count)
+    let id = rest.prefix { $0 != "/" }
+    guard !id.isEmpty else { return nil }
+    let after = rest.dropFirst(id.count)
+    if after.isEmpty { return "/v1/jobs/{id}" }
+    guard after.hasPrefix("/files/"), after.count > "/files/".count else { return nil }
+    return "/v1/jobs/{id}/files/{path}"
+  }
+
+  /// `POST /v1/batch`: a manifest and its files, run in the background as `imprint batch` runs
+  /// them; answered 202 with the job's id and where to poll it (`Location`).
+  ///
+  /// The body is multipart: the part `manifest` (JSON Lines, or CSV when its file name ends in
+  /// `.csv`) and one part per input file, named by its path as the manifest gives it. The files
+  /// are written to the job's private folder and every path of the manifest is confined to it
+  /// (`--inputs-root`). A manifest line naming a `printer` is refused (422
+  /// `http.printerNotAllowed`): a client never chooses where the server connects.
+  func batch(_ request: HTTPRequest) async throws -> HTTPResponse {
+    try Self.expect(request, ["multipart/form-data"])
+    try RequestOptions(query: request).finish()
+    let parts = try Self.parts(of: request, known: nil)
+    guard let manifest = parts["manifest"] else {
+      throw ServiceError.missingPart(path: request.path, name: "manifest")
+    }
+    let record = try jobs.reserve(
+      kind: "batch", bytes: parts.values.reduce(0) { $0 + $1.bytes.count })
+    let folder = record.folder
+    let csv =
+      (manifest.filename ?? "").lowercased().hasSuffix(".csv") || manifest.contentType == "text/csv"
+    let manifestPath = folder + (csv ? "/manifest.csv" : "/manifest.jsonl")
+    var options = BatchOptions(
+      outputFolder: folder + "/output", placeholder: configuration.placeholder)
+    do {
+      try AtomicFile.write(manifest.bytes, to: manifestPath)
+      let inputs = folder + "/inputs"
+      try FileIO.makeFolder(inputs)
+      try Self.write(
+        parts.values.filter { $0.name != "manifest" }, into: inputs, route: request.path)
+      try Self.refusePrinters(manifest: manifestPath, inputsRoot: inputs)
+      options.inputsRoot = inputs
+    } catch {
+      jobs.abandon(record.id)
+      throw error
+    }
+    options.sandbox = sandbox
+    options.templatesFolder = configuration.templatesFolder
+    options.jobs = configuration.concurrentRequests
+    options.cardOptions.fonts = configuration.fonts
+    jobs.start(record.id) { [options] folder in
+      do {
+        // As `imprint batch` runs it: outputs synced together, not one by one.
+        let summary = try await AtomicFile.withDeferredFlush(syncing: folder) {
+          try await BatchRunner.run(manifest: manifestPath, options: options)
+        }
+        return JobOutcome(
+          summary: JobSummary(
+            total: summary.total, ok: summary.ok, skipped: summary.skipped,
+            failed: summary.failed))
+      } catch {
+        return JobOutcome(error: ErrorRecord(error))
+      }
+    }
+    return Self.accepted(record)
+  }
+
+  /// The 202 answer to a request that made job `record`: its id, state and where to poll it.
+  static func accepted(_ record: JobStore.Record) -> HTTPResponse {
+    struct Accepted: Encodable {
+      var schemaVersion = 1
+      var job: String
+      var kind: String
+      var state: JobState
+      var status: String
+    }
+    let href = "/v1/jobs/\(record.id)"
+    var response = HTTPResponse.json(
+      Accepted(job: record.id, kind: record.kind, state: record.state, status: href), status: 202)
+    response.headers.append(("Location", href))
+    return response
+  }
+
+  /// `GET /v1/jobs/ID`, `DELETE /v1/jobs/ID` and `GET /v1/jobs/ID/files/PATH`.
+  func job(_ request: HTTPRequest) throws -> HTTPResponse {
+    try RequestOptions(query: request).finish()
+    let rest = request.path.dropFirst("/v1/jobs/".count)
+    let id = String(rest.prefix { $0 != "/" })
+    if request.method == "DELETE" {
+      let state = try jobs.remove(id)
+      struct Removed: Encodable {
+        var schemaVersion = 1
+        var job: String
+        var removed = true
+        var state: JobState
+      }
+      return .json(Removed(job: id, state: state))
+    }
+    guard let record = jobs.record(id) else { throw ServiceError.unknownJob(id: id) }
+    let after = rest.dropFirst(id.count)
+    guard after.isEmpty else {
+      return try jobFile(record, String(after.dropFirst("/files/".count)))
+    }
+    return .json(report(record))
+  }
+
+  /// One output of job `record`: `relative` inside its output folder.
+  ///
+  /// - Throws: `ServiceError.unknownJobFile` for a path that is not a regular file there, or
+  ///   that is hidden (`.state/`); `FileError.escapesFolder` (422) for one leading out.
+  private func jobFile(_ record: JobStore.Record, _ relative: String) throws -> HTTPResponse {
+    let output = record.folder + "/output"
+    let path = try ConfinedPath.resolve(relative, in: output, what: "job output")
+    var status = stat()
+    guard
+      !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
+      lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG
+    else {
+      throw ServiceError.unknownJobFile(id: record.id, path: relative)
+    }
+    let type = Self.outputTypes[(path as NSString).pathExtension.lowercased()]
+    return HTTPResponse(
+      status: 200, contentType: type ?? "application/octet-stream",
+      body: try FileIO.read(path, limit: FileIO.Limit.document))
+  }
+
+  /// The largest results file given inline in a job's report (1 MiB); a larger one is fetched
+  /// through its link.
+  static let inlineResultsLimit = 1 << 20
+
+  /// Where job `record` is: its state, times, summary, results and files.
+  private func report(_ record: JobStore.Record) -> JobReport {
+    let href = "/v1/jobs/\(record.id)"
+    var report = JobReport(
+      job: record.id, kind: record.kind, state: record.state, status: href,
+      accepted: record.accepted, started: record.started, finished: record.finished)
+    guard record.state.isFinished else { return report }
+    report.summary = record.outcome?.summary
+    report.error = record.outcome?.error
+    let output = record.folder + "/output"
+    report.files = JobStore.files(in: output)
+    if report.files?.contains("results.jsonl") == true {
+      report.resultsFile = href + "/files/results.jsonl"
+      if let lines = try? FileIO.read(output + "/results.jsonl", limit: Self.inlineResultsLimit) {
+        report.results = lines.split(separator: UInt8(ascii: "\n")).compactMap {
+          try? JSONDecoder().decode(JobResult.self, from: Data($0))
+        }
+      }
+    }
+    return report
+  }
+
+  /// Writes each part to its path inside `folder`, its name confined there as an order's or a
+  /// manifest's paths are.
+  ///
+  /// - Throws: `FileError.escapesFolder` for a name leading out of the folder;
+  ///   `ServiceError.duplicatePart` for two names that lead to one file (`a.pdf`, `./a.pdf`) or
+  ///   a name another uses as a folder; `FileError` when a file cannot be written.
+  static func write(_ parts: [FormPart], into folder: String, route: String) throws {
+    var placed: [String: String] = [:]
+    for part in parts.sorted(by: { $0.name < $1.name }) {
+      // `a.pdf` and `./a.pdf` name one file.
+      let name = part.name.split(separator: "/", omittingEmptySubsequences: true)
+        .filter { $0 != "." }.joined(separator: "/")
+      let path = try ConfinedPath.resolve(
+        name.isEmpty ? part.name : name, in: folder, what: "uploaded file")
+      if let clash = placed.keys.first(where: {
+        $0 == path || $0.hasPrefix(path + "/") || path.hasPrefix($0 + "/")
+      }) {
+        throw ServiceError.duplicatePart(path: route, name: placed[clash] ?? part.name)
+      }
+      placed[path] = part.name
+      try FileIO.makeFolder((path as NSString).deletingLastPathComponent)
+      try AtomicFile.write(part.bytes, to: path)
+    }
+  }
+
+  /// Refuses a manifest with a line that names a printer.
+  ///
+  /// - Throws: `ServiceError.printerNotAllowed` naming the first such line; `FileError` when the
+  ///   manifest cannot be read.
+  private static func refusePrinters(manifest: String, inputsRoot: String) throws {
+    var reader = try ManifestReader(path: manifest, inputsRoot: inputsRoot)
+    while let item = reader.next() {
+      if case .success(let job) = item, job.printer != nil {
+        throw ServiceError.printerNotAllowed(line: job.line, id: job.id)
+      }
+    }
+  }
+
+  /// The media types of job outputs, by extension.
+  static let outputTypes = [
+    "pdf": "application/pdf", "png": "image/png", "jpg": "image/jpeg", "svg": "image/svg+xml",
+    "eps": "application/postscript", "json": "application/json", "jsonl": "application/jsonl",
+    "csv": "text/csv", "txt": "text/plain; charset=utf-8",
+  ]
+}
+
+/// A job as `GET /v1/jobs/ID` reports it.
+struct JobReport: Encodable {
+  var schemaVersion = 1
+  /// Its id.
+  var job: String
+  /// What made it (`batch`).
+  var kind: String
+  var state: JobState
+  /// This report's path.
+  var status: String
+  var accepted: String
+  var started: String?
+  var finished: String?
+  /// Item counts, once it ended.
+  var summary: JobSummary?
+  /// Why the work as a whole failed.
+  var error: ErrorRecord?
+  /// The lines of its `results.jsonl`, when the file is at most 1 MiB.
+  var results: [JobResult]?
+  /// The path of its `results.jsonl`.
+  var resultsFile: String?
+  /// Its outputs, relative to `/v1/jobs/ID/files/`, once it ended.
+  var files: [String]?
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: long work over HTTP against a real `imprint serve`: a batch accepted with
+// 202 and a job id, polled to its end, its outputs fetched and compared with `imprint batch`'s;
+// unknown jobs and files, paths leading out, printers in manifests, and every limit (jobs
+// queued, jobs kept, bytes on disk) refused with their codes.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+private let samples = repositoryRoot + "/assets/samples/"
+
+/// Polls `/v1/jobs/ID` until the job is neither queued nor running (a wait for the server's
+/// work, not a measure of time), and returns the last answer.
+func waitForJob(_ id: String, on server: ServiceProcess, in folder: TemporaryFolder) throws
+  -> HTTPExchange
+{
+  var answer = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
+  try waitFor(tries: 30_000) {
+    answer = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
+    let state = answer.json?["state"] as? String
+    return state != "queued" && state != "running"
+  }
+  return answer
+}
+
+/// Writes `lines` as a JSON Lines manifest in `folder` and returns its path.
+func writeManifest(_ lines: [String], in folder: TemporaryFolder, name: String = "manifest.jsonl")
+  throws -> String
+{
+  let path = folder.file(name)
+  try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+  return path
+}
+
+/// Posts a batch of `manifest` and `inputs` (part name = path under assets/samples, or
+/// `name=@file` as given) and returns the answer.
+func postBatch(
+  _ manifest: String, inputs: [String] = [], on server: ServiceProcess,
+  in folder: TemporaryFolder, query: String = "", headers: [String] = []
+) throws -> HTTPExchange {
+  try curlRequest(
+    "POST", server.url("/v1/batch" + query),
+    form: ["manifest=@\(manifest)"]
+      + inputs.map { $0.contains("=@") ? $0 : "\($0)=@\(samples)\($0)" },
+    headers: headers, in: folder)
+}
+
+/// The id of a 202 answer, checked: a random (version 4) UUID, `status` and `Location` its
+/// report's path.
+func acceptedID(_ answer: HTTPExchange) throws -> String {
+  #expect(answer.status == 202, "\(answer.text)")
+  let id = try #require(answer.json?["job"] as? String)
+  #expect(UUID(uuidString: id) != nil && id == id.lowercased(), "\(id)")
+  #expect(Array(id)[14] == "4", "not a random UUID: \(id)")
+  #expect(answer.json?["state"] as? String == "queued")
+  #expect(answer.json?["status"] as? String == "/v1/jobs/\(id)")
+  #expect(answer.headers["location"] == "/v1/jobs/\(id)")
+  return id
+}
+
+@Suite("imprint serve: long jobs", .liveHandlesChecked, .serialized)
+struct JobRouteTests {
+  @Test("batch: 202 and a job id; polled to done; its outputs are imprint batch's")
+  func batch() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let manifest = try writeManifest(
+      [
+        #"{"id": "A-1", "kind": "card", "profile": "profiles/harbor-lamp.json", "photo": "photos/harbor-lamp.jpg"}"#,
+        #"{"id": "W-1", "kind": "qr", "payload": "https://example.com/o/17"}"#,
+        #"{"id": "T-1", "kind": "thumb", "file": "documents/course-notes.pdf"}"#,
+        #"{"id": "T-2", "kind": "thumb", "file": "documents/missing.pdf"}"#,
+      ], in: folder)
+    let inputs = [
+      "profiles/harbor-lamp.json", "photos/harbor-lamp.jpg", "documents/course-notes.pdf",
+    ]
+    let id = try acceptedID(try postBatch(manifest, inputs: inputs, on: server, in: folder))
+    let done = try waitForJob(id, on: server, in: folder)
+    let report = try #require(done.json)
+    #expect(report["state"] as? String == "done", "\(done.text)")
+    #expect(report["kind"] as? String == "batch")
+    let summary = report["summary"] as? [String: Any]
+    #expect(summary?["total"] as? Int == 4)
+    #expect(summary?["ok"] as? Int == 3)
+    #expect(summary?["failed"] as? Int == 1)
+    let results = try #require(report["results"] as? [[String: Any]])
+    #expect(results.map { $0["id"] as? String } == ["A-1", "W-1", "T-1", "T-2"])
+    let missing = try #require(results[3]["error"] as? [String: Any])
+    #expect(missing["code"] as? String == "file.notFound")
+    #expect(report["resultsFile"] as? String == "/v1/jobs/\(id)/files/results.jsonl")
+    let files = try #require(report["files"] as? [String])
+    #expect(files.contains("results.jsonl") && files.contains("cards/A-1.pdf"), "\(files)")
+    #expect(!files.contains { $0.hasPrefix(".") }, "\(files)")
+
+    // The results file fetched is the report's results, line for line.
+    let resultsFile = try curlRequest(
+      "GET", server.url("/v1/jobs/\(id)/files/results.jsonl"), in: folder)
+    #expect(resultsFile.status == 200)
+    let lines = resultsFile.text.split(separator: "\n").map {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }
+    #expect(lines.map { $0?["id"] as? String } == ["A-1", "W-1", "T-1", "T-2"])
+
+    // The same manifest run by imprint batch in a folder of the same inputs.
+    let local = folder.file("local")
+    for input in inputs {
+      let target = local + "/" + input
+      try FileManager.default.createDirectory(
+        atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+      try FileManager.default.copyItem(atPath: samples + input, toPath: target)
+    }
+    try FileManager.default.copyItem(atPath: manifest, toPath: local + "/manifest.jsonl")
+    let cli = try runTool(
+      imprintExecutable, ["batch", local + "/manifest.jsonl", "-o", folder.file("out"), "-q"])
+    #expect(cli.status == 1, "\(cli.stderr)")
+    for result in results.prefix(3) {
+      let outputs = try #require(result["outputs"] as? [String])
+      #expect(!outputs.isEmpty)
+      for output in outputs {
+        // A slash in the path may be sent as it is or escaped.
+        let escaped = output.replacingOccurrences(of: "/", with: "%2F")
+        let fetched = try curlRequest(
+          "GET", server.url("/v1/jobs/\(id)/files/\(escaped)"), in: folder)
+        #expect(fetched.status == 200, "\(output): \(fetched.text)")
+        let path = folder.file("fetched-" + (output as NSString).lastPathComponent)
+        try Data(fetched.body).write(to: URL(fileURLWithPath: path))
+        let mine = [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder.file("out/" + output))))
+        switch (output as NSString).pathExtension {
+        case "pdf":
+          #expect(fetched.contentType == "application/pdf")
+          #expect(try pdfInfo(path)["Pages"] == "2")
+          #expect(
+            try pdfInfo(path)["Pages"] == (try pdfInfo(folder.file("out/" + output))["Pages"]))
+        default:
+          #expect(fetched.contentType == "image/png")
+          #expect(mine == fetched.body, "\(output) differs from imprint batch's")
+          if result["id"] as? String == "W-1" {
+            #expect(try zbarDecode(path) == "https://example.com/o/17")
+          }
+        }
+      }
+    }
+
+    // Polls and fetches are counted under the routes' templates, never under an id.
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    #expect(metrics.contains(#"route="/v1/jobs/{id}",method="GET",status="200""#))
+    #expect(metrics.contains(#"route="/v1/jobs/{id}/files/{path}",method="GET",status="200""#))
+    #expect(!metrics.contains(id))
+    #expect(metrics.contains("imprint_jobs{state=\"finished\"} 1\n"), "\(metrics)")
+
+    // The missing file's message names the job's folder: removed with the job.
+    let message = try #require(missing["message"] as? String)
+    let before = message.components(separatedBy: "/\(id)/")
+    #expect(before.count == 2, "\(message)")
+    let quote = try #require(before[0].lastIndex(of: "'"))
+    let jobFolder = String(before[0][before[0].index(after: quote)...]) + "/" + id
+    #expect(
+      FileManager.default.fileExists(atPath: jobFolder + "/output/results.jsonl"), "\(jobFolder)")
+    let removed = try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder)
+    #expect(removed.status == 200, "\(removed.text)")
+    #expect(removed.json?["state"] as? String == "done")
+    #expect(!FileManager.default.fileExists(atPath: jobFolder))
+    let gone = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
+    #expect(gone.status == 404)
+    #expect(gone.errorCode == "http.unknownJob")
+    let jobsRoot = (jobFolder as NSString).deletingLastPathComponent
+    #expect(FileManager.default.fileExists(atPath: jobsRoot))
+    #expect(server.stop().status == 0)
+    // The jobs' folder goes with the server.
+    #expect(!FileManager.default.fileExists(atPath: jobsRoot))
+  }
+
+  @Test("batch: unknown jobs and files 404, paths leading out 422, printers 422, bad bodies 4xx")
+  func refusals() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(["--jobs-kept", "1"])
+    let unknown = try curlRequest(
+      "GET", server.url("/v1/jobs/\(UUID().uuidString.lowercased())"), in: folder)
+    #expect(unknown.status == 404)
+    #expect(unknown.errorCode == "http.unknownJob")
+    #expect(try curlRequest("DELETE", server.url("/v1/jobs/nope"), in: folder).status == 404)
+    #expect(try curlRequest("PUT", server.url("/v1/jobs/nope"), in: folder).status == 405)
+    #expect(try curlRequest("GET", server.url("/v1/jobs/"), in: folder).status == 404)
+    let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "x"}"#], in: folder)
+
+    let noManifest = try curlRequest(
+      "POST", server.url("/v1/batch"), form: ["a.pdf=@\(samples)documents/handout.pdf"],
+      in: folder)
+    #expect(noManifest.status == 400)
+    #expect(noManifest.errorCode == "http.missingPart")
+    let json = try curlRequest(
+      "POST", server.url("/v1/batch"), body: qr, headers: ["Content-Type: application/json"],
+      in: folder)
+    #expect(json.status == 415)
+    let query = try postBatch(qr, on: server, in: folder, query: "?fast=1")
+    #expect(query.status == 400)
+    #expect(query.errorCode == "http.invalidParameter")
+    let escaping = try postBatch(
+      qr, inputs: ["../escape.pdf=@\(samples)documents/handout.pdf"], on: server, in: folder)
+    #expect(escaping.status == 422, "\(escaping.text)")
+    #expect(escaping.errorCode == "file.escapesFolder")
+    let twice = try postBatch(
+      qr,
+      inputs: [
+        "a.pdf=@\(samples)documents/handout.pdf", "./a.pdf=@\(samples)documents/handout.pdf",
+      ],
+      on: server, in: folder)
+    #expect(twice.status == 400)
+    #expect(twice.errorCode == "http.duplicatePart")
+    let printer = try writeManifest(
+      [
+        #"{"id": "W-1", "kind": "qr", "payload": "x"}"#,
+        #"{"id": "P-1", "kind": "print", "file": "order.json", "prices": "p.json", "printer": "ipp://10.0.0.1/ipp/print"}"#,
+      ], in: folder, name: "printer.jsonl")
+    let refused = try postBatch(printer, on: server, in: folder)
+    #expect(refused.status == 422, "\(refused.text)")
+    #expect(refused.errorCode == "http.printerNotAllowed")
+    #expect(refused.text.contains("line 2"))
+    // None of the refused requests left a job behind.
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    for state in ["queued", "running", "finished"] {
+      #expect(metrics.contains("imprint_jobs{state=\"\(state)\"} 0\n"), "\(metrics)")
+    }
+    #expect(metrics.contains("imprint_jobs_bytes 0\n"))
+
+    // A manifest that is not one fails its lines, not the request; a CSV manifest is read as
+    // CSV.
+    let csv = folder.file("orders.csv")
+    try Data("id,kind,payload\nC-1,qr,hello\n".utf8).write(to: URL(fileURLWithPath: csv))
+    let first = try acceptedID(try postBatch(csv, on: server, in: folder))
+    let firstDone = try waitForJob(first, on: server, in: folder)
+    #expect(firstDone.json?["state"] as? String == "done", "\(firstDone.text)")
+    #expect((firstDone.json?["summary"] as? [String: Any])?["ok"] as? Int == 1)
+    let code = try curlRequest("GET", server.url("/v1/jobs/\(first)/files/qr/C-1.png"), in: folder)
+    #expect(code.status == 200)
+    let codePath = folder.file("c1.png")
+    try Data(code.body).write(to: URL(fileURLWithPath: codePath))
+    #expect(try zbarDecode(codePath) == "hello")
+    for path in ["qr/none.png", ".state/C-1.json", "qr", "%2E%2E/manifest.csv"] {
+      let missing = try curlRequest(
+        "GET", server.url("/v1/jobs/\(first)/files/\(path)"), in: folder)
+      #expect([404, 422].contains(missing.status), "\(path): \(missing.text)")
+      #expect(
+        missing.errorCode == (path.hasPrefix("%2E") ? "file.escapesFolder" : "http.unknownJobFile"),
+        "\(path)")
+    }
+    // --jobs-kept 1: the second job's end removes the first.
+    let garbage = try writeManifest(["not json", #"{"id": "W-2", "kind": "qr"}"#], in: folder)
+    let second = try acceptedID(try postBatch(garbage, on: server, in: folder))
+    let secondDone = try waitForJob(second, on: server, in: folder)
+    #expect(secondDone.json?["state"] as? String == "done")
+    #expect((secondDone.json?["summary"] as? [String: Any])?["failed"] as? Int == 2)
+    let evicted = try curlRequest("GET", server.url("/v1/jobs/\(first)"), in: folder)
+    #expect(evicted.status == 404)
+    #expect(evicted.errorCode == "http.unknownJob")
+    let after = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    #expect(after.contains("imprint_jobs{state=\"finished\"} 1\n"))
+    #expect(after.contains("imprint_jobs_removed_total 1\n"))
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("batch: a full queue 503, files over the disk limit 413 or 507, a running job not removed")
+  func limits() throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    let bombBytes = try #require(
+      try FileManager.default.attributesOfItem(atPath: bomb)[.size] as? Int)
+    let slow = try writeManifest(
+      [#"{"id": "T-1", "kind": "thumb", "file": "bomb.pdf"}"#], in: folder, name: "slow.jsonl")
+    let slowBytes = bombBytes + (try Data(contentsOf: URL(fileURLWithPath: slow))).count
+    let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "x"}"#], in: folder)
+    let qrBytes = (try Data(contentsOf: URL(fileURLWithPath: qr))).count
+    // Room for the slow job and less than one more QR manifest beside it.
+    let server = try ServiceProcess([
+      "--job-queue", "2", "--jobs-disk", "\(slowBytes + qrBytes - 1)", "--cpu-limit", "4",
+    ])
+    let big = folder.file("big.bin")
+    try Data(repeating: 0x41, count: slowBytes + qrBytes).write(to: URL(fileURLWithPath: big))
+    let tooLarge = try postBatch(qr, inputs: ["big.bin=@\(big)"], on: server, in: folder)
+    #expect(tooLarge.status == 413, "\(tooLarge.text)")
+    #expect(tooLarge.errorCode == "http.jobTooLarge")
+
+    let running = try acceptedID(
+      try postBatch(slow, inputs: ["bomb.pdf=@\(bomb)"], on: server, in: folder))
+    // The slow job holds its bytes until it ends: a second job does not fit beside it.
+    let full = try postBatch(qr, on: server, in: folder)
+    #expect(full.status == 507, "\(full.text)")
+    #expect(full.errorCode == "http.jobStorageFull")
+    #expect(full.headers["retry-after"] == "10")
+    let state = try curlRequest("GET", server.url("/v1/jobs/\(running)"), in: folder)
+    #expect(["queued", "running"].contains(state.json?["state"] as? String ?? ""), "\(state.text)")
+    try waitFor {
+      try curlRequest("GET", server.url("/v1/jobs/\(running)"), in: folder).json?["state"]
+        as? String != "queued"
+    }
+    let busy = try curlRequest("DELETE", server.url("/v1/jobs/\(running)"), in: folder)
+    if busy.status == 409 {
+      #expect(busy.errorCode == "http.jobRunning")
+    } else {
+      // The CPU limit ended the job between the two requests: a finished job is removed.
+      #expect(busy.status == 200, "\(busy.text)")
+    }
+    let ended = try waitForJob(running, on: server, in: folder)
+    if ended.status == 200 {
+      #expect(ended.json?["state"] as? String == "done", "\(ended.text)")
+      let results = ended.json?["results"] as? [[String: Any]]
+      let error = results?.first?["error"] as? [String: Any]
+      // Killed at its CPU limit (or, on a machine too busy to give it that much CPU, at the
+      // wall-clock limit).
+      #expect(
+        ["document.cpuLimit", "document.timeout"].contains(error?["code"] as? String ?? ""),
+        "\(ended.text)")
+    }
+    // Once it ended, its room is given to the next job (the finished one removed for it).
+    let next = try acceptedID(try postBatch(qr, on: server, in: folder))
+    #expect(try waitForJob(next, on: server, in: folder).json?["state"] as? String == "done")
+    #expect(try curlRequest("GET", server.url("/v1/jobs/\(running)"), in: folder).status == 404)
+    #expect(server.stop().status == 0)
+
+    // --job-queue 1: a job queued or running fills the queue.
+    let single = try ServiceProcess(["--job-queue", "1", "--cpu-limit", "4"])
+    let holding = try acceptedID(
+      try postBatch(slow, inputs: ["bomb.pdf=@\(bomb)"], on: single, in: folder))
+    let refused = try postBatch(qr, on: single, in: folder)
+    #expect(refused.status == 503, "\(refused.text)")
+    #expect(refused.errorCode == "http.jobQueueFull")
+    #expect(refused.headers["retry-after"] == "10")
+    _ = try waitForJob(holding, on: single, in: folder)
+    #expect(try postBatch(qr, on: single, in: folder).status == 202)
+    #expect(single.stop().status == 0)
+  }
+}
