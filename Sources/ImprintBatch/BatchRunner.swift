@@ -52,6 +52,9 @@ public struct BatchOptions: Sendable {
   /// How long a print job waits for its printer's jobs to end, in seconds, or nil not to wait
   /// (see `PrintTarget.waitSeconds`); a job that does not complete fails the print job.
   public var printWaitSeconds: Double?
+  /// How print jobs reach their printers: the CUPS scheduler for queue names, and the
+  /// credentials for printers that ask (`--password-file`); one for every print job.
+  public var printAccess = PrintAccess()
 
   /// Whether card jobs write `cards/ID.pdf`.
   public var writesCardFiles: Bool { cardFiles || layout == nil }
@@ -617,6 +620,7 @@ public enum BatchRunner {
         target: job.printer.map {
           var target = PrintTarget(printer: $0, journal: "\(folder)/.state/\(job.id).print.json")
           target.waitSeconds = options.printWaitSeconds
+          target.access = options.printAccess
           return target
         })
       let report = relativeFolder + "/report.json"

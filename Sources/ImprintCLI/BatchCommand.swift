@@ -92,7 +92,9 @@ enum BatchCommand {
       quote job's order files are confined to the order's folder, as in 'imprint quote'. A \
       print job prepares its order as 'imprint prepare' does and, when its line names a \
       printer, sends the files there; the files sent are recorded in DIR/.state, and no rerun \
-      sends a file again.
+      sends a file again. A printer is an IPP URI or a CUPS queue name, as with 'imprint \
+      prepare --printer'; --password-file FILE gives every print job the user and password for \
+      printers and schedulers that ask.
       """,
     arguments: [ArgumentSpec("manifest", "The manifest (.jsonl or .csv).")],
     options: [
@@ -105,6 +107,9 @@ enum BatchCommand {
       .value(
         "wait-timeout", "<s>",
         "How long --wait waits for a print job's jobs, in seconds (default 300)."),
+      .value(
+        "password-file", "<file>",
+        "Print jobs: the user:password line for printers that ask (mode 600)."),
     ] + layoutOptions,
     subcommands: [merge]
   ) { arguments, console in
@@ -155,6 +160,9 @@ enum BatchCommand {
     options.shard = try shard(arguments.value("shard") ?? "0/1", environment: console.environment)
     let waitSeconds = try arguments.double("wait-timeout", in: 0...86_400) ?? 300
     options.printWaitSeconds = arguments.flag("wait") ? waitSeconds : nil
+    options.printAccess.credentials = try arguments.value("password-file").map {
+      try PrintCredentials(file: $0)
+    }
     // Jobs of this shard, counted by a pass over the manifest's records (for the progress
     // display; a quoted line break does not start a job).
     let total = options.shard.jobs(of: ManifestReader.count(path: manifest))

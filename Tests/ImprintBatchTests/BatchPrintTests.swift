@@ -80,6 +80,40 @@ struct BatchPrintTests {
     return report["jobs"] as? [[String: Any]] ?? []
   }
 
+  @Test("print jobs to a CUPS queue that asks for credentials: refused without, sent once with")
+  func queueWithCredentials() async throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    let scheduler = try TestScheduler(folder: folder, users: ["clerk": "s3cret"])
+    try scheduler.addQueue("front-desk", device: printer.uri)
+    try inputs(folder, orders: ["o1.json": #"{"path":"a.pdf","copies":2}"#])
+    let path = try manifest(
+      folder,
+      [
+        #"{"id":"P-1","kind":"print","file":"o1.json","prices":"prices.json","printer":"front-desk"}"#
+      ])
+    var options = try options(folder)
+    options.printAccess.scheduler = scheduler.address
+    let refused = try await BatchRunner.run(manifest: path, options: options)
+    #expect(refused.failed == 1)
+    #expect(try results(options)["P-1"]?.error?.code == "print.unauthorized")
+    options.printAccess.credentials = PrintCredentials(user: "clerk", password: "s3cret")
+    let sent = try await BatchRunner.run(manifest: path, options: options)
+    let reason = try results(options)["P-1"]?.error?.message ?? ""
+    #expect(sent.ok == 1, "\(reason)")
+    let jobs = try reportedJobs(options, "P-1")
+    #expect(jobs.count == 1 && jobs.first?["printer"] as? String == "front-desk")
+    // A rerun (the outputs removed, so the job runs again) sends nothing: the journal.
+    try FileManager.default.removeItem(atPath: folder.file("out/prints/P-1"))
+    let again = try await BatchRunner.run(manifest: path, options: options)
+    #expect(again.ok == 1)
+    #expect(try reportedJobs(options, "P-1").first?["resumed"] as? Bool == true)
+    let listed = try runTool("lpstat", ["-h", scheduler.address, "-W", "all", "-o"])
+    #expect(listed.stdout.split(separator: "\n").count == 1, "\(listed.stdout)")
+    #expect(listed.stdout.contains("clerk"))
+    #expect(printer.jobs(count: 1).values.first?.attributes["copies"] == "2")
+  }
+
   @Test("orders prepared and printed: pages, copies, sides, media and colour as received")
   func printed() async throws {
     let folder = TemporaryFolder()
