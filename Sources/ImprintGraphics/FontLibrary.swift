@@ -171,9 +171,56 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
       FcConfigDestroy(config)
       throw .fontsUnavailable(reason: "no font files under \(directories.joined(separator: ", "))")
     }
+    FontLibrary.pinFaces(fonts)
     self.config = config
     self.directories = directories
     self.fallbackFamilies = fallback
+  }
+
+  /// Gives every font of `fonts` a FreeType face of its own (`FC_FT_FACE`), opened now and kept
+  /// for the life of the process, so that cairo draws with it instead of opening and closing
+  /// faces itself.
+  ///
+  /// Why: cairo 1.16 (and 1.18) keeps at most 10 FreeType faces open for the fonts it opens from
+  /// a file name, and closes one nobody has locked to open an 11th
+  /// (`_cairo_ft_unscaled_font_lock_face`). That check reads the other font's lock count under
+  /// the font map's mutex only, while a thread locking that font counts itself under the font's
+  /// own mutex: a thread can get a face that another thread is closing. Cards in more than ten
+  /// fonts drawn at once (a batch of names in many scripts, the service under load) crashed in
+  /// FreeType (`FT_Get_Next_Char` from the PDF font subsetter, another thread in
+  /// `FT_New_Face`), or failed with "error occurred in libfreetype". A face given in the pattern
+  /// is one cairo never closes, and each use of it still takes cairo's per-font mutex.
+  ///
+  /// The faces belong to one FreeType library per font library, opened here on one thread
+  /// (FreeType asks that opening and closing faces of a library be serialized; using different
+  /// faces on different threads is allowed). They are never closed: cairo's caches may hold
+  /// fonts made from them past any owner's life. A font FreeType cannot open keeps its plain
+  /// pattern (cairo then opens it as before).
+  private static func pinFaces(_ fonts: UnsafeMutablePointer<FcFontSet>) {
+    var library: FT_Library?
+    guard FT_Init_FreeType(&library) == 0, let library else { return }
+    for i in 0..<Int(fonts.pointee.nfont) {
+      guard let pattern = fonts.pointee.fonts[i] else { continue }
+      var file: UnsafeMutablePointer<FcChar8>?
+      var index: Int32 = 0
+      guard FcPatternGetString(pattern, FC_FILE, 0, &file) == FcResultMatch, let file else {
+        continue
+      }
+      if FcPatternGetInteger(pattern, FC_INDEX, 0, &index) != FcResultMatch { index = 0 }
+      var face: FT_Face?
+      let opened = file.withMemoryRebound(to: CChar.self, capacity: 1) {
+        FT_New_Face(library, $0, FT_Long(index), &face)
+      }
+      guard opened == 0, let face else { continue }
+      guard let pinned = FcPatternDuplicate(pattern),
+        FcPatternAddFTFace(pinned, FC_FT_FACE, face) != 0
+      else {
+        FT_Done_Face(face)
+        continue
+      }
+      fonts.pointee.fonts[i] = pinned
+      FcPatternDestroy(pattern)
+    }
   }
 
   /// The folders holding `files`, each once, in the order first named.
@@ -217,6 +264,23 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
       }
     }
     return names.sorted()
+  }
+
+  /// The files of the loaded fonts that have no FreeType face of their own (`pinFaces`), so
+  /// that cairo opens and closes their faces itself: none, unless FreeType refused a file.
+  var filesWithoutOwnFace: [String] {
+    guard let fonts = FcConfigGetFonts(config, FcSetApplication) else { return [] }
+    return (0..<Int(fonts.pointee.nfont)).compactMap { i in
+      guard let pattern = fonts.pointee.fonts[i] else { return nil }
+      var face: FT_Face?
+      guard FcPatternGetFTFace(pattern, FC_FT_FACE, 0, &face) != FcResultMatch || face == nil
+      else { return nil }
+      var file: UnsafeMutablePointer<FcChar8>?
+      guard FcPatternGetString(pattern, FC_FILE, 0, &file) == FcResultMatch, let file else {
+        return "font \(i)"
+      }
+      return String(cString: file)
+    }
   }
 
   /// The characters of `text` that no loaded font has a glyph for, each once, in order (white

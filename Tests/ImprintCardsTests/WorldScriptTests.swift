@@ -5,6 +5,7 @@
 import Foundation
 import ImprintCore
 import ImprintTestSupport
+import Synchronization
 import Testing
 
 @testable import ImprintCards
@@ -132,6 +133,39 @@ struct WorldScriptTests {
     let list = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
       .trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
     return list.split(separator: "|").compactMap { UInt32($0) }
+  }
+
+  @Test("every script's card drawn on six threads at once: the same bytes on each")
+  func allAtOnce() throws {
+    // More fonts in use at once than cairo keeps open (ten): this crashed in FreeType before
+    // FontLibrary.pinFaces, now and then (a face closed by one thread while another drew with
+    // it). Threads of their own: Swift's task pool would run only as many as there are cores.
+    let threads = 6
+    let names = Self.names.map(\.name)
+    let made = Mutex([Int: Result<[UInt8], any Error>]())
+    let group = DispatchGroup()
+    for thread in 0..<threads {
+      group.enter()
+      Thread {
+        defer { group.leave() }
+        // Each thread starts at another name, so different fonts meet.
+        for step in 0..<names.count {
+          let index = (step + thread * 5) % names.count
+          let pdf = Result { try Self.card(names[index]).1 }
+          made.withLock { $0[thread * names.count + index] = pdf }
+        }
+      }.start()
+    }
+    group.wait()
+    let pdfs = made.withLock { $0 }
+    #expect(pdfs.count == threads * names.count)
+    for (index, name) in names.enumerated() {
+      let first = try #require(pdfs[index]).get()
+      #expect(first.starts(with: Array("%PDF-".utf8)), "\(name)")
+      for thread in 1..<threads {
+        #expect(try pdfs[thread * names.count + index]?.get() == first, "\(name), thread \(thread)")
+      }
+    }
   }
 
   @Test(

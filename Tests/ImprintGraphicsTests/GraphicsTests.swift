@@ -61,6 +61,15 @@ struct SurfaceTests {
       ])
   }
 
+  @Test("every font is drawn with a FreeType face of its own, which cairo never closes")
+  func pinnedFaces() throws {
+    // cairo closes faces it opened itself past ten, racing threads that are drawing with them
+    // (FontLibrary.pinFaces): the bundle has more than ten fonts, so none may be left to it.
+    let fonts = try FontLibrary.bundled()
+    #expect(fonts.families.count > 10)
+    #expect(fonts.filesWithoutOwnFace == [])
+  }
+
   @Test("measures text, wraps it, and counts glyphs no bundled font covers")
   func measures() throws {
     let document = try VectorDocument(format: .pdf, size: Size(width: 200, height: 100))
