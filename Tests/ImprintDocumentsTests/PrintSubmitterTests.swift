@@ -129,6 +129,38 @@ struct PrintSubmitterTests {
     #expect(try pdfInfo(order.files[1].document)["Pages"] == "3")
   }
 
+  @Test("a printer that asks for credentials: none or wrong ones are print.unauthorized")
+  func credentials() async throws {
+    let folder = TemporaryFolder()
+    let order = try await preparedForPrinter(in: folder, files: [#"{"path":"a.pdf"}"#])
+    let printer = try TestPrinter(folder: folder, users: ["clerk": "s3cret"])
+    let none = #expect(throws: DocumentError.self) {
+      try PrintSubmitter.submit(order.files, printer: printer.uri)
+    }
+    #expect(
+      none
+        == .printUnauthorized(printer: printer.uri, user: nil, detail: "Create-Job: Unauthorized"))
+    let wrong = #expect(throws: DocumentError.self) {
+      try PrintSubmitter.submit(
+        order.files, printer: printer.uri,
+        access: PrintAccess(credentials: PrintCredentials(user: "clerk", password: "s3cre")))
+    }
+    #expect(wrong?.code == "print.unauthorized")
+    #expect(wrong?.message.contains("refused the credentials of 'clerk'") == true)
+    let access = PrintAccess(credentials: PrintCredentials(user: "clerk", password: "s3cret"))
+    let jobs = try PrintSubmitter.submit(order.files, printer: printer.uri, access: access)
+    let received = printer.jobs(count: 1)
+    #expect(received.count == 1)
+    let got = try #require(received[jobs[0].jobID])
+    #expect(got.attributes["job-originating-user-name"] == "clerk")
+    #expect(
+      try Data(contentsOf: URL(fileURLWithPath: got.file))
+        == Data(contentsOf: URL(fileURLWithPath: order.files[0].document)))
+    // Asking after the job needs the credentials too.
+    let waited = try PrintSubmitter.wait(for: jobs, files: order.files, seconds: 30, access: access)
+    #expect(waited.map(\.state) == ["completed"])
+  }
+
   @Test(
     "no printer there, or not an IPP URI: print.unreachable",
     arguments: ["free port", "http://localhost/printer"])

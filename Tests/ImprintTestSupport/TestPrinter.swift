@@ -33,8 +33,13 @@ public final class TestPrinter {
   ///   - folder: where the spool and the hook go.
   ///   - extra: shell lines the hook runs after writing the job's attributes (`IPP_*` set):
   ///     `exit 3` aborts the job, `sleep 3` keeps it processing.
+  ///   - users: user names and passwords; when not empty, the printer asks for HTTP Basic
+  ///     credentials for everything but Get-Printer-Attributes (`-A`), checked with PAM through
+  ///     pam_wrapper's pam_matrix (a service of the test's own; see `TestScheduler`).
   /// - Throws: when it does not answer within 10 s (three ports are tried).
-  public init(folder: TemporaryFolder, hook extra: String = "") throws {
+  public init(folder: TemporaryFolder, hook extra: String = "", users: [String: String] = [:])
+    throws
+  {
     spool = folder.file("spool")
     try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
     let hook = folder.file("hook.sh")
@@ -45,14 +50,32 @@ public final class TestPrinter {
     chmod(hook, 0o755)
     pidFile = folder.file("printer.pid")
     let executable = Self.find("ippeveprinter")
+    var authentication = ""
+    if !users.isEmpty {
+      let pam = folder.file("printer-pam")
+      try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
+      let passwords = pam + "/passdb"
+      try Data(
+        users.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value):imprint-printer\n" }
+          .joined().utf8
+      ).write(to: URL(fileURLWithPath: passwords))
+      try Data(
+        ("auth required \(TestScheduler.pamMatrix) passdb=\(passwords)\n"
+          + "account required \(TestScheduler.pamMatrix) passdb=\(passwords)\n").utf8
+      ).write(to: URL(fileURLWithPath: pam + "/imprint-printer"))
+      authentication =
+        "LD_PRELOAD='\(TestScheduler.pamWrapper)' PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR='\(pam)' "
+    }
+    let demand = users.isEmpty ? "" : "-A --pam-service imprint-printer "
     var started: (Process, Int)?
     for _ in 0..<3 where started == nil {
       let port = Self.freePort()
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
       let command =
-        "echo $$ > '\(pidFile)'; DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS exec "
-        + "'\(executable)' -p \(port) -n localhost -r off -f application/pdf -2 -s 20,10 -k "
+        "echo $$ > '\(pidFile)'; DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS "
+        + "\(authentication)exec '\(executable)' -p \(port) -n localhost -r off -f application/pdf "
+        + "-2 -s 20,10 -k \(demand)"
         + "-d '\(spool)' -c '\(hook)' imprint-test"
       process.arguments = ["dbus-run-session", "--", "sh", "-c", command]
       process.standardOutput = FileHandle.nullDevice
