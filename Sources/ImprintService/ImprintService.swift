@@ -156,6 +156,9 @@ public final class ImprintService: Sendable {
 
   /// Serves until SIGTERM or SIGINT, then stops gracefully; SIGHUP reloads the price lists.
   ///
+  /// The signals are taken over before the server listens, so that one sent as soon as the
+  /// port is announced is handled, not the default action (ending the process at once).
+  ///
   /// - Parameters:
   ///   - listening: called with the port once the server listens.
   ///   - reloaded: called after each SIGHUP's reload with what it did to each list.
@@ -164,10 +167,11 @@ public final class ImprintService: Sendable {
     listening: (Int) -> Void,
     reloaded: @escaping @Sendable ([PriceListStore.Reload]) -> Void = { _ in }
   ) async throws(ServiceError) {
+    let signals = StopSignal.install(hangUp: true)
     let port = try start()
     listening(port)
     let lists = configuration.priceLists
-    _ = await StopSignal.wait(hangUp: { reloaded(lists.reload()) })
+    _ = await signals.wait(hangUp: { reloaded(lists.reload()) })
     stop()
   }
 

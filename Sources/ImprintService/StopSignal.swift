@@ -1,26 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: SIGTERM and SIGINT as a stop request, read from a pipe by a thread.
+// ImprintService: SIGTERM and SIGINT as a stop request, SIGHUP as a reload, read from a pipe by
+// a thread.
 
 import Foundation
 
-/// The pipe the signal handler writes to (its write end, -1 before `StopSignal.wait`).
+/// The pipe the signal handler writes to (its write end, -1 before `StopSignal.install`).
 ///
 /// `nonisolated(unsafe)`: written once before the handlers are installed; the handler only
 /// reads it, and `write(2)` is async-signal-safe.
 nonisolated(unsafe) private var stopPipe: Int32 = -1
 
-/// Waits for SIGTERM or SIGINT.
-public enum StopSignal {
-  /// Installs handlers for SIGTERM and SIGINT (replacing the default, which ends the process)
-  /// and waits, without holding a thread of Swift's pool, until one arrives.
+/// SIGTERM and SIGINT (and SIGHUP when asked) taken over: installed first, then waited for.
+///
+/// Installing before the server listens matters: a signal sent as soon as the port is
+/// announced (a supervisor stopping it, a test) would otherwise meet the default action, which
+/// ends the process without draining.
+public struct StopSignal: Sendable {
+  /// The pipe's read end.
+  private let reader: Int32
+
+  /// Installs handlers for SIGTERM and SIGINT, and SIGHUP when `hangUp` (replacing the
+  /// defaults, which end the process); a signal that arrives before `wait` is kept in the pipe.
   ///
   /// A handler, not `SIG_IGN`, so that document workers started later by `exec` get the
   /// default actions back.
-  ///
-  /// - Parameter hangUp: when given, SIGHUP is handled too: each one calls it (on the waiting
-  ///   thread) and the wait goes on.
-  /// - Returns: the signal's number.
-  public static func wait(hangUp: (@Sendable () -> Void)? = nil) async -> Int32 {
+  public static func install(hangUp: Bool) -> StopSignal {
     var ends: [Int32] = [-1, -1]
     guard pipe(&ends) == 0 else {
       preconditionFailure("pipe failed: \(String(cString: strerror(errno)))")
@@ -33,16 +37,26 @@ public enum StopSignal {
     }
     signal(SIGTERM, handler)
     signal(SIGINT, handler)
-    if hangUp != nil { signal(SIGHUP, handler) }
-    let reader = ends[0]
+    if hangUp { signal(SIGHUP, handler) }
+    return StopSignal(reader: ends[0])
+  }
+
+  /// Waits, without holding a thread of Swift's pool, until SIGTERM or SIGINT arrives (or
+  /// arrived since `install`).
+  ///
+  /// - Parameter hangUp: called (on the waiting thread) for each SIGHUP, when `install` took
+  ///   SIGHUP over; the wait goes on.
+  /// - Returns: the signal's number.
+  public func wait(hangUp: (@Sendable () -> Void)? = nil) async -> Int32 {
+    let reader = reader
     return await withCheckedContinuation { continuation in
       Thread {
         var byte: UInt8 = 0
         while true {
           let count = read(reader, &byte, 1)
           if count < 0 && errno == EINTR { continue }
-          if count == 1, Int32(byte) == SIGHUP, let hangUp {
-            hangUp()
+          if count == 1, Int32(byte) == SIGHUP {
+            hangUp?()
             continue
           }
           break

@@ -257,7 +257,7 @@ struct ServeTests {
     // The request's head is sent with Expect: 100-continue; once 100 Continue came back the
     // server is reading it. Then SIGTERM, then the body: the answer must still come.
     let script = """
-      import json, os, signal, socket, sys
+      import json, os, signal, socket, sys, time
       pid, port, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
       body = open(path, "rb").read()
       s = socket.create_connection(("127.0.0.1", port))
@@ -269,13 +269,21 @@ struct ServeTests {
           got += s.recv(4096)
       assert got.startswith(b"HTTP/1.1 100"), got
       os.kill(pid, signal.SIGTERM)
+      # The server's stop began once a new connection is refused: waited for (up to a minute,
+      # however loaded the machine), so that the body is sent while it drains. A count of tries
+      # was not enough under load: the body went before the stop began, and the answer came
+      # without Connection: close.
       refused = False
-      for _ in range(2000):
+      deadline = time.monotonic() + 60
+      while time.monotonic() < deadline:
           try:
-              socket.create_connection(("127.0.0.1", port)).close()
+              socket.create_connection(("127.0.0.1", port), timeout=5).close()
           except ConnectionRefusedError:
               refused = True
               break
+          except OSError:
+              pass  # a connect that timed out under load: try again
+          time.sleep(0.005)
       s.sendall(body)
       answer = b""
       while True:
