@@ -26,8 +26,9 @@ enum ServeCommand {
       Documents are read in \
       sandboxed workers. HTTP/1.1 with keep-alive, no TLS: put a reverse proxy in front. \
       --config reads the options from a JSON file (the long options in camelCase, and \
-      priceLists: name to file); options given on the command line win. SIGHUP reloads the \
-      price lists (a bad file keeps the previous list). SIGTERM or SIGINT stops taking \
+      priceLists: name to file); options given on the command line win. The price lists are \
+      reloaded when their files change (checked every --price-list-check seconds) and on \
+      SIGHUP; a bad file keeps the previous list. SIGTERM or SIGINT stops taking \
       connections, finishes the requests begun, and exits 0.
       """,
     options: [
@@ -62,6 +63,9 @@ enum ServeCommand {
       .value(
         "jobs-disk", "<bytes>",
         "Bytes the long jobs' files may hold (default 1073741824, 1 GiB)."),
+      .value(
+        "price-list-check", "<s>",
+        "Seconds between checks of the price-list files for a change (default 1; 0: none)."),
     ] + DocumentCommands.limitOptions.filter { !["password", "jobs"].contains($0.name) }
   ) { arguments, console in
     var settings =
@@ -97,6 +101,9 @@ enum ServeCommand {
       try arguments.int("jobs-kept", in: ServiceSettings.Range.jobsKept) ?? settings.jobsKept
     settings.jobsDisk =
       try arguments.int("jobs-disk", in: ServiceSettings.Range.jobsDisk) ?? settings.jobsDisk
+    settings.priceListCheck =
+      try arguments.double("price-list-check", in: ServiceSettings.Range.priceListCheck)
+      ?? settings.priceListCheck
 
     let address: ListenAddress
     do throws(ServiceError) {
@@ -116,23 +123,22 @@ enum ServeCommand {
       let sink = console.stderr
       configuration.accessLog = { sink.write($0.logLine + "\n") }
     }
-    let service = try ImprintService(configuration)
     let stderr = console.stderr
-    try await service.run(
-      listening: { port in
-        stderr.write("serve: listening on http://\(address.host):\(port)\n")
-      },
-      reloaded: { reloads in
-        for reload in reloads {
-          if let error = reload.error {
-            stderr.write(
-              "error: price list '\(reload.name)' not reloaded, the previous one is kept: "
-                + SafeText.escaped(error.message) + "\n")
-          } else {
-            stderr.write("serve: price list '\(reload.name)' reloaded from \(reload.file)\n")
-          }
+    configuration.priceListsReloaded = { reloads in
+      for reload in reloads {
+        if let error = reload.error {
+          stderr.write(
+            "error: price list '\(reload.name)' not reloaded, the previous one is kept: "
+              + SafeText.escaped(error.message) + "\n")
+        } else {
+          stderr.write("serve: price list '\(reload.name)' reloaded from \(reload.file)\n")
         }
-      })
+      }
+    }
+    let service = try ImprintService(configuration)
+    try await service.run(listening: { port in
+      stderr.write("serve: listening on http://\(address.host):\(port)\n")
+    })
     console.stderr.write("serve: stopped\n")
     return ImprintCLI.success
   }

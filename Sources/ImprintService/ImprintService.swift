@@ -8,6 +8,7 @@ import ImprintCore
 import ImprintDocuments
 import ImprintGraphics
 import ImprintPricing
+import Synchronization
 
 /// How a service listens, what it allows and where its resources come from.
 public struct ServiceConfiguration: Sendable {
@@ -46,7 +47,7 @@ public struct ServiceConfiguration: Sendable {
   /// Whether `/metrics` is served without the bearer token (default false).
   public var publicMetrics = false
   /// The named price lists (reloaded by `ImprintService.reloadPriceLists`, on SIGHUP under
-  /// `run`); none by default.
+  /// `run`, and when their files change); none by default.
   public var priceLists = PriceListStore()
   /// How much long work (`/v1/batch`) is kept: jobs queued or running, finished jobs kept,
   /// bytes on disk.
@@ -54,6 +55,15 @@ public struct ServiceConfiguration: Sendable {
   /// The folder in which the jobs' private folder is made (the system's temporary folder when
   /// nil); that folder is removed when the service stops.
   public var jobsParent: String?
+  /// Seconds between two checks of the price lists' files for a change, while the service
+  /// runs (default 1; at least 0.1; 0: no checks, only `reloadPriceLists()` and SIGHUP).
+  public var priceListCheckSeconds = 1.0
+  /// Told what each reload did to each list it read: SIGHUP's and `reloadPriceLists()`'s (every
+  /// list), a check's (the lists whose file changed); nil for no one.
+  ///
+  /// Called on the thread that reloaded (a check's own, or the signal's): keep it quick.
+  /// `imprint serve` writes a line for each list on standard error.
+  public var priceListsReloaded: (@Sendable ([PriceListStore.Reload]) -> Void)?
   /// Told of every request once it completed; nil for none.
   ///
   /// Called on the server's event thread: keep it quick. `imprint serve --access-log` writes
@@ -92,6 +102,8 @@ public final class ImprintService: Sendable {
   /// The bytes `GET /openapi.json` answers with (`openAPIDocument()`).
   let openAPI: [UInt8]
   private let server: HTTPServer
+  /// The checks of the price lists' files, while the service runs.
+  private let watch = Mutex<PriceListWatch?>(nil)
 
   /// Loads the card designs and the OpenAPI document and prepares the sandbox; nothing listens
   /// yet.
@@ -136,20 +148,32 @@ public final class ImprintService: Sendable {
     box.service = self
   }
 
-  /// Starts listening.
+  /// Starts listening, and checking the price lists' files for a change
+  /// (`priceListCheckSeconds`).
   ///
   /// - Returns: the port listened on (the system's choice when the configuration says 0).
   /// - Throws: `ServiceError.listen`.
   public func start() throws(ServiceError) -> Int {
-    try server.start(configuration.listen)
+    let port = try server.start(configuration.listen)
+    let lists = configuration.priceLists
+    if configuration.priceListCheckSeconds > 0 && !lists.files.isEmpty {
+      let report = configuration.priceListsReloaded
+      let started = PriceListWatch(lists, interval: configuration.priceListCheckSeconds) {
+        report?($0)
+      }
+      watch.withLock { $0 = started }
+    }
+    return port
   }
 
   /// Stops gracefully: new connections are refused, `/readyz` answers 503, requests already
-  /// begun are finished (responses say `Connection: close`), then the server stops.
+  /// begun are finished (responses say `Connection: close`), then the server stops; the
+  /// price lists' files are no longer checked.
   ///
   /// Long jobs live in this process: the folder of their files is removed (one still running
   /// fails its writes, or ends with the process).
   public func stop() {
+    watch.withLock { $0.take() }?.stop()
     server.stop(drainSeconds: configuration.drainSeconds)
     jobs.removeAll()
   }
@@ -159,28 +183,26 @@ public final class ImprintService: Sendable {
   /// The signals are taken over before the server listens, so that one sent as soon as the
   /// port is announced is handled, not the default action (ending the process at once).
   ///
-  /// - Parameters:
-  ///   - listening: called with the port once the server listens.
-  ///   - reloaded: called after each SIGHUP's reload with what it did to each list.
+  /// - Parameter listening: called with the port once the server listens.
   /// - Throws: `ServiceError.listen`.
-  public func run(
-    listening: (Int) -> Void,
-    reloaded: @escaping @Sendable ([PriceListStore.Reload]) -> Void = { _ in }
-  ) async throws(ServiceError) {
+  public func run(listening: (Int) -> Void) async throws(ServiceError) {
     let signals = StopSignal.install(hangUp: true)
     let port = try start()
     listening(port)
-    let lists = configuration.priceLists
-    _ = await signals.wait(hangUp: { reloaded(lists.reload()) })
+    _ = await signals.wait(hangUp: { [weak self] in self?.reloadPriceLists() })
     stop()
   }
 
   /// Reloads every price list from its file; one that cannot be read keeps its previous list.
   ///
+  /// `priceListsReloaded` is told.
+  ///
   /// - Returns: what the reload did to each list, in name order.
   @discardableResult
   public func reloadPriceLists() -> [PriceListStore.Reload] {
-    configuration.priceLists.reload()
+    let reloads = configuration.priceLists.reload()
+    configuration.priceListsReloaded?(reloads)
+    return reloads
   }
 
   /// The 401 answer for a request whose head lacks the bearer token, when one is configured
@@ -230,7 +252,8 @@ public final class ImprintService: Sendable {
             inFlight: server.inFlight, running: running, queued: waiting,
             queueLimit: server.pool.queueLimit, workerRestarts: sandbox.workersReplaced,
             priceLists: configuration.priceLists.files.count,
-            priceListReloads: configuration.priceLists.reloadCounts, jobs: jobs.counts)))
+            priceListReloads: configuration.priceLists.reloadCounts, jobs: jobs.counts,
+            priceListChecks: configuration.priceLists.checkCount)))
     default:
       return nil
     }

@@ -124,6 +124,8 @@ final class ServiceMetrics: Sendable {
     var priceListReloads = (loaded: 0, failed: 0)
     /// The long jobs: queued, running, finished and kept, their bytes, and those removed.
     var jobs = JobStore.Counts()
+    /// Checks of the price lists' files for a change.
+    var priceListChecks = 0
   }
 
   /// The exposition: every family's `# HELP` and `# TYPE` once, then its samples, in a fixed
@@ -211,6 +213,10 @@ final class ServiceMetrics: Sendable {
       "imprint_jobs_removed_total", "counter",
       "Finished long jobs removed: by DELETE, or the oldest past the limits.")
     sample("imprint_jobs_removed_total", [], "\(gauges.jobs.removed)")
+    family(
+      "imprint_price_list_checks_total", "counter",
+      "Checks of the price lists' files for a change (a changed file is reloaded).")
+    sample("imprint_price_list_checks_total", [], "\(gauges.priceListChecks)")
     return out
   }
 

@@ -11,7 +11,7 @@ import ImprintDocuments
 /// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`, `queue`,
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
 /// `connectionTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`, `jobsKept`, `jobsDisk`,
-/// and `priceLists` (name → file). Paths are relative to the file's folder.
+/// `priceListCheck`, and `priceLists` (name → file). Paths are relative to the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
   /// `ADDRESS:PORT`.
   public var listen: String?
@@ -49,6 +49,8 @@ public struct ServiceSettings: Sendable, Equatable {
   public var jobsKept: Int?
   /// Bytes all long jobs' files may hold.
   public var jobsDisk: Int?
+  /// Seconds between checks of the price lists' files for a change (0: none).
+  public var priceListCheck: Double?
 
   /// The ranges the numbers must be in (the command line's too).
   public enum Range {
@@ -76,6 +78,8 @@ public struct ServiceSettings: Sendable, Equatable {
     public static let jobsKept = 0...100_000
     /// `jobsDisk`, bytes.
     public static let jobsDisk = 1...(1 << 50)
+    /// `priceListCheck`, seconds (0: no checks; below 0.1, checked every 0.1 s).
+    public static let priceListCheck = 0...3600.0
   }
 
   /// No settings.
@@ -136,6 +140,8 @@ public struct ServiceSettings: Sendable, Equatable {
     settings.jobQueue = try ranged("jobQueue", try reader.integer("jobQueue"), Range.jobQueue)
     settings.jobsKept = try ranged("jobsKept", try reader.integer("jobsKept"), Range.jobsKept)
     settings.jobsDisk = try ranged("jobsDisk", try reader.integer("jobsDisk"), Range.jobsDisk)
+    settings.priceListCheck = try ranged(
+      "priceListCheck", try reader.number("priceListCheck")?.doubleValue, Range.priceListCheck)
     if var lists = try reader.child("priceLists") {
       var files: [String: String] = [:]
       for name in lists.object.keys.sorted() {
@@ -170,7 +176,8 @@ extension ServiceConfiguration {
   ///
   /// Those are the body, part, queue and job limits, the long jobs' limits, the request and connection timeouts, the
   /// document workers' limits, the bearer token (read from its file), whether `/metrics` is
-  /// public, and the price lists (read from their files). The address, the designs' folder and
+  /// public, and the price lists (read from their files) and how often their files are checked
+  /// for a change. The address, the designs' folder and
   /// the access log's destination are the caller's to resolve.
   ///
   /// - Throws: `FileError` or `ServiceError.invalidToken` for the token file; `FileError` or
@@ -191,5 +198,6 @@ extension ServiceConfiguration {
     jobLimits.queue = settings.jobQueue ?? jobLimits.queue
     jobLimits.kept = settings.jobsKept ?? jobLimits.kept
     jobLimits.maximumBytes = settings.jobsDisk ?? jobLimits.maximumBytes
+    priceListCheckSeconds = settings.priceListCheck ?? priceListCheckSeconds
   }
 }

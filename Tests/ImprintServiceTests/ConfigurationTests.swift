@@ -158,6 +158,7 @@ struct ConfigurationTests {
       (#"{"queue": "3"}"#, "'queue' is '3'; expected a whole number"),
       (#"{"jobs": 0}"#, "'jobs' is 0; expected 1 to 256"),
       (#"{"timeout": 0.1}"#, "'timeout' is 0.1; expected 0.5 to 3600.0"),
+      (#"{"priceListCheck": -1}"#, "'priceListCheck' is -1.0; expected 0.0 to 3600.0"),
       (#"{"listen": "localhost"}"#, "'listen' is 'localhost'; expected IPV4-ADDRESS:PORT"),
       (#"{"priceLists": {"a b": "usd.json"}}"#, "'priceLists.a b' is not a list name"),
       (#"{"priceLists": {"retail": 7}}"#, "'priceLists.retail' is 7; expected a string"),
