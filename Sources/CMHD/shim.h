@@ -6,10 +6,22 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <microhttpd.h>
+// The kernel's epoll and eventfd, which Swift's Glibc module leaves out: the server watches the
+// sockets of suspended requests (DepartureWatch.swift) beside libmicrohttpd's own epoll.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 // MHD_set_connection_option is variadic, which Swift cannot call: this fixes its one option.
 // Sets the connection's idle timeout in seconds (0: none); MHD_NO when it could not be set.
 static inline enum MHD_Result CMHD_set_connection_timeout(
     struct MHD_Connection *connection, unsigned int seconds) {
   return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
+}
+
+// MHD_get_connection_info is variadic too: this asks for the one thing needed, the socket.
+// The connection's socket, or -1 when libmicrohttpd gives none.
+static inline int CMHD_connection_socket(struct MHD_Connection *connection) {
+  const union MHD_ConnectionInfo *info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  return info == NULL ? -1 : info->connect_fd;
 }

@@ -52,6 +52,9 @@ private final class Exchange: @unchecked Sendable {
   var queued = false
   /// The body did not arrive before the deadline: the connection was dropped.
   var timedOut = false
+  /// The client left while the request waited for a worker: its work never started, and the
+  /// connection is closed without an answer.
+  var abandoned = false
 
   init(
     method: String, path: String, query: [String: String], repeatedParameters: [String],
@@ -100,6 +103,11 @@ final class HTTPServer: @unchecked Sendable {
   private let observer: @Sendable (CompletedRequest) -> Void
   private var daemon: OpaquePointer?
   private var socket: Int32 = -1
+  /// The sockets of requests waiting for a worker, watched for their client leaving; set in
+  /// `start`, stopped in `stop`.
+  private var departures: DepartureWatch?
+  /// The last token given to a suspended request (its pool job's id and its watch's token).
+  private let lastToken = Atomic<UInt64>(0)
   /// Requests begun and not yet completed (their response sent or their connection closed).
   private let open = Mutex(0)
   /// Set once stopping began: responses say `Connection: close`.
@@ -149,6 +157,9 @@ final class HTTPServer: @unchecked Sendable {
       MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_INTERNAL_POLLING_THREAD.rawValue
       | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
     let me = Unmanaged.passUnretained(self).toOpaque()
+    // Before the daemon: its first request may need it.
+    let watch = DepartureWatch()
+    departures = watch
     let started = options.withUnsafeMutableBufferPointer { items -> OpaquePointer? in
       guard let first = items.baseAddress else { return nil }
       return withVaList([MHD_OPTION.ARRAY.rawValue, first, MHD_OPTION.END.rawValue]) {
@@ -156,6 +167,8 @@ final class HTTPServer: @unchecked Sendable {
       }
     }
     guard let started else {
+      watch.stop()
+      departures = nil
       close(fd)
       throw .listen(address: address.description, call: "MHD_start_daemon", errno: EINVAL)
     }
@@ -187,6 +200,8 @@ final class HTTPServer: @unchecked Sendable {
     self.daemon = nil
     close(socket)
     socket = -1
+    departures?.stop()
+    departures = nil
   }
 
   /// A socket bound to `address` and listening (`socket`, `setsockopt`, `bind`, `listen`).
@@ -293,6 +308,8 @@ final class HTTPServer: @unchecked Sendable {
       return .YES
     }
     if exchange.queued { return .YES }
+    // Resumed after its client left: the connection is closed, with no answer.
+    if exchange.abandoned { return .NO }
     if exchange.response != nil { return queue(exchange, on: connection, close: false) }
     if exchange.overLimit {
       exchange.response = .error(
@@ -323,23 +340,47 @@ final class HTTPServer: @unchecked Sendable {
       exchange.response = response
       return queue(exchange, on: connection, close: false)
     }
-    let handle = ConnectionHandle(raw: connection)
+    let token = lastToken.wrappingAdd(1, ordering: .relaxed).newValue
+    let answer = Answer(
+      exchange: exchange, connection: ConnectionHandle(raw: connection), token: token,
+      departures: departures)
     let handler = handler
-    let answer = Answer(exchange: exchange, connection: handle)
     MHD_suspend_connection(connection)
     // The deadline's own answer, unless the work's came first; the work, when it ends after
     // the deadline, still holds its place in the pool (it has its own limits: the sandbox's).
+    // A job still waiting then leaves the queue.
     let deadline = exchange.started + .seconds(requestTimeout)
     let path = exchange.path
     let seconds = requestTimeout
+    let pool = pool
     let timer = Task.detached {
       try? await Task.sleep(until: deadline, clock: .continuous)
       guard !Task.isCancelled else { return }
       answer.give(.error(ServiceError.deadlineExceeded(path: path, seconds: seconds)))
+      _ = pool.cancel(token)
     }
-    let accepted = pool.submit {
-      // A request whose deadline passed while it waited is not worked.
+    // While it waits for a worker, a client that leaves takes its job out of the queue: a
+    // burst of abandoned requests does not hold the pool (work already running finishes).
+    let socket = CMHD_connection_socket(connection)
+    if socket >= 0 {
+      departures?.watch(socket, token: token) {
+        answer.clientLeft()
+        if pool.cancel(token) {
+          timer.cancel()
+          answer.abandon()
+        }
+      }
+    }
+    let accepted = pool.submit(id: token) {
+      answer.stopWatching()
+      // Not worked: a request whose deadline passed while it waited, or whose client left
+      // before its job was queued.
       guard !answer.isGiven else { return }
+      guard !answer.hasClientLeft else {
+        timer.cancel()
+        answer.abandon()
+        return
+      }
       let response = await handler(request)
       timer.cancel()
       answer.give(response)
@@ -436,7 +477,10 @@ final class HTTPServer: @unchecked Sendable {
         method: exchange.method, path: exchange.path, status: answered?.status,
         bytesIn: exchange.bytesIn, bytesOut: answered?.body.count ?? 0,
         durationMs: (milliseconds * 1000).rounded() / 1000,
-        errorCode: answered?.errorCode ?? (exchange.timedOut ? "http.requestTimeout" : nil)))
+        errorCode: answered?.errorCode
+          ?? (exchange.timedOut
+            ? CompletedRequest.requestTimeout
+            : exchange.abandoned ? CompletedRequest.clientGone : nil)))
     open.withLock { $0 -= 1 }
   }
 
@@ -455,31 +499,58 @@ final class HTTPServer: @unchecked Sendable {
   }
 }
 
-/// The one answer a suspended request gets: its work's or its deadline's, whichever comes first;
-/// giving it resumes the connection.
+/// The one answer a suspended request gets: its work's or its deadline's, whichever comes first,
+/// or none when its client left before its work began; giving it resumes the connection.
 ///
-/// `@unchecked Sendable`: `given` decides who writes `exchange.response`, once, before
-/// `MHD_resume_connection`; the event thread reads it after (see `Exchange`).
+/// `@unchecked Sendable`: `given` decides who writes `exchange.response` (or `.abandoned`), once,
+/// before `MHD_resume_connection`; the event thread reads it after (see `Exchange`).
 private final class Answer: @unchecked Sendable {
   private let exchange: Exchange
   private let connection: ConnectionHandle
+  private let token: UInt64
+  private let departures: DepartureWatch?
   private let given = Atomic(false)
+  private let left = Atomic(false)
 
-  init(exchange: Exchange, connection: ConnectionHandle) {
+  init(exchange: Exchange, connection: ConnectionHandle, token: UInt64, departures: DepartureWatch?)
+  {
     self.exchange = exchange
     self.connection = connection
+    self.token = token
+    self.departures = departures
   }
 
-  /// Whether an answer was given.
+  /// Whether an answer was given (or the request abandoned).
   var isGiven: Bool { given.load(ordering: .acquiring) }
+
+  /// Whether the client was seen leaving.
+  var hasClientLeft: Bool { left.load(ordering: .acquiring) }
+
+  /// Notes that the client left.
+  func clientLeft() { left.store(true, ordering: .releasing) }
+
+  /// Stops watching the client's socket (before the connection may be resumed).
+  func stopWatching() { departures?.unwatch(token) }
 
   /// Gives `response` and resumes the connection, unless an answer was given already.
   func give(_ response: HTTPResponse) {
+    resume { $0.response = response }
+  }
+
+  /// Resumes the connection to close it without an answer (its client left before its work
+  /// began), unless an answer was given already.
+  func abandon() {
+    resume { $0.abandoned = true }
+  }
+
+  private func resume(_ settle: (Exchange) -> Void) {
     guard
       given.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
         .exchanged
     else { return }
-    exchange.response = response
+    // The socket leaves the watch before libmicrohttpd may close it (it does so only resumed).
+    stopWatching()
+    settle(exchange)
     MHD_resume_connection(connection.raw)
   }
 }

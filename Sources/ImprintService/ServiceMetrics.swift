@@ -24,9 +24,15 @@ public struct CompletedRequest: Sendable, Encodable {
   public var bytesOut: Int
   /// From the head's arrival to the end of the answer, in milliseconds (three decimals).
   public var durationMs: Double
-  /// The error code of an error answer, or `http.requestTimeout` for a body that did not
-  /// arrive in time (the connection dropped, no answer).
+  /// The error code of an error answer; `http.requestTimeout` for a body that did not
+  /// arrive in time, `http.clientGone` for a request whose client left while it waited for a
+  /// worker (its work never started); in both the connection closed without an answer.
   public var errorCode: String?
+
+  /// `errorCode` of a request whose body did not arrive before its deadline.
+  public static let requestTimeout = "http.requestTimeout"
+  /// `errorCode` of a request whose client left while it waited for a worker.
+  public static let clientGone = "http.clientGone"
 
   /// The access log's line: this record as one line of JSON with sorted keys.
   public var logLine: String { JSONOutput.line(self) }
@@ -69,6 +75,7 @@ final class ServiceMetrics: Sendable {
     var latency: [String: Histogram] = [:]
     var errors: [String: Int] = [:]
     var aborted = 0
+    var abandoned = 0
   }
 
   /// The routes given their own label value.
@@ -91,6 +98,7 @@ final class ServiceMetrics: Sendable {
     let seconds = request.durationMs / 1000
     state.withLock { state in
       if let code = request.errorCode { state.errors[code, default: 0] += 1 }
+      if request.errorCode == CompletedRequest.clientGone { state.abandoned += 1 }
       guard let status = request.status else {
         state.aborted += 1
         return
@@ -171,6 +179,10 @@ final class ServiceMetrics: Sendable {
       "imprint_http_requests_aborted_total", "counter",
       "Requests whose connection ended before an answer was made.")
     sample("imprint_http_requests_aborted_total", [], "\(state.aborted)")
+    family(
+      "imprint_http_requests_abandoned_total", "counter",
+      "Requests whose client left while they waited for a worker: their work was never started.")
+    sample("imprint_http_requests_abandoned_total", [], "\(state.abandoned)")
     family("imprint_errors_total", "counter", "Error answers and dropped requests, by error code.")
     for (code, count) in state.errors.sorted(by: { $0.key < $1.key }) {
       sample("imprint_errors_total", [("code", code)], "\(count)")

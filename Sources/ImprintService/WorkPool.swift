@@ -10,7 +10,7 @@ final class WorkPool: Sendable {
 
   private struct State {
     var running = 0
-    var waiting: [Job] = []
+    var waiting: [(id: UInt64?, job: Job)] = []
   }
 
   /// Jobs run at once.
@@ -33,15 +33,18 @@ final class WorkPool: Sendable {
 
   /// Starts `job`, or queues it behind the running ones.
   ///
+  /// - Parameters:
+  ///   - id: names the job while it waits, for `cancel`; nil: it cannot be cancelled.
+  ///   - job: the work.
   /// - Returns: false, and `job` is dropped, when `width` jobs run and `queueLimit` wait.
-  func submit(_ job: @escaping Job) -> Bool {
+  func submit(id: UInt64? = nil, _ job: @escaping Job) -> Bool {
     let start = state.withLock { state -> Bool? in
       if state.running < width {
         state.running += 1
         return true
       }
       guard state.waiting.count < queueLimit else { return nil }
-      state.waiting.append(job)
+      state.waiting.append((id, job))
       return false
     }
     guard let start else { return false }
@@ -61,8 +64,20 @@ final class WorkPool: Sendable {
           state.running -= 1
           return nil
         }
-        return state.waiting.removeFirst()
+        return state.waiting.removeFirst().job
       }
+    }
+  }
+
+  /// Drops the job submitted with `id` if it is still waiting.
+  ///
+  /// - Returns: whether it was waiting (it will never run); false when it started already, or
+  ///   was never queued.
+  func cancel(_ id: UInt64) -> Bool {
+    state.withLock { state in
+      guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return false }
+      state.waiting.remove(at: index)
+      return true
     }
   }
 }
