@@ -5,7 +5,7 @@
 #   server   wrk -c 1, 8 and 64 (two wrk threads, or one for one connection) for DURATION
 #            seconds a request kind; requests per second and p50/p99 latency from wrk's
 #            distribution; any answer but 200 fails the run
-#   cli      the same inputs given to `imprint qr` / `imprint card` / `imprint thumb`, a
+#   cli      the same inputs given to `imprint qr` / `card` / `thumb` / `quote`, a
 #            process per request, at the same concurrency (a Python driver keeping 1, 8 or 64
 #            processes running for DURATION seconds); requests per second and p50/p99 of each
 #            process's wall time
@@ -13,10 +13,13 @@
 #            MEMORY_KINDS (default the QR PNG and the card PDF: with the card PNG, about 30 a
 #            second on this machine, 100 000 take half an hour), 64 connections, counted by the
 #            server's /metrics: its VmHWM after the first tenth and at the end
-# Request kinds: a card PNG (front, 300 dpi), a card PDF (both sides), a QR PNG; a first-page
-# thumbnail and a quote when the server has those routes (skipped with a note otherwise).
+# Request kinds: a card PNG (front, 300 dpi), a card PDF (both sides), a QR PNG, a first-page
+# thumbnail, and a quote (assets/samples' booster order: its JSON and three files as one
+# multipart body, built once by Python and sent as it is by wrk; priced by the server's
+# --config list "booster") against `imprint quote --json`.
 # The server's answers are checked before timing: the QR PNG is byte for byte what `imprint qr`
-# writes and decodes to its payload, the card PDF has two pages, the card PNG is the CLI's.
+# writes and decodes to its payload, the card PDF has two pages, the card PNG and the quote's
+# JSON are the CLI's bytes.
 # The machine is shared: figures are as measured under whatever else runs (say so).
 # Usage: Benchmarks/serve-bench.sh   (needs scripts/bootstrap --bench; run it under
 #        flock /work/bench.lock). Environment: DURATION (default 10), CONNECTIONS
@@ -38,6 +41,7 @@ command -v wrk >/dev/null || { echo "wrk is missing: run scripts/bootstrap --ben
 
 profile="$root/assets/samples/profiles/sora-park.json"
 upload="$root/examples/uploads/handout.pdf"
+samples="$root/assets/samples"
 payload="https://example.com/orders/2026-0017?shop=sinchon"
 encoded=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$payload")
 
@@ -50,7 +54,7 @@ trap stop_server EXIT
 # start_server LOG: starts `imprint serve` on a port the system chooses; sets $server_pid, $base.
 start_server() {
   : >"$1" # made before the server opens it, so the first look below finds it
-  "$imprint" serve --listen 127.0.0.1:0 2>"$1" &
+  "$imprint" serve --listen 127.0.0.1:0 --config "$work/serve.json" 2>"$1" &
   server_pid=$!
   local port="" i
   for ((i = 0; i < 600; i++)); do
@@ -61,6 +65,28 @@ start_server() {
   [[ -n "$port" ]] || { echo "imprint serve did not start:" >&2; cat "$1" >&2; exit 1; }
   base="http://127.0.0.1:$port"
 }
+# The quote's price list, named as the request names it.
+printf '{"priceLists": {"booster": "%s"}}\n' "$samples/prices-booster.json" >"$work/serve.json"
+# The quote's body: the order and its three files as multipart/form-data, each file part named
+# by its path in the order (as `curl -F` would send them), built once.
+boundary="imprint-bench-7c1f04d2e9a8b6"
+python3 - "$samples" "$boundary" "$work/quote.body" <<'PY'
+import json, os, sys
+samples, boundary, out = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
+order_path = os.path.join(samples, "order-booster.json")
+parts = [("order", "order-booster.json", "application/json", open(order_path, "rb").read())]
+for entry in json.load(open(order_path))["files"]:
+    data = open(os.path.join(samples, entry["path"]), "rb").read()
+    parts.append((entry["path"], os.path.basename(entry["path"]), "application/octet-stream", data))
+body = b""
+for name, filename, kind, data in parts:
+    assert boundary not in data, f"the boundary occurs in {name}"
+    body += (b"--" + boundary + b"\r\n"
+             + f'Content-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'.encode()
+             + f"Content-Type: {kind}\r\n\r\n".encode() + data + b"\r\n")
+body += b"--" + boundary + b"--\r\n"
+open(out, "wb").write(body)
+PY
 start_server "$work/serve.log"
 
 # The request kinds: NAME|PATH AND QUERY|BODY FILE|CONTENT TYPE|CLI ARGUMENTS (OUT = the output).
@@ -69,7 +95,7 @@ kinds=(
   "card-pdf|/v1/card|$profile|application/json|card $profile -q -o OUT.pdf"
   "qr-png|/v1/qr?payload=$encoded|||qr -o OUT.png $payload"
   "thumbnail|/v1/thumbnail?size=256|$upload|application/pdf|thumb --size 256 -o OUT.d $upload"
-  "quote|/v1/quote?prices=prices-booster.json|$root/examples/order-booster.json|application/json|quote $root/examples/order-booster.json --prices $root/examples/prices-booster.json --json"
+  "quote|/v1/quote?prices=booster|$work/quote.body|multipart/form-data; boundary=$boundary|quote --json $samples/order-booster.json --prices $samples/prices-booster.json"
 )
 
 # post LUA NAME PATH BODY TYPE: the wrk script posting one request, counting non-200 answers
@@ -116,6 +142,10 @@ for kind in "${kinds[@]}"; do
       ;;
     card-png)
       cmp -s "$work/$name.served" "$out.png" || { echo "card-png: the server's PNG is not the CLI's" >&2; exit 1; }
+      ;;
+    quote)
+      cmp -s "$work/$name.served" "$work/$name.cli.stdout" ||
+        { echo "quote: the server's JSON is not imprint quote --json's" >&2; exit 1; }
       ;;
   esac
   echo "$name: $status $content, $(stat -c %s "$work/$name.served") bytes"
