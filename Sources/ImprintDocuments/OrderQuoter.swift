@@ -26,6 +26,8 @@ public struct OrderQuote: Sendable, Equatable {
   public var quote: Quote
   /// The order's files in the order's order (a file named twice is read twice).
   public var files: [QuotedFile]
+  /// The price list the order was quoted with.
+  public var prices: PriceList
 }
 
 /// Quotes orders: reads the order and the price list, checks that the order is for the list's
@@ -101,14 +103,16 @@ public struct OrderQuoter: Sendable {
       let fileFacts = PageFacts(
         pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
         blankPages: Set(colors.filter(\.blank).map(\.page)))
-      facts[file.path] = fileFacts
+      // A file named twice is priced from the reading that analysed its colours (an auto
+      // file's), not from a later one that did not (the same file ordered in mono).
+      if info.colors != nil || facts[file.path] == nil { facts[file.path] = fileFacts }
       files.append(
         QuotedFile(
           file: file.path, path: paths[index], info: info, facts: fileFacts,
           options: file.options.resolved(prices.defaults)))
     }
     return OrderQuote(
-      quote: try Pricing.quote(order, facts: facts, prices: prices), files: files)
+      quote: try Pricing.quote(order, facts: facts, prices: prices), files: files, prices: prices)
   }
 
   /// Reads every file in the sandbox, `jobs` at a time; one info per file, in order.

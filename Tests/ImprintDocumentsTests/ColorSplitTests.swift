@@ -179,6 +179,10 @@ struct ColorSplitTests {
     let whole = try await prepareOrder(in: folder, prices: prices, files: order, output: "whole")
     // Sheets [1, 2 | 3, 4] and [5, 6 | 7]: the first has the colour page.
     try #require(one.files.map(\.ticket.split?.part) == ["color", "mono", nil])
+    // The same file named again in mono does not make the auto one's colour page mono (the
+    // quote once priced both from the mono reading, which analyses no colours).
+    #expect(one.quote.files.map(\.colorImpressions) == [1, 0])
+    #expect(one.quote.files.first?.impressionCharge.minor == 25 + 3 * 8)
     try #require(two.files.count == 3 && whole.files.count == 2)
     for (a, b) in zip(one.files, two.files) {
       #expect(try bytes(a.document) == bytes(b.document))
