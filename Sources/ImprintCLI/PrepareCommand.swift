@@ -117,7 +117,14 @@ enum PrepareCommand {
       for file in printed.files {
         let ticket = file.ticket
         let blank = ticket.blankBacks > 0 ? " + \(ticket.blankBacks) blank back" : ""
-        let part = ticket.split.map { ", \($0.part) part: sheets \($0.sheets)" } ?? ""
+        let part =
+          ticket.split.map { split in
+            ", \(split.part) part: sheets \(split.sheets)"
+              + (split.share.map {
+                ", \($0.subtotal.formatted) of \(ticket.quote.subtotal.formatted)"
+              }
+                ?? "")
+          } ?? ""
         let previews = file.previews.map {
           ", \($0.count) preview\($0.count == 1 ? "" : "s")"
             + ($0.first.map { " (\(SafeText.escaped($0)), ...)" } ?? "")

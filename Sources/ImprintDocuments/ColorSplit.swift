@@ -30,6 +30,12 @@ public struct ColorSplitPart: Codable, Sendable, Equatable {
   /// Of those, sides the quote charged the monochrome rate (or nothing, when blank and the
   /// price list charges blank sides for paper only).
   public var monoImpressions: Int
+  /// This part's share of the file's quote line (`Pricing.share`).
+  ///
+  /// Its impressions at the rates the quote charged them, its sheets' paper and by-the-sheet
+  /// extras, × copies; the colour part also carries the file's extras charged once a copy or
+  /// once a job. The two parts' shares add up to the line exactly.
+  public var share: FileShare?
 }
 
 /// Splits a file's impressions into the colour and monochrome parts of `ColorSplitPart`.
@@ -38,9 +44,10 @@ enum ColorSplit {
   /// two-sided when `duplex`: the colour part first; a part with no sheet is left out, so an
   /// all-colour or all-monochrome file has one part.
   ///
-  /// - Returns: each part with the file's pages it holds, in the file's order.
+  /// - Returns: each part with the file's pages and the sheets of one copy it holds, in the
+  ///   file's order (its `share` is left to the caller, which has the price list).
   static func parts(of impressions: [Impression], duplex: Bool) -> [(
-    part: ColorSplitPart, pages: [Int]
+    part: ColorSplitPart, pages: [Int], sheets: [Int]
   )] {
     let perSheet = duplex ? 2 : 1
     var sheets: [Bool: [Int]] = [:]
@@ -60,7 +67,7 @@ enum ColorSplit {
           part: color ? "color" : "mono", sheets: PageRange.text(numbers),
           pages: PageRange.text(pages), impressions: held.count, colorImpressions: colorCount,
           monoImpressions: held.count - colorCount),
-        pages
+        pages, numbers
       )
     }
   }

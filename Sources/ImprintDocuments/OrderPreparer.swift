@@ -115,11 +115,14 @@ public struct OrderPreparer: Sendable {
         preconditionFailure("paper '\(line.paper)' is offered by price lists but has no size")
       }
       let name = "\(index + 1)-\(Self.stem(of: source.file))"
-      var parts: [(part: ColorSplitPart, pages: [Int])] = []
+      var parts: [(part: ColorSplitPart, pages: [Int], sheets: [Int])] = []
       if options.splitColor && line.colorMode == ColorMode.auto.rawValue {
         parts = ColorSplit.parts(
           of: try Pricing.impressions(source.options, facts: source.facts, file: source.file),
           duplex: line.duplex != Duplex.none.rawValue)
+      }
+      if parts.count > 1 {
+        try share(line, among: &parts, of: source, prices: quoted.prices)
       }
       let runs: [(part: ColorSplitPart?, pages: String?)] =
         parts.count > 1
@@ -204,6 +207,27 @@ public struct OrderPreparer: Sendable {
       self.sheetSides = sheetSides
       self.previews = previews
     }
+  }
+
+  /// Sets each part's share of the file's quote line (`Pricing.share`): the colour part (the
+  /// first) carries the file's per-copy and per-job extras.
+  ///
+  /// - Throws: `PricingError`, as quoting the file would have.
+  private func share(
+    _ line: FileQuote, among parts: inout [(part: ColorSplitPart, pages: [Int], sheets: [Int])],
+    of source: QuotedFile, prices: PriceList
+  ) throws {
+    for index in parts.indices {
+      parts[index].part.share = try Pricing.share(
+        ofSheets: Set(parts[index].sheets), fileFees: index == 0, file: source.file,
+        options: source.options, facts: source.facts, prices: prices)
+    }
+    let shares = parts.compactMap(\.part.share)
+    precondition(
+      shares.map(\.subtotal.minor).reduce(0, +) == line.subtotal.minor
+        && shares.map(\.impressionCharge.minor).reduce(0, +) == line.impressionCharge.minor
+        && shares.map(\.paperCharge.minor).reduce(0, +) == line.paperCharge.minor,
+      "the parts' shares of '\(line.file)' must add up to its quote line")
   }
 
   /// Refuses options that cannot be honoured, before anything is read or written.

@@ -413,68 +413,143 @@ public enum Pricing {
   {
     let checked = Checked(source: file.path)
     let options = file.options.resolved(prices.defaults)
-    let copies = options.copies ?? 1
-    let nUp = options.nUp ?? 1
-    let duplex = (options.duplex ?? Duplex.none) != Duplex.none
+    let charges = try FileCharges(file.path, options: options, facts: facts, prices: prices)
+    let whole = try charges.charge(sheets: nil, fileFees: true, checked)
+    let impressions = charges.impressions
+    let colorCount = impressions.filter(\.color).count
+    let quote = FileQuote(
+      file: file.path, pages: facts.pages,
+      selectedPages: impressions.reduce(0) { $0 + $1.pages.count }, copies: charges.copies,
+      nUp: options.nUp ?? 1, duplex: (options.duplex ?? Duplex.none).rawValue,
+      paper: options.paper ?? "A4", paperType: options.paperType ?? "plain",
+      colorMode: (options.color ?? .mono).rawValue, impressions: impressions.count,
+      colorImpressions: colorCount, monoImpressions: impressions.count - colorCount,
+      blankImpressions: impressions.filter(\.blank).count, sheets: charges.sheets,
+      totalSheets: try checked.product(charges.sheets, charges.copies, "the sheets"),
+      rates: charges.rateNames.mapValues {
+        Money(minor: $0, formatted: Currency.format($0, code: prices.currency))
+      }, impressionCharge: whole.impressionCharge,
+      paperCharge: whole.paperCharge, extras: whole.extras, subtotal: whole.subtotal)
+    return FileLine(quote: quote, perCopyRates: charges.impressionRates)
+  }
+}
+
+/// What each impression and sheet of one copy of a file costs, as the quote charges them: the
+/// one place a file's money is worked out, for its quote line and for any run of its sheets
+/// (`Pricing.share`), so that the runs of a file add up to its line exactly.
+struct FileCharges {
+  /// The file as the order names it (in errors).
+  let file: String
+  /// The impressions of one copy, in order.
+  let impressions: [Impression]
+  /// The rate of each impression of one copy, in minor units (0 for a blank one the list
+  /// charges for paper only).
+  let impressionRates: [Int]
+  /// The rates used, by name (`color.duplex`, `paper`...).
+  let rateNames: [String: Int]
+  /// Sheets of one copy.
+  let sheets: Int
+  /// Whether the sheets are printed on both sides.
+  let duplex: Bool
+  /// The price of one sheet of the file's paper.
+  let sheetPrice: Int
+  /// The file's extras in the order's order, with what the list charges for them.
+  let extras: [(name: String, extra: Extra)]
+  /// Copies.
+  let copies: Int
+  /// The list's currency.
+  let currency: String
+
+  /// The charges of a file with `options` (the list's defaults applied) and `facts`.
+  ///
+  /// - Throws: `PricingError` for a file past `Pricing.maximumPages`, a range that cannot be
+  ///   read, a rate or paper price the list lacks, an extra it does not offer.
+  init(_ file: String, options: FileOptions, facts: PageFacts, prices: PriceList)
+    throws(PricingError)
+  {
+    self.file = file
+    copies = options.copies ?? 1
+    duplex = (options.duplex ?? Duplex.none) != Duplex.none
+    currency = prices.currency
     let paper = options.paper ?? "A4"
     let paperType = options.paperType ?? "plain"
-    let mode = options.color ?? .mono
-    guard facts.pages <= maximumPages else {
+    guard facts.pages <= Pricing.maximumPages else {
       throw .outOfRange(
-        source: file.path, field: "pages", value: "\(facts.pages)",
-        expected: "at most \(maximumPages) pages in one file")
+        source: file, field: "pages", value: "\(facts.pages)",
+        expected: "at most \(Pricing.maximumPages) pages in one file")
     }
-    let impressions = try Self.impressions(options, facts: facts, file: file.path)
-    let selectedCount = impressions.reduce(0) { $0 + $1.pages.count }
-    let sheets = duplex ? impressions.count / 2 + impressions.count % 2 : impressions.count
+    impressions = try Pricing.impressions(options, facts: facts, file: file)
+    sheets = duplex ? impressions.count / 2 + impressions.count % 2 : impressions.count
     let sizeRates = prices.rates[paper] ?? prices.rates["default"]
-    var rates: [String: Money] = [:]
-    func money(_ value: Int) -> Money {
-      Money(minor: value, formatted: Currency.format(value, code: prices.currency))
-    }
-    var impressionCharge = 0
-    var perCopyRates: [Int] = []
+    var names: [String: Int] = [:]
+    var rates: [Int] = []
     for (position, impression) in impressions.enumerated() {
       // In a duplex job, an odd last impression is one-sided on its own sheet.
       let twoSided = duplex && !(impressions.count % 2 == 1 && position == impressions.count - 1)
       if impression.blank && prices.blankPages == .paperOnly {
-        perCopyRates.append(0)
+        rates.append(0)
         continue
       }
       guard let rate = sizeRates?.rate(color: impression.color, duplex: twoSided) ?? nil else {
         throw .missingRate(
-          file: file.path, paper: paper, color: impression.color ? "colour" : "monochrome",
+          file: file, paper: paper, color: impression.color ? "colour" : "monochrome",
           sides: twoSided ? "duplex" : "simplex")
       }
-      rates["\(impression.color ? "color" : "mono").\(twoSided ? "duplex" : "simplex")"] = money(
-        rate)
-      impressionCharge = try checked.sum(impressionCharge, rate, "the printing charge")
-      perCopyRates.append(rate)
+      names["\(impression.color ? "color" : "mono").\(twoSided ? "duplex" : "simplex")"] = rate
+      rates.append(rate)
     }
+    impressionRates = rates
     guard let sheetPrice = prices.paper[paper]?[paperType] else {
-      throw .missingPaperPrice(file: file.path, paper: paper, paperType: paperType)
+      throw .missingPaperPrice(file: file, paper: paper, paperType: paperType)
     }
-    rates["paper"] = money(sheetPrice)
-    let paperCharge = try checked.product(sheets, sheetPrice, "the paper charge")
-    var perCopyExtras = 0
-    var perJobExtras = 0
-    var extras: [String: Money] = [:]
+    self.sheetPrice = sheetPrice
+    names["paper"] = sheetPrice
+    rateNames = names
+    var extras: [(name: String, extra: Extra)] = []
     for name in options.extras ?? [] {
       guard let extra = prices.extras[name] else {
-        throw .unknownExtra(file: file.path, extra: name, offered: prices.extras.keys.sorted())
+        throw .unknownExtra(file: file, extra: name, offered: prices.extras.keys.sorted())
       }
+      extras.append((name, extra))
+    }
+    self.extras = extras
+  }
+
+  /// The sheet (1-based, of one copy) impression `index` (0-based) is printed on.
+  func sheet(ofImpression index: Int) -> Int { duplex ? index / 2 + 1 : index + 1 }
+
+  /// What the sheets `held` of every copy are charged (all of them when nil): their
+  /// impressions at their rates, their paper and the extras charged by the sheet, × copies;
+  /// with `fileFees`, also the extras charged once a copy or once a job.
+  ///
+  /// - Throws: `PricingError.overflow` naming the file and the sum.
+  func charge(sheets held: Set<Int>?, fileFees: Bool, _ checked: Checked) throws(PricingError)
+    -> FileShare
+  {
+    let holds = { (sheet: Int) in held?.contains(sheet) ?? true }
+    var impressionCharge = 0
+    for (index, rate) in impressionRates.enumerated() where holds(sheet(ofImpression: index)) {
+      impressionCharge = try checked.sum(impressionCharge, rate, "the printing charge")
+    }
+    let sheetCount = held.map { $0.filter { (1...sheets).contains($0) }.count } ?? sheets
+    let paperCharge = try checked.product(sheetCount, sheetPrice, "the paper charge")
+    var perCopyExtras = 0
+    var perJobExtras = 0
+    var charged: [String: Int] = [:]
+    for (name, extra) in extras {
       let what = "extra \(quoted(name))"
       switch extra.per {
-      case .job:
+      case .job where fileFees:
         perJobExtras = try checked.sum(perJobExtras, extra.amount, what)
-        extras[name] = money(extra.amount)
-      case .copy:
+        charged[name] = extra.amount
+      case .copy where fileFees:
         perCopyExtras = try checked.sum(perCopyExtras, extra.amount, what)
-        extras[name] = money(try checked.product(extra.amount, copies, what))
+        charged[name] = try checked.product(extra.amount, copies, what)
       case .sheet:
-        let perCopy = try checked.product(extra.amount, sheets, what)
+        let perCopy = try checked.product(extra.amount, sheetCount, what)
         perCopyExtras = try checked.sum(perCopyExtras, perCopy, what)
-        extras[name] = money(try checked.product(perCopy, copies, what))
+        charged[name] = try checked.product(perCopy, copies, what)
+      case .job, .copy: break
       }
     }
     let printing = try checked.product(impressionCharge, copies, "the printing charge")
@@ -482,17 +557,13 @@ public enum Pricing {
     let perCopy = try checked.sum(paperCharge, perCopyExtras, "the file's charge")
     let rest = try checked.sum(
       try checked.product(perCopy, copies, "the file's charge"), perJobExtras, "the file's charge")
-    let colorCount = impressions.filter(\.color).count
-    let quote = FileQuote(
-      file: file.path, pages: facts.pages, selectedPages: selectedCount, copies: copies,
-      nUp: nUp, duplex: (options.duplex ?? Duplex.none).rawValue, paper: paper,
-      paperType: paperType, colorMode: mode.rawValue, impressions: impressions.count,
-      colorImpressions: colorCount, monoImpressions: impressions.count - colorCount,
-      blankImpressions: impressions.filter(\.blank).count, sheets: sheets,
-      totalSheets: try checked.product(sheets, copies, "the sheets"), rates: rates,
-      impressionCharge: money(printing), paperCharge: money(paperTotal), extras: extras,
+    let money = { (minor: Int) in
+      Money(minor: minor, formatted: Currency.format(minor, code: currency))
+    }
+    return FileShare(
+      impressionCharge: money(printing), paperCharge: money(paperTotal),
+      extras: charged.mapValues(money),
       subtotal: money(try checked.sum(printing, rest, "the file's charge")))
-    return FileLine(quote: quote, perCopyRates: perCopyRates)
   }
 }
 

@@ -186,28 +186,51 @@ struct PrepareCLITests {
       #"""
       {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
        "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-       "paper":{"A4":{"plain":2}}}
+       "paper":{"A4":{"plain":2}},"extras":{"staple":{"per":"copy","amount":10}}}
       """#.utf8
     ).write(to: URL(fileURLWithPath: folder.file("prices.json")))
     try Data(
-      #"{"schemaVersion":1,"files":[{"path":"notes.pdf","color":"auto","duplex":"long-edge"}]}"#
-        .utf8
+      (#"{"schemaVersion":1,"files":[{"path":"notes.pdf","color":"auto","duplex":"long-edge","#
+        + #""copies":2,"extras":["staple"]}]}"#).utf8
     ).write(to: URL(fileURLWithPath: folder.file("order.json")))
     let run = await imprint([
       "prepare", folder.file("order.json"), "--prices", folder.file("prices.json"), "-o",
       folder.file("out"), "--split-color",
     ])
     #expect(run.code == 0, "\(run.stderr)")
-    // Sheets [1, 2] [3, 4] [5]: the second has the colour page.
+    // Sheets [1, 2] [3, 4] [5]: the second has the colour page. Its share: (8 + 25 + paper 2)
+    // × 2 copies + the staple's 10 a copy = 90; the mono part's: (8 + 8 + 10 + 2 × 2) × 2 = 60.
     #expect(
       run.stdout.split(separator: "\n").map(String.init) == [
         folder.file("out/1-notes.color.pdf")
-          + ": 2 impressions, 1 copy, two-sided-long-edge, iso_a4_210x297mm, auto, "
-          + "color part: sheets 2",
+          + ": 2 impressions, 2 copies, two-sided-long-edge, iso_a4_210x297mm, auto, "
+          + "color part: sheets 2, USD 0.90 of USD 1.50",
         folder.file("out/1-notes.mono.pdf")
-          + ": 3 impressions + 1 blank back, 1 copy, two-sided-long-edge, iso_a4_210x297mm, "
-          + "monochrome, mono part: sheets 1,3",
+          + ": 3 impressions + 1 blank back, 2 copies, two-sided-long-edge, iso_a4_210x297mm, "
+          + "monochrome, mono part: sheets 1,3, USD 0.60 of USD 1.50",
       ])
+    // The line the parts share is the one `imprint quote` gives for the same order.
+    let quoted = await imprint([
+      "quote", folder.file("order.json"), "--prices", folder.file("prices.json"), "--json",
+    ])
+    #expect(quoted.code == 0, "\(quoted.stderr)")
+    let quote = try JSONSerialization.jsonObject(with: Data(quoted.stdout.utf8)) as? [String: Any]
+    let line = (quote?["files"] as? [[String: Any]])?.first
+    #expect((line?["subtotal"] as? [String: Any])?["minor"] as? Int == 150)
+    var shared = 0
+    for part in ["color", "mono"] {
+      let ticket =
+        try JSONSerialization.jsonObject(
+          with: Data(
+            contentsOf: URL(fileURLWithPath: folder.file("out/1-notes.\(part).ticket.json"))))
+        as? [String: Any]
+      let share = (ticket?["split"] as? [String: Any])?["share"] as? [String: Any]
+      shared += (share?["subtotal"] as? [String: Any])?["minor"] as? Int ?? 0
+      #expect(
+        ((share?["extras"] as? [String: Any])?["staple"] as? [String: Any])?["minor"] as? Int
+          == (part == "color" ? 20 : nil), "\(part)")
+    }
+    #expect(shared == 150)
     #expect(try pdfInfo(folder.file("out/1-notes.color.pdf"))["Pages"] == "2")
     #expect(try pdfInfo(folder.file("out/1-notes.mono.pdf"))["Pages"] == "4")
     let ticket =
