@@ -403,7 +403,8 @@ public enum BatchRunner {
         outcome.result.outputs = options.layout.map { [$0.fileName] } ?? []
       } else {
         let inputs = try inputBytes(job)
-        let fingerprint = digest(inputs, job, photos: options.photos)
+        let fingerprint = digest(
+          inputs, job, photos: options.photos, printWait: options.printWaitSeconds)
         if let state = readState(statePath), state.fingerprint == fingerprint,
           state.outputs.allSatisfy({
             FileManager.default.fileExists(atPath: options.outputFolder + "/" + $0)
@@ -426,7 +427,9 @@ public enum BatchRunner {
           // make it again from the cache.
           let downloads = options.photos.fetch && options.photos.cache != nil
           let state = JobState(
-            fingerprint: downloads ? digest(inputs, job, photos: options.photos) : fingerprint,
+            fingerprint: downloads
+              ? digest(inputs, job, photos: options.photos, printWait: options.printWaitSeconds)
+              : fingerprint,
             outputs: made.outputs)
           if AtomicFile.flushEachFile {
             try FileIO.overwrite(Array(JSONOutput.line(state).utf8), to: statePath)
@@ -466,9 +469,22 @@ public enum BatchRunner {
     digest(try inputBytes(job), job, photos: photos)
   }
 
-  /// The fingerprint of a job whose line and files are `inputs` (`inputBytes`).
-  static func digest(_ inputs: [UInt8], _ job: ManifestJob, photos: PhotoOptions) -> String {
-    FileDigest.hex(SHA256.hash(inputs + photoInputs(job, photos: photos)))
+  /// The fingerprint of a job whose line and files are `inputs` (`inputBytes`); a print job
+  /// that waits for its printer jobs because the batch does (`--wait`, not its own `wait`) is
+  /// marked too, so that a rerun with `--wait` follows the jobs a run without it sent.
+  static func digest(
+    _ inputs: [UInt8], _ job: ManifestJob, photos: PhotoOptions, printWait: Double? = nil
+  ) -> String {
+    let waits = job.kind == .print && job.printer != nil && job.wait == nil && printWait != nil
+    return FileDigest.hex(
+      SHA256.hash(inputs + photoInputs(job, photos: photos) + Array((waits ? "\nwait" : "").utf8)))
+  }
+
+  /// How long a print job waits for its printer jobs, in seconds, or nil when it does not: its
+  /// own `wait` and `waitTimeout`, else the batch's `--wait` and `--wait-timeout`.
+  static func waitSeconds(_ job: ManifestJob, _ options: BatchOptions) -> Double? {
+    guard job.wait ?? (options.printWaitSeconds != nil) else { return nil }
+    return job.waitTimeout ?? options.printWaitSeconds ?? PrintTarget.defaultWaitSeconds
   }
 
   /// What a card job's photo depends on besides its line and files.
@@ -617,9 +633,12 @@ public enum BatchRunner {
       ).run(
         order: orderPath, prices: pricesPath, filesRoot: job.filesRoot,
         output: folder + "/" + relativeFolder,
+        options: PrepareOptions(splitColor: job.splitColor, previewSize: job.previewSize),
         target: job.printer.map {
-          var target = PrintTarget(printer: $0, journal: "\(folder)/.state/\(job.id).print.json")
-          target.waitSeconds = options.printWaitSeconds
+          var target = PrintTarget(
+            printer: $0, monoPrinter: job.monoPrinter,
+            journal: "\(folder)/.state/\(job.id).print.json")
+          target.waitSeconds = waitSeconds(job, options)
           target.access = options.printAccess
           return target
         })
@@ -629,7 +648,7 @@ public enum BatchRunner {
       // (a rerun asks again about the jobs not recorded as ended, and sends nothing again).
       if let failure = printed.failure { throw failure }
       let prefix = folder + "/"
-      let made = printed.files.flatMap { [$0.document, $0.ticketPath] }.map {
+      let made = printed.files.flatMap { [$0.document, $0.ticketPath] + ($0.previews ?? []) }.map {
         $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : $0
       }
       return (made + [report], nil)

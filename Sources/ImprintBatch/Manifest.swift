@@ -71,6 +71,19 @@ public struct ManifestJob: Sendable, Equatable {
   /// print: the printer the prepared files are sent to, an IPP URI or a CUPS queue name (nil:
   /// prepared only).
   public var printer: String?
+  /// print: the printer the monochrome files are sent to instead of `printer`, an IPP URI or a
+  /// CUPS queue name (nil: all to `printer`), as `imprint prepare --mono-printer`.
+  public var monoPrinter: String?
+  /// print: whether each `auto` colour file is split into its colour and monochrome files, as
+  /// `imprint prepare --split-color`.
+  public var splitColor = false
+  /// print: the previews' box in pixels when the job draws each sheet side (`previews`, with
+  /// `previewSize` or 400), nil for none, as `imprint prepare --previews --preview-size`.
+  public var previewSize: Int?
+  /// print: whether the job follows its printer jobs to their end (nil: the batch's `--wait`).
+  public var wait: Bool?
+  /// print: how long it waits for them, in seconds (nil: the batch's `--wait-timeout`).
+  public var waitTimeout: Double?
   /// qr: the code's format, read from `format` (`png`, `svg`, `pdf`, `eps` or `text`); nil is
   /// PNG.
   public var qrFormat: QRFormat?
@@ -342,7 +355,8 @@ public struct ManifestReader: ~Copyable {
       for (index, key) in header.enumerated() where index < fields.count && !fields[index].isEmpty {
         switch key {
         case "name", "email", "address", "zip": ship[key] = fields[index]
-        case "copies": object[key] = Int(fields[index]) ?? fields[index]
+        case "copies", "previewSize": object[key] = Int(fields[index]) ?? fields[index]
+        case "waitTimeout": object[key] = Double(fields[index]) ?? fields[index]
         default: object[key] = fields[index]
         }
       }
@@ -367,9 +381,16 @@ public struct ManifestReader: ~Copyable {
     return try ConfinedPath.resolve(path, root: folder, absolute: absolutePaths, what: what)
   }
 
-  static let knownKeys: Set<String> = [
-    "id", "kind", "copies", "profile", "template", "photo", "followCounts", "payload",
-    "payloadType", "file", "prices", "format", "shipTo", "locale", "filesRoot", "printer",
+  static let knownKeys = Set<String>(
+    [
+      "id", "kind", "copies", "profile", "template", "photo", "followCounts", "payload",
+      "payloadType", "file", "prices", "format", "shipTo", "locale", "filesRoot", "printer",
+    ] + printOptionKeys)
+
+  /// The keys only a print job reads (how `imprint prepare` prepares and prints), refused on
+  /// the other kinds.
+  static let printOptionKeys: [String] = [
+    "monoPrinter", "splitColor", "previews", "previewSize", "wait", "waitTimeout",
   ]
 
   /// The job of one record, or its error (this line's alone) when the record is not a job.
@@ -483,6 +504,11 @@ public struct ManifestReader: ~Copyable {
     let prices = try fields.string("prices")
     let filesRoot = try fields.string("filesRoot")
     made.printer = try fields.string("printer").flatMap { $0.isEmpty ? nil : $0 }
+    if kind == .print {
+      try readPrintOptions(&fields, into: &made, job: job, csv: csv, failure: { failure($0) })
+    } else if let key = Self.printOptionKeys.first(where: { fields.has($0) }) {
+      throw failure("\(job): '\(key)' is for print jobs only")
+    }
     var profilePath: String?
     switch fields.value("profile") {
     case nil: break
@@ -550,5 +576,66 @@ public struct ManifestReader: ~Copyable {
     case .card, .quote, .print: break
     }
     return made
+  }
+
+  /// Reads a print job's options: `monoPrinter`, `splitColor`, `previews` with `previewSize`,
+  /// `wait` with `waitTimeout` (what `imprint prepare` takes besides the order, prices, files
+  /// root and printer).
+  ///
+  /// Each is checked as the command line checks it: a flag is `true` or `false` (in CSV the
+  /// text `true` or `false`), `previewSize` a whole number of pixels in
+  /// `OrderPreparer.previewSizes` that needs `previews`, `waitTimeout` seconds from 0 to 86400
+  /// that needs `"wait": true`; `monoPrinter` and `wait` need `printer`.
+  private func readPrintOptions(
+    _ fields: inout JSONObjectReader<ManifestLineError>, into made: inout ManifestJob,
+    job: String, csv: Bool, failure: (String) -> ManifestLineError
+  ) throws(ManifestLineError) {
+    func flag(_ name: String) throws(ManifestLineError) -> Bool? {
+      if csv, let text = fields.value(name) as? String {
+        guard let value = ["true": true, "false": false][text] else {
+          throw failure("\(job): '\(name)' is '\(SafeText.excerpt(text))'; expected true or false")
+        }
+        return value
+      }
+      return try fields.bool(name)
+    }
+    // A number in its range; in CSV a cell that is not a number is out of range too.
+    func number(_ name: String, _ range: ClosedRange<Double>, _ expected: String)
+      throws(ManifestLineError) -> Double?
+    {
+      guard let value = fields.value(name) else { return nil }
+      guard (value is NSNumber && !Formatting.isJSONBool(value)) || (csv && value is String) else {
+        throw fields.wrongType(name, expected: .described(expected))
+      }
+      guard let number = (value as? NSNumber)?.doubleValue, range.contains(number) else {
+        throw failure(
+          "\(job): '\(name)' is '\(SafeText.excerpt("\(value)"))'; expected \(expected)")
+      }
+      return number
+    }
+    made.monoPrinter = try fields.string("monoPrinter").flatMap { $0.isEmpty ? nil : $0 }
+    made.splitColor = try flag("splitColor") ?? false
+    let previews = try flag("previews") ?? false
+    let sizes = OrderPreparer.previewSizes
+    let size = try number(
+      "previewSize", Double(sizes.lowerBound)...Double(sizes.upperBound),
+      "\(sizes.lowerBound) to \(sizes.upperBound) pixels, a whole number")
+    if let size, size.rounded() != size {
+      throw failure("\(job): 'previewSize' is '\(size)'; expected a whole number of pixels")
+    }
+    if size != nil && !previews {
+      throw failure("\(job): 'previewSize' needs \"previews\": true")
+    }
+    made.previewSize = previews ? size.map { Int($0) } ?? OrderPreparer.defaultPreviewSize : nil
+    made.wait = try flag("wait")
+    made.waitTimeout = try number("waitTimeout", 0...86_400, "0 to 86400 seconds")
+    if made.waitTimeout != nil && made.wait != true {
+      throw failure("\(job): 'waitTimeout' needs \"wait\": true")
+    }
+    if made.printer == nil, made.monoPrinter != nil || made.wait == true {
+      throw failure(
+        "\(job): '\(made.monoPrinter != nil ? "monoPrinter" : "wait")' needs 'printer' (the "
+          + "printer the files are sent to)")
+    }
   }
 }

@@ -59,6 +59,8 @@ public struct OrderPreparer: Sendable {
   public let quoter: OrderQuoter
   /// The preview sizes accepted, in pixels.
   public static let previewSizes = 16...2048
+  /// The preview size when none is given, in pixels.
+  public static let defaultPreviewSize = 400
 
   /// A preparer quoting and placing pages with `quoter` (its sandbox, `jobs` at a time).
   public init(quoter: OrderQuoter) {

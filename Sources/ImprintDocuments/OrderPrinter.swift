@@ -22,6 +22,9 @@ public struct PrintTarget: Sendable, Equatable {
   /// How long to wait, in seconds, for every job to end (`PrintSubmitter.wait`), or nil not to
   /// wait: the jobs are then reported as the printer accepted them.
   public var waitSeconds: Double?
+  /// How long `imprint prepare --wait` and a batch print job wait when no time is given, in
+  /// seconds.
+  public static let defaultWaitSeconds: Double = 300
 
   /// Files sent to `printer` (monochrome ones to `monoPrinter` when given), recorded in
   /// `journal` when one is given.

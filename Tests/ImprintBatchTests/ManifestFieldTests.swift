@@ -21,6 +21,9 @@ private func read(_ text: String, name: String = "m.jsonl") throws
   return items
 }
 
+/// A print job's required fields.
+private let printFields = #""kind":"print","file":"o.json","prices":"p.json""#
+
 @Suite("Manifest fields, read strictly", .liveHandlesChecked)
 struct ManifestFieldTests {
   @Test(
@@ -210,5 +213,127 @@ struct ManifestFieldTests {
     ).map { try $0.get() }
     #expect(csv.map(\.payloadType) == [nil, .bitcoin])
     #expect(csv.map(\.qrFormat) == [nil, .pdf])
+  }
+
+  @Test("a print job's prepare options: each read as `imprint prepare` reads its flags")
+  func printOptions() throws {
+    let printer = #""printer":"ipp://localhost:631/ipp/print""#
+    let lines = [
+      #"{"id":"a",\#(printFields)}"#,
+      #"{"id":"b",\#(printFields),"splitColor":true,"previews":true}"#,
+      #"{"id":"c",\#(printFields),"previews":true,"previewSize":128,"splitColor":false}"#,
+      #"{"id":"d",\#(printFields),\#(printer),"monoPrinter":"ipp://m:631/ipp/print","wait":true,"waitTimeout":2.5}"#,
+      #"{"id":"e",\#(printFields),\#(printer),"wait":false}"#,
+      #"{"id":"f",\#(printFields),"previews":false,"wait":false}"#,
+    ]
+    let jobs = try read(lines.joined(separator: "\n")).map { try $0.get() }
+    #expect(jobs.map(\.splitColor) == [false, true, false, false, false, false])
+    // Previews at 400 px unless a size is given; none without `previews`.
+    #expect(jobs.map(\.previewSize) == [nil, 400, 128, nil, nil, nil])
+    #expect(jobs.map(\.monoPrinter) == [nil, nil, nil, "ipp://m:631/ipp/print", nil, nil])
+    #expect(jobs.map(\.wait) == [nil, nil, nil, true, false, false])
+    #expect(jobs.map(\.waitTimeout) == [nil, nil, nil, 2.5, nil, nil])
+    // CSV: the flags as the text true or false, the numbers as text.
+    let csv = try read(
+      "id,kind,file,prices,printer,splitColor,previews,previewSize,wait,waitTimeout\n"
+        + "a,print,o.json,p.json,ipp://h/ipp/print,true,true,64,true,30\n"
+        + "b,print,o.json,p.json,,false,,,,\n",
+      name: "m.csv"
+    ).map { try $0.get() }
+    #expect(csv.map(\.splitColor) == [true, false])
+    #expect(csv.map(\.previewSize) == [64, nil])
+    #expect(csv.map(\.wait) == [true, nil] && csv.map(\.waitTimeout) == [30, nil])
+  }
+
+  @Test(
+    "a print option of the wrong type, out of range, alone or on another kind fails its line",
+    arguments: [
+      (
+        #",\#(printFields),"splitColor":"yes""#, "batch.invalidField",
+        "'splitColor' is 'yes'; expected true or false"
+      ),
+      (
+        #",\#(printFields),"previews":1"#, "batch.invalidField",
+        "'previews' is 1; expected true or false"
+      ),
+      (
+        #",\#(printFields),"previews":true,"previewSize":"big""#, "batch.invalidField",
+        "'previewSize' is 'big'; expected 16 to 2048 pixels, a whole number"
+      ),
+      (
+        #",\#(printFields),"previews":true,"previewSize":4096"#, "batch.badLine",
+        "'previewSize' is '4096'; expected 16 to 2048 pixels, a whole number"
+      ),
+      (
+        #",\#(printFields),"previews":true,"previewSize":100.5"#, "batch.badLine",
+        "'previewSize' is '100.5'; expected a whole number of pixels"
+      ),
+      (
+        #",\#(printFields),"previewSize":200"#, "batch.badLine",
+        "'previewSize' needs \"previews\": true"
+      ),
+      (
+        #",\#(printFields),"monoPrinter":"ipp://m/ipp/print""#, "batch.badLine",
+        "'monoPrinter' needs 'printer' (the printer the files are sent to)"
+      ),
+      (
+        #",\#(printFields),"wait":true"#, "batch.badLine",
+        "'wait' needs 'printer' (the printer the files are sent to)"
+      ),
+      (
+        #",\#(printFields),"printer":"ipp://h/ipp/print","waitTimeout":60"#, "batch.badLine",
+        "'waitTimeout' needs \"wait\": true"
+      ),
+      (
+        #",\#(printFields),"printer":"ipp://h/ipp/print","wait":true,"waitTimeout":-1"#,
+        "batch.badLine", "'waitTimeout' is '-1'; expected 0 to 86400 seconds"
+      ),
+      (
+        #",\#(printFields),"printer":"ipp://h/ipp/print","wait":true,"waitTimeout":true"#,
+        "batch.invalidField", "'waitTimeout' is true; expected 0 to 86400 seconds"
+      ),
+      (
+        #","kind":"quote","file":"o.json","prices":"p.json","splitColor":true"#, "batch.badLine",
+        "'splitColor' is for print jobs only"
+      ),
+      (
+        #","kind":"qr","payload":"x","wait":false"#, "batch.badLine",
+        "'wait' is for print jobs only"
+      ),
+      (#",\#(printFields),"preview":true"#, "batch.badLine", "'preview' is not a known key"),
+    ])
+  func badPrintOption(fields: String, code: String, message: String) throws {
+    let items = try read(
+      #"{"id":"j"\#(fields)}"# + "\n" + #"{"id":"ok","kind":"qr","payload":"y"}"#)
+    guard case .failure(let error) = items.first else {
+      Issue.record("\(fields) must fail its line")
+      return
+    }
+    #expect(error.code == code, "\(error.message)")
+    #expect(error.message == "manifest 'm.jsonl': job 'j' (line 1): " + message)
+    #expect(error.line == 1 && error.id == "j")
+    guard case .success = items.last else {
+      Issue.record("the next line must be a job")
+      return
+    }
+  }
+
+  @Test("CSV: a flag that is not true or false, a size that is not a number, fail their row")
+  func csvPrintOptions() throws {
+    let items = try read(
+      "id,kind,file,prices,splitColor,previews,previewSize\n"
+        + "a,print,o.json,p.json,yes,,\n"
+        + "b,print,o.json,p.json,,true,large\n",
+      name: "m.csv")
+    let messages = items.map { item -> String? in
+      if case .failure(let error) = item { return error.message }
+      return nil
+    }
+    #expect(
+      messages == [
+        "manifest 'm.csv': job 'a' (line 2): 'splitColor' is 'yes'; expected true or false",
+        "manifest 'm.csv': job 'b' (line 3): 'previewSize' is 'large'; expected 16 to 2048 "
+          + "pixels, a whole number",
+      ])
   }
 }
