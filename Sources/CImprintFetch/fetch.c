@@ -190,6 +190,8 @@ static struct {
   CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
   void (*url_cleanup)(CURLU *);
   void (*free)(void *);
+  struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+  void (*slist_free_all)(struct curl_slist *);
   int loaded;
 } curl;
 
@@ -213,6 +215,8 @@ static void load_curl(void) {
   LOOK(url_get, "curl_url_get")
   LOOK(url_cleanup, "curl_url_cleanup")
   LOOK(free, "curl_free")
+  LOOK(slist_append, "curl_slist_append")
+  LOOK(slist_free_all, "curl_slist_free_all")
 #undef LOOK
   if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return;
   curl.loaded = 1;
@@ -339,7 +343,8 @@ static int check_url(const char *url, CImprintFetch_Fetch *fetch) {
   return result;
 }
 
-int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
+/// Resets the results of `fetch` and loads libcurl; UNAVAILABLE when it cannot be loaded.
+static int begin(CImprintFetch_Fetch *fetch) {
   fetch->body = NULL;
   fetch->body_len = 0;
   fetch->http_status = 0;
@@ -350,6 +355,17 @@ int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
     snprintf(fetch->detail, sizeof fetch->detail, "libcurl.so.4 cannot be loaded");
     return CImprintFetch_FETCH_UNAVAILABLE;
   }
+  return CImprintFetch_FETCH_OK;
+}
+
+int CImprintFetch_check(const char *url, CImprintFetch_Fetch *fetch) {
+  int loaded = begin(fetch);
+  return loaded != CImprintFetch_FETCH_OK ? loaded : check_url(url, fetch);
+}
+
+int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
+  int loaded = begin(fetch);
+  if (loaded != CImprintFetch_FETCH_OK) return loaded;
   long deadline = now_ms() + fetch->timeout_ms;
   CURL *easy = curl.easy_init();
   if (!easy) return CImprintFetch_FETCH_FAILED;
@@ -368,6 +384,23 @@ int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
   curl.easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
   curl.easy_setopt(easy, CURLOPT_OPENSOCKETDATA, &transfer);
   if (fetch->user_agent) curl.easy_setopt(easy, CURLOPT_USERAGENT, fetch->user_agent);
+  struct curl_slist *headers = NULL;
+  if (fetch->post_body) {
+    // A POST: its body as given, its type in the one header added.
+    curl.easy_setopt(easy, CURLOPT_POST, 1L);
+    curl.easy_setopt(easy, CURLOPT_POSTFIELDS, (const char *)fetch->post_body);
+    curl.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)fetch->post_len);
+    char type[300];
+    snprintf(type, sizeof type, "Content-Type: %s",
+             fetch->post_type ? fetch->post_type : "application/octet-stream");
+    headers = curl.slist_append(NULL, type);
+    if (headers) headers = curl.slist_append(headers, "Expect:");
+    if (!headers) {
+      curl.easy_cleanup(easy);
+      return CImprintFetch_FETCH_FAILED;
+    }
+    curl.easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  }
   char *current = strdup(url);
   int result = CImprintFetch_FETCH_FAILED;
   for (int hop = 0; current; hop++) {
@@ -421,7 +454,8 @@ int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
       }
       continue;
     }
-    if (status != 200) {
+    // A download wants 200; a POST is taken by any 2xx.
+    if (fetch->post_body ? (status < 200 || status > 299) : status != 200) {
       result = CImprintFetch_FETCH_HTTP_STATUS;
       break;
     }
@@ -430,6 +464,7 @@ int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
   }
   free(current);
   curl.easy_cleanup(easy);
+  if (headers) curl.slist_free_all(headers);
   if (result == CImprintFetch_FETCH_OK) {
     fetch->body = transfer.data;
     fetch->body_len = transfer.length;

@@ -20,7 +20,8 @@ enum ServeCommand {
       path in the order; priced by a price list of the configuration), POST /v1/batch \
       (multipart: the part 'manifest' and a part per input file; 202 and a job id, run in the \
       background as 'imprint batch' runs it), GET and DELETE /v1/jobs/ID (a job's state and \
-      results), GET /v1/jobs/ID/files/PATH (one of its outputs). Errors are JSON: \
+      results), GET /v1/jobs/ID/files/PATH (one of its outputs); callback=URL on \
+      /v1/batch is POSTed the job's report when it ends. Errors are JSON: \
       {"error": {"code", "message", "hint"}} with 400, 401, 404, 405, 409, 413, 415, 422, 503 \
       or 507. \
       Documents are read in \
@@ -66,6 +67,9 @@ enum ServeCommand {
       .value(
         "price-list-check", "<s>",
         "Seconds between checks of the price-list files for a change (default 1; 0: none)."),
+      .flag(
+        "webhook-allow-private",
+        "Let callback URLs reach loopback and private addresses (never link-local)."),
     ] + DocumentCommands.limitOptions.filter { !["password", "jobs"].contains($0.name) }
   ) { arguments, console in
     var settings =
@@ -104,6 +108,7 @@ enum ServeCommand {
     settings.priceListCheck =
       try arguments.double("price-list-check", in: ServiceSettings.Range.priceListCheck)
       ?? settings.priceListCheck
+    if arguments.flag("webhook-allow-private") { settings.webhookAllowPrivate = true }
 
     let address: ListenAddress
     do throws(ServiceError) {
@@ -119,6 +124,8 @@ enum ServeCommand {
     configuration.fonts = try DeploymentResources.fonts()
     configuration.templatesFolder = try ResourceLocator.checkedTemplatesDirectory(
       explicit: settings.templates)
+    let events = console.stderr
+    configuration.events = { events.write("serve: " + SafeText.escaped($0) + "\n") }
     if settings.accessLog == true {
       let sink = console.stderr
       configuration.accessLog = { sink.write($0.logLine + "\n") }

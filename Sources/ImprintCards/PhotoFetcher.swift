@@ -96,7 +96,7 @@ public enum PhotoFetcher {
     let result = await download.run()
     let bytes: [UInt8]
     switch result {
-    case .success(let data): bytes = data
+    case .success(let data): bytes = data.bytes
     case .failure(let failure):
       if let never = failure.refusedNever {
         throw .photoAddressRefused(url: shown, detail: failure.reason, never: never)
@@ -112,9 +112,13 @@ public enum PhotoFetcher {
   }
 }
 
-/// One download on its own thread, its result delivered once: by the thread, or by the
-/// deadline when the thread is still busy (a hanging name lookup), whichever comes first.
-private final class Download: Sendable {
+/// One download (or POST, `WebhookSender`) on its own thread, its result delivered once: by the
+/// thread, or by the deadline when the thread is still busy (a hanging name lookup), whichever
+/// comes first.
+final class Download: Sendable {
+  /// The body received and the HTTP status it came with.
+  typealias Answer = (bytes: [UInt8], status: Int)
+
   struct Failure: Error {
     let reason: String
     /// A refused address: whether it is never fetched.
@@ -125,16 +129,22 @@ private final class Download: Sendable {
   let limit: Int
   let timeout: TimeInterval
   let allowPrivate: Bool
-  private let continuation = Mutex<CheckedContinuation<Result<[UInt8], Failure>, Never>?>(nil)
+  /// A POST's body and its media type; nil for a GET.
+  let post: (body: [UInt8], type: String)?
+  private let continuation = Mutex<CheckedContinuation<Result<Answer, Failure>, Never>?>(nil)
 
-  init(url: String, limit: Int, timeout: TimeInterval, allowPrivate: Bool) {
+  init(
+    url: String, limit: Int, timeout: TimeInterval, allowPrivate: Bool,
+    post: (body: [UInt8], type: String)? = nil
+  ) {
     self.url = url
     self.limit = limit
     self.timeout = timeout
     self.allowPrivate = allowPrivate
+    self.post = post
   }
 
-  func run() async -> Result<[UInt8], Failure> {
+  func run() async -> Result<Answer, Failure> {
     await withCheckedContinuation { continuation in
       self.continuation.withLock { $0 = continuation }
       let thread = Thread { [self] in deliver(transfer()) }
@@ -151,20 +161,33 @@ private final class Download: Sendable {
     "it took longer than \(Formatting.number(timeout)) seconds"
   }
 
-  private func deliver(_ result: Result<[UInt8], Failure>) {
+  private func deliver(_ result: Result<Answer, Failure>) {
     continuation.withLock { $0.take() }?.resume(returning: result)
   }
 
   /// Runs libcurl (blocking).
-  private func transfer() -> Result<[UInt8], Failure> {
+  private func transfer() -> Result<Answer, Failure> {
     var fetch = CImprintFetch_Fetch()
     fetch.limit = limit
     fetch.timeout_ms = Int(timeout * 1000)
     fetch.allow_private = allowPrivate ? 1 : 0
     fetch.max_redirects = Int32(PhotoFetcher.maximumRedirects)
+    // Never empty, so that its pointer is one libcurl may read (`post_len` says how much).
+    let body = post.map { $0.body.isEmpty ? [0] : $0.body } ?? []
     let outcome = "Imprint/0.1".withCString { agent in
-      fetch.user_agent = agent
-      return Int(CImprintFetch_fetch(url, &fetch))
+      (post?.type ?? "").withCString { type in
+        body.withUnsafeBufferPointer { bytes in
+          fetch.user_agent = agent
+          if post != nil {
+            // A body makes the request a POST; it is never redirected.
+            fetch.post_body = bytes.baseAddress
+            fetch.post_len = post?.body.count ?? 0
+            fetch.post_type = type
+            fetch.max_redirects = 0
+          }
+          return Int(CImprintFetch_fetch(url, &fetch))
+        }
+      }
     }
     let detail = withUnsafeBytes(of: fetch.detail) { raw in
       String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
@@ -173,8 +196,9 @@ private final class Download: Sendable {
     switch outcome {
     case Int(CImprintFetch_FETCH_OK):
       defer { CImprintFetch_free(fetch.body) }
-      guard let body = fetch.body else { return .success([]) }
-      return .success(Array(UnsafeBufferPointer(start: body, count: fetch.body_len)))
+      guard let body = fetch.body else { return .success(([], fetch.http_status)) }
+      return .success(
+        (Array(UnsafeBufferPointer(start: body, count: fetch.body_len)), fetch.http_status))
     case Int(CImprintFetch_FETCH_REFUSED):
       return .failure(
         Failure(reason: SafeText.escaped(detail), refusedNever: fetch.refused_never != 0))

@@ -30,16 +30,19 @@ extension ImprintService {
   /// `.csv`) and one part per input file, named by its path as the manifest gives it. The files
   /// are written to the job's private folder and every path of the manifest is confined to it
   /// (`--inputs-root`). A manifest line naming a `printer` is refused (422
-  /// `http.printerNotAllowed`): a client never chooses where the server connects.
+  /// `http.printerNotAllowed`): a client never chooses where the server connects. Query:
+  /// `callback`, a URL POSTed the job's report when it ends (`announce`).
   func batch(_ request: HTTPRequest) async throws -> HTTPResponse {
     try Self.expect(request, ["multipart/form-data"])
-    try RequestOptions(query: request).finish()
+    var query = try RequestOptions(query: request)
+    let callback = try callback(&query)
+    try query.finish()
     let parts = try Self.parts(of: request, known: nil)
     guard let manifest = parts["manifest"] else {
       throw ServiceError.missingPart(path: request.path, name: "manifest")
     }
     let record = try jobs.reserve(
-      kind: "batch", bytes: parts.values.reduce(0) { $0 + $1.bytes.count })
+      kind: "batch", bytes: parts.values.reduce(0) { $0 + $1.bytes.count }, callback: callback)
     let folder = record.folder
     let csv =
       (manifest.filename ?? "").lowercased().hasSuffix(".csv") || manifest.contentType == "text/csv"
@@ -142,12 +145,13 @@ extension ImprintService {
   /// through its link.
   static let inlineResultsLimit = 1 << 20
 
-  /// Where job `record` is: its state, times, summary, results and files.
-  private func report(_ record: JobStore.Record) -> JobReport {
+  /// Where job `record` is: its state, times, summary, results, files and webhook.
+  func report(_ record: JobStore.Record) -> JobReport {
     let href = "/v1/jobs/\(record.id)"
     var report = JobReport(
       job: record.id, kind: record.kind, state: record.state, status: href,
-      accepted: record.accepted, started: record.started, finished: record.finished)
+      accepted: record.accepted, started: record.started, finished: record.finished,
+      webhook: record.webhook)
     guard record.state.isFinished else { return report }
     report.summary = record.outcome?.summary
     report.error = record.outcome?.error
@@ -223,6 +227,8 @@ struct JobReport: Encodable {
   var accepted: String
   var started: String?
   var finished: String?
+  /// Where the call of its callback is, when its request gave one.
+  var webhook: WebhookStatus?
   /// Item counts, once it ended.
   var summary: JobSummary?
   /// Why the work as a whole failed.

@@ -64,6 +64,12 @@ public struct ServiceConfiguration: Sendable {
   /// Called on the thread that reloaded (a check's own, or the signal's): keep it quick.
   /// `imprint serve` writes a line for each list on standard error.
   public var priceListsReloaded: (@Sendable ([PriceListStore.Reload]) -> Void)?
+  /// How long jobs' webhooks are called.
+  public var webhooks = WebhookSettings()
+  /// Told of events worth a log line that are no request's answer (a webhook given up).
+  ///
+  /// Nil for none. `imprint serve` writes each on standard error.
+  public var events: (@Sendable (String) -> Void)?
   /// Told of every request once it completed; nil for none.
   ///
   /// Called on the server's event thread: keep it quick. `imprint serve --access-log` writes
@@ -123,10 +129,12 @@ public final class ImprintService: Sendable {
       workers: configuration.concurrentRequests)
     self.sandbox = sandbox
     loader = CardInputLoader(placeholder: configuration.placeholder, decoder: sandbox)
-    jobs = try JobStore(parent: configuration.jobsParent, limits: configuration.jobLimits)
+    let box = Weak()
+    jobs = try JobStore(parent: configuration.jobsParent, limits: configuration.jobLimits) {
+      box.service?.announce($0)
+    }
     let pool = WorkPool(
       width: configuration.concurrentRequests, queueLimit: configuration.queueLength)
-    let box = Weak()
     let metrics = metrics
     let accessLog = configuration.accessLog
     server = HTTPServer(

@@ -83,6 +83,10 @@ final class JobStore: Sendable {
     var bytes: Int
     /// Its work, until it starts; nil while the request that made it still writes its inputs.
     var work: Work?
+    /// The URL its end is announced to (`callback=`), if any.
+    var callback: String?
+    /// Where that announcement is.
+    var webhook: WebhookStatus?
   }
 
   private struct Store {
@@ -98,15 +102,24 @@ final class JobStore: Sendable {
   /// The folder of every job's folder.
   let root: String
   let limits: JobLimits
+  /// Told of each job with a callback once it ended (its webhook is called there).
+  private let ended: @Sendable (Record) -> Void
   private let store = Mutex(Store())
 
   /// A store under a new private folder in `parent` (the system's temporary folder when nil).
   ///
+  /// - Parameters:
+  ///   - parent: the folder the store's folder is made in.
+  ///   - limits: the jobs queued, kept and their bytes.
+  ///   - ended: told of each job with a callback once it ended.
   /// - Throws: `FileError` when the folder cannot be made.
-  init(parent: String?, limits: JobLimits) throws(FileError) {
+  init(parent: String?, limits: JobLimits, ended: @escaping @Sendable (Record) -> Void)
+    throws(FileError)
+  {
     let base = parent ?? FileManager.default.temporaryDirectory.path
     root = try Self.makePrivateFolder(in: base, prefix: "imprint-serve-jobs-")
     self.limits = limits
+    self.ended = ended
   }
 
   /// Removes every job's folder (the service stopped; a job still running fails its writes).
@@ -124,7 +137,7 @@ final class JobStore: Sendable {
   ///   it does not fit beside the queued and running jobs even once the finished ones are
   ///   removed (the oldest finished jobs are removed to make room first); `FileError` when the
   ///   folder cannot be made.
-  func reserve(kind: String, bytes: Int) throws -> Record {
+  func reserve(kind: String, bytes: Int, callback: String? = nil) throws -> Record {
     guard bytes <= limits.maximumBytes else {
       throw ServiceError.jobTooLarge(bytes: bytes, limit: limits.maximumBytes)
     }
@@ -149,8 +162,10 @@ final class JobStore: Sendable {
         store.records.removeValue(forKey: old.id)
         store.removed += 1
       }
-      let record = Record(
+      var record = Record(
         id: id, kind: kind, folder: folder, number: store.accepted, accepted: now, bytes: bytes)
+      record.callback = callback
+      record.webhook = callback.map { WebhookStatus(url: $0, state: "pending") }
       store.accepted += 1
       store.records[id] = record
       return .success((record, removed))
@@ -185,6 +200,15 @@ final class JobStore: Sendable {
 
   /// Job `id`, if it is kept.
   func record(_ id: String) -> Record? { store.withLock { $0.records[id] } }
+
+  /// Changes where job `id`'s webhook is (nothing when the job is no longer kept).
+  func updateWebhook(_ id: String, _ change: (inout WebhookStatus) -> Void) {
+    store.withLock { store in
+      guard var status = store.records[id]?.webhook else { return }
+      change(&status)
+      store.records[id]?.webhook = status
+    }
+  }
 
   /// Removes job `id`: a finished one with its files, a queued one before it runs (it never
   /// will).
@@ -257,7 +281,7 @@ final class JobStore: Sendable {
 
   /// Records how job `id` ended and removes the oldest finished jobs past `limits.kept`.
   private func finish(_ id: String, _ outcome: JobOutcome, bytes: Int) {
-    let removed = store.withLock { store -> [String] in
+    let (removed, announced) = store.withLock { store -> ([String], Record?) in
       store.running -= 1
       if var record = store.records[id] {
         record.state = outcome.error == nil ? .done : .failed
@@ -266,12 +290,15 @@ final class JobStore: Sendable {
         record.bytes = bytes
         store.records[id] = record
       }
+      let announced = store.records[id].flatMap { $0.callback == nil ? nil : $0 }
       let finished = Self.finished(store)
       let excess = finished.prefix(max(0, finished.count - limits.kept))
       for old in excess { store.records.removeValue(forKey: old.id) }
       store.removed += excess.count
-      return excess.map(\.folder)
+      return (excess.map(\.folder), announced)
     }
+    // Announced before the oldest are removed: the report lists the job's files.
+    if let announced { ended(announced) }
     for folder in removed { try? FileManager.default.removeItem(atPath: folder) }
   }
 

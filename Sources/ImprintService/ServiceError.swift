@@ -52,6 +52,8 @@ public enum ServiceError: ImprintError, Equatable {
   case jobRunning(id: String)
   /// A manifest sent to the service names a printer (line `line`, job `id`).
   case printerNotAllowed(line: Int, id: String)
+  /// A callback URL that is not http(s), does not resolve, or leads to a refused address.
+  case callbackRefused(url: String, reason: String)
   /// Every worker is busy and the queue is full.
   case busy(queued: Int)
   /// The request was not answered within the request timeout (`seconds`), counted from its
@@ -92,6 +94,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobStorageFull: "http.jobStorageFull"
     case .jobRunning: "http.jobRunning"
     case .printerNotAllowed: "http.printerNotAllowed"
+    case .callbackRefused: "http.callbackRefused"
     case .busy: "http.busy"
     case .deadlineExceeded: "http.deadlineExceeded"
     case .listen: "service.listen"
@@ -158,6 +161,8 @@ public enum ServiceError: ImprintError, Equatable {
     case .printerNotAllowed(let line, let id):
       "manifest line \(line) (job '\(SafeText.excerpt(id, limit: 100))') names a printer; a "
         + "batch sent to the service prints nowhere"
+    case .callbackRefused(let url, let reason):
+      "callback '\(SafeText.excerpt(url, limit: 200))' is refused: \(reason)"
     case .busy(let queued):
       "every worker is busy and \(queued) requests are waiting"
     case .deadlineExceeded(let path, let seconds):
@@ -202,6 +207,9 @@ public enum ServiceError: ImprintError, Equatable {
     case .printerNotAllowed:
       "leave 'printer' out: POST /v1/prepare sends orders to a printer named in the server's "
         + "configuration"
+    case .callbackRefused:
+      "give an http or https URL of a public host (the server's --webhook-allow-private admits "
+        + "private and loopback addresses)"
     case .busy: "retry after the time in Retry-After"
     case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
     case .listen: "choose another port, or stop the program that holds this one"
@@ -241,7 +249,7 @@ enum ServiceStatus {
       case .jobTooLarge: return 413
       case .jobStorageFull: return 507
       case .jobRunning: return 409
-      case .printerNotAllowed: return 422
+      case .printerNotAllowed, .callbackRefused: return 422
       case .listen, .invalidToken, .invalidSetting: return 500
       }
     }

@@ -76,6 +76,9 @@ final class ServiceMetrics: Sendable {
     var errors: [String: Int] = [:]
     var aborted = 0
     var abandoned = 0
+    var webhooksDelivered = 0
+    var webhooksFailed = 0
+    var webhookCallsFailed = 0
   }
 
   /// The routes given their own label value.
@@ -111,6 +114,14 @@ final class ServiceMetrics: Sendable {
       histogram.sum += seconds
       histogram.count += 1
       state.latency[route] = histogram
+    }
+  }
+
+  /// Counts one job's webhook: delivered or given up, after `failedCalls` calls that failed.
+  func recordWebhook(delivered: Bool, failedCalls: Int) {
+    state.withLock { state in
+      if delivered { state.webhooksDelivered += 1 } else { state.webhooksFailed += 1 }
+      state.webhookCallsFailed += failedCalls
     }
   }
 
@@ -229,6 +240,16 @@ final class ServiceMetrics: Sendable {
       "imprint_price_list_checks_total", "counter",
       "Checks of the price lists' files for a change (a changed file is reloaded).")
     sample("imprint_price_list_checks_total", [], "\(gauges.priceListChecks)")
+    family(
+      "imprint_webhook_deliveries_total", "counter",
+      "Long jobs' webhooks by result: delivered, or failed (every attempt failed).")
+    sample(
+      "imprint_webhook_deliveries_total", [("result", "delivered")], "\(state.webhooksDelivered)")
+    sample("imprint_webhook_deliveries_total", [("result", "failed")], "\(state.webhooksFailed)")
+    family(
+      "imprint_webhook_calls_failed_total", "counter",
+      "Webhook calls that failed (refused, unanswered, or answered other than 2xx).")
+    sample("imprint_webhook_calls_failed_total", [], "\(state.webhookCallsFailed)")
     return out
   }
 

@@ -11,7 +11,8 @@ import ImprintDocuments
 /// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`, `queue`,
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
 /// `connectionTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`, `jobsKept`, `jobsDisk`,
-/// `priceListCheck`, and `priceLists` (name → file). Paths are relative to the file's folder.
+/// `priceListCheck`, `webhookAllowPrivate`, and `priceLists` (name → file). Paths are relative to
+/// the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
   /// `ADDRESS:PORT`.
   public var listen: String?
@@ -51,6 +52,8 @@ public struct ServiceSettings: Sendable, Equatable {
   public var jobsDisk: Int?
   /// Seconds between checks of the price lists' files for a change (0: none).
   public var priceListCheck: Double?
+  /// Whether webhooks may call loopback and private addresses.
+  public var webhookAllowPrivate: Bool?
 
   /// The ranges the numbers must be in (the command line's too).
   public enum Range {
@@ -142,6 +145,7 @@ public struct ServiceSettings: Sendable, Equatable {
     settings.jobsDisk = try ranged("jobsDisk", try reader.integer("jobsDisk"), Range.jobsDisk)
     settings.priceListCheck = try ranged(
       "priceListCheck", try reader.number("priceListCheck")?.doubleValue, Range.priceListCheck)
+    settings.webhookAllowPrivate = try reader.bool("webhookAllowPrivate")
     if var lists = try reader.child("priceLists") {
       var files: [String: String] = [:]
       for name in lists.object.keys.sorted() {
@@ -199,5 +203,6 @@ extension ServiceConfiguration {
     jobLimits.kept = settings.jobsKept ?? jobLimits.kept
     jobLimits.maximumBytes = settings.jobsDisk ?? jobLimits.maximumBytes
     priceListCheckSeconds = settings.priceListCheck ?? priceListCheckSeconds
+    webhooks.allowPrivateNetwork = settings.webhookAllowPrivate ?? webhooks.allowPrivateNetwork
   }
 }

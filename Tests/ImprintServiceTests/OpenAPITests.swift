@@ -254,6 +254,10 @@ struct OpenAPITests {
         name: "batch", method: "POST", target: "/v1/batch", file: batchBody, type: multipartType,
         expect: 202),
       APICase(
+        name: "batch callback refused", method: "POST",
+        target: "/v1/batch?callback=http%3A%2F%2F127.0.0.1%2Fhook", file: batchBody,
+        type: multipartType, expect: 422),
+      APICase(
         name: "batch JSON body", method: "POST", target: "/v1/batch", data: "{}", type: json,
         expect: 415),
       APICase(

@@ -69,20 +69,9 @@ public final class PhotoServer {
 
   /// Starts a server in `folder` serving `photo` as `/photo.jpg`.
   public init(folder: TemporaryFolder, photo: String) throws {
-    let scriptPath = folder.file("server.py")
-    try Data(Self.script.utf8).write(to: URL(fileURLWithPath: scriptPath))
     log = folder.file("server.log")
-    let portFile = folder.file("server.port")
-    pid = try spawnInGroup(
-      ["python3", "-u", scriptPath, photo],
-      stdin: "/dev/null", stdout: portFile, stderr: log)
-    var found: Int?
-    for _ in 0..<500 where found == nil {
-      let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
-      if text.hasSuffix("\n") { found = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) }
-      if found == nil { usleep(20_000) }
-    }
-    port = found ?? 0
+    (pid, port) = try startPythonServer(
+      Self.script, name: "server", arguments: [photo], stderr: log, in: folder)
   }
 
   deinit {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintFetch: one HTTP(S) download through libcurl for card photos, with the address of every
+// CImprintFetch: one HTTP(S) download (or POST: the service's webhooks) through libcurl for card photos, with the address of every
 // connection checked as it is opened (no DNS rebinding between the check and the connect), a total
 // deadline and a size cap counted on the decoded bytes as they arrive. Imported by ImprintCards
 // alone (PhotoFetcher.swift), so libcurl belongs to the module that downloads photos.
@@ -42,6 +42,9 @@ typedef struct {
   int allow_private;     ///< 1: CImprintFetch_ADDRESS_PRIVATE addresses are fetched too
   int max_redirects;     ///< redirects followed (each hop checked like the first)
   const char *user_agent;
+  const uint8_t *post_body;  ///< not NULL: POST these bytes (any 2xx answer is OK) instead of GET
+  size_t post_len;
+  const char *post_type;     ///< the POST body's Content-Type
   // Results.
   uint8_t *body;         ///< malloc'd (free with CImprintFetch_free); NULL unless OK
   size_t body_len;
@@ -52,6 +55,10 @@ typedef struct {
 
 /// Downloads `url` (blocking; call it off any cooperative thread pool). Returns an outcome.
 int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch);
+
+/// Checks `url` as CImprintFetch_fetch checks each hop before it connects (http or https, a
+/// host whose every address is allowed) without connecting. Returns OK or the refusal's outcome.
+int CImprintFetch_check(const char *url, CImprintFetch_Fetch *fetch);
 
 /// Frees a body returned by CImprintFetch_fetch.
 void CImprintFetch_free(void *pointer);

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCards: POSTs a small document to a URL a client gave (the service's webhooks), under the
+// rules photo downloads follow: the address of every connection checked, a deadline, a cap.
+
+internal import CImprintFetch
+import Foundation
+import ImprintCore
+
+/// Sends webhook calls: one POST to an http or https URL, with the checks `PhotoFetcher` makes
+/// of every download.
+///
+/// A callback URL comes from a client, so the call never reaches the machine's own network: a
+/// host any of whose addresses is loopback, private, CGNAT or unique local is refused unless
+/// `allowPrivateNetwork` (a deployment's own receivers); link-local (cloud metadata), multicast,
+/// unspecified and reserved addresses are always refused. The address connected to is the
+/// address checked (libcurl's socket callback), no redirect is followed, proxies from the
+/// environment are not used, and an answer other than 2xx is a failure.
+public enum WebhookSender {
+  /// Why a call was not delivered.
+  public struct Failure: Error, Sendable, Equatable {
+    /// What went wrong, for logs and reports (`the server answered HTTP 500`).
+    public let reason: String
+    /// Whether the URL's host is refused (so retrying cannot help).
+    public let refused: Bool
+  }
+
+  /// The most bytes of an answer read (the rest is not waited for).
+  public static let answerLimit = 64 << 10
+
+  /// Checks `url` as a call would before connecting, without connecting.
+  ///
+  /// The URL must be http or https with a host that resolves, none of its addresses refused.
+  ///
+  /// - Returns: nil when a call may be made; else why not.
+  public static func check(_ url: String, allowPrivateNetwork: Bool) -> Failure? {
+    guard !url.utf8.contains(0), url.utf8.count <= 2048 else {
+      return Failure(reason: "it is not a URL of at most 2048 bytes", refused: true)
+    }
+    let lower = url.lowercased()
+    guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+      return Failure(reason: "only http and https URLs are called", refused: true)
+    }
+    var fetch = CImprintFetch_Fetch()
+    fetch.allow_private = allowPrivateNetwork ? 1 : 0
+    let outcome = Int(CImprintFetch_check(url, &fetch))
+    guard outcome != Int(CImprintFetch_FETCH_OK) else { return nil }
+    let detail = withUnsafeBytes(of: fetch.detail) { raw in
+      String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+    return Failure(reason: SafeText.escaped(detail), refused: true)
+  }
+
+  /// POSTs `body` to `url` (blocking a thread of its own, never the caller's).
+  ///
+  /// - Parameters:
+  ///   - url: the http or https URL.
+  ///   - body: the bytes sent.
+  ///   - contentType: their media type.
+  ///   - timeout: the whole call's deadline in seconds, connection included.
+  ///   - allowPrivateNetwork: call loopback and private addresses too.
+  /// - Returns: the 2xx status answered, or why the call failed.
+  public static func post(
+    _ url: String, body: [UInt8], contentType: String, timeout: TimeInterval,
+    allowPrivateNetwork: Bool
+  ) async -> Result<Int, Failure> {
+    if let refused = check(url, allowPrivateNetwork: allowPrivateNetwork) {
+      return .failure(refused)
+    }
+    let call = Download(
+      url: url, limit: answerLimit, timeout: timeout, allowPrivate: allowPrivateNetwork,
+      post: (body, contentType))
+    switch await call.run() {
+    case .success(let answer): return .success(answer.status)
+    case .failure(let failure):
+      return .failure(Failure(reason: failure.reason, refused: failure.refusedNever != nil))
+    }
+  }
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: webhooks. A long job's request may name a URL (`callback=`) that is POSTed
+// the job's report when it ends: checked like a photo download's (no private, loopback or
+// link-local address unless allowed), bounded in time and attempts, off every request's path.
+
+import Foundation
+import ImprintCards
+import ImprintCore
+
+/// How a service calls the webhooks of long jobs.
+public struct WebhookSettings: Sendable, Equatable {
+  /// Whether a callback may reach loopback, private, CGNAT or unique local addresses.
+  ///
+  /// Default false: a client never makes the server call into its own network. Link-local (cloud
+  /// metadata), multicast, unspecified and reserved addresses are refused even then.
+  public var allowPrivateNetwork = false
+  /// Calls made at most for one job (default 3): the first, then retries after a failure that
+  /// is not a refused address.
+  public var attempts = 3
+  /// Seconds one call may take, connection included (default 10).
+  public var timeout = 10.0
+  /// Seconds before the first retry, doubled before each later one (default 1).
+  public var backoff = 1.0
+
+  /// The defaults above.
+  public init() {}
+}
+
+/// Where a job's webhook call is, as its report gives it.
+struct WebhookStatus: Sendable, Encodable, Equatable {
+  /// The callback URL.
+  var url: String
+  /// `pending` (the job has not ended, or calls are still being made), `delivered` or `failed`.
+  var state: String
+  /// Calls made so far.
+  var attempts = 0
+  /// The HTTP status of the last call answered.
+  var status: Int?
+  /// Why the last call failed.
+  var error: String?
+}
+
+extension ImprintService {
+  /// The callback URL of a long job's request (`callback`), checked.
+  ///
+  /// - Returns: nil when the request names none.
+  /// - Throws: `ServiceError.callbackRefused` for a URL that is not http or https, whose host
+  ///   does not resolve, or any of whose addresses is refused.
+  func callback(_ options: inout RequestOptions) throws(ServiceError) -> String? {
+    guard let url = try options.string("callback") else { return nil }
+    if let refused = WebhookSender.check(
+      url, allowPrivateNetwork: configuration.webhooks.allowPrivateNetwork)
+    {
+      throw .callbackRefused(url: url, reason: refused.reason)
+    }
+    return url
+  }
+
+  /// Calls job `record`'s webhook with its report (its results left out: `resultsFile` links
+  /// them), in a task of its own: at most `attempts` calls, the retries spaced by the backoff;
+  /// the outcome is kept in the job's report, counted in `/metrics` and, when it failed, told to
+  /// `configuration.events`.
+  func announce(_ record: JobStore.Record) {
+    guard let url = record.callback else { return }
+    var document = report(record)
+    document.results = nil
+    document.webhook = nil
+    let body = Array(JSONOutput.pretty(document).utf8)
+    let settings = configuration.webhooks
+    let jobs = jobs
+    let metrics = metrics
+    let events = configuration.events
+    Task.detached {
+      var delay = settings.backoff
+      for attempt in 1...max(1, settings.attempts) {
+        let result = await WebhookSender.post(
+          url, body: body, contentType: "application/json", timeout: settings.timeout,
+          allowPrivateNetwork: settings.allowPrivateNetwork)
+        switch result {
+        case .success(let status):
+          jobs.updateWebhook(record.id) {
+            $0.attempts = attempt
+            $0.status = status
+            $0.error = nil
+            $0.state = "delivered"
+          }
+          metrics.recordWebhook(delivered: true, failedCalls: attempt - 1)
+          return
+        case .failure(let failure):
+          let last = attempt == settings.attempts || failure.refused
+          jobs.updateWebhook(record.id) {
+            $0.attempts = attempt
+            $0.error = failure.reason
+            if last { $0.state = "failed" }
+          }
+          if last {
+            metrics.recordWebhook(delivered: false, failedCalls: attempt)
+            events?(
+              "webhook of job \(record.id) to \(SafeText.excerpt(url, limit: 200)) failed after "
+                + "\(attempt) attempt\(attempt == 1 ? "" : "s"): \(failure.reason)")
+            return
+          }
+        }
+        try? await Task.sleep(for: .seconds(delay))
+        delay *= 2
+      }
+    }
+  }
+}

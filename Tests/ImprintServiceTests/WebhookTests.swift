@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: webhooks of long jobs against a real `imprint serve` and a real Python
+// http.server: the report POSTed when a job ends, retried after a failure, given up after the
+// last attempt (logged and counted); callback URLs into private, loopback and link-local
+// networks refused.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+/// `url` escaped as a query parameter's value.
+private func escaped(_ url: String) -> String {
+  url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? url
+}
+
+@Suite("imprint serve: webhooks", .liveHandlesChecked, .serialized)
+struct WebhookTests {
+  @Test("the report is POSTed when the job ends; retried after a 500; given up after 3 calls")
+  func delivered() throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    let server = try ServiceProcess(["--webhook-allow-private"])
+    let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
+
+    let id = try acceptedID(
+      try postBatch(
+        qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/hook"))))
+    let done = try waitForJob(id, on: server, in: folder)
+    #expect(done.json?["state"] as? String == "done")
+    #expect(try waitFor { receiver.calls.count == 1 })
+    let call = try #require(receiver.calls.first)
+    #expect(call.path == "/hook")
+    #expect(call.type == "application/json")
+    let sent = try #require(
+      try JSONSerialization.jsonObject(with: Data(call.body.utf8)) as? [String: Any])
+    #expect(sent["job"] as? String == id)
+    #expect(sent["state"] as? String == "done")
+    #expect((sent["summary"] as? [String: Any])?["ok"] as? Int == 1)
+    #expect(sent["results"] == nil)
+    #expect(sent["resultsFile"] as? String == "/v1/jobs/\(id)/files/results.jsonl")
+    #expect((sent["files"] as? [String])?.contains("qr/W-1.png") == true)
+    var report: [String: Any] = [:]
+    try waitFor {
+      report = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).json ?? [:]
+      return (report["webhook"] as? [String: Any])?["state"] as? String != "pending"
+    }
+    let hook = try #require(report["webhook"] as? [String: Any])
+    #expect(hook["state"] as? String == "delivered")
+    #expect(hook["attempts"] as? Int == 1)
+    #expect(hook["status"] as? Int == 204)
+    #expect(hook["url"] as? String == receiver.url("/hook"))
+
+    // A 500 first: called again, and taken.
+    let flaky = try acceptedID(
+      try postBatch(
+        qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/flaky"))))
+    _ = try waitForJob(flaky, on: server, in: folder)
+    #expect(try waitFor { receiver.calls.filter { $0.path == "/flaky" }.count == 2 })
+    try waitFor {
+      let hook =
+        try curlRequest("GET", server.url("/v1/jobs/\(flaky)"), in: folder)
+        .json?["webhook"] as? [String: Any]
+      return hook?["state"] as? String == "delivered" && hook?["attempts"] as? Int == 2
+    }
+
+    // Always 503: three calls, then given up, logged and counted.
+    let down = try acceptedID(
+      try postBatch(
+        qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/down"))))
+    _ = try waitForJob(down, on: server, in: folder)
+    var failed: [String: Any] = [:]
+    try waitFor {
+      failed =
+        try curlRequest("GET", server.url("/v1/jobs/\(down)"), in: folder).json?["webhook"]
+        as? [String: Any] ?? [:]
+      return failed["state"] as? String == "failed"
+    }
+    #expect(failed["attempts"] as? Int == 3)
+    #expect((failed["error"] as? String)?.contains("HTTP 503") == true, "\(failed)")
+    #expect(receiver.calls.filter { $0.path == "/down" }.count == 3)
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    #expect(metrics.contains("imprint_webhook_deliveries_total{result=\"delivered\"} 2\n"))
+    #expect(metrics.contains("imprint_webhook_deliveries_total{result=\"failed\"} 1\n"))
+    // Calls that failed: the flaky one's first, and the three of /down.
+    #expect(metrics.contains("imprint_webhook_calls_failed_total 4\n"), "\(metrics)")
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    #expect(
+      stopped.stderr.contains(
+        "serve: webhook of job \(down) to \(receiver.url("/down")) failed after 3 attempts: "
+          + "the server answered HTTP 503"), "\(stopped.stderr)")
+  }
+
+  @Test("callbacks to loopback, private and link-local addresses or other schemes are refused")
+  func refused() throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
+    let server = try ServiceProcess()
+    for url in [
+      receiver.url("/hook"), "http://10.1.2.3/hook", "http://[::1]:\(receiver.port)/hook",
+      "http://169.254.169.254/latest/meta-data", "ftp://example.com/hook", "not a url",
+    ] {
+      let answer = try postBatch(qr, on: server, in: folder, query: "?callback=" + escaped(url))
+      #expect(answer.status == 422, "\(url): \(answer.text)")
+      #expect(answer.errorCode == "http.callbackRefused", "\(url)")
+    }
+    let loopback = try postBatch(
+      qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/hook")))
+    #expect(loopback.text.contains("loopback"), "\(loopback.text)")
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    #expect(metrics.contains("imprint_jobs{state=\"queued\"} 0\n"))
+    #expect(metrics.contains("imprint_jobs{state=\"finished\"} 0\n"))
+    #expect(server.stop().status == 0)
+    // Allowing private networks never allows link-local ones (cloud metadata).
+    let allowing = try ServiceProcess(["--webhook-allow-private"])
+    let metadata = try postBatch(
+      qr, on: allowing, in: folder,
+      query: "?callback=" + escaped("http://169.254.169.254/latest/meta-data"))
+    #expect(metadata.status == 422)
+    #expect(metadata.errorCode == "http.callbackRefused")
+    #expect(
+      try postBatch(
+        qr, on: allowing, in: folder, query: "?callback=" + escaped(receiver.url("/hook"))
+      ).status == 202)
+    #expect(allowing.stop().status == 0)
+    #expect(receiver.calls.count <= 1)
+  }
+}
