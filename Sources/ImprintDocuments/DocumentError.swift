@@ -85,6 +85,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case printUnauthorized(printer: String, user: String?, detail: String)
   /// A password file that cannot be used (`problem`: what is wrong with it).
   case printPasswordFile(path: String, problem: String)
+  /// The printer or scheduler asked for credentials over a connection that is neither
+  /// encrypted nor to this machine: the password was not sent.
+  case printInsecureCredentials(printer: String)
 
   public var code: String {
     switch self {
@@ -124,6 +127,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printerUnknown: "print.unknownPrinter"
     case .printUnauthorized: "print.unauthorized"
     case .printPasswordFile: "print.passwordFile"
+    case .printInsecureCredentials: "print.insecureCredentials"
     }
   }
 
@@ -218,6 +222,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "the printer '\(printer)' asks for credentials and none were given (\(detail))"
     case .printPasswordFile(let path, let problem):
       "the password file '\(path)' cannot be used: \(problem)"
+    case .printInsecureCredentials(let printer):
+      "the printer '\(printer)' asks for credentials over an unencrypted connection to another "
+        + "machine; the password was not sent"
     }
   }
 
@@ -261,6 +268,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "check the user name and password in the password file"
     case .printPasswordFile:
       "write one line user:password in a file only its owner can read (chmod 600 FILE)"
+    case .printInsecureCredentials:
+      "use the printer's ipps:// URI, or a CUPS queue on this machine that holds the credentials"
     default: nil
     }
   }

@@ -9,7 +9,9 @@ import ImprintCore
 /// or Digest, answered by libcups).
 ///
 /// Never written anywhere: its description shows the user name only.
-public struct PrintCredentials: Sendable, Equatable, CustomStringConvertible {
+public struct PrintCredentials: Sendable, Equatable, CustomStringConvertible,
+  CustomDebugStringConvertible, CustomReflectable
+{
   /// The user name (also IPP's `requesting-user-name`).
   public var user: String
   /// The password.
@@ -106,4 +108,10 @@ public struct PrintCredentials: Sendable, Equatable, CustomStringConvertible {
 
   /// The user name only.
   public var description: String { "\(user):(password)" }
+
+  /// The description: `dump`, `debugPrint` and string interpolation never show the password.
+  public var debugDescription: String { description }
+
+  /// The user name only, so that `dump` and loggers built on `Mirror` never show the password.
+  public var customMirror: Mirror { Mirror(self, children: ["user": user]) }
 }

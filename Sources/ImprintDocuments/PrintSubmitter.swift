@@ -414,6 +414,16 @@ enum PrinterName: Equatable {
   ///   would name another server).
   init(_ printer: String) throws(DocumentError) {
     if printer.hasPrefix("ipp://") || printer.hasPrefix("ipps://") {
+      // A user name or password in the URI would be shown in reports, journals and messages:
+      // credentials come from a password file. The URI is named without them.
+      let scheme = printer.hasPrefix("ipp://") ? "ipp://" : "ipps://"
+      let rest = printer.dropFirst(scheme.count)
+      let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+      if let at = authority.lastIndex(of: "@") {
+        throw .printerUnreachable(
+          printer: SafeText.excerpt(scheme + rest[rest.index(after: at)...]),
+          detail: "the URI holds a user name or password; give them with --password-file")
+      }
       self = .device(printer)
       return
     }
@@ -452,13 +462,19 @@ final class CupsSession {
   private(set) var asked = false
   /// Whether a printer asked again on a connection after being given the password.
   private(set) var refused = false
+  /// Whether a printer asked for the password over plain IPP from another machine (not given:
+  /// HTTP Basic would carry it readable by anyone on the way).
+  private(set) var insecure = false
 
   private init(_ access: PrintAccess) {
     self.access = access
     password = access.credentials.map { strdup($0.password) }
   }
 
-  deinit { free(password) }
+  deinit {
+    if let password { explicit_bzero(password, strlen(password)) }
+    free(password)
+  }
 
   /// Runs `body` with libcups set up for `access` on this thread.
   static func with<Value>(_ access: PrintAccess, _ body: (CupsSession) throws -> Value) throws
@@ -496,12 +512,24 @@ final class CupsSession {
   private func answer(_ http: OpaquePointer?) -> UnsafePointer<CChar>? {
     asked = true
     guard let password else { return nil }
-    let key = http.map { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer($0))) } ?? 0
+    // Only over TLS (ipps://, or a scheduler that encrypts), or to this machine (loopback, a
+    // local socket): HTTP Basic over plain IPP would show the password to the network.
+    guard let http, httpIsEncrypted(http) != 0 || Self.isLocal(http) else {
+      insecure = true
+      return nil
+    }
+    let key = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(http)))
     guard answered.insert(key).inserted else {
       refused = true
       return nil
     }
     return UnsafePointer(password)
+  }
+
+  /// Whether `http` is a connection to this machine (a loopback address or a local socket).
+  private static func isLocal(_ http: OpaquePointer) -> Bool {
+    guard let address = httpGetAddress(http) else { return false }
+    return httpAddrLocalhost(address) != 0
   }
 
   /// `printUnauthorized` for `printer` when libcups' last error (after `what`) says the
@@ -512,7 +540,8 @@ final class CupsSession {
       IPP_STATUS_ERROR_NOT_AUTHENTICATED, IPP_STATUS_ERROR_NOT_AUTHORIZED,
       IPP_STATUS_ERROR_FORBIDDEN, IPP_STATUS_ERROR_CUPS_AUTHENTICATION_CANCELED,
     ]
-    guard authentication.contains(status) || refused else { return nil }
+    guard authentication.contains(status) || refused || insecure else { return nil }
+    if insecure { return .printInsecureCredentials(printer: printer) }
     return .printUnauthorized(
       printer: printer, user: access.credentials?.user,
       detail: "\(what): \(String(cString: cupsLastErrorString()))")

@@ -161,6 +161,70 @@ struct PrintSubmitterTests {
     #expect(waited.map(\.state) == ["completed"])
   }
 
+  @Test("the password goes only to this machine or over TLS; never in a URI, dump or log")
+  func credentialsStayPrivate() async throws {
+    let folder = TemporaryFolder()
+    let order = try await preparedForPrinter(in: folder, files: [#"{"path":"a.pdf"}"#])
+    let printer = try TestPrinter(folder: folder, users: ["clerk": "s3cret"])
+    let access = PrintAccess(credentials: PrintCredentials(user: "clerk", password: "s3cret"))
+    // A printer reached through this machine's own network address, asking for a password:
+    // plain IPP to an address that is not loopback, as a printer on the shop's network would.
+    let address = try #require(Self.networkAddress(), "no IPv4 address but loopback")
+    let elsewhere = try AskingPrinter(folder: folder)
+    let remote = "ipp://\(address):\(elsewhere.port)/ipp/print"
+    let refused = #expect(throws: DocumentError.self) {
+      try PrintSubmitter.submit(order.files, printer: remote, access: access)
+    }
+    #expect(refused == .printInsecureCredentials(printer: remote))
+    // It was asked, and never got the password.
+    #expect(!elsewhere.requests.isEmpty)
+    #expect(!elsewhere.requests.contains(true))
+    // Through loopback the same credentials print.
+    let jobs = try PrintSubmitter.submit(order.files, printer: printer.uri, access: access)
+    #expect(
+      printer.jobs(count: 1)[jobs[0].jobID]?.attributes["job-originating-user-name"] == "clerk")
+    // A password in a URI is refused, and the message names the URI without it.
+    let withPassword = printer.uri.replacingOccurrences(of: "//", with: "//clerk:s3cret@")
+    let inURI = #expect(throws: DocumentError.self) {
+      try PrintSubmitter.submit(order.files, printer: withPassword)
+    }
+    #expect(inURI?.code == "print.unreachable")
+    #expect(inURI?.message.contains("s3cret") == false)
+    #expect(inURI?.message.contains("clerk") == false)
+    // Never shown by description, debugging or reflection.
+    var dumped = ""
+    dump(access, to: &dumped)
+    let credentials = try #require(access.credentials)
+    for shown in [
+      dumped, "\(credentials)", String(reflecting: credentials), String(describing: access),
+    ] {
+      #expect(!shown.contains("s3cret"), "\(shown)")
+    }
+  }
+
+  /// An IPv4 address of this machine that is not loopback, if it has one.
+  static func networkAddress() -> String? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0 else { return nil }
+    defer { freeifaddrs(list) }
+    var entry = list
+    while let current = entry {
+      defer { entry = current.pointee.ifa_next }
+      guard let address = current.pointee.ifa_addr,
+        address.pointee.sa_family == sa_family_t(AF_INET)
+      else { continue }
+      var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+      guard
+        getnameinfo(
+          address, socklen_t(MemoryLayout<sockaddr_in>.size), &host, socklen_t(host.count), nil,
+          0, NI_NUMERICHOST) == 0
+      else { continue }
+      let text = String(cString: host)
+      if !text.hasPrefix("127.") { return text }
+    }
+    return nil
+  }
+
   @Test(
     "no printer there, or not an IPP URI: print.unreachable",
     arguments: ["free port", "http://localhost/printer"])
