@@ -60,8 +60,8 @@ int CImprintShims_png_encode(uint32_t width, uint32_t height, int color_type, in
                              const uint8_t *pixels, size_t stride, const uint8_t *palette,
                              int palette_count, uint32_t pixels_per_meter,
                              const CImprintShims_PNGText *texts, int text_count,
-                             int compression_level, uint8_t **out, size_t *out_len,
-                             char *errbuf, size_t errbuf_len) {
+                             int compression_level, int filter_type, uint8_t **out,
+                             size_t *out_len, char *errbuf, size_t errbuf_len) {
   ErrorContext ctx;
   ctx.errbuf = errbuf;
   ctx.errbuf_len = errbuf_len;
@@ -85,10 +85,9 @@ int CImprintShims_png_encode(uint32_t width, uint32_t height, int color_type, in
   }
   png_set_write_fn(png, &buffer, on_write, on_flush);
   png_set_compression_level(png, compression_level);
-  // 1-bit codes compress best unfiltered. For 8-bit images one fixed filter (Up) avoids the
-  // adaptive heuristic, which cost a third of a 300-dpi card's time, for about 5 % in size.
-  png_set_filter(png, PNG_FILTER_TYPE_BASE,
-                 bit_depth < 8 ? PNG_FILTER_NONE : PNG_FILTER_UP);
+  // One fixed filter (PNGRowFilter, chosen by the caller), never libpng's adaptive heuristic.
+  if (filter_type != 0 && filter_type != 2) png_error(png, "row filter must be 0 (none) or 2 (up)");
+  png_set_filter(png, PNG_FILTER_TYPE_BASE, filter_type == 2 ? PNG_FILTER_UP : PNG_FILTER_NONE);
   png_set_IHDR(png, info, width, height, bit_depth, color_type, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   if (color_type == PNG_COLOR_TYPE_PALETTE) {

@@ -105,6 +105,38 @@ public struct CardRun: Sendable {
     CardRun(requests: requests, format: format, options: options, destination: .folder(folder))
   }
 
+  /// Makes one card in memory: the bytes `card(_:to:format:options:)` writes, for a server that
+  /// answers with them (no file, no temporary folder).
+  ///
+  /// The same checks and the same drawing as a run's: `options.locale` checked first, then the
+  /// card's inputs read by `loader` and the card drawn; the bytes are those the run writes for
+  /// the same request and options.
+  ///
+  /// - Parameters:
+  ///   - request: the card's profile, photo and follow counts (inline ones included).
+  ///   - format: the file's format; a PNG is one side, so `options.faces` must hold one.
+  ///   - options: how the card is made.
+  ///   - template: the design.
+  ///   - loader: reads and decodes the card's profile, photo and follow counts.
+  /// - Returns: the file's bytes, with the photo's, the profile's and the layout's warnings.
+  /// - Throws: `CardError.unknownLocale` or `.untranslatedLocale`; what `loader` throws (the
+  ///   profile's, the photo's errors); `CardError.missingGlyphs` unless allowed;
+  ///   `GraphicsError`.
+  public static func render(
+    _ request: CardRequest, format: Format, options: CardOptions, template: CardTemplate,
+    loader: CardInputLoader
+  ) async throws -> RenderedCard {
+    precondition(
+      format != .png || options.faces.count == 1, "a card PNG in memory is one side")
+    if let locale = options.locale { _ = try CardLocale.resolve(locale, template: template) }
+    let maker = CardFileMaker(
+      template: template, options: options, format: format, loader: loader, inputs: [])
+    let loaded = try await loader.load(request, template: template)
+    var card = try maker.render(loaded.input)
+    card.warnings = loaded.warnings + card.warnings
+    return card
+  }
+
   /// Makes the cards: each card's inputs read by `loader`, `jobs` cards at a time.
   ///
   /// `options.locale`, when set, is checked first: an unknown or untranslated locale fails the
@@ -244,39 +276,39 @@ private struct CardFileMaker: Sendable {
   ) {
     let input = loaded.input
     let inputs = inputs + [loaded.photo.file].compactMap { $0 }
-    func write(_ bytes: [UInt8], to path: String) throws {
-      try ConfinedPath.checkNotInput(path, inputs: inputs)
-      try AtomicFile.write(bytes, to: path)
-    }
-    switch format {
-    case .pdf:
-      let card = try CardMaker.pdf(input, options: options)
-      try write(card.bytes, to: output)
-      return ([output], card.warnings)
-    case .share:
-      let card = try CardMaker.share(input, options: options)
-      try write(card.bytes, to: output)
-      return ([output], card.warnings)
-    case .png:
+    var rendered: [(path: String, card: RenderedCard)]
+    if format == .png, options.faces.count != 1 {
       let base = (output as NSString).deletingPathExtension
-      var rendered: [(String, RenderedCard)] = []
-      for face in options.faces {
-        let path = options.faces.count == 1 ? output : "\(base)-\(face.rawValue).png"
-        rendered.append((path, try CardMaker.png(input, face: face, options: options)))
+      rendered = try options.faces.map { face in
+        ("\(base)-\(face.rawValue).png", try CardMaker.png(input, face: face, options: options))
       }
-      // Written only when every side rendered, so a failure leaves no file; a side that cannot
-      // be written (a full disk) takes the sides written before it away again.
-      var written: [String] = []
-      do {
-        for (path, card) in rendered {
-          try write(card.bytes, to: path)
-          written.append(path)
-        }
-      } catch {
-        for path in written { unlink(path) }
-        throw error
+    } else {
+      rendered = [(output, try render(input))]
+    }
+    // Written only when every side rendered, so a failure leaves no file; a side that cannot
+    // be written (a full disk) takes the sides written before it away again.
+    var written: [String] = []
+    do {
+      for (path, card) in rendered {
+        try ConfinedPath.checkNotInput(path, inputs: inputs)
+        try AtomicFile.write(card.bytes, to: path)
+        written.append(path)
       }
-      return (written, rendered.first?.1.warnings ?? [])
+    } catch {
+      for path in written { unlink(path) }
+      throw error
+    }
+    return (written, rendered.first?.card.warnings ?? [])
+  }
+
+  /// Renders the one file of a card: its PDF, its share image, or its PNG of one side.
+  func render(_ input: CardInput) throws -> RenderedCard {
+    switch format {
+    case .pdf: return try CardMaker.pdf(input, options: options)
+    case .share: return try CardMaker.share(input, options: options)
+    case .png:
+      precondition(options.faces.count == 1, "one PNG file is one side")
+      return try CardMaker.png(input, face: options.faces[0], options: options)
     }
   }
 

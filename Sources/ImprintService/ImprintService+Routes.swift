@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintService: the capability routes, each calling the library entry point its command
-// calls: `QRSettings.make` (`imprint qr`), `CardRun.run` (`imprint card`),
+// calls: `QRSettings.make` (`imprint qr`), `CardRun.render` (`imprint card`, in memory),
 // `DocumentSandbox.inspect` (`imprint inspect`), `DocumentSandbox.thumbnails` (`imprint thumb`).
 
 import Foundation
@@ -119,30 +119,16 @@ extension ImprintService {
       Platform(rawValue: $0)
     }
     try options.finish()
-    let folder = try RequestFolder()
-    let output = folder.path + (format == .pdf ? "/card.pdf" : "/card.png")
-    var run = CardRun.card(
+    // Drawn in memory (`CardRun.render`): the bytes `imprint card` writes, without a temporary
+    // folder, a file written, read back and removed for every request.
+    let card = try await CardRun.render(
       CardRequest(
         profile: "profile.json", inlineProfile: profile,
         photo: photo.map { $0.filename ?? "photo" }, inlinePhoto: photo?.bytes,
         platform: platform),
-      to: output, format: format, options: cardOptions)
-    run.jobs = 1
-    // The file is read back and removed at once: flushing it to the disk first (AtomicFile's
-    // default) bought no durability and cost most of a card's time on a busy disk (fsync of
-    // the file and its folder, 2.7 % of the server's CPU and more of its wall time in a perf
-    // profile of card PDFs). Writes and closes are still checked.
-    let items = try await AtomicFile.$flushEachFile.withValue(false) {
-      try await run.run(template: template, loader: loader)
-    }
-    guard let item = items.first else {
-      preconditionFailure("a one-card run returns one item")
-    }
-    let written = try item.result.get()
-    guard let file = written.first else { preconditionFailure("a card wrote no file") }
-    let bytes = try FileIO.read(file, limit: FileIO.Limit.document)
+      format: format, options: cardOptions, template: template, loader: loader)
     return HTTPResponse(
-      status: 200, contentType: format == .pdf ? "application/pdf" : "image/png", body: bytes)
+      status: 200, contentType: format == .pdf ? "application/pdf" : "image/png", body: card.bytes)
   }
 
   /// `POST /v1/inspect`: one document, inspected in a worker as `imprint inspect`.

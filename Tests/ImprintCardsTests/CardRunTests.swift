@@ -211,4 +211,59 @@ struct CardRunTests {
     }
     #expect(folder.contents().isEmpty)
   }
+
+  @Test(
+    "a card drawn in memory is byte for byte the file a run writes",
+    arguments: [
+      (CardRun.Format.pdf, [CardFace.front, .back], nil),
+      (.png, [.front], nil), (.png, [.back], "ko"), (.share, [.front, .back], "ar"),
+    ] as [(CardRun.Format, [CardFace], String?)])
+  func inMemory(format: CardRun.Format, faces: [CardFace], locale: String?) async throws {
+    let folder = TemporaryFolder()
+    var options = CardOptions()
+    options.faces = faces
+    options.locale = locale
+    let output = folder.file("card.\(format == .pdf ? "pdf" : "png")")
+    let request = CardRequest(profile: profiles[1])
+    let items = try await CardRun.card(request, to: output, format: format, options: options)
+      .run(template: template, loader: loader)
+    #expect(items.map(\.status) == [.ok])
+    let card = try await CardRun.render(
+      request, format: format, options: options, template: template, loader: loader)
+    #expect(card.bytes == (try bytes(output)))
+    #expect(card.warnings == items[0].warnings)
+    // The bytes are a PDF or PNG of their own, read back by poppler and Pillow.
+    let copy = folder.file("copy.\(format == .pdf ? "pdf" : "png")")
+    try Data(card.bytes).write(to: URL(fileURLWithPath: copy))
+    if format == .pdf {
+      #expect(try pdfInfo(copy)["Pages"] == "2")
+    } else {
+      let script = "import sys; from PIL import Image; print(*Image.open(sys.argv[1]).size)"
+      let size = try runTool("python3", ["-c", script, copy])
+      #expect(size.stdout == (format == .share ? "1200 630\n" : "1086 713\n"), "\(size.stderr)")
+    }
+  }
+
+  @Test("a card in memory fails as a run's card does: the locale first, then the profile")
+  func inMemoryFailures() async throws {
+    let folder = TemporaryFolder()
+    let missing = CardRequest(profile: try missingProfile(in: folder))
+    var options = CardOptions()
+    options.locale = "xx"
+    await #expect(throws: CardError.unknownLocale(identifier: "xx")) {
+      _ = try await CardRun.render(
+        missing, format: .pdf, options: options, template: self.template, loader: self.loader)
+    }
+    let error = await #expect(throws: CardError.self) {
+      _ = try await CardRun.render(
+        missing, format: .pdf, options: CardOptions(), template: self.template,
+        loader: self.loader)
+    }
+    #expect(error?.code == "profile.accountNotFound")
+    #expect(error?.message.contains(missing.profile) == true)
+    let item = try await CardRun.card(
+      missing, to: folder.file("card.pdf"), format: .pdf, options: CardOptions()
+    ).run(template: template, loader: loader)[0]
+    #expect((failure(item) as? CardError)?.message == error?.message)
+  }
 }

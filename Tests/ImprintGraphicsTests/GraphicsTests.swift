@@ -33,6 +33,80 @@ struct PNGEncoderTests {
     #expect(text.contains("Thumb::MTime\01700000000"))
   }
 
+  /// The filter types of a PNG's rows and its pixels, read by Python's zlib and Pillow.
+  func rowFilters(_ png: [UInt8]) throws -> String {
+    let script = """
+      import sys, zlib, struct
+      from PIL import Image
+      data = open(sys.argv[1], "rb").read()
+      at, idat, width, height, channels = 8, b"", 0, 0, 1
+      while at < len(data):
+          length, kind = struct.unpack(">I4s", data[at:at + 8])
+          body = data[at + 8:at + 8 + length]
+          if kind == b"IHDR":
+              width, height, depth, color = struct.unpack(">IIBB", body[:10])
+              channels = {0: 1, 2: 3}[color] * depth // 8
+          if kind == b"IDAT":
+              idat += body
+          at += 12 + length
+      raw = zlib.decompress(idat)
+      stride = 1 + width * channels
+      filters = sorted({raw[row * stride] for row in range(height)})
+      image = Image.open(sys.argv[1])
+      print(filters, image.mode, list(image.convert("RGB").getdata())[:3])
+      """
+    let folder = TemporaryFolder()
+    let path = folder.file("image.png")
+    try Data(png).write(to: URL(fileURLWithPath: path))
+    let result = try runTool("python3", ["-c", script, path])
+    #expect(result.status == 0, "\(result.stderr)")
+    return result.stdout
+  }
+
+  @Test("writes every row with the filter asked for; the pixels are the same either way")
+  func rowFilter() throws {
+    // A 3 × 4 RGB gradient: 9 bytes a row.
+    let pixels = (0..<36).map { UInt8($0 * 7) }
+    func encode(_ filter: PNGRowFilter?) throws -> [UInt8] {
+      try PNGEncoder.encode(width: 3, height: 4, format: .rgb8, pixels: pixels, filter: filter)
+    }
+    let first = "RGB [(0, 7, 14), (21, 28, 35), (42, 49, 56)]"
+    #expect(try rowFilters(encode(.unfiltered)) == "[0] \(first)\n")
+    // Up for every row, the first too (against a row of zeros above it).
+    #expect(try rowFilters(encode(.up)) == "[2] \(first)\n")
+    #expect(try encode(nil) == encode(.up))
+    // 1-bit images are unfiltered unless asked otherwise.
+    func bits(_ filter: PNGRowFilter?) throws -> [UInt8] {
+      try PNGEncoder.encode(
+        width: 16, height: 2, format: .gray1, pixels: [0, 255, 255, 0], filter: filter)
+    }
+    #expect(try bits(nil) == bits(.unfiltered))
+    #expect(try bits(nil) != bits(.up))
+  }
+
+  @Test("an image's PNG is grey when every pixel is, else RGB, with the pixels drawn")
+  func rasterPNG() throws {
+    let image = try RasterImage(width: 3, height: 2)
+    try image.draw { canvas in
+      canvas.fill(
+        Rect(x: 1, y: 0, width: 1, height: 1), color: Color(red: 10, green: 20, blue: 30))
+    }
+    #expect(image.rgbPixels() == [255, 255, 255, 10, 20, 30] + [UInt8](repeating: 255, count: 12))
+    #expect(image.grayPixels() == nil)
+    #expect(
+      try rowFilters(image.png(filter: .unfiltered))
+        == "[0] RGB [(255, 255, 255), (10, 20, 30), (255, 255, 255)]\n")
+    let grey = try RasterImage(width: 3, height: 2)
+    try grey.draw { canvas in
+      canvas.fill(
+        Rect(x: 0, y: 1, width: 2, height: 1), color: Color(red: 90, green: 90, blue: 90))
+    }
+    #expect(grey.grayPixels() == [255, 255, 255, 90, 90, 255])
+    #expect(
+      try rowFilters(grey.png())
+        == "[2] L [(255, 255, 255), (255, 255, 255), (255, 255, 255)]\n")
+  }
+
   @Test("reports libpng's error instead of crashing")
   func error() {
     #expect(throws: GraphicsError.self) {

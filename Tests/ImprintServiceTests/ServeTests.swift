@@ -110,11 +110,13 @@ struct ServeTests {
     try Data(pdf.body).write(to: URL(fileURLWithPath: pdfPath))
     let info = try pdfInfo(pdfPath)
     #expect(info["Pages"] == "2")
-    // What `imprint card` makes of the same profile: same pages, same page size.
+    // What `imprint card` makes of the same profile: the same bytes (the server draws the card
+    // in memory, the CLI writes the file), so the same pages and page size.
     let cliPath = folder.file("cli.pdf")
     let cli = try runTool(imprintExecutable, ["card", profiles + "sora-park.json", "-o", cliPath])
     #expect(cli.status == 0, "\(cli.stderr)")
     #expect(try pdfInfo(cliPath)["Page size"] == info["Page size"])
+    #expect(pdf.body == [UInt8](try Data(contentsOf: URL(fileURLWithPath: cliPath))))
 
     let png = try curlRequest(
       "POST", server.url("/v1/card?format=png&side=back&dpi=200"),
@@ -126,6 +128,15 @@ struct ServeTests {
     #expect(try zbarDecode(pngPath) == "https://steemit.com/@sora-park")
     // 200 dpi: the pixels-per-metre field says so (7874).
     #expect(pngHeader(png.body)?.pixelsPerMetre == 7874)
+    let cliPNG = folder.file("cli-back.png")
+    let cliBack = try runTool(
+      imprintExecutable,
+      [
+        "card", profiles + "sora-park.json", "--format", "png", "--side", "back", "--dpi", "200",
+        "-o", cliPNG,
+      ])
+    #expect(cliBack.status == 0, "\(cliBack.stderr)")
+    #expect(png.body == [UInt8](try Data(contentsOf: URL(fileURLWithPath: cliPNG))))
     _ = server.stop()
   }
 

@@ -17,13 +17,14 @@ typedef struct {
 
 /// Encodes rows of pixels as a PNG into a malloc'd buffer (free with CImprintShims_free).
 /// color_type: 0 gray, 2 RGB, 3 palette, 6 RGBA; bit_depth 1 or 8. palette: RGB triplets.
-/// pixels_per_meter 0 writes no pHYs chunk. Returns 0 on success.
+/// pixels_per_meter 0 writes no pHYs chunk. filter_type: PNG's row filter for every row, 0
+/// (none) or 2 (up). Returns 0 on success.
 int CImprintShims_png_encode(uint32_t width, uint32_t height, int color_type, int bit_depth,
                              const uint8_t *pixels, size_t stride, const uint8_t *palette,
                              int palette_count, uint32_t pixels_per_meter,
                              const CImprintShims_PNGText *texts, int text_count,
-                             int compression_level, uint8_t **out, size_t *out_len,
-                             char *errbuf, size_t errbuf_len);
+                             int compression_level, int filter_type, uint8_t **out,
+                             size_t *out_len, char *errbuf, size_t errbuf_len);
 
 /// Output pixel layouts of the JPEG decoder.
 enum {
