@@ -212,11 +212,11 @@ public struct Canvas: ~Copyable {
   /// top-left corner at (`x`, `y`).
   ///
   /// In a PDF the text is set once, as a form that every later use refers to: the label is
-  /// shaped, and its glyphs written, once per document instead of once per card. Elsewhere it
-  /// is the same as `draw(_:x:y:)`.
+  /// shaped, and its glyphs written, once per document instead of once per card. Elsewhere, and
+  /// in a document made with `labelForms` off, it is the same as `draw(_:x:y:)`.
   /// - Throws: `GraphicsError.fontsUnavailable`; `GraphicsError.cairo` when cairo cannot record.
   public func drawRepeated(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) {
-    guard let forms else {
+    guard let forms, forms.recordsLabels else {
       try draw(block, x: x, y: y)
       return
     }
@@ -346,6 +346,9 @@ extension Bitmap {
 /// Owned by one document and used only by the thread drawing it.
 final class TextForms {
   var surfaces: [TextBlock: OpaquePointer] = [:]
+  /// Whether labels are recorded as forms; false: drawn in place (`VectorDocument`'s
+  /// `labelForms`).
+  var recordsLabels = true
   /// The scope its recorded surfaces are counted in: the one bound when it was made.
   let handleScope = LiveHandles.scope
   /// The image surfaces of the last few JPEG photos drawn, by content identity.

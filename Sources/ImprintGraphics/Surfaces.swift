@@ -111,11 +111,13 @@ public struct VectorDocument: ~Copyable {
   ///   - path: write straight to this file as pages are finished (for long documents, whose
   ///     bytes are then not kept in memory); in memory when nil. Every write is checked: a full
   ///     disk fails the page or `finish()` that meets it.
+  ///   - labelForms: whether `Canvas.drawRepeated` records each label once as a form (PDF
+  ///     only); off for a document that shows each label once, where a form is only cost.
   /// - Throws: `FileError.unwritable` when `path` cannot be created; `GraphicsError.cairo` when
   ///   cairo cannot create the surface.
   public init(
     format: VectorFormat, size: Size, metadata: DocumentMetadata = DocumentMetadata(),
-    fonts: FontLibrary? = nil, path: String? = nil
+    fonts: FontLibrary? = nil, path: String? = nil, labelForms: Bool = true
   ) throws {
     let sink = ByteSink()
     if let path, format == .pdf {
@@ -161,6 +163,7 @@ public struct VectorDocument: ~Copyable {
     sink.path = path
     self.engine = ThreadEngine(fonts: fonts)
     handleScope = LiveHandles.opened("cairo_surface_t")
+    forms.recordsLabels = labelForms
   }
 
   deinit {

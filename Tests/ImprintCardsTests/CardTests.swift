@@ -190,6 +190,28 @@ struct CardRenderTests {
     #expect(a.bytes == b.bytes)
   }
 
+  @Test("a one-card PDF draws its labels in place (no forms), still as text; many cards share")
+  func labelsInPlace() throws {
+    let folder = TemporaryFolder()
+    let input = try sampleInput()
+    func forms(_ bytes: [UInt8]) -> Int {
+      Data(bytes).ranges(of: Data("/Subtype /Form".utf8)).count
+    }
+    let one = try CardMaker.pdf(input, options: CardOptions())
+    #expect(forms(one.bytes) == 0)
+    let path = folder.file("one.pdf")
+    try Data(one.bytes).write(to: URL(fileURLWithPath: path))
+    #expect(try pdfInfo(path)["Pages"] == "2")
+    let text = try runTool("pdftotext", [path, "-"]).stdout
+    #expect(text.contains("IDENTITY CARD") && text.contains("REPUTATION"), "\(text)")
+    // A file of several cards keeps writing each label once, as a form every card refers to.
+    let card = try CardMaker.prepare(input, options: CardOptions())
+    var writer = try CardPDFWriter(template: input.template, options: CardOptions(), title: "all")
+    for _ in 0..<3 { try writer.add(card) }
+    let many = try writer.finish()
+    #expect(forms(many) >= 3 && forms(many) <= 12)
+  }
+
   @Test("300-dpi PNG: 1086 × 713 pixels with bleed, DPI stored, the QR decodes")
   func png() throws {
     let folder = TemporaryFolder()
