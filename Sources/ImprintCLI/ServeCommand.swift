@@ -19,15 +19,19 @@ enum ServeCommand {
       page), POST /v1/quote (multipart: the part 'order' and a part per file, named by its \
       path in the order; priced by a price list of the configuration), POST /v1/batch \
       (multipart: the part 'manifest' and a part per input file; 202 and a job id, run in the \
-      background as 'imprint batch' runs it), GET and DELETE /v1/jobs/ID (a job's state and \
+      background as 'imprint batch' runs it), POST /v1/prepare (the body of /v1/quote; 202 \
+      and a job preparing the order as 'imprint prepare' does, sent to printer=NAME, a \
+      printer of the configuration, when given; an Idempotency-Key header makes a retry \
+      answer the same job), GET and DELETE /v1/jobs/ID (a job's state and \
       results), GET /v1/jobs/ID/files/PATH (one of its outputs); callback=URL on \
-      /v1/batch is POSTed the job's report when it ends. Errors are JSON: \
-      {"error": {"code", "message", "hint"}} with 400, 401, 404, 405, 409, 413, 415, 422, 503 \
-      or 507. \
+      /v1/batch and /v1/prepare is POSTed the job's report when it ends. Errors are JSON: \
+      {"error": {"code", "message", "hint"}} with 400, 401, 404, 405, 409, 410, 413, 415, 422, \
+      503 or 507. \
       Documents are read in \
       sandboxed workers. HTTP/1.1 with keep-alive, no TLS: put a reverse proxy in front. \
-      --config reads the options from a JSON file (the long options in camelCase, and \
-      priceLists: name to file); options given on the command line win. The price lists are \
+      --config reads the options from a JSON file (the long options in camelCase, \
+      priceLists: name to file, and printers: name to {uri, monoUri, scheduler}; \
+      --password-file is printPasswordFile); options given on the command line win. The price lists are \
       reloaded when their files change (checked every --price-list-check seconds) and on \
       SIGHUP; a bad file keeps the previous list. SIGTERM or SIGINT stops taking \
       connections, finishes the requests begun, and exits 0.
@@ -70,6 +74,9 @@ enum ServeCommand {
       .flag(
         "webhook-allow-private",
         "Let callback URLs reach loopback and private addresses (never link-local)."),
+      .value(
+        "password-file", "<file>",
+        "The user:password line for the printers that ask (mode 600)."),
     ] + DocumentCommands.limitOptions.filter { !["password", "jobs"].contains($0.name) }
   ) { arguments, console in
     var settings =
@@ -109,6 +116,7 @@ enum ServeCommand {
       try arguments.double("price-list-check", in: ServiceSettings.Range.priceListCheck)
       ?? settings.priceListCheck
     if arguments.flag("webhook-allow-private") { settings.webhookAllowPrivate = true }
+    settings.printPasswordFile = arguments.value("password-file") ?? settings.printPasswordFile
 
     let address: ListenAddress
     do throws(ServiceError) {

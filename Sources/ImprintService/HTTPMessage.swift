@@ -21,6 +21,8 @@ struct HTTPRequest: Sendable {
   var body: [UInt8]
   /// The parts of a `multipart/form-data` body, in the order sent; nil for other bodies.
   var parts: [FormPart]? = nil
+  /// The `Idempotency-Key` header as sent, if any (`IdempotencyKeys.key(of:)` reads it).
+  var idempotencyKey: String? = nil
 }
 
 /// One HTTP response: status, media type, body and extra headers.

@@ -37,6 +37,8 @@ private final class Exchange: @unchecked Sendable {
   let startedAt = Date()
   /// The client's `X-Request-Id` when usable, else one made here; echoed in the answer.
   let requestID: String
+  /// The `Idempotency-Key` header as sent, if any.
+  var idempotencyKey: String?
   var body: [UInt8] = []
   /// The body's bytes received (kept after `body` is handed to the job).
   var bytesIn = 0
@@ -333,7 +335,7 @@ final class HTTPServer: @unchecked Sendable {
     let request = HTTPRequest(
       method: exchange.method, path: exchange.path, query: exchange.query,
       repeatedParameters: exchange.repeatedParameters, contentType: exchange.contentType,
-      body: exchange.body, parts: parts)
+      body: exchange.body, parts: parts, idempotencyKey: exchange.idempotencyKey)
     exchange.body = []
     // Probes and scrapes are answered here, so that a full pool never fails them.
     if let response = inline(request) {
@@ -414,12 +416,14 @@ final class HTTPServer: @unchecked Sendable {
       }, Unmanaged.passUnretained(collected).toOpaque())
     let contentType = header(connection, "Content-Type").map(HTTPMessageHeaders.mediaType)
     let requestID = header(connection, "X-Request-Id").flatMap(Self.usableRequestID)
-    return withExtendedLifetime(collected) {
+    let exchange = withExtendedLifetime(collected) {
       Exchange(
         method: method, path: url, query: collected.values,
         repeatedParameters: collected.repeated, contentType: contentType,
         requestID: requestID ?? UUID().uuidString.lowercased())
     }
+    exchange.idempotencyKey = header(connection, "Idempotency-Key")
+    return exchange
   }
 
   /// `text` when it is a request id worth echoing and logging: 1 to 128 characters among

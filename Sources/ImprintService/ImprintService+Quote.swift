@@ -25,13 +25,7 @@ extension ImprintService {
     let format = try options.choice("format", ["json", "receipt"]) ?? "json"
     let locale = try options.string("locale")
     try options.finish()
-    let lists = configuration.priceLists
-    guard let name = listName ?? (lists.names.count == 1 ? lists.names.first : nil) else {
-      throw ServiceError.missingParameter(name: "prices", route: request.path)
-    }
-    guard let prices = lists.list(name) else {
-      throw ServiceError.unknownPriceList(name: name, available: lists.names)
-    }
+    let (name, prices, _) = try priceList(listName, route: request.path)
     if let locale, !LocaleData.isKnown(locale) {
       throw PricingError.unknownLocale(identifier: locale)
     }
@@ -56,13 +50,31 @@ extension ImprintService {
       body: Array(try quoted.quote.receipt(locale: locale).utf8))
   }
 
+  /// The price list a request names (`prices`; may be left out when the server has one), as
+  /// last loaded, with the bytes it was read from.
+  ///
+  /// - Throws: `ServiceError.missingParameter` without a name when the server has several or
+  ///   none; `.unknownPriceList` for a name it does not have.
+  func priceList(_ requested: String?, route: String) throws(ServiceError) -> (
+    name: String, list: PriceList, bytes: [UInt8]
+  ) {
+    let lists = configuration.priceLists
+    guard let name = requested ?? (lists.names.count == 1 ? lists.names.first : nil) else {
+      throw .missingParameter(name: "prices", route: route)
+    }
+    guard let (list, bytes) = lists.listWithBytes(name) else {
+      throw .unknownPriceList(name: name, available: lists.names)
+    }
+    return (name, list, bytes)
+  }
+
   /// Writes the part of each of the order's files to its confined path.
   ///
   /// - Throws: `ServiceError.missingPart` for a file of the order that has no part;
   ///   `.unknownPart` for a part that is neither `order` nor a file of the order;
   ///   `.duplicatePart` for two file names that lead to one path (`a.pdf`, `./a.pdf`) or a
   ///   file name that another uses as a folder; `FileError` when a file cannot be written.
-  private static func place(
+  static func place(
     _ parts: [String: FormPart], of order: Order, at paths: [String], route: String
   ) throws {
     let names = order.files.map(\.path)

@@ -66,6 +66,11 @@ public struct ServiceConfiguration: Sendable {
   public var priceListsReloaded: (@Sendable ([PriceListStore.Reload]) -> Void)?
   /// How long jobs' webhooks are called.
   public var webhooks = WebhookSettings()
+  /// The printers `POST /v1/prepare?printer=NAME` may send orders to, by name; none by default.
+  public var printers: [String: ServicePrinter] = [:]
+  /// The user name and password for printers and schedulers that ask (`--password-file`), or
+  /// nil to answer none.
+  public var printCredentials: PrintCredentials?
   /// Told of events worth a log line that are no request's answer (a webhook given up).
   ///
   /// Nil for none. `imprint serve` writes each on standard error.
@@ -92,8 +97,9 @@ public struct ServiceConfiguration: Sendable {
 ///
 /// Routes: `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /openapi.json` (the OpenAPI
 /// document of them all), `POST /v1/qr`, `POST /v1/card`, `POST /v1/inspect`,
-/// `POST /v1/thumbnail`, `POST /v1/quote`, and the long work: `POST /v1/batch` (202 and a job),
-/// `GET` and `DELETE /v1/jobs/ID`, `GET /v1/jobs/ID/files/PATH`. Designs and the
+/// `POST /v1/thumbnail`, `POST /v1/quote`, and the long work: `POST /v1/batch` and
+/// `POST /v1/prepare` (202 and a job), `GET` and `DELETE /v1/jobs/ID`,
+/// `GET /v1/jobs/ID/files/PATH`. Designs and the
 /// OpenAPI document are loaded once, when the service is made; documents are read in the sandbox's
 /// workers, so a hostile upload costs a worker, never the server.
 public final class ImprintService: Sendable {
@@ -103,8 +109,10 @@ public final class ImprintService: Sendable {
   let sandbox: DocumentSandbox
   let loader: CardInputLoader
   let metrics = ServiceMetrics(routes: ImprintService.routes.keys)
-  /// The long jobs (`/v1/batch`), in a private folder removed by `stop`.
+  /// The long jobs (`/v1/batch`, `/v1/prepare`), in a private folder removed by `stop`.
   let jobs: JobStore
+  /// The `Idempotency-Key`s of the requests that made jobs.
+  let idempotencyKeys = IdempotencyKeys()
   /// The bytes `GET /openapi.json` answers with (`openAPIDocument()`).
   let openAPI: [UInt8]
   private let server: HTTPServer
@@ -237,7 +245,8 @@ public final class ImprintService: Sendable {
     "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/metrics": ["GET", "HEAD"],
     "/openapi.json": ["GET", "HEAD"], "/v1/qr": ["POST"], "/v1/card": ["POST"],
     "/v1/inspect": ["POST"], "/v1/thumbnail": ["POST"],
-    "/v1/quote": ["POST"], "/v1/batch": ["POST"], "/v1/jobs/{id}": ["GET", "DELETE"],
+    "/v1/quote": ["POST"], "/v1/batch": ["POST"], "/v1/prepare": ["POST"],
+    "/v1/jobs/{id}": ["GET", "DELETE"],
     "/v1/jobs/{id}/files/{path}": ["GET"],
   ]
 
@@ -290,6 +299,8 @@ public final class ImprintService: Sendable {
       return try await inspect(request)
     case "/v1/batch":
       return try await batch(request)
+    case "/v1/prepare":
+      return try await prepare(request)
     case "/v1/jobs/{id}", "/v1/jobs/{id}/files/{path}":
       return try job(request)
     default:

@@ -27,7 +27,9 @@ public final class PriceListStore: Sendable {
   /// A list as loaded, and what is known of its file.
   private struct Entry {
     var list: PriceList
-    /// The SHA-256 of the bytes `list` was read from.
+    /// The bytes `list` was read from.
+    var bytes: [UInt8]
+    /// The SHA-256 of `bytes`.
     var digest: [UInt8]
     /// The file as last read (or found unreadable); a check reads it again only once this
     /// changed.
@@ -65,7 +67,8 @@ public final class PriceListStore: Sendable {
     var entries: [String: Entry] = [:]
     for (name, file) in files.sorted(by: { $0.key < $1.key }) {
       let read = try Self.read(file)
-      entries[name] = Entry(list: read.list, digest: read.digest, seen: read.identity)
+      entries[name] = Entry(
+        list: read.list, bytes: read.bytes, digest: read.digest, seen: read.identity)
     }
     self.init(files: files, entries: entries)
   }
@@ -81,6 +84,12 @@ public final class PriceListStore: Sendable {
   /// The list named `name`, as last loaded.
   public func list(_ name: String) -> PriceList? {
     entries.withLock { $0[name]?.list }
+  }
+
+  /// The list named `name` as last loaded, with the bytes it was read from (a job that reads
+  /// its list from a file gets the loaded list, not a file changed since).
+  public func listWithBytes(_ name: String) -> (list: PriceList, bytes: [UInt8])? {
+    entries.withLock { $0[name].map { ($0.list, $0.bytes) } }
   }
 
   /// Reloads every list from its file; a file that cannot be read or parsed keeps its
@@ -157,7 +166,8 @@ public final class PriceListStore: Sendable {
     case .success(let read):
       let same = entries.withLock { entries -> Bool in
         let same = entries[name]?.digest == read.digest
-        entries[name] = Entry(list: read.list, digest: read.digest, seen: seen)
+        entries[name] = Entry(
+          list: read.list, bytes: read.bytes, digest: read.digest, seen: seen)
         return same
       }
       if same && unlessChanged { return nil }
@@ -182,11 +192,11 @@ public final class PriceListStore: Sendable {
   public var checkCount: Int { counts.withLock { $0.checks } }
 
   private static func read(_ file: String) throws -> (
-    list: PriceList, digest: [UInt8], identity: FileIdentity
+    list: PriceList, bytes: [UInt8], digest: [UInt8], identity: FileIdentity
   ) {
     let identity = FileIdentity(file)
     let bytes = try FileIO.read(file, limit: FileIO.Limit.structured)
-    return (try PriceList.parse(bytes, source: file), SHA256.hash(bytes), identity)
+    return (try PriceList.parse(bytes, source: file), bytes, SHA256.hash(bytes), identity)
   }
 }
 

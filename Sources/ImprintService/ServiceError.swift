@@ -54,6 +54,18 @@ public enum ServiceError: ImprintError, Equatable {
   case printerNotAllowed(line: Int, id: String)
   /// A callback URL that is not http(s), does not resolve, or leads to a refused address.
   case callbackRefused(url: String, reason: String)
+  /// No printer of this name was configured (`available`: the names that were).
+  case unknownPrinter(name: String, available: [String])
+  /// A request named a printer by an address (a URI, a host) rather than by a configured name.
+  case printerAddressRefused(given: String, available: [String])
+  /// An `Idempotency-Key` header that is not a key (`problem` says why).
+  case invalidIdempotencyKey(problem: String)
+  /// An `Idempotency-Key` already sent with another request, which made job `id`.
+  case idempotencyKeyReused(key: String, id: String)
+  /// An `Idempotency-Key` whose first request is still being accepted.
+  case idempotencyKeyInUse(key: String)
+  /// An `Idempotency-Key` whose job (`id`) is no longer kept: it is not made again.
+  case idempotentJobGone(key: String, id: String)
   /// Every worker is busy and the queue is full.
   case busy(queued: Int)
   /// The request was not answered within the request timeout (`seconds`), counted from its
@@ -95,6 +107,12 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobRunning: "http.jobRunning"
     case .printerNotAllowed: "http.printerNotAllowed"
     case .callbackRefused: "http.callbackRefused"
+    case .unknownPrinter: "http.unknownPrinter"
+    case .printerAddressRefused: "http.printerAddressRefused"
+    case .invalidIdempotencyKey: "http.invalidIdempotencyKey"
+    case .idempotencyKeyReused: "http.idempotencyKeyReused"
+    case .idempotencyKeyInUse: "http.idempotencyKeyInUse"
+    case .idempotentJobGone: "http.idempotentJobGone"
     case .busy: "http.busy"
     case .deadlineExceeded: "http.deadlineExceeded"
     case .listen: "service.listen"
@@ -163,6 +181,25 @@ public enum ServiceError: ImprintError, Equatable {
         + "batch sent to the service prints nowhere"
     case .callbackRefused(let url, let reason):
       "callback '\(SafeText.excerpt(url, limit: 200))' is refused: \(reason)"
+    case .unknownPrinter(let name, let available):
+      "no printer is named '\(SafeText.excerpt(name, limit: 100))'; "
+        + (available.isEmpty
+          ? "the server has none" : "the server has " + available.joined(separator: ", "))
+    case .printerAddressRefused(let given, let available):
+      "printer '\(SafeText.excerpt(given, limit: 200))' is an address, not a name; the server "
+        + "sends only to the printers of its configuration"
+        + (available.isEmpty ? ", and has none" : " (" + available.joined(separator: ", ") + ")")
+    case .invalidIdempotencyKey(let problem):
+      "the Idempotency-Key header \(problem)"
+    case .idempotencyKeyReused(let key, let id):
+      "Idempotency-Key '\(SafeText.excerpt(key, limit: 100))' was sent with another request, "
+        + "which made job '\(id)'; a retry must send the same parameters and parts"
+    case .idempotencyKeyInUse(let key):
+      "a request with Idempotency-Key '\(SafeText.excerpt(key, limit: 100))' is still being "
+        + "accepted"
+    case .idempotentJobGone(let key, let id):
+      "Idempotency-Key '\(SafeText.excerpt(key, limit: 100))' made job '\(id)', which is no "
+        + "longer kept; it is not made again"
     case .busy(let queued):
       "every worker is busy and \(queued) requests are waiting"
     case .deadlineExceeded(let path, let seconds):
@@ -210,6 +247,16 @@ public enum ServiceError: ImprintError, Equatable {
     case .callbackRefused:
       "give an http or https URL of a public host (the server's --webhook-allow-private admits "
         + "private and loopback addresses)"
+    case .unknownPrinter:
+      "printers are named in the server's configuration file (--config, printers)"
+    case .printerAddressRefused:
+      "give the name of one of the server's printers; it never connects where a request says"
+    case .invalidIdempotencyKey:
+      "send a quoted string of 1 to 255 printable ASCII characters, such as a new UUID: "
+        + "Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\""
+    case .idempotencyKeyReused: "send a new key with a new request"
+    case .idempotencyKeyInUse: "retry once the first request was answered"
+    case .idempotentJobGone: "send a new key to make a new job"
     case .busy: "retry after the time in Retry-After"
     case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
     case .listen: "choose another port, or stop the program that holds this one"
@@ -223,9 +270,11 @@ public enum ServiceError: ImprintError, Equatable {
 
 /// The HTTP status an error is answered with.
 enum ServiceStatus {
-  /// 400 for a malformed request or body (not JSON, a multipart body that breaks its rules), 401
-  /// without the bearer token, 404 for an unknown route,
-  /// template, price list, job or job file, 405, 409 for a running job removed, 413 (a body or
+  /// 400 for a malformed request or body (not JSON, a multipart body that breaks its rules, a
+  /// malformed `Idempotency-Key`), 401 without the bearer token, 404 for an unknown route,
+  /// template, price list, printer, job or job file, 405, 409 for a running job removed or an
+  /// `Idempotency-Key` whose first request is still being accepted, 410 for one whose job is
+  /// no longer kept, 413 (a body or
   /// part over its limit, too many parts, a job's files over the jobs' limit), 415, 503 when
   /// busy, past the request timeout or the job queue is full, 507 when a job's files do not fit
   /// beside the running ones, 422 for input
@@ -235,7 +284,7 @@ enum ServiceStatus {
   static func of(_ error: any Error) -> Int {
     if let error = error as? ServiceError {
       switch error {
-      case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile: return 404
+      case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: return 404
       case .methodNotAllowed: return 405
       case .bodyTooLarge: return 413
       case .unsupportedMediaType: return 415
@@ -249,10 +298,15 @@ enum ServiceStatus {
       case .jobTooLarge: return 413
       case .jobStorageFull: return 507
       case .jobRunning: return 409
-      case .printerNotAllowed, .callbackRefused: return 422
+      case .printerNotAllowed, .callbackRefused, .printerAddressRefused, .idempotencyKeyReused:
+        return 422
+      case .invalidIdempotencyKey: return 400
+      case .idempotencyKeyInUse: return 409
+      case .idempotentJobGone: return 410
       case .listen, .invalidToken, .invalidSetting: return 500
       }
     }
+    if let error = error as? RecordedError { return error.status }
     guard let error = error as? any ImprintError else { return 500 }
     // A body that is not JSON at all (a profile's `profile.notJSON` included) is malformed.
     if error.code.hasPrefix("json.") || error.code.hasSuffix(".notJSON") { return 400 }

@@ -11,8 +11,8 @@ import ImprintDocuments
 /// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`, `queue`,
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
 /// `connectionTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`, `jobsKept`, `jobsDisk`,
-/// `priceListCheck`, `webhookAllowPrivate`, and `priceLists` (name → file). Paths are relative to
-/// the file's folder.
+/// `priceListCheck`, `webhookAllowPrivate`, `printPasswordFile`, `priceLists` (name → file) and
+/// `printers` (name → `ServicePrinter`). Paths are relative to the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
   /// `ADDRESS:PORT`.
   public var listen: String?
@@ -54,6 +54,10 @@ public struct ServiceSettings: Sendable, Equatable {
   public var priceListCheck: Double?
   /// Whether webhooks may call loopback and private addresses.
   public var webhookAllowPrivate: Bool?
+  /// Printers by name: where `POST /v1/prepare?printer=NAME` sends an order's files.
+  public var printers: [String: ServicePrinter]?
+  /// The file holding the `user:password` line for printers that ask (`--password-file`).
+  public var printPasswordFile: String?
 
   /// The ranges the numbers must be in (the command line's too).
   public enum Range {
@@ -149,15 +153,7 @@ public struct ServiceSettings: Sendable, Equatable {
     if var lists = try reader.child("priceLists") {
       var files: [String: String] = [:]
       for name in lists.object.keys.sorted() {
-        guard (1...64).contains(name.utf8.count),
-          name.utf8.allSatisfy({
-            $0 < 0x80 && ($0 == 0x2D || $0 == 0x5F || isalnum(Int32($0)) != 0)
-          })
-        else {
-          throw ServiceError.invalidSetting(
-            file: path, key: "priceLists." + SafeText.excerpt(name, limit: 64),
-            problem: "is not a list name; expected 1 to 64 letters, digits, - or _")
-        }
+        try Self.checkName(name, key: "priceLists", what: "list", file: path)
         guard let file = try lists.string(name) else {
           throw lists.wrongType(name, expected: .string)
         }
@@ -165,8 +161,56 @@ public struct ServiceSettings: Sendable, Equatable {
       }
       settings.priceLists = files
     }
+    settings.printPasswordFile = try reader.string("printPasswordFile").map(resolved)
+    if var printers = try reader.child("printers") {
+      var found: [String: ServicePrinter] = [:]
+      for name in printers.object.keys.sorted() {
+        try Self.checkName(name, key: "printers", what: "printer", file: path)
+        guard var entry = try printers.child(name) else {
+          throw printers.wrongType(name, expected: .object)
+        }
+        guard let uri = try entry.string("uri") else {
+          throw ServiceError.invalidSetting(
+            file: path, key: entry.key("uri"),
+            problem: "is missing; expected the printer's IPP URI or CUPS queue name")
+        }
+        let printer = ServicePrinter(
+          uri: uri, monoUri: try entry.string("monoUri"), scheduler: try entry.string("scheduler"))
+        try entry.finish()
+        for (key, value) in [("uri", uri), ("monoUri", printer.monoUri)] {
+          guard let value else { continue }
+          do {
+            try PrintSubmitter.checkPrinter(value)
+          } catch {
+            throw ServiceError.invalidSetting(
+              file: path, key: entry.key(key),
+              problem: "is not a printer: " + error.message)
+          }
+        }
+        found[name] = printer
+      }
+      settings.printers = found
+    }
     try reader.finish()
     return settings
+  }
+
+  /// Checks that `name`, a member of `key` (`priceLists`, `printers`), is 1 to 64 letters,
+  /// digits, `-` or `_`: a name a client gives in a query.
+  ///
+  /// - Throws: `ServiceError.invalidSetting` naming the file and the member.
+  private static func checkName(_ name: String, key: String, what: String, file: String)
+    throws(ServiceError)
+  {
+    guard (1...64).contains(name.utf8.count),
+      name.utf8.allSatisfy({
+        $0 < 0x80 && ($0 == 0x2D || $0 == 0x5F || isalnum(Int32($0)) != 0)
+      })
+    else {
+      throw .invalidSetting(
+        file: file, key: key + "." + SafeText.excerpt(name, limit: 64),
+        problem: "is not a \(what) name; expected 1 to 64 letters, digits, - or _")
+    }
   }
 
   private static func expected(_ problem: JSONFieldProblem) -> String {
@@ -180,8 +224,8 @@ extension ServiceConfiguration {
   ///
   /// Those are the body, part, queue and job limits, the long jobs' limits, the request and connection timeouts, the
   /// document workers' limits, the bearer token (read from its file), whether `/metrics` is
-  /// public, and the price lists (read from their files) and how often their files are checked
-  /// for a change. The address, the designs' folder and
+  /// public, the price lists (read from their files) and how often their files are checked
+  /// for a change, the printers and their credentials (read from their file). The address, the designs' folder and
   /// the access log's destination are the caller's to resolve.
   ///
   /// - Throws: `FileError` or `ServiceError.invalidToken` for the token file; `FileError` or
@@ -204,5 +248,7 @@ extension ServiceConfiguration {
     jobLimits.maximumBytes = settings.jobsDisk ?? jobLimits.maximumBytes
     priceListCheckSeconds = settings.priceListCheck ?? priceListCheckSeconds
     webhooks.allowPrivateNetwork = settings.webhookAllowPrivate ?? webhooks.allowPrivateNetwork
+    printers = settings.printers ?? printers
+    if let file = settings.printPasswordFile { printCredentials = try PrintCredentials(file: file) }
   }
 }

@@ -162,6 +162,25 @@ struct ConfigurationTests {
       (#"{"listen": "localhost"}"#, "'listen' is 'localhost'; expected IPV4-ADDRESS:PORT"),
       (#"{"priceLists": {"a b": "usd.json"}}"#, "'priceLists.a b' is not a list name"),
       (#"{"priceLists": {"retail": 7}}"#, "'priceLists.retail' is 7; expected a string"),
+      (#"{"printers": {"a b": {"uri": "q"}}}"#, "'printers.a b' is not a printer name"),
+      (
+        #"{"printers": {"front": "ipp://h/p"}}"#,
+        "'printers.front' is 'ipp://h/p'; expected an object"
+      ),
+      (#"{"printers": {"front": {}}}"#, "'printers.front.uri' is missing; expected the printer's"),
+      (
+        #"{"printers": {"front": {"uri": "q", "url": "q"}}}"#,
+        "'printers.front.url' is not a setting"
+      ),
+      (
+        #"{"printers": {"front": {"uri": "http://h/p"}}}"#,
+        "'printers.front.uri' is not a printer: cannot reach the printer 'http://h/p' (not an ipp://"
+      ),
+      (
+        #"{"printers": {"front": {"uri": "q", "monoUri": "a b"}}}"#,
+        "'printers.front.monoUri' is not a printer:"
+      ),
+      (#"{"printPasswordFile": 3}"#, "'printPasswordFile' is 3; expected a string"),
       (#"[1]"#, "'(top level)' is an array; expected an object"),
     ])
   func badConfiguration(text: String, expected: String) throws {

@@ -78,10 +78,11 @@ struct DeploymentSampleTests {
     let settings = try ServiceSettings.load(deploy + "serve.json")
     #expect(settings.priceLists?["retail"] == deploy + "prices/retail.json")
     #expect(settings.queue == 64)
+    #expect(settings.printers?["front"]?.uri == "ipps://printer-1.shop.internal/ipp/print")
     let help = try runTool(imprintExecutable, ["serve", "--help"]).stdout
     let object = try #require(
       try JSONSerialization.jsonObject(with: Data(try text("serve.json").utf8)) as? [String: Any])
-    for key in object.keys where key != "priceLists" {
+    for key in object.keys where !["priceLists", "printers"].contains(key) {
       let flag = key.replacing(/[A-Z]/) { "-" + $0.output.lowercased() }
       #expect(help.contains("--\(flag) "), "\(key) -> --\(flag)")
     }

@@ -39,6 +39,8 @@ private struct APICase: Encodable {
   var expect: Int
   /// The route-table path a case with a job's id is for (`/v1/jobs/{id}`); nil: its own path.
   var route: String? = nil
+  /// Further request headers (`Idempotency-Key`).
+  var headers: [String: String]? = nil
 
   /// The path without the query.
   var path: String { String(target.prefix { $0 != "?" }) }
@@ -79,6 +81,7 @@ private let checker = """
   for case in json.load(open(cases_path, encoding="utf-8")):
       body = open(case["file"], "rb").read() if case.get("file") else case.get("data", "").encode()
       headers = {"Content-Type": case["type"]} if case.get("type") else {}
+      headers.update(case.get("headers") or {})
       connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
       if case.get("declaredLength") is not None:
           connection.putrequest(case["method"], case["target"])
@@ -393,6 +396,29 @@ struct OpenAPITests {
         APICase(
           name: "quote JSON body", method: "POST", target: "/v1/quote", data: order, type: json,
           expect: 415),
+        APICase(
+          name: "prepare", method: "POST", target: "/v1/prepare?prices=booster&previews=true",
+          file: quoteBody, type: multipartType, expect: 202,
+          headers: ["Idempotency-Key": "\"openapi-prepare\""]),
+        APICase(
+          name: "prepare retried", method: "POST",
+          target: "/v1/prepare?prices=booster&previews=true", file: quoteBody, type: multipartType,
+          expect: 202, headers: ["Idempotency-Key": "\"openapi-prepare\""]),
+        APICase(
+          name: "prepare key reused", method: "POST", target: "/v1/prepare?prices=booster",
+          file: quoteBody, type: multipartType, expect: 422,
+          headers: ["Idempotency-Key": "\"openapi-prepare\""]),
+        APICase(
+          name: "prepare key malformed", method: "POST", target: "/v1/prepare?prices=booster",
+          file: quoteBody, type: multipartType, expect: 400,
+          headers: ["Idempotency-Key": "\"open"]),
+        APICase(
+          name: "prepare unknown printer", method: "POST", target: "/v1/prepare?printer=front",
+          file: quoteBody, type: multipartType, expect: 404),
+        APICase(
+          name: "prepare printer address", method: "POST",
+          target: "/v1/prepare?printer=ipp%3A%2F%2F10.0.0.1%2Fipp%2Fprint", file: quoteBody,
+          type: multipartType, expect: 422),
         APICase(name: "unknown route", method: "GET", target: "/v2/qr", expect: 404),
       ] + jobCases
     // Every route in the router's table has a case for each method it takes, and at least one

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: `POST /v1/prepare`: an order and its files (multipart, as `/v1/quote` takes
+// them) prepared for print in the background through `OrderPrinter.run`, as `imprint prepare`
+// prepares them, and sent to a printer of the server's configuration when the request names
+// one; a retry with the same `Idempotency-Key` is answered with the job it made.
+
+import Foundation
+import ImprintCore
+import ImprintDocuments
+import ImprintPricing
+
+extension ImprintService {
+  /// `POST /v1/prepare`: the order prepared (and printed) as `imprint prepare --json` does it,
+  /// as long work: answered 202 with the job's id, its outputs fetched through
+  /// `/v1/jobs/ID/files/` once it ended.
+  ///
+  /// The body is `/v1/quote`'s: the part `order` and one part per file of the order, named by
+  /// its path in the order. Query: `prices` (a price list of the configuration), `splitColor`,
+  /// `previews`, `previewSize`, `printer` (the name of a printer of the configuration, never
+  /// an address), `wait` and `waitTimeout` (with `printer`), `callback`. The job's folder holds
+  /// the order, the price list as loaded, the files, the print journal (never served) and
+  /// `output/`: the PDFs, tickets and previews, and `report.json`, `imprint prepare --json`'s
+  /// report with paths relative to `output/`. With an `Idempotency-Key` header, the same key
+  /// and the same request are answered with the job made the first time (`IdempotencyKeys`).
+  func prepare(_ request: HTTPRequest) async throws -> HTTPResponse {
+    try Self.expect(request, ["multipart/form-data"])
+    let key = try IdempotencyKeys.key(of: request)
+    var query = try RequestOptions(query: request)
+    let listName = try query.string("prices")
+    let splitColor = try query.flag("splitColor")
+    let previews = try query.flag("previews")
+    let previewSize = try query.integer("previewSize", in: OrderPreparer.previewSizes)
+    let printerName = try query.string("printer")
+    let wait = try query.flag("wait")
+    let waitTimeout = try query.number("waitTimeout", in: 0...86_400)
+    let callback = try callback(&query)
+    try query.finish()
+    if previewSize != nil && !previews {
+      throw ServiceError.invalidParameter(name: "previewSize", problem: "needs previews=true")
+    }
+    if wait && printerName == nil {
+      throw ServiceError.invalidParameter(name: "wait", problem: "needs printer=NAME")
+    }
+    if waitTimeout != nil && !wait {
+      throw ServiceError.invalidParameter(name: "waitTimeout", problem: "needs wait=true")
+    }
+    let printer = try printerName.map { (name) throws(ServiceError) in try configuredPrinter(name) }
+    let prices = try priceList(listName, route: request.path)
+    let parts = try Self.parts(of: request, known: nil)
+    guard let orderPart = parts["order"] else {
+      throw ServiceError.missingPart(path: request.path, name: "order")
+    }
+    let order = try Order.parse(orderPart.bytes, source: orderPart.filename ?? "order")
+
+    if let key {
+      let claim = try idempotencyKeys.claim(
+        key, fingerprint: IdempotencyKeys.fingerprint(of: request))
+      if case .replay(let id) = claim {
+        guard let record = jobs.record(id) else {
+          throw ServiceError.idempotentJobGone(key: key, id: id)
+        }
+        return Self.accepted(record)
+      }
+    }
+    let record: JobStore.Record
+    do {
+      record = try jobs.reserve(
+        kind: "prepare", bytes: parts.values.reduce(0) { $0 + $1.bytes.count }, callback: callback)
+    } catch {
+      if let key { idempotencyKeys.release(key) }
+      throw error
+    }
+    let folder = record.folder
+    do {
+      try AtomicFile.write(orderPart.bytes, to: folder + "/order.json")
+      try AtomicFile.write(prices.bytes, to: folder + "/prices.json")
+      let root = folder + "/files"
+      try FileIO.makeFolder(root)
+      try Self.place(parts, of: order, at: try order.filePaths(root: root), route: request.path)
+    } catch {
+      jobs.abandon(record.id)
+      if let key { idempotencyKeys.release(key) }
+      throw Self.withoutFolder(error, folder)
+    }
+    var target = printer?.target(
+      credentials: configuration.printCredentials, journal: folder + "/print-journal.json")
+    target?.waitSeconds = wait ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
+    let options = PrepareOptions(
+      splitColor: splitColor,
+      previewSize: previews ? previewSize ?? OrderPreparer.defaultPreviewSize : nil)
+    let printing = OrderPrinter(
+      preparer: OrderPreparer(
+        quoter: OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)))
+    jobs.start(record.id) { [target] folder in
+      await Self.runPrepare(printing, in: folder, options: options, target: target)
+    }
+    if let key { idempotencyKeys.bind(key, job: record.id) }
+    return Self.accepted(record)
+  }
+
+  /// The printer of the configuration named `name`.
+  ///
+  /// - Throws: `ServiceError.printerAddressRefused` for an address (a URI, a host, a path: a
+  ///   configured name has none of `: / @ .`); `.unknownPrinter` for a name the configuration
+  ///   does not have.
+  func configuredPrinter(_ name: String) throws(ServiceError) -> ServicePrinter {
+    if let printer = configuration.printers[name] { return printer }
+    let available = configuration.printers.keys.sorted()
+    if name.contains(where: { ":/@.".contains($0) }) {
+      throw .printerAddressRefused(given: name, available: available)
+    }
+    throw .unknownPrinter(name: name, available: available)
+  }
+
+  /// Runs a prepare job in `folder` (its order, price list and files written there): the
+  /// outputs and `report.json` in `output/`.
+  ///
+  /// - Returns: the job's outcome: no error when everything asked was done; the error that
+  ///   stopped it, or the first print job that did not complete (`PrintedOrder.failure`; the
+  ///   report is written then), with the job's folder left out of its message.
+  private static func runPrepare(
+    _ printing: OrderPrinter, in folder: String, options: PrepareOptions, target: PrintTarget?
+  ) async -> JobOutcome {
+    let output = folder + "/output"
+    do {
+      var printed = try await AtomicFile.withDeferredFlush(syncing: output) {
+        try await printing.run(
+          order: folder + "/order.json", prices: folder + "/prices.json",
+          filesRoot: folder + "/files", output: output, options: options, target: target)
+      }
+      func relative(_ path: String) -> String {
+        path.hasPrefix(output + "/") ? String(path.dropFirst(output.count + 1)) : path
+      }
+      for index in printed.files.indices {
+        printed.files[index].document = relative(printed.files[index].document)
+        printed.files[index].ticketPath = relative(printed.files[index].ticketPath)
+        printed.files[index].previews = printed.files[index].previews?.map(relative)
+      }
+      printed.jobs = printed.jobs?.map { job in
+        var job = job
+        job.document = relative(job.document)
+        return job
+      }
+      try AtomicFile.write(Array(JSONOutput.pretty(printed).utf8), to: output + "/report.json")
+      return JobOutcome(error: printed.failure.map { ErrorRecord(withoutFolder($0, folder)) })
+    } catch {
+      return JobOutcome(error: ErrorRecord(withoutFolder(error, folder)))
+    }
+  }
+
+  /// `error` with the job's folder left out of its message and hint (`a.pdf`, not
+  /// `/tmp/imprint-serve-jobs-…/ID/files/a.pdf`): a client sees its own names.
+  static func withoutFolder(_ error: any Error, _ folder: String) -> any Error {
+    var record = ErrorRecord(error)
+    let trimmed = { (text: String) in
+      text.replacingOccurrences(of: folder + "/files/", with: "")
+        .replacingOccurrences(of: folder + "/output/", with: "")
+        .replacingOccurrences(of: folder + "/", with: "")
+    }
+    let message = trimmed(record.message)
+    let hint = record.hint.map(trimmed)
+    guard message != record.message || hint != record.hint else { return error }
+    record.message = message
+    record.hint = hint
+    return RecordedError(record: record, status: ServiceStatus.of(error))
+  }
+}
+
+/// An error whose message was rewritten (`ImprintService.withoutFolder`), answered with the
+/// status of the error it stands for.
+struct RecordedError: ImprintError {
+  let record: ErrorRecord
+  /// The status the original error is answered with.
+  let status: Int
+  var code: String { record.code }
+  var message: String { record.message }
+  var hint: String? { record.hint }
+}

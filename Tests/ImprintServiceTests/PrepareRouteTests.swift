@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: `POST /v1/prepare` against a real `imprint serve`: an order prepared as
+// `imprint prepare` prepares it (pdfinfo, qpdf --check, the CLI's bytes), sent to printers named
+// in the server's configuration (ippeveprinter: what it received is what the tickets say; a
+// colour split on two printers; credentials from the server's password file), printed once
+// however often a request is retried with its Idempotency-Key; unknown printers, addresses,
+// keys reused and bad requests refused with their codes, nothing printed.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+private let samples = repositoryRoot + "/assets/samples/"
+
+/// USD rates for mono and colour on A4 and A3, and stapling.
+private let prices = #"""
+  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
+   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
+   "paper":{"A4":{"plain":2},"A3":{"plain":4}},
+   "extras":{"staple":{"per":"copy","amount":10}}}
+  """#
+
+private func write(_ text: String, to path: String) throws {
+  try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+}
+
+/// A server whose configuration names the price list `shop` (`prices` above) and `printers`
+/// (name → its JSON object), with `extra` settings.
+private func server(
+  _ folder: TemporaryFolder, printers: [String: String] = [:], extra: String = ""
+) throws -> ServiceProcess {
+  try write(prices, to: folder.file("prices.json"))
+  let entries = printers.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }
+  try write(
+    #"{"priceLists": {"shop": "prices.json"}, "printers": {\#(entries.joined(separator: ", "))}\#(extra)}"#,
+    to: folder.file("serve.json"))
+  return try ServiceProcess(["--config", folder.file("serve.json")])
+}
+
+/// Writes an order of `files` (their JSON objects) and the PDFs it names: `a.pdf`, five A4
+/// pages, page 4 colour; `b.pdf`, three A4 pages.
+private func order(_ folder: TemporaryFolder, _ files: [String]) throws -> String {
+  try HostileDocuments.write(
+    NumberedPages.written(Array(repeating: .a4, count: 5), colorPages: [4]),
+    to: folder.file("a.pdf"))
+  try HostileDocuments.write(
+    NumberedPages.written(Array(repeating: .a4, count: 3)), to: folder.file("b.pdf"))
+  let path = folder.file("order.json")
+  try write(
+    #"{"schemaVersion":1,"store":"S","files":[\#(files.joined(separator: ","))]}"#, to: path)
+  return path
+}
+
+/// Posts `/v1/prepare` + `query` with the order at `order` and `files` (part name = a file in
+/// `folder`), and `key` as its Idempotency-Key.
+private func postPrepare(
+  _ query: String, order: String, files: [String], key: String? = nil,
+  on server: ServiceProcess, in folder: TemporaryFolder
+) throws -> HTTPExchange {
+  try curlRequest(
+    "POST", server.url("/v1/prepare" + query),
+    form: ["order=@\(order)"] + files.map { "\($0)=@\(folder.file($0))" },
+    headers: key.map { ["Idempotency-Key: \($0)"] } ?? [], in: folder)
+}
+
+/// The job's `report.json`, fetched.
+private func report(_ id: String, on server: ServiceProcess, in folder: TemporaryFolder)
+  throws -> [String: Any]
+{
+  let fetched = try curlRequest(
+    "GET", server.url("/v1/jobs/\(id)/files/report.json"), in: folder)
+  #expect(fetched.status == 200, "\(fetched.text)")
+  #expect(fetched.contentType == "application/json")
+  return try #require(fetched.json)
+}
+
+/// Fetches job output `name` into `folder` and returns its path.
+private func fetch(
+  _ name: String, of id: String, on server: ServiceProcess, in folder: TemporaryFolder
+) throws -> String {
+  let fetched = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/\(name)"), in: folder)
+  #expect(fetched.status == 200, "\(name): \(fetched.text)")
+  let path = folder.file("fetched-\(id)-" + name)
+  try Data(fetched.body).write(to: URL(fileURLWithPath: path))
+  return path
+}
+
+/// The files `printer` has spooled (one a job it printed).
+private func spooled(_ printer: TestPrinter) -> [String] {
+  ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? []).filter {
+    $0.hasSuffix(".pdf")
+  }.sorted()
+}
+
+@Suite("imprint serve: prepare and print", .liveHandlesChecked, .serialized)
+struct PrepareRouteTests {
+  @Test("without a printer: the job's files are imprint prepare's, whole PDFs (pdfinfo, qpdf)")
+  func prepareOnly() throws {
+    let folder = TemporaryFolder()
+    let config = folder.file("serve.json")
+    try write(
+      #"{"priceLists": {"booster": "\#(samples)prices-booster.json"}}"#, to: config)
+    let server = try ServiceProcess(["--config", config])
+    let documents = [
+      "documents/course-notes.pdf", "documents/handout.pdf", "documents/poster-photo.jpg",
+    ]
+    let posted = try curlRequest(
+      "POST", server.url("/v1/prepare?prices=booster&previews=true&previewSize=64"),
+      form: ["order=@\(samples)order-booster.json"] + documents.map { "\($0)=@\(samples)\($0)" },
+      in: folder)
+    let id = try acceptedID(posted)
+    #expect(posted.json?["kind"] as? String == "prepare")
+    let done = try waitForJob(id, on: server, in: folder)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    #expect(done.json?["kind"] as? String == "prepare")
+    let files = try #require(done.json?["files"] as? [String])
+    #expect(files.contains("report.json"), "\(files)")
+    // Nothing but the outputs is served: the order, the price list and the uploads stay in.
+    #expect(!files.contains { $0.contains("order") || $0.hasPrefix("documents/") }, "\(files)")
+    for name in ["../order.json", "../files/documents/handout.pdf", "../print-journal.json"] {
+      let escaped = name.replacingOccurrences(of: "/", with: "%2F")
+      let refused = try curlRequest(
+        "GET", server.url("/v1/jobs/\(id)/files/\(escaped)"), in: folder)
+      #expect(refused.status == 422, "\(name): \(refused.text)")
+    }
+
+    // The same order prepared by the CLI.
+    let local = folder.file("local")
+    for input in documents + ["order-booster.json", "prices-booster.json"] {
+      let target = local + "/" + input
+      try FileManager.default.createDirectory(
+        atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+      try FileManager.default.copyItem(atPath: samples + input, toPath: target)
+    }
+    let cli = try runTool(
+      imprintExecutable,
+      [
+        "prepare", local + "/order-booster.json", "--prices", local + "/prices-booster.json",
+        "-o", folder.file("out"), "--previews", "--preview-size", "64", "--json",
+      ])
+    #expect(cli.status == 0, "\(cli.stderr)")
+    let mine = try #require(
+      try JSONSerialization.jsonObject(with: Data(cli.stdoutBytes)) as? [String: Any])
+    let served = try report(id, on: server, in: folder)
+    #expect((served["quote"] as? NSDictionary) == (mine["quote"] as? NSDictionary))
+    let servedFiles = try #require(served["files"] as? [[String: Any]])
+    let cliFiles = try #require(mine["files"] as? [[String: Any]])
+    #expect(servedFiles.count == 3 && cliFiles.count == 3)
+    for (file, cliFile) in zip(servedFiles, cliFiles) {
+      let document = try #require(file["document"] as? String)
+      // Paths are the job's, relative: fetched as they are given.
+      #expect(!document.contains("/"), "\(document)")
+      #expect((file["ticket"] as? NSDictionary) == (cliFile["ticket"] as? NSDictionary))
+      let ticket = try #require(file["ticket"] as? [String: Any])
+      let path = try fetch(document, of: id, on: server, in: folder)
+      let pages =
+        (ticket["impressions"] as? Int ?? -1) + (ticket["blankBacks"] as? Int ?? -1)
+      #expect(try pdfInfo(path)["Pages"] == "\(pages)", "\(document)")
+      let check = try runTool("qpdf", ["--check", path])
+      #expect(check.status == 0, "\(document): \(check.stdout)")
+      // Byte for byte the CLI's.
+      let cliPath = try #require(cliFile["document"] as? String)
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: path))
+          == Data(contentsOf: URL(fileURLWithPath: cliPath)), "\(document)")
+      let previews = try #require(file["previews"] as? [String])
+      #expect(previews.count == (cliFile["previews"] as? [String])?.count)
+      for preview in previews {
+        #expect(files.contains(preview), "\(preview)")
+      }
+      let ticketPath = try #require(file["ticketPath"] as? String)
+      let fetchedTicket = try fetch(ticketPath, of: id, on: server, in: folder)
+      #expect(
+        (try JSONSerialization.jsonObject(
+          with: Data(contentsOf: URL(fileURLWithPath: fetchedTicket)))
+          as? NSDictionary) == (file["ticket"] as? NSDictionary))
+    }
+    #expect(served["jobs"] == nil)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a named printer receives what the tickets say; waited for; once however often retried")
+  func printOnce() throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    let server = try server(folder, printers: ["front": #"{"uri": "\#(printer.uri)"}"#])
+    let order = try order(
+      folder,
+      [
+        #"{"path":"a.pdf","copies":2,"duplex":"long-edge","extras":["staple"]}"#,
+        #"{"path":"b.pdf","color":"mono"}"#,
+      ])
+    let key = "\"\(UUID().uuidString)\""
+    let query = "?prices=shop&printer=front&wait=true"
+    let first = try postPrepare(
+      query, order: order, files: ["a.pdf", "b.pdf"], key: key, on: server, in: folder)
+    let id = try acceptedID(first)
+    // A retry (curl makes a new multipart boundary, and sends the parts in another order): the
+    // same job, whatever state it is in.
+    let retried = try curlRequest(
+      "POST", server.url("/v1/prepare" + query),
+      form: [
+        "b.pdf=@\(folder.file("b.pdf"))", "a.pdf=@\(folder.file("a.pdf"))", "order=@\(order)",
+      ],
+      headers: ["Idempotency-Key: \(key)"], in: folder)
+    #expect(retried.status == 202, "\(retried.text)")
+    #expect(retried.json?["job"] as? String == id)
+    #expect(retried.headers["location"] == "/v1/jobs/\(id)")
+    let done = try waitForJob(id, on: server, in: folder)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+
+    let report = try report(id, on: server, in: folder)
+    let files = try #require(report["files"] as? [[String: Any]])
+    let jobs = try #require(report["jobs"] as? [[String: Any]])
+    #expect(files.count == 2 && jobs.count == 2)
+    #expect(jobs.map { $0["state"] as? String } == ["completed", "completed"])
+    #expect(jobs.map { $0["printer"] as? String } == [printer.uri, printer.uri])
+    let received = printer.jobs(count: 2)
+    #expect(received.count == 2)
+    for (file, job) in zip(files, jobs) {
+      let ipp = try #require((file["ticket"] as? [String: Any])?["ipp"] as? [String: Any])
+      let jobID = try #require(job["jobID"] as? Int)
+      let got = try #require(received[jobID], "job \(jobID) not received")
+      #expect(got.attributes["copies"] == "\(ipp["copies"] as? Int ?? -1)")
+      #expect(got.attributes["sides"] == ipp["sides"] as? String)
+      #expect(got.attributes["media"] == ipp["media"] as? String)
+      #expect(got.attributes["print-color-mode"] == ipp["print-color-mode"] as? String)
+      // The bytes printed are the job's prepared file.
+      let document = try #require(file["document"] as? String)
+      #expect(job["document"] as? String == document)
+      let fetched = try fetch(document, of: id, on: server, in: folder)
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: got.file))
+          == Data(contentsOf: URL(fileURLWithPath: fetched)))
+    }
+    // The tickets' values, independently: 2 copies of a duplex stapled A4 file, 1 mono.
+    let first0 = try #require(received[jobs[0]["jobID"] as? Int ?? -1])
+    #expect(first0.attributes["copies"] == "2")
+    #expect(first0.attributes["sides"] == "two-sided-long-edge")
+    #expect(first0.attributes["finishings"] == "staple")
+    #expect(first0.attributes["media"] == "iso_a4_210x297mm")
+    let second0 = try #require(received[jobs[1]["jobID"] as? Int ?? -1])
+    #expect(second0.attributes["print-color-mode"] == "monochrome")
+    #expect(second0.attributes["copies"] == "1")
+    #expect(try pdfInfo(first0.file)["Pages"] == "6")
+    #expect(try pdfInfo(second0.file)["Pages"] == "3")
+
+    // Retried once the job ended: the same job, done; nothing printed again.
+    let late = try postPrepare(
+      query, order: order, files: ["a.pdf", "b.pdf"], key: key, on: server, in: folder)
+    #expect(late.status == 202, "\(late.text)")
+    #expect(late.json?["job"] as? String == id)
+    #expect(late.json?["state"] as? String == "done")
+    // The key with another request: refused, naming the job it made.
+    let other = try postPrepare(
+      "?prices=shop&printer=front", order: order, files: ["a.pdf", "b.pdf"], key: key,
+      on: server, in: folder)
+    #expect(other.status == 422, "\(other.text)")
+    #expect(other.errorCode == "http.idempotencyKeyReused")
+    #expect(other.text.contains(id))
+    // A malformed key: refused before anything is done.
+    for bad in ["\"open", "\"\"", "\"a\\b\"", String(repeating: "k", count: 256)] {
+      let malformed = try postPrepare(
+        query, order: order, files: ["a.pdf", "b.pdf"], key: bad, on: server, in: folder)
+      #expect(malformed.status == 400, "\(bad): \(malformed.text)")
+      #expect(malformed.errorCode == "http.invalidIdempotencyKey", "\(bad)")
+    }
+    #expect(spooled(printer).count == 2)
+    // The job removed: the key is not run again.
+    #expect(try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder).status == 200)
+    let gone = try postPrepare(
+      query, order: order, files: ["a.pdf", "b.pdf"], key: key, on: server, in: folder)
+    #expect(gone.status == 410, "\(gone.text)")
+    #expect(gone.errorCode == "http.idempotentJobGone")
+    #expect(spooled(printer).count == 2)
+    // Without a key, every request is a new job: printed again.
+    let again = try acceptedID(
+      try postPrepare(query, order: order, files: ["a.pdf", "b.pdf"], on: server, in: folder))
+    #expect(again != id)
+    #expect(try waitForJob(again, on: server, in: folder).json?["state"] as? String == "done")
+    #expect(spooled(printer).count == 4)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("splitColor: the colour part to the printer's uri, the mono part to its monoUri")
+  func splitToTwoPrinters() throws {
+    let folder = TemporaryFolder()
+    let monoFolder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    let monoPrinter = try TestPrinter(folder: monoFolder)
+    let server = try server(
+      folder,
+      printers: ["shop": #"{"uri": "\#(printer.uri)", "monoUri": "\#(monoPrinter.uri)"}"#])
+    // Five A4 pages, page 4 colour: duplex sheets [1, 2] [3, 4] [5]; the second is colour.
+    let order = try order(folder, [#"{"path":"a.pdf","color":"auto","duplex":"long-edge"}"#])
+    let id = try acceptedID(
+      try postPrepare(
+        "?printer=shop&splitColor=true&wait=true", order: order, files: ["a.pdf"], on: server,
+        in: folder))
+    let done = try waitForJob(id, on: server, in: folder)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    let report = try report(id, on: server, in: folder)
+    let files = try #require(report["files"] as? [[String: Any]])
+    #expect(files.map { $0["document"] as? String } == ["1-a.color.pdf", "1-a.mono.pdf"])
+    let jobs = try #require(report["jobs"] as? [[String: Any]])
+    #expect(jobs.map { $0["printer"] as? String } == [printer.uri, monoPrinter.uri])
+    #expect(jobs.map { $0["state"] as? String } == ["completed", "completed"])
+    let colorJob = try #require(printer.jobs(count: 1).values.first)
+    let monoJob = try #require(monoPrinter.jobs(count: 1).values.first)
+    #expect(try pdfInfo(colorJob.file)["Pages"] == "2")
+    #expect(colorJob.attributes["print-color-mode"] == "auto")
+    #expect(try pdfInfo(monoJob.file)["Pages"] == "4")
+    #expect(monoJob.attributes["print-color-mode"] == "monochrome")
+    #expect(spooled(printer).count == 1 && spooled(monoPrinter).count == 1)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("the server's password file answers a printer that asks; its job is the file's user's")
+  func credentials() throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder, users: ["clerk": "s3cret-pass"])
+    let passwords = folder.file("print-password")
+    try write("clerk:s3cret-pass\n", to: passwords)
+    chmod(passwords, 0o600)
+    let server = try server(
+      folder, printers: ["guarded": #"{"uri": "\#(printer.uri)"}"#],
+      extra: #", "printPasswordFile": "print-password""#)
+    let order = try order(folder, [#"{"path":"b.pdf","color":"mono"}"#])
+    let id = try acceptedID(
+      try postPrepare(
+        "?printer=guarded&wait=true", order: order, files: ["b.pdf"], on: server, in: folder))
+    let done = try waitForJob(id, on: server, in: folder)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    let received = try #require(printer.jobs(count: 1).values.first)
+    #expect(received.attributes["job-originating-user-name"] == "clerk")
+    #expect(server.stop().status == 0)
+
+    // A password file others may read stops the start, naming it.
+    chmod(passwords, 0o644)
+    let refused = try runTool(imprintExecutable, ["serve", "--config", folder.file("serve.json")])
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains(passwords) && refused.stderr.contains("mode is 644"))
+  }
+
+  @Test("unknown printers 404, addresses 422, bad requests 4xx: no job, nothing printed")
+  func refusals() throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    let server = try server(folder, printers: ["front": #"{"uri": "\#(printer.uri)"}"#])
+    let order = try order(folder, [#"{"path":"a.pdf"}"#])
+    func post(_ query: String, files: [String] = ["a.pdf"], order: String = order) throws
+      -> HTTPExchange
+    {
+      try postPrepare(query, order: order, files: files, on: server, in: folder)
+    }
+    let unknown = try post("?printer=back")
+    #expect(unknown.status == 404)
+    #expect(unknown.errorCode == "http.unknownPrinter")
+    #expect(unknown.text.contains("the server has front"), "\(unknown.text)")
+    // An address, even the configured printer's own: a client never names where to connect.
+    for address in [printer.uri, "ipp://169.254.169.254/ipp/print", "localhost:631", "/tmp/s"] {
+      let encoded = try #require(
+        address.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+      let refused = try post("?printer=" + encoded)
+      #expect(refused.status == 422, "\(address): \(refused.text)")
+      #expect(refused.errorCode == "http.printerAddressRefused", "\(address)")
+    }
+    let cases: [(String, Int, String)] = [
+      ("?prices=retail", 404, "http.unknownPriceList"),
+      ("?wait=true", 400, "http.invalidParameter"),
+      ("?previewSize=64", 400, "http.invalidParameter"),
+      ("?printer=front&waitTimeout=5", 400, "http.invalidParameter"),
+      ("?splitColor=maybe", 400, "http.invalidParameter"),
+      ("?copies=2", 400, "http.invalidParameter"),
+      ("?callback=http%3A%2F%2F127.0.0.1%2Fhook", 422, "http.callbackRefused"),
+    ]
+    for (query, status, code) in cases {
+      let answer = try post(query)
+      #expect(answer.status == status, "\(query): \(answer.text)")
+      #expect(answer.errorCode == code, "\(query)")
+    }
+    #expect(try post("?printer=front", files: []).errorCode == "http.missingPart")
+    #expect(
+      try post("?printer=front", files: ["a.pdf", "b.pdf"]).errorCode == "http.unknownPart")
+    // An order the price list refuses: the CLI's code, 422.
+    let badOrder = folder.file("bad-order.json")
+    try write(
+      #"{"schemaVersion":1,"store":"S","files":[{"path":"a.pdf","copies":0}]}"#, to: badOrder)
+    let refusedOrder = try post("?printer=front", order: badOrder)
+    #expect(refusedOrder.status == 422, "\(refusedOrder.text)")
+    #expect(refusedOrder.errorCode?.hasPrefix("pricing.") == true, "\(refusedOrder.text)")
+    let escaping = folder.file("escaping-order.json")
+    try write(#"{"schemaVersion":1,"store":"S","files":[{"path":"../a.pdf"}]}"#, to: escaping)
+    let escaped = try postPrepare(
+      "?printer=front", order: escaping, files: [], on: server, in: folder)
+    #expect(escaped.status == 422)
+    #expect(escaped.errorCode == "file.escapesFolder")
+    // None made a job, none printed.
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    #expect(metrics.contains("imprint_jobs{state=\"finished\"} 0\n"), "\(metrics)")
+    #expect(metrics.contains("imprint_jobs{state=\"queued\"} 0\n"))
+    #expect(spooled(printer).isEmpty)
+    #expect(server.stop().status == 0)
+  }
+}
