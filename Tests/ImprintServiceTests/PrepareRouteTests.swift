@@ -315,6 +315,51 @@ struct PrepareRouteTests {
     #expect(server.stop().status == 0)
   }
 
+  @Test("a configured CUPS queue on its scheduler: printed through it; a queue it lacks fails")
+  func queueOnScheduler() throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    let scheduler = try TestScheduler(folder: folder)
+    try scheduler.addQueue("shop", device: printer.uri)
+    let server = try server(
+      folder,
+      printers: [
+        "counter": #"{"uri": "shop", "scheduler": "\#(scheduler.address)"}"#,
+        "missing": #"{"uri": "back-room", "scheduler": "\#(scheduler.address)"}"#,
+      ])
+    let order = try order(folder, [#"{"path":"b.pdf","copies":3,"duplex":"long-edge"}"#])
+    let id = try acceptedID(
+      try postPrepare(
+        "?printer=counter&wait=true", order: order, files: ["b.pdf"], on: server, in: folder))
+    let done = try waitForJob(id, on: server, in: folder)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    let jobs = try #require(try report(id, on: server, in: folder)["jobs"] as? [[String: Any]])
+    #expect(jobs.count == 1)
+    #expect(jobs.first?["printer"] as? String == "shop")
+    #expect(jobs.first?["state"] as? String == "completed")
+    // The scheduler's own list has the job, as shop-ID; its printer got the copies and sides.
+    let listed = try runTool("lpstat", ["-h", scheduler.address, "-W", "all", "-o"])
+    let jobID = try #require(jobs.first?["jobID"] as? Int)
+    #expect(listed.stdout.hasPrefix("shop-\(jobID) "), "\(listed.stdout)")
+    let received = try #require(printer.jobs(count: 1).values.first)
+    #expect(received.attributes["copies"] == "3")
+    #expect(received.attributes["sides"] == "two-sided-long-edge")
+    #expect(try pdfInfo(received.file)["Pages"] == "4")
+
+    // A queue the scheduler does not have: looked up before anything is prepared; the job
+    // fails with the CLI's error, nothing prepared, nothing sent.
+    let failing = try acceptedID(
+      try postPrepare("?printer=missing", order: order, files: ["b.pdf"], on: server, in: folder))
+    let failed = try waitForJob(failing, on: server, in: folder)
+    #expect(failed.json?["state"] as? String == "failed", "\(failed.text)")
+    let error = try #require(failed.json?["error"] as? [String: Any])
+    #expect(error["code"] as? String == "print.unknownPrinter", "\(error)")
+    #expect((error["message"] as? String)?.contains("back-room") == true, "\(error)")
+    #expect(failed.json?["files"] as? [String] == [])
+    #expect(spooled(printer).count == 1)
+    #expect(server.stop().status == 0)
+  }
+
   @Test("the server's password file answers a printer that asks; its job is the file's user's")
   func credentials() throws {
     let folder = TemporaryFolder()
