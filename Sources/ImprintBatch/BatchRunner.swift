@@ -176,6 +176,9 @@ public enum BatchRunner {
   /// Runs the jobs of `manifest` that belong to this shard; writes per-job outputs, a state file
   /// per finished job (for resuming) and the results file.
   ///
+  /// Cancelling the calling task stops it from starting more jobs: the jobs under way end, and
+  /// the results file lists the jobs that ended (the summary counts them).
+  ///
   /// Run inside `AtomicFile.withDeferredFlush`, outputs are synced together at checkpoints
   /// instead of one by one; the state files and the results still only follow durable outputs
   /// (see `StateRecords`).
@@ -230,7 +233,9 @@ public enum BatchRunner {
     var imposeError: (any Error)?
     let states = StateRecords(folder: options.outputFolder)
     let next = { () -> Result<ManifestJob, ManifestLineError>? in
-      while !stop, let item = reader.next() {
+      // A cancelled run (a service's job canceled or past its limits) starts no new job; those
+      // under way end, and their results are written as usual.
+      while !stop, !Task.isCancelled, let item = reader.next() {
         let mine = options.shard.owns(ordinal: ordinal)
         ordinal += 1
         switch item {

@@ -23,10 +23,10 @@ enum ServeCommand {
       and a job preparing the order as 'imprint prepare' does, sent to printer=NAME, a \
       printer of the configuration, when given; an Idempotency-Key header makes a retry \
       answer the same job), GET and DELETE /v1/jobs/ID (a job's state and \
-      results), GET /v1/jobs/ID/files/PATH (one of its outputs); callback=URL on \
-      /v1/batch and /v1/prepare is POSTed the job's report when it ends. Errors are JSON: \
-      {"error": {"code", "message", "hint"}} with 400, 401, 404, 405, 409, 410, 413, 415, 422, \
-      503 or 507. \
+      results; DELETE cancels a running one), GET /v1/jobs/ID/files/PATH (one of its \
+      outputs); callback=URL on /v1/batch and /v1/prepare is POSTed the job's report when it \
+      ends. Errors are JSON: {"error": {"code", "message", "hint"}} with 400, 401, 404, 405, \
+      409, 410, 413, 415, 422, 503 or 507. \
       Documents are read in \
       sandboxed workers. HTTP/1.1 with keep-alive, no TLS: put a reverse proxy in front. \
       --config reads the options from a JSON file (the long options in camelCase, \
@@ -34,7 +34,8 @@ enum ServeCommand {
       --password-file is printPasswordFile); options given on the command line win. The price lists are \
       reloaded when their files change (checked every --price-list-check seconds) and on \
       SIGHUP; a bad file keeps the previous list. SIGTERM or SIGINT stops taking \
-      connections, finishes the requests begun, and exits 0.
+      connections and jobs, finishes the requests begun, lets a running job end within \
+      --drain-timeout (else cancels it), and exits 0.
       """,
     options: [
       .value("config", "<file>", "A JSON file of settings (see above)."),
@@ -68,6 +69,15 @@ enum ServeCommand {
       .value(
         "jobs-disk", "<bytes>",
         "Bytes the long jobs' files may hold (default 1073741824, 1 GiB)."),
+      .value(
+        "job-lines", "<n>",
+        "Manifest lines one long job may have; more are 413 (default 10000)."),
+      .value(
+        "job-timeout", "<s>",
+        "Seconds one long job may run; then it is stopped and fails (default 3600)."),
+      .value(
+        "drain-timeout", "<s>",
+        "Seconds a stop may take: requests finished, a running job let end (default 30)."),
       .value(
         "price-list-check", "<s>",
         "Seconds between checks of the price-list files for a change (default 1; 0: none)."),
@@ -112,6 +122,14 @@ enum ServeCommand {
       try arguments.int("jobs-kept", in: ServiceSettings.Range.jobsKept) ?? settings.jobsKept
     settings.jobsDisk =
       try arguments.int("jobs-disk", in: ServiceSettings.Range.jobsDisk) ?? settings.jobsDisk
+    settings.jobLines =
+      try arguments.int("job-lines", in: ServiceSettings.Range.jobLines) ?? settings.jobLines
+    settings.jobTimeout =
+      try arguments.double("job-timeout", in: ServiceSettings.Range.jobTimeout)
+      ?? settings.jobTimeout
+    settings.drainTimeout =
+      try arguments.double("drain-timeout", in: ServiceSettings.Range.drainTimeout)
+      ?? settings.drainTimeout
     settings.priceListCheck =
       try arguments.double("price-list-check", in: ServiceSettings.Range.priceListCheck)
       ?? settings.priceListCheck

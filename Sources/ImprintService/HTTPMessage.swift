@@ -23,6 +23,12 @@ struct HTTPRequest: Sendable {
   var parts: [FormPart]? = nil
   /// The `Idempotency-Key` header as sent, if any (`IdempotencyKeys.key(of:)` reads it).
   var idempotencyKey: String? = nil
+  /// When its deadline passes (`--request-timeout` after its head arrived): its answer is then
+  /// the deadline's, so work with effects past the answer (a job started) must not begin.
+  var deadline: ContinuousClock.Instant
+
+  /// Whether the deadline passed.
+  var isPastDeadline: Bool { ContinuousClock.now >= deadline }
 }
 
 /// One HTTP response: status, media type, body and extra headers.
@@ -65,7 +71,7 @@ struct HTTPResponse: Sendable {
       response.headers.append(("Allow", allowed.joined(separator: ", ")))
     }
     switch error as? ServiceError {
-    case .busy: response.headers.append(("Retry-After", "1"))
+    case .busy, .stopping: response.headers.append(("Retry-After", "1"))
     // A job ahead ends in seconds or minutes: a client polls no faster than that.
     case .jobQueueFull, .jobStorageFull: response.headers.append(("Retry-After", "10"))
     default: break

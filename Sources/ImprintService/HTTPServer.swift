@@ -335,7 +335,8 @@ final class HTTPServer: @unchecked Sendable {
     let request = HTTPRequest(
       method: exchange.method, path: exchange.path, query: exchange.query,
       repeatedParameters: exchange.repeatedParameters, contentType: exchange.contentType,
-      body: exchange.body, parts: parts, idempotencyKey: exchange.idempotencyKey)
+      body: exchange.body, parts: parts, idempotencyKey: exchange.idempotencyKey,
+      deadline: exchange.started + .seconds(requestTimeout))
     exchange.body = []
     // Probes and scrapes are answered here, so that a full pool never fails them.
     if let response = inline(request) {

@@ -49,14 +49,22 @@ extension ImprintService {
     let manifestPath = folder + (csv ? "/manifest.csv" : "/manifest.jsonl")
     var options = BatchOptions(
       outputFolder: folder + "/output", placeholder: configuration.placeholder)
+    var lines = 0
     do {
       try AtomicFile.write(manifest.bytes, to: manifestPath)
       let inputs = folder + "/inputs"
       try FileIO.makeFolder(inputs)
       try Self.write(
         parts.values.filter { $0.name != "manifest" }, into: inputs, route: request.path)
-      try Self.refusePrinters(manifest: manifestPath, inputsRoot: inputs)
+      lines = try Self.checkManifest(
+        manifestPath, inputsRoot: inputs, maximumLines: jobs.limits.lines)
       options.inputsRoot = inputs
+      // Past its deadline the request is answered 503 by the server: a job started now would
+      // run with its client told it was not taken.
+      if request.isPastDeadline {
+        throw ServiceError.deadlineExceeded(
+          path: request.path, seconds: configuration.requestTimeout)
+      }
     } catch {
       jobs.abandon(record.id)
       throw error
@@ -65,36 +73,30 @@ extension ImprintService {
     options.templatesFolder = configuration.templatesFolder
     options.jobs = configuration.concurrentRequests
     options.cardOptions.fonts = configuration.fonts
-    jobs.start(record.id) { [options] folder in
+    try jobs.start(record.id) { [options, lines] folder in
       do {
         // As `imprint batch` runs it: outputs synced together, not one by one.
         let summary = try await AtomicFile.withDeferredFlush(syncing: folder) {
           try await BatchRunner.run(manifest: manifestPath, options: options)
         }
+        // A canceled run starts no new line: fewer results than lines.
         return JobOutcome(
           summary: JobSummary(
             total: summary.total, ok: summary.ok, skipped: summary.skipped,
-            failed: summary.failed))
+            failed: summary.failed), complete: summary.total >= lines)
       } catch {
         return JobOutcome(error: ErrorRecord(error))
       }
     }
-    return Self.accepted(record)
+    return accepted(record)
   }
 
-  /// The 202 answer to a request that made job `record`: its id, state and where to poll it.
-  static func accepted(_ record: JobStore.Record) -> HTTPResponse {
-    struct Accepted: Encodable {
-      var schemaVersion = 1
-      var job: String
-      var kind: String
-      var state: JobState
-      var status: String
-    }
-    let href = "/v1/jobs/\(record.id)"
-    var response = HTTPResponse.json(
-      Accepted(job: record.id, kind: record.kind, state: record.state, status: href), status: 202)
-    response.headers.append(("Location", href))
+  /// The 202 answer to a request that made job `record`: its report as it is when accepted (its
+  /// id, state and where to poll it: `status`, and `Location`).
+  func accepted(_ record: JobStore.Record) -> HTTPResponse {
+    let document = report(record)
+    var response = HTTPResponse.json(document, status: 202)
+    response.headers.append(("Location", document.status))
     return response
   }
 
@@ -104,14 +106,22 @@ extension ImprintService {
     let rest = request.path.dropFirst("/v1/jobs/".count)
     let id = String(rest.prefix { $0 != "/" })
     if request.method == "DELETE" {
-      let state = try jobs.remove(id)
       struct Removed: Encodable {
         var schemaVersion = 1
         var job: String
-        var removed = true
+        var removed: Bool
         var state: JobState
       }
-      return .json(Removed(job: id, state: state))
+      switch try jobs.remove(id) {
+      case .removed(let state):
+        return .json(Removed(job: id, removed: true, state: state))
+      case .canceling:
+        // Accepted: the job ends `canceled` once its items under way end.
+        var response = HTTPResponse.json(
+          Removed(job: id, removed: false, state: .running), status: 202)
+        response.headers.append(("Location", "/v1/jobs/\(id)"))
+        return response
+      }
     }
     guard let record = jobs.record(id) else { throw ServiceError.unknownJob(id: id) }
     let after = rest.dropFirst(id.count)
@@ -193,17 +203,27 @@ extension ImprintService {
     }
   }
 
-  /// Refuses a manifest with a line that names a printer.
+  /// Refuses a manifest with more than `maximumLines` lines or a line that names a printer.
   ///
-  /// - Throws: `ServiceError.printerNotAllowed` naming the first such line; `FileError` when the
-  ///   manifest cannot be read.
-  private static func refusePrinters(manifest: String, inputsRoot: String) throws {
+  /// - Returns: its lines (the items a run of it makes).
+  /// - Throws: `ServiceError.tooManyLines` once a line past the limit is read;
+  ///   `.printerNotAllowed` naming the first line with a printer; `FileError` when the manifest
+  ///   cannot be read.
+  private static func checkManifest(_ manifest: String, inputsRoot: String, maximumLines: Int)
+    throws -> Int
+  {
     var reader = try ManifestReader(path: manifest, inputsRoot: inputsRoot)
+    var lines = 0
     while let item = reader.next() {
+      lines += 1
+      guard lines <= maximumLines else {
+        throw ServiceError.tooManyLines(lines: lines, limit: maximumLines)
+      }
       if case .success(let job) = item, job.printer != nil {
         throw ServiceError.printerNotAllowed(line: job.line, id: job.id)
       }
     }
+    return lines
   }
 
   /// The media types of job outputs, by extension.

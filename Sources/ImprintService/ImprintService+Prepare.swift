@@ -59,7 +59,7 @@ extension ImprintService {
         guard let record = jobs.record(id) else {
           throw ServiceError.idempotentJobGone(key: key, id: id)
         }
-        return Self.accepted(record)
+        return accepted(record)
       }
     }
     let record: JobStore.Record
@@ -91,11 +91,24 @@ extension ImprintService {
     let printing = OrderPrinter(
       preparer: OrderPreparer(
         quoter: OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)))
-    jobs.start(record.id) { [target] folder in
-      await Self.runPrepare(printing, in: folder, options: options, target: target)
+    do {
+      // Past its deadline the request is answered 503 by the server: no job may start then.
+      if request.isPastDeadline {
+        throw ServiceError.deadlineExceeded(
+          path: request.path, seconds: configuration.requestTimeout)
+      }
+      // Never stopped part-way (its files may be on their way to a printer): a DELETE while it
+      // runs lets it end as it would.
+      try jobs.start(record.id) { [target] folder in
+        await Self.runPrepare(printing, in: folder, options: options, target: target)
+      }
+    } catch {
+      jobs.abandon(record.id)
+      if let key { idempotencyKeys.release(key) }
+      throw error
     }
     if let key { idempotencyKeys.bind(key, job: record.id) }
-    return Self.accepted(record)
+    return accepted(record)
   }
 
   /// The printer of the configuration named `name`.

@@ -28,7 +28,8 @@ public struct ServiceConfiguration: Sendable {
   /// waiting for a worker included (default 120); past it, the answer is 503
   /// `http.deadlineExceeded`, or a body still arriving has its connection dropped.
   public var requestTimeout = 120.0
-  /// Seconds a stop waits for requests still being read or sent (default 30).
+  /// Seconds a stop may take (default 30): it waits for requests still being read or sent,
+  /// and lets a running long job end, within this time.
   public var drainSeconds: Double = 30
   /// The executable that serves document workers (`DocumentWorker.runIfWorker()` first).
   public var workerExecutable: String
@@ -138,9 +139,10 @@ public final class ImprintService: Sendable {
     self.sandbox = sandbox
     loader = CardInputLoader(placeholder: configuration.placeholder, decoder: sandbox)
     let box = Weak()
-    jobs = try JobStore(parent: configuration.jobsParent, limits: configuration.jobLimits) {
-      box.service?.announce($0)
-    }
+    let events = configuration.events
+    jobs = try JobStore(
+      parent: configuration.jobsParent, limits: configuration.jobLimits,
+      told: { events?($0) }, ended: { box.service?.announce($0) })
     let pool = WorkPool(
       width: configuration.concurrentRequests, queueLimit: configuration.queueLength)
     let metrics = metrics
@@ -182,15 +184,23 @@ public final class ImprintService: Sendable {
     return port
   }
 
-  /// Stops gracefully: new connections are refused, `/readyz` answers 503, requests already
-  /// begun are finished (responses say `Connection: close`), then the server stops; the
-  /// price lists' files are no longer checked.
+  /// Stops gracefully, within `drainSeconds`: new connections are refused, `/readyz` answers
+  /// 503, requests already begun are finished (responses say `Connection: close`), then the
+  /// server stops; the price lists' files are no longer checked.
   ///
-  /// Long jobs live in this process: the folder of their files is removed (one still running
-  /// fails its writes, or ends with the process).
+  /// Long jobs live in this process. From the start of the stop no job is taken (503
+  /// `http.stopping`) and the queued ones are dropped; the running one may end until the drain
+  /// period is nearly over (2 s before it, or a quarter of it when shorter), then it is
+  /// canceled (no new item starts, those under way end) and waited for until the period ends.
+  /// Each job dropped or canceled is told to `events` (`service.interrupted`'s message); their
+  /// webhooks are not called. Then the folder of the jobs' files is removed.
   public func stop() {
+    let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
     watch.withLock { $0.take() }?.stop()
+    jobs.beginStop()
     server.stop(drainSeconds: configuration.drainSeconds)
+    jobs.stopRunning(
+      until: deadline, grace: min(.seconds(2), .seconds(configuration.drainSeconds / 4)))
     jobs.removeAll()
   }
 

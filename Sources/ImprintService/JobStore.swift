@@ -16,9 +16,22 @@ public struct JobLimits: Sendable, Equatable {
   public var kept = 32
   /// Bytes all jobs' folders may hold (default 1 GiB).
   ///
-  /// Inputs are counted when a job is accepted, outputs when it ends. A job that cannot fit, even once every finished job is removed, is
-  /// refused: 413 `http.jobTooLarge` when it alone is over, else 507 `http.jobStorageFull`.
+  /// Inputs are counted when a job is accepted; a running job's folder is measured again every
+  /// `checkInterval` as its outputs are written, and counted whole once it ends. A job that
+  /// cannot fit, even once every finished job is removed, is refused: 413 `http.jobTooLarge`
+  /// when it alone is over, else 507 `http.jobStorageFull`. A running job whose folder grows
+  /// past what the jobs queued and running leave it is stopped (`service.jobDiskLimit`);
+  /// finished jobs are removed, the oldest first, to make room for it before that.
   public var maximumBytes = 1 << 30
+  /// Manifest lines one job may have at most (default 10 000); a manifest with more is refused
+  /// when it is sent: 413 `http.tooManyLines`.
+  public var lines = 10_000
+  /// Seconds one job may run at most (default 3600); past it the job is stopped as a
+  /// cancellation stops it and ends `failed` with `service.jobTimeLimit`, the items that ended
+  /// kept.
+  public var seconds = 3600.0
+  /// Seconds between two checks of a running job's time and bytes (default 0.2).
+  public var checkInterval = 0.2
 
   /// The defaults above.
   public init() {}
@@ -33,11 +46,28 @@ enum JobState: String, Sendable, Encodable {
   /// Ended: its report says what it did (a batch whose items failed is done, with its failures
   /// in the summary).
   case done
-  /// Ended without a report: the work as a whole could not run (its error says why).
+  /// Ended without running all its work: the work as a whole could not run, or it was stopped
+  /// at a limit (its error says why; the items that ended are kept).
   case failed
+  /// Ended because it was canceled (`DELETE`, or the server stopping) before all its items ran;
+  /// the items that ended are kept.
+  case canceled
 
   /// Whether the job ended.
-  var isFinished: Bool { self == .done || self == .failed }
+  var isFinished: Bool { self != .queued && self != .running }
+}
+
+/// Why a running job is being stopped before its end.
+enum JobHalt: Sendable, Equatable {
+  /// `DELETE /v1/jobs/ID`.
+  case canceled
+  /// It ran longer than `JobLimits.seconds`.
+  case timeLimit
+  /// Its folder grew to `bytes` while the other jobs queued or running held `held`: together
+  /// over `JobLimits.maximumBytes`.
+  case diskLimit(bytes: Int, held: Int)
+  /// The service stops.
+  case stopping
 }
 
 /// What a job's work returns when it ends.
@@ -46,6 +76,10 @@ struct JobOutcome: Sendable {
   var summary: JobSummary?
   /// Why the work as a whole failed; nil when it ran (the job is `done`).
   var error: ErrorRecord?
+  /// Whether all its work ran: false for a batch stopped part-way (some lines never ran).
+  ///
+  /// A job stopped (`JobHalt`) whose work still ran whole ends as if it had not been.
+  var complete = true
 }
 
 /// Item counts of a finished job, as `imprint batch` counts them.
@@ -59,10 +93,14 @@ struct JobSummary: Sendable, Encodable, Equatable {
 /// The long jobs of one service: their folders under `root`, their states, their queue.
 ///
 /// Jobs run one at a time, in the order accepted (the work of one uses the service's document
-/// workers, as many at once as `--jobs`). Everything is in this process's memory and under
-/// `root`, which the service removes when it stops: a restart forgets every job.
+/// workers, as many at once as `--jobs`). A running job is watched every
+/// `JobLimits.checkInterval`: past its time, or with its folder past the bytes left to it, it is
+/// stopped by cancelling its task (a batch then starts no new item; the items under way end).
+/// Everything is in this process's memory and under `root`, which the service removes when it
+/// stops: a restart forgets every job.
 final class JobStore: Sendable {
-  /// The work of a job: runs in its folder, returns its outcome.
+  /// The work of a job: runs in its folder, returns its outcome; stops early (starts no new
+  /// item) once its task is cancelled.
   typealias Work = @Sendable (_ folder: String) async -> JobOutcome
 
   /// One job as the store keeps it.
@@ -83,6 +121,10 @@ final class JobStore: Sendable {
     var bytes: Int
     /// Its work, until it starts; nil while the request that made it still writes its inputs.
     var work: Work?
+    /// The task running its work, while it runs.
+    var task: Task<JobOutcome, Never>?
+    /// Why it is being stopped, once it is.
+    var halt: JobHalt?
     /// The URL its end is announced to (`callback=`), if any.
     var callback: String?
     /// Where that announcement is.
@@ -97,29 +139,37 @@ final class JobStore: Sendable {
     var accepted = 0
     /// Finished jobs removed (by DELETE, or as the oldest).
     var removed = 0
+    /// Set once the service began to stop: no job is taken or started.
+    var stopping = false
   }
 
   /// The folder of every job's folder.
   let root: String
   let limits: JobLimits
-  /// Told of each job with a callback once it ended (its webhook is called there).
+  /// Told of each job with a callback once it ended (its webhook is called there), unless the
+  /// service's stop canceled it.
   private let ended: @Sendable (Record) -> Void
+  /// Told of what no report will give: jobs canceled or dropped by the service's stop.
+  private let told: @Sendable (String) -> Void
   private let store = Mutex(Store())
 
   /// A store under a new private folder in `parent` (the system's temporary folder when nil).
   ///
   /// - Parameters:
   ///   - parent: the folder the store's folder is made in.
-  ///   - limits: the jobs queued, kept and their bytes.
+  ///   - limits: the jobs queued, kept, their bytes, lines and time.
+  ///   - told: told of the jobs the service's stop canceled (a line for a log).
   ///   - ended: told of each job with a callback once it ended.
   /// - Throws: `FileError` when the folder cannot be made.
-  init(parent: String?, limits: JobLimits, ended: @escaping @Sendable (Record) -> Void)
-    throws(FileError)
-  {
+  init(
+    parent: String?, limits: JobLimits, told: @escaping @Sendable (String) -> Void = { _ in },
+    ended: @escaping @Sendable (Record) -> Void
+  ) throws(FileError) {
     let base = parent ?? FileManager.default.temporaryDirectory.path
     root = try Self.makePrivateFolder(in: base, prefix: "imprint-serve-jobs-")
     self.limits = limits
     self.ended = ended
+    self.told = told
   }
 
   /// Removes every job's folder (the service stopped; a job still running fails its writes).
@@ -135,8 +185,8 @@ final class JobStore: Sendable {
   /// - Throws: `ServiceError.jobQueueFull` when `limits.queue` jobs are queued or running;
   ///   `.jobTooLarge` when `bytes` alone is over `limits.maximumBytes`; `.jobStorageFull` when
   ///   it does not fit beside the queued and running jobs even once the finished ones are
-  ///   removed (the oldest finished jobs are removed to make room first); `FileError` when the
-  ///   folder cannot be made.
+  ///   removed (the oldest finished jobs are removed to make room first); `.stopping` once the
+  ///   service began to stop; `FileError` when the folder cannot be made.
   func reserve(kind: String, bytes: Int, callback: String? = nil) throws -> Record {
     guard bytes <= limits.maximumBytes else {
       throw ServiceError.jobTooLarge(bytes: bytes, limit: limits.maximumBytes)
@@ -145,6 +195,7 @@ final class JobStore: Sendable {
     let folder = root + "/" + id
     let now = HTTPServer.timestamp(Date())
     let outcome = store.withLock { store -> Result<(Record, [String]), ServiceError> in
+      guard !store.stopping else { return .failure(.stopping) }
       let active = store.records.values.filter { !$0.state.isFinished }
       guard active.count < limits.queue else {
         return .failure(.jobQueueFull(queued: active.count))
@@ -183,11 +234,19 @@ final class JobStore: Sendable {
 
   /// Queues the work of reserved job `id` (its inputs are written) and starts it when its turn
   /// comes.
-  func start(_ id: String, work: @escaping Work) {
-    store.withLock { store in
-      guard store.records[id] != nil else { return }
+  ///
+  /// - Throws: `ServiceError.stopping` when the service's stop dropped the reservation (its
+  ///   folder is removed).
+  func start(_ id: String, work: @escaping Work) throws(ServiceError) {
+    let queued = store.withLock { store in
+      guard !store.stopping, store.records[id] != nil else { return false }
       store.records[id]?.work = work
       store.waiting.append(id)
+      return true
+    }
+    guard queued else {
+      abandon(id)
+      throw .stopping
     }
     next()
   }
@@ -210,25 +269,75 @@ final class JobStore: Sendable {
     }
   }
 
+  /// What `remove` did.
+  enum Removal: Equatable {
+    /// The job was removed, in this state (a queued one never runs).
+    case removed(JobState)
+    /// The job runs: it was asked to stop (it starts no new item) and ends `canceled`.
+    case canceling
+  }
+
   /// Removes job `id`: a finished one with its files, a queued one before it runs (it never
-  /// will).
+  /// will); a running one is canceled instead (its items under way end, no other starts), and
+  /// kept, with the outputs of the items that ended, until it is removed in turn.
   ///
-  /// - Returns: its state when it was removed.
-  /// - Throws: `ServiceError.unknownJob`; `.jobRunning` for a job that is running (it cannot be
-  ///   stopped part-way: its items may be on their way to a printer).
-  func remove(_ id: String) throws(ServiceError) -> JobState {
-    let outcome = store.withLock { store -> Result<(JobState, String), ServiceError> in
-      guard let record = store.records[id], record.state != .running else {
-        return .failure(store.records[id] == nil ? .unknownJob(id: id) : .jobRunning(id: id))
+  /// - Throws: `ServiceError.unknownJob`.
+  func remove(_ id: String) throws(ServiceError) -> Removal {
+    let outcome = store.withLock {
+      store -> Result<(Removal, String?, Task<JobOutcome, Never>?), ServiceError> in
+      guard let record = store.records[id] else { return .failure(.unknownJob(id: id)) }
+      if record.state == .running {
+        if record.halt == nil { store.records[id]?.halt = .canceled }
+        return .success((.canceling, nil, record.task))
       }
       store.records.removeValue(forKey: id)
       store.waiting.removeAll { $0 == id }
       if record.state.isFinished { store.removed += 1 }
-      return .success((record.state, record.folder))
+      return .success((.removed(record.state), record.folder, nil))
     }
-    let (state, folder) = try outcome.get()
-    try? FileManager.default.removeItem(atPath: folder)
-    return state
+    let (removal, folder, task) = try outcome.get()
+    task?.cancel()
+    if let folder { try? FileManager.default.removeItem(atPath: folder) }
+    return removal
+  }
+
+  /// Stops running job `id` for `reason` (the first reason given stays): its task is cancelled.
+  private func halt(_ id: String, _ reason: JobHalt) {
+    let task = store.withLock { store -> Task<JobOutcome, Never>? in
+      guard let record = store.records[id], record.state == .running else { return nil }
+      if record.halt == nil { store.records[id]?.halt = reason }
+      return record.task
+    }
+    task?.cancel()
+  }
+
+  /// Begins the service's stop: no job is taken (`reserve` throws `.stopping`) or started, and
+  /// the queued ones are dropped (told, with no webhook: their folders go with the store's).
+  func beginStop() {
+    let dropped = store.withLock { store -> [String] in
+      store.stopping = true
+      let queued = store.records.values.filter { $0.state == .queued }.sorted {
+        $0.number < $1.number
+      }
+      for record in queued { store.records.removeValue(forKey: record.id) }
+      store.waiting.removeAll()
+      return queued.map(\.id)
+    }
+    for id in dropped { told(ServiceError.jobInterrupted(id: id, ended: 0).message) }
+  }
+
+  /// Lets the running job end until `deadline` less `grace`, then cancels it and waits for it
+  /// at most until `deadline` (its items under way end); `beginStop` first.
+  ///
+  /// A job canceled here is told (`told`), its webhook never called: the server is going, and
+  /// its report and files with it.
+  func stopRunning(until deadline: ContinuousClock.Instant, grace: Duration) {
+    func running() -> [String] {
+      store.withLock { $0.records.values.filter { $0.state == .running }.map(\.id) }
+    }
+    while !running().isEmpty && ContinuousClock.now < deadline - grace { usleep(10_000) }
+    for id in running() { halt(id, .stopping) }
+    while !running().isEmpty && ContinuousClock.now < deadline { usleep(10_000) }
   }
 
   /// What the store holds now, for `/metrics`.
@@ -250,7 +359,7 @@ final class JobStore: Sendable {
         switch record.state {
         case .queued: counts.queued += 1
         case .running: counts.running += 1
-        case .done, .failed: counts.finished += 1
+        case .done, .failed, .canceled: counts.finished += 1
         }
         counts.bytes += record.bytes
       }
@@ -258,45 +367,121 @@ final class JobStore: Sendable {
     }
   }
 
-  /// Starts the next waiting job when none runs.
+  /// Starts the next waiting job when none runs, and watches it (`check`) until it ends.
   private func next() {
-    let started = store.withLock { store -> (Record, Work)? in
-      guard store.running == 0, !store.waiting.isEmpty else { return nil }
-      let id = store.waiting.removeFirst()
-      guard var record = store.records[id], let work = record.work else { return nil }
-      record.state = .running
-      record.started = HTTPServer.timestamp(Date())
-      record.work = nil
-      store.records[id] = record
-      store.running += 1
-      return (record, work)
+    let started = store.withLock { store -> (Record, Task<JobOutcome, Never>)? in
+      guard !store.stopping, store.running == 0 else { return nil }
+      while !store.waiting.isEmpty {
+        let id = store.waiting.removeFirst()
+        guard var record = store.records[id], let work = record.work else { continue }
+        let folder = record.folder
+        let task = Task.detached { await work(folder) }
+        record.state = .running
+        record.started = HTTPServer.timestamp(Date())
+        record.work = nil
+        record.task = task
+        store.records[id] = record
+        store.running += 1
+        return (record, task)
+      }
+      return nil
     }
-    guard let (record, work) = started else { return }
+    guard let (record, task) = started else { return }
     Task.detached { [self] in
-      let outcome = await work(record.folder)
+      let began = ContinuousClock.now
+      let watch = Task.detached { [self] in
+        while !Task.isCancelled {
+          try? await Task.sleep(for: .seconds(limits.checkInterval))
+          guard !Task.isCancelled else { return }
+          check(record.id, folder: record.folder, running: ContinuousClock.now - began)
+        }
+      }
+      let outcome = await task.value
+      watch.cancel()
       finish(record.id, outcome, bytes: Self.size(of: record.folder))
       next()
     }
   }
 
-  /// Records how job `id` ended and removes the oldest finished jobs past `limits.kept`.
+  /// Checks running job `id` against its limits: its time, then its folder's bytes (the
+  /// record counts them from now; the oldest finished jobs are removed to make room, and the
+  /// job is stopped when the jobs queued and running alone are over the limit).
+  private func check(_ id: String, folder: String, running: Duration) {
+    guard running <= .seconds(limits.seconds) else {
+      halt(id, .timeLimit)
+      return
+    }
+    let bytes = Self.size(of: folder)
+    let (removed, over) = store.withLock { store -> ([String], JobHalt?) in
+      guard store.records[id]?.state == .running else { return ([], nil) }
+      store.records[id]?.bytes = bytes
+      let held = store.records.values.filter { !$0.state.isFinished && $0.id != id }.reduce(0) {
+        $0 + $1.bytes
+      }
+      guard held <= limits.maximumBytes - bytes else {
+        return ([], .diskLimit(bytes: bytes, held: held))
+      }
+      var used = store.records.values.reduce(0) { $0 + $1.bytes }
+      var removed: [String] = []
+      for old in Self.finished(store) where used > limits.maximumBytes {
+        used -= old.bytes
+        removed.append(old.folder)
+        store.records.removeValue(forKey: old.id)
+        store.removed += 1
+      }
+      return (removed, nil)
+    }
+    for old in removed { try? FileManager.default.removeItem(atPath: old) }
+    if let over { halt(id, over) }
+  }
+
+  /// Records how job `id` ended (its halt, if it was stopped, decides its state and error) and
+  /// removes the oldest finished jobs past `limits.kept`.
   private func finish(_ id: String, _ outcome: JobOutcome, bytes: Int) {
-    let (removed, announced) = store.withLock { store -> ([String], Record?) in
+    let (removed, announced, stopped) = store.withLock {
+      store -> ([String], Record?, String?) in
       store.running -= 1
+      var stopped: String?
       if var record = store.records[id] {
-        record.state = outcome.error == nil ? .done : .failed
+        let ended = outcome.summary?.total ?? 0
+        var state: JobState = outcome.error == nil ? .done : .failed
+        var error = outcome.error
+        switch outcome.complete ? nil : record.halt {
+        case nil: break
+        case .canceled:
+          state = .canceled
+          error = ErrorRecord(ServiceError.jobCanceled(id: id, ended: ended))
+        case .stopping:
+          state = .canceled
+          error = ErrorRecord(ServiceError.jobInterrupted(id: id, ended: ended))
+          stopped = error?.message
+        case .timeLimit:
+          state = .failed
+          error = ErrorRecord(
+            ServiceError.jobTimeLimit(id: id, seconds: limits.seconds, ended: ended))
+        case .diskLimit(let bytes, let held):
+          state = .failed
+          error = ErrorRecord(
+            ServiceError.jobDiskLimit(
+              id: id, bytes: bytes, held: held, limit: limits.maximumBytes))
+        }
+        record.state = state
         record.finished = HTTPServer.timestamp(Date())
-        record.outcome = outcome
+        record.outcome = JobOutcome(summary: outcome.summary, error: error)
         record.bytes = bytes
+        record.task = nil
         store.records[id] = record
       }
-      let announced = store.records[id].flatMap { $0.callback == nil ? nil : $0 }
+      let announced = store.records[id].flatMap {
+        $0.callback == nil || $0.halt == .stopping ? nil : $0
+      }
       let finished = Self.finished(store)
       let excess = finished.prefix(max(0, finished.count - limits.kept))
       for old in excess { store.records.removeValue(forKey: old.id) }
       store.removed += excess.count
-      return (excess.map(\.folder), announced)
+      return (excess.map(\.folder), announced, stopped)
     }
+    if let stopped { told(stopped) }
     // Announced before the oldest are removed: the report lists the job's files.
     if let announced { ended(announced) }
     for folder in removed { try? FileManager.default.removeItem(atPath: folder) }

@@ -48,8 +48,21 @@ public enum ServiceError: ImprintError, Equatable {
   case jobTooLarge(bytes: Int, limit: Int)
   /// A job's files (`bytes`) do not fit beside the jobs queued and running (`held`).
   case jobStorageFull(bytes: Int, held: Int, limit: Int)
-  /// Job `id` is running: it can be removed once it ends.
-  case jobRunning(id: String)
+  /// A manifest with more lines than a job may have (`lines`: those counted, up to one past the
+  /// limit).
+  case tooManyLines(lines: Int, limit: Int)
+  /// The service is stopping: it takes no new long job.
+  case stopping
+  /// Job `id` was canceled (`DELETE /v1/jobs/ID`) after `ended` of its items ended; never an
+  /// answer, a job's report gives it.
+  case jobCanceled(id: String, ended: Int)
+  /// Job `id` ran longer than the limit (`seconds`); never an answer.
+  case jobTimeLimit(id: String, seconds: Double, ended: Int)
+  /// Job `id`'s files grew past what the jobs' disk limit leaves it (`bytes` of `limit`,
+  /// `held` by the other jobs queued or running); never an answer.
+  case jobDiskLimit(id: String, bytes: Int, held: Int, limit: Int)
+  /// Job `id` was canceled because the service stopped before it ended; never an answer.
+  case jobInterrupted(id: String, ended: Int)
   /// A manifest sent to the service names a printer (line `line`, job `id`).
   case printerNotAllowed(line: Int, id: String)
   /// A callback URL that is not http(s), does not resolve, or leads to a refused address.
@@ -104,7 +117,12 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobQueueFull: "http.jobQueueFull"
     case .jobTooLarge: "http.jobTooLarge"
     case .jobStorageFull: "http.jobStorageFull"
-    case .jobRunning: "http.jobRunning"
+    case .tooManyLines: "http.tooManyLines"
+    case .stopping: "http.stopping"
+    case .jobCanceled: "service.jobCanceled"
+    case .jobTimeLimit: "service.jobTimeLimit"
+    case .jobDiskLimit: "service.jobDiskLimit"
+    case .jobInterrupted: "service.interrupted"
     case .printerNotAllowed: "http.printerNotAllowed"
     case .callbackRefused: "http.callbackRefused"
     case .unknownPrinter: "http.unknownPrinter"
@@ -174,8 +192,21 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobStorageFull(let bytes, let held, let limit):
       "the job's files are \(bytes) bytes and the jobs queued or running hold \(held); all jobs "
         + "together may hold \(limit)"
-    case .jobRunning(let id):
-      "job '\(id)' is running; it can be removed once it ends"
+    case .tooManyLines(let lines, let limit):
+      "the manifest has \(lines > limit ? "more than \(limit)" : "\(lines)") lines; a job may "
+        + "have \(limit)"
+    case .stopping:
+      "the server is stopping and takes no new job"
+    case .jobCanceled(let id, let ended):
+      "job '\(id)' was canceled after \(ended) of its items ended; the lines after them were not run"
+    case .jobTimeLimit(let id, let seconds, let ended):
+      "job '\(id)' ran longer than its limit of \(ServiceMetrics.number(seconds)) s and was "
+        + "stopped after \(ended) of its items ended; the lines after them were not run"
+    case .jobDiskLimit(let id, let bytes, let held, let limit):
+      "job '\(id)' was stopped: its files reached \(bytes) bytes and the other jobs queued or "
+        + "running hold \(held); all jobs together may hold \(limit)"
+    case .jobInterrupted(let id, let ended):
+      "job '\(id)' was canceled after \(ended) of its items ended: the server stopped"
     case .printerNotAllowed(let line, let id):
       "manifest line \(line) (job '\(SafeText.excerpt(id, limit: 100))') names a printer; a "
         + "batch sent to the service prints nowhere"
@@ -240,7 +271,14 @@ public enum ServiceError: ImprintError, Equatable {
     case .unknownJobFile: "GET /v1/jobs/ID lists the job's files once it ended"
     case .jobQueueFull, .jobStorageFull: "retry after the time in Retry-After"
     case .jobTooLarge: "send fewer files in each job, or start the server with a larger --jobs-disk"
-    case .jobRunning: "poll GET /v1/jobs/ID until it is done or failed, then remove it"
+    case .tooManyLines:
+      "send the lines in several jobs, or start the server with a larger --job-lines"
+    case .stopping: "retry after the time in Retry-After (another instance may take it)"
+    case .jobTimeLimit:
+      "send fewer lines in each job, or start the server with a larger --job-timeout"
+    case .jobDiskLimit:
+      "send fewer lines in each job, or start the server with a larger --jobs-disk"
+    case .jobInterrupted: "send the job again"
     case .printerNotAllowed:
       "leave 'printer' out: POST /v1/prepare sends orders to a printer named in the server's "
         + "configuration"
@@ -272,11 +310,11 @@ public enum ServiceError: ImprintError, Equatable {
 enum ServiceStatus {
   /// 400 for a malformed request or body (not JSON, a multipart body that breaks its rules, a
   /// malformed `Idempotency-Key`), 401 without the bearer token, 404 for an unknown route,
-  /// template, price list, printer, job or job file, 405, 409 for a running job removed or an
-  /// `Idempotency-Key` whose first request is still being accepted, 410 for one whose job is
-  /// no longer kept, 413 (a body or
-  /// part over its limit, too many parts, a job's files over the jobs' limit), 415, 503 when
-  /// busy, past the request timeout or the job queue is full, 507 when a job's files do not fit
+  /// template, price list, printer, job or job file, 405, 409 for an `Idempotency-Key` whose
+  /// first request is still being accepted, 410 for one whose job is no longer kept, 413 (a
+  /// body or part over its limit, too many parts, a job's files over the jobs' limit, a
+  /// manifest over the lines of a job), 415, 503 when busy, past the request timeout, stopping
+  /// or the job queue is full, 507 when a job's files do not fit
   /// beside the running ones, 422 for input
   /// understood but refused (an invalid
   /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
@@ -297,12 +335,15 @@ enum ServiceStatus {
       case .busy, .deadlineExceeded, .jobQueueFull: return 503
       case .jobTooLarge: return 413
       case .jobStorageFull: return 507
-      case .jobRunning: return 409
+      case .tooManyLines: return 413
+      case .stopping: return 503
       case .printerNotAllowed, .callbackRefused, .printerAddressRefused, .idempotencyKeyReused:
         return 422
       case .invalidIdempotencyKey: return 400
       case .idempotencyKeyInUse: return 409
       case .idempotentJobGone: return 410
+      // A job's report gives these; no request is answered with them.
+      case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted: return 500
       case .listen, .invalidToken, .invalidSetting: return 500
       }
     }

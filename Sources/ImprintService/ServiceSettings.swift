@@ -10,9 +10,10 @@ import ImprintDocuments
 ///
 /// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`, `queue`,
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
-/// `connectionTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`, `jobsKept`, `jobsDisk`,
-/// `priceListCheck`, `webhookAllowPrivate`, `printPasswordFile`, `priceLists` (name → file) and
-/// `printers` (name → `ServicePrinter`). Paths are relative to the file's folder.
+/// `connectionTimeout`, `drainTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`,
+/// `jobsKept`, `jobsDisk`, `jobLines`, `jobTimeout`, `priceListCheck`, `webhookAllowPrivate`,
+/// `printPasswordFile`, `priceLists` (name → file) and `printers` (name → `ServicePrinter`).
+/// Paths are relative to the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
   /// `ADDRESS:PORT`.
   public var listen: String?
@@ -50,6 +51,12 @@ public struct ServiceSettings: Sendable, Equatable {
   public var jobsKept: Int?
   /// Bytes all long jobs' files may hold.
   public var jobsDisk: Int?
+  /// Manifest lines one long job may have.
+  public var jobLines: Int?
+  /// Seconds one long job may run.
+  public var jobTimeout: Double?
+  /// Seconds a stop may take (requests drained, a running job let end).
+  public var drainTimeout: Double?
   /// Seconds between checks of the price lists' files for a change (0: none).
   public var priceListCheck: Double?
   /// Whether webhooks may call loopback and private addresses.
@@ -85,6 +92,12 @@ public struct ServiceSettings: Sendable, Equatable {
     public static let jobsKept = 0...100_000
     /// `jobsDisk`, bytes.
     public static let jobsDisk = 1...(1 << 50)
+    /// `jobLines`.
+    public static let jobLines = 1...10_000_000
+    /// `jobTimeout`, seconds (a week at most).
+    public static let jobTimeout = 1...604_800.0
+    /// `drainTimeout`, seconds.
+    public static let drainTimeout = 1...3600.0
     /// `priceListCheck`, seconds (0: no checks; below 0.1, checked every 0.1 s).
     public static let priceListCheck = 0...3600.0
   }
@@ -147,6 +160,11 @@ public struct ServiceSettings: Sendable, Equatable {
     settings.jobQueue = try ranged("jobQueue", try reader.integer("jobQueue"), Range.jobQueue)
     settings.jobsKept = try ranged("jobsKept", try reader.integer("jobsKept"), Range.jobsKept)
     settings.jobsDisk = try ranged("jobsDisk", try reader.integer("jobsDisk"), Range.jobsDisk)
+    settings.jobLines = try ranged("jobLines", try reader.integer("jobLines"), Range.jobLines)
+    settings.jobTimeout = try ranged(
+      "jobTimeout", try reader.number("jobTimeout")?.doubleValue, Range.jobTimeout)
+    settings.drainTimeout = try ranged(
+      "drainTimeout", try reader.number("drainTimeout")?.doubleValue, Range.drainTimeout)
     settings.priceListCheck = try ranged(
       "priceListCheck", try reader.number("priceListCheck")?.doubleValue, Range.priceListCheck)
     settings.webhookAllowPrivate = try reader.bool("webhookAllowPrivate")
@@ -222,7 +240,8 @@ public struct ServiceSettings: Sendable, Equatable {
 extension ServiceConfiguration {
   /// Takes the settings that are the configuration's own.
   ///
-  /// Those are the body, part, queue and job limits, the long jobs' limits, the request and connection timeouts, the
+  /// Those are the body, part, queue and job limits, the long jobs' limits (queue, kept, disk,
+  /// lines, time), the request and connection timeouts, the drain time, the
   /// document workers' limits, the bearer token (read from its file), whether `/metrics` is
   /// public, the price lists (read from their files) and how often their files are checked
   /// for a change, the printers and their credentials (read from their file). The address, the designs' folder and
@@ -246,6 +265,9 @@ extension ServiceConfiguration {
     jobLimits.queue = settings.jobQueue ?? jobLimits.queue
     jobLimits.kept = settings.jobsKept ?? jobLimits.kept
     jobLimits.maximumBytes = settings.jobsDisk ?? jobLimits.maximumBytes
+    jobLimits.lines = settings.jobLines ?? jobLimits.lines
+    jobLimits.seconds = settings.jobTimeout ?? jobLimits.seconds
+    drainSeconds = settings.drainTimeout ?? drainSeconds
     priceListCheckSeconds = settings.priceListCheck ?? priceListCheckSeconds
     webhooks.allowPrivateNetwork = settings.webhookAllowPrivate ?? webhooks.allowPrivateNetwork
     printers = settings.printers ?? printers
