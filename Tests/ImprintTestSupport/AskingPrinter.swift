@@ -7,14 +7,11 @@ import Foundation
 
 /// An HTTP server on all of this machine's addresses that answers every request `401
 /// Unauthorized` asking for Basic credentials, logging `credentials` or `none` for each.
-public final class AskingPrinter {
-  /// The port it listens on (every address).
-  public let port: Int
+public final class AskingPrinter: PythonServer {
   private let log: String
-  private let pid: pid_t
 
-  static let script = #"""
-    import http.server, socketserver, sys
+  static let handler = #"""
+    import http.server, sys
     class H(http.server.BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
         def log_message(self, *a): pass
@@ -29,30 +26,16 @@ public final class AskingPrinter {
             self.send_header('Connection', 'close')
             self.end_headers()
             self.close_connection = True
-    class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-        daemon_threads = True
-    s = S(('0.0.0.0', 0), H)
-    print(s.server_address[1], flush=True)
-    s.serve_forever()
     """#
 
   /// Starts the server in `folder`.
   public init(folder: TemporaryFolder) throws {
     log = folder.file("asking.log")
-    (pid, port) = try startPythonServer(
-      Self.script, name: "asking", arguments: [], stderr: log, in: folder)
-  }
-
-  deinit {
-    kill(pid, SIGKILL)
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
+    try super.init(handler: Self.handler, name: "asking", host: "0.0.0.0", stderr: log, in: folder)
   }
 
   /// For each request so far, whether it carried credentials.
   public var requests: [Bool] {
-    ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map {
-      $0 == "credentials"
-    }
+    lines(of: log).map { $0 == "credentials" }
   }
 }

@@ -6,15 +6,12 @@ import Foundation
 
 /// A local HTTP server for the download tests: a photo, redirects, a 1 GB body, a gzip bomb, a
 /// slow drip, a truncated body; it logs each request's path on standard error.
-public final class PhotoServer {
-  /// The port it listens on (127.0.0.1).
-  public let port: Int
+public final class PhotoServer: PythonServer {
   /// Its log of requested paths.
   public let log: String
-  private let pid: pid_t
 
-  static let script = #"""
-    import http.server, socketserver, sys, time, zlib
+  static let handler = #"""
+    import http.server, sys, time, zlib
     PHOTO = open(sys.argv[1], 'rb').read()
     class H(http.server.BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
@@ -60,32 +57,17 @@ public final class PhotoServer {
                 return self.stream(
                     [('Content-Length', str(len(PHOTO)))], [PHOTO[:len(PHOTO) // 2]])
             return self.send(404, b'not found')
-    class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-        daemon_threads = True
-    s = S(('127.0.0.1', 0), H)
-    print(s.server_address[1], flush=True)
-    s.serve_forever()
     """#
 
   /// Starts a server in `folder` serving `photo` as `/photo.jpg`.
   public init(folder: TemporaryFolder, photo: String) throws {
     log = folder.file("server.log")
-    (pid, port) = try startPythonServer(
-      Self.script, name: "server", arguments: [photo], stderr: log, in: folder)
+    try super.init(
+      handler: Self.handler, name: "server", arguments: [photo], stderr: log, in: folder)
   }
-
-  deinit {
-    kill(pid, SIGKILL)
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
-  }
-
-  /// The URL of `path` on this server.
-  public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
 
   /// The paths requested so far.
   public var requests: [String] {
-    ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(
-      String.init)
+    lines(of: log)
   }
 }
