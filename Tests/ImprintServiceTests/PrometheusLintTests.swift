@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: `/metrics` of a running `imprint serve`, after requests of every kind (each
+// route's successes and errors, a batch job with its webhook, a price-list reload), read by
+// Prometheus's own Python client and held to promtool's naming rules; the linter itself shown
+// to find what it looks for.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+private let samples = repositoryRoot + "/assets/samples/"
+private let documents = fixturesFolder + "/Documents/"
+
+@Suite("imprint serve: /metrics against Prometheus's parser and lint rules", .liveHandlesChecked)
+struct PrometheusLintTests {
+  @Test("the linter reports a parse error and every naming rule a family breaks")
+  func linterFindsProblems() throws {
+    let folder = TemporaryFolder()
+    let broken = try PrometheusLint("imprint_x{route=\"/a\" 1\n", in: folder)
+    #expect(broken.problems.count == 1)
+    #expect(broken.problems.first?.hasPrefix("parse: ") == true, "\(broken.problems)")
+    let exposition = """
+      # TYPE jobs_done counter
+      jobs_done 3
+      # HELP wait_milliseconds Time waited.
+      # TYPE wait_milliseconds gauge
+      wait_milliseconds{queueName="a"} 2
+      # HELP size_bucket Sizes.
+      # TYPE size_bucket gauge
+      size_bucket{le="1"} 1
+      # HELP used_gauge Used.
+      # TYPE used_gauge gauge
+      used_gauge 1
+      # HELP run_ms Runs.
+      # TYPE run_ms gauge
+      run_ms 1
+      # HELP fine_total Fine.
+      # TYPE fine_total counter
+      fine_total 1
+
+      """
+    let lint = try PrometheusLint(exposition, in: folder)
+    #expect(lint.samples == 6)
+    #expect(lint.families["fine_total"] == "counter")
+    #expect(
+      Set(lint.problems) == [
+        "jobs_done: no help text",
+        "jobs_done: counter metrics should have \"_total\" suffix",
+        "wait_milliseconds: use base unit \"seconds\" instead of \"milliseconds\"",
+        "wait_milliseconds: label names should be written in 'snake_case': queueName",
+        "size_bucket: non-histogram metrics should not have \"_bucket\" suffix",
+        "size_bucket: non-histogram metrics should not have \"le\" label",
+        "used_gauge: metric name should not include type \"gauge\"",
+        "run_ms: metric names should not contain abbreviated units",
+      ], "\(lint.problems)")
+  }
+
+  @Test("/metrics after every kind of request parses with prometheus_client and lints clean")
+  func metricsLintClean() throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    let config = folder.file("serve.json")
+    try JSONSerialization.data(
+      withJSONObject: ["priceLists": ["booster": samples + "prices-booster.json"]]
+    ).write(to: URL(fileURLWithPath: config))
+    let server = try ServiceProcess(["--config", config, "--webhook-allow-private"])
+    let fresh = try PrometheusLint(
+      try curlRequest("GET", server.url("/metrics"), in: folder).text, in: folder)
+    #expect(fresh.problems.isEmpty, "\(fresh.problems)")
+
+    let json = "application/json"
+    let pdf = "application/pdf"
+    let profile = samples + "profiles/sora-park.json"
+    let mixed = documents + "mixed.pdf"
+    // Each route's successes and errors: status, method, path, the body's file and its type.
+    let requests: [(Int, String, String, String?, String?)] = [
+      (200, "GET", "/healthz", nil, nil), (200, "GET", "/readyz", nil, nil),
+      (200, "GET", "/openapi.json", nil, nil), (404, "GET", "/v2/x", nil, nil),
+      (405, "PUT", "/healthz", nil, nil), (200, "POST", "/v1/qr?payload=lint", nil, nil),
+      (400, "POST", "/v1/qr?level=H", nil, nil), (200, "POST", "/v1/card", profile, json),
+      (200, "POST", "/v1/card?format=png&dpi=100", profile, json),
+      (200, "POST", "/v1/inspect?name=mixed.pdf", mixed, pdf),
+      (422, "POST", "/v1/inspect", documents + "truncated.pdf", pdf),
+      (200, "POST", "/v1/thumbnail?size=64", mixed, pdf),
+    ]
+    for (status, method, path, body, type) in requests {
+      let answer = try curlRequest(
+        method, server.url(path), body: body, headers: type.map { ["Content-Type: \($0)"] } ?? [],
+        in: folder)
+      #expect(answer.status == status, "\(method) \(path): \(answer.text.prefix(300))")
+    }
+    let order = folder.file("order.json")
+    try Data(
+      #"{"schemaVersion": 1, "store": "BOOSTER Campus Print (Sinchon)", "files": [{"path": "doc.pdf", "copies": 2}]}"#
+        .utf8
+    ).write(to: URL(fileURLWithPath: order))
+    for (prices, status) in [("booster", 200), ("none", 404)] {
+      let answer = try curlRequest(
+        "POST", server.url("/v1/quote?prices=" + prices),
+        form: ["order=@\(order);type=application/json", "doc.pdf=@\(mixed)"], in: folder)
+      #expect(answer.status == status, "quote \(prices): \(answer.text.prefix(300))")
+    }
+    // A batch job with a webhook, its report and a file fetched, then removed.
+    let manifest = try writeManifest(
+      [#"{"id": "L-1", "kind": "qr", "payload": "lint"}"#], in: folder)
+    let hook =
+      "?callback="
+      + (receiver.url("/hook").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+    let id = try acceptedID(try postBatch(manifest, on: server, in: folder, query: hook))
+    #expect(try waitForJob(id, on: server, in: folder).json?["state"] as? String == "done")
+    #expect(try waitFor { receiver.calls.count == 1 })
+    let file = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/qr%2FL-1.png"), in: folder)
+    #expect(file.status == 200)
+    try waitFor {
+      let report = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).json
+      return (report?["webhook"] as? [String: Any])?["state"] as? String == "delivered"
+    }
+    #expect(try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder).status == 200)
+    // A price-list reload (SIGHUP), counted once it is logged.
+    kill(server.pid, SIGHUP)
+    try waitFor {
+      try curlRequest("GET", server.url("/metrics"), in: folder).text.contains(
+        "imprint_price_list_reloads_total{result=\"loaded\"} 1\n")
+    }
+
+    let scraped = try curlRequest("GET", server.url("/metrics"), in: folder)
+    #expect(scraped.status == 200)
+    let lint = try PrometheusLint(scraped.text, in: folder)
+    #expect(lint.problems.isEmpty, "\(lint.problems)")
+    // Every family the exposition declares was read, of the type it declares, with its samples.
+    let declared = scraped.text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }
+    #expect(lint.families.count == declared.count)
+    for line in declared {
+      let words = line.split(separator: " ").map(String.init)
+      #expect(lint.families[words[2]] == words[3], "\(line)")
+    }
+    for (family, type) in [
+      ("imprint_http_requests_total", "counter"),
+      ("imprint_http_request_duration_seconds", "histogram"),
+      ("imprint_errors_total", "counter"), ("imprint_jobs", "gauge"),
+      ("imprint_webhook_deliveries_total", "counter"),
+      ("imprint_price_list_reloads_total", "counter"), ("imprint_http_queue_depth", "gauge"),
+    ] {
+      #expect(lint.families[family] == type, "\(family)")
+    }
+    // Labelled samples of every kind were there to be read: routes and codes, a job, a webhook.
+    for sample in [
+      "imprint_http_requests_total{route=\"/v1/quote\",method=\"POST\",status=\"404\"} 1\n",
+      "imprint_http_request_duration_seconds_bucket{route=\"/v1/card\",le=\"+Inf\"} 2\n",
+      "imprint_errors_total{code=\"http.unknownPriceList\"} 1\n",
+      "imprint_webhook_deliveries_total{result=\"delivered\"} 1\n",
+      "imprint_http_requests_total{route=\"/v1/jobs/{id}\",method=\"DELETE\",status=\"200\"} 1\n",
+    ] {
+      #expect(scraped.text.contains(sample), "\(sample)")
+    }
+    #expect(lint.samples > 100)
+    #expect(server.stop().status == 0)
+  }
+}
