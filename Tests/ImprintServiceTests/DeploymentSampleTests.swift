@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintServiceTests: the deployment samples in deploy/ checked with what this machine has:
 // every flag they pass is one `imprint serve --help` lists, the settings file reads strictly,
-// systemd-analyze verifies the unit without a word, the Kubernetes file parses (Python's yaml)
-// with its probes on /healthz and /readyz and a grace period that covers the drain, and the
-// container's runtime packages provide every library the executable links or loads.
+// systemd-analyze verifies the unit without a word, the Kubernetes files (the Deployment and
+// Service, and the batch Indexed Job) are read into the Kubernetes Python client's API models
+// with every field kept, the Deployment's probes on /healthz and /readyz and a grace period that
+// covers the drain, and the container's runtime packages provide every library the executable
+// links or loads.
 
 import Foundation
 import ImprintTestSupport
@@ -42,6 +44,62 @@ private func kubernetes() throws -> [[String: Any]] {
   try #require(run.status == 0, "\(run.stderr)")
   return try #require(
     try JSONSerialization.jsonObject(with: Data(run.stdoutBytes)) as? [[String: Any]])
+}
+
+/// Reads Kubernetes files into the Kubernetes Python client's API models and writes them back.
+///
+/// The client's own deserializer checks required fields and numbers; a field the model does not
+/// have is dropped by it, so every field of the file must come back with its value. Prints `{"documents": ["FILE#N KIND NAME", ...], "problems": [...]}`.
+private let kubernetesChecker = #"""
+  import json, sys, yaml
+  from kubernetes import client
+  models = {('apps/v1', 'Deployment'): 'V1Deployment', ('v1', 'Service'): 'V1Service',
+            ('batch/v1', 'Job'): 'V1Job', ('v1', 'ConfigMap'): 'V1ConfigMap'}
+  api = client.ApiClient()
+  # What ApiClient.deserialize does once it has the answer's JSON (its own signature changed
+  # in client 32: a response object before, the text and its type after).
+  deserialize = api._ApiClient__deserialize
+  documents, problems = [], []
+  def compare(read, kept, where, at):
+      if isinstance(read, dict):
+          if not isinstance(kept, dict):
+              return problems.append(f'{where}: {at or "."} is not an object')
+          for key, value in read.items():
+              if key not in kept: problems.append(f'{where}: {at}.{key} is not a field there')
+              else: compare(value, kept[key], where, f'{at}.{key}')
+      elif isinstance(read, list):
+          if not isinstance(kept, list) or len(kept) != len(read):
+              return problems.append(f'{where}: {at} is not a list')
+          for index, (value, back) in enumerate(zip(read, kept)):
+              compare(value, back, where, f'{at}[{index}]')
+      elif read != kept or type(read) != type(kept):
+          problems.append(f'{where}: {at} is {read!r}; the model reads {kept!r}')
+  for path in sys.argv[1:]:
+      for index, document in enumerate(yaml.safe_load_all(open(path, encoding='utf-8'))):
+          where = f'{path.rsplit("/", 1)[-1]}#{index}'
+          model = models.get((document.get('apiVersion'), document.get('kind')))
+          if model is None:
+              problems.append(f'{where}: {document.get("apiVersion")} {document.get("kind")} '
+                              'is not a kind this check knows')
+              continue
+          try:
+              read = deserialize(document, model)
+          except Exception as error:
+              problems.append(f'{where}: {model}: {error}')
+              continue
+          compare(document, api.sanitize_for_serialization(read), where, '')
+          documents.append(f'{where} {document["kind"]} {read.metadata.name}')
+  print(json.dumps({'documents': documents, 'problems': problems}))
+  """#
+
+/// Checks Kubernetes files with `kubernetesChecker`.
+private func checkKubernetes(_ paths: [String]) throws -> (documents: [String], problems: [String])
+{
+  let run = try runTool("python3", ["-c", kubernetesChecker] + paths)
+  try #require(run.status == 0, "\(run.stderr)")
+  let object = try #require(
+    try JSONSerialization.jsonObject(with: Data(run.stdoutBytes)) as? [String: Any])
+  return (object["documents"] as? [String] ?? [], object["problems"] as? [String] ?? [])
 }
 
 @Suite("deployment samples", .liveHandlesChecked)
@@ -141,6 +199,59 @@ struct DeploymentSampleTests {
     #expect(service["selector"] as? [String: String] == labels)
     let target = (service["ports"] as? [[String: Any]])?.first?["targetPort"] as? String
     #expect(target == ports?.first?["name"] as? String)
+  }
+
+  @Test("the Kubernetes files read into the Kubernetes API models with every field kept")
+  func kubernetesModels() throws {
+    let job = repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml"
+    let checked = try checkKubernetes([deploy + "imprint-serve.yaml", job])
+    #expect(checked.problems.isEmpty, "\(checked.problems)")
+    #expect(
+      checked.documents == [
+        "imprint-serve.yaml#0 Deployment imprint-serve",
+        "imprint-serve.yaml#1 Service imprint-serve",
+        "imprint-batch-job.yaml#0 Job imprint-cards-2026-11-30",
+      ])
+    // The check is not vacuous: a misspelt field, a field in the wrong object, a missing
+    // required field and a number written as a word are each found.
+    let folder = TemporaryFolder()
+    let serve = try text("imprint-serve.yaml")
+    for (from, to, problem) in [
+      ("path: /readyz", "paht: /readyz", [".readinessProbe.httpGet.paht is not a field there"]),
+      (
+        "      terminationGracePeriodSeconds: 45", "      terminationGracePeriodSecond: 45",
+        [".spec.template.spec.terminationGracePeriodSecond is not a field there"]
+      ),
+      // The deserializer's own words differ between clients (pydantic models from 37 on): the
+      // model, and the field or the value.
+      ("        - name: imprint\n", "        - stdin: false\n", ["V1Deployment: ", "name"]),
+      ("replicas: 2", "replicas: two", ["V1Deployment: ", "two"]),
+    ] {
+      try #require(serve.contains(from), "\(from)")
+      let path = folder.file("altered.yaml")
+      try Data(serve.replacingOccurrences(of: from, with: to).utf8).write(
+        to: URL(fileURLWithPath: path))
+      let altered = try checkKubernetes([path])
+      #expect(altered.problems.count == 1, "\(to): \(altered.problems)")
+      let found = altered.problems.first ?? ""
+      #expect(found.hasPrefix("altered.yaml#0: "), "\(to): \(found)")
+      for words in problem {
+        #expect(found.contains(words), "\(to): \(found)")
+      }
+    }
+    // The Job runs a command imprint has, with flags imprint batch takes.
+    let command = try #require(
+      try String(contentsOfFile: job, encoding: .utf8).split(separator: "\n").first {
+        $0.contains("command:")
+      })
+    let words = try #require(
+      try JSONSerialization.jsonObject(
+        with: Data(command.drop { $0 != "[" }.utf8)) as? [String])
+    #expect(Array(words.prefix(2)) == ["imprint", "batch"])
+    let help = try runTool(imprintExecutable, ["batch", "--help"]).stdout
+    for flag in words.filter({ $0.hasPrefix("-") }) {
+      #expect(help.contains(flag + " ") || help.contains(flag + ","), "\(flag)")
+    }
   }
 
   @Test("the container's runtime packages provide every library imprint links or loads")
