@@ -360,6 +360,50 @@ struct PrepareRouteTests {
     #expect(server.stop().status == 0)
   }
 
+  @Test("wait: a print job the printer aborts fails the job with print.aborted, its report kept")
+  func abortedJob() throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder, hook: "exit 3")
+    let server = try server(folder, printers: ["front": #"{"uri": "\#(printer.uri)"}"#])
+    let order = try order(folder, [#"{"path":"b.pdf","color":"mono"}"#])
+    let id = try acceptedID(
+      try postPrepare(
+        "?printer=front&wait=true&waitTimeout=60", order: order, files: ["b.pdf"], on: server,
+        in: folder))
+    let failed = try waitForJob(id, on: server, in: folder)
+    #expect(failed.json?["state"] as? String == "failed", "\(failed.text)")
+    let error = try #require(failed.json?["error"] as? [String: Any])
+    #expect(error["code"] as? String == "print.aborted", "\(error)")
+    // The message names the file as the order does, not the server's folder.
+    let message = try #require(error["message"] as? String)
+    #expect(message.contains("'b.pdf'") && !message.contains(id), "\(message)")
+    #expect(
+      failed.json?["files"] as? [String]
+        == ["1-b.pdf", "1-b.ticket.json", "report.json"], "\(failed.text)")
+    let jobs = try #require(try report(id, on: server, in: folder)["jobs"] as? [[String: Any]])
+    #expect(jobs.first?["state"] as? String == "aborted", "\(jobs)")
+    #expect(spooled(printer).count == 1)
+
+    // A damaged upload fails its job with the CLI's error, named by its path in the order
+    // (the job's folder left out), before anything is sent.
+    let damaged = folder.file("damaged-order.json")
+    try write(#"{"schemaVersion":1,"store":"S","files":[{"path":"docs/t.pdf"}]}"#, to: damaged)
+    let broken = try acceptedID(
+      try curlRequest(
+        "POST", server.url("/v1/prepare?printer=front"),
+        form: ["order=@\(damaged)", "docs/t.pdf=@\(fixturesFolder)/Documents/truncated.pdf"],
+        in: folder))
+    let brokenJob = try waitForJob(broken, on: server, in: folder)
+    #expect(brokenJob.json?["state"] as? String == "failed")
+    let brokenError = try #require(brokenJob.json?["error"] as? [String: Any])
+    #expect(brokenError["code"] as? String == "pdf.damaged")
+    #expect(
+      (brokenError["message"] as? String)?.hasPrefix("pdf 'docs/t.pdf' is damaged") == true,
+      "\(brokenError)")
+    #expect(spooled(printer).count == 1)
+    #expect(server.stop().status == 0)
+  }
+
   @Test("the server's password file answers a printer that asks; its job is the file's user's")
   func credentials() throws {
     let folder = TemporaryFolder()
