@@ -191,14 +191,15 @@ struct JobControlTests {
   @Test("a batch whose deadline passed before its job could start starts none")
   func deadlineBeforeStart() throws {
     let folder = TemporaryFolder()
-    // Checking 5 000 lines takes the handler past a 1-second deadline (seconds in a debug build);
-    // the body itself (240 KB on loopback) arrives well within it.
+    // Checking 100 000 lines takes the handler well past a 1-second deadline (5 000 lines took
+    // under a second on a loaded machine, and the job was made); the body itself (5 MB on
+    // loopback) arrives well within it.
     let server = try ServiceProcess([
       "--request-timeout", "1", "--job-lines", "1000000", "--max-part", "64000000",
       "--max-body", "64000000",
     ])
     let manifest = try writeManifest(
-      (0..<5_000).map { #"{"id": "Q-\#($0)", "kind": "qr", "payload": "x"}"# }, in: folder,
+      (0..<100_000).map { #"{"id": "Q-\#($0)", "kind": "qr", "payload": "x"}"# }, in: folder,
       name: "long.jsonl")
     let late = try postBatch(manifest, on: server, in: folder)
     #expect(late.status == 503, "\(late.text)")
