@@ -2,6 +2,7 @@
 // Imprint: bounded parallel work over a stream of inputs.
 
 import Foundation
+import Synchronization
 
 /// Runs `work` on every input with at most `jobs` tasks at a time, handing each output to
 /// `collect` as it completes (in completion order).
@@ -45,4 +46,54 @@ public func forEachConcurrently<Input: Sendable, Output: Sendable>(
 /// The number of processors the process may use (the `--jobs` default).
 public var activeProcessorCount: Int {
   max(1, ProcessInfo.processInfo.activeProcessorCount)
+}
+
+/// A counting semaphore for async tasks: at most `count` holders at once; the others wait in
+/// the order they asked, without holding a thread.
+///
+/// Waiting is not cancelled with the task: work under way when its task is cancelled (a
+/// batch's jobs in flight when the batch is stopped) ends as it would have.
+public final class AsyncPermits: Sendable {
+  private struct State {
+    var available: Int
+    var waiters: [CheckedContinuation<Void, Never>] = []
+  }
+
+  private let state: Mutex<State>
+
+  /// Permits for `count` holders at once (at least 1).
+  public init(_ count: Int) {
+    state = Mutex(State(available: max(1, count)))
+  }
+
+  /// Tasks waiting for a permit now.
+  public var waiting: Int { state.withLock { $0.waiters.count } }
+
+  /// Waits for a permit; the caller must `release()` it once done.
+  public func acquire() async {
+    await withCheckedContinuation { continuation in
+      // Checked and queued under one lock: a permit released in between is never missed.
+      let free = state.withLock { state in
+        guard state.available > 0 else {
+          state.waiters.append(continuation)
+          return false
+        }
+        state.available -= 1
+        return true
+      }
+      if free { continuation.resume() }
+    }
+  }
+
+  /// Gives a permit back: to the task that has waited longest, if any.
+  public func release() {
+    let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+      guard !state.waiters.isEmpty else {
+        state.available += 1
+        return nil
+      }
+      return state.waiters.removeFirst()
+    }
+    waiter?.resume()
+  }
 }

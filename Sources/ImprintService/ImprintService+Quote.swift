@@ -39,7 +39,11 @@ extension ImprintService {
     let root = folder.path + "/files"
     try FileIO.makeFolder(root)
     let paths = try order.filePaths(root: root)
-    try Self.place(parts, of: order, at: paths, route: request.path)
+    // Copies for the workers to read, removed with the request: written and checked, not
+    // flushed to the disk (an fsync of each file and its folder cost more than the quote).
+    try AtomicFile.$flushEachFile.withValue(false) {
+      try Self.place(parts, of: order, at: paths, route: request.path)
+    }
     let quoted = try await OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)
       .quote(
         order, prices: prices, filesRoot: root, explicitRoot: false, orderSource: orderSource,

@@ -190,6 +190,36 @@ struct DocumentSandboxBulkTests {
     #expect(Self.textChunks(try Self.bytes(try plain[0].result.get()[0])).isEmpty)
   }
 
+  @Test("many requests at once share the sandbox's workers: none started beyond its count")
+  func requestsBeyondWorkers() async throws {
+    // A server's requests each read their files in the one sandbox: twelve files asked for at
+    // once, two workers. Before, every request finding no idle worker started one, used it
+    // once and stopped it (the pool keeps two): up to twelve at once.
+    let sandbox = DocumentSandbox(executable: worker, workers: 2)
+    let names = ["mixed.pdf", "hyperlink.pdf", "objstreams.pdf"]
+    let pages = try await withThrowingTaskGroup(of: (String, Int).self) { group in
+      for index in 0..<12 {
+        let name = names[index % names.count]
+        group.addTask {
+          let info = try await sandbox.inspect(
+            path: documents + name, file: name, colors: ColorRule())
+          return (name, info.pages)
+        }
+      }
+      var pages: [String: Set<Int>] = [:]
+      for try await (name, count) in group { pages[name, default: []].insert(count) }
+      return pages
+    }
+    for name in names {
+      #expect(try pages[name] == [Int(try #require(pdfInfo(documents + name)["Pages"]))!])
+    }
+    // Two at most alive at once (a CLI test running in this process may stop idle workers
+    // when it ends, so more than two may have been started in all).
+    #expect(sandbox.mostWorkersAtOnce == 2)
+    #expect(sandbox.workersStarted >= 2)
+    #expect(sandbox.workersReplaced == 0)
+  }
+
   @Test("no files: no item, the folder made, nothing else")
   func noFiles() async throws {
     let folder = TemporaryFolder()

@@ -57,6 +57,9 @@ public struct FileIdentities: Sendable {
 /// Runs document work in a pool of long-lived worker processes (one per core by default),
 /// replacing a worker that crashes, hangs or exceeds its limits.
 ///
+/// At most `workers` files are read at once, whoever asks: further requests wait, in order,
+/// for a worker to be free.
+///
 /// The workers run an executable that calls `DocumentWorker.runIfWorker()` first thing: the
 /// `imprint` CLI, or a backend's own server (then pass `DocumentSandbox.currentExecutable`).
 ///
@@ -78,11 +81,17 @@ public final class DocumentSandbox: ImageDecoding {
   public let limits: SandboxLimits
   private let idle = Mutex<[WorkerProcess]>([])
   private let replaced = Atomic(0)
-  /// Workers kept idle at most, and the files a bulk run handles at once by default.
+  /// Workers started, alive now, and alive at most at once.
+  private let lives = Mutex((started: 0, alive: 0, most: 0))
+  /// Workers at work or idle at most, and the files a bulk run handles at once by default.
   let slots: Int
+  /// One permit a worker: a request beyond `slots` waits for a worker to come back rather than
+  /// start one that would be stopped after one file (a server's requests each reading several
+  /// files would otherwise start, and stop, a process for most files).
+  private let permits: AsyncPermits
 
   /// Creates a sandbox whose workers run `executable` (one that calls
-  /// `DocumentWorker.runIfWorker()` first thing), keeping up to `workers` of them.
+  /// `DocumentWorker.runIfWorker()` first thing), running up to `workers` of them at once.
   public init(
     executable: String, limits: SandboxLimits = SandboxLimits(),
     workers: Int = DocumentSandbox.defaultWorkers
@@ -90,6 +99,7 @@ public final class DocumentSandbox: ImageDecoding {
     self.executable = executable
     self.limits = limits
     slots = max(1, workers)
+    permits = AsyncPermits(slots)
     DocumentWorkers.register(self)
   }
 
@@ -109,12 +119,31 @@ public final class DocumentSandbox: ImageDecoding {
   /// request's: a long-running server reports it as its worker restarts.
   public var workersReplaced: Int { replaced.load(ordering: .relaxed) }
 
+  /// Workers started so far (taken from the prestarted ones or spawned).
+  public var workersStarted: Int { lives.withLock { $0.started } }
+
+  /// The most workers this sandbox had alive at once: at most `workers`, however many
+  /// requests come at once.
+  public var mostWorkersAtOnce: Int { lives.withLock { $0.most } }
+
+  /// Counts a worker started (`by` 1) or gone (`by` -1).
+  private func counted(by change: Int) {
+    lives.withLock {
+      if change > 0 { $0.started += change }
+      $0.alive += change
+      $0.most = max($0.most, $0.alive)
+    }
+  }
+
   /// Stops and reaps the idle workers (a later request starts new ones).
   func stopIdleWorkers() {
     for worker in idle.withLock({ pool in
       defer { pool = [] }
       return pool
-    }) { worker.stop() }
+    }) {
+      worker.stop()
+      counted(by: -1)
+    }
   }
 
   /// Inspects the file at `path` (`file` names it in messages).
@@ -414,10 +443,17 @@ public final class DocumentSandbox: ImageDecoding {
 
   private func exchange(_ request: WorkerRequest) async throws -> WorkerResponse {
     let line = Array(JSONOutput.line(request).utf8) + [UInt8(ascii: "\n")]
-    let worker =
-      try idle.withLock { $0.popLast() }
-      ?? PrestartedWorkers.take(executable: executable, memoryMB: limits.memoryMB)
-      ?? WorkerProcess(executable: executable, memoryMB: limits.memoryMB)
+    await permits.acquire()
+    defer { permits.release() }
+    let worker: WorkerProcess
+    if let kept = idle.withLock({ $0.popLast() }) {
+      worker = kept
+    } else {
+      worker =
+        try PrestartedWorkers.take(executable: executable, memoryMB: limits.memoryMB)
+        ?? WorkerProcess(executable: executable, memoryMB: limits.memoryMB)
+      counted(by: 1)
+    }
     let outcome = await withCheckedContinuation { continuation in
       DispatchQueue.global().async {
         continuation.resume(returning: worker.exchange(line, timeout: self.wallSeconds))
@@ -425,8 +461,14 @@ public final class DocumentSandbox: ImageDecoding {
     }
     switch outcome {
     case .answer(let data):
-      idle.withLock { pool in
-        if pool.count < slots { pool.append(worker) } else { worker.stop() }
+      let kept = idle.withLock { pool in
+        guard pool.count < slots else { return false }
+        pool.append(worker)
+        return true
+      }
+      if !kept {
+        worker.stop()
+        counted(by: -1)
       }
       guard let response = try? JSONDecoder().decode(WorkerResponse.self, from: data) else {
         throw DocumentError.workerCrashed(file: request.file, detail: "an unreadable answer")
@@ -440,9 +482,11 @@ public final class DocumentSandbox: ImageDecoding {
       }
     case .timedOut:
       replaced.add(1, ordering: .relaxed)
+      counted(by: -1)
       throw DocumentError.timeout(file: request.file, seconds: limits.wallSeconds)
     case .died(let exit):
       replaced.add(1, ordering: .relaxed)
+      counted(by: -1)
       throw exit.error(file: request.file, limits: limits)
     }
   }
