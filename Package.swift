@@ -31,7 +31,6 @@ let package = Package(
     system("CFontconfig", "fontconfig", ["libfontconfig-dev"]),
     system("CPoppler", "poppler-glib", ["libpoppler-glib-dev"]),
     system("CQRencode", "libqrencode", ["libqrencode-dev"]),
-    system("CPNG", "libpng", ["libpng-dev"]),
     system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
     system("CQPDF", "libqpdf", ["libqpdf-dev"]),
     system("CWebP", "libwebpdemux", ["libwebp-dev"]),
@@ -44,10 +43,12 @@ let package = Package(
     // Declarations only (no pkg-config, no link): libheif is loaded with dlopen when a HEIF image
     // is decoded (ImprintGraphics/HEIFDecoder.swift says why).
     .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
-    // Our C, each target imported by the one Swift module that owns its library: libpng and
-    // libjpeg (ImprintGraphics), libcurl (ImprintCards), zlib (ImprintPDF), processes
+    // Our C, each target imported by the one Swift module that owns its library: libdeflate (the
+    // Adler-32 and CRC-32 of PNG files) and libjpeg (ImprintGraphics), libcurl (ImprintCards), zlib (ImprintPDF), processes
     // (ImprintDocuments).
-    .target(name: "CImprintShims", dependencies: ["CPNG", "CJPEG"]),
+    .target(
+      name: "CImprintShims", dependencies: ["CJPEG"],
+      linkerSettings: [.linkedLibrary("deflate")]),
     .target(name: "CImprintFetch"),
     .target(name: "CImprintInflate", linkerSettings: [.linkedLibrary("z")]),
     .target(name: "CImprintProcess"),

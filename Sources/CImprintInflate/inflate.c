@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintInflate: zlib inflation of one PDF stream into a caller-sized buffer (for ImprintPDF).
+// CImprintInflate: zlib inflation of one PDF stream into a caller-sized buffer, and raw deflate
+// for PNG files (both for ImprintPDF).
 
 #include "CImprintInflate.h"
 
@@ -23,4 +24,41 @@ long CImprintInflate_inflate(const uint8_t *input, size_t input_len, uint8_t *ou
   // A stream cut short (a missing end marker) still gave its bytes; PDF writers leave those.
   if (status == Z_BUF_ERROR && written > 0) return written;
   return -1;
+}
+
+size_t CImprintInflate_deflate_bound(size_t input_len) {
+  // zlib's compressBound (a zlib stream's bound: a raw stream is 6 bytes shorter), computed in
+  // size_t for inputs past uLong's range on any platform.
+  return input_len + (input_len >> 12) + (input_len >> 14) + (input_len >> 25) + 13;
+}
+
+long CImprintInflate_deflate_raw(const uint8_t *input, size_t input_len, int level,
+                                 uint8_t *output, size_t capacity) {
+  z_stream stream;
+  memset(&stream, 0, sizeof stream);
+  // Window 2^15 (negative: raw, without zlib's header and Adler-32), zlib's default memory.
+  if (deflateInit2(&stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+  stream.next_out = output;
+  int status = Z_OK;
+  // zlib counts in uInt: the input and output are handed over in pieces of at most 1 GiB.
+  size_t in_left = input_len, out_left = capacity;
+  const size_t piece = (size_t)1 << 30;
+  stream.next_in = (Bytef *)input;
+  while (status == Z_OK || status == Z_BUF_ERROR) {
+    if (stream.avail_in == 0 && in_left > 0) {
+      stream.avail_in = (uInt)(in_left < piece ? in_left : piece);
+      in_left -= stream.avail_in;
+    }
+    if (stream.avail_out == 0) {
+      if (out_left == 0) break;
+      stream.avail_out = (uInt)(out_left < piece ? out_left : piece);
+      out_left -= stream.avail_out;
+    }
+    status = deflate(&stream, in_left == 0 ? Z_FINISH : Z_NO_FLUSH);
+    if (status == Z_BUF_ERROR && stream.avail_out != 0 && stream.avail_in != 0) break;
+  }
+  size_t written = (size_t)(stream.next_out - output);
+  deflateEnd(&stream);
+  if (status == Z_STREAM_END) return (long)written;
+  return stream.avail_out == 0 && out_left == 0 ? -2 : -1;
 }

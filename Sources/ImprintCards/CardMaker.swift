@@ -132,9 +132,8 @@ public enum CardMaker {
   /// none 47 659 bytes in 6.7 ms (level 1: 50 166 bytes, 6.7 ms; level 6: 39 710 bytes, 11.4
   /// ms). Its back 53 456 -> 46 421 bytes (6.8 -> 5.6 ms), its share image 57 380 -> 50 774
   /// (9.6 -> 6.3 ms), the fronts of harbor-lamp and layla-h in classic and midnight 13-17 %
-  /// smaller and 10-20 % sooner, with a JPEG photo 78 011 -> 72 294 bytes. libdeflate would
-  /// deflate the same rows to 39-40 kB in 4.6-4.8 ms (zlib alone: 5.7 ms), not enough to add a
-  /// second compressor and a PNG writer of our own.
+  /// smaller and 10-20 % sooner, with a JPEG photo 78 011 -> 72 294 bytes. (libdeflate deflates
+  /// the same rows to 39-40 kB, but no sooner in the server: `PNGEncoder` has the figures.)
   static let pngFilter = PNGRowFilter.unfiltered
 
   /// The page size of a side in points: trim + 2 × bleed (+ crop-mark margins).

@@ -10,7 +10,7 @@ import ImprintCore
 public enum GraphicsError: ImprintError, Equatable, Codable {
   /// cairo reported a sticky error status.
   case cairo(operation: String, status: String)
-  /// libpng failed to encode an image.
+  /// An image could not be encoded as PNG (bad dimensions, text keys, or memory).
   case pngEncode(reason: String)
   /// libjpeg failed to encode an image.
   case jpegEncode(reason: String)
@@ -32,7 +32,7 @@ public enum GraphicsError: ImprintError, Equatable, Codable {
   public var message: String {
     switch self {
     case .cairo(let operation, let status): "\(operation) failed (cairo: \(status))"
-    case .pngEncode(let reason): "cannot encode PNG (libpng: \(reason))"
+    case .pngEncode(let reason): "cannot encode PNG (\(reason))"
     case .jpegEncode(let reason): "cannot encode JPEG (libjpeg: \(reason))"
     case .fontsUnavailable(let reason): "the bundled fonts are unavailable (\(reason))"
     case .rasterTooLarge(let width, let height, let maximum):

@@ -336,18 +336,7 @@ public struct RasterImage: ~Copyable {
 
   /// The pixels as 8-bit grey rows (1 byte a pixel) when every pixel is grey; nil otherwise.
   func grayPixels() -> [UInt8]? {
-    var isGray = true
-    forEachRow { pixels in
-      guard isGray else { return }
-      for pixel in pixels {
-        let (red, green, blue) = (pixel >> 16 & 0xFF, pixel >> 8 & 0xFF, pixel & 0xFF)
-        if red != green || green != blue {
-          isGray = false
-          return
-        }
-      }
-    }
-    guard isGray else { return nil }
+    guard isGray() else { return nil }
     var rows = 0
     return [UInt8](unsafeUninitializedCapacity: width * height) { out, initialized in
       forEachRow { pixels in
@@ -360,6 +349,22 @@ public struct RasterImage: ~Copyable {
       }
       initialized = rows * width
     }
+  }
+
+  /// Whether every pixel is grey (red, green and blue equal).
+  func isGray() -> Bool {
+    var isGray = true
+    forEachRow { pixels in
+      guard isGray else { return }
+      for pixel in pixels {
+        let (red, green, blue) = (pixel >> 16 & 0xFF, pixel >> 8 & 0xFF, pixel & 0xFF)
+        if red != green || green != blue {
+          isGray = false
+          return
+        }
+      }
+    }
+    return isGray
   }
 
   /// Encodes the image as a baseline JPEG at `quality` (1-100).
@@ -398,24 +403,32 @@ public struct RasterImage: ~Copyable {
 
   /// Encodes the image as PNG: 8-bit grey when every pixel is grey, else 8-bit RGB.
   ///
+  /// The encoder reads cairo's pixels as they are, converting each row as it filters it (no
+  /// copy of the image in between).
+  ///
   /// - Parameters:
   ///   - dpi: stored in the file when given.
   ///   - text: tEXt chunks (key, value).
-  ///   - compressionLevel: zlib level 0-9.
+  ///   - compressionLevel: zlib's level 0-9.
   ///   - filter: the row filter; nil for up (`PNGRowFilter.standard`).
   /// - Returns: the PNG file's bytes.
   /// - Throws: `GraphicsError.pngEncode`.
   public func png(
-    dpi: Double? = nil, text: [(key: String, value: String)] = [], compressionLevel: Int = 3,
-    filter: PNGRowFilter? = nil
+    dpi: Double? = nil, text: [(key: String, value: String)] = [],
+    compressionLevel: Int = 3, filter: PNGRowFilter? = nil
   ) throws(GraphicsError) -> [UInt8] {
-    if let gray = grayPixels() {
-      return try PNGEncoder.encode(
-        width: width, height: height, format: .gray8, pixels: gray, dpi: dpi, text: text,
-        compressionLevel: compressionLevel, filter: filter)
+    let gray = isGray()
+    cairo_surface_flush(surface)
+    guard let data = cairo_image_surface_get_data(surface) else {
+      preconditionFailure("a valid cairo image surface has data")
     }
+    // cairo's strides are multiples of 4 and its data is aligned for 32-bit pixels; the
+    // surface outlives the call.
+    let source = PNGEncoder.Source(
+      rows: UnsafeRawPointer(data), stride: Int(cairo_image_surface_get_stride(surface)),
+      kind: gray ? CImprintShims_PNG_XRGB_TO_GRAY : CImprintShims_PNG_XRGB_TO_RGB)
     return try PNGEncoder.encode(
-      width: width, height: height, format: .rgb8, pixels: rgbPixels(), dpi: dpi, text: text,
-      compressionLevel: compressionLevel, filter: filter)
+      width: width, height: height, format: gray ? .gray8 : .rgb8, source: source, dpi: dpi,
+      text: text, compressionLevel: compressionLevel, filter: filter)
   }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintGraphicsTests: the C boundary: libpng, fontconfig/Pango and cairo surfaces.
+// ImprintGraphicsTests: the C boundary: PNG writing (libdeflate), fontconfig/Pango and cairo
+// surfaces.
 
 import Foundation
 import ImprintCore
@@ -9,7 +10,7 @@ import Testing
 
 @testable import ImprintGraphics
 
-@Suite("PNG encoding with libpng", .liveHandlesChecked)
+@Suite("PNG encoding (our own chunks around zlib)", .liveHandlesChecked)
 struct PNGEncoderTests {
   @Test("writes 1-bit grey with the DPI in pHYs")
   func oneBit() throws {
@@ -107,11 +108,203 @@ struct PNGEncoderTests {
         == "[2] L [(255, 255, 255), (255, 255, 255), (255, 255, 255)]\n")
   }
 
-  @Test("reports libpng's error instead of crashing")
-  func error() {
-    #expect(throws: GraphicsError.self) {
-      _ = try PNGEncoder.encode(width: 0, height: 1, format: .gray8, pixels: [0])
+  @Test("refuses what PNG cannot hold with the reason, instead of crashing")
+  func error() throws {
+    func reason(_ body: () throws(GraphicsError) -> [UInt8]) -> String? {
+      do {
+        _ = try body()
+        return nil
+      } catch { return error.code == "graphics.pngEncode" ? error.message : "\(error)" }
     }
+    #expect(
+      reason { () throws(GraphicsError) in
+        try PNGEncoder.encode(width: 0, height: 1, format: .gray8, pixels: [0])
+      } == "cannot encode PNG (image has no pixels)")
+    #expect(
+      reason { () throws(GraphicsError) in
+        try PNGEncoder.encode(
+          width: 1, height: 1, format: .gray8, pixels: [0], compressionLevel: 10)
+      } == "cannot encode PNG (compression level 10 is not 0-9)")
+    // tEXt keywords: 1-79 printable Latin-1 characters, no leading, trailing or double spaces.
+    for key in ["", String(repeating: "k", count: 80), " Title", "Title ", "A  B", "tab\there"] {
+      #expect(
+        reason { () throws(GraphicsError) in
+          try PNGEncoder.encode(
+            width: 1, height: 1, format: .gray8, pixels: [0], text: [(key, "value")])
+        }
+          == "cannot encode PNG (text chunk 0 has no valid keyword (1-79 Latin-1 characters))",
+        "key '\(key)'")
+    }
+    #expect(
+      try PNGEncoder.encode(
+        width: 1, height: 1, format: .gray8, pixels: [0],
+        text: [(String(repeating: "k", count: 79), "")]
+      ).count > 0)
+  }
+
+  /// Rows of `format` for a `width` × `height` image, from a fixed pseudo-random sequence (runs
+  /// of repeated bytes mixed in, so that deflate finds matches as in drawn images).
+  static func rows(_ format: PNGPixelFormat, width: Int, height: Int) -> [UInt8] {
+    var state: UInt32 = 2_463_534_242
+    var bytes: [UInt8] = []
+    let count = format.rowBytes(width: width) * height
+    while bytes.count < count {
+      state ^= state << 13
+      state ^= state >> 17
+      state ^= state << 5
+      let run = state % 4 == 0 ? Int(state >> 24 % 40) : 1
+      bytes += [UInt8](repeating: UInt8(truncatingIfNeeded: state >> 8), count: run)
+    }
+    return Array(bytes.prefix(count))
+  }
+
+  /// The file read by a decoder of its own in Python (struct and zlib only).
+  ///
+  /// It checks the signature, each chunk's CRC-32, the chunk order PNG requires and IHDR, and
+  /// unfilters the rows (types 0 and 2). Returns its report: the chunk types, then IHDR's fields, then the rows in hex.
+  func independentlyDecoded(_ png: [UInt8]) throws -> [String] {
+    let script = """
+      import sys, zlib, struct
+      data = open(sys.argv[1], "rb").read()
+      assert data[:8] == b"\\x89PNG\\r\\n\\x1a\\n", "signature"
+      at, chunks, idat, header = 8, [], b"", None
+      while at < len(data):
+          length, kind = struct.unpack(">I4s", data[at:at + 8])
+          body = data[at + 8:at + 8 + length]
+          assert len(body) == length, "chunk cut short"
+          (crc,) = struct.unpack(">I", data[at + 8 + length:at + 12 + length])
+          assert crc == zlib.crc32(kind + body), "CRC of " + kind.decode()
+          chunks.append(kind.decode())
+          if kind == b"IHDR":
+              header = struct.unpack(">IIBBBBB", body)
+          if kind == b"IDAT":
+              assert chunks[-2] in ("IDAT", "IHDR", "PLTE", "pHYs", "tEXt"), "IDATs apart"
+              idat += body
+          at += 12 + length
+      assert chunks[0] == "IHDR" and chunks[-1] == "IEND" and at == len(data), chunks
+      assert "PLTE" not in chunks or chunks.index("PLTE") < chunks.index("IDAT")
+      width, height, depth, color, compression, method, interlace = header
+      assert (compression, method, interlace) == (0, 0, 0)
+      channels = {0: 1, 2: 3, 3: 1, 6: 4}[color]
+      row_bytes = (width * channels * depth + 7) // 8
+      raw = zlib.decompress(idat)
+      assert len(raw) == height * (row_bytes + 1), "stream length"
+      above, out = bytes(row_bytes), []
+      for y in range(height):
+          kind, row = raw[y * (row_bytes + 1)], raw[y * (row_bytes + 1) + 1:(y + 1) * (row_bytes + 1)]
+          assert kind in (0, 2), "filter type %d" % kind
+          if kind == 2:
+              row = bytes((a + b) & 255 for a, b in zip(row, above))
+          out.append(row.hex())
+          above = row
+      print(" ".join(chunks))
+      print(width, height, depth, color)
+      print("\\n".join(out))
+      """
+    let folder = TemporaryFolder()
+    let path = folder.file("image.png")
+    try Data(png).write(to: URL(fileURLWithPath: path))
+    let result = try runTool("python3", ["-c", script, path])
+    #expect(result.status == 0, "\(result.stderr)")
+    return result.stdout.split(separator: "\n").map(String.init)
+  }
+
+  /// What cairo's PNG reader (libpng) gives for pixel `x` of `row`: premultiplied B G R A.
+  static func expectedBGRA(_ format: PNGPixelFormat, row: ArraySlice<UInt8>, x: Int) -> [UInt8] {
+    let start = row.startIndex
+    func bit() -> Bool { row[start + x / 8] & (0x80 >> UInt8(x % 8)) != 0 }
+    switch format {
+    case .gray1: return bit() ? [255, 255, 255, 255] : [0, 0, 0, 255]
+    case .palette1(let zero, let one):
+      let color = bit() ? one : zero
+      return [color.blue, color.green, color.red, 255]
+    case .gray8: return [row[start + x], row[start + x], row[start + x], 255]
+    case .rgb8: return [row[start + 3 * x + 2], row[start + 3 * x + 1], row[start + 3 * x], 255]
+    case .rgba8:
+      // cairo's multiply_alpha: (c × a + 0x80) rounded by its own high byte.
+      let alpha = Int(row[start + 4 * x + 3])
+      func times(_ channel: UInt8) -> UInt8 {
+        let product = Int(channel) * alpha + 0x80
+        return UInt8((product + (product >> 8)) >> 8)
+      }
+      return [
+        times(row[start + 4 * x + 2]), times(row[start + 4 * x + 1]), times(row[start + 4 * x]),
+        UInt8(alpha),
+      ]
+    }
+  }
+
+  static let formats: [PNGPixelFormat] = [
+    .gray1, .gray8, .rgb8, .rgba8,
+    .palette1(Color(red: 200, green: 30, blue: 60), Color(red: 250, green: 240, blue: 10)),
+  ]
+
+  @Test(
+    "every pixel format, both filters: libpng (through cairo) and a Python decoder of its own read back the rows given",
+    arguments: formats, [PNGRowFilter.unfiltered, .up])
+  func roundTrip(format: PNGPixelFormat, filter: PNGRowFilter) throws {
+    // 13 × 7: 1-bit rows end in 3 padding bits; a pHYs and two tEXt chunks as thumbnails carry.
+    let (width, height) = (13, 7)
+    let pixels = Self.rows(format, width: width, height: height)
+    let png = try PNGEncoder.encode(
+      width: width, height: height, format: format, pixels: pixels, dpi: 300,
+      text: [("Thumb::URI", "file:///tmp/a.pdf"), ("Software", "Imprint")], filter: filter)
+    #expect(
+      try PNGEncoder.encode(
+        width: width, height: height, format: format, pixels: pixels, dpi: 300,
+        text: [("Thumb::URI", "file:///tmp/a.pdf"), ("Software", "Imprint")], filter: filter)
+        == png, "the same rows give the same bytes")
+    let report = try independentlyDecoded(png)
+    let palette = format.colorType == 3 ? ["PLTE"] : []
+    let chunks = ["IHDR"] + palette + ["pHYs", "tEXt", "tEXt", "IDAT", "IEND"]
+    #expect(report.first == chunks.joined(separator: " "))
+    #expect(report.dropFirst().first == "13 7 \(format.bitDepth) \(format.colorType)")
+    let stride = format.rowBytes(width: width)
+    let rows = (0..<height).map { y in
+      pixels[(y * stride)..<((y + 1) * stride)].map { String(format: "%02x", $0) }.joined()
+    }
+    #expect(Array(report.dropFirst(2)) == rows)
+    #expect(pngHeader(png)?.pixelsPerMetre == 11811)
+    let text = String(decoding: png, as: UTF8.self)
+    #expect(text.contains("tEXtThumb::URI\0file:///tmp/a.pdf"))
+
+    let bitmap = try ImageDecoder.decode(png, source: "encoded.png")
+    #expect(bitmap.width == width && bitmap.height == height)
+    var expected: [UInt8] = []
+    for y in 0..<height {
+      for x in 0..<width {
+        expected += Self.expectedBGRA(format, row: pixels[(y * stride)..<((y + 1) * stride)], x: x)
+      }
+    }
+    #expect(bitmap.pixels == expected)
+  }
+
+  @Test("a stream longer than one IDAT chunk is split over several, read back whole")
+  func manyIDATs() throws {
+    // 1024 × 400 RGB of nearly incompressible bytes: about 1.2 MB deflated, over the 1 MiB a
+    // chunk.
+    let (width, height) = (1024, 400)
+    var state: UInt64 = 88_172_645_463_325_252
+    let pixels = (0..<(width * height * 3)).map { _ -> UInt8 in
+      state ^= state << 13
+      state ^= state >> 7
+      state ^= state << 17
+      return UInt8(truncatingIfNeeded: state >> 32)
+    }
+    let png = try PNGEncoder.encode(
+      width: width, height: height, format: .rgb8, pixels: pixels, filter: .unfiltered)
+    let report = try independentlyDecoded(png)
+    #expect(report.first == "IHDR IDAT IDAT IEND")
+    let rows = (0..<height).map { y in
+      pixels[(y * width * 3)..<((y + 1) * width * 3)].map { String(format: "%02x", $0) }.joined()
+    }
+    #expect(Array(report.dropFirst(2)) == rows)
+    let bitmap = try ImageDecoder.decode(png, source: "noise.png")
+    let (x, y) = (1000, 399)
+    let at = (y * width + x) * 3
+    #expect(
+      Array(bitmap.pixels[((y * width + x) * 4)..<((y * width + x) * 4 + 4)])
+        == [pixels[at + 2], pixels[at + 1], pixels[at], 255])
   }
 }
 

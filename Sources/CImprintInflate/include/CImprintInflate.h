@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintInflate: zlib's inflate for ImprintPDF, the one module that imports it (zlib's
-// `inflateInit` is a macro Swift cannot call).
+// CImprintInflate: zlib for ImprintPDF, the one module that imports it (zlib's `inflateInit`
+// and `deflateInit2` are macros Swift cannot call): PDF streams inflated, and the raw deflate
+// that ImprintGraphics' PNG files are made with (ImprintPDF's `Deflate`).
 #ifndef CIMPRINTINFLATE_H
 #define CIMPRINTINFLATE_H
 
@@ -11,5 +12,15 @@
 /// they would pass `capacity`, -1 for data zlib cannot read.
 long CImprintInflate_inflate(const uint8_t *input, size_t input_len, uint8_t *output,
                              size_t capacity);
+
+/// An upper bound of CImprintInflate_deflate_raw's output for `input_len` bytes.
+size_t CImprintInflate_deflate_bound(size_t input_len);
+
+/// Deflates `input` as one raw deflate stream (RFC 1951: no zlib header, no checksum) at zlib's
+/// `level` (0-9) into `output`. Returns the bytes written, -2 when they would pass `capacity`
+/// (CImprintInflate_deflate_bound is always enough), -1 when zlib cannot start (a level out of
+/// range, no memory).
+long CImprintInflate_deflate_raw(const uint8_t *input, size_t input_len, int level,
+                                 uint8_t *output, size_t capacity);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintShims: the C control flow Swift cannot express (libpng's and libjpeg's setjmp/longjmp
-// error handling). These functions never call exit() and never print; every failure is returned
-// as a non-zero status with the library's message copied into the caller's buffer.
+// CImprintShims: the C control flow Swift cannot express (libjpeg's setjmp/longjmp error
+// handling), and PNG files written by our own code (png.c says why not libpng). These functions never
+// call exit() and never print; every failure is returned as a non-zero status with the
+// library's message copied into the caller's buffer.
 #ifndef CIMPRINTSHIMS_H
 #define CIMPRINTSHIMS_H
 
@@ -15,16 +16,35 @@ typedef struct {
   const char *text;
 } CImprintShims_PNGText;
 
-/// Encodes rows of pixels as a PNG into a malloc'd buffer (free with CImprintShims_free).
-/// color_type: 0 gray, 2 RGB, 3 palette, 6 RGBA; bit_depth 1 or 8. palette: RGB triplets.
-/// pixels_per_meter 0 writes no pHYs chunk. filter_type: PNG's row filter for every row, 0
-/// (none) or 2 (up). Returns 0 on success.
-int CImprintShims_png_encode(uint32_t width, uint32_t height, int color_type, int bit_depth,
-                             const uint8_t *pixels, size_t stride, const uint8_t *palette,
-                             int palette_count, uint32_t pixels_per_meter,
-                             const CImprintShims_PNGText *texts, int text_count,
-                             int compression_level, int filter_type, uint8_t **out,
-                             size_t *out_len, char *errbuf, size_t errbuf_len);
+/// Source layouts of CImprintShims_png_filter's pixels.
+enum {
+  CImprintShims_PNG_ROWS = 0,          ///< rows already in the PNG's layout (stride bytes apart)
+  CImprintShims_PNG_XRGB_TO_RGB = 1,   ///< 32-bit xRGB words (cairo RGB24), written as R G B
+  CImprintShims_PNG_XRGB_TO_GRAY = 2   ///< 32-bit grey xRGB words, written as their low byte
+};
+
+/// A PNG's first step: its rows as the stream deflate compresses, a filter byte before each, in
+/// a malloc'd buffer (free with CImprintShims_free). color_type: 0 gray, 2 RGB, 3 palette,
+/// 6 RGBA; bit_depth 1 (gray, palette) or 8. source_kind: CImprintShims_PNG_ROWS, or an xRGB
+/// layout for color type 2 or 0 at 8 bits, converted as the rows are filtered. filter_type:
+/// PNG's row filter for every row, 0 (none) or 2 (up). Returns 0 on success, else 1 with the
+/// reason in errbuf.
+int CImprintShims_png_filter(uint32_t width, uint32_t height, int color_type, int bit_depth,
+                             const uint8_t *pixels, size_t stride, int source_kind,
+                             int filter_type, uint8_t **out, size_t *out_len, char *errbuf,
+                             size_t errbuf_len);
+
+/// A PNG's last step: the file, in a malloc'd buffer (free with CImprintShims_free), from the
+/// filtered rows (for their Adler-32) and their raw deflate data (RFC 1951, no header),
+/// compressed at zlib's compression_level (0-9, named in the zlib header). palette: RGB
+/// triplets (color type 3). pixels_per_meter 0 writes no pHYs chunk. Returns 0 on success,
+/// else 1 with the reason in errbuf.
+int CImprintShims_png_frame(uint32_t width, uint32_t height, int color_type, int bit_depth,
+                            const uint8_t *palette, int palette_count, uint32_t pixels_per_meter,
+                            const CImprintShims_PNGText *texts, int text_count,
+                            const uint8_t *filtered, size_t filtered_len, const uint8_t *deflated,
+                            size_t deflated_len, int compression_level, uint8_t **out,
+                            size_t *out_len, char *errbuf, size_t errbuf_len);
 
 /// Output pixel layouts of the JPEG decoder.
 enum {
