@@ -134,13 +134,6 @@ enum FileDigest {
 
   /// `bytes` as lowercase hex.
   static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var text: [UInt8] = []
-    text.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-      text.append(digits[Int(byte >> 4)])
-      text.append(digits[Int(byte & 15)])
-    }
-    return String(decoding: text, as: UTF8.self)
+    SHA256.hex(bytes)
   }
 }

@@ -506,7 +506,11 @@ public struct ManifestReader: ~Copyable {
     made.printer = try fields.string("printer").flatMap { $0.isEmpty ? nil : $0 }
     if kind == .print {
       try readPrintOptions(&fields, into: &made, job: job, csv: csv, failure: { failure($0) })
-    } else if let key = Self.printOptionKeys.first(where: { fields.has($0) }) {
+    } else if let key = (["printer", "filesRoot"] + Self.printOptionKeys).first(where: {
+      fields.has($0)
+    }) {
+      // Read by print jobs alone: another kind would ignore it silently (a quote job's files
+      // are confined to its order's folder, and nothing else prints).
       throw failure("\(job): '\(key)' is for print jobs only")
     }
     var profilePath: String?

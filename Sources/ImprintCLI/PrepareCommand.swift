@@ -67,7 +67,8 @@ enum PrepareCommand {
         "With --printer: the user:password line for printers that ask (mode 600)."),
       .flag("wait", "With --printer, wait for each job to end and report how it ended."),
       .value(
-        "wait-timeout", "<s>", "How long --wait waits for all the jobs, in seconds (default 300)."),
+        "wait-timeout", "<s>",
+        "With --wait: how long to wait for all the jobs, in seconds (default 300)."),
       .flag("json", "Print the quote, the prepared files and their tickets (and jobs) as JSON."),
     ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
   ) { arguments, console in
@@ -84,9 +85,13 @@ enum PrepareCommand {
     if previewSize != nil && !arguments.flag("previews") {
       throw UsageError(message: "--preview-size needs --previews")
     }
-    let waitSeconds = try arguments.double("wait-timeout", in: 0...86_400) ?? 300
+    let waitTimeout = try arguments.double("wait-timeout", in: 0...86_400)
     if arguments.flag("wait") && arguments.value("printer") == nil {
       throw UsageError(message: "--wait needs --printer <uri|queue>")
+    }
+    // A timeout alone would be ignored: the jobs are followed only with --wait.
+    if waitTimeout != nil && !arguments.flag("wait") {
+      throw UsageError(message: "--wait-timeout needs --wait")
     }
     if arguments.value("password-file") != nil && arguments.value("printer") == nil {
       throw UsageError(message: "--password-file needs --printer <uri|queue>")
@@ -98,7 +103,8 @@ enum PrepareCommand {
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     let target = arguments.value("printer").map { printer in
       var target = PrintTarget(printer: printer, monoPrinter: arguments.value("mono-printer"))
-      target.waitSeconds = arguments.flag("wait") ? waitSeconds : nil
+      target.waitSeconds =
+        arguments.flag("wait") ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
       target.access.credentials = credentials
       return target
     }
@@ -109,7 +115,8 @@ enum PrepareCommand {
       filesRoot: arguments.value("files-root"), output: folder,
       options: PrepareOptions(
         splitColor: arguments.flag("split-color"),
-        previewSize: arguments.flag("previews") ? previewSize ?? 400 : nil),
+        previewSize: arguments.flag("previews")
+          ? previewSize ?? OrderPreparer.defaultPreviewSize : nil),
       target: target)
     if arguments.flag("json") {
       console.stdout.write(JSONOutput.pretty(printed))

@@ -69,6 +69,10 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case printUnconfirmed(file: String, printer: String, jobID: Int, journal: String)
   /// A print journal that cannot be read (`reason`).
   case printJournalDamaged(path: String, reason: String)
+  /// An earlier run sent some parts of the order's line of `file` (`sent`, described), of the
+  /// `parts` its colour split made, and this run's split makes `now` other parts: sending
+  /// them could print sheets twice, or never.
+  case printPartlySent(file: String, sent: [String], parts: Int, now: Int, journal: String)
   /// A job waited for ended without printing completely: `state` is `aborted` or `canceled`,
   /// with the printer's `job-state-reasons` and `job-state-message`.
   case printJobEnded(
@@ -120,6 +124,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printRefused: "print.refused"
     case .printUnconfirmed: "print.unconfirmed"
     case .printJournalDamaged: "print.journalDamaged"
+    case .printPartlySent: "print.partlySent"
     case .printJobEnded(_, _, _, let state, _, _):
       state == "canceled" ? "print.canceled" : "print.aborted"
     case .printWaitTimedOut: "print.timeout"
@@ -205,6 +210,10 @@ public enum DocumentError: ImprintError, Equatable, Codable {
         + "'\(journal)' does not record that the printer took the whole document"
     case .printJournalDamaged(let path, let reason):
       "the print journal '\(path)' cannot be read (\(reason))"
+    case .printPartlySent(let file, let sent, let parts, let now, _):
+      "'\(file)' was partly sent by an earlier run that split it into \(parts) "
+        + "part\(parts == 1 ? "" : "s") (\(sent.joined(separator: "; "))), and this run makes "
+        + "\(now) part\(now == 1 ? "" : "s") of it: sending them could print sheets twice"
     case .printJobEnded(let file, let printer, let jobID, let state, let reasons, let message):
       "job \(jobID) of '\(file)' on '\(printer)' was \(state) ("
         + ([reasons.joined(separator: ", ")] + (message.map { [$0] } ?? []))
@@ -250,6 +259,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "compare the ticket with what the printer supports (ipptool URI get-printer-attributes.test)"
     case .printUnconfirmed(_, _, let jobID, let journal):
       "check job \(jobID) on the printer; to send the file again, remove its entry from '\(journal)'"
+    case .printPartlySent(_, _, _, _, let journal):
+      "rerun with the colour split the earlier run had (splitColor, --split-color), or print "
+        + "the rest by hand and remove the file's entries from '\(journal)'"
     case .printJournalDamaged:
       "check what the printer printed, then remove the journal to send every file again"
     case .printJobEnded:

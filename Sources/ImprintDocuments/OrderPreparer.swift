@@ -35,6 +35,16 @@ public struct PreparedFile: Codable, Sendable, Equatable {
   /// The previews' paths, one PNG a sheet side in order (`N-name.side-1.png`...), when asked
   /// for.
   public var previews: [String]?
+  /// SHA-256 (hex) of the upload the file was made from, as read when it was prepared.
+  public var upload: String
+  /// The order line's identity in a print journal (`PrintJournal.lineKey`).
+  ///
+  /// The upload's digest, the line's print options and its occurrence among identical lines.
+  /// A split file's parts share it.
+  public var lineKey: String
+
+  /// The part of the order's line the file prints: `whole`, `color` or `mono`.
+  public var part: String { ticket.split?.part ?? "whole" }
 }
 
 /// A prepared order: the quote and the files made from it.
@@ -109,10 +119,28 @@ public struct OrderPreparer: Sendable {
     try Self.check(options)
     let sandbox = quoter.sandbox
     let previewSize = options.previewSize
-    var plans: [(source: QuotedFile, layout: SheetLayout, ticket: JobTicket, output: String)] = []
+    var plans:
+      [(
+        source: QuotedFile, layout: SheetLayout, ticket: JobTicket, output: String,
+        upload: String, key: String
+      )] = []
+    var uploads: [String: String] = [:]
+    var occurrences: [String: Int] = [:]
     for (index, source) in quoted.files.enumerated() {
       let line = quoted.quote.files[index]
       guard source.info.printAllowed else { throw DocumentError.printNotAllowed(file: source.file) }
+      // The upload's digest, streamed: what the journal knows a line by (a file named twice is
+      // read once here).
+      let upload =
+        try uploads[source.path]
+        ?? SHA256.hex(ofFile: source.path, limit: FileIO.Limit.document)
+      uploads[source.path] = upload
+      let identity = PrintJournal.lineIdentity(
+        upload: upload, line: line, pages: source.options.pages,
+        extras: source.options.extras ?? [])
+      let occurrence = occurrences[identity, default: 0]
+      occurrences[identity] = occurrence + 1
+      let key = PrintJournal.lineKey(identity: identity, occurrence: occurrence)
       guard let paper = PaperSize(rawValue: line.paper) else {
         preconditionFailure("paper '\(line.paper)' is offered by price lists but has no size")
       }
@@ -137,7 +165,7 @@ public struct OrderPreparer: Sendable {
         let layout = SheetLayout(
           pages: run.pages, expectedPages: source.info.pages, nUp: line.nUp, paper: paper,
           blankBack: ticket.blankBacks > 0)
-        plans.append((source, layout, ticket, folder + "/" + document))
+        plans.append((source, layout, ticket, folder + "/" + document, upload, key))
       }
     }
     let frozen = plans
@@ -188,7 +216,7 @@ public struct OrderPreparer: Sendable {
         files.append(
           PreparedFile(
             document: plan.output, ticketPath: ticketPath, ticket: plan.ticket,
-            previews: result.previews?.map(\.final)))
+            previews: result.previews?.map(\.final), upload: plan.upload, lineKey: plan.key))
       }
       _ = try DocumentSandbox.commit(pending, protected: FileIdentities(plans.map(\.source.path)))
       return PreparedOrder(quote: quoted.quote, files: files)

@@ -45,7 +45,12 @@ public struct PrintedOrder: Encodable, Sendable, Equatable {
   public var quote: Quote
   /// The prepared files, in the order's order.
   public var files: [PreparedFile]
-  /// One job a file, in order, when the files were sent to a printer.
+  /// The printer jobs of the order's lines, in the order's order, when a printer was given.
+  ///
+  /// One a file sent by this run, and for a line an earlier run printed (its journal says so)
+  /// the jobs it recorded, `resumed` (as many as that run's colour split made: a line sent
+  /// whole then prepared split now has one job for two files). Each names its line's file and
+  /// part (`SubmittedJob.file`, `.part`).
   public var jobs: [SubmittedJob]?
   /// Why the jobs waited for did not all complete, or nil.
   ///
@@ -90,11 +95,12 @@ public struct OrderPrinter: Sendable {
   ///   - folder: where the PDFs and tickets go (created when missing).
   ///   - options: how the files are prepared (`PrepareOptions`: the colour split).
   ///   - target: the printer, or nil to prepare only.
-  /// - Returns: the quote, the files and, with a target, one job a file (with its state when
-  ///   waited for).
+  /// - Returns: the quote, the files and, with a target, their jobs (`PrintedOrder.jobs`, with
+  ///   their states when waited for).
   /// - Throws: what `OrderPreparer.prepare(order:prices:filesRoot:output:)`,
-  ///   `PrintSubmitter.lookUp` and `PrintSubmitter.submit` throw;
-  ///   `DocumentError.printJournalDamaged` for a journal that cannot be read.
+  ///   `PrintSubmitter.lookUp` and `PrintSubmitter.submit` throw (`.printUnconfirmed`,
+  ///   `.printPartlySent` before anything is sent); `DocumentError.printJournalDamaged` for a
+  ///   journal that cannot be read or was written by an earlier imprint.
   public func run(
     order orderPath: String, prices pricesPath: String, filesRoot: String? = nil,
     output folder: String, options: PrepareOptions = PrepareOptions(),
@@ -123,8 +129,8 @@ public struct OrderPrinter: Sendable {
         guard let seconds = target.waitSeconds else { return (jobs, nil) }
         do {
           let waited = try PrintSubmitter.wait(
-            for: jobs, files: files, seconds: seconds, journal: journal, access: target.access)
-          return (waited, PrintSubmitter.failure(of: waited, files: files, seconds: seconds))
+            for: jobs, seconds: seconds, journal: journal, access: target.access)
+          return (waited, PrintSubmitter.failure(of: waited, seconds: seconds))
         } catch let error as DocumentError {
           return (jobs, error)
         }

@@ -7,15 +7,25 @@ import Foundation
 import ImprintCore
 import ImprintGraphics
 
-/// A print job a printer accepted.
+/// A print job a printer accepted: one part of one line of the order.
 public struct SubmittedJob: Codable, Sendable, Equatable {
-  /// The print-ready PDF sent.
+  /// The print-ready PDF sent (for a job an earlier run sent, the document it sent, by its
+  /// name in the same folder).
   public var document: String
-  /// The printer's URI, or the CUPS queue's name.
+  /// The file as the order names it.
+  public var file: String
+  /// The part of the order's line the job prints: `whole`, `color` or `mono`.
+  public var part: String
+  /// The printer as given: its URI, or the CUPS queue's name.
   public var printer: String
+  /// For a queue, the scheduler the job is on (`host:port` or a socket's path); nil for an IPP
+  /// URI.
+  public var scheduler: String?
+  /// The printer's `printer-uuid`, when it reported one.
+  public var printerUUID: String?
   /// The job's id on that printer (on the scheduler, for a queue).
   public var jobID: Int
-  /// True when an earlier run sent the file (its `PrintJournal` says so) and this one did not
+  /// True when an earlier run sent the part (its `PrintJournal` says so) and this one did not
   /// send it again; nil when this run sent it.
   public var resumed: Bool?
   /// The job's state when it was waited for: `completed`, `aborted` or `canceled` once it
@@ -27,10 +37,17 @@ public struct SubmittedJob: Codable, Sendable, Equatable {
   /// The printer's `job-state-message` with that state, if any.
   public var stateMessage: String?
 
-  /// A job of `document` on `printer`.
-  public init(document: String, printer: String, jobID: Int, resumed: Bool? = nil) {
+  /// Job `jobID` of `part` of `file`, sent as `document` to `printer` (through `scheduler`,
+  /// for a queue).
+  public init(
+    document: String, file: String, part: String = "whole", printer: String,
+    scheduler: String? = nil, jobID: Int, resumed: Bool? = nil
+  ) {
     self.document = document
+    self.file = file
+    self.part = part
     self.printer = printer
+    self.scheduler = scheduler
     self.jobID = jobID
     self.resumed = resumed
   }
@@ -66,14 +83,19 @@ public struct PrintAccess: Sendable, Equatable {
 /// `busySeconds`. libcups' settings (scheduler, user, password callback) are per thread: each
 /// call sets them for its own thread and leaves a callback that never prompts.
 public enum PrintSubmitter {
-  /// Submits `files` to `printer`, in order, and returns their job ids; with `monoPrinter`,
-  /// the files whose ticket's `print-color-mode` is `monochrome` (a colour split's monochrome
+  /// Submits `files` to `printer`, in order, and returns their jobs; with `monoPrinter`, the
+  /// files whose ticket's `print-color-mode` is `monochrome` (a colour split's monochrome
   /// parts, monochrome files) go to that printer instead.
   ///
-  /// With a journal, a file the journal records as sent to its printer (same bytes, same ticket)
-  /// is not sent again (its job is reported with `resumed`), and each file sent is recorded
-  /// when its job is created and when its document is accepted. When every file was sent
-  /// before, the printer is not contacted.
+  /// With a journal, each line of the order (its files sharing a `PreparedFile.lineKey`: a
+  /// whole file, or a split file's parts) is decided from what the journal records of it,
+  /// before anything is sent: nothing recorded, its files are sent; every part that run's split
+  /// made recorded sent, the line is printed and nothing is sent: its recorded jobs are
+  /// reported (`resumed`, with the printer, scheduler and document they were sent to) whatever
+  /// the split, the printers or the scheduler are now; some parts recorded, and this run's split
+  /// makes the same parts, only the missing ones are sent. Each part sent is recorded when its
+  /// job is created and when its document is accepted. When every line was printed before, no
+  /// printer is contacted.
   ///
   /// - Parameters:
   ///   - files: prepared files with their tickets (`OrderPreparer`).
@@ -81,14 +103,18 @@ public enum PrintSubmitter {
   ///   - monoPrinter: the IPP URI or queue name of the printer for monochrome files, or nil for
   ///     `printer`.
   ///   - busySeconds: how long to keep asking a busy printer.
-  ///   - journal: the record of files sent, or nil to send every file.
+  ///   - journal: the record of lines sent, or nil to send every file.
   ///   - access: the scheduler for queues, and credentials.
-  /// - Returns: one job per file, in the files' order.
+  /// - Returns: the jobs, line by line in the order's order (a line's parts in their order):
+  ///   one a file sent now, and the jobs an earlier run recorded for a line it printed (as many
+  ///   as that run's split made, which may differ from the files prepared now).
   /// - Throws: `DocumentError.printerUnreachable` (neither an IPP URI nor a queue name, a
   ///   printer or scheduler that does not answer), `.printerUnknown` (a queue the scheduler
   ///   does not have), `.printUnauthorized` (credentials missing or refused) or `.printRefused`
-  ///   (a job or document the printer refused, naming the file); `.printUnconfirmed` (before
-  ///   anything is sent) when the journal has a job created for a file but not its document;
+  ///   (a job or document the printer refused, naming the file); before anything is sent,
+  ///   `.printUnconfirmed` when the journal has a job created for a line but not its document,
+  ///   `.printPartlySent` when it records some parts of a line sent and this run's split makes
+  ///   other parts, `.printJournalDamaged` when a line's entries disagree on its parts;
   ///   `FileError` reading a prepared file or writing the journal. Jobs submitted before a
   ///   failure stay submitted (and recorded).
   public static func submit(
@@ -99,48 +125,123 @@ public enum PrintSubmitter {
     if let monoPrinter { try checkPrinter(monoPrinter) }
     let mono = monoPrinter ?? printer
     let targets = files.map { $0.ticket.ipp.printColorMode == "monochrome" ? mono : printer }
-    var digests: [String?] = Array(repeating: nil, count: files.count)
-    var jobs: [Int: SubmittedJob] = [:]
+    // The order's lines in order, each with its files (a split line's parts).
+    var lines: [(key: String, indices: [Int])] = []
+    for (index, file) in files.enumerated() {
+      if let at = lines.firstIndex(where: { $0.key == file.lineKey }) {
+        lines[at].indices.append(index)
+      } else {
+        lines.append((file.lineKey, [index]))
+      }
+    }
+    var resumed: [String: [SubmittedJob]] = [:]
+    var pending = Set(files.indices)
     if let journal {
-      for (index, file) in files.enumerated() {
-        let digest = try PrintJournal.digest(document: file.document, attributes: file.ticket.ipp)
-        digests[index] = digest
-        guard let entry = journal.entry(digest: digest, printer: targets[index]) else { continue }
-        guard entry.sent else {
-          throw DocumentError.printUnconfirmed(
-            file: file.ticket.file, printer: targets[index], jobID: entry.jobID,
-            journal: journal.path)
-        }
-        jobs[index] = SubmittedJob(
-          document: file.document, printer: targets[index], jobID: entry.jobID, resumed: true)
+      for line in lines {
+        guard let (jobs, printed) = try recorded(line.indices.map { files[$0] }, in: journal)
+        else { continue }
+        resumed[line.key] = jobs
+        let done = Set(jobs.map(\.part))
+        pending.subtract(line.indices.filter { printed || done.contains(files[$0].part) })
       }
     }
-    guard jobs.count < files.count else { return files.indices.compactMap { jobs[$0] } }
-    try CupsSession.with(access) { session in
-      // One connection a printer, each printer's files in order: the colour printer's first.
-      for name in [printer, mono] where jobs.count < files.count {
-        let indices = files.indices.filter { targets[$0] == name && jobs[$0] == nil }
-        guard !indices.isEmpty else { continue }
-        let target = try CupsPrinter(name, session)
-        let info = try CupsDestinationInfo(target, session)
-        for index in indices {
-          let file = files[index]
-          let record = { (jobID: Int, sent: Bool) throws(FileError) in
-            guard let journal, let digest = digests[index] else { return }
-            try journal.record(
-              PrintJournal.Entry(
-                document: file.ticket.document, digest: digest, printer: name, jobID: jobID,
-                sent: sent))
+    var sent: [Int: SubmittedJob] = [:]
+    if !pending.isEmpty {
+      try CupsSession.with(access) { session in
+        // One connection a printer, each printer's files in order: the colour printer's first.
+        for name in mono == printer ? [printer] : [printer, mono] {
+          let indices = files.indices.filter { targets[$0] == name && pending.contains($0) }
+          guard !indices.isEmpty else { continue }
+          let target = try CupsPrinter(name, session)
+          let info = try CupsDestinationInfo(target, session)
+          let uuid = target.uuid()
+          for index in indices {
+            let file = files[index]
+            let parts = files.filter { $0.lineKey == file.lineKey }.count
+            var entry = PrintJournal.Entry(
+              key: file.lineKey, file: file.ticket.file, part: file.part, parts: parts,
+              document: file.ticket.document, printer: name, scheduler: target.scheduler,
+              printerUUID: uuid, jobID: 0, sent: false)
+            let id = try submit(
+              file, busySeconds: busySeconds, target, info, session,
+              created: { jobID throws(FileError) in
+                entry.jobID = jobID
+                try journal?.record(entry)
+              })
+            entry.jobID = id
+            entry.sent = true
+            try journal?.record(entry)
+            var job = SubmittedJob(
+              document: file.document, file: file.ticket.file, part: file.part, printer: name,
+              scheduler: target.scheduler, jobID: id)
+            job.printerUUID = uuid
+            sent[index] = job
           }
-          let id = try submit(
-            file, busySeconds: busySeconds, target, info, session,
-            created: { jobID throws(FileError) in try record(jobID, false) })
-          try record(id, true)
-          jobs[index] = SubmittedJob(document: file.document, printer: name, jobID: id)
         }
       }
     }
-    return files.indices.compactMap { jobs[$0] }
+    return lines.flatMap { line in
+      ((resumed[line.key] ?? []) + line.indices.compactMap { sent[$0] }).sorted {
+        partRank($0.part) < partRank($1.part)
+      }
+    }
+  }
+
+  /// The order of parts in a line: the whole file, its colour part, its monochrome part.
+  private static func partRank(_ part: String) -> Int {
+    ["whole", "color", "mono"].firstIndex(of: part) ?? 3
+  }
+
+  /// The jobs `journal` records for the line whose files (its parts, prepared now) are
+  /// `files`, as resumed jobs, and whether the line is printed, or nil when it records none:
+  /// every part the recorded split made when the line was printed (nothing is to be sent), or
+  /// the parts sent so far when this run's split makes the same parts (the others are to be
+  /// sent).
+  ///
+  /// - Throws: `DocumentError.printUnconfirmed` (a part's job created, its document not
+  ///   recorded as taken), `.printPartlySent` (parts missing, and this run's split makes other
+  ///   parts), `.printJournalDamaged` (the entries disagree on the line's parts).
+  private static func recorded(_ files: [PreparedFile], in journal: PrintJournal) throws
+    -> (jobs: [SubmittedJob], printed: Bool)?
+  {
+    guard let first = files.first else { return nil }
+    let entries = journal.entries(line: first.lineKey)
+    guard let parts = entries.first?.parts else { return nil }
+    if let unsent = entries.first(where: { !$0.sent }) {
+      throw DocumentError.printUnconfirmed(
+        file: unsent.file, printer: shown(unsent.printer, scheduler: unsent.scheduler),
+        jobID: unsent.jobID, journal: journal.path)
+    }
+    let recordedParts = Set(entries.map(\.part))
+    guard entries.allSatisfy({ $0.parts == parts }), recordedParts.count <= parts else {
+      throw DocumentError.printJournalDamaged(
+        path: journal.path, reason: "the entries of '\(first.ticket.file)' disagree on its parts")
+    }
+    // Resumed jobs name their documents in the folder this run prepares into.
+    let folder = (first.document as NSString).deletingLastPathComponent
+    let jobs = entries.map { entry in
+      var job = entry.job
+      job.document = folder.isEmpty ? entry.document : folder + "/" + entry.document
+      return job
+    }
+    // Printed: nothing to send, whatever this run's split, printers or scheduler.
+    if recordedParts.count == parts { return (jobs, true) }
+    let current = files.map(\.part)
+    guard current.count == parts && recordedParts.isSubset(of: Set(current)) else {
+      throw DocumentError.printPartlySent(
+        file: first.ticket.file,
+        sent: entries.map {
+          "the \($0.part) part as job \($0.jobID) on '\(shown($0.printer, scheduler: $0.scheduler))'"
+        },
+        parts: parts, now: current.count, journal: journal.path)
+    }
+    return (jobs, false)
+  }
+
+  /// A printer as messages name it: a queue with its scheduler as CUPS writes it
+  /// (`shop@127.0.0.1:631`), a URI as it is.
+  static func shown(_ printer: String, scheduler: String?) -> String {
+    scheduler.map { "\(printer)@\($0)" } ?? printer
   }
 
   /// Checks that `printer` is an IPP URI (`ipp://`, `ipps://`) or could be a CUPS queue's name
@@ -166,30 +267,34 @@ public enum PrintSubmitter {
   /// Asks the printer of each job for its state until it ends (`completed`, `aborted` or
   /// `canceled`) or `seconds` have passed, and returns the jobs with their states.
   ///
-  /// A job the journal already records as ended is not asked for again (printers forget
-  /// finished jobs); each job that ends is recorded with its state. One connection a printer;
-  /// each job is asked for every 20 ms at first, then less often, up to every half second.
+  /// Each job is asked where it was sent: an IPP URI's printer, or for a queue the scheduler
+  /// the job records (`SubmittedJob.scheduler`; a job an earlier run sent may be on another
+  /// scheduler than `access.scheduler`), with `access`'s credentials. A job the journal
+  /// already records as ended is not asked for again (printers forget finished jobs); each
+  /// job that ends is recorded with its state. One connection a printer; each job is asked
+  /// for every 20 ms at first, then less often, up to every half second.
   ///
   /// - Parameters:
-  ///   - jobs: the jobs `submit` returned, one a file, in order.
-  ///   - files: the files sent.
+  ///   - jobs: the jobs `submit` returned.
   ///   - seconds: how long to wait for all the jobs together.
-  ///   - journal: the record of files sent, or nil.
-  ///   - access: the scheduler for queues, and credentials.
+  ///   - journal: the record of lines sent, or nil.
+  ///   - access: the scheduler for queue jobs that record none, and credentials.
   /// - Returns: the jobs with their states (a job still going after `seconds` has its last
-  ///   state: see `failure(of:files:seconds:)`).
+  ///   state: see `failure(of:seconds:)`).
   /// - Throws: `DocumentError.printerUnreachable` (a printer that does not answer),
   ///   `.printerUnknown` (a queue gone), `.printJobUnknown` (a job the printer does not know),
   ///   `.printUnauthorized`, `.printRefused` (another IPP error); `FileError` writing the
   ///   journal.
   public static func wait(
-    for jobs: [SubmittedJob], files: [PreparedFile], seconds: Double,
-    journal: PrintJournal? = nil, access: PrintAccess = PrintAccess()
+    for jobs: [SubmittedJob], seconds: Double, journal: PrintJournal? = nil,
+    access: PrintAccess = PrintAccess()
   ) throws -> [SubmittedJob] {
     var jobs = jobs
     for index in jobs.indices {
       try checkPrinter(jobs[index].printer)
-      if let entry = journal?.entry(jobID: jobs[index].jobID, printer: jobs[index].printer),
+      if let entry = journal?.entry(
+        jobID: jobs[index].jobID, printer: jobs[index].printer,
+        scheduler: jobs[index].scheduler),
         let state = entry.state
       {
         jobs[index].state = state
@@ -198,19 +303,24 @@ public enum PrintSubmitter {
       }
     }
     let deadline = Date().addingTimeInterval(seconds.isFinite ? max(0, seconds) : 0)
-    var printers: [String] = []
-    for job in jobs where !printers.contains(job.printer) { printers.append(job.printer) }
-    try CupsSession.with(access) { session in
-      for printer in printers {
-        let waiting = zip(jobs.indices, files).filter {
-          jobs[$0.0].printer == printer && !isFinal(jobs[$0.0].state)
-        }
-        guard !waiting.isEmpty else { continue }
+    // Each printer where its jobs are: a queue on the scheduler each job records.
+    var places: [(printer: String, scheduler: String?)] = []
+    for job in jobs where !places.contains(where: { $0 == (job.printer, job.scheduler) }) {
+      places.append((job.printer, job.scheduler))
+    }
+    for (printer, scheduler) in places {
+      let waiting = jobs.indices.filter {
+        jobs[$0].printer == printer && jobs[$0].scheduler == scheduler && !isFinal(jobs[$0].state)
+      }
+      guard !waiting.isEmpty else { continue }
+      var place = access
+      if let scheduler { place.scheduler = scheduler }
+      try CupsSession.with(place) { session in
         let target = try CupsPrinter(printer, session)
-        for (index, file) in waiting {
+        for index in waiting {
           var pause: UInt32 = 20_000
           while true {
-            let status = try jobState(jobs[index].jobID, file: file.ticket.file, target, session)
+            let status = try jobState(jobs[index].jobID, file: jobs[index].file, target, session)
             jobs[index].state = status.state
             jobs[index].stateReasons = status.reasons
             jobs[index].stateMessage = status.message
@@ -220,7 +330,8 @@ public enum PrintSubmitter {
             pause = min(pause * 2, 500_000)
           }
           if isFinal(jobs[index].state), let journal,
-            var entry = journal.entry(jobID: jobs[index].jobID, printer: printer)
+            var entry = journal.entry(
+              jobID: jobs[index].jobID, printer: printer, scheduler: scheduler)
           {
             entry.state = jobs[index].state
             entry.stateReasons = jobs[index].stateReasons
@@ -234,21 +345,19 @@ public enum PrintSubmitter {
   }
 
   /// The first job of `jobs` waited for that did not complete: `.printJobEnded` (aborted or
-  /// canceled) or `.printWaitTimedOut` (still going after `seconds`); nil when every job
-  /// completed or none was waited for.
-  public static func failure(of jobs: [SubmittedJob], files: [PreparedFile], seconds: Double)
-    -> DocumentError?
-  {
-    for (job, file) in zip(jobs, files) {
+  /// canceled) or `.printWaitTimedOut` (still going after `seconds`), naming the job's file;
+  /// nil when every job completed or none was waited for.
+  public static func failure(of jobs: [SubmittedJob], seconds: Double) -> DocumentError? {
+    for job in jobs {
       guard let state = job.state, state != "completed" else { continue }
+      let printer = shown(job.printer, scheduler: job.scheduler)
       if isFinal(state) {
         return .printJobEnded(
-          file: file.ticket.file, printer: job.printer, jobID: job.jobID, state: state,
+          file: job.file, printer: printer, jobID: job.jobID, state: state,
           reasons: job.stateReasons ?? [], message: job.stateMessage)
       }
       return .printWaitTimedOut(
-        file: file.ticket.file, printer: job.printer, jobID: job.jobID, state: state,
-        seconds: seconds)
+        file: job.file, printer: printer, jobID: job.jobID, state: state, seconds: seconds)
     }
     return nil
   }
@@ -556,6 +665,9 @@ struct CupsPrinter: ~Copyable {
   /// The printer's URI for requests: the device's, or the queue's on the scheduler
   /// (`printer-uri-supported`).
   let uri: String
+  /// For a queue, the scheduler it is on, as libcups resolved it (`host:port` or a socket's
+  /// path); nil for an IPP URI.
+  let scheduler: String?
   fileprivate let destination: CupsDestination
   fileprivate let connection: CupsConnection
 
@@ -570,12 +682,37 @@ struct CupsPrinter: ~Copyable {
       connection = try CupsConnection(toDevice: destination, printer: uri, session)
       self.destination = destination
       self.uri = uri
+      scheduler = nil
     case .queue(let queue):
       let connection = try CupsConnection(toSchedulerFor: queue, session)
       destination = try CupsDestination(queue: queue, connection, session)
       self.connection = connection
       uri = destination.option("printer-uri-supported") ?? "ipp://localhost/printers/\(queue)"
+      scheduler = CupsSession.scheduler
     }
+  }
+
+  /// The printer's `printer-uuid` (Get-Printer-Attributes asking for it alone), or nil when
+  /// it reports none or does not answer: a record, never a reason to fail.
+  func uuid() -> String? {
+    guard let request = ippNewRequest(IPP_OP_GET_PRINTER_ATTRIBUTES) else {
+      preconditionFailure("ippNewRequest failed: out of memory")
+    }
+    ippAddString(request, IPP_TAG_OPERATION, IPP_TAG_URI, "printer-uri", nil, uri)
+    ippAddString(
+      request, IPP_TAG_OPERATION, IPP_TAG_KEYWORD, "requested-attributes", nil, "printer-uuid")
+    ippAddString(
+      request, IPP_TAG_OPERATION, IPP_TAG_NAME, "requesting-user-name", nil, cupsUser())
+    // cupsDoRequest frees the request, and returns nil when the printer did not answer.
+    guard let raw = cupsDoRequest(connection.raw, request, connection.resource) else {
+      return nil
+    }
+    let response = IPPResponse(owning: raw)
+    guard PrintSubmitter.isSuccess(ippGetStatusCode(response.raw)),
+      let attribute = ippFindAttribute(response.raw, "printer-uuid", IPP_TAG_URI),
+      let value = ippGetString(attribute, 0, nil)
+    else { return nil }
+    return SafeText.excerpt(String(cString: value), limit: 128)
   }
 }
 

@@ -279,12 +279,16 @@ struct BatchPrintTests {
     let ticket = try JSONDecoder().decode(
       JobTicket.self,
       from: Data(contentsOf: URL(fileURLWithPath: folder.file("out/prints/P-1/1-a.ticket.json"))))
+    let key = PrintJournal.lineKey(
+      identity: PrintJournal.lineIdentity(
+        upload: try SHA256.hex(ofFile: folder.file("a.pdf"), limit: 1 << 30), line: ticket.quote,
+        pages: nil, extras: []),
+      occurrence: 0)
     let journalPath = options.outputFolder + "/.state/P-1.print.json"
-    let digest = try PrintJournal.digest(
-      document: folder.file("out/prints/P-1/1-a.pdf"), attributes: ticket.ipp)
     try write(
-      #"{"schemaVersion":1,"entries":[{"document":"1-a.pdf","digest":"\#(digest)","#
-        + #""printer":"\#(printer.uri)","jobID":7,"sent":false}]}"#, to: journalPath)
+      #"{"schemaVersion":2,"entries":[{"key":"\#(key)","file":"a.pdf","part":"whole","#
+        + #""parts":1,"document":"1-a.pdf","printer":"\#(printer.uri)","jobID":7,"sent":false}]}"#,
+      to: journalPath)
     path = try manifest(folder, [line.replacingOccurrences(of: "URI", with: printer.uri)])
     #expect(try await BatchRunner.run(manifest: path, options: options).failed == 1)
     let error = try #require(try results(options)["P-1"]?.error)
@@ -297,6 +301,18 @@ struct BatchPrintTests {
     try write("{", to: journalPath)
     #expect(try await BatchRunner.run(manifest: path, options: options).failed == 1)
     #expect(try results(options)["P-1"]?.error?.code == "print.journalDamaged")
+    #expect(spooled(printer).isEmpty)
+    // Nor is one an earlier imprint wrote (schema 1: prepared files, queues without their
+    // scheduler), even one recording nothing of this order.
+    try write(
+      #"{"schemaVersion":1,"entries":[{"document":"1-b.pdf","digest":"00","#
+        + #""printer":"shop","jobID":3,"sent":true}]}"#, to: journalPath)
+    #expect(try await BatchRunner.run(manifest: path, options: options).failed == 1)
+    let earlier = try #require(try results(options)["P-1"]?.error)
+    #expect(earlier.code == "print.journalDamaged")
+    #expect(earlier.message.contains("written by an earlier imprint (schemaVersion 1)"))
+    #expect(earlier.message.contains(journalPath), "\(earlier.message)")
+    #expect(earlier.hint?.contains("check what the printer printed, then remove") == true)
     #expect(spooled(printer).isEmpty)
   }
 

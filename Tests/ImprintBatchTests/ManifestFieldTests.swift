@@ -157,6 +157,25 @@ struct ManifestFieldTests {
     #expect(last.id == "7")
   }
 
+  @Test("CSV: a printer column is read on print rows; on another kind's row only when empty")
+  func csvPrinterColumn() throws {
+    let items = try read(
+      "id,kind,payload,file,prices,printer\n"
+        + "q,qr,x,,,\n"
+        + "r,qr,y,,,front-desk\n"
+        + "p,print,,o.json,p.json,front-desk\n",
+      name: "m.csv")
+    guard case .success(let qr) = items[0], case .failure(let error) = items[1],
+      case .success(let print) = items[2]
+    else {
+      Issue.record("rows 2 and 4 must be jobs, row 3 its error: \(items)")
+      return
+    }
+    #expect(qr.printer == nil && print.printer == "front-desk")
+    #expect(error.code == "batch.badLine")
+    #expect(error.message == "manifest 'm.csv': job 'r' (line 3): 'printer' is for print jobs only")
+  }
+
   @Test(
     "payloadType and format are read once, as the kind's enum; another value fails its line",
     arguments: [
@@ -299,6 +318,18 @@ struct ManifestFieldTests {
       (
         #","kind":"qr","payload":"x","wait":false"#, "batch.badLine",
         "'wait' is for print jobs only"
+      ),
+      (
+        #","kind":"quote","file":"o.json","prices":"p.json","printer":"ipp://h/ipp/print""#,
+        "batch.badLine", "'printer' is for print jobs only"
+      ),
+      (
+        #","kind":"quote","file":"o.json","prices":"p.json","filesRoot":"uploads""#,
+        "batch.badLine", "'filesRoot' is for print jobs only"
+      ),
+      (
+        #","kind":"thumb","file":"a.pdf","printer":"front-desk""#, "batch.badLine",
+        "'printer' is for print jobs only"
       ),
       (#",\#(printFields),"preview":true"#, "batch.badLine", "'preview' is not a known key"),
     ])

@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCLI
+import ImprintDocuments
 import ImprintTestSupport
 import Testing
 
@@ -266,6 +267,12 @@ struct PrepareCLITests {
     let text = await imprint([
       "prepare", order, "--prices", prices, "-o", folder.file("text"), "--previews",
     ])
+    // Without --preview-size: the library's default box.
+    let unsized = try #require(
+      pngHeader(
+        Array(try Data(contentsOf: URL(fileURLWithPath: folder.file("text/1-handout.side-1.png")))))
+    )
+    #expect(max(unsized.width, unsized.height) == OrderPreparer.defaultPreviewSize)
     #expect(
       text.stdout.hasSuffix(
         ", \(sides) preview\(sides == 1 ? "" : "s") (\(folder.file("text/1-handout.side-1.png")), ...)\n"
@@ -297,6 +304,17 @@ struct PrepareCLITests {
       folder.file("out"), "--mono-printer", "ipp://localhost:631/ipp/print",
     ])
     #expect(monoAlone.code == 2 && monoAlone.stderr.contains("--mono-printer needs --printer"))
+    // A timeout without --wait would be ignored: refused, with a printer or without.
+    for printer in [[], ["--printer", "ipp://localhost:631/ipp/print"]] {
+      let timeoutAlone = await imprint(
+        [
+          "prepare", order, "--prices", Self.examples + "prices-booster.json", "-o",
+          folder.file("out"), "--wait-timeout", "60",
+        ] + printer)
+      #expect(timeoutAlone.code == 2, "\(timeoutAlone.stderr)")
+      #expect(timeoutAlone.stderr.contains("--wait-timeout needs --wait"), "\(timeoutAlone.stderr)")
+      #expect(timeoutAlone.stdout.isEmpty)
+    }
     #expect(!FileManager.default.fileExists(atPath: folder.file("out")))
   }
 }

@@ -95,8 +95,7 @@ struct PrintQueueTests {
     #expect(second.attributes["media-col"]?.contains("x-dimension=21590") == true)
     #expect(second.attributes["print-color-mode"] == "monochrome")
     // Followed on the scheduler to their end.
-    let waited = try PrintSubmitter.wait(
-      for: jobs, files: order.files, seconds: 60, access: access)
+    let waited = try PrintSubmitter.wait(for: jobs, seconds: 60, access: access)
     #expect(waited.map(\.state) == ["completed", "completed"])
   }
 

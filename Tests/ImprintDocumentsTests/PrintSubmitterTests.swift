@@ -157,7 +157,7 @@ struct PrintSubmitterTests {
       try Data(contentsOf: URL(fileURLWithPath: got.file))
         == Data(contentsOf: URL(fileURLWithPath: order.files[0].document)))
     // Asking after the job needs the credentials too.
-    let waited = try PrintSubmitter.wait(for: jobs, files: order.files, seconds: 30, access: access)
+    let waited = try PrintSubmitter.wait(for: jobs, seconds: 30, access: access)
     #expect(waited.map(\.state) == ["completed"])
   }
 

@@ -104,7 +104,7 @@ struct PrintWaitTests {
     unknown.jobID = 999
     unknown.state = nil
     let notKnown = #expect(throws: DocumentError.self) {
-      try PrintSubmitter.wait(for: [unknown], files: order.files, seconds: 5)
+      try PrintSubmitter.wait(for: [unknown], seconds: 5)
     }
     #expect(notKnown?.code == "print.jobUnknown")
     #expect(notKnown?.message.contains("job 999 of 'a.pdf'") == true)
@@ -114,7 +114,7 @@ struct PrintWaitTests {
     gone.printer = nowhere
     gone.state = nil
     let error = #expect(throws: DocumentError.self) {
-      try PrintSubmitter.wait(for: [gone], files: order.files, seconds: 5)
+      try PrintSubmitter.wait(for: [gone], seconds: 5)
     }
     #expect(error?.code == "print.unreachable")
     #expect(error?.message.contains(nowhere) == true)

@@ -25,7 +25,12 @@ public final class TestPrinter {
   /// The spool folder (files are kept).
   public let spool: String
   private let process: Process
-  private let pidFile: String
+  /// The printer's process id, read from its pid file once it listens: kept, so that stopping
+  /// it never depends on the file.
+  private let pid: pid_t?
+  /// The folder of its spool and hook, kept as long as the printer runs (removed after it
+  /// stopped, not under it).
+  private let folder: TemporaryFolder
 
   /// Starts a printer with its spool and hook in `folder`.
   ///
@@ -40,6 +45,7 @@ public final class TestPrinter {
   public init(folder: TemporaryFolder, hook extra: String = "", users: [String: String] = [:])
     throws
   {
+    self.folder = folder
     spool = folder.file("spool")
     try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true)
     let hook = folder.file("hook.sh")
@@ -48,7 +54,7 @@ public final class TestPrinter {
         + extra + "\n").utf8
     ).write(to: URL(fileURLWithPath: hook))
     chmod(hook, 0o755)
-    pidFile = folder.file("printer.pid")
+    let pidFile = folder.file("printer.pid")
     let executable = Self.find("ippeveprinter")
     var authentication = ""
     if !users.isEmpty {
@@ -84,7 +90,7 @@ public final class TestPrinter {
       if Self.waitForListener(port: port, process: process) {
         started = (process, port)
       } else {
-        Self.stop(process, pidFile: pidFile)
+        Self.stop(process, pid: Self.pid(in: pidFile))
       }
     }
     guard let (process, port) = started else {
@@ -92,10 +98,18 @@ public final class TestPrinter {
         .featureUnsupported, userInfo: [NSDebugDescriptionErrorKey: "ippeveprinter did not start"])
     }
     self.process = process
+    pid = Self.pid(in: pidFile)
     uri = "ipp://localhost:\(port)/ipp/print"
   }
 
-  deinit { Self.stop(process, pidFile: pidFile) }
+  deinit { Self.stop(process, pid: pid) }
+
+  /// The process id the printer's shell wrote to `pidFile` (its own, which it then becomes).
+  private static func pid(in pidFile: String) -> pid_t? {
+    (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+      pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+  }
 
   /// The jobs finished so far, by job id, once `count` of them have finished (or after 20 s).
   public func jobs(count: Int) -> [Int: ReceivedJob] {
@@ -161,15 +175,20 @@ public final class TestPrinter {
     return false
   }
 
-  /// Ends the printer this object started (its own process id, from its pid file).
+  /// Ends the printer this object started (its own process id, from its pid file), and the
+  /// D-Bus session that runs it.
   ///
   /// The D-Bus session ends with it. SIGKILL: a child inherits the test runner's blocked signals, SIGTERM
-  /// among them, and the spooled files and their attributes are all written by then.
-  private static func stop(_ process: Process, pidFile: String) {
-    if process.isRunning, let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
-      let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1
-    {
-      kill(pid, SIGKILL)
+  /// among them, and the spooled files and their attributes are all written by then. Without the
+  /// printer's id (its shell never wrote it), the session is ended itself, so that waiting for it
+  /// cannot last for ever.
+  private static func stop(_ process: Process, pid: pid_t?) {
+    if process.isRunning {
+      if let pid, pid > 1 {
+        kill(pid, SIGKILL)
+      } else if process.processIdentifier > 1 {
+        kill(process.processIdentifier, SIGKILL)
+      }
     }
     if process.isRunning { process.waitUntilExit() }
   }

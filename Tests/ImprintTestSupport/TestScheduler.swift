@@ -21,6 +21,8 @@ public final class TestScheduler {
   /// The scheduler's folder (configuration, spool, logs).
   public let root: String
   private let process: Process
+  /// The folder it lives in, kept as long as it runs (removed after it stopped, not under it).
+  private let folder: TemporaryFolder
 
   /// pam_wrapper's preload library and its password-matrix module (Debian's libpam-wrapper).
   public static let pamWrapper = "/usr/lib/x86_64-linux-gnu/libpam_wrapper.so"
@@ -34,6 +36,7 @@ public final class TestScheduler {
   ///   - users: user names and passwords; when not empty, jobs need them.
   /// - Throws: when cupsd does not answer within 10 s (three ports are tried).
   public init(folder: TemporaryFolder, users: [String: String] = [:]) throws {
+    self.folder = folder
     root = folder.file("cups")
     for sub in ["", "/spool", "/spool/temp", "/log", "/cache", "/pam"] {
       try FileManager.default.createDirectory(
