@@ -29,7 +29,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work="${BENCH_DIR:-$root/Benchmarks/out/serve}"
 duration=${DURATION:-10}
-connections=${CONNECTIONS:-1 8 64}
+connections=${CONNECTIONS-1 8 64}
 memory_requests=${MEMORY_REQUESTS:-100000}
 memory_kinds=${MEMORY_KINDS:-qr-png card-pdf}
 rm -rf "$work"; mkdir -p "$work"
