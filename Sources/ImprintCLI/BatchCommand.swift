@@ -155,11 +155,17 @@ enum BatchCommand {
       throw UsageError(message: "missing -o <dir>")
     }
     let manifest = arguments.positionals[0]
+    let waitTimeout = try arguments.double("wait-timeout", in: 0...86_400)
+    // A timeout alone would be ignored: the batch's print jobs wait only with --wait (a line's
+    // own `wait` has its own `waitTimeout`).
+    if waitTimeout != nil && !arguments.flag("wait") {
+      throw UsageError(message: "--wait-timeout needs --wait")
+    }
     var options = try batchOptions(folder, arguments, console)
     options.failFast = arguments.flag("fail-fast")
     options.shard = try shard(arguments.value("shard") ?? "0/1", environment: console.environment)
-    let waitSeconds = try arguments.double("wait-timeout", in: 0...86_400) ?? 300
-    options.printWaitSeconds = arguments.flag("wait") ? waitSeconds : nil
+    options.printWaitSeconds =
+      arguments.flag("wait") ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
     options.printAccess.credentials = try arguments.value("password-file").map {
       try PrintCredentials(file: $0)
     }
