@@ -55,6 +55,11 @@ public struct BatchOptions: Sendable {
   /// How print jobs reach their printers: the CUPS scheduler for queue names, and the
   /// credentials for printers that ask (`--password-file`); one for every print job.
   public var printAccess = PrintAccess()
+  /// The error a job cut short by the run's cancellation ends with, given its id.
+  ///
+  /// Instead of the sandbox's `document.canceled` (its document's worker was killed): a
+  /// service's own stop (the job's cancel code). Nil: that error as it is.
+  public var canceledJob: (@Sendable (_ id: String) -> any Error)?
 
   /// Whether card jobs write `cards/ID.pdf`.
   public var writesCardFiles: Bool { cardFiles || layout == nil }
@@ -445,11 +450,22 @@ public enum BatchRunner {
       }
     } catch {
       outcome.result.status = .failed
-      outcome.result.error = ErrorRecord(error)
+      outcome.result.error = ErrorRecord(
+        Task.isCancelled && isCancellation(error) ? options.canceledJob?(job.id) ?? error : error)
       outcome.card = nil
     }
     outcome.result.seconds = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
     return outcome
+  }
+
+  /// Whether `error`, or an error it wraps, is the sandbox's `document.canceled`.
+  static func isCancellation(_ error: any Error) -> Bool {
+    var next: (any Error)? = error
+    while let error = next as? any ImprintError {
+      if error.code == "document.canceled" { return true }
+      next = error.underlying
+    }
+    return next is CancellationError
   }
 
   struct JobState: Codable, Sendable {

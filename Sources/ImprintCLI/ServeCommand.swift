@@ -34,8 +34,9 @@ enum ServeCommand {
       --password-file is printPasswordFile); options given on the command line win. The price lists are \
       reloaded when their files change (checked every --price-list-check seconds) and on \
       SIGHUP; a bad file keeps the previous list. SIGTERM or SIGINT stops taking \
-      connections and jobs, finishes the requests begun, lets a running job end within \
-      --drain-timeout (else cancels it), and exits 0.
+      connections and jobs, lets the requests begun and a running job end within \
+      --drain-timeout (else cancels them, killing their document workers: a request is \
+      answered 503), and exits 0.
       """,
     options: [
       .value("config", "<file>", "A JSON file of settings (see above)."),

@@ -51,8 +51,8 @@ public var activeProcessorCount: Int {
 /// A counting semaphore for async tasks: at most `count` holders at once; the others wait in
 /// the order they asked, without holding a thread.
 ///
-/// Waiting is not cancelled with the task: work under way when its task is cancelled (a
-/// batch's jobs in flight when the batch is stopped) ends as it would have.
+/// Waiting is not cancelled with the task: a holder that may be cancelled checks for it once it
+/// has its permit (the document sandbox then starts no worker).
 public final class AsyncPermits: Sendable {
   private struct State {
     var available: Int

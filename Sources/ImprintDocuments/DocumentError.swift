@@ -43,6 +43,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case memoryLimit(file: String, megabytes: Int)
   /// The file took longer than the wall-clock limit.
   case timeout(file: String, seconds: Double)
+  /// The work on the file was canceled (its task was: a server's request whose client left or
+  /// that the server's stop cut short, a job canceled or past its limits) and its worker killed.
+  case canceled(file: String)
   /// The file changed or was truncated while the worker was reading it (SIGBUS on its mapping).
   case fileChanged(file: String)
   /// The worker process died while handling the file.
@@ -112,6 +115,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .cpuLimit: "document.cpuLimit"
     case .memoryLimit: "document.memoryLimit"
     case .timeout: "document.timeout"
+    case .canceled: "document.canceled"
     case .fileChanged: "document.fileChanged"
     case .workerCrashed: "document.workerCrashed"
     case .badOutput: "document.badOutput"
@@ -189,6 +193,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "'\(file)' took longer than \(Formatting.number(seconds)) s and was stopped"
     case .fileChanged(let file):
       "'\(file)' changed or was truncated while it was being read"
+    case .canceled(let file):
+      "the work on '\(file)' was canceled and its worker stopped"
     case .workerCrashed(let file, let detail): "the worker reading '\(file)' crashed (\(detail))"
     case .badOutput(let file, let detail, _): "the thumbnail of '\(file)' is wrong (\(detail))"
     case .changedSinceQuote(let file, let quoted, let pages):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: the sockets of requests waiting for a worker, watched for their client
-// leaving (epoll, EPOLLRDHUP): libmicrohttpd does not look at a connection while it is
-// suspended.
+// ImprintService: the sockets of requests waiting for a worker or being worked, watched for
+// their client leaving (epoll, EPOLLRDHUP): libmicrohttpd does not look at a connection while
+// it is suspended.
 
 internal import CMHD
 import Foundation
@@ -10,9 +10,9 @@ import Synchronization
 /// Sockets watched for their client closing them, each with what to do then.
 ///
 /// libmicrohttpd stops watching a connection it suspended, so a client that leaves while its
-/// request waits in the pool's queue would go unnoticed until a worker had made its answer.
-/// This watch has an epoll instance and a thread of its own: a socket is added while its
-/// request waits and removed before its connection is resumed (only then may libmicrohttpd
+/// request waits in the pool's queue or is worked would go unnoticed until a worker had made
+/// its answer. This watch has an epoll instance and a thread of its own: a socket is added when
+/// its request is suspended and removed before its connection is resumed (only then may libmicrohttpd
 /// close it and the system give its number to another connection). A client is gone when its
 /// side of the connection is shut (`EPOLLRDHUP`: it sent FIN, as closing the socket does) or the
 /// connection failed (`EPOLLHUP`, `EPOLLERR`: a reset): libmicrohttpd itself ends a request

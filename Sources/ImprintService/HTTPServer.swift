@@ -114,6 +114,11 @@ final class HTTPServer: @unchecked Sendable {
   private let open = Mutex(0)
   /// Set once stopping began: responses say `Connection: close`.
   private let draining = Atomic(false)
+  /// The answers of suspended requests not yet given, by token.
+  ///
+  /// `stop` gives them, once the drain time is over, to the requests still waiting or being
+  /// worked; `closed` once it did: a request read after that is refused at once.
+  private let unanswered = Mutex<(answers: [UInt64: Answer], closed: Bool)>(([:], false))
 
   /// A server that works `pool`'s width of requests at once with `handler`.
   init(
@@ -184,20 +189,36 @@ final class HTTPServer: @unchecked Sendable {
     return Int(UInt16(bigEndian: bound.sin_port))
   }
 
-  /// Stops taking connections, lets the requests already begun finish (waiting at most
-  /// `drainSeconds` for those still being read or sent, and for every job in the pool), then
-  /// stops the daemon (`MHD_stop_daemon`) and closes the socket.
-  func stop(drainSeconds: Double) {
+  /// Stops taking connections, lets the requests already begun finish until `deadline` less
+  /// `grace`, then answers those still waiting or being worked 503 (`http.stopping`, their
+  /// work canceled: a document's worker is killed), waits until `deadline` for the answers to
+  /// be sent, and stops the daemon (`MHD_stop_daemon`, which closes what is left: requests
+  /// still being read) and closes the socket.
+  ///
+  /// - Parameters:
+  ///   - deadline: when the stop must be over.
+  ///   - grace: the time left, before `deadline`, for the requests cut short to be answered.
+  ///   - drainSeconds: the drain timeout as configured, for the 503's message.
+  func stop(until deadline: ContinuousClock.Instant, grace: Duration, drainSeconds: Double) {
     guard let daemon else { return }
     draining.store(true, ordering: .releasing)
     // New clients are refused at once (quiesce alone would leave them waiting in the backlog).
     let listening = MHD_quiesce_daemon(daemon)
     if listening >= 0 { shutdown(listening, Int32(SHUT_RDWR)) }
-    let deadline = Date().addingTimeInterval(drainSeconds)
-    while open.withLock({ $0 }) > 0 && Date() < deadline { usleep(10_000) }
-    // A suspended connection must be resumed before the daemon stops: its job ends first (jobs
-    // have their own limits: the sandbox's time limit).
-    while pool.pending > 0 { usleep(10_000) }
+    while open.withLock({ $0 }) > 0 && ContinuousClock.now < deadline - grace { usleep(10_000) }
+    // A suspended connection must be resumed before the daemon stops: every request still
+    // waiting or being worked is answered now, and its work canceled (work that does not
+    // heed it ends in the background; its answer goes nowhere).
+    let cut = unanswered.withLock { table in
+      defer { table = ([:], true) }
+      return Array(table.answers.values)
+    }
+    for answer in cut {
+      answer.give(
+        .error(ServiceError.stoppedWhileWorking(path: answer.path, seconds: drainSeconds)))
+      answer.cancelWork()
+    }
+    while open.withLock({ $0 }) > 0 && ContinuousClock.now < deadline { usleep(10_000) }
     MHD_stop_daemon(daemon)
     self.daemon = nil
     close(socket)
@@ -346,12 +367,24 @@ final class HTTPServer: @unchecked Sendable {
     let token = lastToken.wrappingAdd(1, ordering: .relaxed).newValue
     let answer = Answer(
       exchange: exchange, connection: ConnectionHandle(raw: connection), token: token,
-      departures: departures)
+      departures: departures
+    ) { [weak self] token in
+      _ = self?.unanswered.withLock { $0.answers.removeValue(forKey: token) }
+    }
+    // Suspended only while `stop` will answer it: a request read after it did is refused.
+    let registered = unanswered.withLock { table in
+      guard !table.closed else { return false }
+      table.answers[token] = answer
+      return true
+    }
+    guard registered else {
+      exchange.response = .error(ServiceError.stopping)
+      return queue(exchange, on: connection, close: true)
+    }
     let handler = handler
     MHD_suspend_connection(connection)
-    // The deadline's own answer, unless the work's came first; the work, when it ends after
-    // the deadline, still holds its place in the pool (it has its own limits: the sandbox's).
-    // A job still waiting then leaves the queue.
+    // The deadline's own answer, unless the work's came first: a job still waiting leaves the
+    // queue, work under way is canceled (a document's worker killed).
     let deadline = exchange.started + .seconds(requestTimeout)
     let path = exchange.path
     let seconds = requestTimeout
@@ -360,22 +393,20 @@ final class HTTPServer: @unchecked Sendable {
       try? await Task.sleep(until: deadline, clock: .continuous)
       guard !Task.isCancelled else { return }
       answer.give(.error(ServiceError.deadlineExceeded(path: path, seconds: seconds)))
-      _ = pool.cancel(token)
+      if !pool.cancel(token) { answer.cancelWork() }
     }
-    // While it waits for a worker, a client that leaves takes its job out of the queue: a
-    // burst of abandoned requests does not hold the pool (work already running finishes).
+    // A client that leaves takes its job out of the queue, or cancels its work under way: a
+    // burst of abandoned requests does not hold the pool or the document workers.
     let socket = CMHD_connection_socket(connection)
     if socket >= 0 {
       departures?.watch(socket, token: token) {
         answer.clientLeft()
-        if pool.cancel(token) {
-          timer.cancel()
-          answer.abandon()
-        }
+        if !pool.cancel(token) { answer.cancelWork() }
+        timer.cancel()
+        answer.abandon()
       }
     }
     let accepted = pool.submit(id: token) {
-      answer.stopWatching()
       // Not worked: a request whose deadline passed while it waited, or whose client left
       // before its job was queued.
       guard !answer.isGiven else { return }
@@ -384,7 +415,7 @@ final class HTTPServer: @unchecked Sendable {
         answer.abandon()
         return
       }
-      let response = await handler(request)
+      let response = await answer.work { await handler(request) }
       timer.cancel()
       answer.give(response)
     }
@@ -514,15 +545,46 @@ private final class Answer: @unchecked Sendable {
   private let connection: ConnectionHandle
   private let token: UInt64
   private let departures: DepartureWatch?
+  /// Called with the token once the answer is given (or the request abandoned).
+  private let settled: @Sendable (UInt64) -> Void
   private let given = Atomic(false)
   private let left = Atomic(false)
+  /// The task working the request, once it runs; `canceled` once `cancelWork` was called.
+  private let working = Mutex<(task: Task<HTTPResponse, Never>?, canceled: Bool)>((nil, false))
 
-  init(exchange: Exchange, connection: ConnectionHandle, token: UInt64, departures: DepartureWatch?)
-  {
+  init(
+    exchange: Exchange, connection: ConnectionHandle, token: UInt64, departures: DepartureWatch?,
+    settled: @escaping @Sendable (UInt64) -> Void
+  ) {
     self.exchange = exchange
     self.connection = connection
     self.token = token
     self.departures = departures
+    self.settled = settled
+  }
+
+  /// The request's path (read on any thread: set before the connection was suspended).
+  var path: String { exchange.path }
+
+  /// Runs `make` in a task of its own, which `cancelWork` cancels (at once when it was called
+  /// before), and returns what it made.
+  func work(_ make: @escaping @Sendable () async -> HTTPResponse) async -> HTTPResponse {
+    let task = Task { await make() }
+    let canceled = working.withLock { working in
+      working.task = task
+      return working.canceled
+    }
+    if canceled { task.cancel() }
+    return await task.value
+  }
+
+  /// Cancels the request's work (its document's worker is killed); nothing when it ended.
+  func cancelWork() {
+    let task = working.withLock { working in
+      working.canceled = true
+      return working.task
+    }
+    task?.cancel()
   }
 
   /// Whether an answer was given (or the request abandoned).
@@ -555,6 +617,7 @@ private final class Answer: @unchecked Sendable {
     else { return }
     // The socket leaves the watch before libmicrohttpd may close it (it does so only resumed).
     stopWatching()
+    settled(token)
     settle(exchange)
     MHD_resume_connection(connection.raw)
   }

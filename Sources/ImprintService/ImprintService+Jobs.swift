@@ -7,6 +7,7 @@
 import Foundation
 import ImprintBatch
 import ImprintCore
+import Synchronization
 
 extension ImprintService {
   /// The route-table path of `path`: itself, or the template of a job's path
@@ -73,17 +74,25 @@ extension ImprintService {
     options.templatesFolder = configuration.templatesFolder
     options.jobs = configuration.concurrentRequests
     options.cardOptions.fonts = configuration.fonts
+    // An item whose document's worker the job's stop killed ends with the job's own code.
+    let cut = CutItems()
+    options.canceledJob = { [jobs, id = record.id] item in
+      cut.count.add(1, ordering: .relaxed)
+      return (jobs.record(id)?.halt ?? .canceled).error(job: id, item: item)
+    }
     try jobs.start(record.id) { [options, lines] folder in
       do {
         // As `imprint batch` runs it: outputs synced together, not one by one.
         let summary = try await AtomicFile.withDeferredFlush(syncing: folder) {
           try await BatchRunner.run(manifest: manifestPath, options: options)
         }
-        // A canceled run starts no new line: fewer results than lines.
+        // A canceled run starts no new line (fewer results than lines) and cuts short the
+        // items under way in workers.
         return JobOutcome(
           summary: JobSummary(
             total: summary.total, ok: summary.ok, skipped: summary.skipped,
-            failed: summary.failed), complete: summary.total >= lines)
+            failed: summary.failed),
+          complete: summary.total >= lines && cut.count.load(ordering: .relaxed) == 0)
       } catch {
         return JobOutcome(error: ErrorRecord(error))
       }
@@ -232,6 +241,31 @@ extension ImprintService {
     "eps": "application/postscript", "json": "application/json", "jsonl": "application/jsonl",
     "csv": "text/csv", "txt": "text/plain; charset=utf-8",
   ]
+}
+
+/// The items of one job cut short by its stop.
+private final class CutItems: Sendable {
+  let count = Atomic(0)
+}
+
+extension JobHalt {
+  /// The error of item `item` of job `job`, cut short by this stop (its document's worker
+  /// killed): the code the job ends with.
+  func error(job: String, item: String) -> ServiceError {
+    let (stop, reason): (ServiceError, String) =
+      switch self {
+      case .canceled: (.jobCanceled(id: job, ended: 0), "the job was canceled")
+      case .timeLimit:
+        (.jobTimeLimit(id: job, seconds: 0, ended: 0), "the job ran past its time limit")
+      case .diskLimit:
+        (
+          .jobDiskLimit(id: job, bytes: 0, held: 0, limit: 0),
+          "the job's files grew past the disk limit"
+        )
+      case .stopping: (.jobInterrupted(id: job, ended: 0), "the server stopped")
+      }
+    return .itemStopped(id: job, item: item, code: stop.code, reason: reason)
+  }
 }
 
 /// A job as `GET /v1/jobs/ID` reports it.

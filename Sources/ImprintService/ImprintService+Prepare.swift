@@ -98,9 +98,12 @@ extension ImprintService {
           path: request.path, seconds: configuration.requestTimeout)
       }
       // Never stopped part-way (its files may be on their way to a printer): a DELETE while it
-      // runs lets it end as it would.
+      // runs lets it end as it would. Its work runs in a task of its own, which the job's
+      // cancellation does not reach (the sandbox would kill the workers preparing its files).
       try jobs.start(record.id) { [target] folder in
-        await Self.runPrepare(printing, in: folder, options: options, target: target)
+        await Task {
+          await Self.runPrepare(printing, in: folder, options: options, target: target)
+        }.value
       }
     } catch {
       jobs.abandon(record.id)

@@ -185,22 +185,25 @@ public final class ImprintService: Sendable {
   }
 
   /// Stops gracefully, within `drainSeconds`: new connections are refused, `/readyz` answers
-  /// 503, requests already begun are finished (responses say `Connection: close`), then the
-  /// server stops; the price lists' files are no longer checked.
+  /// 503, requests already begun are finished (responses say `Connection: close`) until the
+  /// drain period is nearly over (2 s before it, or a quarter of it when shorter); those still
+  /// waiting or being worked then are answered 503 `http.stopping` and their work canceled (a
+  /// document's worker killed); then the server stops; the price lists' files are no longer
+  /// checked.
   ///
   /// Long jobs live in this process. From the start of the stop no job is taken (503
   /// `http.stopping`) and the queued ones are dropped; the running one may end until the drain
-  /// period is nearly over (2 s before it, or a quarter of it when shorter), then it is
-  /// canceled (no new item starts, those under way end) and waited for until the period ends.
+  /// period is nearly over, then it is canceled (no new item starts, those under way in
+  /// document workers are cut short) and waited for until the period ends.
   /// Each job dropped or canceled is told to `events` (`service.interrupted`'s message); their
   /// webhooks are not called. Then the folder of the jobs' files is removed.
   public func stop() {
     let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
     watch.withLock { $0.take() }?.stop()
+    let grace = min(Duration.seconds(2), .seconds(configuration.drainSeconds / 4))
     jobs.beginStop()
-    server.stop(drainSeconds: configuration.drainSeconds)
-    jobs.stopRunning(
-      until: deadline, grace: min(.seconds(2), .seconds(configuration.drainSeconds / 4)))
+    server.stop(until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
+    jobs.stopRunning(until: deadline, grace: grace)
     jobs.removeAll()
   }
 
@@ -278,6 +281,7 @@ public final class ImprintService: Sendable {
           ServiceMetrics.Gauges(
             inFlight: server.inFlight, running: running, queued: waiting,
             queueLimit: server.pool.queueLimit, workerRestarts: sandbox.workersReplaced,
+            workerCancels: sandbox.workersCanceled, workers: sandbox.workersAlive,
             priceLists: configuration.priceLists.files.count,
             priceListReloads: configuration.priceLists.reloadCounts, jobs: jobs.counts,
             priceListChecks: configuration.priceLists.checkCount)))

@@ -63,6 +63,13 @@ public enum ServiceError: ImprintError, Equatable {
   case jobDiskLimit(id: String, bytes: Int, held: Int, limit: Int)
   /// Job `id` was canceled because the service stopped before it ended; never an answer.
   case jobInterrupted(id: String, ended: Int)
+  /// Item `item` of job `id` was cut short (its document's worker killed) when the job was
+  /// stopped for `reason`; `code` is the job's (`service.jobCanceled`, `.jobTimeLimit`,
+  /// `.jobDiskLimit`, `.interrupted`). Never an answer: a job's results give it.
+  case itemStopped(id: String, item: String, code: String, reason: String)
+  /// Request `path` was still being worked when the server's stop ran out of drain time
+  /// (`seconds`): its work was canceled (its document's worker killed) and it is answered 503.
+  case stoppedWhileWorking(path: String, seconds: Double)
   /// A manifest sent to the service names a printer (line `line`, job `id`).
   case printerNotAllowed(line: Int, id: String)
   /// A callback URL that is not http(s), does not resolve, or leads to a refused address.
@@ -118,11 +125,13 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobTooLarge: "http.jobTooLarge"
     case .jobStorageFull: "http.jobStorageFull"
     case .tooManyLines: "http.tooManyLines"
-    case .stopping: "http.stopping"
+    // A new job refused and a request cut short: either way, the server is stopping.
+    case .stopping, .stoppedWhileWorking: "http.stopping"
     case .jobCanceled: "service.jobCanceled"
     case .jobTimeLimit: "service.jobTimeLimit"
     case .jobDiskLimit: "service.jobDiskLimit"
     case .jobInterrupted: "service.interrupted"
+    case .itemStopped(_, _, let code, _): code
     case .printerNotAllowed: "http.printerNotAllowed"
     case .callbackRefused: "http.callbackRefused"
     case .unknownPrinter: "http.unknownPrinter"
@@ -207,6 +216,12 @@ public enum ServiceError: ImprintError, Equatable {
         + "running hold \(held); all jobs together may hold \(limit)"
     case .jobInterrupted(let id, let ended):
       "job '\(id)' was canceled after \(ended) of its items ended: the server stopped"
+    case .itemStopped(let id, let item, _, let reason):
+      "job '\(id)', item '\(SafeText.excerpt(item, limit: 100))' was stopped part-way: "
+        + reason
+    case .stoppedWhileWorking(let path, let seconds):
+      "'\(SafeText.excerpt(path, limit: 200))' was still being worked when the server stopped; "
+        + "its work was canceled after the drain timeout of \(ServiceMetrics.number(seconds)) s"
     case .printerNotAllowed(let line, let id):
       "manifest line \(line) (job '\(SafeText.excerpt(id, limit: 100))') names a printer; a "
         + "batch sent to the service prints nowhere"
@@ -273,7 +288,8 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobTooLarge: "send fewer files in each job, or start the server with a larger --jobs-disk"
     case .tooManyLines:
       "send the lines in several jobs, or start the server with a larger --job-lines"
-    case .stopping: "retry after the time in Retry-After (another instance may take it)"
+    case .stopping, .stoppedWhileWorking:
+      "retry after the time in Retry-After (another instance may take it)"
     case .jobTimeLimit:
       "send fewer lines in each job, or start the server with a larger --job-timeout"
     case .jobDiskLimit:
@@ -336,14 +352,14 @@ enum ServiceStatus {
       case .jobTooLarge: return 413
       case .jobStorageFull: return 507
       case .tooManyLines: return 413
-      case .stopping: return 503
+      case .stopping, .stoppedWhileWorking: return 503
       case .printerNotAllowed, .callbackRefused, .printerAddressRefused, .idempotencyKeyReused:
         return 422
       case .invalidIdempotencyKey: return 400
       case .idempotencyKeyInUse: return 409
       case .idempotentJobGone: return 410
       // A job's report gives these; no request is answered with them.
-      case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted: return 500
+      case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped: return 500
       case .listen, .invalidToken, .invalidSetting: return 500
       }
     }

@@ -25,13 +25,14 @@ public struct CompletedRequest: Sendable, Encodable {
   /// From the head's arrival to the end of the answer, in milliseconds (three decimals).
   public var durationMs: Double
   /// The error code of an error answer; `http.requestTimeout` for a body that did not
-  /// arrive in time, `http.clientGone` for a request whose client left while it waited for a
-  /// worker (its work never started); in both the connection closed without an answer.
+  /// arrive in time, `http.clientGone` for a request whose client left before its answer (work
+  /// waiting for a worker never started, work under way was canceled); in both the connection
+  /// closed without an answer.
   public var errorCode: String?
 
   /// `errorCode` of a request whose body did not arrive before its deadline.
   public static let requestTimeout = "http.requestTimeout"
-  /// `errorCode` of a request whose client left while it waited for a worker.
+  /// `errorCode` of a request whose client left before its answer was made.
   public static let clientGone = "http.clientGone"
 
   /// The access log's line: this record as one line of JSON with sorted keys.
@@ -137,6 +138,10 @@ final class ServiceMetrics: Sendable {
     var queueLimit: Int
     /// Document workers replaced after a crash, a hang or a limit.
     var workerRestarts: Int
+    /// Document workers killed because their request or job was canceled.
+    var workerCancels = 0
+    /// Document workers alive now, idle or at work.
+    var workers = 0
     /// Named price lists.
     var priceLists = 0
     /// Price lists reloaded, and reloads refused (the previous list kept).
@@ -192,7 +197,8 @@ final class ServiceMetrics: Sendable {
     sample("imprint_http_requests_aborted_total", [], "\(state.aborted)")
     family(
       "imprint_http_requests_abandoned_total", "counter",
-      "Requests whose client left while they waited for a worker: their work was never started.")
+      "Requests whose client left before their answer: work waiting never started, work under "
+        + "way was canceled.")
     sample("imprint_http_requests_abandoned_total", [], "\(state.abandoned)")
     family("imprint_errors_total", "counter", "Error answers and dropped requests, by error code.")
     for (code, count) in state.errors.sorted(by: { $0.key < $1.key }) {
@@ -212,6 +218,13 @@ final class ServiceMetrics: Sendable {
       "imprint_sandbox_worker_restarts_total", "counter",
       "Document workers replaced after a crash, a hang or an exceeded limit.")
     sample("imprint_sandbox_worker_restarts_total", [], "\(gauges.workerRestarts)")
+    family(
+      "imprint_sandbox_worker_cancels_total", "counter",
+      "Document workers killed because their request or job was canceled (client gone, "
+        + "deadline, DELETE, job limits, stop).")
+    sample("imprint_sandbox_worker_cancels_total", [], "\(gauges.workerCancels)")
+    family("imprint_sandbox_workers", "gauge", "Document worker processes alive, idle or at work.")
+    sample("imprint_sandbox_workers", [], "\(gauges.workers)")
     family("imprint_price_lists", "gauge", "Named price lists the service quotes with.")
     sample("imprint_price_lists", [], "\(gauges.priceLists)")
     family(

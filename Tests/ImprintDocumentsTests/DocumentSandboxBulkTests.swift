@@ -213,11 +213,54 @@ struct DocumentSandboxBulkTests {
     for name in names {
       #expect(try pages[name] == [Int(try #require(pdfInfo(documents + name)["Pages"]))!])
     }
-    // Two at most alive at once (a CLI test running in this process may stop idle workers
-    // when it ends, so more than two may have been started in all).
+    // Two at most alive at once; the two are kept idle for the next requests (unless a CLI
+    // test running in this process stopped idle workers as it ended), and none are after the
+    // idle ones are stopped.
     #expect(sandbox.mostWorkersAtOnce == 2)
-    #expect(sandbox.workersStarted >= 2)
+    #expect((0...2).contains(sandbox.workersAlive))
+    sandbox.stopIdleWorkers()
+    #expect(sandbox.workersAlive == 0)
     #expect(sandbox.workersReplaced == 0)
+    #expect(sandbox.workersCanceled == 0)
+  }
+
+  @Test("a canceled request kills its worker at once: document.canceled, the next one served")
+  func cancelKillsWorker() async throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    // Limits far beyond the test: only the cancellation can end the worker.
+    var limits = SandboxLimits()
+    limits.cpuSeconds = 3600
+    limits.wallSeconds = 3600
+    let sandbox = DocumentSandbox(executable: worker, limits: limits, workers: 1)
+    let drawing = Task {
+      try await sandbox.thumbnails(
+        path: bomb, file: "bomb.pdf", size: 64, format: .png, output: folder.file("bomb.png"))
+    }
+    // Cancelled once it has its worker (a wait for the worker, not a measure of time).
+    let started = await Task.detached {
+      waitFor(tries: 30_000) { sandbox.workersAlive == 1 }
+    }.value
+    try #require(started)
+    drawing.cancel()
+    await #expect(throws: DocumentError.canceled(file: "bomb.pdf")) { try await drawing.value }
+    #expect(sandbox.workersAlive == 0)
+    #expect(sandbox.workersCanceled == 1)
+    #expect(sandbox.workersReplaced == 0)
+    // Nothing of the bomb's is left in the folder, and the next request gets a new worker.
+    #expect(folder.contents() == ["bomb.pdf"])
+    let info = try await sandbox.inspect(path: documents + "mixed.pdf", file: "mixed.pdf")
+    #expect(info.pages == Int(try #require(pdfInfo(documents + "mixed.pdf")["Pages"])))
+    #expect(sandbox.workersAlive == 1)
+    // A request cancelled before it has a worker starts none.
+    let early = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return try await sandbox.inspect(path: documents + "mixed.pdf", file: "mixed.pdf")
+    }
+    await #expect(throws: DocumentError.canceled(file: "mixed.pdf")) { try await early.value }
+    #expect(sandbox.workersCanceled == 1)
+    sandbox.stopIdleWorkers()
   }
 
   @Test("no files: no item, the folder made, nothing else")

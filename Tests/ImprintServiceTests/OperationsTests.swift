@@ -95,8 +95,11 @@ struct OperationsTests {
     #expect(answers.last == 200, "\(answers)")
     let metrics = try scrape(server, in: folder)
     #expect(metrics.value("imprint_sandbox_worker_restarts_total") == 1)
+    #expect(metrics.value("imprint_sandbox_worker_cancels_total") == 0)
     let replacement = server.childProcesses
     #expect(replacement.count == 1 && replacement != workers)
+    // The gauge counts the one worker alive, as /proc lists it.
+    #expect(metrics.value("imprint_sandbox_workers") == 1)
     #expect(server.stop().status == 0)
   }
 

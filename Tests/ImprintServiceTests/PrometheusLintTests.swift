@@ -140,6 +140,7 @@ struct PrometheusLintTests {
       ("imprint_errors_total", "counter"), ("imprint_jobs", "gauge"),
       ("imprint_webhook_deliveries_total", "counter"),
       ("imprint_price_list_reloads_total", "counter"), ("imprint_http_queue_depth", "gauge"),
+      ("imprint_sandbox_workers", "gauge"), ("imprint_sandbox_worker_cancels_total", "counter"),
     ] {
       #expect(lint.families[family] == type, "\(family)")
     }
@@ -154,6 +155,11 @@ struct PrometheusLintTests {
       #expect(scraped.text.contains(sample), "\(sample)")
     }
     #expect(lint.samples > 100)
+    // The workers gauge counts the server's worker processes, as /proc lists its children
+    // (idle now: the inspect and thumbnail requests started them).
+    let workers = server.childProcesses.count
+    #expect(workers >= 1)
+    #expect(scraped.text.contains("\nimprint_sandbox_workers \(workers)\n"), "\(workers)")
     #expect(server.stop().status == 0)
   }
 }

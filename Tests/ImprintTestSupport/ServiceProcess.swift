@@ -143,17 +143,25 @@ public func curlRequest(
   if let data { arguments += ["--data-binary", data] }
   for part in form { arguments += ["-F", part] }
   let result = try runTool("curl", arguments + [url])
-  let body = (try? Data(contentsOf: URL(fileURLWithPath: bodyFile))).map { [UInt8]($0) } ?? []
-  let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
-  var fields: [String: String] = [:]
-  for line in headerText.split(separator: "\r\n") {
-    guard let colon = line.firstIndex(of: ":") else { continue }
-    fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-      in: .whitespaces)
+  return HTTPExchange(curlStatus: result.stdout, headerFile: headerFile, bodyFile: bodyFile)
+}
+
+extension HTTPExchange {
+  /// What curl received: the status it printed (`-w %{http_code}`), the headers it wrote
+  /// (`-D FILE`) and the body (`-o FILE`); status 0 when it got no response.
+  public init(curlStatus: String, headerFile: String, bodyFile: String) {
+    let body = (try? Data(contentsOf: URL(fileURLWithPath: bodyFile))).map { [UInt8]($0) } ?? []
+    let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
+    var fields: [String: String] = [:]
+    for line in headerText.split(separator: "\r\n") {
+      guard let colon = line.firstIndex(of: ":") else { continue }
+      fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+        in: .whitespaces)
+    }
+    self.init(
+      status: Int(curlStatus) ?? 0, contentType: fields["content-type"] ?? "", body: body,
+      headers: fields)
   }
-  return HTTPExchange(
-    status: Int(result.stdout) ?? 0, contentType: fields["content-type"] ?? "", body: body,
-    headers: fields)
 }
 
 /// Asks `condition` every 10 ms until it holds, at most `tries` times (a wait for something

@@ -81,8 +81,10 @@ public final class DocumentSandbox: ImageDecoding {
   public let limits: SandboxLimits
   private let idle = Mutex<[WorkerProcess]>([])
   private let replaced = Atomic(0)
-  /// Workers started, alive now, and alive at most at once.
-  private let lives = Mutex((started: 0, alive: 0, most: 0))
+  private let canceled = Atomic(0)
+  /// Workers alive now (idle or at work) and alive at most at once: counted up in `checkOut`
+  /// and down in `retire`, the one place a worker leaves.
+  private let lives = Mutex((alive: 0, most: 0))
   /// Workers at work or idle at most, and the files a bulk run handles at once by default.
   let slots: Int
   /// One permit a worker: a request beyond `slots` waits for a worker to come back rather than
@@ -119,21 +121,17 @@ public final class DocumentSandbox: ImageDecoding {
   /// request's: a long-running server reports it as its worker restarts.
   public var workersReplaced: Int { replaced.load(ordering: .relaxed) }
 
-  /// Workers started so far (taken from the prestarted ones or spawned).
-  public var workersStarted: Int { lives.withLock { $0.started } }
+  /// Workers killed because the task waiting for their answer was cancelled (a server's request
+  /// whose client left or that its stop cut short, a job canceled or past its limits); the next
+  /// request starts another, as after a crash.
+  public var workersCanceled: Int { canceled.load(ordering: .relaxed) }
+
+  /// Workers alive now, idle or at work: at most `workers`.
+  public var workersAlive: Int { lives.withLock { $0.alive } }
 
   /// The most workers this sandbox had alive at once: at most `workers`, however many
   /// requests come at once.
   public var mostWorkersAtOnce: Int { lives.withLock { $0.most } }
-
-  /// Counts a worker started (`by` 1) or gone (`by` -1).
-  private func counted(by change: Int) {
-    lives.withLock {
-      if change > 0 { $0.started += change }
-      $0.alive += change
-      $0.most = max($0.most, $0.alive)
-    }
-  }
 
   /// Stops and reaps the idle workers (a later request starts new ones).
   func stopIdleWorkers() {
@@ -141,9 +139,41 @@ public final class DocumentSandbox: ImageDecoding {
       defer { pool = [] }
       return pool
     }) {
-      worker.stop()
-      counted(by: -1)
+      retire(worker)
     }
+  }
+
+  /// An idle worker, or a new one (a prestarted one if any is left): counted alive.
+  private func checkOut() throws -> WorkerProcess {
+    if let kept = idle.withLock({ $0.popLast() }) { return kept }
+    let worker =
+      try PrestartedWorkers.take(executable: executable, memoryMB: limits.memoryMB)
+      ?? WorkerProcess(executable: executable, memoryMB: limits.memoryMB)
+    lives.withLock {
+      $0.alive += 1
+      $0.most = max($0.most, $0.alive)
+    }
+    return worker
+  }
+
+  /// Keeps `worker` idle for the next request when `reusable` and the pool has room; else
+  /// retires it.
+  private func checkIn(_ worker: WorkerProcess, reusable: Bool) {
+    let kept =
+      reusable
+      && idle.withLock { pool in
+        guard pool.count < slots else { return false }
+        pool.append(worker)
+        return true
+      }
+    if !kept { retire(worker) }
+  }
+
+  /// Stops and reaps `worker` (nothing more when it died or was stopped already) and counts it
+  /// gone.
+  private func retire(_ worker: WorkerProcess) {
+    worker.stop()
+    lives.withLock { $0.alive -= 1 }
   }
 
   /// Inspects the file at `path` (`file` names it in messages).
@@ -441,35 +471,31 @@ public final class DocumentSandbox: ImageDecoding {
     return path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
   }
 
+  /// Sends `request` to a worker and waits for its answer.
+  ///
+  /// Cancelling the calling task kills the worker at once (the next request starts another):
+  /// the call throws `DocumentError.canceled` unless the answer came first. A task cancelled
+  /// while it waits for a worker starts none.
   private func exchange(_ request: WorkerRequest) async throws -> WorkerResponse {
     let line = Array(JSONOutput.line(request).utf8) + [UInt8(ascii: "\n")]
     await permits.acquire()
     defer { permits.release() }
-    let worker: WorkerProcess
-    if let kept = idle.withLock({ $0.popLast() }) {
-      worker = kept
-    } else {
-      worker =
-        try PrestartedWorkers.take(executable: executable, memoryMB: limits.memoryMB)
-        ?? WorkerProcess(executable: executable, memoryMB: limits.memoryMB)
-      counted(by: 1)
-    }
-    let outcome = await withCheckedContinuation { continuation in
-      DispatchQueue.global().async {
-        continuation.resume(returning: worker.exchange(line, timeout: self.wallSeconds))
+    guard !Task.isCancelled else { throw DocumentError.canceled(file: request.file) }
+    let worker = try checkOut()
+    let outcome = await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        DispatchQueue.global().async {
+          continuation.resume(returning: worker.exchange(line, timeout: self.wallSeconds))
+        }
       }
+    } onCancel: {
+      worker.interrupt()
     }
     switch outcome {
     case .answer(let data):
-      let kept = idle.withLock { pool in
-        guard pool.count < slots else { return false }
-        pool.append(worker)
-        return true
-      }
-      if !kept {
-        worker.stop()
-        counted(by: -1)
-      }
+      // Answered just before it was killed: the answer stands, the worker does not.
+      checkIn(worker, reusable: !worker.wasInterrupted)
+      if worker.wasInterrupted { canceled.add(1, ordering: .relaxed) }
       guard let response = try? JSONDecoder().decode(WorkerResponse.self, from: data) else {
         throw DocumentError.workerCrashed(file: request.file, detail: "an unreadable answer")
       }
@@ -482,11 +508,15 @@ public final class DocumentSandbox: ImageDecoding {
       }
     case .timedOut:
       replaced.add(1, ordering: .relaxed)
-      counted(by: -1)
+      retire(worker)
       throw DocumentError.timeout(file: request.file, seconds: limits.wallSeconds)
     case .died(let exit):
+      retire(worker)
+      if worker.wasInterrupted {
+        canceled.add(1, ordering: .relaxed)
+        throw DocumentError.canceled(file: request.file)
+      }
       replaced.add(1, ordering: .relaxed)
-      counted(by: -1)
       throw exit.error(file: request.file, limits: limits)
     }
   }

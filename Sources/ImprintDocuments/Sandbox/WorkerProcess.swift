@@ -26,7 +26,12 @@ final class WorkerProcess: @unchecked Sendable {
   private var buffer: [UInt8] = []
   /// Whether stderr reached its end (then it is no longer polled).
   private var errorsEnded = false
-  private var reaped = false
+  /// Whether the process was reaped (its PID may then name another): set, and the process
+  /// killed or waited for, under this lock, so that `interrupt` from another thread never
+  /// signals a PID the system gave to another process.
+  private let reaped = Mutex(false)
+  /// Whether `interrupt` killed it.
+  private let interrupted = Atomic(false)
 
   /// Starts `executable __worker --memory-mb memoryMB --parent PID` (an executable that calls
   /// `DocumentWorker.runIfWorker()` first thing): the worker ends when this process does (it
@@ -126,15 +131,33 @@ final class WorkerProcess: @unchecked Sendable {
   /// Kills the worker (if it still runs), closes the pipes and reaps it (its CPU time is then
   /// counted in this process's children's).
   func stop() {
-    guard !reaped else { return }
-    reaped = true
-    close(input)
-    kill(pid, SIGKILL)
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let stopped = reaped.withLock { reaped in
+      guard !reaped else { return false }
+      reaped = true
+      close(input)
+      kill(pid, SIGKILL)
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+      return true
+    }
+    guard stopped else { return }
     close(output)
     close(errors)
   }
+
+  /// Kills the worker while another thread waits in `exchange` for its answer.
+  ///
+  /// Its request was canceled: that exchange then sees it die. Nothing once it was reaped.
+  func interrupt() {
+    reaped.withLock { reaped in
+      guard !reaped else { return }
+      interrupted.store(true, ordering: .releasing)
+      kill(pid, SIGKILL)
+    }
+  }
+
+  /// Whether `interrupt` killed it (an answer read before may still have come).
+  var wasInterrupted: Bool { interrupted.load(ordering: .acquiring) }
 
   /// Sends one request line and waits for one answer line, up to `timeout` seconds.
   func exchange(_ line: [UInt8], timeout: Double) -> Outcome {
@@ -177,9 +200,12 @@ final class WorkerProcess: @unchecked Sendable {
 
   private func died() -> Outcome {
     // The worker is gone or going: reap it for its status, which alone tells why.
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    reaped = true
+    let status = reaped.withLock { reaped in
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+      reaped = true
+      return status
+    }
     close(input)
     close(output)
     close(errors)

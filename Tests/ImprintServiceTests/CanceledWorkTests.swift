@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: work that is stopped stops for real, against a real `imprint serve`: a
+// job canceled while its document is in a worker, a client that leaves while its request is
+// worked, and SIGTERM with a request in flight past the drain time. The worker processes are
+// found under the server's children in /proc, and each must be gone.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+/// Limits far beyond the tests' waits: only a cancellation can end a worker drawing the bomb
+/// in time.
+private let longLimits = ["--cpu-limit", "3600", "--timeout", "3600"]
+
+/// The CPU time process `pid` has used, in clock ticks (utime + stime of /proc/PID/stat); nil
+/// once it is gone.
+private func cpuTicks(_ pid: Int32) -> Int? {
+  guard let stat = procText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else {
+    return nil
+  }
+  // After the command's closing parenthesis: state (field 3), ..., utime (14), stime (15).
+  let fields = stat[stat.index(after: close)...].split(separator: " ")
+  guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else {
+    return nil
+  }
+  return user + system
+}
+
+/// Whether process `pid` is gone: no /proc entry, or a zombie not yet reaped.
+private func isGone(_ pid: Int32) -> Bool {
+  guard let stat = procText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else {
+    return true
+  }
+  return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+}
+
+/// The server's one document worker once it is drawing.
+///
+/// It exists and has used half a second of CPU time (an idle worker uses next to none): a wait
+/// for the worker, bounded.
+private func drawingWorker(of server: ServiceProcess) throws -> Int32 {
+  var worker: Int32?
+  let found = waitFor(tries: 30_000) {
+    let children = server.childProcesses
+    guard children.count == 1, let ticks = cpuTicks(children[0]) else { return false }
+    worker = children[0]
+    return ticks >= sysconf(Int32(_SC_CLK_TCK)) / 2
+  }
+  try #require(found, "no worker drawing: \(server.childProcesses)")
+  return try #require(worker)
+}
+
+/// curl posting a file, started in the background; its status, headers and body read once it
+/// ended.
+private final class PendingRequest {
+  private let process = Process()
+  private let status: String
+  private let headers: String
+  private let body: String
+
+  init(_ url: String, file: String, type: String, in folder: TemporaryFolder) throws {
+    let name = folder.file(UUID().uuidString)
+    (status, headers, body) = (name + ".status", name + ".headers", name + ".body")
+    FileManager.default.createFile(atPath: status, contents: nil)
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+      "curl", "-s", "-o", body, "-D", headers, "-w", "%{http_code}", "-H", "Content-Type: " + type,
+      "--data-binary", "@" + file, url,
+    ]
+    process.standardOutput = FileHandle(forWritingAtPath: status)
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+  }
+
+  deinit {
+    if process.isRunning { process.terminate() }
+    process.waitUntilExit()
+  }
+
+  /// The curl process's id.
+  var pid: Int32 { process.processIdentifier }
+
+  /// Whether curl ended.
+  var ended: Bool { !process.isRunning }
+
+  /// Waits for curl to end (bounded by the caller's `waitFor` first), then reads the answer.
+  func answer() -> HTTPExchange {
+    process.waitUntilExit()
+    return HTTPExchange(
+      curlStatus: (try? String(contentsOfFile: status, encoding: .utf8)) ?? "",
+      headerFile: headers, bodyFile: body)
+  }
+}
+
+@Suite("imprint serve: stopped work stops its document workers", .liveHandlesChecked)
+struct CanceledWorkTests {
+  @Test("DELETE a job whose document is in a worker: the worker is killed, the job canceled")
+  func deleteKillsWorker() throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    let manifest = try writeManifest(
+      [
+        #"{"id": "T-1", "kind": "thumb", "file": "bomb.pdf"}"#,
+        #"{"id": "Q-1", "kind": "qr", "payload": "never"}"#,
+      ], in: folder)
+    let server = try ServiceProcess(["-j", "1"] + longLimits)
+    let id = try acceptedID(
+      try postBatch(manifest, inputs: ["bomb.pdf=@\(bomb)"], on: server, in: folder))
+    let worker = try drawingWorker(of: server)
+    let removal = try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder)
+    #expect(removal.status == 202, "\(removal.text)")
+    // Its worker is killed, not left to draw until its limits.
+    try #require(waitFor { isGone(worker) }, "worker \(worker) still runs")
+    let ended = try waitForJob(id, on: server, in: folder)
+    #expect(ended.json?["state"] as? String == "canceled", "\(ended.text)")
+    let error = ended.json?["error"] as? [String: Any]
+    #expect(error?["code"] as? String == "service.jobCanceled", "\(ended.text)")
+    // The item under way ended with the job's code; the line after it never ran.
+    let results = try #require(ended.json?["results"] as? [[String: Any]], "\(ended.text)")
+    #expect(results.count == 1)
+    #expect(results.first?["id"] as? String == "T-1")
+    #expect(results.first?["status"] as? String == "failed")
+    let itemError = results.first?["error"] as? [String: Any]
+    #expect(itemError?["code"] as? String == "service.jobCanceled", "\(results)")
+    #expect(
+      itemError?["message"] as? String
+        == "job '\(id)', item 'T-1' was stopped part-way: the job was canceled")
+    #expect((ended.json?["summary"] as? [String: Any])?["failed"] as? Int == 1)
+    #expect(!(ended.json?["files"] as? [String] ?? []).contains { $0.hasPrefix("thumbs/") })
+    let metrics = try PrometheusText(
+      try curlRequest("GET", server.url("/metrics"), in: folder).text)
+    #expect(metrics.value("imprint_sandbox_worker_cancels_total") == 1)
+    #expect(metrics.value("imprint_sandbox_worker_restarts_total") == 0)
+    #expect(metrics.value("imprint_sandbox_workers") == 0)
+    #expect(server.childProcesses.isEmpty)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a client that leaves while its document is drawn: its worker is killed, the next served")
+  func departureKillsWorker() throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    let server = try ServiceProcess(["-j", "1", "--access-log"] + longLimits)
+    let leaving = try PendingRequest(
+      server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
+    let worker = try drawingWorker(of: server)
+    // The client is killed: the system closes its connection.
+    kill(leaving.pid, SIGKILL)
+    try #require(waitFor { isGone(worker) }, "worker \(worker) still runs")
+    // Counted once the request and the worker are settled (a wait, bounded).
+    var metrics = try PrometheusText("")
+    let counted = try waitFor {
+      metrics = try PrometheusText(try curlRequest("GET", server.url("/metrics"), in: folder).text)
+      return metrics.value("imprint_http_requests_abandoned_total") == 1
+        && metrics.value("imprint_sandbox_worker_cancels_total") == 1
+    }
+    #expect(counted, "\(metrics)")
+    #expect(metrics.value("imprint_sandbox_worker_restarts_total") == 0)
+    #expect(metrics.value("imprint_sandbox_workers") == 0)
+    // The pool's place and the sandbox's worker are free for the next request.
+    let next = try curlRequest(
+      "POST", server.url("/v1/inspect"), form: ["file=@\(fixturesFolder)/Documents/mixed.pdf"],
+      in: folder)
+    #expect(next.status == 200, "\(next.text)")
+    #expect(server.childProcesses.count == 1)
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    // Logged as a client gone, with no status.
+    let line = try #require(
+      stopped.stderr.split(separator: "\n").first { $0.contains("\"path\":\"/v1/thumbnail\"") })
+    #expect(line.contains("\"errorCode\":\"http.clientGone\""), "\(line)")
+    #expect(!line.contains("\"status\""), "\(line)")
+  }
+
+  @Test("SIGTERM with a request worked past the drain time: it is answered 503, the server exits")
+  func stopCutsWork() throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    let server = try ServiceProcess(["-j", "1", "--drain-timeout", "3"] + longLimits)
+    let held = try PendingRequest(
+      server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
+    let worker = try drawingWorker(of: server)
+    kill(server.pid, SIGTERM)
+    // The server ends (a wait that only bounds a hang: the bomb would draw for far longer).
+    try #require(waitFor(tries: 30_000) { isGone(server.pid) }, "the server still runs")
+    let stopped = server.waitForExit()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+    #expect(stopped.stderr.split(separator: "\n").last == "serve: stopped", "\(stopped.stderr)")
+    try #require(waitFor(tries: 30_000) { held.ended })
+    let answer = held.answer()
+    #expect(answer.status == 503, "\(answer.text)")
+    #expect(answer.errorCode == "http.stopping", "\(answer.text)")
+    #expect(answer.headers["retry-after"] == "1")
+    #expect(answer.headers["connection"] == "close")
+    #expect(
+      (answer.json?["error"] as? [String: Any])?["message"] as? String
+        == "'/v1/thumbnail' was still being worked when the server stopped; its work was "
+        + "canceled after the drain timeout of 3 s")
+    #expect(waitFor { isGone(worker) })
+  }
+}
