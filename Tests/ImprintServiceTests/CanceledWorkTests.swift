@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintServiceTests: work that is stopped stops for real, against a real `imprint serve`: a
 // job canceled while its document is in a worker, a client that leaves while its request is
-// worked, and SIGTERM with a request in flight past the drain time. The worker processes are
-// found under the server's children in /proc, and each must be gone.
+// worked, a request past its deadline, and SIGTERM with a request or a job's document in a
+// worker past the drain time. The worker processes are found under the server's children in
+// /proc, and each must be gone.
 
 import Foundation
 import ImprintTestSupport
@@ -179,7 +180,7 @@ struct CanceledWorkTests {
     let folder = TemporaryFolder()
     let bomb = folder.file("bomb.pdf")
     try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
-    let server = try ServiceProcess(["-j", "1", "--drain-timeout", "3"] + longLimits)
+    let server = try ServiceProcess(["-j", "1", "--drain-timeout", "10"] + longLimits)
     let held = try PendingRequest(
       server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
     let worker = try drawingWorker(of: server)
@@ -198,7 +199,56 @@ struct CanceledWorkTests {
     #expect(
       (answer.json?["error"] as? [String: Any])?["message"] as? String
         == "'/v1/thumbnail' was still being worked when the server stopped; its work was "
-        + "canceled after the drain timeout of 3 s")
+        + "canceled after the drain timeout of 10 s")
+    #expect(waitFor { isGone(worker) })
+  }
+
+  @Test("a request past its deadline has its work canceled: 503, its worker killed")
+  func deadlineKillsWorker() throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    let server = try ServiceProcess(["-j", "1", "--request-timeout", "10"] + longLimits)
+    let late = try PendingRequest(
+      server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
+    let worker = try drawingWorker(of: server)
+    try #require(waitFor(tries: 30_000) { late.ended })
+    let answer = late.answer()
+    #expect(answer.status == 503, "\(answer.text)")
+    #expect(answer.errorCode == "http.deadlineExceeded", "\(answer.text)")
+    // The work no one waits for is canceled: its worker does not draw on to its limits.
+    try #require(waitFor { isGone(worker) }, "worker \(worker) still runs")
+    #expect(
+      try waitFor {
+        try PrometheusText(try curlRequest("GET", server.url("/metrics"), in: folder).text)
+          .value("imprint_sandbox_worker_cancels_total") == 1
+      })
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("SIGTERM while a job's document is in a worker: the item is cut short, the job logged")
+  func stopCutsJob() throws {
+    let folder = TemporaryFolder()
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    let manifest = try writeManifest(
+      [#"{"id": "T-1", "kind": "thumb", "file": "bomb.pdf"}"#], in: folder)
+    let server = try ServiceProcess(["-j", "1", "--drain-timeout", "10"] + longLimits)
+    let id = try acceptedID(
+      try postBatch(manifest, inputs: ["bomb.pdf=@\(bomb)"], on: server, in: folder))
+    let worker = try drawingWorker(of: server)
+    kill(server.pid, SIGTERM)
+    try #require(waitFor(tries: 30_000) { isGone(server.pid) }, "the server still runs")
+    let stopped = server.waitForExit()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+    // The job ended within the drain time, its one item cut short (it ended, failed), so it
+    // is logged; without the cut it would still have been drawing when the server exited.
+    let lines = stopped.stderr.split(separator: "\n").map(String.init)
+    #expect(
+      lines.contains(
+        "serve: job '\(id)' was canceled after 1 of its items ended: the server stopped"),
+      "\(stopped.stderr)")
+    #expect(lines.last == "serve: stopped")
     #expect(waitFor { isGone(worker) })
   }
 }
