@@ -51,12 +51,19 @@ public var activeProcessorCount: Int {
 /// A counting semaphore for async tasks: at most `count` holders at once; the others wait in
 /// the order they asked, without holding a thread.
 ///
-/// Waiting is not cancelled with the task: a holder that may be cancelled checks for it once it
-/// has its permit (the document sandbox then starts no worker).
+/// `acquire()` waits whatever becomes of the task; `acquireUnlessCancelled()` gives up when the
+/// task is cancelled (a holder that may be cancelled checks again once it has its permit: the
+/// document sandbox then starts no worker).
 public final class AsyncPermits: Sendable {
+  private struct Waiter {
+    let id: UInt64
+    let continuation: CheckedContinuation<Bool, Never>
+  }
+
   private struct State {
     var available: Int
-    var waiters: [CheckedContinuation<Void, Never>] = []
+    var waiters: [Waiter] = []
+    var lastID: UInt64 = 0
   }
 
   private let state: Mutex<State>
@@ -69,31 +76,59 @@ public final class AsyncPermits: Sendable {
   /// Tasks waiting for a permit now.
   public var waiting: Int { state.withLock { $0.waiters.count } }
 
-  /// Waits for a permit; the caller must `release()` it once done.
+  /// Waits for a permit, even once the task is cancelled; the caller must `release()` it once
+  /// done.
   public func acquire() async {
-    await withCheckedContinuation { continuation in
-      // Checked and queued under one lock: a permit released in between is never missed.
-      let free = state.withLock { state in
-        guard state.available > 0 else {
-          state.waiters.append(continuation)
-          return false
+    _ = await wait(cancellable: false)
+  }
+
+  /// Waits for a permit unless the task is or gets cancelled.
+  ///
+  /// - Returns: true with a permit (the caller must `release()` it once done); false when the
+  ///   task was cancelled first (no permit: the task left the queue).
+  public func acquireUnlessCancelled() async -> Bool {
+    await wait(cancellable: true)
+  }
+
+  private func wait(cancellable: Bool) async -> Bool {
+    let id = state.withLock { state in
+      state.lastID += 1
+      return state.lastID
+    }
+    return await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        // Checked and queued under one lock: a permit released, or a cancellation, in between
+        // is never missed.
+        let outcome = state.withLock { state -> Bool? in
+          if cancellable && Task.isCancelled { return false }
+          guard state.available > 0 else {
+            state.waiters.append(Waiter(id: id, continuation: continuation))
+            return nil
+          }
+          state.available -= 1
+          return true
         }
-        state.available -= 1
-        return true
+        if let outcome { continuation.resume(returning: outcome) }
       }
-      if free { continuation.resume() }
+    } onCancel: {
+      guard cancellable else { return }
+      let left = state.withLock { state -> Waiter? in
+        guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return state.waiters.remove(at: index)
+      }
+      left?.continuation.resume(returning: false)
     }
   }
 
   /// Gives a permit back: to the task that has waited longest, if any.
   public func release() {
-    let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+    let waiter = state.withLock { state -> Waiter? in
       guard !state.waiters.isEmpty else {
         state.available += 1
         return nil
       }
       return state.waiters.removeFirst()
     }
-    waiter?.resume()
+    waiter?.continuation.resume(returning: true)
   }
 }

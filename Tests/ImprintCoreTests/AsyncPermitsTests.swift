@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintCoreTests: AsyncPermits lets at most its count of tasks hold a permit, serves waiters
-// in order, and a task cancelled while it waits still waits its turn.
+// in order; a task cancelled while it waits still waits its turn in `acquire`, and leaves the
+// queue in `acquireUnlessCancelled`.
 
 import Foundation
 import ImprintCore
@@ -90,6 +91,36 @@ struct AsyncPermitsTests {
     #expect(permits.waiting == 0)
     // The permit came back: the next task gets it at once.
     await permits.acquire()
+    permits.release()
+  }
+
+  @Test("acquireUnlessCancelled: a cancelled waiter leaves the queue at once, with no permit")
+  func leavesWhenCancelled() async throws {
+    let permits = AsyncPermits(1)
+    await permits.acquire()
+    let leaving = Task { await permits.acquireUnlessCancelled() }
+    let staying = Task {
+      let got = await permits.acquireUnlessCancelled()
+      if got { permits.release() }
+      return got
+    }
+    while permits.waiting < 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+    leaving.cancel()
+    // Answered while the permit is still held: it gave up its place, and took no permit.
+    #expect(await leaving.value == false)
+    #expect(permits.waiting == 1)
+    permits.release()
+    // The one left in the queue gets the permit, and gives it back.
+    #expect(await staying.value == true)
+    #expect(permits.waiting == 0)
+    // A task already cancelled gets none, even with a permit free.
+    let late = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      return await permits.acquireUnlessCancelled()
+    }
+    #expect(await late.value == false)
+    // Every permit came back: one is taken at once.
+    #expect(await permits.acquireUnlessCancelled())
     permits.release()
   }
 }

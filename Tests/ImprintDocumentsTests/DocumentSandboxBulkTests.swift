@@ -243,6 +243,18 @@ struct DocumentSandboxBulkTests {
       waitFor(tries: 30_000) { sandbox.workersAlive == 1 }
     }.value
     try #require(started)
+    // Another request waits for the one worker; cancelled, it leaves the queue at once, with
+    // the bomb still drawing.
+    let queued = Task {
+      try await sandbox.inspect(path: documents + "mixed.pdf", file: "queued.pdf")
+    }
+    let waiting = await Task.detached { waitFor(tries: 30_000) { sandbox.permits.waiting == 1 } }
+      .value
+    try #require(waiting)
+    queued.cancel()
+    await #expect(throws: DocumentError.canceled(file: "queued.pdf")) { try await queued.value }
+    #expect(sandbox.permits.waiting == 0)
+    #expect(sandbox.workersAlive == 1 && sandbox.workersCanceled == 0)
     drawing.cancel()
     await #expect(throws: DocumentError.canceled(file: "bomb.pdf")) { try await drawing.value }
     #expect(sandbox.workersAlive == 0)

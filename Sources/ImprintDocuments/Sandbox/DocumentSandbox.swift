@@ -90,7 +90,7 @@ public final class DocumentSandbox: ImageDecoding {
   /// One permit a worker: a request beyond `slots` waits for a worker to come back rather than
   /// start one that would be stopped after one file (a server's requests each reading several
   /// files would otherwise start, and stop, a process for most files).
-  private let permits: AsyncPermits
+  let permits: AsyncPermits
 
   /// Creates a sandbox whose workers run `executable` (one that calls
   /// `DocumentWorker.runIfWorker()` first thing), running up to `workers` of them at once.
@@ -475,10 +475,13 @@ public final class DocumentSandbox: ImageDecoding {
   ///
   /// Cancelling the calling task kills the worker at once (the next request starts another):
   /// the call throws `DocumentError.canceled` unless the answer came first. A task cancelled
-  /// while it waits for a worker starts none.
+  /// while it waits for a worker leaves the queue and starts none.
   private func exchange(_ request: WorkerRequest) async throws -> WorkerResponse {
     let line = Array(JSONOutput.line(request).utf8) + [UInt8(ascii: "\n")]
-    await permits.acquire()
+    // A request cancelled while it waits for a worker leaves the queue.
+    guard await permits.acquireUnlessCancelled() else {
+      throw DocumentError.canceled(file: request.file)
+    }
     defer { permits.release() }
     guard !Task.isCancelled else { throw DocumentError.canceled(file: request.file) }
     let worker = try checkOut()
