@@ -55,11 +55,14 @@ private func drawingWorker(of server: ServiceProcess) throws -> Int32 {
 /// ended.
 private final class PendingRequest {
   private let process = Process()
+  /// Where curl writes (kept as long as the request).
+  private let folder: TemporaryFolder
   private let status: String
   private let headers: String
   private let body: String
 
   init(_ url: String, file: String, type: String, in folder: TemporaryFolder) throws {
+    self.folder = folder
     let name = folder.file(UUID().uuidString)
     (status, headers, body) = (name + ".status", name + ".headers", name + ".body")
     FileManager.default.createFile(atPath: status, contents: nil)
@@ -90,6 +93,26 @@ private final class PendingRequest {
     return HTTPExchange(
       curlStatus: (try? String(contentsOfFile: status, encoding: .utf8)) ?? "",
       headerFile: headers, bodyFile: body)
+  }
+}
+
+/// A server (one request worked at a time, the long limits, `arguments`) drawing a thumbnail of
+/// the CPU bomb for a client in the background.
+private struct DrawingBomb {
+  let folder = TemporaryFolder()
+  let server: ServiceProcess
+  /// The client's request.
+  let request: PendingRequest
+  /// The worker drawing it.
+  let worker: Int32
+
+  init(_ arguments: [String]) throws {
+    let bomb = folder.file("bomb.pdf")
+    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
+    server = try ServiceProcess(["-j", "1"] + arguments + longLimits)
+    request = try PendingRequest(
+      server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
+    worker = try drawingWorker(of: server)
   }
 }
 
@@ -140,15 +163,10 @@ struct CanceledWorkTests {
 
   @Test("a client that leaves while its document is drawn: its worker is killed, the next served")
   func departureKillsWorker() throws {
-    let folder = TemporaryFolder()
-    let bomb = folder.file("bomb.pdf")
-    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
-    let server = try ServiceProcess(["-j", "1", "--access-log"] + longLimits)
-    let leaving = try PendingRequest(
-      server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
-    let worker = try drawingWorker(of: server)
+    let drawing = try DrawingBomb(["--access-log"])
+    let (folder, server, worker) = (drawing.folder, drawing.server, drawing.worker)
     // The client is killed: the system closes its connection.
-    kill(leaving.pid, SIGKILL)
+    kill(drawing.request.pid, SIGKILL)
     try #require(waitFor { isGone(worker) }, "worker \(worker) still runs")
     // Counted once the request and the worker are settled (a wait, bounded).
     var metrics = try PrometheusText("")
@@ -177,13 +195,8 @@ struct CanceledWorkTests {
 
   @Test("SIGTERM with a request worked past the drain time: it is answered 503, the server exits")
   func stopCutsWork() throws {
-    let folder = TemporaryFolder()
-    let bomb = folder.file("bomb.pdf")
-    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
-    let server = try ServiceProcess(["-j", "1", "--drain-timeout", "10"] + longLimits)
-    let held = try PendingRequest(
-      server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
-    let worker = try drawingWorker(of: server)
+    let drawing = try DrawingBomb(["--drain-timeout", "10"])
+    let (server, held, worker) = (drawing.server, drawing.request, drawing.worker)
     kill(server.pid, SIGTERM)
     // The server ends (a wait that only bounds a hang: the bomb would draw for far longer).
     try #require(waitFor(tries: 30_000) { isGone(server.pid) }, "the server still runs")
@@ -205,13 +218,9 @@ struct CanceledWorkTests {
 
   @Test("a request past its deadline has its work canceled: 503, its worker killed")
   func deadlineKillsWorker() throws {
-    let folder = TemporaryFolder()
-    let bomb = folder.file("bomb.pdf")
-    try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
-    let server = try ServiceProcess(["-j", "1", "--request-timeout", "10"] + longLimits)
-    let late = try PendingRequest(
-      server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
-    let worker = try drawingWorker(of: server)
+    let drawing = try DrawingBomb(["--request-timeout", "10"])
+    let (folder, server, late, worker) =
+      (drawing.folder, drawing.server, drawing.request, drawing.worker)
     try #require(waitFor(tries: 30_000) { late.ended })
     let answer = late.answer()
     #expect(answer.status == 503, "\(answer.text)")
