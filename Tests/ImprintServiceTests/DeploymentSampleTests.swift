@@ -34,16 +34,159 @@ private func drainSeconds() throws -> Double {
   ).drainSeconds
 }
 
-/// The Kubernetes file's documents, as JSON by Python's yaml.
-private func kubernetes() throws -> [[String: Any]] {
+/// The batch Indexed Job sample.
+private let batchJob = repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml"
+
+/// The documents of a YAML file (default: the Deployment's), as JSON by Python's yaml.
+private func kubernetes(_ path: String = deploy + "imprint-serve.yaml") throws -> [[String: Any]] {
   let script = """
     import json, sys, yaml
     print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))
     """
-  let run = try runTool("python3", ["-c", script, deploy + "imprint-serve.yaml"])
+  let run = try runTool("python3", ["-c", script, path])
   try #require(run.status == 0, "\(run.stderr)")
   return try #require(
     try JSONSerialization.jsonObject(with: Data(run.stdoutBytes)) as? [[String: Any]])
+}
+
+/// The pod template's spec of a Deployment or Job document.
+private func podSpec(_ document: [String: Any]) throws -> [String: Any] {
+  try #require(
+    ((document["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"]
+      as? [String: Any])
+}
+
+/// What deploy/Containerfile's runtime stage says of the user the image runs as: `USER`, the
+/// `useradd` and `groupadd` of that user, and the `ENV` settings.
+private struct ImageUser {
+  var user: Int
+  var group: Int
+  var home: String
+  var environment: [String: String]
+
+  init() throws {
+    let container = try text("Containerfile")
+    let runtime = try #require(container.components(separatedBy: "FROM debian:12").last)
+    let line = try #require(runtime.firstMatch(of: /\nUSER (\d+):(\d+)\n/))
+    user = try #require(Int(line.1))
+    group = try #require(Int(line.2))
+    // The account useradd makes has these numbers, and groupadd the group.
+    let useradd = try #require(runtime.firstMatch(of: /useradd ([^\n]*(?:\\\n[^\n]*)*)/))
+    let words = useradd.1.split(whereSeparator: { $0.isWhitespace || $0 == "\\" }).map(String.init)
+    func option(_ name: String) -> String? {
+      words.firstIndex(of: name).flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil }
+    }
+    #expect(option("--uid").flatMap { Int($0) } == user)
+    #expect(option("--gid").flatMap { Int($0) } == group)
+    let groupadd = try #require(runtime.firstMatch(of: /groupadd [^\n]*--gid (\d+)/))
+    #expect(Int(groupadd.1) == group)
+    home = try #require(option("--home-dir"))
+    environment = [:]
+    for setting in runtime.matches(of: /\nENV ([^\n]*)/) {
+      for pair in setting.1.split(separator: " ") {
+        let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+        try #require(parts.count == 2, "ENV \(setting.1)")
+        environment[parts[0]] = parts[1]
+      }
+    }
+  }
+}
+
+/// A pod's file system, played in a temporary folder: each volume mount of the container is a
+/// folder under `root`, and the rest (the image's read-only root) is outside it.
+private struct PlayedPod {
+  let root = TemporaryFolder()
+  /// The container's mounts: path in the pod and whether it may be written.
+  let mounts: [(path: String, writable: Bool)]
+
+  init(_ container: [String: Any]) throws {
+    let listed = try #require(container["volumeMounts"] as? [[String: Any]])
+    mounts = try listed.map {
+      (try #require($0["mountPath"] as? String), ($0["readOnly"] as? Bool) != true)
+    }
+    for mount in mounts {
+      try FileManager.default.createDirectory(
+        atPath: root.path + mount.path, withIntermediateDirectories: true)
+    }
+  }
+
+  /// `word` with a path on a mount at its start (or after `--flag=`) moved into `root`; other
+  /// paths are left where they are, outside it, as the image's root is.
+  func place(_ word: String) -> String {
+    let (flag, value) =
+      word.hasPrefix("--") && word.contains("=")
+      ? (String(word.prefix { $0 != "=" }) + "=", String(word.drop { $0 != "=" }.dropFirst()))
+      : ("", word)
+    guard mounts.contains(where: { value == $0.path || value.hasPrefix($0.path + "/") }) else {
+      return word
+    }
+    return flag + root.path + value
+  }
+
+  /// The environment the image gives the program (its `ENV`, and `HOME` from its user), with
+  /// `more` (a manifest's `env`), paths placed in the pod.
+  ///
+  /// `HOME` is the image's, under `root` but on no mount: written to, it is reported as the
+  /// read-only root is, and nothing is made in this machine's own folders.
+  func environment(_ image: ImageUser, _ more: [String: String] = [:]) -> [String: String] {
+    var environment = ["PATH": "/usr/bin:/bin", "HOME": root.path + image.home]
+    environment.merge(image.environment.mapValues(place)) { $1 }
+    environment.merge(more.mapValues(place)) { $1 }
+    return environment
+  }
+
+  /// The paths among `written` that lie on no writable mount: the image's root, read-only.
+  func outsideWritableMounts(_ written: [String]) -> [String] {
+    let writable = mounts.filter(\.writable).map { root.path + $0.path }
+    return written.filter { path in
+      !writable.contains { path == $0 || path.hasPrefix($0 + "/") }
+    }
+  }
+}
+
+/// The system calls strace is asked to show: those that name files.
+private let traced = ["-f", "-qq", "-y", "-s", "4096", "-e", "trace=%file"]
+
+/// The paths written, made or removed in an strace log of `traced`.
+///
+/// Files opened for writing, folders made, names renamed, linked, removed, and metadata
+/// changed; `-y` gives descriptors with their paths, and `AT_FDCWD` with the working folder.
+/// Devices (`/dev`) are left out.
+private func writtenPaths(_ log: String) -> [String] {
+  let changing: Set<String> = [
+    "creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat",
+    "renameat2", "truncate", "mknod", "mknodat", "chmod", "fchmodat", "fchmodat2", "chown",
+    "lchown", "fchownat", "utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr",
+    "removexattr", "lremovexattr",
+  ]
+  // Only the new name is written: the old one of a link, and the target text of a symlink.
+  let lastOnly: Set<String> = ["link", "linkat", "symlink", "symlinkat"]
+  var paths: [String] = []
+  for line in log.split(separator: "\n") {
+    guard let call = line.firstMatch(of: /^\d+ +([a-z0-9_]+)\((.*)$/) else { continue }
+    let name = String(call.1)
+    let arguments = String(call.2)
+    let opened = ["open", "openat", "openat2"].contains(name)
+    guard changing.contains(name) || lastOnly.contains(name) || opened else { continue }
+    if opened {
+      let flags = arguments.split(separator: ",").dropFirst(name == "open" ? 1 : 2).first ?? ""
+      guard ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC"].contains(where: flags.contains)
+      else { continue }
+    }
+    // Each path: a quoted string, after the descriptor it is relative to when there is one.
+    var named: [String] = []
+    for match in arguments.matches(of: /(?:(?:\d+|AT_FDCWD)<([^>]*)>, )?"((?:[^"\\]|\\.)*)"/) {
+      let path = String(match.2)
+      if path.hasPrefix("/") {
+        named.append(path)
+      } else if let folder = match.1 {
+        named.append(folder + "/" + path)
+      }
+    }
+    if lastOnly.contains(name) { named = Array(named.suffix(1)) }
+    paths += named.filter { $0 != "/dev" && !$0.hasPrefix("/dev/") }
+  }
+  return paths
 }
 
 /// Reads Kubernetes files into the Kubernetes Python client's API models and writes them back.
@@ -252,6 +395,174 @@ struct DeploymentSampleTests {
     for flag in words.filter({ $0.hasPrefix("-") }) {
       #expect(help.contains(flag + " ") || help.contains(flag + ","), "\(flag)")
     }
+  }
+
+  @Test("the pods run as the image's user and group, unprivileged, on a read-only root")
+  func podSecurity() throws {
+    let image = try ImageUser()
+    #expect(image.user != 0 && image.group != 0)
+    for (path, kind) in [(deploy + "imprint-serve.yaml", "Deployment"), (batchJob, "Job")] {
+      let document = try #require(try kubernetes(path).first { $0["kind"] as? String == kind })
+      let pod = try podSpec(document)
+      let context = try #require(pod["securityContext"] as? [String: Any], "\(kind)")
+      #expect(context["runAsNonRoot"] as? Bool == true, "\(kind)")
+      #expect(context["runAsUser"] as? Int == image.user, "\(kind)")
+      #expect(context["runAsGroup"] as? Int == image.group, "\(kind)")
+      #expect(context["fsGroup"] as? Int == image.group, "\(kind)")
+      for container in try #require(pod["containers"] as? [[String: Any]]) {
+        let own = try #require(container["securityContext"] as? [String: Any], "\(kind)")
+        #expect(own["allowPrivilegeEscalation"] as? Bool == false, "\(kind)")
+        #expect(own["readOnlyRootFilesystem"] as? Bool == true, "\(kind)")
+        #expect(
+          (own["capabilities"] as? [String: Any])?["drop"] as? [String] == ["ALL"], "\(kind)")
+        // Nothing in the container undoes the pod's user.
+        #expect(own["runAsUser"] == nil && own["runAsGroup"] == nil, "\(kind)")
+      }
+    }
+  }
+
+  @Test("all the server and the batch Job write is on their pods' writable volumes (strace)")
+  func writesOnVolumes() throws {
+    let image = try ImageUser()
+    let folder = TemporaryFolder()
+    // The Deployment's server, with its settings and token where the pod mounts them, every
+    // kind of request made of it, then stopped.
+    let deployment = try #require(try kubernetes().first)
+    let serveContainer = try #require(
+      (try podSpec(deployment)["containers"] as? [[String: Any]])?.first)
+    let served = try PlayedPod(serveContainer)
+    let volumes = try #require(try podSpec(deployment)["volumes"] as? [[String: Any]])
+    for mount in try #require(serveContainer["volumeMounts"] as? [[String: Any]]) {
+      let volume = try #require(volumes.first { $0["name"] as? String == mount["name"] as? String })
+      let at = served.root.path + (mount["mountPath"] as? String ?? "")
+      for item in (volume["configMap"] as? [String: Any])?["items"] as? [[String: Any]] ?? [] {
+        let key = item["key"] as? String ?? ""
+        let source =
+          key == "serve.json" ? deploy + key : repositoryRoot + "/examples/prices-usd.json"
+        let target = at + "/" + (item["path"] as? String ?? key)
+        try FileManager.default.createDirectory(
+          atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: source, toPath: target)
+      }
+      if volume["secret"] != nil {
+        try Data("sample-token-of-32-characters\n".utf8).write(
+          to: URL(fileURLWithPath: at + "/token"))
+      }
+    }
+    var arguments = try #require(serveContainer["args"] as? [String]).filter {
+      $0 != "serve" && !$0.hasPrefix("--listen")
+    }.map(served.place)
+    arguments = arguments.filter { !$0.hasPrefix("--listen") }
+    let serveLog = folder.file("serve.strace")
+    let server = try ServiceProcess(
+      arguments, launcher: ["/usr/bin/strace", "-o", serveLog] + traced + ["--"],
+      environment: served.environment(image), directory: served.root.path)
+    let token = "Authorization: Bearer sample-token-of-32-characters"
+    let profiles = repositoryRoot + "/assets/samples/profiles/"
+    let photos = repositoryRoot + "/assets/samples/photos/"
+    let documents = repositoryRoot + "/assets/samples/documents/"
+    try Data(#"{"schemaVersion": 1, "files": [{"path": "notes.pdf"}]}"#.utf8).write(
+      to: URL(fileURLWithPath: folder.file("order.json")))
+    let requests: [(path: String, form: [String], body: String?)] = [
+      ("/v1/qr?payload=https%3A%2F%2Fexample.com", [], nil),
+      (
+        "/v1/card",
+        [
+          "profile=@\(profiles)harbor-lamp.json;type=application/json",
+          "photo=@\(photos)harbor-lamp.jpg",
+        ],
+        nil
+      ),
+      ("/v1/inspect", [], documents + "course-notes.pdf"),
+      ("/v1/thumbnail", ["file=@\(documents)course-notes.pdf"], nil),
+      (
+        "/v1/quote?prices=retail",
+        ["order=@\(folder.file("order.json"))", "notes.pdf=@\(documents)course-notes.pdf"], nil
+      ),
+    ]
+    for (path, form, body) in requests {
+      let answer = try curlRequest(
+        "POST", server.url(path), body: body, form: form,
+        headers: [token] + (body == nil ? [] : ["Content-Type: application/pdf"]), in: folder)
+      #expect(answer.status == 200, "\(path): \(answer.text)")
+    }
+    let manifest = try writeManifest(
+      [
+        #"{"id": "A-1", "kind": "card", "profile": "profiles/harbor-lamp.json", "photo": "photos/harbor-lamp.jpg"}"#,
+        #"{"id": "T-1", "kind": "thumb", "file": "documents/course-notes.pdf"}"#,
+      ], in: folder)
+    let id = try acceptedID(
+      try postBatch(
+        manifest,
+        inputs: [
+          "profiles/harbor-lamp.json", "photos/harbor-lamp.jpg", "documents/course-notes.pdf",
+        ],
+        on: server, in: folder, headers: [token]))
+    var state = ""
+    try waitFor(tries: 30_000) {
+      let answer = try curlRequest(
+        "GET", server.url("/v1/jobs/\(id)"), headers: [token], in: folder)
+      state = answer.json?["state"] as? String ?? ""
+      return state != "queued" && state != "running"
+    }
+    #expect(state == "done")
+    #expect(
+      try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), headers: [token], in: folder).status
+        == 200)
+    // strace's child is the server.
+    let serverPID = try #require(server.childProcesses.first)
+    kill(serverPID, SIGTERM)
+    #expect(server.waitForExit().status == 0)
+    let serveWrites = writtenPaths(try String(contentsOfFile: serveLog, encoding: .utf8))
+    // Not vacuous: the uploads, the job's folder and the fonts' caches were seen written.
+    #expect(serveWrites.count > 10, "\(serveWrites)")
+    #expect(
+      serveWrites.contains {
+        $0.hasPrefix(served.root.path + image.environment["XDG_CACHE_HOME", default: "?"])
+      })
+    #expect(served.outsideWritableMounts(serveWrites) == [])
+
+    // The Job's batch: its command with the manifest and inputs on its data volume, as shard 0
+    // of the Job's count (a card with a photo and a thumbnail are that shard's lines).
+    let job = try #require(try kubernetes(batchJob).first)
+    let batchContainer = try #require((try podSpec(job)["containers"] as? [[String: Any]])?.first)
+    let batched = try PlayedPod(batchContainer)
+    let command = try #require(batchContainer["command"] as? [String])
+    try #require(command.first == "imprint")
+    let data = try #require(command.first { $0.hasSuffix(".jsonl") }.map(batched.place))
+    let inputs = (data as NSString).deletingLastPathComponent
+    for sample in ["profiles", "photos", "documents"] {
+      try FileManager.default.copyItem(
+        atPath: repositoryRoot + "/assets/samples/" + sample, toPath: inputs + "/" + sample)
+    }
+    var settings: [String: String] = ["JOB_COMPLETION_INDEX": "0"]
+    for variable in batchContainer["env"] as? [[String: Any]] ?? [] {
+      settings[variable["name"] as? String ?? ""] = variable["value"] as? String
+    }
+    let count = try #require(Int(settings["JOB_COMPLETION_COUNT"] ?? ""))
+    var lines = (0..<(2 * count)).map { #"{"id": "W-\#($0)", "kind": "qr", "payload": "x\#($0)"}"# }
+    lines[0] =
+      #"{"id": "A-1", "kind": "card", "profile": "profiles/harbor-lamp.json", "photo": "photos/harbor-lamp.jpg"}"#
+    lines[count] = #"{"id": "T-1", "kind": "thumb", "file": "documents/course-notes.pdf"}"#
+    try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: data))
+    let batchLog = folder.file("batch.strace")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+    process.arguments =
+      ["-o", batchLog] + traced + ["--", imprintExecutable] + command.dropFirst().map(batched.place)
+    process.environment = batched.environment(image, settings)
+    process.currentDirectoryURL = URL(fileURLWithPath: batched.root.path)
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    let batchWrites = writtenPaths(try String(contentsOfFile: batchLog, encoding: .utf8))
+    let output = try #require(
+      command.firstIndex(of: "-o").map { batched.place(command[$0 + 1]) })
+    #expect(batchWrites.contains { $0.hasPrefix(output + "/") }, "\(batchWrites)")
+    #expect(batchWrites.contains { $0.hasPrefix(batched.root.path + "/tmp/") }, "\(batchWrites)")
+    #expect(batched.outsideWritableMounts(batchWrites) == [])
   }
 
   @Test("the container's runtime packages provide every library imprint links or loads")

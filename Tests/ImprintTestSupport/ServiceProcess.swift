@@ -18,10 +18,25 @@ public final class ServiceProcess: @unchecked Sendable {
 
   /// Starts the server with `arguments` after `serve --listen 127.0.0.1:0` and waits for its
   /// `serve: listening on http://127.0.0.1:PORT` line.
-  public init(_ arguments: [String] = []) throws {
+  ///
+  /// - Parameters:
+  ///   - arguments: more arguments of `imprint serve`.
+  ///   - launcher: a program and its arguments that start the server (`strace ... --`); the
+  ///     server is then the launcher's child (`childProcesses`).
+  ///   - environment: the server's whole environment; nil for this process's.
+  ///   - directory: its working folder; nil for this process's.
+  /// - Throws: `ServiceProcessError` when the server ends or prints no listening line first,
+  ///   or what `Process.run` throws.
+  public init(
+    _ arguments: [String] = [], launcher: [String] = [], environment: [String: String]? = nil,
+    directory: String? = nil
+  ) throws {
     process = Process()
-    process.executableURL = URL(fileURLWithPath: imprintExecutable)
-    process.arguments = ["serve", "--listen", "127.0.0.1:0"] + arguments
+    let command = launcher + [imprintExecutable, "serve", "--listen", "127.0.0.1:0"] + arguments
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
+    if let environment { process.environment = environment }
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let err = Pipe()
     process.standardError = err
     process.standardOutput = FileHandle.nullDevice
