@@ -28,8 +28,9 @@ public struct ServiceConfiguration: Sendable {
   /// waiting for a worker included (default 120); past it, the answer is 503
   /// `http.deadlineExceeded`, or a body still arriving has its connection dropped.
   public var requestTimeout = 120.0
-  /// Seconds a stop may take (default 30): it waits for requests still being read or sent,
-  /// and lets a running long job end, within this time.
+  /// Seconds a stop may take (default 30): it lets the requests begun and a running long job
+  /// end within this time, less a grace (2 s, or a quarter of it when shorter) in which those
+  /// still worked are cut short (answered 503, their document workers killed).
   public var drainSeconds: Double = 30
   /// The executable that serves document workers (`DocumentWorker.runIfWorker()` first).
   public var workerExecutable: String

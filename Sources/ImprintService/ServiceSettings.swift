@@ -55,7 +55,7 @@ public struct ServiceSettings: Sendable, Equatable {
   public var jobLines: Int?
   /// Seconds one long job may run.
   public var jobTimeout: Double?
-  /// Seconds a stop may take (requests drained, a running job let end).
+  /// Seconds a stop may take (requests drained, a running job let end; then both cut short).
   public var drainTimeout: Double?
   /// Seconds between checks of the price lists' files for a change (0: none).
   public var priceListCheck: Double?
