@@ -77,6 +77,9 @@ enum ServeCommand {
         "job-timeout", "<s>",
         "Seconds one long job may run; then it is stopped and fails (default 3600)."),
       .value(
+        "jobs-dir", "<dir>",
+        "Keep long jobs in this folder across restarts (one server a folder; default: none)."),
+      .value(
         "drain-timeout", "<s>",
         "Seconds a stop may take: requests finished, a running job let end (default 30)."),
       .value(
@@ -128,6 +131,12 @@ enum ServeCommand {
     settings.jobTimeout =
       try arguments.double("job-timeout", in: ServiceSettings.Range.jobTimeout)
       ?? settings.jobTimeout
+    if let folder = arguments.value("jobs-dir") {
+      guard !folder.isEmpty else {
+        throw UsageError(message: "option '--jobs-dir' needs a folder's path, not ''")
+      }
+      settings.jobsDir = folder
+    }
     settings.drainTimeout =
       try arguments.double("drain-timeout", in: ServiceSettings.Range.drainTimeout)
       ?? settings.drainTimeout
@@ -153,6 +162,7 @@ enum ServeCommand {
       explicit: settings.templates)
     let events = console.stderr
     configuration.events = { events.write("serve: " + SafeText.escaped($0) + "\n") }
+    configuration.jobEvents = { events.write($0 + "\n") }
     if settings.accessLog == true {
       let sink = console.stderr
       configuration.accessLog = { sink.write($0.logLine + "\n") }

@@ -14,7 +14,9 @@ import Synchronization
 /// same request (same route, query parameters and parts: names, file names and bytes; the
 /// multipart boundary and the order of the parts do not count) is the job made the first
 /// time; with another request it is refused (`ServiceError.idempotencyKeyReused`). Kept in
-/// this process's memory, the most recent `limit` keys: a restart forgets them all.
+/// this process's memory, the most recent `limit` keys; with a jobs folder (`--jobs-dir`) each
+/// key is also written with its job (`IdempotencyRecord`), and the next start `restore`s the
+/// keys of the jobs it keeps. Without one, a restart forgets them all.
 final class IdempotencyKeys: Sendable {
   /// What a request's key says.
   enum Claim: Equatable {
@@ -143,6 +145,21 @@ final class IdempotencyKeys: Sendable {
       return .success(.new)
     }
     return try outcome.get()
+  }
+
+  /// Remembers that a request of `fingerprint` (64 lowercase hex digits) with `key` made job
+  /// `id` before a restart (a key the jobs folder kept with its job).
+  func restore(_ key: String, fingerprint: String, job id: String) {
+    let digits = Array(fingerprint.utf8)
+    guard digits.count == 64 else { return }
+    func value(_ digit: UInt8) -> UInt8 { digit <= 0x39 ? digit - 0x30 : digit - 0x61 + 10 }
+    let bytes = stride(from: 0, to: 64, by: 2).map {
+      value(digits[$0]) << 4 | value(digits[$0 + 1])
+    }
+    state.withLock { state in
+      state.entries[key] = Entry(fingerprint: bytes, job: id, number: state.claimed)
+      state.claimed += 1
+    }
   }
 
   /// Records that the request that claimed `key` made job `id`.

@@ -52,9 +52,9 @@ extension ImprintService {
     }
     let order = try Order.parse(orderPart.bytes, source: orderPart.filename ?? "order")
 
+    let fingerprint = key.map { _ in IdempotencyKeys.fingerprint(of: request) } ?? []
     if let key {
-      let claim = try idempotencyKeys.claim(
-        key, fingerprint: IdempotencyKeys.fingerprint(of: request))
+      let claim = try idempotencyKeys.claim(key, fingerprint: fingerprint)
       if case .replay(let id) = claim {
         guard let record = jobs.record(id) else {
           throw ServiceError.idempotentJobGone(key: key, id: id)
@@ -100,7 +100,11 @@ extension ImprintService {
       // Never stopped part-way (its files may be on their way to a printer): a DELETE while it
       // runs lets it end as it would. Its work runs in a task of its own, which the job's
       // cancellation does not reach (the sandbox would kill the workers preparing its files).
-      try jobs.start(record.id) { [target] folder in
+      // With a jobs folder, the key is written with the job before its work may start.
+      let idempotency = key.map {
+        IdempotencyRecord(key: $0, fingerprint: SHA256.hex(fingerprint))
+      }
+      try jobs.start(record.id, idempotency: idempotency) { [target] folder in
         await Task {
           await Self.runPrepare(printing, in: folder, options: options, target: target)
         }.value

@@ -27,7 +27,7 @@ public struct WebhookSettings: Sendable, Equatable {
 }
 
 /// Where a job's webhook call is, as its report gives it.
-struct WebhookStatus: Sendable, Encodable, Equatable {
+struct WebhookStatus: Sendable, Codable, Equatable {
   /// The callback URL.
   var url: String
   /// `pending` (the job has not ended, or calls are still being made), `delivered` or `failed`.

@@ -57,6 +57,12 @@ public struct ServiceConfiguration: Sendable {
   /// The folder in which the jobs' private folder is made (the system's temporary folder when
   /// nil); that folder is removed when the service stops.
   public var jobsParent: String?
+  /// The jobs folder (`--jobs-dir`), or nil for a private folder forgotten at the stop.
+  ///
+  /// The long jobs are kept there instead of a private folder, each with its record, and read
+  /// again by the next start on it (`jobsParent` is then not used); one service at a time (a
+  /// second is refused, `service.jobsFolderInUse`).
+  public var jobsFolder: String?
   /// Seconds between two checks of the price lists' files for a change, while the service
   /// runs (default 1; at least 0.1; 0: no checks, only `reloadPriceLists()` and SIGHUP).
   public var priceListCheckSeconds = 1.0
@@ -77,6 +83,12 @@ public struct ServiceConfiguration: Sendable {
   ///
   /// Nil for none. `imprint serve` writes each on standard error.
   public var events: (@Sendable (String) -> Void)?
+  /// Told of what the start found in the jobs folder (`jobsFolder`), one JSON object a line
+  /// (sorted keys, no newline): `time`, `event` (`jobs.skipped`, `jobs.interrupted`,
+  /// `jobs.removed`, `jobs.unwritten`, `jobs.loaded`), `path`, and `reason` or `jobs`.
+  ///
+  /// Nil for none. `imprint serve` writes each on standard error.
+  public var jobEvents: (@Sendable (String) -> Void)?
   /// Told of every request once it completed; nil for none.
   ///
   /// Called on the server's event thread: keep it quick. `imprint serve --access-log` writes
@@ -142,8 +154,15 @@ public final class ImprintService: Sendable {
     let box = Weak()
     let events = configuration.events
     jobs = try JobStore(
-      parent: configuration.jobsParent, limits: configuration.jobLimits,
-      told: { events?($0) }, ended: { box.service?.announce($0) })
+      parent: configuration.jobsParent, folder: configuration.jobsFolder,
+      limits: configuration.jobLimits, told: { events?($0) },
+      ended: { box.service?.announce($0) })
+    for (key, id) in jobs.idempotencyKeys {
+      idempotencyKeys.restore(key.key, fingerprint: key.fingerprint, job: id)
+    }
+    if let log = configuration.jobEvents {
+      for event in jobs.loaded { log(JSONOutput.line(event)) }
+    }
     let pool = WorkPool(
       width: configuration.concurrentRequests, queueLimit: configuration.queueLength)
     let metrics = metrics
@@ -197,7 +216,9 @@ public final class ImprintService: Sendable {
   /// period is nearly over, then it is canceled (no new item starts, those under way in
   /// document workers are cut short) and waited for until the period ends.
   /// Each job dropped or canceled is told to `events` (`service.interrupted`'s message); their
-  /// webhooks are not called. Then the folder of the jobs' files is removed.
+  /// webhooks are not called. Then the folder of the jobs' files is removed; a jobs folder
+  /// (`jobsFolder`) is kept instead, each job's record as last written (a job still running
+  /// is found `failed`, `service.interrupted`, by the next start), and its lock released.
   public func stop() {
     let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
     watch.withLock { $0.take() }?.stop()
@@ -205,7 +226,7 @@ public final class ImprintService: Sendable {
     jobs.beginStop()
     server.stop(until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
     jobs.stopRunning(until: deadline, grace: grace)
-    jobs.removeAll()
+    jobs.close()
   }
 
   /// Serves until SIGTERM or SIGINT, then stops gracefully; SIGHUP reloads the price lists.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintService: long work (`POST /v1/batch`): each job in a private folder, queued and run in
 // the background one at a time, kept after it ends until the oldest are removed; bounded in
-// jobs waiting, jobs kept and bytes on disk.
+// jobs waiting, jobs kept and bytes on disk. With a jobs folder (`--jobs-dir`), each job's
+// record is written there at each change and read again by the next start.
 
 import Foundation
 import ImprintCore
@@ -38,7 +39,7 @@ public struct JobLimits: Sendable, Equatable {
 }
 
 /// The state of one long job.
-enum JobState: String, Sendable, Encodable {
+enum JobState: String, Sendable, Codable {
   /// Accepted, waiting for its turn.
   case queued
   /// Running.
@@ -83,7 +84,7 @@ struct JobOutcome: Sendable {
 }
 
 /// Item counts of a finished job, as `imprint batch` counts them.
-struct JobSummary: Sendable, Encodable, Equatable {
+struct JobSummary: Sendable, Codable, Equatable {
   var total: Int
   var ok: Int
   var skipped: Int
@@ -96,8 +97,13 @@ struct JobSummary: Sendable, Encodable, Equatable {
 /// workers, as many at once as `--jobs`). A running job is watched every
 /// `JobLimits.checkInterval`: past its time, or with its folder past the bytes left to it, it is
 /// stopped by cancelling its task (a batch then starts no new item; the items under way end).
-/// Everything is in this process's memory and under `root`, which the service removes when it
-/// stops: a restart forgets every job.
+///
+/// Without a jobs folder, everything is in this process's memory and under `root`, a private
+/// folder the service removes when it stops: a restart forgets every job. With one
+/// (`persistent`), `root` is that folder, locked for this store (`.lock`), each job's record
+/// is `ID/job.json`, written atomically at each change (`JobFile`), and a new store reads the
+/// jobs it finds there (`JobStore.load`): the finished ones as they were, the ones that were
+/// queued or running `failed` with `service.interrupted`.
 final class JobStore: Sendable {
   /// The work of a job: runs in its folder, returns its outcome; stops early (starts no new
   /// item) once its task is cancelled.
@@ -129,6 +135,8 @@ final class JobStore: Sendable {
     var callback: String?
     /// Where that announcement is.
     var webhook: WebhookStatus?
+    /// The `Idempotency-Key` of the request that made it, with that request's fingerprint.
+    var idempotency: IdempotencyRecord?
   }
 
   private struct Store {
@@ -145,6 +153,10 @@ final class JobStore: Sendable {
 
   /// The folder of every job's folder.
   let root: String
+  /// Whether `root` is a jobs folder kept across restarts (`--jobs-dir`).
+  let persistent: Bool
+  /// What the start found in the jobs folder (empty without one).
+  let loaded: [LoadEvent]
   let limits: JobLimits
   /// Told of each job with a callback once it ended (its webhook is called there), unless the
   /// service's stop canceled it.
@@ -152,29 +164,70 @@ final class JobStore: Sendable {
   /// Told of what no report will give: jobs canceled or dropped by the service's stop.
   private let told: @Sendable (String) -> Void
   private let store = Mutex(Store())
+  /// Held while a job's record is written or a job's folder removed: records are written one
+  /// at a time, each with its job's state as it is then, never into a folder being removed.
+  private let writer = Mutex(0)
+  /// The jobs folder's lock (`.lock`, `flock`ed), open while the store keeps it; -1 for none.
+  private let lock: Mutex<Int32>
 
-  /// A store under a new private folder in `parent` (the system's temporary folder when nil).
+  /// A store under a new private folder in `parent` (the system's temporary folder when nil),
+  /// or in the jobs folder `folder`, whose jobs it loads.
   ///
   /// - Parameters:
-  ///   - parent: the folder the store's folder is made in.
+  ///   - parent: the folder the store's folder is made in, without `folder`.
+  ///   - folder: the jobs folder kept across restarts (made when missing), or nil for none.
   ///   - limits: the jobs queued, kept, their bytes, lines and time.
   ///   - told: told of the jobs the service's stop canceled (a line for a log).
   ///   - ended: told of each job with a callback once it ended.
-  /// - Throws: `FileError` when the folder cannot be made.
+  /// - Throws: `FileError` when the folder cannot be made, is not a folder, or its lock file
+  ///   cannot be opened; `ServiceError.jobsFolderInUse` when another store (another server)
+  ///   holds `folder`.
   init(
-    parent: String?, limits: JobLimits, told: @escaping @Sendable (String) -> Void = { _ in },
+    parent: String?, folder: String? = nil, limits: JobLimits,
+    told: @escaping @Sendable (String) -> Void = { _ in },
     ended: @escaping @Sendable (Record) -> Void
-  ) throws(FileError) {
-    let base = parent ?? FileManager.default.temporaryDirectory.path
-    root = try Self.makePrivateFolder(in: base, prefix: "imprint-serve-jobs-")
+  ) throws {
     self.limits = limits
     self.ended = ended
     self.told = told
+    guard let folder else {
+      let base = parent ?? FileManager.default.temporaryDirectory.path
+      root = try Self.makePrivateFolder(in: base, prefix: "imprint-serve-jobs-")
+      persistent = false
+      loaded = []
+      lock = Mutex(-1)
+      return
+    }
+    var absolute =
+      folder.hasPrefix("/") ? folder : FileManager.default.currentDirectoryPath + "/" + folder
+    while absolute.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
+    root = absolute
+    persistent = true
+    let descriptor = try Self.lockFolder(root)
+    lock = Mutex(descriptor)
+    let (records, events) = Self.load(root, limits: limits)
+    loaded = events
+    store.withLock { store in
+      for record in records { store.records[record.id] = record }
+      store.accepted = (records.map(\.number).max() ?? -1) + 1
+    }
   }
 
-  /// Removes every job's folder (the service stopped; a job still running fails its writes).
-  func removeAll() {
-    try? FileManager.default.removeItem(atPath: root)
+  deinit {
+    let descriptor = lock.withLock { $0 }
+    if descriptor >= 0 { Foundation.close(descriptor) }
+  }
+
+  /// Ends the store's use of its folder: a private folder is removed with every job's folder
+  /// (the service stopped; a job still running fails its writes); a jobs folder is kept, each
+  /// job's record as last written, and its lock released.
+  func close() {
+    if !persistent { try? FileManager.default.removeItem(atPath: root) }
+    let descriptor = lock.withLock { descriptor -> Int32 in
+      defer { descriptor = -1 }
+      return descriptor
+    }
+    if descriptor >= 0 { Foundation.close(descriptor) }
   }
 
   /// Makes room for a job of `bytes` input bytes and reserves it.
@@ -222,7 +275,7 @@ final class JobStore: Sendable {
       return .success((record, removed))
     }
     let (record, removed) = try outcome.get()
-    for old in removed { try? FileManager.default.removeItem(atPath: old) }
+    discard(removed)
     do {
       try FileIO.makeFolder(folder)
     } catch {
@@ -235,9 +288,30 @@ final class JobStore: Sendable {
   /// Queues the work of reserved job `id` (its inputs are written) and starts it when its turn
   /// comes.
   ///
-  /// - Throws: `ServiceError.stopping` when the service's stop dropped the reservation (its
-  ///   folder is removed).
-  func start(_ id: String, work: @escaping Work) throws(ServiceError) {
+  /// In a jobs folder, the job's record (with `idempotency`) is written first, durably: once
+  /// the work may start, a restart finds the job and its key.
+  ///
+  /// - Parameters:
+  ///   - id: the reserved job.
+  ///   - idempotency: the key of the request that made it, if any.
+  ///   - work: its work.
+  /// - Throws: `ServiceError.stopping` when the service's stop dropped the reservation;
+  ///   `FileError` when the record cannot be written (the reservation is dropped, its folder
+  ///   removed, either way).
+  func start(_ id: String, idempotency: IdempotencyRecord? = nil, work: @escaping Work) throws {
+    let reserved = store.withLock { store in
+      guard store.records[id] != nil else { return false }
+      store.records[id]?.idempotency = idempotency
+      return true
+    }
+    if reserved && persistent {
+      do {
+        try write(id)
+      } catch {
+        abandon(id)
+        throw error
+      }
+    }
     let queued = store.withLock { store in
       guard !store.stopping, store.records[id] != nil else { return false }
       store.records[id]?.work = work
@@ -246,15 +320,25 @@ final class JobStore: Sendable {
     }
     guard queued else {
       abandon(id)
-      throw .stopping
+      throw ServiceError.stopping
     }
     next()
   }
 
-  /// Drops reserved job `id` and its folder (its inputs could not be written).
+  /// Drops reserved job `id` and its folder (its inputs could not be written, or the service's
+  /// stop dropped it).
   func abandon(_ id: String) {
-    let folder = store.withLock { $0.records.removeValue(forKey: id)?.folder }
-    if let folder { try? FileManager.default.removeItem(atPath: folder) }
+    store.withLock { _ = $0.records.removeValue(forKey: id) }
+    discard([root + "/" + id])
+  }
+
+  /// The `Idempotency-Key`s of the jobs kept, oldest job first, each with its job's id.
+  var idempotencyKeys: [(IdempotencyRecord, String)] {
+    store.withLock { store in
+      store.records.values.sorted { $0.number < $1.number }.compactMap { record in
+        record.idempotency.map { ($0, record.id) }
+      }
+    }
   }
 
   /// Job `id`, if it is kept.
@@ -267,6 +351,7 @@ final class JobStore: Sendable {
       change(&status)
       store.records[id]?.webhook = status
     }
+    persist(id)
   }
 
   /// What `remove` did.
@@ -297,7 +382,7 @@ final class JobStore: Sendable {
     }
     let (removal, folder, task) = try outcome.get()
     task?.cancel()
-    if let folder { try? FileManager.default.removeItem(atPath: folder) }
+    if let folder { discard([folder]) }
     return removal
   }
 
@@ -312,18 +397,35 @@ final class JobStore: Sendable {
   }
 
   /// Begins the service's stop: no job is taken (`reserve` throws `.stopping`) or started, and
-  /// the queued ones are dropped (told, with no webhook: their folders go with the store's).
+  /// the queued ones are dropped (told, with no webhook: their folders go with the store's);
+  /// in a jobs folder they end `canceled` instead (`service.interrupted`), their records
+  /// written.
   func beginStop() {
+    let now = HTTPServer.timestamp(Date())
     let dropped = store.withLock { store -> [String] in
       store.stopping = true
       let queued = store.records.values.filter { $0.state == .queued }.sorted {
         $0.number < $1.number
       }
-      for record in queued { store.records.removeValue(forKey: record.id) }
+      for record in queued {
+        // A reservation whose inputs are still being written is its request's to abandon.
+        guard persistent, store.waiting.contains(record.id) else {
+          store.records.removeValue(forKey: record.id)
+          continue
+        }
+        store.records[record.id]?.state = .canceled
+        store.records[record.id]?.finished = now
+        store.records[record.id]?.work = nil
+        store.records[record.id]?.outcome = JobOutcome(
+          error: ErrorRecord(ServiceError.jobInterrupted(id: record.id, ended: 0)))
+      }
       store.waiting.removeAll()
       return queued.map(\.id)
     }
-    for id in dropped { told(ServiceError.jobInterrupted(id: id, ended: 0).message) }
+    for id in dropped {
+      persist(id)
+      told(ServiceError.jobInterrupted(id: id, ended: 0).message)
+    }
   }
 
   /// Lets the running job end until `deadline` less `grace`, then cancels it and waits for it
@@ -387,6 +489,7 @@ final class JobStore: Sendable {
       return nil
     }
     guard let (record, task) = started else { return }
+    persist(record.id)
     Task.detached { [self] in
       let began = ContinuousClock.now
       let watch = Task.detached { [self] in
@@ -431,7 +534,7 @@ final class JobStore: Sendable {
       }
       return (removed, nil)
     }
-    for old in removed { try? FileManager.default.removeItem(atPath: old) }
+    discard(removed)
     if let over { halt(id, over) }
   }
 
@@ -481,10 +584,42 @@ final class JobStore: Sendable {
       store.removed += excess.count
       return (excess.map(\.folder), announced, stopped)
     }
+    persist(id)
     if let stopped { told(stopped) }
     // Announced before the oldest are removed: the report lists the job's files.
     if let announced { ended(announced) }
-    for folder in removed { try? FileManager.default.removeItem(atPath: folder) }
+    discard(removed)
+  }
+
+  /// Removes job folders (of jobs no longer kept), never while a record is being written.
+  private func discard(_ folders: [String]) {
+    guard !folders.isEmpty else { return }
+    writer.withLock { _ in
+      for folder in folders { try? FileManager.default.removeItem(atPath: folder) }
+    }
+  }
+
+  /// Writes job `id`'s record as it is now (`write`), in a jobs folder; a failure is told.
+  private func persist(_ id: String) {
+    guard persistent else { return }
+    do {
+      try write(id)
+    } catch {
+      told("job '\(id)': its record could not be written: " + ErrorRecord(error).message)
+    }
+  }
+
+  /// Writes job `id`'s record, as it is when the write begins, to `job.json` in its folder
+  /// (`AtomicFile`: synced before it is renamed); nothing when the job is no longer kept.
+  ///
+  /// - Throws: `FileError` when it cannot be written.
+  private func write(_ id: String) throws(FileError) {
+    try writer.withLock { (_) throws(FileError) in
+      guard let record = record(id) else { return }
+      // Never under a bulk run's deferred flush: task-local values stay out of the detached
+      // tasks that end jobs, and requests start them.
+      try Self.writeRecord(record)
+    }
   }
 
   /// The finished jobs, oldest first.

@@ -70,6 +70,10 @@ public enum ServiceError: ImprintError, Equatable {
   /// Request `path` was still being worked when the server's stop ran out of drain time
   /// (`seconds`): its work was canceled (its document's worker killed) and it is answered 503.
   case stoppedWhileWorking(path: String, seconds: Double)
+  /// Job `id` (`kind`) was `queued` or `running` (`was`) when the server's process ended
+  /// without stopping it (killed, crashed, the machine went down), found so by the next start
+  /// on the same jobs folder; `ended`: a batch's items that had ended. Never an answer.
+  case jobLost(id: String, kind: String, was: String, ended: Int)
   /// A manifest sent to the service names a printer (line `line`, job `id`).
   case printerNotAllowed(line: Int, id: String)
   /// A callback URL that is not http(s), does not resolve, or leads to a refused address.
@@ -101,6 +105,8 @@ public enum ServiceError: ImprintError, Equatable {
   case invalidToken(source: String, problem: String)
   /// A configuration file's key is unknown, of the wrong type or out of range.
   case invalidSetting(file: String, key: String, problem: String)
+  /// Another server holds the jobs folder `folder` (its lock file `.lock` is locked).
+  case jobsFolderInUse(folder: String)
 
   public var code: String {
     switch self {
@@ -130,7 +136,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobCanceled: "service.jobCanceled"
     case .jobTimeLimit: "service.jobTimeLimit"
     case .jobDiskLimit: "service.jobDiskLimit"
-    case .jobInterrupted: "service.interrupted"
+    case .jobInterrupted, .jobLost: "service.interrupted"
     case .itemStopped(_, _, let code, _): code
     case .printerNotAllowed: "http.printerNotAllowed"
     case .callbackRefused: "http.callbackRefused"
@@ -147,6 +153,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .unauthorized: "http.unauthorized"
     case .invalidToken: "service.invalidToken"
     case .invalidSetting: "service.invalidSetting"
+    case .jobsFolderInUse: "service.jobsFolderInUse"
     }
   }
 
@@ -222,6 +229,11 @@ public enum ServiceError: ImprintError, Equatable {
     case .stoppedWhileWorking(let path, let seconds):
       "'\(SafeText.excerpt(path, limit: 200))' was still being worked when the server stopped; "
         + "its work was canceled after the drain timeout of \(ServiceMetrics.number(seconds)) s"
+    case .jobLost(let id, let kind, let was, let ended):
+      "job '\(id)' was \(was) when the server stopped without ending it (killed, crashed or "
+        + "its machine went down); "
+        + (kind == "batch"
+          ? "\(ended) of its items had ended" : "the files it had prepared are kept")
     case .printerNotAllowed(let line, let id):
       "manifest line \(line) (job '\(SafeText.excerpt(id, limit: 100))') names a printer; a "
         + "batch sent to the service prints nowhere"
@@ -263,6 +275,8 @@ public enum ServiceError: ImprintError, Equatable {
       "the token file '\(source)' \(problem)"
     case .invalidSetting(let file, let key, let problem):
       "configuration '\(file)': '\(key)' \(problem)"
+    case .jobsFolderInUse(let folder):
+      "jobs folder '\(folder)' is in use by another server ('\(folder)/.lock' is locked)"
     }
   }
 
@@ -295,6 +309,12 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobDiskLimit:
       "send fewer lines in each job, or start the server with a larger --jobs-disk"
     case .jobInterrupted: "send the job again"
+    case .jobLost(_, let kind, _, _):
+      kind == "prepare"
+        ? "its print journal (print-journal.json in the job's folder under the server's "
+          + "--jobs-dir) and the printer's job list tell what was sent; check them before "
+          + "sending the order again with a new Idempotency-Key"
+        : "send the job again; its files list the outputs of the items that ended"
     case .printerNotAllowed:
       "leave 'printer' out: POST /v1/prepare sends orders to a printer named in the server's "
         + "configuration"
@@ -317,6 +337,8 @@ public enum ServiceError: ImprintError, Equatable {
     case .unauthorized: "send the header 'Authorization: Bearer <token>'"
     case .invalidToken: "put one token on one line, e.g. from 'openssl rand -hex 32'"
     case .invalidSetting: "the settings are the long options of imprint serve, in camelCase"
+    case .jobsFolderInUse:
+      "give each server its own --jobs-dir (one writer a folder), or stop the other one first"
     default: nil
     }
   }
@@ -359,8 +381,9 @@ enum ServiceStatus {
       case .idempotencyKeyInUse: return 409
       case .idempotentJobGone: return 410
       // A job's report gives these; no request is answered with them.
-      case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped: return 500
-      case .listen, .invalidToken, .invalidSetting: return 500
+      case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped, .jobLost:
+        return 500
+      case .listen, .invalidToken, .invalidSetting, .jobsFolderInUse: return 500
       }
     }
     if let error = error as? RecordedError { return error.status }

@@ -11,7 +11,8 @@ import ImprintDocuments
 /// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`, `queue`,
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
 /// `connectionTimeout`, `drainTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`,
-/// `jobsKept`, `jobsDisk`, `jobLines`, `jobTimeout`, `priceListCheck`, `webhookAllowPrivate`,
+/// `jobsKept`, `jobsDisk`, `jobLines`, `jobTimeout`, `jobsDir`, `priceListCheck`,
+/// `webhookAllowPrivate`,
 /// `printPasswordFile`, `priceLists` (name → file) and `printers` (name → `ServicePrinter`).
 /// Paths are relative to the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
@@ -55,6 +56,8 @@ public struct ServiceSettings: Sendable, Equatable {
   public var jobLines: Int?
   /// Seconds one long job may run.
   public var jobTimeout: Double?
+  /// The folder long jobs are kept in across restarts.
+  public var jobsDir: String?
   /// Seconds a stop may take (requests drained, a running job let end; then both cut short).
   public var drainTimeout: Double?
   /// Seconds between checks of the price lists' files for a change (0: none).
@@ -163,6 +166,13 @@ public struct ServiceSettings: Sendable, Equatable {
     settings.jobLines = try ranged("jobLines", try reader.integer("jobLines"), Range.jobLines)
     settings.jobTimeout = try ranged(
       "jobTimeout", try reader.number("jobTimeout")?.doubleValue, Range.jobTimeout)
+    if let folder = try reader.string("jobsDir") {
+      guard !folder.isEmpty else {
+        throw ServiceError.invalidSetting(
+          file: path, key: "jobsDir", problem: "is empty; expected a folder's path")
+      }
+      settings.jobsDir = resolved(folder)
+    }
     settings.drainTimeout = try ranged(
       "drainTimeout", try reader.number("drainTimeout")?.doubleValue, Range.drainTimeout)
     settings.priceListCheck = try ranged(
@@ -241,7 +251,7 @@ extension ServiceConfiguration {
   /// Takes the settings that are the configuration's own.
   ///
   /// Those are the body, part, queue and job limits, the long jobs' limits (queue, kept, disk,
-  /// lines, time), the request and connection timeouts, the drain time, the
+  /// lines, time) and folder, the request and connection timeouts, the drain time, the
   /// document workers' limits, the bearer token (read from its file), whether `/metrics` is
   /// public, the price lists (read from their files) and how often their files are checked
   /// for a change, the printers and their credentials (read from their file). The address, the designs' folder and
@@ -267,6 +277,7 @@ extension ServiceConfiguration {
     jobLimits.maximumBytes = settings.jobsDisk ?? jobLimits.maximumBytes
     jobLimits.lines = settings.jobLines ?? jobLimits.lines
     jobLimits.seconds = settings.jobTimeout ?? jobLimits.seconds
+    jobsFolder = settings.jobsDir ?? jobsFolder
     drainSeconds = settings.drainTimeout ?? drainSeconds
     priceListCheckSeconds = settings.priceListCheck ?? priceListCheckSeconds
     webhooks.allowPrivateNetwork = settings.webhookAllowPrivate ?? webhooks.allowPrivateNetwork

@@ -162,6 +162,8 @@ struct ConfigurationTests {
       (#"{"jobLines": 0}"#, "'jobLines' is 0; expected 1 to 10000000"),
       (#"{"jobTimeout": 0.5}"#, "'jobTimeout' is 0.5; expected 1.0 to 604800.0"),
       (#"{"drainTimeout": 3601}"#, "'drainTimeout' is 3601.0; expected 1.0 to 3600.0"),
+      (#"{"jobsDir": ""}"#, "'jobsDir' is empty; expected a folder's path"),
+      (#"{"jobsDir": 1}"#, "'jobsDir' is 1; expected a string"),
       (#"{"listen": "localhost"}"#, "'listen' is 'localhost'; expected IPV4-ADDRESS:PORT"),
       (#"{"priceLists": {"a b": "usd.json"}}"#, "'priceLists.a b' is not a list name"),
       (#"{"priceLists": {"retail": 7}}"#, "'priceLists.retail' is 7; expected a string"),

@@ -197,7 +197,8 @@ private let kubernetesChecker = #"""
   import json, sys, yaml
   from kubernetes import client
   models = {('apps/v1', 'Deployment'): 'V1Deployment', ('v1', 'Service'): 'V1Service',
-            ('batch/v1', 'Job'): 'V1Job', ('v1', 'ConfigMap'): 'V1ConfigMap'}
+            ('batch/v1', 'Job'): 'V1Job', ('v1', 'ConfigMap'): 'V1ConfigMap',
+            ('v1', 'PersistentVolumeClaim'): 'V1PersistentVolumeClaim'}
   api = client.ApiClient()
   # What ApiClient.deserialize does once it has the answer's JSON (its own signature changed
   # in client 32: a response object before, the text and its type after).
@@ -304,10 +305,15 @@ struct DeploymentSampleTests {
     let lines = Set(unit.split(separator: "\n").map(String.init))
     for line in [
       "KillSignal=SIGTERM", "KillMode=mixed", "Restart=on-failure", "NoNewPrivileges=yes",
-      "ProtectSystem=strict", "ExecReload=/bin/kill -HUP $MAINPID",
+      "ProtectSystem=strict", "ExecReload=/bin/kill -HUP $MAINPID", "StateDirectory=imprint",
     ] {
       #expect(lines.contains(line), "\(line)")
     }
+    // The jobs folder lies in the state directory, the one place ProtectSystem leaves writable.
+    #expect(
+      lines.contains {
+        $0.hasPrefix("ExecStart=") && $0.hasSuffix(" --jobs-dir /var/lib/imprint/jobs")
+      })
     let stop = try #require(lines.first { $0.hasPrefix("TimeoutStopSec=") })
     #expect(Double(stop.dropFirst("TimeoutStopSec=".count)) ?? 0 > (try drainSeconds()))
     #expect(!unit.contains("--token "))
@@ -316,7 +322,8 @@ struct DeploymentSampleTests {
   @Test("the Deployment probes /healthz and /readyz and waits longer than the drain to kill")
   func kubernetesDeployment() throws {
     let documents = try kubernetes()
-    #expect(documents.map { $0["kind"] as? String } == ["Deployment", "Service"])
+    #expect(
+      documents.map { $0["kind"] as? String } == ["Deployment", "PersistentVolumeClaim", "Service"])
     let template = try #require(
       (documents[0]["spec"] as? [String: Any])?["template"] as? [String: Any])
     let labels = (template["metadata"] as? [String: Any])?["labels"] as? [String: String]
@@ -337,8 +344,28 @@ struct DeploymentSampleTests {
     let pause = Double((preStop?["command"] as? [String])?.last ?? "") ?? 0
     let grace = try #require(pod["terminationGracePeriodSeconds"] as? Int)
     #expect(Double(grace) > (try drainSeconds()) + pause)
+    // The jobs folder on the claim, one writer: one pod, replaced only once the old one ended,
+    // and a ReadWriteOnce volume.
+    let args = container["args"] as? [String] ?? []
+    let jobs = try #require(args.first { $0.hasPrefix("--jobs-dir=") }?.dropFirst(11))
+    let mount = (container["volumeMounts"] as? [[String: Any]])?.first {
+      $0["mountPath"] as? String == String(jobs)
+    }
+    let volume = (pod["volumes"] as? [[String: Any]])?.first {
+      $0["name"] as? String == mount?["name"] as? String
+    }
+    let claimName =
+      (volume?["persistentVolumeClaim"] as? [String: Any])?["claimName"] as? String
+    let claim = try #require(documents[1])
+    #expect(
+      claimName != nil && claimName == (claim["metadata"] as? [String: Any])?["name"] as? String)
+    #expect(
+      (claim["spec"] as? [String: Any])?["accessModes"] as? [String] == ["ReadWriteOnce"])
+    let deployment = documents[0]["spec"] as? [String: Any]
+    #expect(deployment?["replicas"] as? Int == 1)
+    #expect((deployment?["strategy"] as? [String: Any])?["type"] as? String == "Recreate")
     // The Service sends to these pods, on the container's named port.
-    let service = try #require(documents[1]["spec"] as? [String: Any])
+    let service = try #require(documents[2]["spec"] as? [String: Any])
     #expect(service["selector"] as? [String: String] == labels)
     let target = (service["ports"] as? [[String: Any]])?.first?["targetPort"] as? String
     #expect(target == ports?.first?["name"] as? String)
@@ -352,7 +379,8 @@ struct DeploymentSampleTests {
     #expect(
       checked.documents == [
         "imprint-serve.yaml#0 Deployment imprint-serve",
-        "imprint-serve.yaml#1 Service imprint-serve",
+        "imprint-serve.yaml#1 PersistentVolumeClaim imprint-serve-jobs",
+        "imprint-serve.yaml#2 Service imprint-serve",
         "imprint-batch-job.yaml#0 Job imprint-cards-2026-11-30",
       ])
     // The check is not vacuous: a misspelt field, a field in the wrong object, a missing
@@ -368,7 +396,7 @@ struct DeploymentSampleTests {
       // The deserializer's own words differ between clients (pydantic models from 37 on): the
       // model, and the field or the value.
       ("        - name: imprint\n", "        - stdin: false\n", ["V1Deployment: ", "name"]),
-      ("replicas: 2", "replicas: two", ["V1Deployment: ", "two"]),
+      ("replicas: 1", "replicas: one", ["V1Deployment: ", "one"]),
     ] {
       try #require(serve.contains(from), "\(from)")
       let path = folder.file("altered.yaml")

@@ -17,7 +17,8 @@ public final class ServiceProcess: @unchecked Sendable {
   private var firstLine: String
 
   /// Starts the server with `arguments` after `serve --listen 127.0.0.1:0` and waits for its
-  /// `serve: listening on http://127.0.0.1:PORT` line.
+  /// `serve: listening on http://127.0.0.1:PORT` line (the JSON lines of what it found in its
+  /// jobs folder, `--jobs-dir`, come before it: they are kept in `stop`'s text).
   ///
   /// - Parameters:
   ///   - arguments: more arguments of `imprint serve`.
@@ -42,22 +43,29 @@ public final class ServiceProcess: @unchecked Sendable {
     process.standardOutput = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    // The first line, byte by byte, so that the rest stays in the pipe for the drain.
+    // The first line that is not JSON, byte by byte, so that the rest stays in the pipe for the
+    // drain.
     let descriptor = err.fileHandleForReading.fileDescriptor
     var line: [UInt8] = []
+    var before: [UInt8] = []
     var byte: UInt8 = 0
-    while line.last != UInt8(ascii: "\n") {
+    while line.last != UInt8(ascii: "\n") || line.first == UInt8(ascii: "{") {
+      if line.last == UInt8(ascii: "\n") {
+        before += line
+        line = []
+      }
       let count = read(descriptor, &byte, 1)
       if count < 0 && errno == EINTR { continue }
       guard count == 1 else { break }
       line.append(byte)
     }
-    firstLine = String(decoding: line, as: UTF8.self)
+    let listening = String(decoding: line, as: UTF8.self)
+    firstLine = String(decoding: before + line, as: UTF8.self)
     stderrDrain = PipeDrain(descriptor)
     let prefix = "serve: listening on http://127.0.0.1:"
-    guard firstLine.hasPrefix(prefix),
+    guard listening.hasPrefix(prefix),
       let port = Int(
-        firstLine.dropFirst(prefix.count).trimmingCharacters(in: .whitespacesAndNewlines))
+        listening.dropFirst(prefix.count).trimmingCharacters(in: .whitespacesAndNewlines))
     else {
       process.terminate()
       process.waitUntilExit()
