@@ -28,6 +28,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("PDFDuplicateKeys", ["ImprintPDF"]),
   ("ImageHeader", ["ImprintGraphics"]),
   ("StrictJSON", ["ImprintCore"]),
+  ("IdempotencyKey", ["ImprintService", "ImprintCore"]),
 ]
 
 // A path dependency's identity is its folder's name (`main`, `wt-fuzz`, a fresh clone's name),
