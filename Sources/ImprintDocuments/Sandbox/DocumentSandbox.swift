@@ -485,10 +485,16 @@ public final class DocumentSandbox: ImageDecoding {
     defer { permits.release() }
     guard !Task.isCancelled else { throw DocumentError.canceled(file: request.file) }
     let worker = try checkOut()
+    // The block holds the worker and the time, never the sandbox: libdispatch releases a block
+    // after it ran, that is after `resume`, so a block holding the sandbox could drop its last
+    // reference on a Dispatch thread once the command had returned, and the sandbox's deinit
+    // stop its idle workers there while `DocumentWorkers.shutdown` (which no longer sees a
+    // sandbox being destroyed) returned and the CLI exited: a worker outlived it, unreaped.
+    let seconds = wallSeconds
     let outcome = await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
         DispatchQueue.global().async {
-          continuation.resume(returning: worker.exchange(line, timeout: self.wallSeconds))
+          continuation.resume(returning: worker.exchange(line, timeout: seconds))
         }
       }
     } onCancel: {
