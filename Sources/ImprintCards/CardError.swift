@@ -118,8 +118,9 @@ public enum CardError: ImprintError, Equatable {
       // Reaching layout means every font file was loaded (a missing one fails earlier with
       // graphics.fontsUnavailable, whose hint is scripts/bootstrap): installing changes nothing.
       "Imprint draws only with its bundled fonts, and they do not cover these characters "
-        + "(installing system fonts does not change that); pass --allow-missing-glyphs to "
-        + "print them as boxes, or change the text"
+        + "(installing system fonts does not change that); "
+        + ErrorSurface.hint("pass --allow-missing-glyphs", http: "send allowMissingGlyphs=true")
+        + " to print them as boxes, or change the text"
     // The image's own hint when it has one (damaged: export it again; too large: scale it
     // down); the formats a photo may be in otherwise.
     case .photo(_, _, let cause): cause?.hint ?? "use a \(ImageType.accepted) file"

@@ -69,4 +69,27 @@ public struct ErrorRecord: Codable, Sendable, Equatable {
       hint = nil
     }
   }
+  /// The record with the paths under `folders` shown relative to them: `FOLDER/` removed and
+  /// `FOLDER` itself shown as `.`, in the message, the hint and the causes.
+  ///
+  /// A service runs work in folders of its own and reports it to clients: they read the names
+  /// they sent and their outputs' names, never the server's layout. A folder inside another
+  /// is taken first.
+  public func showing(pathsRelativeTo folders: [String]) -> ErrorRecord {
+    let ordered = folders.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
+    guard !ordered.isEmpty else { return self }
+    func relative(_ text: String) -> String {
+      var text = text
+      for folder in ordered {
+        text = text.replacingOccurrences(of: folder + "/", with: "")
+          .replacingOccurrences(of: folder, with: ".")
+      }
+      return text
+    }
+    var record = self
+    record.message = relative(message)
+    record.hint = hint.map(relative)
+    record.causes = causes?.map { $0.showing(pathsRelativeTo: ordered) }
+    return record
+  }
 }

@@ -90,11 +90,13 @@ public enum DocumentEngine {
     case let type:
       let bytes = data.array
       let pages = try imagePages(bytes, file: file)
-      var verdicts: [PageColor]?
-      if let colors {
-        verdicts = []
-        for (index, page) in pages.enumerated() {
-          let bitmap = try decodeImage(bytes, page: index + 1, file: file)
+      var verdicts: [PageColor]? = colors == nil ? nil : []
+      // Every page decoded whole, as a thumbnail or a print would decode it: a picture cut
+      // short or damaged after its header is image.damaged here too, never a report (and a
+      // quote) of a file that cannot be printed.
+      for (index, page) in pages.enumerated() {
+        let bitmap = try decodeImage(bytes, page: index + 1, file: file)
+        if let colors {
           let longest = max(bitmap.width, bitmap.height)
           let scale = min(
             1, Double(maximumAnalysisPixels) / Double(longest), colors.dpi / page.dpi)

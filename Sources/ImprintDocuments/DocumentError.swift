@@ -146,11 +146,18 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       ? String(Int(value)) : String(value)
   }
 
-  /// A page side for a message: a side larger than any paper (1e30 points, infinity) is
-  /// "over 1000 m", not a 309-digit number.
-  private static func millimetres(_ value: Double) -> String {
-    guard value.isFinite, value.magnitude < 1e6 else { return "over 1000 m" }
-    return Formatting.number(value.rounded())
+  /// A page's size for a message: `210 x 297 mm`; a side larger than any paper (1e30 points,
+  /// infinity) is "over 1000 m", not a 309-digit number, and never followed by "mm"
+  /// (`over 1000 m x 5 mm`, `over 1000 m a side`).
+  static func pageSize(width: Double, height: Double) -> String {
+    func huge(_ value: Double) -> Bool { !value.isFinite || value.magnitude >= 1e6 }
+    func millimetres(_ value: Double) -> String { Formatting.number(value.rounded()) }
+    switch (huge(width), huge(height)) {
+    case (false, false): return "\(millimetres(width)) x \(millimetres(height)) mm"
+    case (true, true): return "over 1000 m a side"
+    case (true, false): return "over 1000 m x \(millimetres(height)) mm"
+    case (false, true): return "\(millimetres(width)) mm x over 1000 m"
+    }
   }
 
   public var message: String {
@@ -174,7 +181,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
         + "at most \(maximum) MB is decoded"
     case .pageTooLarge(let file, let page, let width, let height, let maximum):
       // Sizes come from the file (1e30 points, infinity): formatted, never converted to Int.
-      "pdf '\(file)' page \(page) is \(Self.millimetres(width)) x \(Self.millimetres(height)) mm; "
+      "pdf '\(file)' page \(page) is \(Self.pageSize(width: width, height: height)); "
         + "at most \(Formatting.number(maximum)) mm a side is rendered"
     case .emptyPage(let file, let page):
       "pdf '\(file)' page \(page) has an empty or negative page box"
@@ -245,22 +252,30 @@ public enum DocumentError: ImprintError, Equatable, Codable {
 
   public var hint: String? {
     switch self {
-    case .encrypted: "pass --password or remove the protection"
+    case .encrypted:
+      ErrorSurface.hint(
+        "pass --password or remove the protection",
+        http: "send the password as the query parameter 'password', or remove the protection")
     case .damaged: "export or print the document to PDF again"
     case .countMismatch, .pageTreeCycle, .brokenXref:
       "the file is malformed; export it to PDF again"
     case .unsupportedType: "upload a PDF or a JPEG, PNG, HEIF, WebP, TIFF or GIF image"
     case .fileChanged: "read the file again once it has been written completely"
     case .cpuLimit, .memoryLimit, .timeout:
-      "the limits are adjustable (--cpu-limit, --memory-limit, --timeout)"
+      ErrorSurface.hint(
+        "the limits are adjustable (--cpu-limit, --memory-limit, --timeout)",
+        http: "the server's limits are its operator's to set; send a smaller or simpler file")
     case .image(let error): error.hint
     case .changedSinceQuote: "quote the order again"
     case .prepareFailed: "export or print the document to PDF again"
     case .printNotAllowed: "ask the author for a copy that allows printing"
     case .previewSize: "previews fit a square box; give its side in pixels"
     case .printerUnreachable:
-      "give the printer's IPP URI (ipp://host:port/ipp/print) or CUPS queue name, and check "
-        + "that the printer (or the CUPS scheduler, for a queue) is on"
+      ErrorSurface.hint(
+        "give the printer's IPP URI (ipp://host:port/ipp/print) or CUPS queue name, and check "
+          + "that the printer (or the CUPS scheduler, for a queue) is on",
+        http: "check that the printer is on; where it is, is the server's configuration "
+          + "(printers)")
     case .printRefused:
       "compare the ticket with what the printer supports (ipptool URI get-printer-attributes.test)"
     case .printUnconfirmed(_, _, let jobID, let journal):
@@ -273,15 +288,20 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printJobEnded:
       "the file was not printed completely: see the printer's reasons, then send it again"
     case .printWaitTimedOut:
-      "the job stays on the printer: wait longer (--wait-timeout) or check the printer"
+      ErrorSurface.hint(
+        "the job stays on the printer: wait longer (--wait-timeout) or check the printer",
+        http: "the job stays on the printer: wait longer (waitTimeout) or check the printer")
     case .printJobUnknown:
       "printers forget finished jobs after a while: check on the printer whether it printed"
     case .printerUnknown:
       "'lpstat -e' lists the scheduler's queues (CUPS_SERVER or client.conf choose the "
         + "scheduler); or give the printer's ipp:// URI"
     case .printUnauthorized(_, nil, _):
-      "give a user name and password with --password-file FILE (one line user:password, a "
-        + "file only its owner can read)"
+      ErrorSurface.hint(
+        "give a user name and password with --password-file FILE (one line user:password, a "
+          + "file only its owner can read)",
+        http: "the printer's credentials are the server's to give (its printCredentials): ask "
+          + "its operator")
     case .printUnauthorized:
       "check the user name and password in the password file"
     case .printPasswordFile:

@@ -106,13 +106,25 @@ public enum QRError: ImprintError, Equatable {
     case .ethereumChecksumMismatch:
       "check the address for a typo; an all-lowercase address skips the checksum"
     case .invalidEthereumAddress: "an address is 0x followed by 40 hex digits"
-    case .invertedColors, .lowContrast: "pass --allow-low-contrast to render it anyway"
-    case .unknownFormat: "pass --format or give -o a .png, .svg, .pdf, .eps or .txt name"
+    case .invertedColors, .lowContrast:
+      ErrorSurface.hint(
+        "pass --allow-low-contrast to render it anyway",
+        http: "send allowLowContrast=true to render it anyway")
+    case .unknownFormat:
+      ErrorSurface.hint(
+        "pass --format or give -o a .png, .svg, .pdf, .eps or .txt name",
+        http: "send format png, svg, pdf or eps")
     case .imageTooLarge:
-      "lower --size, --dpi or --module, or use --format svg or pdf, which print at any size"
-    case .amountOutOfRange: "check the amount and --decimals for a typo"
+      ErrorSurface.hint(
+        "lower --size, --dpi or --module, or use --format svg or pdf, which print at any size",
+        http: "lower size, dpi or module, or send format svg or pdf, which print at any size")
+    case .amountOutOfRange:
+      ErrorSurface.hint(
+        "check the amount and --decimals for a typo", http: "check amount and decimals for a typo")
     case .payloadTooLarge(_, let level, _) where level != "L":
-      "use a lower error-correction level (--level L) or shorten the payload"
+      ErrorSurface.hint(
+        "use a lower error-correction level (--level L) or shorten the payload",
+        http: "use a lower error-correction level (level=L) or shorten the payload")
     case .payloadTooLarge: "shorten the payload"
     default: nil
     }

@@ -48,11 +48,21 @@ public struct BearerToken: Sendable {
   }
 
   /// Whether `authorization` (an `Authorization` header's value) is `Bearer <this token>`.
+  ///
+  /// As RFC 7235 and 6750 read it: the scheme in any case, then one or more spaces, then the
+  /// token; blanks after it are the field's optional whitespace (RFC 7230, `OWS`), not part of
+  /// the token.
   func admits(_ authorization: String?) -> Bool {
-    guard let authorization, authorization.count > 7,
-      authorization.prefix(7).lowercased() == "bearer "
+    guard let authorization else { return false }
+    let bytes = Array(authorization.utf8)
+    let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+    guard bytes.count > 7,
+      String(decoding: bytes.prefix(7), as: UTF8.self).lowercased() == "bearer "
     else { return false }
-    let presented = SHA256.hash(Array(authorization.utf8.dropFirst(7)))
+    let token = bytes.dropFirst(7).drop { $0 == UInt8(ascii: " ") }.reversed().drop(while: blank)
+      .reversed()
+    guard !token.isEmpty else { return false }
+    let presented = SHA256.hash(Array(token))
     var difference: UInt8 = 0
     for (left, right) in zip(presented, digest) { difference |= left ^ right }
     return difference == 0

@@ -64,7 +64,8 @@ struct HTTPResponse: Sendable {
       var schemaVersion = 1
       var error: ErrorRecord
     }
-    let record = ErrorRecord(error)
+    // Hints name what a client sends (`password`, `level=L`), not the command's options.
+    let record = ErrorSurface.$current.withValue(.http) { ErrorRecord(error) }
     var response = json(Document(error: record), status: ServiceStatus.of(error))
     response.errorCode = record.code
     if case .methodNotAllowed(_, _, let allowed) = error as? ServiceError {

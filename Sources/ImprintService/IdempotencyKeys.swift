@@ -87,10 +87,11 @@ final class IdempotencyKeys: Sendable {
       throw .invalidIdempotencyKey(
         problem: "is \(key.count) bytes; expected at most \(maximumLength)")
     }
-    guard key.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+    // The key's bytes are not echoed: a byte outside ASCII may not be text at all.
+    if let position = key.firstIndex(where: { !(0x20...0x7E).contains($0) }) {
       throw .invalidIdempotencyKey(
-        problem:
-          "holds characters other than printable ASCII ('\(SafeText.excerpt(text, limit: 60))')")
+        problem: "holds a byte outside printable ASCII at position \(position + 1) of the key "
+          + "(\(key.count) bytes); expected only characters from ' ' to '~'")
     }
     return String(decoding: key, as: UTF8.self)
   }

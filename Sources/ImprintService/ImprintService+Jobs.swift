@@ -58,7 +58,8 @@ extension ImprintService {
       try Self.write(
         parts.values.filter { $0.name != "manifest" }, into: inputs, route: request.path)
       lines = try Self.checkManifest(
-        manifestPath, inputsRoot: inputs, maximumLines: jobs.limits.lines)
+        manifestPath, inputsRoot: inputs, maximumLines: jobs.limits.lines,
+        name: manifest.filename ?? "manifest")
       options.inputsRoot = inputs
       // Past its deadline the request is answered 503 by the server: a job started now would
       // run with its client told it was not taken.
@@ -68,7 +69,8 @@ extension ImprintService {
       }
     } catch {
       jobs.abandon(record.id)
-      throw error
+      // The client's names (a part's path, the manifest's), never the job's folder.
+      throw Self.withoutFolders(error, [folder + "/inputs", folder + "/output", folder])
     }
     options.sandbox = sandbox
     options.templatesFolder = configuration.templatesFolder
@@ -81,20 +83,23 @@ extension ImprintService {
       return (jobs.record(id)?.halt ?? .canceled).error(job: id, item: item)
     }
     try jobs.start(record.id) { [options, lines] folder in
-      do {
-        // As `imprint batch` runs it: outputs synced together, not one by one.
-        let summary = try await AtomicFile.withDeferredFlush(syncing: folder) {
-          try await BatchRunner.run(manifest: manifestPath, options: options)
+      // Its items' errors are read by the client: hints name what a request sends.
+      await ErrorSurface.$current.withValue(.http) {
+        do {
+          // As `imprint batch` runs it: outputs synced together, not one by one.
+          let summary = try await AtomicFile.withDeferredFlush(syncing: folder) {
+            try await BatchRunner.run(manifest: manifestPath, options: options)
+          }
+          // A canceled run starts no new line (fewer results than lines) and cuts short the
+          // items under way in workers.
+          return JobOutcome(
+            summary: JobSummary(
+              total: summary.total, ok: summary.ok, skipped: summary.skipped,
+              failed: summary.failed),
+            complete: summary.total >= lines && cut.count.load(ordering: .relaxed) == 0)
+        } catch {
+          return JobOutcome(error: ErrorRecord(error))
         }
-        // A canceled run starts no new line (fewer results than lines) and cuts short the
-        // items under way in workers.
-        return JobOutcome(
-          summary: JobSummary(
-            total: summary.total, ok: summary.ok, skipped: summary.skipped,
-            failed: summary.failed),
-          complete: summary.total >= lines && cut.count.load(ordering: .relaxed) == 0)
-      } catch {
-        return JobOutcome(error: ErrorRecord(error))
       }
     }
     return accepted(record)
@@ -146,7 +151,13 @@ extension ImprintService {
   ///   that is hidden (`.state/`); `FileError.escapesFolder` (422) for one leading out.
   private func jobFile(_ record: JobStore.Record, _ relative: String) throws -> HTTPResponse {
     let output = record.folder + "/output"
-    let path = try ConfinedPath.resolve(relative, in: output, what: "job output")
+    let path: String
+    do {
+      path = try ConfinedPath.resolve(relative, in: output, what: "job output")
+    } catch {
+      // Named as the client asked for it, inside the job's outputs, never the server's folder.
+      throw Self.withoutFolders(error, [output])
+    }
     var status = stat()
     guard
       !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
@@ -218,9 +229,9 @@ extension ImprintService {
   /// - Throws: `ServiceError.tooManyLines` once a line past the limit is read;
   ///   `.printerNotAllowed` naming the first line with a printer; `FileError` when the manifest
   ///   cannot be read.
-  private static func checkManifest(_ manifest: String, inputsRoot: String, maximumLines: Int)
-    throws -> Int
-  {
+  private static func checkManifest(
+    _ manifest: String, inputsRoot: String, maximumLines: Int, name: String
+  ) throws -> Int {
     var reader = try ManifestReader(path: manifest, inputsRoot: inputsRoot)
     var lines = 0
     while let item = reader.next() {
@@ -232,6 +243,8 @@ extension ImprintService {
         throw ServiceError.printerNotAllowed(line: job.line, id: job.id)
       }
     }
+    // A job of no line would end done with nothing made: the client sent the wrong part.
+    guard lines > 0 else { throw ServiceError.emptyManifest(part: name) }
     return lines
   }
 

@@ -104,9 +104,14 @@ extension ImprintService {
       let idempotency = key.map {
         IdempotencyRecord(key: $0, fingerprint: SHA256.hex(fingerprint))
       }
-      try jobs.start(record.id, idempotency: idempotency) { [target] folder in
+      try jobs.start(record.id, idempotency: idempotency) { [target, printer] folder in
         await Task {
-          await Self.runPrepare(printing, in: folder, options: options, target: target)
+          // Read by the client: hints name what a request sends.
+          await ErrorSurface.$current.withValue(.http) {
+            await Self.runPrepare(
+              printing, in: folder, options: options, target: target,
+              printer: printerName.flatMap { name in printer.map { (name, $0) } })
+          }
         }.value
       }
     } catch {
@@ -139,8 +144,13 @@ extension ImprintService {
   ///   stopped it, or the first print job that did not complete (`PrintedOrder.failure`; the
   ///   report is written then), with the job's folder left out of its message.
   private static func runPrepare(
-    _ printing: OrderPrinter, in folder: String, options: PrepareOptions, target: PrintTarget?
+    _ printing: OrderPrinter, in folder: String, options: PrepareOptions, target: PrintTarget?,
+    printer: (name: String, printer: ServicePrinter)?
   ) async -> JobOutcome {
+    func shown(_ error: any Error) -> ErrorRecord {
+      let record = ErrorRecord(withoutFolder(error, folder))
+      return printer.map { record.naming($0.printer, as: $0.name) } ?? record
+    }
     let output = folder + "/output"
     do {
       var printed = try await AtomicFile.withDeferredFlush(syncing: output) {
@@ -162,31 +172,29 @@ extension ImprintService {
         return job
       }
       try AtomicFile.write(Array(JSONOutput.pretty(printed).utf8), to: output + "/report.json")
-      return JobOutcome(error: printed.failure.map { ErrorRecord(withoutFolder($0, folder)) })
+      return JobOutcome(error: printed.failure.map(shown))
     } catch {
-      return JobOutcome(error: ErrorRecord(withoutFolder(error, folder)))
+      return JobOutcome(error: shown(error))
     }
   }
 
   /// `error` with the job's folder left out of its message and hint (`a.pdf`, not
   /// `/tmp/imprint-serve-jobs-…/ID/files/a.pdf`): a client sees its own names.
   static func withoutFolder(_ error: any Error, _ folder: String) -> any Error {
-    var record = ErrorRecord(error)
-    let trimmed = { (text: String) in
-      text.replacingOccurrences(of: folder + "/files/", with: "")
-        .replacingOccurrences(of: folder + "/output/", with: "")
-        .replacingOccurrences(of: folder + "/", with: "")
-    }
-    let message = trimmed(record.message)
-    let hint = record.hint.map(trimmed)
-    guard message != record.message || hint != record.hint else { return error }
-    record.message = message
-    record.hint = hint
-    return RecordedError(record: record, status: ServiceStatus.of(error))
+    withoutFolders(error, [folder + "/files", folder + "/output", folder])
+  }
+
+  /// `error` with the paths under `folders` shown relative to them (`ErrorRecord.showing`), as
+  /// a `RecordedError` answered with the original's status; `error` itself when it names none.
+  static func withoutFolders(_ error: any Error, _ folders: [String]) -> any Error {
+    let record = ErrorRecord(error)
+    let shown = record.showing(pathsRelativeTo: folders)
+    guard shown != record else { return error }
+    return RecordedError(record: shown, status: ServiceStatus.of(error))
   }
 }
 
-/// An error whose message was rewritten (`ImprintService.withoutFolder`), answered with the
+/// An error whose message was rewritten (`ImprintService.withoutFolders`), answered with the
 /// status of the error it stands for.
 struct RecordedError: ImprintError {
   let record: ErrorRecord
@@ -195,4 +203,33 @@ struct RecordedError: ImprintError {
   var code: String { record.code }
   var message: String { record.message }
   var hint: String? { record.hint }
+}
+
+extension ErrorRecord {
+  /// The record with `printer`'s addresses (its URI or queue, its monochrome one, its
+  /// scheduler) replaced by the name the client knows it by (`printers` in `--config`): a
+  /// client never learns where the server connects.
+  ///
+  /// An address is replaced where the message quotes it (`'ipp://10.0.0.5/ipp/print'`), and
+  /// anywhere when it is a URI (`://`), which no other word of a message can be.
+  func naming(_ printer: ServicePrinter, as name: String) -> ErrorRecord {
+    var replacements = [(printer.uri, name)]
+    if let mono = printer.monoUri { replacements.append((mono, name + " (monochrome)")) }
+    if let scheduler = printer.scheduler {
+      replacements.append((scheduler, "the scheduler of printer " + name))
+    }
+    func replaced(_ text: String) -> String {
+      var text = text
+      for (address, shown) in replacements where !address.isEmpty {
+        text = text.replacingOccurrences(of: "'\(address)'", with: "'\(shown)'")
+        if address.contains("://") { text = text.replacingOccurrences(of: address, with: shown) }
+      }
+      return text
+    }
+    var record = self
+    record.message = replaced(message)
+    record.hint = hint.map(replaced)
+    record.causes = causes?.map { $0.naming(printer, as: name) }
+    return record
+  }
 }

@@ -37,17 +37,23 @@ extension ImprintService {
     let order = try Order.parse(orderPart.bytes, source: orderSource)
     let folder = try RequestFolder()
     let root = folder.path + "/files"
-    try FileIO.makeFolder(root)
-    let paths = try order.filePaths(root: root)
-    // Copies for the workers to read, removed with the request: written and checked, not
-    // flushed to the disk (an fsync of each file and its folder cost more than the quote).
-    try AtomicFile.$flushEachFile.withValue(false) {
-      try Self.place(parts, of: order, at: paths, route: request.path)
+    let quoted: OrderQuote
+    do {
+      try FileIO.makeFolder(root)
+      let paths = try order.filePaths(root: root)
+      // Copies for the workers to read, removed with the request: written and checked, not
+      // flushed to the disk (an fsync of each file and its folder cost more than the quote).
+      try AtomicFile.$flushEachFile.withValue(false) {
+        try Self.place(parts, of: order, at: paths, route: request.path)
+      }
+      quoted = try await OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)
+        .quote(
+          order, prices: prices, filesRoot: root, explicitRoot: false, orderSource: orderSource,
+          pricesSource: "price list '\(name)'")
+    } catch {
+      // The order's file names as the client sent them, never the request's private folder.
+      throw Self.withoutFolders(error, [root, folder.path])
     }
-    let quoted = try await OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)
-      .quote(
-        order, prices: prices, filesRoot: root, explicitRoot: false, orderSource: orderSource,
-        pricesSource: "price list '\(name)'")
     guard format == "receipt" else { return .json(quoted.quote) }
     return HTTPResponse(
       status: 200, contentType: "text/plain; charset=utf-8",

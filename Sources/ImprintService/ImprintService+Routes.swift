@@ -141,7 +141,7 @@ extension ImprintService {
   func inspect(_ request: HTTPRequest) async throws -> HTTPResponse {
     let upload = try Self.upload(of: request)
     var options = try RequestOptions(query: request)
-    let name = try options.string("name") ?? upload.filename ?? "upload"
+    let name = try documentName(&options, upload: upload)
     let password = try options.string("password")
     try options.finish()
     let info = try await sandbox.inspect(bytes: upload.bytes, file: name, password: password)
@@ -159,7 +159,7 @@ extension ImprintService {
   func thumbnail(_ request: HTTPRequest) async throws -> HTTPResponse {
     let upload = try Self.upload(of: request)
     var options = try RequestOptions(query: request)
-    let name = try options.string("name") ?? upload.filename ?? "upload"
+    let name = try documentName(&options, upload: upload)
     let password = try options.string("password")
     let page = try options.integer("page", in: 1...1_000_000) ?? 1
     let size = try options.integer("size", in: 16...2048) ?? 256
@@ -178,6 +178,26 @@ extension ImprintService {
     return HTTPResponse(
       status: 200, contentType: format == .png ? "image/png" : "image/jpeg",
       body: try FileIO.read(file, limit: FileIO.Limit.image))
+  }
+
+  /// The name an upload has in a report and in messages: the parameter `name`, else the part's
+  /// file name, else `upload`.
+  ///
+  /// - Throws: `ServiceError.invalidParameter` for a `name` that a part's name could not be
+  ///   (control characters, longer than the multipart limit's name bytes), as a part's file name
+  ///   is refused.
+  func documentName(_ options: inout RequestOptions, upload: (bytes: [UInt8], filename: String?))
+    throws(ServiceError) -> String
+  {
+    guard let name = try options.string("name") else { return upload.filename ?? "upload" }
+    let limit = configuration.multipart.maximumNameBytes
+    guard configuration.multipart.acceptsName(name) else {
+      throw .invalidParameter(
+        name: "name",
+        problem: "is '\(SafeText.excerpt(name, limit: 100))'; expected at most \(limit) bytes "
+          + "without control characters, as a part's file name")
+    }
+    return name
   }
 
   /// The document a route reads: the body, or the part `file` of a multipart body.

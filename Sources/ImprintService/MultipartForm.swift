@@ -28,6 +28,15 @@ public struct MultipartLimits: Sendable, Equatable {
 
   /// The defaults above.
   public init() {}
+
+  /// Whether `text` may name a part or a file.
+  ///
+  /// At most `maximumNameBytes` bytes, without control characters (C0 and DEL). A query
+  /// parameter that names an upload (`name`) is held to the same rule.
+  func acceptsName(_ text: String) -> Bool {
+    text.utf8.count <= maximumNameBytes
+      && !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+  }
 }
 
 /// The parts of one multipart body as libmicrohttpd's post processor hands them over: a call
@@ -97,9 +106,7 @@ final class MultipartCollector {
         path: path, problem: "a part has no name (Content-Disposition: form-data; name=\"...\")")
     }
     for (label, text) in [("name", name), ("file name", filename ?? "")] {
-      if text.utf8.count > limits.maximumNameBytes
-        || text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
-      {
+      if !limits.acceptsName(text) {
         return .invalidPartName(
           path: path, name: text, what: label, limit: limits.maximumNameBytes)
       }

@@ -51,6 +51,8 @@ public enum ServiceError: ImprintError, Equatable {
   /// A manifest with more lines than a job may have (`lines`: those counted, up to one past the
   /// limit).
   case tooManyLines(lines: Int, limit: Int)
+  /// A batch's manifest (the part whose file name is `part`) holds no job line.
+  case emptyManifest(part: String)
   /// The service is stopping: it takes no new long job.
   case stopping
   /// Job `id` was canceled (`DELETE /v1/jobs/ID`) after `ended` of its items ended; never an
@@ -131,6 +133,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobTooLarge: "http.jobTooLarge"
     case .jobStorageFull: "http.jobStorageFull"
     case .tooManyLines: "http.tooManyLines"
+    case .emptyManifest: "http.emptyManifest"
     // A new job refused and a request cut short: either way, the server is stopping.
     case .stopping, .stoppedWhileWorking: "http.stopping"
     case .jobCanceled: "service.jobCanceled"
@@ -211,6 +214,8 @@ public enum ServiceError: ImprintError, Equatable {
     case .tooManyLines(let lines, let limit):
       "the manifest has \(lines > limit ? "more than \(limit)" : "\(lines)") lines; a job may "
         + "have \(limit)"
+    case .emptyManifest(let part):
+      "manifest '\(SafeText.excerpt(part, limit: 100))' holds no job line; expected at least one"
     case .stopping:
       "the server is stopping and takes no new job"
     case .jobCanceled(let id, let ended):
@@ -315,6 +320,9 @@ public enum ServiceError: ImprintError, Equatable {
           + "--jobs-dir) and the printer's job list tell what was sent; check them before "
           + "sending the order again with a new Idempotency-Key"
         : "send the job again; its files list the outputs of the items that ended"
+    case .emptyManifest:
+      "send a manifest of JSON Lines, one job a line, or a CSV file with a header line and a "
+        + "job a line"
     case .printerNotAllowed:
       "leave 'printer' out: POST /v1/prepare sends orders to a printer named in the server's "
         + "configuration"
@@ -375,7 +383,8 @@ enum ServiceStatus {
       case .jobStorageFull: return 507
       case .tooManyLines: return 413
       case .stopping, .stoppedWhileWorking: return 503
-      case .printerNotAllowed, .callbackRefused, .printerAddressRefused, .idempotencyKeyReused:
+      case .printerNotAllowed, .callbackRefused, .printerAddressRefused, .idempotencyKeyReused,
+        .emptyManifest:
         return 422
       case .invalidIdempotencyKey: return 400
       case .idempotencyKeyInUse: return 409

@@ -96,6 +96,27 @@ struct HostileInputTests {
   }
 
   @Test(
+    "a page too large names its size once in mm, or 'over 1000 m' without a unit after it",
+    arguments: [
+      ("0 0 \(e30) \(e30)", "is over 1000 m a side;"),
+      ("0 0 1e30 1e30", "is over 1000 m a side;"),
+      ("0 0 \(e400) 100", "is over 1000 m x 35 mm;"),
+      ("0 0 100 \(e30)", "is 35 mm x over 1000 m;"),
+      ("0 0 28346 28346", "is 10000 x 10000 mm;"),
+    ])
+  func pageTooLargeMessage(box: String, size: String) {
+    #expect {
+      _ = try DocumentEngine.inspect(HostileDocuments.onePage(box: box), file: "big.pdf")
+    } throws: { error in
+      guard let error = error as? DocumentError, error.code == "pdf.pageTooLarge" else {
+        return false
+      }
+      return error.message.hasPrefix("pdf 'big.pdf' page 1 \(size) at most ")
+        && !error.message.contains(" m mm") && !error.message.contains("m x over 1000 m mm")
+    }
+  }
+
+  @Test(
     "each hostile PDF gives its code (or a report) in inspect, with and without colours, and in thumbnails, before any page is drawn",
     arguments: hostilePDFs.indices)
   func hostilePDF(_ index: Int) throws {

@@ -266,7 +266,11 @@ struct ConfigurationTests {
     #expect(!bearer.admits(nil))
     #expect(!bearer.admits("Bearer"))
     #expect(!bearer.admits("Bearer \(token.dropLast())"))
-    #expect(!bearer.admits("Bearer \(token) "))
+    // Blanks after the token are the header's optional whitespace (RFC 7230), not the token's.
+    #expect(bearer.admits("Bearer \(token) "))
+    #expect(bearer.admits("Bearer  \(token)\t"))
+    #expect(!bearer.admits("Bearer \(token) x"))
+    #expect(!bearer.admits("Bearer  "))
     #expect(!bearer.admits(token))
     #expect(throws: ServiceError.self) { try BearerToken("short", source: "test") }
     #expect(

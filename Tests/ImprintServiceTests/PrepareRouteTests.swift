@@ -354,7 +354,9 @@ struct PrepareRouteTests {
     #expect(failed.json?["state"] as? String == "failed", "\(failed.text)")
     let error = try #require(failed.json?["error"] as? [String: Any])
     #expect(error["code"] as? String == "print.unknownPrinter", "\(error)")
-    #expect((error["message"] as? String)?.contains("back-room") == true, "\(error)")
+    // Named as the client named it, never by the server's queue.
+    #expect((error["message"] as? String)?.contains("'missing'") == true, "\(error)")
+    #expect(!"\(error)".contains("back-room"), "\(error)")
     #expect(failed.json?["files"] as? [String] == [])
     #expect(spooled(printer).count == 1)
     #expect(server.stop().status == 0)

@@ -4,6 +4,10 @@
 
 import Foundation
 
+#if canImport(Testing)
+  import Testing
+#endif
+
 /// `imprint serve --listen 127.0.0.1:0` started as a child process; killed when released if it
 /// is still running.
 public final class ServiceProcess: @unchecked Sendable {
@@ -166,8 +170,39 @@ public func curlRequest(
   if let data { arguments += ["--data-binary", data] }
   for part in form { arguments += ["-F", part] }
   let result = try runTool("curl", arguments + [url])
-  return HTTPExchange(curlStatus: result.stdout, headerFile: headerFile, bodyFile: bodyFile)
+  let exchange = HTTPExchange(
+    curlStatus: result.stdout, headerFile: headerFile, bodyFile: bodyFile)
+  #if canImport(Testing)
+    // Every error answer of every route a test sends is held to it, new routes included.
+    expectClientView(exchange)
+  #endif
+  return exchange
 }
+
+extension HTTPExchange {
+  /// What of the server's private layout an error answer (status 400 or more) shows its
+  /// client: the server's temporary folders (`imprint-serve-…`) and each of `hidden` (a configured printer's URI, say); empty when it shows
+  /// none, or for an answer that is not an error.
+  public func privateText(hidden: [String] = []) -> [String] {
+    guard status >= 400 else { return [] }
+    return (["imprint-serve-"] + hidden).filter { !$0.isEmpty && text.contains($0) }
+  }
+}
+
+#if canImport(Testing)
+  /// Records an issue when `exchange` is an error answer naming the server's private folders
+  /// or any of `hidden` (a printer's URI): a client reads its own names (its parts, its
+  /// order's files, a printer's configured name), never the server's.
+  public func expectClientView(
+    _ exchange: HTTPExchange, hiding hidden: [String] = [],
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    let shown = exchange.privateText(hidden: hidden)
+    #expect(
+      shown.isEmpty, "the \(exchange.status) answer shows \(shown): \(exchange.text)",
+      sourceLocation: sourceLocation)
+  }
+#endif
 
 extension HTTPExchange {
   /// What curl received: the status it printed (`-w %{http_code}`), the headers it wrote
