@@ -385,13 +385,10 @@ final class HTTPServer: @unchecked Sendable {
     MHD_suspend_connection(connection)
     // The deadline's own answer, unless the work's came first: a job still waiting leaves the
     // queue, work under way is canceled (a document's worker killed).
-    let deadline = exchange.started + .seconds(requestTimeout)
     let path = exchange.path
     let seconds = requestTimeout
     let pool = pool
-    let timer = Task.detached {
-      try? await Task.sleep(until: deadline, clock: .continuous)
-      guard !Task.isCancelled else { return }
+    let timer = DeadlineTimer(at: exchange.started + .seconds(requestTimeout)) {
       answer.give(.error(ServiceError.deadlineExceeded(path: path, seconds: seconds)))
       if !pool.cancel(token) { answer.cancelWork() }
     }
@@ -718,4 +715,27 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, state, _ in
   guard let cls, let state else { return }
   Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().completed(state)
+}
+
+/// A request's deadline: runs its handler once at `deadline`, unless cancelled first.
+///
+/// A dispatch timer, not a sleeping task: the runtime keeps a cancelled `Task.sleep`'s wake-up
+/// job queued until its deadline, so every answered request left one behind for
+/// `--request-timeout` seconds (120 by default), the server's memory growing with its request
+/// rate until the first ones expired; a cancelled dispatch source is released at once.
+private final class DeadlineTimer: @unchecked Sendable {
+  // @unchecked: a dispatch source may be cancelled from any thread.
+  private let source: DispatchSourceTimer
+
+  init(at deadline: ContinuousClock.Instant, _ handler: @escaping @Sendable () -> Void) {
+    let left = ContinuousClock.now.duration(to: deadline).components
+    let seconds = Double(left.seconds) + Double(left.attoseconds) / 1e18
+    source = DispatchSource.makeTimerSource(queue: .global())
+    source.schedule(deadline: .now() + max(0, seconds))
+    source.setEventHandler(handler: handler)
+    source.resume()
+  }
+
+  /// Stops the timer: its handler will not run (one already running ends).
+  func cancel() { source.cancel() }
 }

@@ -48,24 +48,28 @@ final class WorkPool: Sendable {
       return false
     }
     guard let start else { return false }
-    if start {
-      Task.detached { await self.drain(first: job) }
-    }
+    if start { run(job) }
     return true
   }
 
-  /// Runs `first`, then waiting jobs until none is left.
-  private func drain(first: @escaping Job) async {
-    var next: Job? = first
-    while let job = next {
+  /// Runs `job` in a task of its own, then the first waiting job in another, and so on until
+  /// none is left.
+  ///
+  /// A task per job, not one task looping over the queue: under steady load such a loop never
+  /// ended, and (release builds) every job's request and answer stayed reachable from its
+  /// frames until it did, the server's memory growing with each request (issue #15's memory
+  /// run: 64 connections, 30 kB a request, 2.5 GB after 100 000).
+  private func run(_ job: @escaping Job) {
+    Task.detached {
       await job()
-      next = state.withLock { state in
+      let next = self.state.withLock { state -> Job? in
         guard !state.waiting.isEmpty else {
           state.running -= 1
           return nil
         }
         return state.waiting.removeFirst().job
       }
+      if let next { self.run(next) }
     }
   }
 
