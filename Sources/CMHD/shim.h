@@ -25,3 +25,14 @@ static inline int CMHD_connection_socket(struct MHD_Connection *connection) {
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
   return info == NULL ? -1 : info->connect_fd;
 }
+
+// The kernel's TCP_INFO, for the head watch (HeadWatch.swift): milliseconds since the socket
+// last received data, or -1 when the kernel gives none.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+static inline long long CMHD_milliseconds_since_data(int socket) {
+  struct tcp_info info;
+  socklen_t length = sizeof info;
+  if (getsockopt(socket, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return -1;
+  return (long long)info.tcpi_last_data_recv;
+}

@@ -46,6 +46,9 @@ enum ServeCommand {
       .value(
         "max-part", "<bytes>",
         "The largest part of a multipart body (default 16777216, 16 MiB)."),
+      .value(
+        "body-memory", "<bytes>",
+        "Bytes of request bodies held at once; more are 503 (default: 1/16 of memory)."),
       .value("queue", "<n>", "Requests waiting at most before 503 (default 64)."),
       .value(
         "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own)."),
@@ -57,6 +60,15 @@ enum ServeCommand {
         "Seconds a request may take, body and queue included (default 120); then 503."),
       .value(
         "connection-timeout", "<s>", "Seconds a connection may stay idle (default 30)."),
+      .value(
+        "head-timeout", "<s>",
+        "Seconds a request's head may take from its first byte; then closed (default 10)."),
+      .value(
+        "max-connections", "<n>",
+        "Connections open at once; more wait in the backlog (default 1000)."),
+      .value(
+        "max-connections-per-ip", "<n>",
+        "Connections open at once from one address; more are closed (default 200)."),
       .flag("access-log", "Write one JSON line per request on standard error."),
       .value(
         "token-file", "<file>",
@@ -101,6 +113,8 @@ enum ServeCommand {
       try arguments.int("max-body", in: ServiceSettings.Range.maxBody) ?? settings.maxBody
     settings.maxPart =
       try arguments.int("max-part", in: ServiceSettings.Range.maxPart) ?? settings.maxPart
+    settings.bodyMemory =
+      try arguments.int("body-memory", in: ServiceSettings.Range.bodyMemory) ?? settings.bodyMemory
     settings.queue = try arguments.int("queue", in: ServiceSettings.Range.queue) ?? settings.queue
     settings.jobs = try arguments.int("jobs", in: ServiceSettings.Range.jobs) ?? settings.jobs
     settings.templates = arguments.value("templates") ?? settings.templates
@@ -110,6 +124,15 @@ enum ServeCommand {
     settings.connectionTimeout =
       try arguments.int("connection-timeout", in: ServiceSettings.Range.connectionTimeout)
       ?? settings.connectionTimeout
+    settings.headTimeout =
+      try arguments.double("head-timeout", in: ServiceSettings.Range.headTimeout)
+      ?? settings.headTimeout
+    settings.maxConnections =
+      try arguments.int("max-connections", in: ServiceSettings.Range.maxConnections)
+      ?? settings.maxConnections
+    settings.maxConnectionsPerIp =
+      try arguments.int("max-connections-per-ip", in: ServiceSettings.Range.maxConnectionsPerIp)
+      ?? settings.maxConnectionsPerIp
     if arguments.flag("access-log") { settings.accessLog = true }
     settings.tokenFile = arguments.value("token-file") ?? settings.tokenFile
     if arguments.flag("public-metrics") { settings.publicMetrics = true }

@@ -72,7 +72,8 @@ struct HTTPResponse: Sendable {
       response.headers.append(("Allow", allowed.joined(separator: ", ")))
     }
     switch error as? ServiceError {
-    case .busy, .stopping, .stoppedWhileWorking: response.headers.append(("Retry-After", "1"))
+    case .busy, .bodiesBusy, .stopping, .stoppedWhileWorking:
+      response.headers.append(("Retry-After", "1"))
     // A job ahead ends in seconds or minutes: a client polls no faster than that.
     case .jobQueueFull, .jobStorageFull: response.headers.append(("Retry-After", "10"))
     default: break

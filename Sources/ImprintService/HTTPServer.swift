@@ -44,6 +44,11 @@ private final class Exchange: @unchecked Sendable {
   var bytesIn = 0
   /// The body went over the limit (a chunked upload): answered 413 once it is read.
   var overLimit = false
+  /// The bytes of the server's body budget this request holds (its declared length, or what
+  /// a chunked body brought so far); given back when it completes.
+  var reserved = 0
+  /// A chunked body outgrew what the budget had left: answered 503 once it is read.
+  var overBudget = false
   /// The reader of a `multipart/form-data` body; nil for other bodies.
   var form: MultipartReader?
   /// Why the body is refused once it is read (a multipart body that broke a rule).
@@ -89,10 +94,19 @@ private struct ConnectionHandle: @unchecked Sendable {
 final class HTTPServer: @unchecked Sendable {
   /// The largest body read, in bytes.
   let maximumBodyBytes: Int
+  /// The bytes of bodies held at once at most, all requests together (read, or being read).
+  let bodyBudget: Int
+  /// The bytes of `bodyBudget` held now.
+  private let bodiesHeld = Mutex(0)
   /// What a multipart body may hold.
   let multipartLimits: MultipartLimits
   /// Seconds a connection may stay idle.
   let connectionTimeout: Int
+  /// Connections open at most, and from one client address at most
+  /// (`MHD_OPTION_CONNECTION_LIMIT`, `MHD_OPTION_PER_IP_CONNECTION_LIMIT`).
+  let connectionLimits: (total: Int, perAddress: Int)
+  /// Seconds a request's head may take to arrive, from its first byte.
+  let headTimeout: Double
   /// Seconds a request may take from its head's arrival to its answer, the body's reading and
   /// the wait for a worker included.
   let requestTimeout: Double
@@ -108,6 +122,9 @@ final class HTTPServer: @unchecked Sendable {
   /// The sockets of requests waiting for a worker, watched for their client leaving; set in
   /// `start`, stopped in `stop`.
   private var departures: DepartureWatch?
+  /// The connections waiting for a head, cut when one takes too long; set in `start`, stopped
+  /// in `stop`.
+  private var heads: HeadWatch?
   /// The last token given to a suspended request (its pool job's id and its watch's token).
   private let lastToken = Atomic<UInt64>(0)
   /// Requests begun and not yet completed (their response sent or their connection closed).
@@ -122,15 +139,20 @@ final class HTTPServer: @unchecked Sendable {
 
   /// A server that works `pool`'s width of requests at once with `handler`.
   init(
-    maximumBodyBytes: Int, multipartLimits: MultipartLimits, connectionTimeout: Int,
+    maximumBodyBytes: Int, bodyBudget: Int, multipartLimits: MultipartLimits,
+    connectionTimeout: Int,
+    connectionLimits: (total: Int, perAddress: Int), headTimeout: Double,
     requestTimeout: Double, pool: WorkPool,
     observer: @escaping @Sendable (CompletedRequest) -> Void, gate: @escaping HeadGate,
     inline: @escaping InlineHandler, handler: @escaping HTTPHandler
   ) {
     self.gate = gate
     self.maximumBodyBytes = maximumBodyBytes
+    self.bodyBudget = bodyBudget
     self.multipartLimits = multipartLimits
     self.connectionTimeout = connectionTimeout
+    self.connectionLimits = connectionLimits
+    self.headTimeout = headTimeout
     self.requestTimeout = requestTimeout
     self.pool = pool
     self.observer = observer
@@ -144,6 +166,25 @@ final class HTTPServer: @unchecked Sendable {
   /// Requests begun and not yet completed.
   var inFlight: Int { open.withLock { $0 } }
 
+  /// The bytes of bodies held now (read, or announced and being read).
+  var bodyBytesHeld: Int { bodiesHeld.withLock { $0 } }
+
+  /// Takes `bytes` of the body budget for `exchange`.
+  ///
+  /// - Returns: false, taking nothing, when they do not fit beside the bodies held.
+  private func reserve(_ bytes: Int, for exchange: Exchange) -> Bool {
+    let taken = bodiesHeld.withLock { held in
+      guard bytes <= bodyBudget - held else { return false }
+      held += bytes
+      return true
+    }
+    if taken { exchange.reserved += bytes }
+    return taken
+  }
+
+  /// Connections cut because their request's head took longer than `headTimeout`.
+  var headsCut: Int { heads?.cut ?? 0 }
+
   /// Listens on `address` and starts the daemon's thread.
   ///
   /// - Returns: the port listened on (the one chosen by the system when `address.port` is 0).
@@ -155,6 +196,15 @@ final class HTTPServer: @unchecked Sendable {
     var options = [
       MHD_OptionItem(option: .LISTEN_SOCKET, value: Int(fd), ptr_value: nil),
       MHD_OptionItem(option: .CONNECTION_TIMEOUT, value: connectionTimeout, ptr_value: nil),
+      MHD_OptionItem(option: .CONNECTION_LIMIT, value: connectionLimits.total, ptr_value: nil),
+      MHD_OptionItem(
+        option: .PER_IP_CONNECTION_LIMIT, value: connectionLimits.perAddress, ptr_value: nil),
+      MHD_OptionItem(
+        option: .NOTIFY_CONNECTION, value: unsafeBitCast(connectionNotice, to: Int.self),
+        ptr_value: Unmanaged.passUnretained(self).toOpaque()),
+      MHD_OptionItem(
+        option: .URI_LOG_CALLBACK, value: unsafeBitCast(targetSeen, to: Int.self),
+        ptr_value: Unmanaged.passUnretained(self).toOpaque()),
       MHD_OptionItem(
         option: .NOTIFY_COMPLETED, value: unsafeBitCast(requestCompleted, to: Int.self),
         ptr_value: Unmanaged.passUnretained(self).toOpaque()),
@@ -167,6 +217,8 @@ final class HTTPServer: @unchecked Sendable {
     // Before the daemon: its first request may need it.
     let watch = DepartureWatch()
     departures = watch
+    let headWatch = HeadWatch(seconds: headTimeout)
+    heads = headWatch
     let started = options.withUnsafeMutableBufferPointer { items -> OpaquePointer? in
       guard let first = items.baseAddress else { return nil }
       return withVaList([MHD_OPTION.ARRAY.rawValue, first, MHD_OPTION.END.rawValue]) {
@@ -176,6 +228,8 @@ final class HTTPServer: @unchecked Sendable {
     guard let started else {
       watch.stop()
       departures = nil
+      headWatch.stop()
+      heads = nil
       close(fd)
       throw .listen(address: address.description, call: "MHD_start_daemon", errno: EINVAL)
     }
@@ -225,6 +279,7 @@ final class HTTPServer: @unchecked Sendable {
     socket = -1
     departures?.stop()
     departures = nil
+    heads?.stop()
   }
 
   /// A socket bound to `address` and listening (`socket`, `setsockopt`, `bind`, `listen`).
@@ -264,7 +319,8 @@ final class HTTPServer: @unchecked Sendable {
     uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
   ) -> MHD_Result {
     guard let existing = state.pointee else {
-      let exchange = begin(connection, url: url, method: method)
+      let target = heads?.headRead(connection)
+      let (exchange, problem) = begin(connection, url: url, method: method, target: target)
       state.pointee = Unmanaged.passRetained(exchange).toOpaque()
       open.withLock { $0 += 1 }
       // While its body is read, a request idles at most its whole deadline: a client that
@@ -272,9 +328,19 @@ final class HTTPServer: @unchecked Sendable {
       if Double(connectionTimeout) > requestTimeout {
         _ = CMHD_set_connection_timeout(connection, UInt32(max(1, requestTimeout.rounded(.up))))
       }
-      // Refused from the head (no token), before any of the body is read; the connection is
-      // closed after the answer when a body was announced, since it will not be read.
-      if let refusal = gate(method, url, header(connection, "Authorization")) {
+      // A body whose length is given twice, or both by Content-Length and Transfer-Encoding,
+      // could be read otherwise by a proxy in front (request smuggling): refused, and the
+      // connection closed, so no byte after the head is read as a request (RFC 9112, 6.3).
+      if let framing = framingProblem(connection, path: url) {
+        exchange.response = .error(framing)
+        return queue(exchange, on: connection, close: true)
+      }
+      // Refused from the head (no token, a path or query that is not text), before any of the
+      // body is read; the connection is closed after the answer when a body was announced,
+      // since it will not be read.
+      if let refusal = gate(method, url, header(connection, "Authorization"))
+        ?? problem.map(HTTPResponse.error)
+      {
         exchange.response = refusal
         let announced =
           header(connection, "Transfer-Encoding") != nil
@@ -288,6 +354,16 @@ final class HTTPServer: @unchecked Sendable {
       {
         exchange.response = .error(
           ServiceError.bodyTooLarge(path: url, bytes: declared, limit: maximumBodyBytes))
+        return queue(exchange, on: connection, close: true)
+      }
+      // A declared body takes its bytes of the budget before any is read: refused 503 when
+      // the bodies being received hold too much already.
+      if let declared = header(connection, "Content-Length").flatMap({ Int($0) }), declared > 0,
+        !reserve(declared, for: exchange)
+      {
+        exchange.response = .error(
+          ServiceError.bodiesBusy(
+            path: url, bytes: declared, held: bodyBytesHeld, limit: bodyBudget))
         return queue(exchange, on: connection, close: true)
       }
       if exchange.contentType == "multipart/form-data" {
@@ -309,9 +385,15 @@ final class HTTPServer: @unchecked Sendable {
         exchange.timedOut = true
         return .NO
       }
-      if exchange.response == nil && !exchange.overLimit, let upload {
+      if exchange.response == nil && !exchange.overLimit && !exchange.overBudget, let upload {
+        // A chunked body takes the budget as it grows (a declared one took it whole).
+        let growth = exchange.bytesIn + uploadSize.pointee - exchange.reserved
         if exchange.bytesIn > maximumBodyBytes - uploadSize.pointee {
           exchange.overLimit = true
+          exchange.body = []
+          exchange.form = nil
+        } else if growth > 0 && !reserve(growth, for: exchange) {
+          exchange.overBudget = true
           exchange.body = []
           exchange.form = nil
         } else if let form = exchange.form {
@@ -337,6 +419,11 @@ final class HTTPServer: @unchecked Sendable {
     if exchange.overLimit {
       exchange.response = .error(
         ServiceError.bodyTooLarge(path: url, bytes: nil, limit: maximumBodyBytes))
+      return queue(exchange, on: connection, close: true)
+    }
+    if exchange.overBudget {
+      exchange.response = .error(
+        ServiceError.bodiesBusy(path: url, bytes: nil, held: bodyBytesHeld, limit: bodyBudget))
       return queue(exchange, on: connection, close: true)
     }
     var parts: [FormPart]?
@@ -430,19 +517,33 @@ final class HTTPServer: @unchecked Sendable {
   }
 
   /// A new exchange from the request's head: query parameters and content type read from
-  /// libmicrohttpd (`MHD_get_connection_values`, `MHD_lookup_connection_value`).
-  private func begin(_ connection: OpaquePointer, url: String, method: String) -> Exchange {
+  /// libmicrohttpd (`MHD_get_connection_values_n`, `MHD_lookup_connection_value`), and the
+  /// problem when the path (`target`, as sent) or a query parameter, decoded, is not UTF-8 text
+  /// or holds a NUL byte (libmicrohttpd's C strings would end there and lose the rest).
+  private func begin(
+    _ connection: OpaquePointer, url: String, method: String, target: [UInt8]?
+  ) -> (Exchange, ServiceError?) {
     let collected = QueryCollector()
-    _ = MHD_get_connection_values(
+    _ = MHD_get_connection_values_n(
       connection, .GET_ARGUMENT_KIND,
-      { cls, _, key, value in
+      { cls, _, key, keySize, value, valueSize in
         guard let cls, let key else { return .YES }
         let collector = Unmanaged<QueryCollector>.fromOpaque(cls).takeUnretainedValue()
-        let name = String(cString: key)
-        if collector.values[name] != nil { collector.repeated.append(name) }
-        collector.values[name] = value.map { String(cString: $0) } ?? ""
+        let nameBytes = UnsafeRawBufferPointer(start: key, count: keySize)
+        let valueBytes = UnsafeRawBufferPointer(
+          start: value, count: value == nil ? 0 : valueSize)
+        collector.take(Array(nameBytes), Array(valueBytes))
         return .YES
       }, Unmanaged.passUnretained(collected).toOpaque())
+    var problem = collected.problem
+    if problem == nil, let target {
+      let path =
+        target.split(separator: UInt8(ascii: "?"), maxSplits: 1, omittingEmptySubsequences: false)
+        .first.map(Array.init) ?? []
+      if let found = RequestText.problem(RequestText.percentDecoded(path)) {
+        problem = .invalidPath(path: String(decoding: path, as: UTF8.self), problem: found)
+      }
+    }
     let contentType = header(connection, "Content-Type").map(HTTPMessageHeaders.mediaType)
     let requestID = header(connection, "X-Request-Id").flatMap(Self.usableRequestID)
     let exchange = withExtendedLifetime(collected) {
@@ -452,7 +553,57 @@ final class HTTPServer: @unchecked Sendable {
         requestID: requestID ?? UUID().uuidString.lowercased())
     }
     exchange.idempotencyKey = header(connection, "Idempotency-Key")
-    return exchange
+    return (exchange, problem)
+  }
+
+  /// Why the body's framing is ambiguous: `Content-Length` given more than once, or with
+  /// `Transfer-Encoding`; nil when it is not.
+  private func framingProblem(_ connection: OpaquePointer, path: String) -> ServiceError? {
+    let lengths = HeaderValues()
+    _ = MHD_get_connection_values_n(
+      connection, .HEADER_KIND,
+      { cls, _, key, keySize, value, valueSize in
+        guard let cls, let key else { return .YES }
+        let name = String(
+          decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+        guard name.lowercased() == "content-length" else { return .YES }
+        let collector = Unmanaged<HeaderValues>.fromOpaque(cls).takeUnretainedValue()
+        collector.values.append(
+          String(
+            decoding: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize),
+            as: UTF8.self))
+        return .YES
+      }, Unmanaged.passUnretained(lengths).toOpaque())
+    let found = withExtendedLifetime(lengths) { lengths.values }
+    if found.count > 1 {
+      return .ambiguousFraming(
+        path: path,
+        found: found.map { "Content-Length: \(SafeText.excerpt($0, limit: 20))" }
+          .joined(separator: ", "))
+    }
+    if let length = found.first, let encoding = header(connection, "Transfer-Encoding") {
+      return .ambiguousFraming(
+        path: path,
+        found: "Content-Length: \(SafeText.excerpt(length, limit: 20)) and Transfer-Encoding: "
+          + SafeText.excerpt(encoding, limit: 40))
+    }
+    return nil
+  }
+
+  /// A connection opened or closed (`MHD_OPTION_NOTIFY_CONNECTION`).
+  fileprivate func connectionNoticed(_ connection: OpaquePointer, opened: Bool) {
+    if opened { heads?.opened(connection) } else { heads?.closed(connection) }
+  }
+
+  /// A request line arrived (`MHD_OPTION_URI_LOG_CALLBACK`): its target as sent.
+  fileprivate func targetNoticed(_ connection: OpaquePointer, _ target: UnsafePointer<CChar>) {
+    let bytes = UnsafeRawBufferPointer(start: target, count: strlen(target))
+    heads?.targetRead(connection, Array(bytes))
+  }
+
+  /// A request ended (`MHD_OPTION_NOTIFY_COMPLETED`): its connection waits for the next head.
+  fileprivate func requestEnded(_ connection: OpaquePointer) {
+    heads?.requestEnded(connection)
   }
 
   /// `text` when it is a request id worth echoing and logging: 1 to 128 characters among
@@ -499,6 +650,7 @@ final class HTTPServer: @unchecked Sendable {
     guard let existing = state.pointee else { return }
     let exchange = Unmanaged<Exchange>.fromOpaque(existing).takeRetainedValue()
     state.pointee = nil
+    if exchange.reserved > 0 { bodiesHeld.withLock { $0 -= exchange.reserved } }
     let elapsed = ContinuousClock.now - exchange.started
     let milliseconds =
       Double(elapsed.components.seconds) * 1000
@@ -694,10 +846,81 @@ private let multipartPiece: MHD_PostDataIterator = {
   return taken ? .YES : .NO
 }
 
-/// The query parameters of one request, gathered by `MHD_get_connection_values`' iterator.
+/// The query parameters of one request, gathered by `MHD_get_connection_values_n`' iterator,
+/// and the first that is not UTF-8 text without NUL.
 private final class QueryCollector {
   var values: [String: String] = [:]
   var repeated: [String] = []
+  var problem: ServiceError?
+
+  /// Takes one parameter's decoded name and value.
+  func take(_ name: [UInt8], _ value: [UInt8]) {
+    let key = String(decoding: name, as: UTF8.self)
+    if problem == nil {
+      if let found = RequestText.problem(name) {
+        problem = .invalidParameter(name: key, problem: "has a name that \(found)")
+      } else if let found = RequestText.problem(value) {
+        problem = .invalidParameter(name: key, problem: found)
+      }
+    }
+    if values[key] != nil { repeated.append(key) }
+    values[key] = String(decoding: value, as: UTF8.self)
+  }
+}
+
+/// The values of one request header, gathered by `MHD_get_connection_values_n`' iterator.
+private final class HeaderValues {
+  var values: [String] = []
+}
+
+/// Checks on the text of a request's path and query parameters.
+enum RequestText {
+  /// What is wrong with `bytes` as text: a NUL byte, or bytes that are not UTF-8; nil when
+  /// they are fine.
+  static func problem(_ bytes: [UInt8]) -> String? {
+    if let index = bytes.firstIndex(of: 0) {
+      return "must be UTF-8 text without NUL; found a NUL byte (%00) at byte \(index)"
+    }
+    if String(validating: bytes, as: UTF8.self) == nil {
+      let shown = bytes.prefix(48).map { $0 < 0x80 ? String(UnicodeScalar($0)) : "%" + hex($0) }
+      return "must be UTF-8 text without NUL; found bytes that are not UTF-8 ('"
+        + SafeText.excerpt(shown.joined(), limit: 120) + "')"
+    }
+    return nil
+  }
+
+  private static func hex(_ byte: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF")
+    return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+  }
+
+  /// `bytes` with each `%HH` escape decoded (others kept as they are).
+  static func percentDecoded(_ bytes: [UInt8]) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count)
+    var index = 0
+    while index < bytes.count {
+      if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+        let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+      {
+        out.append(high << 4 | low)
+        index += 3
+      } else {
+        out.append(bytes[index])
+        index += 1
+      }
+    }
+    return out
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
+    }
+  }
 }
 
 /// The access handler libmicrohttpd calls (a C function: the server comes through `cls`).
@@ -712,9 +935,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 }
 
 /// The completion notice libmicrohttpd calls when a request ends (`MHD_OPTION_NOTIFY_COMPLETED`).
-private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, state, _ in
-  guard let cls, let state else { return }
-  Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().completed(state)
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, state, _ in
+  guard let cls else { return }
+  let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+  if let connection { server.requestEnded(connection) }
+  if let state { server.completed(state) }
 }
 
 /// A request's deadline: runs its handler once at `deadline`, unless cancelled first.
@@ -739,3 +964,23 @@ private final class DeadlineTimer: @unchecked Sendable {
   /// Stops the timer: its handler will not run (one already running ends).
   func cancel() { source.cancel() }
 }
+
+/// The connection notice libmicrohttpd calls when a connection opens or closes
+/// (`MHD_OPTION_NOTIFY_CONNECTION`; `MHD_CONNECTION_NOTIFY_STARTED` is 0; closed: before its
+/// socket is).
+private let connectionNotice: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+  guard let cls, let connection else { return }
+  Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().connectionNoticed(
+    connection, opened: code.rawValue == 0)
+}
+
+/// The URI log callback libmicrohttpd calls with each request's target as sent, before it
+/// decodes it (`MHD_OPTION_URI_LOG_CALLBACK`); it keeps no per-request pointer (returns NULL).
+private let targetSeen:
+  @convention(c) (
+    UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?
+  ) -> UnsafeMutableRawPointer? = { cls, target, connection in
+    guard let cls, let target, let connection else { return nil }
+    Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().targetNoticed(connection, target)
+    return nil
+  }

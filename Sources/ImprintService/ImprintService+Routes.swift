@@ -22,6 +22,13 @@ extension ImprintService {
       options = try RequestOptions(query: request)
     } else {
       try Self.expect(request, ["application/json"])
+      // The options come from one place: a query beside a body would be ignored.
+      if let name = request.query.keys.sorted().first {
+        throw ServiceError.invalidParameter(
+          name: name,
+          problem: "is given in the query, but the request has a JSON body; expected the "
+            + "options in the body alone, or in the query with an empty body")
+      }
       options = try RequestOptions(jsonBody: request)
     }
     guard let text = try options.string("payload") else {

@@ -16,6 +16,17 @@ public struct ServiceConfiguration: Sendable {
   public var listen: ListenAddress
   /// The largest request body, in bytes (default 32 MiB); larger ones are answered 413.
   public var maximumBodyBytes = 32 << 20
+  /// The bytes of request bodies held in memory at once, all requests together (nil: a
+  /// sixteenth of the machine's memory, and at least `maximumBodyBytes`); a body that does not
+  /// fit beside those being received is answered 503 `http.bodiesBusy` before it is read.
+  public var bodyMemoryBytes: Int?
+
+  /// The bytes of bodies held at once when `bodyMemoryBytes` is nil: a sixteenth of the
+  /// machine's memory (1.5 GiB of 24 GiB), and at least `maximumBodyBytes`.
+  public var defaultBodyMemory: Int {
+    let share = Int(clamping: ProcessInfo.processInfo.physicalMemory / 16)
+    return max(share, maximumBodyBytes)
+  }
   /// What a `multipart/form-data` body may hold: parts, bytes of a part, bytes of a name.
   public var multipart = MultipartLimits()
   /// Requests worked at once (default: one per core).
@@ -24,6 +35,25 @@ public struct ServiceConfiguration: Sendable {
   public var queueLength = 64
   /// Seconds a connection may stay idle before it is closed (default 30).
   public var connectionTimeout = 30
+  /// Connections open at once at most (default 1000); more wait in the system's backlog.
+  ///
+  /// The default stays below the 1024 descriptors many systems give a process, with room for
+  /// the document workers' pipes and the jobs' files.
+  public var maximumConnections = 1000
+  /// Connections open at once from one client address at most (default 200); more are
+  /// accepted and closed at once.
+  ///
+  /// Well below `maximumConnections`, so that one client (a slow or hostile one, or a runaway
+  /// pool) cannot take them all: it takes five addresses at the limit to fill the server, and
+  /// probes and a reverse proxy coming from another address still get in. A reverse proxy's
+  /// pool of connections to the server fits (the server works `concurrentRequests` requests
+  /// and queues `queueLength`: more connections from one client would only wait).
+  public var maximumConnectionsPerIP = 200
+  /// Seconds a request's head may take from its first byte (default 10).
+  ///
+  /// A connection whose head is not whole by then is closed; one that sends nothing is left to
+  /// `connectionTimeout`.
+  public var headTimeout = 10.0
   /// Seconds a request may take, from its head's arrival to its answer, reading its body and
   /// waiting for a worker included (default 120); past it, the answer is 503
   /// `http.deadlineExceeded`, or a body still arriving has its connection dropped.
@@ -136,10 +166,19 @@ public final class ImprintService: Sendable {
   /// Loads the card designs and the OpenAPI document and prepares the sandbox; nothing listens
   /// yet.
   ///
-  /// - Throws: `CardError` when a design cannot be loaded; `FileError` when the OpenAPI
-  ///   document is not deployed (`openAPIDocument()`) or the jobs' folder cannot be made.
+  /// - Throws: `ServiceError.invalidSetting` when `bodyMemoryBytes` is below
+  ///   `maximumBodyBytes` (the largest body could never be read); `CardError` when a design
+  ///   cannot be loaded; `FileError` when the OpenAPI document is not deployed
+  ///   (`openAPIDocument()`) or the jobs' folder cannot be made.
   public init(_ configuration: ServiceConfiguration) throws {
     self.configuration = configuration
+    let bodyBudget = configuration.bodyMemoryBytes ?? configuration.defaultBodyMemory
+    guard bodyBudget >= configuration.maximumBodyBytes else {
+      throw ServiceError.invalidSetting(
+        file: "the settings", key: "bodyMemory",
+        problem: "is \(bodyBudget); expected at least maxBody (\(configuration.maximumBodyBytes)), "
+          + "or the largest body could never be read")
+    }
     openAPI = try Self.openAPIDocument()
     var templates: [String: CardTemplate] = [:]
     for name in CardTemplate.shippedNames(folder: configuration.templatesFolder) {
@@ -168,8 +207,11 @@ public final class ImprintService: Sendable {
     let metrics = metrics
     let accessLog = configuration.accessLog
     server = HTTPServer(
-      maximumBodyBytes: configuration.maximumBodyBytes, multipartLimits: configuration.multipart,
+      maximumBodyBytes: configuration.maximumBodyBytes, bodyBudget: bodyBudget,
+      multipartLimits: configuration.multipart,
       connectionTimeout: configuration.connectionTimeout,
+      connectionLimits: (configuration.maximumConnections, configuration.maximumConnectionsPerIP),
+      headTimeout: configuration.headTimeout,
       requestTimeout: configuration.requestTimeout, pool: pool,
       observer: { completed in
         metrics.record(completed)
@@ -286,7 +328,7 @@ public final class ImprintService: Sendable {
   ]
 
   /// The answer to a request that is quick to make (`GET` or `HEAD` of `/healthz`, `/readyz`,
-  /// `/metrics`), made on the server's event thread; nil for the others.
+  /// `/metrics`, `/openapi.json`), made on the server's event thread; nil for the others.
   func respondInline(_ request: HTTPRequest) -> HTTPResponse? {
     guard ["GET", "HEAD"].contains(request.method) else { return nil }
     struct Status: Encodable { var status: String }
@@ -307,6 +349,8 @@ public final class ImprintService: Sendable {
             priceLists: configuration.priceLists.files.count,
             priceListReloads: configuration.priceLists.reloadCounts, jobs: jobs.counts,
             priceListChecks: configuration.priceLists.checkCount)))
+    case "/openapi.json":
+      return HTTPResponse(status: 200, contentType: "application/json", body: openAPI)
     default:
       return nil
     }
@@ -321,8 +365,6 @@ public final class ImprintService: Sendable {
         method: request.method, path: request.path, allowed: methods)
     }
     switch key {
-    case "/openapi.json":
-      return HTTPResponse(status: 200, contentType: "application/json", body: openAPI)
     case "/v1/qr":
       return try qr(request)
     case "/v1/card":

@@ -19,6 +19,11 @@ public enum ServiceError: ImprintError, Equatable {
   case invalidParameter(name: String, problem: String)
   /// A parameter the route needs is missing.
   case missingParameter(name: String, route: String)
+  /// A request path that, decoded, is not UTF-8 text or holds a NUL byte.
+  case invalidPath(path: String, problem: String)
+  /// A request whose body's length is given twice (`found`: the headers), which a proxy in
+  /// front may read otherwise (request smuggling).
+  case ambiguousFraming(path: String, found: String)
   /// A `multipart/form-data` body that cannot be read (no boundary, a part without a name, a
   /// body that ends before its closing boundary).
   case malformedMultipart(path: String, problem: String)
@@ -94,6 +99,9 @@ public enum ServiceError: ImprintError, Equatable {
   case idempotentJobGone(key: String, id: String)
   /// Every worker is busy and the queue is full.
   case busy(queued: Int)
+  /// A request whose body (`bytes` as declared; nil: a chunked body as it grew) does not fit
+  /// in the bytes of bodies the server holds at once (`limit`), `held` being held.
+  case bodiesBusy(path: String, bytes: Int?, held: Int, limit: Int)
   /// The request was not answered within the request timeout (`seconds`), counted from its
   /// head's arrival.
   case deadlineExceeded(path: String, seconds: Double)
@@ -118,6 +126,8 @@ public enum ServiceError: ImprintError, Equatable {
     case .unsupportedMediaType: "http.unsupportedMediaType"
     case .invalidParameter: "http.invalidParameter"
     case .missingParameter: "http.missingParameter"
+    case .invalidPath: "http.invalidPath"
+    case .ambiguousFraming: "http.ambiguousFraming"
     case .malformedMultipart: "http.malformedMultipart"
     case .tooManyParts: "http.tooManyParts"
     case .partTooLarge: "http.partTooLarge"
@@ -150,6 +160,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .idempotencyKeyInUse: "http.idempotencyKeyInUse"
     case .idempotentJobGone: "http.idempotentJobGone"
     case .busy: "http.busy"
+    case .bodiesBusy: "http.bodiesBusy"
     case .deadlineExceeded: "http.deadlineExceeded"
     case .listen: "service.listen"
     case .invalidAddress: "service.invalidAddress"
@@ -177,6 +188,11 @@ public enum ServiceError: ImprintError, Equatable {
       "parameter '\(SafeText.excerpt(name, limit: 100))' \(problem)"
     case .missingParameter(let name, let route):
       "'\(route)' needs the parameter '\(name)'"
+    case .invalidPath(let path, let problem):
+      "the path '\(SafeText.excerpt(path, limit: 200))' \(problem)"
+    case .ambiguousFraming(let path, let found):
+      "the request to '\(SafeText.excerpt(path, limit: 200))' gives its body's length twice "
+        + "(\(found)); expected one Content-Length, or Transfer-Encoding: chunked alone"
     case .malformedMultipart(let path, let problem):
       "the multipart body of '\(path)' cannot be read: \(problem)"
     case .tooManyParts(let path, let limit):
@@ -265,6 +281,11 @@ public enum ServiceError: ImprintError, Equatable {
         + "longer kept; it is not made again"
     case .busy(let queued):
       "every worker is busy and \(queued) requests are waiting"
+    case .bodiesBusy(let path, let bytes, let held, let limit):
+      "the body of '\(SafeText.excerpt(path, limit: 200))' ("
+        + (bytes.map { "\($0) bytes" } ?? "chunked, as it grew")
+        + ") does not fit beside the bodies being received: \(held) bytes are held and the "
+        + "server holds at most \(limit) at once"
     case .deadlineExceeded(let path, let seconds):
       "'\(SafeText.excerpt(path, limit: 200))' was not answered within the request timeout of "
         + "\(ServiceMetrics.number(seconds)) s"
@@ -340,6 +361,13 @@ public enum ServiceError: ImprintError, Equatable {
     case .idempotencyKeyInUse: "retry once the first request was answered"
     case .idempotentJobGone: "send a new key to make a new job"
     case .busy: "retry after the time in Retry-After"
+    case .bodiesBusy:
+      "retry after the time in Retry-After, or start the server with a larger --body-memory"
+    case .invalidPath:
+      "percent-encode UTF-8 text (%C3%A9 for é); NUL (%00) is never taken"
+    case .ambiguousFraming:
+      "send Content-Length once, or Transfer-Encoding: chunked without it (RFC 9112, "
+        + "section 6.3); the connection is closed"
     case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
     case .listen: "choose another port, or stop the program that holds this one"
     case .unauthorized: "send the header 'Authorization: Bearer <token>'"
@@ -373,12 +401,13 @@ enum ServiceStatus {
       case .bodyTooLarge: return 413
       case .unsupportedMediaType: return 415
       case .invalidParameter, .missingParameter, .invalidAddress, .malformedMultipart,
+        .invalidPath, .ambiguousFraming,
         .invalidPartName, .unknownPart, .missingPart, .duplicatePart:
         return 400
       case .tooManyParts, .partTooLarge: return 413
       case .unsupportedPartEncoding: return 415
       case .unauthorized: return 401
-      case .busy, .deadlineExceeded, .jobQueueFull: return 503
+      case .busy, .deadlineExceeded, .jobQueueFull, .bodiesBusy: return 503
       case .jobTooLarge: return 413
       case .jobStorageFull: return 507
       case .tooManyLines: return 413

@@ -8,11 +8,12 @@ import ImprintDocuments
 
 /// A service's settings as a configuration file or the command line gives them; nil: not given.
 ///
-/// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`, `queue`,
+/// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`,
+/// `bodyMemory`, `queue`,
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
-/// `connectionTimeout`, `drainTimeout`, `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`,
-/// `jobsKept`, `jobsDisk`, `jobLines`, `jobTimeout`, `jobsDir`, `priceListCheck`,
-/// `webhookAllowPrivate`,
+/// `connectionTimeout`, `maxConnections`, `maxConnectionsPerIp`, `headTimeout`, `drainTimeout`,
+/// `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`, `jobsKept`, `jobsDisk`, `jobLines`,
+/// `jobTimeout`, `jobsDir`, `priceListCheck`, `webhookAllowPrivate`,
 /// `printPasswordFile`, `priceLists` (name → file) and `printers` (name → `ServicePrinter`).
 /// Paths are relative to the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
@@ -22,6 +23,8 @@ public struct ServiceSettings: Sendable, Equatable {
   public var maxBody: Int?
   /// The largest part of a multipart body, in bytes.
   public var maxPart: Int?
+  /// The bytes of request bodies held at once.
+  public var bodyMemory: Int?
   /// Requests waiting at most.
   public var queue: Int?
   /// Requests worked at once.
@@ -38,6 +41,12 @@ public struct ServiceSettings: Sendable, Equatable {
   public var requestTimeout: Double?
   /// Seconds a connection may stay idle.
   public var connectionTimeout: Int?
+  /// Connections open at once at most.
+  public var maxConnections: Int?
+  /// Connections open at once from one client address at most.
+  public var maxConnectionsPerIp: Int?
+  /// Seconds a request's head may take from its first byte.
+  public var headTimeout: Double?
   /// CPU seconds one document may use.
   public var cpuLimit: Int?
   /// Memory of a document worker, in MB.
@@ -75,6 +84,8 @@ public struct ServiceSettings: Sendable, Equatable {
     public static let maxBody = 1...(1 << 31)
     /// `maxPart`, bytes.
     public static let maxPart = 1...(1 << 31)
+    /// `bodyMemory`, bytes.
+    public static let bodyMemory = 1...(1 << 40)
     /// `queue`.
     public static let queue = 0...100_000
     /// `jobs`.
@@ -83,6 +94,12 @@ public struct ServiceSettings: Sendable, Equatable {
     public static let requestTimeout = 1...3600.0
     /// `connectionTimeout`, seconds.
     public static let connectionTimeout = 1...3600
+    /// `maxConnections`.
+    public static let maxConnections = 1...65_536
+    /// `maxConnectionsPerIp`.
+    public static let maxConnectionsPerIp = 1...65_536
+    /// `headTimeout`, seconds.
+    public static let headTimeout = 1...3600.0
     /// `cpuLimit`, seconds.
     public static let cpuLimit = 1...3600
     /// `memoryLimit`, MB.
@@ -145,6 +162,8 @@ public struct ServiceSettings: Sendable, Equatable {
     }
     settings.maxBody = try ranged("maxBody", try reader.integer("maxBody"), Range.maxBody)
     settings.maxPart = try ranged("maxPart", try reader.integer("maxPart"), Range.maxPart)
+    settings.bodyMemory = try ranged(
+      "bodyMemory", try reader.integer("bodyMemory"), Range.bodyMemory)
     settings.queue = try ranged("queue", try reader.integer("queue"), Range.queue)
     settings.jobs = try ranged("jobs", try reader.integer("jobs"), Range.jobs)
     settings.templates = try reader.string("templates").map(resolved)
@@ -155,6 +174,12 @@ public struct ServiceSettings: Sendable, Equatable {
       "requestTimeout", try reader.number("requestTimeout")?.doubleValue, Range.requestTimeout)
     settings.connectionTimeout = try ranged(
       "connectionTimeout", try reader.integer("connectionTimeout"), Range.connectionTimeout)
+    settings.maxConnections = try ranged(
+      "maxConnections", try reader.integer("maxConnections"), Range.maxConnections)
+    settings.maxConnectionsPerIp = try ranged(
+      "maxConnectionsPerIp", try reader.integer("maxConnectionsPerIp"), Range.maxConnectionsPerIp)
+    settings.headTimeout = try ranged(
+      "headTimeout", try reader.number("headTimeout")?.doubleValue, Range.headTimeout)
     settings.cpuLimit = try ranged("cpuLimit", try reader.integer("cpuLimit"), Range.cpuLimit)
     settings.memoryLimit = try ranged(
       "memoryLimit", try reader.integer("memoryLimit"), Range.memoryLimit)
@@ -250,8 +275,9 @@ public struct ServiceSettings: Sendable, Equatable {
 extension ServiceConfiguration {
   /// Takes the settings that are the configuration's own.
   ///
-  /// Those are the body, part, queue and job limits, the long jobs' limits (queue, kept, disk,
-  /// lines, time) and folder, the request and connection timeouts, the drain time, the
+  /// Those are the body, part, body memory, queue and job limits, the long jobs' limits (queue,
+  /// kept, disk, lines, time) and folder, the request, head and connection timeouts, the
+  /// connection limits, the drain time, the
   /// document workers' limits, the bearer token (read from its file), whether `/metrics` is
   /// public, the price lists (read from their files) and how often their files are checked
   /// for a change, the printers and their credentials (read from their file). The address, the designs' folder and
@@ -262,10 +288,14 @@ extension ServiceConfiguration {
   public mutating func apply(_ settings: ServiceSettings) throws {
     maximumBodyBytes = settings.maxBody ?? maximumBodyBytes
     multipart.maximumPartBytes = settings.maxPart ?? multipart.maximumPartBytes
+    bodyMemoryBytes = settings.bodyMemory ?? bodyMemoryBytes
     queueLength = settings.queue ?? queueLength
     concurrentRequests = settings.jobs ?? concurrentRequests
     requestTimeout = settings.requestTimeout ?? requestTimeout
     connectionTimeout = settings.connectionTimeout ?? connectionTimeout
+    maximumConnections = settings.maxConnections ?? maximumConnections
+    maximumConnectionsPerIP = settings.maxConnectionsPerIp ?? maximumConnectionsPerIP
+    headTimeout = settings.headTimeout ?? headTimeout
     limits.cpuSeconds = settings.cpuLimit ?? limits.cpuSeconds
     limits.memoryMB = settings.memoryLimit ?? limits.memoryMB
     limits.wallSeconds = settings.timeout ?? limits.wallSeconds

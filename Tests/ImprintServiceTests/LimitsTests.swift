@@ -58,6 +58,9 @@ struct LimitsTests {
     #expect(try waitFor { try metric(server, "imprint_http_requests_running", in: folder) == 1 })
     // Probes and scrapes are still answered; any other request is refused.
     #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    let document = try curlRequest("GET", server.url("/openapi.json"), in: folder)
+    #expect(document.status == 200)
+    #expect(document.json?["openapi"] as? String != nil)
     let refused = try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder)
     #expect(refused.status == 503)
     #expect(refused.errorCode == "http.busy")

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: `imprint serve` against clients that try to hold or confuse it, with
+// real clients (Python sockets and http.client, curl): many connections from one address, a
+// head sent a byte at a time, query parameters and paths that are not text, a body's length
+// given twice (request smuggling), options in both the query and the body.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+/// Runs a Python client script with the server's port as its argument, and reads the JSON
+/// object it prints.
+private func pythonReport(_ script: String, port: Int) throws -> [String: Any] {
+  let client = try runTool("python3", ["-c", script, "\(port)"])
+  try #require(client.status == 0, "\(client.stderr)")
+  return try #require(
+    try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
+}
+
+@Suite(
+  "imprint serve: connection limits, slow heads, request text and framing",
+  .liveHandlesChecked, .serialized)
+struct HTTPGuardTests {
+  @Test("connections from one address past --max-connections-per-ip are closed; others get in")
+  func perAddressLimit() throws {
+    let server = try ServiceProcess([
+      "--max-connections", "16", "--max-connections-per-ip", "8",
+    ])
+    // 30 idle sockets from 127.0.0.2 (the limits count addresses; the probe comes from
+    // 127.0.0.1): without the per-address limit they take all 16 places and /healthz waits.
+    let script = """
+      import http.client, json, select, socket, sys, time
+      port = int(sys.argv[1])
+      held = []
+      for _ in range(30):
+          s = socket.socket()
+          s.bind(("127.0.0.2", 0))
+          s.connect(("127.0.0.1", port))
+          held.append(s)
+      time.sleep(1)
+      closed = 0
+      for s in held:
+          ready, _, _ = select.select([s], [], [], 0.2)
+          if ready:
+              try:
+                  if s.recv(1) == b"":
+                      closed += 1
+              except ConnectionResetError:
+                  closed += 1
+      probe = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+      try:
+          probe.request("GET", "/healthz")
+          status = probe.getresponse().status
+      except Exception as error:
+          status = repr(error)
+      print(json.dumps({"closed": closed, "healthz": status}))
+      """
+    let report = try pythonReport(script, port: server.port)
+    #expect(report["healthz"] as? Int == 200, "\(report)")
+    // 8 kept, the other 22 closed by the server.
+    #expect(report["closed"] as? Int == 22, "\(report)")
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a head sent a byte at a time is cut after --head-timeout; an idle connection is not")
+  func slowHead() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess([
+      "--head-timeout", "2", "--connection-timeout", "60", "--request-timeout", "60",
+    ])
+    // Each client trickles one byte every 0.5 s for at most 20 s (libmicrohttpd's idle timeout
+    // never fires: the connection is never idle) and reports whether the server closed it.
+    let script = """
+      import json, select, socket, sys, time
+      port = int(sys.argv[1])
+      def trickle(s, limit=40):
+          for sent in range(limit):
+              try:
+                  s.sendall(b"a")
+              except (BrokenPipeError, ConnectionResetError):
+                  return {"closed": True, "sent": sent}
+              ready, _, _ = select.select([s], [], [], 0.5)
+              if ready:
+                  try:
+                      data = s.recv(65536)
+                  except ConnectionResetError:
+                      data = b""
+                  if data == b"":
+                      return {"closed": True, "sent": sent + 1}
+          return {"closed": False, "sent": limit}
+      def answer(s):
+          data = b""
+          while b"\\r\\n\\r\\n" not in data:
+              chunk = s.recv(65536)
+              if not chunk:
+                  break
+              data += chunk
+          return data.split(b"\\r\\n")[0].decode()
+      report = {}
+      s = socket.create_connection(("127.0.0.1", port))
+      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nX-Slow: ")
+      report["first"] = trickle(s)
+      # A kept-alive connection: one request answered, then the next head trickled.
+      s = socket.create_connection(("127.0.0.1", port))
+      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+      report["answered"] = answer(s)
+      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nX-Slow: ")
+      report["second"] = trickle(s)
+      # Idle for twice the head timeout, then a whole request: still served.
+      s = socket.create_connection(("127.0.0.1", port))
+      time.sleep(4)
+      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+      report["idle"] = answer(s)
+      print(json.dumps(report))
+      """
+    let report = try pythonReport(script, port: server.port)
+    for name in ["first", "second"] {
+      let trickled = try #require(report[name] as? [String: Any], "\(report)")
+      #expect(trickled["closed"] as? Bool == true, "\(name): \(trickled)")
+      #expect((trickled["sent"] as? Int ?? 40) < 40, "\(name): \(trickled)")
+    }
+    #expect(report["answered"] as? String == "HTTP/1.1 200 OK")
+    #expect(report["idle"] as? String == "HTTP/1.1 200 OK")
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    #expect(server.stop().status == 0)
+  }
+
+  @Test(
+    "a query parameter or path with NUL or bytes that are not UTF-8 is 400, nothing served",
+    arguments: [
+      ("/v1/qr?payload=abc%00def", "http.invalidParameter", "parameter 'payload'", "NUL"),
+      ("/v1/qr?payload=%C0%AF", "http.invalidParameter", "parameter 'payload'", "not UTF-8"),
+      ("/v1/qr?payload=%ED%A0%80", "http.invalidParameter", "parameter 'payload'", "not UTF-8"),
+      ("/v1/qr?pay%00load=x", "http.invalidParameter", "has a name that", "NUL"),
+      ("/v1/card?template=classic%00x", "http.invalidParameter", "parameter 'template'", "NUL"),
+      ("/v1/jobs/abc%00", "http.invalidPath", "the path '/v1/jobs/abc%00'", "NUL"),
+      ("/v1/jobs/%C0%AF", "http.invalidPath", "the path '/v1/jobs/%C0%AF'", "not UTF-8"),
+    ])
+  func requestText(target: String, code: String, names: String, found: String) throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let method = target.hasPrefix("/v1/jobs") ? "GET" : "POST"
+    let answer = try curlRequest(method, server.url(target), in: folder)
+    #expect(answer.status == 400, "\(answer.text)")
+    #expect(answer.errorCode == code, "\(answer.text)")
+    let message = try #require(
+      (answer.json?["error"] as? [String: Any])?["message"] as? String, "\(answer.text)")
+    #expect(message.contains(names), "\(message)")
+    #expect(message.contains(found), "\(message)")
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a query parameter in UTF-8 is taken whole: é encoded and read back by zbarimg")
+  func utf8Parameter() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let png = try curlRequest("POST", server.url("/v1/qr?payload=caf%C3%A9%20%2B1"), in: folder)
+    #expect(png.status == 200, "\(png.text)")
+    let path = folder.file("code.png")
+    try Data(png.body).write(to: URL(fileURLWithPath: path))
+    // zbarimg's bytes as they are (-Sbinary: its text mode guesses a legacy charset for é).
+    let read = try runTool("zbarimg", ["-q", "--raw", "--nodbus", "-Sbinary", path])
+    #expect(read.stdoutBytes == Array("café +1".utf8), "\(read.stdout)")
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a body's length given twice is 400 http.ambiguousFraming and the connection closed")
+  func smuggling() throws {
+    let server = try ServiceProcess()
+    // Raw sockets: the bytes after the head would be a second request if they were read.
+    let script = """
+      import json, socket, sys
+      port = int(sys.argv[1])
+      smuggled = b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n"
+      heads = {
+          "twoLengths": b"POST /v1/qr HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json"
+              b"\\r\\nContent-Length: 0\\r\\nContent-Length: 5\\r\\n\\r\\n",
+          "lengthAndChunked": b"POST /v1/qr HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: "
+              b"application/json\\r\\nContent-Length: 5\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n"
+              b"0\\r\\n\\r\\n",
+      }
+      report = {}
+      for name, head in heads.items():
+          s = socket.create_connection(("127.0.0.1", port))
+          s.settimeout(20)
+          s.sendall(head + smuggled)
+          data = b""
+          try:
+              while True:
+                  chunk = s.recv(65536)
+                  if not chunk:
+                      break
+                  data += chunk
+              closed = True
+          except socket.timeout:
+              closed = False
+          except ConnectionResetError:
+              closed = True
+          text = data.decode("utf-8", "replace")
+          body = text.split("\\r\\n\\r\\n", 1)[-1]
+          try:
+              error = json.loads(body)["error"]
+          except ValueError:
+              error = {"code": None, "message": body}
+          report[name] = {"closed": closed, "responses": text.count("HTTP/1.1 "),
+                          "status": text.split("\\r\\n")[0], "code": error["code"],
+                          "message": error["message"]}
+      print(json.dumps(report))
+      """
+    let report = try pythonReport(script, port: server.port)
+    for name in ["twoLengths", "lengthAndChunked"] {
+      let seen = try #require(report[name] as? [String: Any], "\(report)")
+      #expect(seen["status"] as? String == "HTTP/1.1 400 Bad Request", "\(name): \(seen)")
+      #expect(seen["responses"] as? Int == 1, "\(name): \(seen)")
+      #expect(seen["closed"] as? Bool == true, "\(name): \(seen)")
+      #expect(seen["code"] as? String == "http.ambiguousFraming", "\(name): \(seen)")
+      #expect((seen["message"] as? String ?? "").contains("Content-Length: 5"), "\(seen)")
+    }
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("bodies past --body-memory are refused 503 http.bodiesBusy before they are read")
+  func bodyMemory() throws {
+    let folder = TemporaryFolder()
+    let megabytes8 = 8 << 20
+    let server = try ServiceProcess([
+      "--max-body", "\(megabytes8)", "--body-memory", "\(2 * megabytes8)",
+      "--request-timeout", "600", "--connection-timeout", "600",
+    ])
+    // 20 clients each announce an 8 MiB body; a client not answered at once sends all of it
+    // but its last byte and holds it there. Then the client prints what it saw and waits
+    // until its standard input closes.
+    let script = """
+      import json, select, socket, sys
+      port, size = int(sys.argv[1]), int(sys.argv[2])
+      head = ("POST /v1/inspect HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/pdf\\r\\n"
+              "Content-Length: %d\\r\\n\\r\\n" % size).encode()
+      held, answers = [], []
+      for _ in range(20):
+          s = socket.create_connection(("127.0.0.1", port))
+          s.sendall(head)
+          ready, _, _ = select.select([s], [], [], 1)
+          if ready:
+              data = b""
+              while True:
+                  chunk = s.recv(65536)
+                  if not chunk:
+                      break
+                  data += chunk
+              text = data.decode()
+              body = json.loads(text.split("\\r\\n\\r\\n", 1)[1])
+              answers.append({"status": text.split("\\r\\n")[0], "code": body["error"]["code"],
+                              "retryAfter": "\\r\\nRetry-After: 1\\r\\n" in text})
+              s.close()
+          else:
+              s.sendall(b"%" * (size - 1))
+              held.append(s)
+      print(json.dumps({"held": len(held), "answers": answers}), flush=True)
+      sys.stdin.read()
+      """
+    func residentKB() throws -> Int {
+      let status = try #require(procText("/proc/\(server.pid)/status"))
+      let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+      return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+    }
+    let before = try residentKB()
+    let client = Process()
+    client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    client.arguments = ["-c", script, "\(server.port)", "\(megabytes8)"]
+    let input = Pipe()
+    let output = Pipe()
+    client.standardInput = input
+    client.standardOutput = output
+    try client.run()
+    var line: [UInt8] = []
+    var byte: UInt8 = 0
+    while read(output.fileHandleForReading.fileDescriptor, &byte, 1) == 1, byte != 10 {
+      line.append(byte)
+    }
+    let during = try residentKB()
+    try input.fileHandleForWriting.close()
+    client.waitUntilExit()
+    let report = try #require(
+      try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "\(line)")
+    // Two bodies fit in the 16 MiB; the 18 others were refused from their head.
+    #expect(report["held"] as? Int == 2, "\(report)")
+    let answers = try #require(report["answers"] as? [[String: Any]])
+    #expect(answers.count == 18)
+    for answer in answers {
+      #expect(answer["status"] as? String == "HTTP/1.1 503 Service Unavailable", "\(answer)")
+      #expect(answer["code"] as? String == "http.bodiesBusy", "\(answer)")
+      #expect(answer["retryAfter"] as? Bool == true, "\(answer)")
+    }
+    // The server holds two bodies' worth, not twenty (160 MiB); 48 MiB leaves room for the
+    // rest of its life.
+    #expect(during - before < 48 * 1024, "VmRSS \(before) kB -> \(during) kB")
+    // The held bodies given back once their clients left: a body is read again.
+    let mixed = fixturesFolder + "/Documents/mixed.pdf"
+    #expect(
+      try waitFor {
+        try curlRequest(
+          "POST", server.url("/v1/inspect?name=mixed.pdf"), body: mixed,
+          headers: ["Content-Type: application/pdf"], in: folder
+        ).status == 200
+      })
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("/v1/qr with options in both the query and a JSON body is 400 naming the parameter")
+  func qrQueryAndBody() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let answer = try curlRequest(
+      "POST", server.url("/v1/qr?payload=from-query"), data: #"{"payload": "from-body"}"#,
+      headers: ["Content-Type: application/json"], in: folder)
+    #expect(answer.status == 400, "\(answer.text)")
+    #expect(answer.errorCode == "http.invalidParameter")
+    #expect(answer.text.contains("parameter 'payload' is given in the query"), "\(answer.text)")
+    // Either alone is served.
+    let body = try curlRequest(
+      "POST", server.url("/v1/qr"), data: #"{"payload": "from-body"}"#,
+      headers: ["Content-Type: application/json"], in: folder)
+    #expect(body.status == 200)
+    #expect(try curlRequest("POST", server.url("/v1/qr?payload=q"), in: folder).status == 200)
+    #expect(server.stop().status == 0)
+  }
+}
