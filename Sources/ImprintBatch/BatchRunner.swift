@@ -61,6 +61,12 @@ public struct BatchOptions: Sendable {
   /// service's own stop (the job's cancel code). Nil: that error as it is.
   public var canceledJob: (@Sendable (_ id: String) -> any Error)?
 
+  /// Folders whose paths the results' messages show relative to them (`ErrorRecord.showing`).
+  ///
+  /// A service's job gives its inputs' and outputs' folders, so that its client reads the names
+  /// it sent and the outputs' names, never the server's layout. None by default.
+  public var relativeMessageFolders: [String] = []
+
   /// Whether card jobs write `cards/ID.pdf`.
   public var writesCardFiles: Bool { cardFiles || layout == nil }
 
@@ -326,6 +332,10 @@ public enum BatchRunner {
               imposeError = error
               stop = true
             }
+          }
+          if !options.relativeMessageFolders.isEmpty {
+            ready.result.error = ready.result.error?.showing(
+              pathsRelativeTo: options.relativeMessageFolders)
           }
           if writeError == nil {
             do throws(FileError) {

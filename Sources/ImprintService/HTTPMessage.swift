@@ -2,7 +2,9 @@
 // ImprintService: a request as the routes see it and the response they make: Swift values,
 // no libmicrohttpd type.
 
+import Foundation
 import ImprintCore
+import Synchronization
 
 /// One HTTP request, read whole: its method, path, query parameters, content type and body.
 struct HTTPRequest: Sendable {
@@ -37,12 +39,17 @@ struct HTTPResponse: Sendable {
   var status: Int
   /// The `Content-Type` header.
   var contentType: String
-  /// The body's bytes.
+  /// The body's bytes (empty when `file` is the body).
   var body: [UInt8]
+  /// An open file sent as the body instead of `body`, read by libmicrohttpd as it sends.
+  var file: ResponseFile? = nil
   /// Further headers (`Allow`, `Retry-After`).
   var headers: [(name: String, value: String)] = []
   /// The error's code, for an error answer (the access log and `/metrics` count it).
   var errorCode: String?
+
+  /// The bytes of the body: `file`'s size, else `body`'s count.
+  var bodyBytes: Int { file?.size ?? body.count }
 
   /// A JSON document (sorted keys, as the CLI's `--json`).
   static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
@@ -86,5 +93,49 @@ struct HTTPResponse: Sendable {
         ))
     }
     return response
+  }
+}
+
+/// A regular file opened to be a response's body: libmicrohttpd reads it as it sends
+/// (`MHD_create_response_from_fd64`), so a large file costs no memory.
+///
+/// Owns one descriptor until `take()` gives it to libmicrohttpd, which closes it with the
+/// response; closed when released otherwise (a response never sent: the deadline's answer came
+/// first).
+final class ResponseFile: Sendable {
+  /// The file's size in bytes, from `fstat` when it was opened.
+  let size: Int
+  private let descriptor: Mutex<Int32>
+
+  /// Opens `path` for reading: no link followed at its last component (`O_NOFOLLOW`), a regular
+  /// file only.
+  ///
+  /// - Returns: nil when it cannot be opened, or is not a regular file.
+  init?(opening path: String) {
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+    guard fd >= 0 else { return nil }
+    var status = stat()
+    guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+      close(fd)
+      return nil
+    }
+    // O_NONBLOCK only kept a FIFO from holding the open; a regular file's reads never block.
+    _ = fcntl(fd, F_SETFL, 0)
+    size = Int(status.st_size)
+    descriptor = Mutex(fd)
+  }
+
+  /// The descriptor, handed over once (nil after): its new owner closes it.
+  func take() -> Int32? {
+    let fd = descriptor.withLock { fd -> Int32 in
+      defer { fd = -1 }
+      return fd
+    }
+    return fd >= 0 ? fd : nil
+  }
+
+  deinit {
+    let fd = descriptor.withLock { $0 }
+    if fd >= 0 { close(fd) }
   }
 }

@@ -626,15 +626,25 @@ final class HTTPServer: @unchecked Sendable {
     MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
   }
 
-  /// Hands the exchange's response to libmicrohttpd (`MHD_create_response_from_buffer`, copied;
-  /// `MHD_queue_response`; the response released with `MHD_destroy_response`).
+  /// Hands the exchange's response to libmicrohttpd (`MHD_create_response_from_buffer`, copied,
+  /// or `MHD_create_response_from_fd64` for a file, read as it is sent; `MHD_queue_response`;
+  /// the response released with `MHD_destroy_response`).
   private func queue(_ exchange: Exchange, on connection: OpaquePointer, close: Bool) -> MHD_Result
   {
     guard let response = exchange.response else { return .NO }
     exchange.queued = true
-    let made = response.body.withUnsafeBytes { bytes in
-      MHD_create_response_from_buffer(
-        bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    let made: OpaquePointer?
+    if let file = response.file {
+      // libmicrohttpd owns the descriptor from here (closed with the response), or it is
+      // closed now.
+      guard let fd = file.take() else { return .NO }
+      made = MHD_create_response_from_fd64(UInt64(file.size), fd)
+      if made == nil { Glibc.close(fd) }
+    } else {
+      made = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(
+          bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+      }
     }
     guard let made else { return .NO }
     defer { MHD_destroy_response(made) }
@@ -660,7 +670,7 @@ final class HTTPServer: @unchecked Sendable {
       CompletedRequest(
         time: Self.timestamp(exchange.startedAt), requestId: exchange.requestID,
         method: exchange.method, path: exchange.path, status: answered?.status,
-        bytesIn: exchange.bytesIn, bytesOut: answered?.body.count ?? 0,
+        bytesIn: exchange.bytesIn, bytesOut: answered?.bodyBytes ?? 0,
         durationMs: (milliseconds * 1000).rounded() / 1000,
         errorCode: answered?.errorCode
           ?? (exchange.timedOut

@@ -50,6 +50,12 @@ extension ImprintService {
     let manifestPath = folder + (csv ? "/manifest.csv" : "/manifest.jsonl")
     var options = BatchOptions(
       outputFolder: folder + "/output", placeholder: configuration.placeholder)
+    // Messages name the client's files and the outputs, never this server's folders (links
+    // resolved too: a path may have been reached through them).
+    let roots = [folder, URL(fileURLWithPath: folder).resolvingSymlinksInPath().path]
+    options.relativeMessageFolders = Set(roots).sorted().flatMap {
+      [$0 + "/inputs", $0 + "/output", $0]
+    }
     var lines = 0
     do {
       try AtomicFile.write(manifest.bytes, to: manifestPath)
@@ -69,8 +75,8 @@ extension ImprintService {
       }
     } catch {
       jobs.abandon(record.id)
-      // The client's names (a part's path, the manifest's), never the job's folder.
-      throw Self.withoutFolders(error, [folder + "/inputs", folder + "/output", folder])
+      // The client's names (a part's path, the manifest's), never the job's folders.
+      throw Self.withoutFolders(error, options.relativeMessageFolders)
     }
     options.sandbox = sandbox
     options.templatesFolder = configuration.templatesFolder
@@ -98,7 +104,8 @@ extension ImprintService {
               failed: summary.failed),
             complete: summary.total >= lines && cut.count.load(ordering: .relaxed) == 0)
         } catch {
-          return JobOutcome(error: ErrorRecord(error))
+          return JobOutcome(
+            error: ErrorRecord(error).showing(pathsRelativeTo: options.relativeMessageFolders))
         }
       }
     }
@@ -145,7 +152,8 @@ extension ImprintService {
     return .json(report(record))
   }
 
-  /// One output of job `record`: `relative` inside its output folder.
+  /// One output of job `record`: `relative` inside its output folder, opened (no link followed,
+  /// regular files only) and streamed.
   ///
   /// - Throws: `ServiceError.unknownJobFile` for a path that is not a regular file there, or
   ///   that is hidden (`.state/`); `FileError.escapesFolder` (422) for one leading out.
@@ -158,17 +166,15 @@ extension ImprintService {
       // Named as the client asked for it, inside the job's outputs, never the server's folder.
       throw Self.withoutFolders(error, [output])
     }
-    var status = stat()
-    guard
-      !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
-      lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG
+    guard !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
+      let file = ResponseFile(opening: path)
     else {
       throw ServiceError.unknownJobFile(id: record.id, path: relative)
     }
     let type = Self.outputTypes[(path as NSString).pathExtension.lowercased()]
+    // Streamed from the file as it is sent: a large output costs no memory.
     return HTTPResponse(
-      status: 200, contentType: type ?? "application/octet-stream",
-      body: try FileIO.read(path, limit: FileIO.Limit.document))
+      status: 200, contentType: type ?? "application/octet-stream", body: [], file: file)
   }
 
   /// The largest results file given inline in a job's report (1 MiB); a larger one is fetched

@@ -216,6 +216,61 @@ struct JobControlTests {
     #expect(server.stop().status == 0)
   }
 
+  @Test("a large output is streamed from its file: the server's peak memory stays, bytes equal")
+  func streamedFile() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    // 1 000 qr lines without a payload, each with a 4 000-character id: every line fails, and
+    // results.jsonl (the id and a message naming it, a line each) is some 8 MB.
+    let long = String(repeating: "x", count: 4000)
+    let manifest = try writeManifest(
+      (0..<1000).map { #"{"id": "\#(long)-\#($0)", "kind": "qr"}"# }, in: folder,
+      name: "long.jsonl")
+    let id = try acceptedID(try postBatch(manifest, on: server, in: folder))
+    let done = try waitForJob(id, on: server, in: folder)
+    #expect(done.json?["state"] as? String == "done", "\(done.text.prefix(500))")
+    // Over the 1 MiB inlined in the report: the report does not read it.
+    #expect(done.json?["results"] == nil)
+    let stored = try #require(jobFolder(id)) + "/output/results.jsonl"
+    let size = try #require(try FileManager.default.attributesOfItem(atPath: stored)[.size] as? Int)
+    #expect(size > 8_000_000)
+
+    /// A `/proc/PID/status` figure, in kB.
+    func status(_ key: String) -> Int? {
+      (procText("/proc/\(server.pid)/status") ?? "").split(separator: "\n")
+        .first { $0.hasPrefix(key + ":") }
+        .flatMap {
+          Int(
+            $0.dropFirst(key.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+              ?? "")
+        }
+    }
+    // The peak resident size reset to the current one (clear_refs 5), then the file fetched.
+    try "5".write(toFile: "/proc/\(server.pid)/clear_refs", atomically: false, encoding: .utf8)
+    let before = try #require(status("VmHWM"))
+    let fetched = try curlRequest(
+      "GET", server.url("/v1/jobs/\(id)/files/results.jsonl"), in: folder)
+    let after = try #require(status("VmHWM"))
+    #expect(fetched.status == 200)
+    #expect(fetched.contentType == "application/jsonl")
+    #expect(fetched.body.count == size)
+    // Read whole, the file would have cost its size at least once (twice with libmicrohttpd's
+    // copy).
+    #expect(after - before < size / 1024 / 2, "VmHWM \(before) -> \(after) kB for \(size) bytes")
+    let copy = folder.file("fetched.jsonl")
+    try Data(fetched.body).write(to: URL(fileURLWithPath: copy))
+    let sums = try runTool(
+      "python3",
+      [
+        "-c",
+        "import hashlib, sys\nfor p in sys.argv[1:]: print(hashlib.sha256(open(p, 'rb').read()).hexdigest())",
+        stored, copy,
+      ]
+    ).stdout.split(separator: "\n")
+    #expect(sums.count == 2 && sums[0] == sums[1], "\(sums)")
+    #expect(server.stop().status == 0)
+  }
+
   @Test("SIGTERM while a job runs: it is canceled within the drain time, a queued one dropped")
   func stopWhileRunning() throws {
     let folder = TemporaryFolder()

@@ -24,6 +24,17 @@ func waitForJob(_ id: String, on server: ServiceProcess, in folder: TemporaryFol
   return answer
 }
 
+/// The folder of job `id` on the disk (`imprint-serve-jobs-*/ID` in the temporary folder, which
+/// the servers the tests start share with them); nil when there is none.
+func jobFolder(_ id: String) -> String? {
+  let temporary = FileManager.default.temporaryDirectory.path
+  let roots = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+  return roots.filter { $0.hasPrefix("imprint-serve-jobs-") }.map {
+    temporary + "/" + $0 + "/" + id
+  }
+  .first { FileManager.default.fileExists(atPath: $0) }
+}
+
 /// Writes `lines` as a JSON Lines manifest in `folder` and returns its path.
 func writeManifest(_ lines: [String], in folder: TemporaryFolder, name: String = "manifest.jsonl")
   throws -> String
@@ -149,22 +160,24 @@ struct JobRouteTests {
     #expect(!metrics.contains(id))
     #expect(metrics.contains("imprint_jobs{state=\"finished\"} 1\n"), "\(metrics)")
 
-    // The missing file's message names the job's folder: removed with the job.
+    // The missing file's message names it as the manifest does, never the server's folders.
     let message = try #require(missing["message"] as? String)
-    let before = message.components(separatedBy: "/\(id)/")
-    #expect(before.count == 2, "\(message)")
-    let quote = try #require(before[0].lastIndex(of: "'"))
-    let jobFolder = String(before[0][before[0].index(after: quote)...]) + "/" + id
+    #expect(message.contains("'documents/missing.pdf'"), "\(message)")
+    #expect(!message.contains(id) && !message.contains("imprint-serve-jobs-"), "\(message)")
+    #expect(!resultsFile.text.contains("imprint-serve-jobs-"), "\(resultsFile.text)")
+    // The job's folder is removed with the job.
+    let folderOnDisk = try #require(jobFolder(id))
     #expect(
-      FileManager.default.fileExists(atPath: jobFolder + "/output/results.jsonl"), "\(jobFolder)")
+      FileManager.default.fileExists(atPath: folderOnDisk + "/output/results.jsonl"),
+      "\(folderOnDisk)")
     let removed = try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder)
     #expect(removed.status == 200, "\(removed.text)")
     #expect(removed.json?["state"] as? String == "done")
-    #expect(!FileManager.default.fileExists(atPath: jobFolder))
+    #expect(!FileManager.default.fileExists(atPath: folderOnDisk))
     let gone = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
     #expect(gone.status == 404)
     #expect(gone.errorCode == "http.unknownJob")
-    let jobsRoot = (jobFolder as NSString).deletingLastPathComponent
+    let jobsRoot = (folderOnDisk as NSString).deletingLastPathComponent
     #expect(FileManager.default.fileExists(atPath: jobsRoot))
     #expect(server.stop().status == 0)
     // The jobs' folder goes with the server.
@@ -200,6 +213,7 @@ struct JobRouteTests {
       qr, inputs: ["../escape.pdf=@\(samples)documents/handout.pdf"], on: server, in: folder)
     #expect(escaping.status == 422, "\(escaping.text)")
     #expect(escaping.errorCode == "file.escapesFolder")
+    #expect(!escaping.text.contains("imprint-serve-jobs-"), "\(escaping.text)")
     let twice = try postBatch(
       qr,
       inputs: [
