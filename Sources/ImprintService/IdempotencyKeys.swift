@@ -15,8 +15,9 @@ import Synchronization
 /// multipart boundary and the order of the parts do not count) is the job made the first
 /// time; with another request it is refused (`ServiceError.idempotencyKeyReused`). Kept in
 /// this process's memory, the most recent `limit` keys; with a jobs folder (`--jobs-dir`) each
-/// key is also written with its job (`IdempotencyRecord`), and the next start `restore`s the
-/// keys of the jobs it keeps. Without one, a restart forgets them all.
+/// key is also written with its job (`IdempotencyRecord`), and left in the folder when the job
+/// is removed (`RemovedKeys`): the next start `restore`s the keys of the jobs it keeps and of
+/// those removed. Without one, a restart forgets them all.
 final class IdempotencyKeys: Sendable {
   /// What a request's key says.
   enum Claim: Equatable {

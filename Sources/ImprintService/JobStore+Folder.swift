@@ -62,11 +62,12 @@ extension JobStore {
   struct LoadEvent: Sendable, Encodable, Equatable {
     /// When the start read the folder (ISO 8601, UTC).
     var time: String
-    /// `jobs.skipped` (an entry that is not a job this server can read: left where it is),
+    /// `jobs.skipped` (an entry that is not a job this server can read: left where it is; or
+    /// a line of the removed jobs' keys, `.idempotency-keys.jsonl`, that cannot be read),
     /// `jobs.interrupted` (a job the stopped process left queued or running: now `failed`),
     /// `jobs.removed` (a finished job past `--jobs-kept` or `--jobs-disk`, removed with its
-    /// files), `jobs.unwritten` (a job whose changed record could not be written), or
-    /// `jobs.loaded` (the end: the jobs kept).
+    /// files), `jobs.unwritten` (a job whose changed record, or the keys of the jobs removed,
+    /// could not be written), or `jobs.loaded` (the end: the jobs kept).
     var event: String
     /// The entry's path (the folder itself for `jobs.loaded`).
     var path: String
@@ -125,14 +126,18 @@ extension JobStore {
   /// (not a link). Anything else is skipped, logged and left where it is. A job that was
   /// queued or running ends `failed` (`ServiceError.jobLost`), its folder as the stopped
   /// process left it; a webhook still pending is `failed`. Then the oldest finished jobs past
-  /// `limits.kept`, then past `limits.maximumBytes`, are removed with their files. Records
-  /// that changed are written back.
+  /// `limits.kept`, then past `limits.maximumBytes`, are removed with their files, their
+  /// `Idempotency-Key`s added to `keys` first. Records that changed are written back.
   ///
   /// - Returns: the jobs kept, oldest first, and one event per entry skipped, job interrupted
   ///   or removed, ending with `jobs.loaded`.
-  static func load(_ root: String, limits: JobLimits) -> ([Record], [LoadEvent]) {
+  static func load(_ root: String, limits: JobLimits, keys: RemovedKeys) -> (
+    [Record], [LoadEvent]
+  ) {
     let now = HTTPServer.timestamp(Date())
-    var events: [LoadEvent] = []
+    var events = keys.problems.map {
+      LoadEvent(time: now, event: "jobs.skipped", path: keys.path, reason: $0)
+    }
     var records: [Record] = []
     var changed: Set<String> = []
     let names = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).sorted()
@@ -164,6 +169,7 @@ extension JobStore {
     }
     records.sort { ($0.number, $0.id) < ($1.number, $1.id) }
     var used = records.reduce(0) { $0 + $1.bytes }
+    var removed: [(Record, String)] = []
     while let oldest = records.first,
       records.count > limits.kept || used > limits.maximumBytes
     {
@@ -173,9 +179,19 @@ extension JobStore {
         : "one of the oldest finished jobs past --jobs-disk (\(limits.maximumBytes) bytes)"
       records.removeFirst()
       used -= oldest.bytes
-      try? FileManager.default.removeItem(atPath: oldest.folder)
+      removed.append((oldest, reason))
+    }
+    // Their keys are kept before their folders go.
+    do {
+      try keys.append(removed.compactMap { $0.0.removedKey })
+    } catch {
       events.append(
-        LoadEvent(time: now, event: "jobs.removed", path: oldest.folder, reason: reason))
+        LoadEvent(time: now, event: "jobs.unwritten", path: keys.path, reason: error.message))
+    }
+    for (record, reason) in removed {
+      try? FileManager.default.removeItem(atPath: record.folder)
+      events.append(
+        LoadEvent(time: now, event: "jobs.removed", path: record.folder, reason: reason))
     }
     for record in records where changed.contains(record.id) {
       do {
@@ -193,7 +209,7 @@ extension JobStore {
   ///
   /// - Throws: `Skip` saying why the entry is not a job this server reads.
   private static func read(_ name: String, in root: String) throws(Skip) -> Record {
-    guard name.utf8.count == 36, name == name.lowercased(), UUID(uuidString: name) != nil else {
+    guard isJobID(name) else {
       throw Skip(reason: "is not a job: its name is not a job id (a lowercase UUID)")
     }
     let folder = root + "/" + name
@@ -260,6 +276,11 @@ extension JobStore {
     return record
   }
 
+  /// Whether `name` is a job's id: a lowercase UUID.
+  static func isJobID(_ name: String) -> Bool {
+    name.utf8.count == 36 && name == name.lowercased() && UUID(uuidString: name) != nil
+  }
+
   /// What is wrong with record `file` of the folder `name`, or nil.
   private static func problem(of file: JobFile, named name: String) -> String? {
     if file.job != name { return "it names job '\(SafeText.excerpt(file.job, limit: 60))'" }
@@ -276,15 +297,7 @@ extension JobStore {
     {
       return "a negative count in its summary"
     }
-    if let key = file.idempotency {
-      guard (1...IdempotencyKeys.maximumLength).contains(key.key.utf8.count),
-        key.key.utf8.allSatisfy({ (0x20...0x7E).contains($0) })
-      else { return "its Idempotency-Key is not 1 to 255 printable ASCII characters" }
-      guard key.fingerprint.utf8.count == 64,
-        key.fingerprint.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
-        )
-      else { return "its request's fingerprint is not 64 hex digits" }
-    }
+    if let problem = file.idempotency?.problem { return problem }
     return nil
   }
 

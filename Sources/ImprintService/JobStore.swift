@@ -101,7 +101,8 @@ struct JobSummary: Sendable, Codable, Equatable {
 /// Without a jobs folder, everything is in this process's memory and under `root`, a private
 /// folder the service removes when it stops: a restart forgets every job. With one
 /// (`persistent`), `root` is that folder, locked for this store (`.lock`), each job's record
-/// is `ID/job.json`, written atomically at each change (`JobFile`), and a new store reads the
+/// is `ID/job.json`, written atomically at each change (`JobFile`), a job removed leaves its
+/// `Idempotency-Key` in `.idempotency-keys.jsonl` (`RemovedKeys`), and a new store reads the
 /// jobs it finds there (`JobStore.load`): the finished ones as they were, the ones that were
 /// queued or running `failed` with `service.interrupted`.
 final class JobStore: Sendable {
@@ -169,6 +170,8 @@ final class JobStore: Sendable {
   private let writer = Mutex(0)
   /// The jobs folder's lock (`.lock`, `flock`ed), open while the store keeps it; -1 for none.
   private let lock: Mutex<Int32>
+  /// The keys of the jobs removed from the jobs folder; nil without one.
+  private let removedKeys: RemovedKeys?
 
   /// A store under a new private folder in `parent` (the system's temporary folder when nil),
   /// or in the jobs folder `folder`, whose jobs it loads.
@@ -196,6 +199,7 @@ final class JobStore: Sendable {
       persistent = false
       loaded = []
       lock = Mutex(-1)
+      removedKeys = nil
       return
     }
     var absolute =
@@ -205,7 +209,9 @@ final class JobStore: Sendable {
     persistent = true
     let descriptor = try Self.lockFolder(root)
     lock = Mutex(descriptor)
-    let (records, events) = Self.load(root, limits: limits)
+    let keys = RemovedKeys(in: root)
+    removedKeys = keys
+    let (records, events) = Self.load(root, limits: limits, keys: keys)
     loaded = events
     store.withLock { store in
       for record in records { store.records[record.id] = record }
@@ -247,7 +253,7 @@ final class JobStore: Sendable {
     let id = UUID().uuidString.lowercased()
     let folder = root + "/" + id
     let now = HTTPServer.timestamp(Date())
-    let outcome = store.withLock { store -> Result<(Record, [String]), ServiceError> in
+    let outcome = store.withLock { store -> Result<(Record, [Record]), ServiceError> in
       guard !store.stopping else { return .failure(.stopping) }
       let active = store.records.values.filter { !$0.state.isFinished }
       guard active.count < limits.queue else {
@@ -258,11 +264,11 @@ final class JobStore: Sendable {
         return .failure(
           .jobStorageFull(bytes: bytes, held: held, limit: limits.maximumBytes))
       }
-      var removed: [String] = []
+      var removed: [Record] = []
       var used = store.records.values.reduce(0) { $0 + $1.bytes }
       for old in Self.finished(store) where used > limits.maximumBytes - bytes {
         used -= old.bytes
-        removed.append(old.folder)
+        removed.append(old)
         store.records.removeValue(forKey: old.id)
         store.removed += 1
       }
@@ -329,16 +335,21 @@ final class JobStore: Sendable {
   /// stop dropped it).
   func abandon(_ id: String) {
     store.withLock { _ = $0.records.removeValue(forKey: id) }
-    discard([root + "/" + id])
+    removeFolders([root + "/" + id])
   }
 
-  /// The `Idempotency-Key`s of the jobs kept, oldest job first, each with its job's id.
+  /// The `Idempotency-Key`s of the jobs removed from the jobs folder (none without one), then
+  /// of the jobs kept, oldest job first, each with its job's id.
   var idempotencyKeys: [(IdempotencyRecord, String)] {
-    store.withLock { store in
-      store.records.values.sorted { $0.number < $1.number }.compactMap { record in
-        record.idempotency.map { ($0, record.id) }
-      }
+    let removed = (removedKeys?.keys ?? []).map {
+      (IdempotencyRecord(key: $0.key, fingerprint: $0.fingerprint), $0.job)
     }
+    return removed
+      + store.withLock { store in
+        store.records.values.sorted { $0.number < $1.number }.compactMap { record in
+          record.idempotency.map { ($0, record.id) }
+        }
+      }
   }
 
   /// Job `id`, if it is kept.
@@ -369,7 +380,7 @@ final class JobStore: Sendable {
   /// - Throws: `ServiceError.unknownJob`.
   func remove(_ id: String) throws(ServiceError) -> Removal {
     let outcome = store.withLock {
-      store -> Result<(Removal, String?, Task<JobOutcome, Never>?), ServiceError> in
+      store -> Result<(Removal, Record?, Task<JobOutcome, Never>?), ServiceError> in
       guard let record = store.records[id] else { return .failure(.unknownJob(id: id)) }
       if record.state == .running {
         if record.halt == nil { store.records[id]?.halt = .canceled }
@@ -378,11 +389,11 @@ final class JobStore: Sendable {
       store.records.removeValue(forKey: id)
       store.waiting.removeAll { $0 == id }
       if record.state.isFinished { store.removed += 1 }
-      return .success((.removed(record.state), record.folder, nil))
+      return .success((.removed(record.state), record, nil))
     }
-    let (removal, folder, task) = try outcome.get()
+    let (removal, removed, task) = try outcome.get()
     task?.cancel()
-    if let folder { discard([folder]) }
+    if let removed { discard([removed]) }
     return removal
   }
 
@@ -515,7 +526,7 @@ final class JobStore: Sendable {
       return
     }
     let bytes = Self.size(of: folder)
-    let (removed, over) = store.withLock { store -> ([String], JobHalt?) in
+    let (removed, over) = store.withLock { store -> ([Record], JobHalt?) in
       guard store.records[id]?.state == .running else { return ([], nil) }
       store.records[id]?.bytes = bytes
       let held = store.records.values.filter { !$0.state.isFinished && $0.id != id }.reduce(0) {
@@ -525,10 +536,10 @@ final class JobStore: Sendable {
         return ([], .diskLimit(bytes: bytes, held: held))
       }
       var used = store.records.values.reduce(0) { $0 + $1.bytes }
-      var removed: [String] = []
+      var removed: [Record] = []
       for old in Self.finished(store) where used > limits.maximumBytes {
         used -= old.bytes
-        removed.append(old.folder)
+        removed.append(old)
         store.records.removeValue(forKey: old.id)
         store.removed += 1
       }
@@ -542,7 +553,7 @@ final class JobStore: Sendable {
   /// removes the oldest finished jobs past `limits.kept`.
   private func finish(_ id: String, _ outcome: JobOutcome, bytes: Int) {
     let (removed, announced, stopped) = store.withLock {
-      store -> ([String], Record?, String?) in
+      store -> ([Record], Record?, String?) in
       store.running -= 1
       var stopped: String?
       if var record = store.records[id] {
@@ -582,7 +593,7 @@ final class JobStore: Sendable {
       let excess = finished.prefix(max(0, finished.count - limits.kept))
       for old in excess { store.records.removeValue(forKey: old.id) }
       store.removed += excess.count
-      return (excess.map(\.folder), announced, stopped)
+      return (Array(excess), announced, stopped)
     }
     persist(id)
     if let stopped { told(stopped) }
@@ -591,8 +602,25 @@ final class JobStore: Sendable {
     discard(removed)
   }
 
-  /// Removes job folders (of jobs no longer kept), never while a record is being written.
-  private func discard(_ folders: [String]) {
+  /// Removes the folders of jobs no longer kept, in a jobs folder their `Idempotency-Key`s
+  /// kept first (`RemovedKeys`: a retry after a restart is not made again; a failure is told).
+  private func discard(_ removed: [Record]) {
+    if let removedKeys {
+      do {
+        try removedKeys.append(removed.compactMap(\.removedKey))
+      } catch {
+        let ids = removed.filter { $0.idempotency != nil }.map { "'\($0.id)'" }
+        told(
+          "the Idempotency-Keys of the jobs \(ids.joined(separator: ", ")) could not be kept: "
+            + ErrorRecord(error).message
+            + "; after a restart, a request retried with one of them would make a new job")
+      }
+    }
+    removeFolders(removed.map(\.folder))
+  }
+
+  /// Removes job folders, never while a record is being written.
+  private func removeFolders(_ folders: [String]) {
     guard !folders.isEmpty else { return }
     writer.withLock { _ in
       for folder in folders { try? FileManager.default.removeItem(atPath: folder) }

@@ -3,8 +3,9 @@
 // servers: a finished batch's report and files after SIGTERM and a restart (sha256sum), a job
 // running when the server was killed (SIGKILL) found failed with service.interrupted, an
 // Idempotency-Key answered with its job after a crash while its order was at the printer
-// (ippeveprinter: printed once), damaged and hostile contents of the folder skipped and logged,
-// and two servers on one folder.
+// (ippeveprinter: printed once), the keys of jobs removed (DELETE, --jobs-kept) still refused
+// after a restart, damaged and hostile contents of the folder skipped and logged, and two
+// servers on one folder.
 
 import Foundation
 import ImprintTestSupport
@@ -58,6 +59,39 @@ private func regularFiles(_ folder: String) -> [String] {
     }
   }
   return found.sorted()
+}
+
+/// A shop in `folder` for prepare jobs: `prices.json` (store `S`), `serve.json` (that list as
+/// `shop`, `printer` as `front`, the jobs folder `jobs`), a 3-page `a.pdf` and `order.json`
+/// ordering it.
+///
+/// - Returns: a function POSTing that order to `/v1/prepare` with a query and, when given, an
+///   `Idempotency-Key` header's value.
+private func printShop(in folder: TemporaryFolder, printer: TestPrinter) throws -> (
+  _ query: String, _ key: String?, _ server: ServiceProcess
+) throws -> HTTPExchange {
+  try Data(
+    #"""
+    {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
+     "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
+     "paper":{"A4":{"plain":2}}}
+    """#.utf8
+  ).write(to: URL(fileURLWithPath: folder.file("prices.json")))
+  try Data(
+    #"{"priceLists": {"shop": "prices.json"}, "printers": {"front": {"uri": "\#(printer.uri)"}}, "jobsDir": "jobs"}"#
+      .utf8
+  ).write(to: URL(fileURLWithPath: folder.file("serve.json")))
+  try HostileDocuments.write(
+    NumberedPages.written(Array(repeating: .a4, count: 3)), to: folder.file("a.pdf"))
+  let order = folder.file("order.json")
+  try Data(#"{"schemaVersion":1,"store":"S","files":[{"path":"a.pdf"}]}"#.utf8).write(
+    to: URL(fileURLWithPath: order))
+  return { query, key, server in
+    try curlRequest(
+      "POST", server.url("/v1/prepare" + query),
+      form: ["order=@\(order)", "a.pdf=@\(folder.file("a.pdf"))"],
+      headers: key.map { ["Idempotency-Key: \($0)"] } ?? [], in: folder)
+  }
 }
 
 @Suite("imprint serve: jobs kept across restarts (--jobs-dir)", .liveHandlesChecked, .serialized)
@@ -194,33 +228,12 @@ struct JobsFolderTests {
     let folder = TemporaryFolder()
     // Each print job stays processing for 4 s: the server is killed while it waits for it.
     let printer = try TestPrinter(folder: folder, hook: "sleep 4")
-    try Data(
-      #"""
-      {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-       "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-       "paper":{"A4":{"plain":2}}}
-      """#.utf8
-    ).write(to: URL(fileURLWithPath: folder.file("prices.json")))
-    try Data(
-      #"{"priceLists": {"shop": "prices.json"}, "printers": {"front": {"uri": "\#(printer.uri)"}}, "jobsDir": "jobs"}"#
-        .utf8
-    ).write(to: URL(fileURLWithPath: folder.file("serve.json")))
-    try HostileDocuments.write(
-      NumberedPages.written(Array(repeating: .a4, count: 3)), to: folder.file("a.pdf"))
-    let order = folder.file("order.json")
-    try Data(#"{"schemaVersion":1,"store":"S","files":[{"path":"a.pdf"}]}"#.utf8).write(
-      to: URL(fileURLWithPath: order))
+    let post = try printShop(in: folder, printer: printer)
     let key = "\"\(UUID().uuidString)\""
-    func post(_ query: String, key: String?, on server: ServiceProcess) throws -> HTTPExchange {
-      try curlRequest(
-        "POST", server.url("/v1/prepare" + query),
-        form: ["order=@\(order)", "a.pdf=@\(folder.file("a.pdf"))"],
-        headers: key.map { ["Idempotency-Key: \($0)"] } ?? [], in: folder)
-    }
     let query = "?prices=shop&printer=front&wait=true"
     let jobs = folder.file("jobs")
     let first = try ServiceProcess(["--config", folder.file("serve.json")])
-    let id = try acceptedID(try post(query, key: key, on: first))
+    let id = try acceptedID(try post(query, key, first))
     // The printer has the order (its hook runs): the server dies while it waits.
     #expect(printer.jobs(count: 1).count == 1)
     kill(first.pid, SIGKILL)
@@ -228,7 +241,7 @@ struct JobsFolderTests {
     #expect(FileManager.default.fileExists(atPath: jobs + "/\(id)/print-journal.json"))
 
     let second = try ServiceProcess(["--config", folder.file("serve.json")])
-    let retried = try post(query, key: key, on: second)
+    let retried = try post(query, key, second)
     #expect(retried.status == 202, "\(retried.text)")
     #expect(retried.json?["job"] as? String == id)
     #expect(retried.json?["state"] as? String == "failed")
@@ -236,18 +249,81 @@ struct JobsFolderTests {
     #expect(error["code"] as? String == "service.interrupted")
     #expect((error["hint"] as? String)?.contains("print-journal.json") == true, "\(error)")
     // The key with another request is still refused, naming the job.
-    let other = try post("?prices=shop&printer=front", key: key, on: second)
+    let other = try post("?prices=shop&printer=front", key, second)
     #expect(other.status == 422, "\(other.text)")
     #expect(other.errorCode == "http.idempotencyKeyReused")
     // A request without a key is a new job, printed; the retry sent nothing (jobs run in
     // order: had the retry made a job, it would have printed before this one).
-    let fresh = try acceptedID(try post(query, key: nil, on: second))
+    let fresh = try acceptedID(try post(query, nil, second))
     #expect(fresh != id)
     #expect(try waitForJob(fresh, on: second, in: folder).json?["state"] as? String == "done")
     let spooled = ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? [])
       .filter { $0.hasSuffix(".pdf") }
     #expect(spooled.count == 2, "\(spooled)")
     #expect(second.stop().status == 0)
+  }
+
+  @Test(
+    "an Idempotency-Key whose job was removed (DELETE, --jobs-kept, at the start) is not made again after a restart"
+  )
+  func removedJobKeysAcrossRestart() throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    let post = try printShop(in: folder, printer: printer)
+    let query = "?prices=shop&printer=front&wait=true"
+    func spooled() -> Int {
+      ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? [])
+        .filter { $0.hasSuffix(".pdf") }.count
+    }
+    let jobs = folder.file("jobs")
+    let keys = (1...4).map { "order-\($0)-" + UUID().uuidString }
+    let first = try ServiceProcess(["--config", folder.file("serve.json"), "--jobs-kept", "2"])
+    var ids: [String] = []
+    for (index, key) in keys.enumerated() {
+      let id = try acceptedID(try post(query, key, first))
+      #expect(try waitForJob(id, on: first, in: folder).json?["state"] as? String == "done")
+      ids.append(id)
+      // The first removed by DELETE; the second by --jobs-kept 2 once the fourth ended.
+      if index == 0 {
+        #expect(try curlRequest("DELETE", first.url("/v1/jobs/\(id)"), in: folder).status == 200)
+      }
+    }
+    #expect(try curlRequest("GET", first.url("/v1/jobs/\(ids[1])"), in: folder).status == 404)
+    #expect(spooled() == 4)
+    #expect(first.stop().status == 0)
+    #expect(!FileManager.default.fileExists(atPath: jobs + "/\(ids[0])"))
+    #expect(!FileManager.default.fileExists(atPath: jobs + "/\(ids[1])"))
+
+    // The third removed at the next start (--jobs-kept 1), the fourth kept.
+    let second = try ServiceProcess(["--config", folder.file("serve.json"), "--jobs-kept", "1"])
+    #expect(!FileManager.default.fileExists(atPath: jobs + "/\(ids[2])"))
+    for (key, id) in zip(keys, ids).prefix(3) {
+      let retried = try post(query, key, second)
+      #expect(retried.status == 410, "\(key): \(retried.text)")
+      #expect(retried.errorCode == "http.idempotentJobGone")
+      #expect(retried.text.contains(id), "\(retried.text)")
+    }
+    // Another request with a removed job's key is still refused, naming its job.
+    let other = try post("?prices=shop&printer=front", keys[0], second)
+    #expect(other.status == 422, "\(other.text)")
+    #expect(other.errorCode == "http.idempotencyKeyReused")
+    #expect(other.text.contains(ids[0]))
+    // The kept job's key is its job, as before.
+    let kept = try post(query, keys[3], second)
+    #expect(kept.status == 202 && kept.json?["job"] as? String == ids[3], "\(kept.text)")
+    #expect(kept.json?["state"] as? String == "done")
+    // Nothing was printed again; jobs run in order, so a job made by a retry would have
+    // printed before this one.
+    let fresh = try acceptedID(try post(query, UUID().uuidString, second))
+    #expect(try waitForJob(fresh, on: second, in: folder).json?["state"] as? String == "done")
+    #expect(spooled() == 5)
+    let stopped = second.stop()
+    #expect(stopped.status == 0)
+    #expect(
+      events("jobs.removed", in: stopped.stderr).map { $0["path"] as? String } == [
+        jobs + "/\(ids[2])"
+      ])
+    #expect(events("jobs.skipped", in: stopped.stderr).isEmpty, "\(stopped.stderr)")
   }
 
   @Test("damaged and hostile contents of the folder are skipped and logged; the good jobs load")
