@@ -67,6 +67,11 @@ public struct BatchOptions: Sendable {
   /// it sent and the outputs' names, never the server's layout. None by default.
   public var relativeMessageFolders: [String] = []
 
+  /// The manifest's name in messages; nil for its file name.
+  ///
+  /// A service gives the name its client sent it by (`ManifestReader.init`'s `displayName`).
+  public var manifestName: String?
+
   /// Whether card jobs write `cards/ID.pdf`.
   public var writesCardFiles: Bool { cardFiles || layout == nil }
 
@@ -224,7 +229,8 @@ public enum BatchRunner {
       unlink(completion)
       manifestDigest = try FileDigest.hex(manifest)
     }
-    var reader = try ManifestReader(path: manifest, inputsRoot: options.inputsRoot)
+    var reader = try ManifestReader(
+      path: manifest, inputsRoot: options.inputsRoot, displayName: options.manifestName)
     let templates = TemplateCache(folder: options.templatesFolder)
     var seen = Set<String>()
     var ordinal = 0

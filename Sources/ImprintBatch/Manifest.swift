@@ -325,10 +325,14 @@ public struct ManifestReader: ~Copyable {
   /// - Parameters:
   ///   - path: the manifest.
   ///   - inputsRoot: the folder every path the manifest names must lie in, or nil.
+  ///   - displayName: the name messages give the manifest (a service's client's file name);
+  ///     nil: its file name.
   /// - Throws: `FileError` (`file.notRegular` for anything but a regular file).
-  public init(path: String, inputsRoot: String? = nil) throws(FileError) {
+  public init(path: String, inputsRoot: String? = nil, displayName: String? = nil)
+    throws(FileError)
+  {
     name = path
-    display = (path as NSString).lastPathComponent
+    display = displayName ?? (path as NSString).lastPathComponent
     source =
       path.lowercased().hasSuffix(".csv")
       ? try CSVSource(path: path, name: display) : try JSONLinesSource(path: path, name: display)

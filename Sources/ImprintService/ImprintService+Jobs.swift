@@ -51,7 +51,9 @@ extension ImprintService {
     var options = BatchOptions(
       outputFolder: folder + "/output", placeholder: configuration.placeholder)
     // Messages name the client's files and the outputs, never this server's folders (links
-    // resolved too: a path may have been reached through them).
+    // resolved too: a path may have been reached through them); the manifest by its part's
+    // file name.
+    options.manifestName = manifest.filename ?? "manifest"
     let roots = [folder, URL(fileURLWithPath: folder).resolvingSymlinksInPath().path]
     options.relativeMessageFolders = Set(roots).sorted().flatMap {
       [$0 + "/inputs", $0 + "/output", $0]
@@ -65,7 +67,7 @@ extension ImprintService {
         parts.values.filter { $0.name != "manifest" }, into: inputs, route: request.path)
       lines = try Self.checkManifest(
         manifestPath, inputsRoot: inputs, maximumLines: jobs.limits.lines,
-        name: manifest.filename ?? "manifest")
+        name: options.manifestName ?? "manifest")
       options.inputsRoot = inputs
       // Past its deadline the request is answered 503 by the server: a job started now would
       // run with its client told it was not taken.
@@ -238,7 +240,7 @@ extension ImprintService {
   private static func checkManifest(
     _ manifest: String, inputsRoot: String, maximumLines: Int, name: String
   ) throws -> Int {
-    var reader = try ManifestReader(path: manifest, inputsRoot: inputsRoot)
+    var reader = try ManifestReader(path: manifest, inputsRoot: inputsRoot, displayName: name)
     var lines = 0
     while let item = reader.next() {
       lines += 1

@@ -260,11 +260,22 @@ struct JobRouteTests {
         "\(path)")
     }
     // --jobs-kept 1: the second job's end removes the first.
-    let garbage = try writeManifest(["not json", #"{"id": "W-2", "kind": "qr"}"#], in: folder)
+    let garbage = try writeManifest(
+      ["not json", #"{"id": "W-2", "kind": "qr", "payload": "x", "copies": "2"}"#], in: folder,
+      name: "orders-17.jsonl")
     let second = try acceptedID(try postBatch(garbage, on: server, in: folder))
     let secondDone = try waitForJob(second, on: server, in: folder)
     #expect(secondDone.json?["state"] as? String == "done")
     #expect((secondDone.json?["summary"] as? [String: Any])?["failed"] as? Int == 2)
+    // Its lines' messages name the manifest as the client sent it, not as the server stored it.
+    let messages = ((secondDone.json?["results"] as? [[String: Any]]) ?? []).map {
+      ($0["error"] as? [String: Any])?["message"] as? String ?? ""
+    }
+    #expect(messages.count == 2, "\(secondDone.text)")
+    for message in messages {
+      #expect(message.contains("'orders-17.jsonl'"), "\(message)")
+      #expect(!message.contains("manifest.jsonl"), "\(message)")
+    }
     let evicted = try curlRequest("GET", server.url("/v1/jobs/\(first)"), in: folder)
     #expect(evicted.status == 404)
     #expect(evicted.errorCode == "http.unknownJob")
