@@ -309,7 +309,14 @@ struct DeploymentSampleTests {
     ] {
       #expect(lines.contains(line), "\(line)")
     }
-    // The jobs folder lies in the state directory, the one place ProtectSystem leaves writable.
+    // fontconfig's caches go to the cache directory, which ProtectSystem leaves writable (a
+    // dynamic user's home, /, is not): XDG_CACHE_HOME names it.
+    let cacheDirectory = try #require(lines.first { $0.hasPrefix("CacheDirectory=") })
+    #expect(
+      lines.contains(
+        "Environment=XDG_CACHE_HOME=/var/cache/" + cacheDirectory.dropFirst("CacheDirectory=".count)
+      ))
+    // The jobs folder lies in the state directory, which ProtectSystem leaves writable.
     #expect(
       lines.contains {
         $0.hasPrefix("ExecStart=") && $0.hasSuffix(" --jobs-dir /var/lib/imprint/jobs")
