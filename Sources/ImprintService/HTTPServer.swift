@@ -129,6 +129,8 @@ final class HTTPServer: @unchecked Sendable {
   private let lastToken = Atomic<UInt64>(0)
   /// Requests begun and not yet completed (their response sent or their connection closed).
   private let open = Mutex(0)
+  /// Connections open now (libmicrohttpd's connection notices).
+  private let connections = Atomic(0)
   /// Set once stopping began: responses say `Connection: close`.
   private let draining = Atomic(false)
   /// The answers of suspended requests not yet given, by token.
@@ -184,6 +186,9 @@ final class HTTPServer: @unchecked Sendable {
 
   /// Connections cut because their request's head took longer than `headTimeout`.
   var headsCut: Int { heads?.cut ?? 0 }
+
+  /// Connections open now: kept alive between requests, reading, waiting or answering.
+  var openConnections: Int { connections.load(ordering: .relaxed) }
 
   /// Listens on `address` and starts the daemon's thread.
   ///
@@ -592,6 +597,7 @@ final class HTTPServer: @unchecked Sendable {
 
   /// A connection opened or closed (`MHD_OPTION_NOTIFY_CONNECTION`).
   fileprivate func connectionNoticed(_ connection: OpaquePointer, opened: Bool) {
+    connections.add(opened ? 1 : -1, ordering: .relaxed)
     if opened { heads?.opened(connection) } else { heads?.closed(connection) }
   }
 

@@ -348,7 +348,8 @@ public final class ImprintService: Sendable {
             workerCancels: sandbox.workersCanceled, workers: sandbox.workersAlive,
             priceLists: configuration.priceLists.files.count,
             priceListReloads: configuration.priceLists.reloadCounts, jobs: jobs.counts,
-            priceListChecks: configuration.priceLists.checkCount)))
+            priceListChecks: configuration.priceLists.checkCount,
+            connections: server.openConnections, slowHeadsCut: server.headsCut)))
     case "/openapi.json":
       return HTTPResponse(status: 200, contentType: "application/json", body: openAPI)
     default:

@@ -150,6 +150,10 @@ final class ServiceMetrics: Sendable {
     var jobs = JobStore.Counts()
     /// Checks of the price lists' files for a change.
     var priceListChecks = 0
+    /// Connections open now.
+    var connections = 0
+    /// Connections closed because a request's head came too slowly (`--head-timeout`).
+    var slowHeadsCut = 0
   }
 
   /// The exposition: every family's `# HELP` and `# TYPE` once, then its samples, in a fixed
@@ -163,6 +167,11 @@ final class ServiceMetrics: Sendable {
     func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
       let text = labels.map { "\($0.0)=\"\(Self.escaped($0.1))\"" }.joined(separator: ",")
       out += name + (labels.isEmpty ? "" : "{\(text)}") + " \(value)\n"
+    }
+    // A family of one sample without labels: its name written once.
+    func single(_ name: String, _ type: String, _ help: String, _ value: Int) {
+      family(name, type, help)
+      sample(name, [], "\(value)")
     }
     family(
       "imprint_http_requests_total", "counter", "Requests answered, by route, method and status.")
@@ -191,42 +200,54 @@ final class ServiceMetrics: Sendable {
       sample(
         "imprint_http_request_duration_seconds_count", [("route", route)], "\(histogram.count)")
     }
-    family(
+    single(
       "imprint_http_requests_aborted_total", "counter",
-      "Requests whose connection ended before an answer was made.")
-    sample("imprint_http_requests_aborted_total", [], "\(state.aborted)")
-    family(
+      "Requests whose connection ended before an answer was made.",
+      state.aborted)
+    single(
       "imprint_http_requests_abandoned_total", "counter",
       "Requests whose client left before their answer: work waiting never started, work under "
-        + "way was canceled.")
-    sample("imprint_http_requests_abandoned_total", [], "\(state.abandoned)")
+        + "way was canceled.",
+      state.abandoned)
     family("imprint_errors_total", "counter", "Error answers and dropped requests, by error code.")
     for (code, count) in state.errors.sorted(by: { $0.key < $1.key }) {
       sample("imprint_errors_total", [("code", code)], "\(count)")
     }
-    family(
+    single(
       "imprint_http_requests_in_flight", "gauge",
-      "Requests begun and not completed: read, waiting, worked or sent.")
-    sample("imprint_http_requests_in_flight", [], "\(gauges.inFlight)")
-    family("imprint_http_requests_running", "gauge", "Requests being worked.")
-    sample("imprint_http_requests_running", [], "\(gauges.running)")
-    family("imprint_http_queue_depth", "gauge", "Requests waiting for a worker.")
-    sample("imprint_http_queue_depth", [], "\(gauges.queued)")
-    family("imprint_http_queue_limit", "gauge", "Requests kept waiting at most; more get 503.")
-    sample("imprint_http_queue_limit", [], "\(gauges.queueLimit)")
-    family(
+      "Requests begun and not completed: read, waiting, worked or sent.",
+      gauges.inFlight)
+    single("imprint_http_requests_running", "gauge", "Requests being worked.", gauges.running)
+    single("imprint_http_queue_depth", "gauge", "Requests waiting for a worker.", gauges.queued)
+    single(
+      "imprint_http_queue_limit", "gauge",
+      "Requests kept waiting at most; more get 503.",
+      gauges.queueLimit)
+    single(
+      "imprint_http_connections", "gauge",
+      "Connections open: kept alive between requests, reading, waiting or answering.",
+      gauges.connections)
+    single(
+      "imprint_http_slow_heads_closed_total", "counter",
+      "Connections closed because a request's head took longer than --head-timeout to arrive.",
+      gauges.slowHeadsCut)
+    single(
       "imprint_sandbox_worker_restarts_total", "counter",
-      "Document workers replaced after a crash, a hang or an exceeded limit.")
-    sample("imprint_sandbox_worker_restarts_total", [], "\(gauges.workerRestarts)")
-    family(
+      "Document workers replaced after a crash, a hang or an exceeded limit.",
+      gauges.workerRestarts)
+    single(
       "imprint_sandbox_worker_cancels_total", "counter",
       "Document workers killed because their request or job was canceled (client gone, "
-        + "deadline, DELETE, job limits, stop).")
-    sample("imprint_sandbox_worker_cancels_total", [], "\(gauges.workerCancels)")
-    family("imprint_sandbox_workers", "gauge", "Document worker processes alive, idle or at work.")
-    sample("imprint_sandbox_workers", [], "\(gauges.workers)")
-    family("imprint_price_lists", "gauge", "Named price lists the service quotes with.")
-    sample("imprint_price_lists", [], "\(gauges.priceLists)")
+        + "deadline, DELETE, job limits, stop).",
+      gauges.workerCancels)
+    single(
+      "imprint_sandbox_workers", "gauge",
+      "Document worker processes alive, idle or at work.",
+      gauges.workers)
+    single(
+      "imprint_price_lists", "gauge",
+      "Named price lists the service quotes with.",
+      gauges.priceLists)
     family(
       "imprint_price_list_reloads_total", "counter",
       "Price list reloads by result: loaded, or failed (the previous list kept).")
@@ -243,26 +264,28 @@ final class ServiceMetrics: Sendable {
     ] {
       sample("imprint_jobs", [("state", state)], "\(count)")
     }
-    family("imprint_jobs_bytes", "gauge", "Bytes counted for the long jobs' files.")
-    sample("imprint_jobs_bytes", [], "\(gauges.jobs.bytes)")
-    family(
+    single(
+      "imprint_jobs_bytes", "gauge",
+      "Bytes counted for the long jobs' files.",
+      gauges.jobs.bytes)
+    single(
       "imprint_jobs_removed_total", "counter",
-      "Finished long jobs removed: by DELETE, or the oldest past the limits.")
-    sample("imprint_jobs_removed_total", [], "\(gauges.jobs.removed)")
-    family(
+      "Finished long jobs removed: by DELETE, or the oldest past the limits.",
+      gauges.jobs.removed)
+    single(
       "imprint_price_list_checks_total", "counter",
-      "Checks of the price lists' files for a change (a changed file is reloaded).")
-    sample("imprint_price_list_checks_total", [], "\(gauges.priceListChecks)")
+      "Checks of the price lists' files for a change (a changed file is reloaded).",
+      gauges.priceListChecks)
     family(
       "imprint_webhook_deliveries_total", "counter",
       "Long jobs' webhooks by result: delivered, or failed (every attempt failed).")
     sample(
       "imprint_webhook_deliveries_total", [("result", "delivered")], "\(state.webhooksDelivered)")
     sample("imprint_webhook_deliveries_total", [("result", "failed")], "\(state.webhooksFailed)")
-    family(
+    single(
       "imprint_webhook_calls_failed_total", "counter",
-      "Webhook calls that failed (refused, unanswered, or answered other than 2xx).")
-    sample("imprint_webhook_calls_failed_total", [], "\(state.webhookCallsFailed)")
+      "Webhook calls that failed (refused, unanswered, or answered other than 2xx).",
+      state.webhookCallsFailed)
     return out
   }
 

@@ -54,15 +54,24 @@ struct HTTPGuardTests {
       probe = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
       try:
           probe.request("GET", "/healthz")
-          status = probe.getresponse().status
+          response = probe.getresponse()
+          status = response.status
+          response.read()
+          # The open connections the server counts: the 8 it kept, and this one.
+          probe.request("GET", "/metrics")
+          text = probe.getresponse().read().decode()
+          gauge = [line for line in text.split("\\n")
+                   if line.startswith("imprint_http_connections ")]
+          connections = float(gauge[0].split()[1]) if gauge else None
       except Exception as error:
-          status = repr(error)
-      print(json.dumps({"closed": closed, "healthz": status}))
+          status, connections = repr(error), None
+      print(json.dumps({"closed": closed, "healthz": status, "connections": connections}))
       """
     let report = try pythonReport(script, port: server.port)
     #expect(report["healthz"] as? Int == 200, "\(report)")
     // 8 kept, the other 22 closed by the server.
     #expect(report["closed"] as? Int == 22, "\(report)")
+    #expect(report["connections"] as? Double == 9, "\(report)")
     #expect(server.stop().status == 0)
   }
 
@@ -126,6 +135,9 @@ struct HTTPGuardTests {
     #expect(report["answered"] as? String == "HTTP/1.1 200 OK")
     #expect(report["idle"] as? String == "HTTP/1.1 200 OK")
     #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    // The two cut connections are counted, the idle one is not.
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    #expect(metrics.contains("\nimprint_http_slow_heads_closed_total 2\n"), "\(metrics)")
     #expect(server.stop().status == 0)
   }
 

@@ -141,6 +141,7 @@ struct PrometheusLintTests {
       ("imprint_webhook_deliveries_total", "counter"),
       ("imprint_price_list_reloads_total", "counter"), ("imprint_http_queue_depth", "gauge"),
       ("imprint_sandbox_workers", "gauge"), ("imprint_sandbox_worker_cancels_total", "counter"),
+      ("imprint_http_connections", "gauge"), ("imprint_http_slow_heads_closed_total", "counter"),
     ] {
       #expect(lint.families[family] == type, "\(family)")
     }
