@@ -184,6 +184,16 @@ final class HTTPServer: @unchecked Sendable {
     return taken
   }
 
+  /// Drops what a refused chunked body brought so far, and gives its bytes back to the budget
+  /// at once (the rest of it is read and thrown away; the answer comes once it is all read).
+  private func dropBody(of exchange: Exchange) {
+    exchange.body = []
+    exchange.form = nil
+    let reserved = exchange.reserved
+    exchange.reserved = 0
+    if reserved > 0 { bodiesHeld.withLock { $0 -= reserved } }
+  }
+
   /// Connections cut because their request's head took longer than `headTimeout`.
   var headsCut: Int { heads?.cut ?? 0 }
 
@@ -395,12 +405,10 @@ final class HTTPServer: @unchecked Sendable {
         let growth = exchange.bytesIn + uploadSize.pointee - exchange.reserved
         if exchange.bytesIn > maximumBodyBytes - uploadSize.pointee {
           exchange.overLimit = true
-          exchange.body = []
-          exchange.form = nil
+          dropBody(of: exchange)
         } else if growth > 0 && !reserve(growth, for: exchange) {
           exchange.overBudget = true
-          exchange.body = []
-          exchange.form = nil
+          dropBody(of: exchange)
         } else if let form = exchange.form {
           exchange.bytesIn += uploadSize.pointee
           if exchange.refusal == nil, let problem = form.read(upload, count: uploadSize.pointee) {

@@ -349,7 +349,8 @@ public final class ImprintService: Sendable {
             priceLists: configuration.priceLists.files.count,
             priceListReloads: configuration.priceLists.reloadCounts, jobs: jobs.counts,
             priceListChecks: configuration.priceLists.checkCount,
-            connections: server.openConnections, slowHeadsCut: server.headsCut)))
+            connections: server.openConnections, slowHeadsCut: server.headsCut,
+            bodyBytes: (server.bodyBytesHeld, server.bodyBudget))))
     case "/openapi.json":
       return HTTPResponse(status: 200, contentType: "application/json", body: openAPI)
     default:

@@ -154,6 +154,8 @@ final class ServiceMetrics: Sendable {
     var connections = 0
     /// Connections closed because a request's head came too slowly (`--head-timeout`).
     var slowHeadsCut = 0
+    /// Bytes of request bodies held now, and at most (`--body-memory`).
+    var bodyBytes = (held: 0, limit: 0)
   }
 
   /// The exposition: every family's `# HELP` and `# TYPE` once, then its samples, in a fixed
@@ -227,6 +229,14 @@ final class ServiceMetrics: Sendable {
       "imprint_http_connections", "gauge",
       "Connections open: kept alive between requests, reading, waiting or answering.",
       gauges.connections)
+    single(
+      "imprint_http_body_bytes", "gauge",
+      "Bytes of request bodies held in memory now (read, or being read), all requests together.",
+      gauges.bodyBytes.held)
+    single(
+      "imprint_http_body_bytes_limit", "gauge",
+      "Bytes of request bodies held at most (--body-memory); a body past it gets 503.",
+      gauges.bodyBytes.limit)
     single(
       "imprint_http_slow_heads_closed_total", "counter",
       "Connections closed because a request's head took longer than --head-timeout to arrive.",

@@ -17,6 +17,15 @@ private func pythonReport(_ script: String, port: Int) throws -> [String: Any] {
     try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
 }
 
+/// A server reading bodies up to `maxBody` bytes, `bodyMemory` bytes at once, that waits long
+/// for a client holding a body.
+private func bodyLimitedServer(maxBody: Int, bodyMemory: Int) throws -> ServiceProcess {
+  try ServiceProcess([
+    "--max-body", "\(maxBody)", "--body-memory", "\(bodyMemory)",
+    "--request-timeout", "600", "--connection-timeout", "600",
+  ])
+}
+
 @Suite(
   "imprint serve: connection limits, slow heads, request text and framing",
   .liveHandlesChecked, .serialized)
@@ -239,10 +248,7 @@ struct HTTPGuardTests {
   func bodyMemory() throws {
     let folder = TemporaryFolder()
     let megabytes8 = 8 << 20
-    let server = try ServiceProcess([
-      "--max-body", "\(megabytes8)", "--body-memory", "\(2 * megabytes8)",
-      "--request-timeout", "600", "--connection-timeout", "600",
-    ])
+    let server = try bodyLimitedServer(maxBody: megabytes8, bodyMemory: 2 * megabytes8)
     // 20 clients each announce an 8 MiB body; a client not answered at once sends all of it
     // but its last byte and holds it there. Then the client prints what it saw and waits
     // until its standard input closes.
@@ -319,6 +325,117 @@ struct HTTPGuardTests {
           headers: ["Content-Type: application/pdf"], in: folder
         ).status == 200
       })
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("chunked bodies take --body-memory as they grow: past it 503, past --max-body 413")
+  func chunkedBodyMemory() throws {
+    let folder = TemporaryFolder()
+    let megabyte = 1 << 20
+    let server = try bodyLimitedServer(maxBody: 8 * megabyte, bodyMemory: 16 * megabyte)
+    func metric(_ name: String) throws -> Int? {
+      let text = try curlRequest("GET", server.url("/metrics"), in: folder).text
+      return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        .flatMap { Int($0.split(separator: " ")[1]) }
+    }
+    #expect(try metric("imprint_http_body_bytes_limit") == 16 * megabyte)
+    // A client sends two chunked bodies of 6 MiB without their last chunk (held: 12 of the 16
+    // MiB), says so, and waits for a line; then a third of 32 MiB, which does not fit, and a
+    // fourth of 1 MiB, which does. Then it lets the two go, and sends 9 MiB (over --max-body).
+    // It prints the status lines and error codes it got.
+    let script = """
+      import json, socket, sys
+      port, mb = int(sys.argv[1]), 1 << 20
+      def start():
+          s = socket.create_connection(("127.0.0.1", port))
+          s.sendall(b"POST /v1/inspect?name=x.pdf HTTP/1.1\\r\\nHost: x\\r\\n"
+                    b"Content-Type: application/pdf\\r\\nConnection: close\\r\\n"
+                    b"Transfer-Encoding: chunked\\r\\n\\r\\n")
+          return s
+      def send(s, total):
+          piece = 256 * 1024
+          for _ in range(total // piece):
+              s.sendall(b"%x\\r\\n" % piece + b"%" * piece + b"\\r\\n")
+      def answer(s):
+          s.sendall(b"0\\r\\n\\r\\n")
+          data = b""
+          while True:
+              chunk = s.recv(65536)
+              if not chunk:
+                  break
+              data += chunk
+          head, _, body = data.partition(b"\\r\\n\\r\\n")
+          lines = head.decode().split("\\r\\n")
+          code = json.loads(body)["error"]["code"] if body.startswith(b"{") else None
+          return {"status": lines[0], "code": code, "retryAfter": "Retry-After: 1" in lines}
+      held = [start(), start()]
+      for s in held:
+          send(s, 6 * mb)
+      print("held", flush=True)
+      sys.stdin.readline()
+      # The third body outgrows the budget at 4 MiB; the rest of its 32 MiB is read and
+      # dropped (sendall returns once the server took all but the sockets' buffers).
+      third = start()
+      send(third, 32 * mb)
+      # A body of 1 MiB still fits: the third's 4 MiB were given back when it was refused.
+      fourth = start()
+      send(fourth, mb)
+      report = {"fourth": answer(fourth), "third": answer(third)}
+      for s in held:
+          s.close()
+      print(json.dumps(report), flush=True)
+      sys.stdin.readline()
+      big = start()
+      send(big, 9 * mb)
+      report["overLimit"] = answer(big)
+      print(json.dumps(report), flush=True)
+      """
+    let client = Process()
+    client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    client.arguments = ["-c", script, "\(server.port)"]
+    let input = Pipe()
+    let output = Pipe()
+    client.standardInput = input
+    client.standardOutput = output
+    try client.run()
+    func line() -> String {
+      var bytes: [UInt8] = []
+      var byte: UInt8 = 0
+      while read(output.fileHandleForReading.fileDescriptor, &byte, 1) == 1, byte != 10 {
+        bytes.append(byte)
+      }
+      return String(decoding: bytes, as: UTF8.self)
+    }
+    #expect(line() == "held")
+    // The server counts the two bodies as it reads them (the kernel may still hold some).
+    #expect(try waitFor { try metric("imprint_http_body_bytes") == 12 * megabyte })
+    try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+    _ = line()
+    // The third body's bytes were given back when it was refused, the two held when their
+    // client closed them.
+    #expect(try waitFor { try metric("imprint_http_body_bytes") == 0 })
+    try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+    let report = try #require(
+      try JSONSerialization.jsonObject(with: Data(line().utf8)) as? [String: [String: Any]])
+    client.waitUntilExit()
+    // The fourth is read and worked: its bytes are no document.
+    let fourth = try #require(report["fourth"])
+    #expect(fourth["status"] as? String == "HTTP/1.1 422 Unprocessable Content", "\(fourth)")
+    #expect(fourth["code"] as? String == "document.unsupportedType", "\(fourth)")
+    let third = try #require(report["third"])
+    #expect(third["status"] as? String == "HTTP/1.1 503 Service Unavailable", "\(third)")
+    #expect(third["code"] as? String == "http.bodiesBusy", "\(third)")
+    #expect(third["retryAfter"] as? Bool == true, "\(third)")
+    let overLimit = try #require(report["overLimit"])
+    #expect(overLimit["status"] as? String == "HTTP/1.1 413 Content Too Large", "\(overLimit)")
+    #expect(overLimit["code"] as? String == "http.bodyTooLarge", "\(overLimit)")
+    #expect(try metric("imprint_http_body_bytes") == 0)
+    // A chunked body that fits is read and worked (curl sends the file in chunks).
+    let mixed = fixturesFolder + "/Documents/mixed.pdf"
+    let fits = try curlRequest(
+      "POST", server.url("/v1/inspect?name=mixed.pdf"), body: mixed,
+      headers: ["Content-Type: application/pdf", "Transfer-Encoding: chunked"], in: folder)
+    #expect(fits.status == 200, "\(fits.text)")
     #expect(server.stop().status == 0)
   }
 
