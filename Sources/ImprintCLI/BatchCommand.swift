@@ -57,6 +57,7 @@ enum BatchCommand {
     let manifest = arguments.positionals[0]
     // The options first: a usage error leaves no merged results behind.
     let options = try BatchCommand.batchOptions(folder, arguments, console)
+    defer { options.sandbox?.stopIdleWorkers() }
     let outcome = try await ShardMerge.run(
       manifest: manifest, options: options, shards: try arguments.int("shards", in: 2...100_000))
     if let imposed = outcome.imposed, let layout = options.layout {
@@ -162,6 +163,7 @@ enum BatchCommand {
       throw UsageError(message: "--wait-timeout needs --wait")
     }
     var options = try batchOptions(folder, arguments, console)
+    defer { options.sandbox?.stopIdleWorkers() }
     options.failFast = arguments.flag("fail-fast")
     options.shard = try shard(arguments.value("shard") ?? "0/1", environment: console.environment)
     options.printWaitSeconds =

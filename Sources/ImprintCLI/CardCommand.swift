@@ -145,15 +145,17 @@ enum CardCommand {
     }
     run.inputs = [photo, follow, arguments.value("template")].compactMap { $0 }
     run.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    // Photos come from strangers: decoded in the document workers, under their limits.
+    let decoder = DocumentSandbox(
+      executable: try DocumentCommands.workerExecutable(console), workers: run.jobs)
+    defer { decoder.stopIdleWorkers() }
     let loader = CardInputLoader(
       placeholder: try DeploymentResources.placeholder(),
       photos: PhotoOptions(
         cache: arguments.value("photo-cache").map { PhotoCache(folder: $0) },
         fetch: arguments.flag("fetch-photo"),
         allowPrivateNetwork: arguments.flag("allow-private-network")),
-      // Photos come from strangers: decoded in the document workers, under their limits.
-      decoder: DocumentSandbox(
-        executable: try DocumentCommands.workerExecutable(console), workers: run.jobs))
+      decoder: decoder)
     let items = try await run.run(template: template, loader: loader)
     if combined, let output, !arguments.flag("quiet") {
       let cards = items.filter { $0.status == .ok }.count

@@ -27,6 +27,12 @@ enum DocumentCommands {
     throw FileError.notFound(path: "imprint (set IMPRINT_WORKER to the imprint executable)")
   }
 
+  /// The command's own sandbox, with the workers' limits of `arguments`, running up to `jobs`
+  /// workers.
+  ///
+  /// The command stops its idle workers when it ends (`defer { sandbox.stopIdleWorkers() }`),
+  /// whatever the outcome: each is reaped before the command returns, and those of other
+  /// sandboxes in the process (a server's, another caller's) are left alone.
   static func sandbox(_ arguments: ParsedArguments, _ console: Console, jobs: Int) throws
     -> DocumentSandbox
   {
@@ -78,6 +84,7 @@ enum DocumentCommands {
     }
     let jobs = try arguments.int("jobs", in: 1...256) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
+    defer { sandbox.stopIdleWorkers() }
     let items = await sandbox.inspect(
       files: arguments.positionals, password: arguments.value("password"), colors: rule,
       jobs: jobs)
@@ -193,6 +200,7 @@ enum DocumentCommands {
       arguments.positionals, folder: arguments.value("output"), format: format)
     let jobs = try arguments.int("jobs", in: 1...256) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
+    defer { sandbox.stopIdleWorkers() }
     let items = try await sandbox.thumbnails(
       of: files, to: destination, pages: arguments.value("pages") ?? "1", size: size,
       format: format, password: arguments.value("password"),

@@ -96,11 +96,10 @@ public enum ImprintCLI {
   ///
   /// - Returns: the exit code: 0 success, 1 failure, 2 usage error.
   public static func run(_ arguments: [String], console: Console) async -> Int32 {
+    // Each command that reads documents stops its own sandbox's idle workers as it ends, never
+    // another's: a server or backend calling this in its own process keeps its workers. Workers
+    // forked at start-up that no command took are the executable's (`imprint`'s main stops them).
     let code = await dispatch(arguments, console: console)
-    // Every command that read a document (inspect, thumb, quote, batch) leaves idle workers, and
-    // a usage error may come after workers were forked at start-up: stop and reap them, whatever
-    // the outcome, so their CPU time counts in this process's and none outlives the command.
-    DocumentWorkers.shutdown()
     if console.environment["IMPRINT_DEBUG_HANDLES"] != nil {
       // Debug builds count every C handle; the leak test runs a command and expects zero.
       console.stderr.write("live handles: \(LiveHandles.count())\n")

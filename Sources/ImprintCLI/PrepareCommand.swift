@@ -101,6 +101,7 @@ enum PrepareCommand {
     }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
+    defer { sandbox.stopIdleWorkers() }
     let target = arguments.value("printer").map { printer in
       var target = PrintTarget(printer: printer, monoPrinter: arguments.value("mono-printer"))
       target.waitSeconds =

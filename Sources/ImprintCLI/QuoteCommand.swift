@@ -47,6 +47,7 @@ enum QuoteCommand {
     }
     let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
+    defer { sandbox.stopIdleWorkers() }
     let quote = try await OrderQuoter(sandbox: sandbox, jobs: jobs).quote(
       order: arguments.positionals[0], prices: pricesPath,
       filesRoot: arguments.value("files-root")

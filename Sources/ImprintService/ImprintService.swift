@@ -260,7 +260,8 @@ public final class ImprintService: Sendable {
   /// Each job dropped or canceled is told to `events` (`service.interrupted`'s message); their
   /// webhooks are not called. Then the folder of the jobs' files is removed; a jobs folder
   /// (`jobsFolder`) is kept instead, each job's record as last written (a job still running
-  /// is found `failed`, `service.interrupted`, by the next start), and its lock released.
+  /// is found `failed`, `service.interrupted`, by the next start), and its lock released. Last,
+  /// the sandbox's idle document workers are stopped and reaped.
   public func stop() {
     let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
     watch.withLock { $0.take() }?.stop()
@@ -269,6 +270,9 @@ public final class ImprintService: Sendable {
     server.stop(until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
     jobs.stopRunning(until: deadline, grace: grace)
     jobs.close()
+    // Nothing reads documents any more: the idle workers are reaped now, on the stop's path,
+    // not wherever the service's last reference drops.
+    sandbox.stopIdleWorkers()
   }
 
   /// Serves until SIGTERM or SIGINT, then stops gracefully; SIGHUP reloads the price lists.

@@ -12,6 +12,10 @@ ImprintCLI.configureProcess()
 let code = await ImprintCLI.run(
   Array(CommandLine.arguments.dropFirst()),
   console: Console(stdout: StandardStream.output, stderr: StandardStream.error))
+// The command stopped and reaped the workers it used; those forked at start-up that it did not
+// take (a usage error, files refused before any work) are stopped and reaped here, so that none
+// outlives the process and their CPU time counts in its own.
+PrestartedWorkers.stopAll()
 // The command is over: its output went out with write(2), its files are synced and renamed, its
 // workers reaped. What may still run are threads the command no longer waits for — a photo
 // download's thread between handing over its result and ending, an abandoned name lookup past

@@ -6,14 +6,14 @@
 
 import Foundation
 import ImprintCore
+import ImprintDocuments
 import ImprintTestSupport
 import Testing
 
-/// The PIDs of live (not zombie) processes whose command line contains `marker`, or that were
-/// started with `--parent PARENT` (spawned workers of the CLI with PID `parent`).
-func workers(marker: String, parent: Int32) -> [Int32] {
+/// The live (not zombie) processes but this one, each with its command line's arguments.
+func liveProcesses() -> [(pid: Int32, arguments: [String])] {
   let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-  return names.compactMap { name -> Int32? in
+  return names.compactMap { name -> (Int32, [String])? in
     guard let pid = Int32(name), pid != getpid(),
       let raw = procBytes("/proc/\(name)/cmdline"),
       let stat = procText("/proc/\(name)/stat")
@@ -21,7 +21,14 @@ func workers(marker: String, parent: Int32) -> [Int32] {
     // The state follows the command name in parentheses; a zombie has ended.
     let state = stat.split(separator: ")").last?.split(separator: " ").first
     guard state != "Z" else { return nil }
-    let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    return (pid, raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
+  }
+}
+
+/// The PIDs of live (not zombie) processes whose command line contains `marker`, or that were
+/// started with `--parent PARENT` (spawned workers of the CLI with PID `parent`).
+func workers(marker: String, parent: Int32) -> [Int32] {
+  liveProcesses().compactMap { pid, arguments in
     let spawned = zip(arguments, arguments.dropFirst()).contains {
       $0 == "--parent" && $1 == "\(parent)"
     }
@@ -339,6 +346,46 @@ struct DocumentReliabilityTests {
       #expect(run.status == expected, "\(arguments)")
       #expect(run.adopted == 0, "\(arguments): \(run.adopted) worker(s) outlived the CLI")
     }
+  }
+
+  @Test("a command stops the workers it started, never another caller's: that idle one serves on")
+  func commandLeavesOtherSandboxes() async throws {
+    let file = documentFixtures + "mixed.pdf"
+    let pages = try #require(Int(try pdfInfo(file)["Pages"] ?? ""))
+    // Memory limits no other test uses single out this test's workers among those of the tests
+    // running beside it in this process: 1523 MB for the sandbox's, 1525 MB for the command's.
+    var limits = SandboxLimits()
+    limits.memoryMB = 1523
+    let sandbox = DocumentSandbox(executable: Self.binary, limits: limits, workers: 1)
+    #expect(try await sandbox.inspect(path: file, file: "mixed.pdf").pages == pages)
+    let kept = Self.ownWorkers(memoryMB: 1523)
+    #expect(sandbox.workersAlive == 1 && kept.count == 1, "\(kept)")
+    // Another caller's command, in this process, reads files in workers of its own and ends.
+    let run = await imprint([
+      "inspect", "--json", "--memory-limit", "1525", "-j", "2", file,
+      documentFixtures + "hyperlink.pdf",
+    ])
+    #expect(run.code == 0, "\(run.stderr)")
+    // Its workers were stopped and reaped before it returned; the sandbox's idle one was not.
+    #expect(Self.ownWorkers(memoryMB: 1525).isEmpty)
+    #expect(sandbox.workersAlive == 1)
+    #expect(Self.ownWorkers(memoryMB: 1523) == kept)
+    // The same worker serves the next request.
+    #expect(try await sandbox.inspect(path: file, file: "mixed.pdf").pages == pages)
+    #expect(sandbox.mostWorkersAtOnce == 1 && sandbox.workersReplaced == 0)
+    #expect(Self.ownWorkers(memoryMB: 1523) == kept)
+    sandbox.stopIdleWorkers()
+    #expect(sandbox.workersAlive == 0 && Self.ownWorkers(memoryMB: 1523).isEmpty)
+  }
+
+  /// The live (not zombie) document workers this process started with `--memory-mb memoryMB`.
+  static func ownWorkers(memoryMB: Int) -> [Int32] {
+    liveProcesses().compactMap { pid, arguments in
+      let pairs = Array(zip(arguments, arguments.dropFirst()))
+      return arguments.contains(DocumentWorker.argument)
+        && pairs.contains { $0 == ("--memory-mb", "\(memoryMB)") }
+        && pairs.contains { $0 == ("--parent", "\(getpid())") } ? pid : nil
+    }.sorted()
   }
 
   @Test("after a normal exit no worker is left, and their CPU time is counted in the CLI's")

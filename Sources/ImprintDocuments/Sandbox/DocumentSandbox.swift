@@ -102,13 +102,9 @@ public final class DocumentSandbox: ImageDecoding {
     self.limits = limits
     slots = max(1, workers)
     permits = AsyncPermits(slots)
-    DocumentWorkers.register(self)
   }
 
-  deinit {
-    DocumentWorkers.unregister(self)
-    stopIdleWorkers()
-  }
+  deinit { stopIdleWorkers() }
 
   /// The wall-clock limit, 60 s when `limits` holds no positive finite number (a NaN would
   /// trap when converted to poll's milliseconds).
@@ -133,8 +129,14 @@ public final class DocumentSandbox: ImageDecoding {
   /// requests come at once.
   public var mostWorkersAtOnce: Int { lives.withLock { $0.most } }
 
-  /// Stops and reaps the idle workers (a later request starts new ones).
-  func stopIdleWorkers() {
+  /// Stops and reaps this sandbox's idle workers (a later request starts new ones); those of
+  /// other sandboxes are left alone.
+  ///
+  /// The sandbox's owner calls it when its work is over, while it still holds the sandbox, so
+  /// that every worker is reaped on its own path before it goes on: the CLI at the end of each
+  /// command, a server when it stops. (Releasing the sandbox stops them too, but wherever its
+  /// last reference drops: on another thread, perhaps after the process has moved on.)
+  public func stopIdleWorkers() {
     for worker in idle.withLock({ pool in
       defer { pool = [] }
       return pool
@@ -488,8 +490,7 @@ public final class DocumentSandbox: ImageDecoding {
     // The block holds the worker and the time, never the sandbox: libdispatch releases a block
     // after it ran, that is after `resume`, so a block holding the sandbox could drop its last
     // reference on a Dispatch thread once the command had returned, and the sandbox's deinit
-    // stop its idle workers there while `DocumentWorkers.shutdown` (which no longer sees a
-    // sandbox being destroyed) returned and the CLI exited: a worker outlived it, unreaped.
+    // stop its idle workers there, unsynchronised with the command's end.
     let seconds = wallSeconds
     let outcome = await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in

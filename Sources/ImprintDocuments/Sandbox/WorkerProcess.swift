@@ -243,8 +243,12 @@ public enum PrestartedWorkers {
     }
   }
 
-  /// Stops and reaps the workers no sandbox adopted (see `DocumentWorkers.shutdown`).
-  static func stopAll() {
+  /// Stops and reaps the prestarted workers no sandbox took.
+  ///
+  /// The executable that started them calls it before it exits (`imprint`'s `main`), so that
+  /// none outlives it and their CPU time counts in its own. Workers a sandbox took are that
+  /// sandbox's (`DocumentSandbox.stopIdleWorkers()`).
+  public static func stopAll() {
     for worker in pool.withLock({ workers in
       defer { workers = [] }
       return workers
@@ -258,38 +262,5 @@ public enum PrestartedWorkers {
     var second = stat()
     return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev
       && first.st_ino == second.st_ino
-  }
-}
-
-/// Every worker this process started, for ending them all before it exits.
-///
-/// Workers end by themselves when this process does (they watch it), but only a worker this
-/// process waits for has its CPU time counted in this process's (`time`, a scheduler's
-/// per-process accounting): `shutdown` closes the idle workers' request channels, stops them
-/// and reaps them.
-public enum DocumentWorkers {
-  private static let sandboxes = Mutex<[ObjectIdentifier: WeakSandbox]>([:])
-
-  private struct WeakSandbox: @unchecked Sendable {
-    // Only read under the Mutex; a sandbox removes itself in deinit.
-    weak var sandbox: DocumentSandbox?
-  }
-
-  static func register(_ sandbox: DocumentSandbox) {
-    sandboxes.withLock { $0[ObjectIdentifier(sandbox)] = WeakSandbox(sandbox: sandbox) }
-  }
-
-  static func unregister(_ sandbox: DocumentSandbox) {
-    sandboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(sandbox)) }
-  }
-
-  /// Stops and reaps every idle worker.
-  ///
-  /// Those are the prestarted ones no sandbox took and those idle in live sandboxes (a later
-  /// request starts new ones). Call it before the process exits.
-  public static func shutdown() {
-    PrestartedWorkers.stopAll()
-    let live = sandboxes.withLock { $0.values.compactMap(\.sandbox) }
-    for sandbox in live { sandbox.stopIdleWorkers() }
   }
 }
