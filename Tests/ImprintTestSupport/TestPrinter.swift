@@ -40,7 +40,8 @@ public final class TestPrinter {
   ///     `exit 3` aborts the job, `sleep 3` keeps it processing.
   ///   - users: user names and passwords; when not empty, the printer asks for HTTP Basic
   ///     credentials for everything but Get-Printer-Attributes (`-A`), checked with PAM through
-  ///     pam_wrapper's pam_matrix (a service of the test's own; see `TestScheduler`).
+  ///     pam_wrapper's pam_matrix (a service of the test's own; see `TestScheduler`), pam_wrapper
+  ///     loaded into the printer alone (its hook runs without it).
   /// - Throws: when it does not answer within 10 s (three ports are tried).
   public init(folder: TemporaryFolder, hook extra: String = "", users: [String: String] = [:])
     throws
@@ -57,6 +58,7 @@ public final class TestPrinter {
     let pidFile = folder.file("printer.pid")
     let executable = Self.find("ippeveprinter")
     var authentication = ""
+    var loader = ""
     if !users.isEmpty {
       let pam = folder.file("printer-pam")
       try FileManager.default.createDirectory(atPath: pam, withIntermediateDirectories: true)
@@ -69,8 +71,16 @@ public final class TestPrinter {
         ("auth required \(TestScheduler.pamMatrix) passdb=\(passwords)\n"
           + "account required \(TestScheduler.pamMatrix) passdb=\(passwords)\n").utf8
       ).write(to: URL(fileURLWithPath: pam + "/imprint-printer"))
-      authentication =
-        "LD_PRELOAD='\(TestScheduler.pamWrapper)' PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR='\(pam)' "
+      // pam_wrapper goes into the printer alone, by the dynamic loader's --preload, never by
+      // LD_PRELOAD, which the printer would hand down to each job's hook with the rest of its
+      // environment. Every process that loads pam_wrapper claims a folder /tmp/pam.X (62 names)
+      // as it starts and removes it as it ends; two starting together (the hook's `env | grep |
+      // sort`) can claim the same one, and the first to end removes it under the other, which
+      // then exits 1 before its main ("Failed to copy config files"): the hook wrote no
+      // attributes, or empty ones, and the job never appeared (1 hook run in 300 on its own,
+      // more beside other tests' printers and schedulers).
+      authentication = "PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR='\(pam)' "
+      loader = "'\(Self.dynamicLoader)' --preload '\(TestScheduler.pamWrapper)' "
     }
     let demand = users.isEmpty ? "" : "-A --pam-service imprint-printer "
     var started: (Process, Int)?
@@ -80,7 +90,8 @@ public final class TestPrinter {
       process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
       let command =
         "echo $$ > '\(pidFile)'; DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS "
-        + "\(authentication)exec '\(executable)' -p \(port) -n localhost -r off -f application/pdf "
+        + "\(authentication)exec \(loader)'\(executable)' -p \(port) -n localhost -r off "
+        + "-f application/pdf "
         + "-2 -s 20,10 -k \(demand)"
         + "-d '\(spool)' -c '\(hook)' imprint-test"
       process.arguments = ["dbus-run-session", "--", "sh", "-c", command]
@@ -103,6 +114,10 @@ public final class TestPrinter {
   }
 
   deinit { Self.stop(process, pid: pid) }
+
+  /// The dynamic loader (glibc's `ld.so`, x86-64 like `TestScheduler.pamWrapper`), which runs a
+  /// program with a library preloaded (`--preload`) without putting it in the environment.
+  static let dynamicLoader = "/lib64/ld-linux-x86-64.so.2"
 
   /// The process id the printer's shell wrote to `pidFile` (its own, which it then becomes).
   private static func pid(in pidFile: String) -> pid_t? {
