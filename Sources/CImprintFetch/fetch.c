@@ -386,18 +386,24 @@ int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
   if (fetch->user_agent) curl.easy_setopt(easy, CURLOPT_USERAGENT, fetch->user_agent);
   struct curl_slist *headers = NULL;
   if (fetch->post_body) {
-    // A POST: its body as given, its type in the one header added.
+    // A POST: its body as given, its type in a header added (and post_header, if any).
     curl.easy_setopt(easy, CURLOPT_POST, 1L);
     curl.easy_setopt(easy, CURLOPT_POSTFIELDS, (const char *)fetch->post_body);
     curl.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)fetch->post_len);
     char type[300];
     snprintf(type, sizeof type, "Content-Type: %s",
              fetch->post_type ? fetch->post_type : "application/octet-stream");
-    headers = curl.slist_append(NULL, type);
-    if (headers) headers = curl.slist_append(headers, "Expect:");
-    if (!headers) {
-      curl.easy_cleanup(easy);
-      return CImprintFetch_FETCH_FAILED;
+    const char *lines[] = {type, "Expect:", fetch->post_header};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+      if (!lines[i]) continue;
+      struct curl_slist *longer = curl.slist_append(headers, lines[i]);
+      if (!longer) {
+        // libcurl keeps the list it could not lengthen: freed here.
+        if (headers) curl.slist_free_all(headers);
+        curl.easy_cleanup(easy);
+        return CImprintFetch_FETCH_FAILED;
+      }
+      headers = longer;
     }
     curl.easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
   }

@@ -131,17 +131,20 @@ final class Download: Sendable {
   let allowPrivate: Bool
   /// A POST's body and its media type; nil for a GET.
   let post: (body: [UInt8], type: String)?
+  /// One more header line of a POST (`Name: value`, printable ASCII), or nil.
+  let header: String?
   private let continuation = Mutex<CheckedContinuation<Result<Answer, Failure>, Never>?>(nil)
 
   init(
     url: String, limit: Int, timeout: TimeInterval, allowPrivate: Bool,
-    post: (body: [UInt8], type: String)? = nil
+    post: (body: [UInt8], type: String)? = nil, header: String? = nil
   ) {
     self.url = url
     self.limit = limit
     self.timeout = timeout
     self.allowPrivate = allowPrivate
     self.post = post
+    self.header = header
   }
 
   func run() async -> Result<Answer, Failure> {
@@ -185,7 +188,11 @@ final class Download: Sendable {
             fetch.post_type = type
             fetch.max_redirects = 0
           }
-          return Int(CImprintFetch_fetch(url, &fetch))
+          guard post != nil, let header else { return Int(CImprintFetch_fetch(url, &fetch)) }
+          return header.withCString { line in
+            fetch.post_header = line
+            return Int(CImprintFetch_fetch(url, &fetch))
+          }
         }
       }
     }

@@ -50,6 +50,11 @@ public enum WebhookSender {
     return Failure(reason: SafeText.escaped(detail), refused: true)
   }
 
+  /// The header naming a delivery (`Webhook-Id`, as the Standard Webhooks specification names
+  /// it): the same value in every call of one delivery, so that a receiver can drop a call it
+  /// has already taken.
+  public static let deliveryHeader = "Webhook-Id"
+
   /// POSTs `body` to `url` (blocking a thread of its own, never the caller's).
   ///
   /// - Parameters:
@@ -58,21 +63,45 @@ public enum WebhookSender {
   ///   - contentType: their media type.
   ///   - timeout: the whole call's deadline in seconds, connection included.
   ///   - allowPrivateNetwork: call loopback and private addresses too.
-  /// - Returns: the 2xx status answered, or why the call failed.
+  ///   - deliveryID: sent as `Webhook-Id` (`deliveryHeader`) when given: 1 to 200 characters
+  ///     among letters, digits, `-`, `_`, `.` and `:`.
+  /// - Returns: the 2xx status answered, or why the call failed (a `deliveryID` that breaks
+  ///   its rule is refused before any connection).
   public static func post(
     _ url: String, body: [UInt8], contentType: String, timeout: TimeInterval,
-    allowPrivateNetwork: Bool
+    allowPrivateNetwork: Bool, deliveryID: String? = nil
   ) async -> Result<Int, Failure> {
     if let refused = check(url, allowPrivateNetwork: allowPrivateNetwork) {
       return .failure(refused)
     }
+    if let deliveryID, !isDeliveryID(deliveryID) {
+      return .failure(
+        Failure(
+          reason: "delivery id '\(SafeText.excerpt(deliveryID, limit: 60))' is not 1 to 200 "
+            + "letters, digits, '-', '_', '.' or ':'", refused: true))
+    }
     let call = Download(
       url: url, limit: answerLimit, timeout: timeout, allowPrivate: allowPrivateNetwork,
-      post: (body, contentType))
+      post: (body, contentType), header: deliveryID.map { "\(deliveryHeader): \($0)" })
     switch await call.run() {
     case .success(let answer): return .success(answer.status)
     case .failure(let failure):
       return .failure(Failure(reason: failure.reason, refused: failure.refusedNever != nil))
     }
+  }
+
+  /// Whether `id` may be sent as a delivery id: 1 to 200 ASCII letters, digits, `-`, `_`, `.`
+  /// or `:` (nothing that could end or fold a header line).
+  static func isDeliveryID(_ id: String) -> Bool {
+    (1...200).contains(id.utf8.count)
+      && id.utf8.allSatisfy { byte in
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+          UInt8(ascii: "."), UInt8(ascii: ":"):
+          true
+        default: false
+        }
+      }
   }
 }

@@ -57,9 +57,15 @@ extension ImprintService {
   }
 
   /// Calls job `record`'s webhook with its report (its results left out: `resultsFile` links
-  /// them), in a task of its own: at most `attempts` calls, the retries spaced by the backoff;
-  /// the outcome is kept in the job's report, counted in `/metrics` and, when it failed, told to
-  /// `configuration.events`.
+  /// them), in a task of its own: at most `attempts` calls in all, the retries spaced by the
+  /// backoff; the outcome is kept in the job's report (in a jobs folder, in its record: a start
+  /// calls again the webhooks still pending, `resumeWebhooks`), counted in `/metrics` and, when
+  /// it failed, told to `configuration.events`.
+  ///
+  /// Every call carries the job's id as `Webhook-Id`: a receiver that took a call the server
+  /// could not record (it stopped first) gets it again after a restart, the same id, the same
+  /// body. A webhook called again after a restart goes on from the calls its record counts, and
+  /// makes one call at least.
   func announce(_ record: JobStore.Record) {
     guard let url = record.callback else { return }
     var document = report(record)
@@ -70,12 +76,15 @@ extension ImprintService {
     let jobs = jobs
     let metrics = metrics
     let events = configuration.events
+    // Calls made before a restart count toward the attempts.
+    let first = min(max(0, record.webhook?.attempts ?? 0), 1 << 30) + 1
+    let last = max(first, settings.attempts)
     Task.detached {
       var delay = settings.backoff
-      for attempt in 1...max(1, settings.attempts) {
+      for attempt in first...last {
         let result = await WebhookSender.post(
           url, body: body, contentType: "application/json", timeout: settings.timeout,
-          allowPrivateNetwork: settings.allowPrivateNetwork)
+          allowPrivateNetwork: settings.allowPrivateNetwork, deliveryID: record.id)
         switch result {
         case .success(let status):
           jobs.updateWebhook(record.id) {
@@ -84,17 +93,17 @@ extension ImprintService {
             $0.error = nil
             $0.state = "delivered"
           }
-          metrics.recordWebhook(delivered: true, failedCalls: attempt - 1)
+          metrics.recordWebhook(delivered: true, failedCalls: attempt - first)
           return
         case .failure(let failure):
-          let last = attempt == settings.attempts || failure.refused
+          let final = attempt == last || failure.refused
           jobs.updateWebhook(record.id) {
             $0.attempts = attempt
             $0.error = failure.reason
-            if last { $0.state = "failed" }
+            if final { $0.state = "failed" }
           }
-          if last {
-            metrics.recordWebhook(delivered: false, failedCalls: attempt)
+          if final {
+            metrics.recordWebhook(delivered: false, failedCalls: attempt - first + 1)
             events?(
               "webhook of job \(record.id) to \(SafeText.excerpt(url, limit: 200)) failed after "
                 + "\(attempt) attempt\(attempt == 1 ? "" : "s"): \(failure.reason)")
@@ -105,5 +114,11 @@ extension ImprintService {
         delay *= 2
       }
     }
+  }
+
+  /// Calls again the webhooks a jobs folder's jobs left pending (`JobStore.pendingWebhooks`:
+  /// their job ended, or was found interrupted, before a call was answered), oldest job first.
+  func resumeWebhooks() {
+    for record in jobs.pendingWebhooks { announce(record) }
   }
 }

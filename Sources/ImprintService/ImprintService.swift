@@ -229,7 +229,8 @@ public final class ImprintService: Sendable {
   }
 
   /// Starts listening, and checking the price lists' files for a change
-  /// (`priceListCheckSeconds`).
+  /// (`priceListCheckSeconds`); in a jobs folder, calls again the webhooks its jobs left
+  /// pending (`resumeWebhooks`), once the server answers their receivers' polls.
   ///
   /// - Returns: the port listened on (the system's choice when the configuration says 0).
   /// - Throws: `ServiceError.listen`.
@@ -243,6 +244,7 @@ public final class ImprintService: Sendable {
       }
       watch.withLock { $0 = started }
     }
+    resumeWebhooks()
     return port
   }
 
@@ -260,8 +262,9 @@ public final class ImprintService: Sendable {
   /// Each job dropped or canceled is told to `events` (`service.interrupted`'s message); their
   /// webhooks are not called. Then the folder of the jobs' files is removed; a jobs folder
   /// (`jobsFolder`) is kept instead, each job's record as last written (a job still running
-  /// is found `failed`, `service.interrupted`, by the next start), and its lock released. Last,
-  /// the sandbox's idle document workers are stopped and reaped.
+  /// is found `failed`, `service.interrupted`, by the next start, and the webhooks still
+  /// pending, the stopped jobs' too, are called by it), and its lock released. Last, the
+  /// sandbox's idle document workers are stopped and reaped.
   public func stop() {
     let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
     watch.withLock { $0.take() }?.stop()

@@ -125,7 +125,8 @@ extension JobStore {
   /// `job.json` of schema 1 (a regular file, naming that id) and, if any, an `output` folder
   /// (not a link). Anything else is skipped, logged and left where it is. A job that was
   /// queued or running ends `failed` (`ServiceError.jobLost`), its folder as the stopped
-  /// process left it; a webhook still pending is `failed`. Then the oldest finished jobs past
+  /// process left it; a webhook still pending stays so (the service calls it again,
+  /// `pendingWebhooks`). Then the oldest finished jobs past
   /// `limits.kept`, then past `limits.maximumBytes`, are removed with their files, their
   /// `Idempotency-Key`s added to `keys` first. Records that changed are written back.
   ///
@@ -156,11 +157,6 @@ extension JobStore {
           events.append(
             LoadEvent(time: now, event: "jobs.interrupted", path: path, reason: lost.message))
         }
-        if record.webhook?.state == "pending" {
-          record.webhook?.state = "failed"
-          record.webhook?.error = "not delivered: the server stopped before a call succeeded"
-          changed.insert(record.id)
-        }
         record.bytes = size(of: path)
         records.append(record)
       } catch {
@@ -173,10 +169,13 @@ extension JobStore {
     while let oldest = records.first,
       records.count > limits.kept || used > limits.maximumBytes
     {
-      let reason =
+      var reason =
         records.count > limits.kept
         ? "one of the oldest finished jobs past --jobs-kept (\(limits.kept))"
         : "one of the oldest finished jobs past --jobs-disk (\(limits.maximumBytes) bytes)"
+      if oldest.webhook?.state == "pending" {
+        reason += "; its webhook, still pending, is not called"
+      }
       records.removeFirst()
       used -= oldest.bytes
       removed.append((oldest, reason))
@@ -298,6 +297,16 @@ extension JobStore {
       return "a negative count in its summary"
     }
     if let problem = file.idempotency?.problem { return problem }
+    if let webhook = file.webhook {
+      guard webhook.url == file.callback else { return "its webhook's url is not its callback" }
+      guard ["pending", "delivered", "failed"].contains(webhook.state) else {
+        return "webhook state '\(SafeText.excerpt(webhook.state, limit: 60))'; expected "
+          + "pending, delivered or failed"
+      }
+      guard (0...1_000_000).contains(webhook.attempts) else {
+        return "webhook attempts \(webhook.attempts)"
+      }
+    }
     return nil
   }
 

@@ -160,14 +160,17 @@ final class JobStore: Sendable {
   let loaded: [LoadEvent]
   let limits: JobLimits
   /// Told of each job with a callback once it ended (its webhook is called there), unless the
-  /// service's stop canceled it.
+  /// service's stop canceled it (in a jobs folder, its webhook stays pending in its record, for
+  /// the next start to call).
   private let ended: @Sendable (Record) -> Void
   /// Told of what no report will give: jobs canceled or dropped by the service's stop.
   private let told: @Sendable (String) -> Void
   private let store = Mutex(Store())
   /// Held while a job's record is written or a job's folder removed: records are written one
-  /// at a time, each with its job's state as it is then, never into a folder being removed.
-  private let writer = Mutex(0)
+  /// at a time, each with its job's state as it is then, never into a folder being removed;
+  /// true once the store is closed (no record is written after: the folder is another
+  /// server's to write once its lock is released).
+  private let writer = Mutex(false)
   /// The jobs folder's lock (`.lock`, `flock`ed), open while the store keeps it; -1 for none.
   private let lock: Mutex<Int32>
   /// The keys of the jobs removed from the jobs folder; nil without one.
@@ -228,6 +231,7 @@ final class JobStore: Sendable {
   /// (the service stopped; a job still running fails its writes); a jobs folder is kept, each
   /// job's record as last written, and its lock released.
   func close() {
+    writer.withLock { $0 = true }
     if !persistent { try? FileManager.default.removeItem(atPath: root) }
     let descriptor = lock.withLock { descriptor -> Int32 in
       defer { descriptor = -1 }
@@ -355,6 +359,17 @@ final class JobStore: Sendable {
   /// Job `id`, if it is kept.
   func record(_ id: String) -> Record? { store.withLock { $0.records[id] } }
 
+  /// The finished jobs whose webhook is still pending, oldest first: in a jobs folder, those
+  /// a start found so (their job ended, or was found interrupted, before a call was
+  /// answered; `ImprintService.resumeWebhooks` calls them again).
+  var pendingWebhooks: [Record] {
+    store.withLock { store in
+      store.records.values.filter {
+        $0.state.isFinished && $0.callback != nil && $0.webhook?.state == "pending"
+      }.sorted { $0.number < $1.number }
+    }
+  }
+
   /// Changes where job `id`'s webhook is (nothing when the job is no longer kept).
   func updateWebhook(_ id: String, _ change: (inout WebhookStatus) -> Void) {
     store.withLock { store in
@@ -410,7 +425,7 @@ final class JobStore: Sendable {
   /// Begins the service's stop: no job is taken (`reserve` throws `.stopping`) or started, and
   /// the queued ones are dropped (told, with no webhook: their folders go with the store's);
   /// in a jobs folder they end `canceled` instead (`service.interrupted`), their records
-  /// written.
+  /// written, their webhooks left pending for the next start.
   func beginStop() {
     let now = HTTPServer.timestamp(Date())
     let dropped = store.withLock { store -> [String] in
@@ -442,8 +457,9 @@ final class JobStore: Sendable {
   /// Lets the running job end until `deadline` less `grace`, then cancels it and waits for it
   /// at most until `deadline` (its items under way end); `beginStop` first.
   ///
-  /// A job canceled here is told (`told`), its webhook never called: the server is going, and
-  /// its report and files with it.
+  /// A job canceled here is told (`told`), its webhook not called: the server is going, and
+  /// its report and files with it (in a jobs folder, they are kept, and the next start calls
+  /// the webhook).
   func stopRunning(until deadline: ContinuousClock.Instant, grace: Duration) {
     func running() -> [String] {
       store.withLock { $0.records.values.filter { $0.state == .running }.map(\.id) }
@@ -638,12 +654,13 @@ final class JobStore: Sendable {
   }
 
   /// Writes job `id`'s record, as it is when the write begins, to `job.json` in its folder
-  /// (`AtomicFile`: synced before it is renamed); nothing when the job is no longer kept.
+  /// (`AtomicFile`: synced before it is renamed); nothing when the job is no longer kept or
+  /// the store is closed.
   ///
   /// - Throws: `FileError` when it cannot be written.
   private func write(_ id: String) throws(FileError) {
-    try writer.withLock { (_) throws(FileError) in
-      guard let record = record(id) else { return }
+    try writer.withLock { (closed) throws(FileError) in
+      guard !closed, let record = record(id) else { return }
       // Never under a bulk run's deferred flush: task-local values stay out of the detached
       // tasks that end jobs, and requests start them.
       try Self.writeRecord(record)

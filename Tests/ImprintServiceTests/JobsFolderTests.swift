@@ -376,6 +376,15 @@ struct JobsFolderTests {
     try Data(goodRecord.utf8).write(to: URL(fileURLWithPath: misnamed + "/job.json"))
     try manager.createDirectory(atPath: jobs + "/lost+found", withIntermediateDirectories: true)
     try Data("notes".utf8).write(to: URL(fileURLWithPath: jobs + "/README"))
+    // A webhook in a state this server never writes: never called.
+    var hooked = try #require(
+      try JSONSerialization.jsonObject(with: Data(goodRecord.utf8)) as? [String: Any])
+    hooked["callback"] = "http://127.0.0.1:9/hook"
+    hooked["webhook"] = ["url": "http://127.0.0.1:9/hook", "state": "sent", "attempts": 0]
+    let strangeHook = try copy(
+      as: "77777777-7777-4777-8777-777777777777",
+      record: String(
+        decoding: try JSONSerialization.data(withJSONObject: hooked), as: UTF8.self))
 
     let second = try server(jobs)
     let report = try curlRequest("GET", second.url("/v1/jobs/\(good)"), in: folder)
@@ -383,7 +392,7 @@ struct JobsFolderTests {
     let png = try curlRequest("GET", second.url("/v1/jobs/\(good)/files/qr/W-1.png"), in: folder)
     try Data(png.body).write(to: URL(fileURLWithPath: folder.file("kept.png")))
     #expect(try zbarDecode(folder.file("kept.png")) == "kept")
-    for path in [truncated, future, missing, linkedOutput, link, misnamed] {
+    for path in [truncated, future, missing, linkedOutput, link, misnamed, strangeHook] {
       let id = (path as NSString).lastPathComponent
       #expect(try curlRequest("GET", second.url("/v1/jobs/\(id)"), in: folder).status == 404)
       let leaked = try curlRequest("GET", second.url("/v1/jobs/\(id)/files/qr/W-1.png"), in: folder)
@@ -404,10 +413,16 @@ struct JobsFolderTests {
     #expect(reasons[misnamed]?.contains("it names job '\(good)'") == true, "\(reasons)")
     #expect(reasons[jobs + "/lost+found"]?.hasPrefix("is not a job") == true, "\(reasons)")
     #expect(reasons[jobs + "/README"]?.hasPrefix("is not a job") == true, "\(reasons)")
-    #expect(reasons.count == 8, "\(reasons)")
+    #expect(
+      reasons[strangeHook]
+        == "its job.json is damaged (webhook state 'sent'; expected pending, delivered or "
+        + "failed)", "\(reasons)")
+    #expect(reasons.count == 9, "\(reasons)")
     #expect(events("jobs.loaded", in: stopped.stderr).first?["jobs"] as? Int == 1)
     // Nothing skipped was removed or changed, nor anything outside.
-    for path in [truncated, future, missing, linkedOutput, misnamed, jobs + "/lost+found"] {
+    for path in [
+      truncated, future, missing, linkedOutput, misnamed, strangeHook, jobs + "/lost+found",
+    ] {
       #expect(manager.fileExists(atPath: path), "\(path)")
     }
     #expect(

@@ -31,6 +31,7 @@ struct WebhookTests {
     let call = try #require(receiver.calls.first)
     #expect(call.path == "/hook")
     #expect(call.type == "application/json")
+    #expect(call.id == id)
     let sent = try #require(
       try JSONSerialization.jsonObject(with: Data(call.body.utf8)) as? [String: Any])
     #expect(sent["job"] as? String == id)

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintTestSupport: a local HTTP server receiving webhook calls (python3's http.server): each
-// POST's path, Content-Type and body logged as one JSON line.
+// POST's path, Content-Type, Webhook-Id and body logged as one JSON line.
 
 import Foundation
 
 /// A local server for webhook tests: `POST /hook` answers 204, `/flaky` 500 the first time and
-/// 200 after, `/down` always 503; every POST is logged.
+/// 200 after, `/down` always 503, `/gated` 503 after 5 s while the gate is closed (`closeGate`)
+/// and 204 at once while it is open (as it is at first); every POST is logged as it arrives.
 public final class WebhookReceiver: PythonServer {
   private let log: String
 
   static let handler = #"""
-    import http.server, json, sys
+    import http.server, json, os, sys, time
     LOG = sys.argv[1]
+    GATE = LOG + '.closed'
     seen = {}
     class H(http.server.BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
@@ -23,10 +25,16 @@ public final class WebhookReceiver: PythonServer {
             with open(LOG, 'a') as log:
                 log.write(json.dumps({'path': self.path,
                                       'type': self.headers.get('Content-Type', ''),
+                                      'id': self.headers.get('Webhook-Id', ''),
                                       'body': body.decode('utf-8', 'replace')}) + '\n')
             code = 204
             if self.path == '/flaky' and seen[self.path] == 1: code = 500
             if self.path == '/down': code = 503
+            if self.path == '/gated' and os.path.exists(GATE):
+                # Held a while before refused: a stop begun after the first call was answered
+                # comes well before the last of the server's three calls is.
+                time.sleep(5)
+                code = 503
             self.send_response(code)
             self.send_header('Content-Length', '0')
             self.end_headers()
@@ -39,13 +47,24 @@ public final class WebhookReceiver: PythonServer {
       handler: Self.handler, name: "receiver", arguments: [log], stderr: "/dev/null", in: folder)
   }
 
-  /// The calls received so far: each one's path, Content-Type and body.
-  public var calls: [(path: String, type: String, body: String)] {
+  /// The calls received so far: each one's path, Content-Type, `Webhook-Id` (empty when it had
+  /// none) and body.
+  public var calls: [(path: String, type: String, id: String, body: String)] {
     lines(of: log).compactMap {
       guard
         let object = (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String]
       else { return nil }
-      return (object["path"] ?? "", object["type"] ?? "", object["body"] ?? "")
+      return (object["path"] ?? "", object["type"] ?? "", object["id"] ?? "", object["body"] ?? "")
     }
+  }
+
+  /// Makes `/gated` answer 503 until `openGate`.
+  public func closeGate() throws {
+    try Data().write(to: URL(fileURLWithPath: log + ".closed"))
+  }
+
+  /// Makes `/gated` answer 204 again.
+  public func openGate() throws {
+    try FileManager.default.removeItem(atPath: log + ".closed")
   }
 }

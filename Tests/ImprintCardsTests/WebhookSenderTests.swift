@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCardsTests: WebhookSender's delivery id, against a real Python receiver: sent as the
+// Webhook-Id header when given, none when not, and an id that could end or fold a header line
+// refused before any connection.
+
+import Foundation
+import ImprintCards
+import ImprintTestSupport
+import Testing
+
+@Suite("WebhookSender: the delivery id", .liveHandlesChecked, .serialized)
+struct WebhookSenderTests {
+  @Test("sent as Webhook-Id; an id with a line break, a blank or over 200 bytes is refused")
+  func deliveryID() async throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    let body = Array(#"{"job": "x"}"#.utf8)
+    func post(_ id: String?) async -> Result<Int, WebhookSender.Failure> {
+      await WebhookSender.post(
+        receiver.url("/hook"), body: body, contentType: "application/json", timeout: 10,
+        allowPrivateNetwork: true, deliveryID: id)
+    }
+    let id = "5f0c3a52-2f4e-4f7e-9c3b-0d2f5e6a7b8c"
+    #expect(await post(id) == .success(204))
+    #expect(await post(nil) == .success(204))
+    for bad in ["a\r\nX-Injected: 1", "a b", "", String(repeating: "a", count: 201), "é"] {
+      guard case .failure(let failure) = await post(bad) else {
+        Issue.record("'\(bad)' was sent")
+        continue
+      }
+      #expect(failure.refused)
+      #expect(failure.reason.contains("delivery id"), "\(failure.reason)")
+    }
+    #expect(await post(String(repeating: "a", count: 200)) == .success(204))
+    let calls = receiver.calls
+    #expect(calls.map(\.id) == [id, "", String(repeating: "a", count: 200)])
+    #expect(calls.allSatisfy { $0.body == #"{"job": "x"}"# && $0.type == "application/json" })
+  }
+}
