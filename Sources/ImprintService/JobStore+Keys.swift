@@ -137,8 +137,25 @@ final class RemovedKeys: Sendable {
       }
       let created = state.lines == 0 && !state.cut
       let line = (state.cut ? "\n" : "") + text
-      let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-      guard descriptor >= 0 else { throw .unwritable(path: path, reason: .system(errno)) }
+      // Not blocking: a FIFO planted in the file's place would hold the open (and the lock, a
+      // DELETE's answer, the stop) until something read it; anything but a regular file is
+      // refused.
+      let descriptor = open(
+        path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0o600)
+      var status = stat()
+      guard descriptor >= 0 else {
+        let error = errno
+        // A FIFO nobody reads fails the open (ENXIO): named for what it is.
+        if lstat(path, &status) == 0, (status.st_mode & S_IFMT) != S_IFREG {
+          throw .notRegularFile(path: path, kind: FileKind(mode: status.st_mode))
+        }
+        throw .unwritable(path: path, reason: .system(error))
+      }
+      guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+        Foundation.close(descriptor)
+        throw .notRegularFile(path: path, kind: FileKind(mode: status.st_mode))
+      }
+      _ = fcntl(descriptor, F_SETFL, O_APPEND)
       // Part of a line may be there after a failure: the next key starts a line of its own.
       do throws(FileError) {
         try FileIO.writeAll(Array(line.utf8), to: descriptor, path: path)

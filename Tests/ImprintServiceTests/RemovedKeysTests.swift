@@ -5,6 +5,7 @@
 import Foundation
 import ImprintCore
 import ImprintTestSupport
+import Synchronization
 import Testing
 
 @testable import ImprintService
@@ -77,6 +78,37 @@ struct RemovedKeysTests {
       #expect(keys.keys == Array(written.prefix(index + 1).suffix(3)))
     }
     #expect(RemovedKeys(in: folder.path, kept: 3).keys == Array(written.suffix(3)))
+  }
+
+  @Test("a FIFO in the file's place is refused at once, read by someone or not, never written")
+  func fifo() throws {
+    let folder = TemporaryFolder()
+    let path = folder.file(RemovedKeys.name)
+    try #require(mkfifo(path, 0o600) == 0)
+    let keys = RemovedKeys(in: folder.path)
+    #expect(keys.problems == ["is not a regular file (a symbolic link is never followed)"])
+    // Nobody reads it: a blocking open would wait for a reader for ever (a DELETE's answer and
+    // the server's stop with it). The append runs on a thread of its own so that a hang fails
+    // the test instead of holding it.
+    let done = DispatchSemaphore(value: 0)
+    let outcome = Mutex<FileError?>(nil)
+    Thread {
+      do throws(FileError) {
+        try keys.append([key(1)])
+      } catch { outcome.withLock { $0 = error } }
+      done.signal()
+    }.start()
+    #expect(done.wait(timeout: .now() + 10) == .success, "the append is still waiting")
+    #expect(outcome.withLock { $0 } == .notRegularFile(path: path, kind: .fifo))
+    // Someone reads it: the open would succeed; the keys must still not go into it.
+    let reader = open(path, O_RDONLY | O_NONBLOCK)
+    try #require(reader >= 0)
+    defer { close(reader) }
+    #expect(throws: FileError.notRegularFile(path: path, kind: .fifo)) {
+      try keys.append([key(2)])
+    }
+    var buffer = [UInt8](repeating: 0, count: 64)
+    #expect(read(reader, &buffer, buffer.count) <= 0)
   }
 
   @Test("a link in the file's place is never followed: said at the start, never written through")
