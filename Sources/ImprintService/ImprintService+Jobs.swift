@@ -189,7 +189,7 @@ extension ImprintService {
     var report = JobReport(
       job: record.id, kind: record.kind, state: record.state, status: href,
       accepted: record.accepted, started: record.started, finished: record.finished,
-      webhook: record.webhook)
+      webhook: record.webhook?.shown)
     guard record.state.isFinished else { return report }
     report.summary = record.outcome?.summary
     report.error = record.outcome?.error

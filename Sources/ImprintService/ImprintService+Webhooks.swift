@@ -38,6 +38,24 @@ struct WebhookStatus: Sendable, Codable, Equatable {
   var status: Int?
   /// Why the last call failed.
   var error: String?
+
+  /// This status as a report shows it: the URL without its user name and password.
+  var shown: WebhookStatus {
+    var copy = self
+    copy.url = Self.withoutCredentials(url)
+    return copy
+  }
+
+  /// `url` with the user name and password of its authority (`user:password@`) replaced by
+  /// `***`, so that a report, a message or a log line never carries them (the call is made with
+  /// them).
+  static func withoutCredentials(_ url: String) -> String {
+    guard let scheme = url.range(of: "://") else { return url }
+    let rest = url[scheme.upperBound...]
+    let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
+    guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+    return String(url[..<scheme.upperBound]) + "***" + String(url[at...])
+  }
 }
 
 extension ImprintService {
@@ -51,7 +69,7 @@ extension ImprintService {
     if let refused = WebhookSender.check(
       url, allowPrivateNetwork: configuration.webhooks.allowPrivateNetwork)
     {
-      throw .callbackRefused(url: url, reason: refused.reason)
+      throw .callbackRefused(url: WebhookStatus.withoutCredentials(url), reason: refused.reason)
     }
     return url
   }
@@ -105,7 +123,8 @@ extension ImprintService {
           if final {
             metrics.recordWebhook(delivered: false, failedCalls: attempt - first + 1)
             events?(
-              "webhook of job \(record.id) to \(SafeText.excerpt(url, limit: 200)) failed after "
+              "webhook of job \(record.id) to "
+                + "\(SafeText.excerpt(WebhookStatus.withoutCredentials(url), limit: 200)) failed after "
                 + "\(attempt) attempt\(attempt == 1 ? "" : "s"): \(failure.reason)")
             return
           }

@@ -92,6 +92,41 @@ struct WebhookTests {
           + "the server answered HTTP 503"), "\(stopped.stderr)")
   }
 
+  @Test("a callback's user name and password never appear in its report, a refusal or a log line")
+  func credentials() throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    let server = try ServiceProcess(["--webhook-allow-private"])
+    let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
+    // The receiver's /down answers 503: three calls, a failure logged with the URL.
+    let url = receiver.url("/down").replacingOccurrences(
+      of: "http://", with: "http://hook-user:s3cret@")
+    let shown = receiver.url("/down").replacingOccurrences(of: "http://", with: "http://***@")
+    let id = try acceptedID(
+      try postBatch(qr, on: server, in: folder, query: "?callback=" + escaped(url)))
+    _ = try waitForJob(id, on: server, in: folder)
+    var report = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
+    try waitFor {
+      report = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
+      return (report.json?["webhook"] as? [String: Any])?["state"] as? String == "failed"
+    }
+    #expect(receiver.calls.filter { $0.path == "/down" }.count == 3)
+    #expect((report.json?["webhook"] as? [String: Any])?["url"] as? String == shown)
+    #expect(!report.text.contains("s3cret") && !report.text.contains("hook-user"))
+    // Refused (link-local stays refused): the message shows the URL without them too.
+    let refused = try postBatch(
+      qr, on: server, in: folder,
+      query: "?callback=" + escaped("http://hook-user:s3cret@169.254.1.1/hook"))
+    #expect(refused.status == 422)
+    #expect(refused.errorCode == "http.callbackRefused")
+    #expect(refused.text.contains("http://***@169.254.1.1/hook"), "\(refused.text)")
+    #expect(!refused.text.contains("s3cret") && !refused.text.contains("hook-user"))
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    #expect(stopped.stderr.contains("serve: webhook of job \(id) to \(shown) failed after 3"))
+    #expect(!stopped.stderr.contains("s3cret"), "\(stopped.stderr)")
+  }
+
   @Test("callbacks to loopback, private and link-local addresses or other schemes are refused")
   func refused() throws {
     let folder = TemporaryFolder()
