@@ -17,6 +17,25 @@ private func pythonReport(_ script: String, port: Int) throws -> [String: Any] {
     try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
 }
 
+/// Python: the imports the body tests' clients use, and `read_answer(s)`, which reads an answer
+/// until the server closes the connection and gives its status line, its error code (nil when
+/// its body is no error object) and whether it says `Retry-After: 1`.
+private let answerReader = """
+  import json, select, socket, sys
+  def read_answer(s):
+      data = b""
+      while True:
+          chunk = s.recv(65536)
+          if not chunk:
+              break
+          data += chunk
+      head, _, body = data.partition(b"\\r\\n\\r\\n")
+      lines = head.decode().split("\\r\\n")
+      code = json.loads(body)["error"]["code"] if body.startswith(b"{") else None
+      return {"status": lines[0], "code": code, "retryAfter": "Retry-After: 1" in lines}
+
+  """
+
 /// A server reading bodies up to `maxBody` bytes, `bodyMemory` bytes at once, that waits long
 /// for a client holding a body.
 private func bodyLimitedServer(maxBody: Int, bodyMemory: Int) throws -> ServiceProcess {
@@ -252,34 +271,25 @@ struct HTTPGuardTests {
     // 20 clients each announce an 8 MiB body; a client not answered at once sends all of it
     // but its last byte and holds it there. Then the client prints what it saw and waits
     // until its standard input closes.
-    let script = """
-      import json, select, socket, sys
-      port, size = int(sys.argv[1]), int(sys.argv[2])
-      head = ("POST /v1/inspect HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/pdf\\r\\n"
-              "Content-Length: %d\\r\\n\\r\\n" % size).encode()
-      held, answers = [], []
-      for _ in range(20):
-          s = socket.create_connection(("127.0.0.1", port))
-          s.sendall(head)
-          ready, _, _ = select.select([s], [], [], 1)
-          if ready:
-              data = b""
-              while True:
-                  chunk = s.recv(65536)
-                  if not chunk:
-                      break
-                  data += chunk
-              text = data.decode()
-              body = json.loads(text.split("\\r\\n\\r\\n", 1)[1])
-              answers.append({"status": text.split("\\r\\n")[0], "code": body["error"]["code"],
-                              "retryAfter": "\\r\\nRetry-After: 1\\r\\n" in text})
-              s.close()
-          else:
-              s.sendall(b"%" * (size - 1))
-              held.append(s)
-      print(json.dumps({"held": len(held), "answers": answers}), flush=True)
-      sys.stdin.read()
-      """
+    let script =
+      answerReader + """
+        port, size = int(sys.argv[1]), int(sys.argv[2])
+        head = ("POST /v1/inspect HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/pdf\\r\\n"
+                "Content-Length: %d\\r\\n\\r\\n" % size).encode()
+        held, answers = [], []
+        for _ in range(20):
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(head)
+            ready, _, _ = select.select([s], [], [], 1)
+            if ready:
+                answers.append(read_answer(s))
+                s.close()
+            else:
+                s.sendall(b"%" * (size - 1))
+                held.append(s)
+        print(json.dumps({"held": len(held), "answers": answers}), flush=True)
+        sys.stdin.read()
+        """
     func residentKB() throws -> Int {
       let status = try #require(procText("/proc/\(server.pid)/status"))
       let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
@@ -335,61 +345,51 @@ struct HTTPGuardTests {
     let server = try bodyLimitedServer(maxBody: 8 * megabyte, bodyMemory: 16 * megabyte)
     func metric(_ name: String) throws -> Int? {
       let text = try curlRequest("GET", server.url("/metrics"), in: folder).text
-      return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        .flatMap { Int($0.split(separator: " ")[1]) }
+      return try PrometheusText(text).value(name).map { Int($0) }
     }
     #expect(try metric("imprint_http_body_bytes_limit") == 16 * megabyte)
     // A client sends two chunked bodies of 6 MiB without their last chunk (held: 12 of the 16
     // MiB), says so, and waits for a line; then a third of 32 MiB, which does not fit, and a
     // fourth of 1 MiB, which does. Then it lets the two go, and sends 9 MiB (over --max-body).
     // It prints the status lines and error codes it got.
-    let script = """
-      import json, socket, sys
-      port, mb = int(sys.argv[1]), 1 << 20
-      def start():
-          s = socket.create_connection(("127.0.0.1", port))
-          s.sendall(b"POST /v1/inspect?name=x.pdf HTTP/1.1\\r\\nHost: x\\r\\n"
-                    b"Content-Type: application/pdf\\r\\nConnection: close\\r\\n"
-                    b"Transfer-Encoding: chunked\\r\\n\\r\\n")
-          return s
-      def send(s, total):
-          piece = 256 * 1024
-          for _ in range(total // piece):
-              s.sendall(b"%x\\r\\n" % piece + b"%" * piece + b"\\r\\n")
-      def answer(s):
-          s.sendall(b"0\\r\\n\\r\\n")
-          data = b""
-          while True:
-              chunk = s.recv(65536)
-              if not chunk:
-                  break
-              data += chunk
-          head, _, body = data.partition(b"\\r\\n\\r\\n")
-          lines = head.decode().split("\\r\\n")
-          code = json.loads(body)["error"]["code"] if body.startswith(b"{") else None
-          return {"status": lines[0], "code": code, "retryAfter": "Retry-After: 1" in lines}
-      held = [start(), start()]
-      for s in held:
-          send(s, 6 * mb)
-      print("held", flush=True)
-      sys.stdin.readline()
-      # The third body outgrows the budget at 4 MiB; the rest of its 32 MiB is read and
-      # dropped (sendall returns once the server took all but the sockets' buffers).
-      third = start()
-      send(third, 32 * mb)
-      # A body of 1 MiB still fits: the third's 4 MiB were given back when it was refused.
-      fourth = start()
-      send(fourth, mb)
-      report = {"fourth": answer(fourth), "third": answer(third)}
-      for s in held:
-          s.close()
-      print(json.dumps(report), flush=True)
-      sys.stdin.readline()
-      big = start()
-      send(big, 9 * mb)
-      report["overLimit"] = answer(big)
-      print(json.dumps(report), flush=True)
-      """
+    let script =
+      answerReader + """
+        port, mb = int(sys.argv[1]), 1 << 20
+        def start():
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(b"POST /v1/inspect?name=x.pdf HTTP/1.1\\r\\nHost: x\\r\\n"
+                      b"Content-Type: application/pdf\\r\\nConnection: close\\r\\n"
+                      b"Transfer-Encoding: chunked\\r\\n\\r\\n")
+            return s
+        def send(s, total):
+            piece = 256 * 1024
+            for _ in range(total // piece):
+                s.sendall(b"%x\\r\\n" % piece + b"%" * piece + b"\\r\\n")
+        def answer(s):
+            s.sendall(b"0\\r\\n\\r\\n")
+            return read_answer(s)
+        held = [start(), start()]
+        for s in held:
+            send(s, 6 * mb)
+        print("held", flush=True)
+        sys.stdin.readline()
+        # The third body outgrows the budget at 4 MiB; the rest of its 32 MiB is read and
+        # dropped (sendall returns once the server took all but the sockets' buffers).
+        third = start()
+        send(third, 32 * mb)
+        # A body of 1 MiB still fits: the third's 4 MiB were given back when it was refused.
+        fourth = start()
+        send(fourth, mb)
+        report = {"fourth": answer(fourth), "third": answer(third)}
+        for s in held:
+            s.close()
+        print(json.dumps(report), flush=True)
+        sys.stdin.readline()
+        big = start()
+        send(big, 9 * mb)
+        report["overLimit"] = answer(big)
+        print(json.dumps(report), flush=True)
+        """
     let client = Process()
     client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
     client.arguments = ["-c", script, "\(server.port)"]

@@ -8,6 +8,8 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
+@testable import ImprintService
+
 /// `url` escaped as a query parameter's value.
 private func escaped(_ url: String) -> String {
   url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? url
@@ -125,6 +127,22 @@ struct WebhookTests {
     #expect(stopped.status == 0)
     #expect(stopped.stderr.contains("serve: webhook of job \(id) to \(shown) failed after 3"))
     #expect(!stopped.stderr.contains("s3cret"), "\(stopped.stderr)")
+  }
+
+  @Test(
+    "only the authority's user name and password are hidden",
+    arguments: [
+      ("https://u:p@host/hook", "https://***@host/hook"),
+      ("http://user@host:8080/a?b=c", "http://***@host:8080/a?b=c"),
+      ("http://a@b:c@host/x", "http://***@host/x"),
+      ("http://@host/", "http://***@host/"),
+      ("http://host/path@x?q=a@b#f@g", "http://host/path@x?q=a@b#f@g"),
+      ("http://host?u=a@b", "http://host?u=a@b"),
+      ("not a url @ all", "not a url @ all"),
+      ("http://", "http://"),
+    ])
+  func hiddenCredentials(url: String, shown: String) {
+    #expect(WebhookStatus.withoutCredentials(url) == shown)
   }
 
   @Test("callbacks to loopback, private and link-local addresses or other schemes are refused")
