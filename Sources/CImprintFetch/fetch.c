@@ -410,12 +410,6 @@ int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
   char *current = strdup(url);
   int result = CImprintFetch_FETCH_FAILED;
   for (int hop = 0; current; hop++) {
-    if (hop > fetch->max_redirects) {
-      snprintf(fetch->detail, sizeof fetch->detail, "more than %d redirects",
-               fetch->max_redirects);
-      result = CImprintFetch_FETCH_REDIRECTS;
-      break;
-    }
     result = check_url(current, fetch);
     if (result != CImprintFetch_FETCH_OK) break;
     long remaining = deadline - now_ms();
@@ -450,6 +444,17 @@ int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
       break;
     }
     if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
+      // Counted before the location is read: a call that follows none (a POST) stops here,
+      // whether the answer names a location or not.
+      if (hop >= fetch->max_redirects) {
+        if (fetch->max_redirects == 0)
+          snprintf(fetch->detail, sizeof fetch->detail, "HTTP %ld, a redirect", status);
+        else
+          snprintf(fetch->detail, sizeof fetch->detail, "more than %d redirects",
+                   fetch->max_redirects);
+        result = CImprintFetch_FETCH_REDIRECTS;
+        break;
+      }
       char *location = NULL;
       curl.easy_getinfo(easy, CURLINFO_REDIRECT_URL, &location);
       free(current);

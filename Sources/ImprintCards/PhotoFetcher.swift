@@ -123,6 +123,8 @@ final class Download: Sendable {
     let reason: String
     /// A refused address: whether it is never fetched.
     var refusedNever: Bool? = nil
+    /// A POST answered with a redirect: calling again would be answered the same.
+    var redirected = false
   }
 
   let url: String
@@ -215,6 +217,12 @@ final class Download: Sendable {
       reason = "it is over \(limit) bytes; at most \(limit) are downloaded"
     case Int(CImprintFetch_FETCH_TIMEOUT):
       reason = tooSlow
+    case Int(CImprintFetch_FETCH_REDIRECTS) where post != nil:
+      return .failure(
+        Failure(
+          reason: "the server answered HTTP \(fetch.http_status), a redirect, and a webhook call "
+            + "follows none: the callback must be the receiver's own URL, not one that redirects",
+          redirected: true))
     case Int(CImprintFetch_FETCH_BAD_URL), Int(CImprintFetch_FETCH_UNRESOLVED),
       Int(CImprintFetch_FETCH_REDIRECTS), Int(CImprintFetch_FETCH_UNAVAILABLE):
       reason = detail

@@ -13,15 +13,25 @@ import ImprintCore
 /// host any of whose addresses is loopback, private, CGNAT or unique local is refused unless
 /// `allowPrivateNetwork` (a deployment's own receivers); link-local (cloud metadata), multicast,
 /// unspecified and reserved addresses are always refused. The address connected to is the
-/// address checked (libcurl's socket callback), no redirect is followed, proxies from the
-/// environment are not used, and an answer other than 2xx is a failure.
+/// address checked (libcurl's socket callback), no redirect is followed (a redirect answered is
+/// a final failure: the callback must be the receiver's own URL), proxies from the environment
+/// are not used, and an answer other than 2xx is a failure.
 public enum WebhookSender {
   /// Why a call was not delivered.
   public struct Failure: Error, Sendable, Equatable {
     /// What went wrong, for logs and reports (`the server answered HTTP 500`).
     public let reason: String
-    /// Whether the URL's host is refused (so retrying cannot help).
+    /// Whether the URL's host is refused.
     public let refused: Bool
+    /// Whether calling again cannot help: the host is refused, or the server answered with a
+    /// redirect (a call follows none, and the next would be answered the same).
+    public let final: Bool
+
+    init(reason: String, refused: Bool, final: Bool? = nil) {
+      self.reason = reason
+      self.refused = refused
+      self.final = final ?? refused
+    }
   }
 
   /// The most bytes of an answer read (the rest is not waited for).
@@ -86,7 +96,9 @@ public enum WebhookSender {
     switch await call.run() {
     case .success(let answer): return .success(answer.status)
     case .failure(let failure):
-      return .failure(Failure(reason: failure.reason, refused: failure.refusedNever != nil))
+      let refused = failure.refusedNever != nil
+      return .failure(
+        Failure(reason: failure.reason, refused: refused, final: refused || failure.redirected))
     }
   }
 

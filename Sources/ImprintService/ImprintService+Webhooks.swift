@@ -114,7 +114,7 @@ extension ImprintService {
           metrics.recordWebhook(delivered: true, failedCalls: attempt - first)
           return
         case .failure(let failure):
-          let final = attempt == last || failure.refused
+          let final = attempt == last || failure.final
           jobs.updateWebhook(record.id) {
             $0.attempts = attempt
             $0.error = failure.reason

@@ -106,6 +106,19 @@ struct CardReliabilityTests {
       #expect(run.status == 1, "\(target)")
       #expect(cardErrorCodes(run) == ["card.photoAddressRefused"], "\(target): \(run.stdout)")
     }
+    // Five redirects are followed, a sixth is not.
+    func chain(_ hops: Int) -> String {
+      (0..<hops).reduce(server.url("/photo.jpg")) { target, _ in server.url("/redirect?\(target)") }
+    }
+    let five = try card(
+      try hostileProfile(account: "alice", photo: chain(5)), in: folder, extra: allowed)
+    #expect(five.status == 0, "\(five.stderr)")
+    try FileManager.default.removeItem(atPath: folder.file("card.png"))
+    let six = try card(
+      try hostileProfile(account: "alice", photo: chain(6)), in: folder, extra: allowed)
+    #expect(cardErrorCodes(six) == ["card.photoDownload"])
+    #expect(six.stdout.contains("more than 5 redirects"), "\(six.stdout)")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("card.png")))
     let file = try card(
       try hostileProfile(account: "alice", photo: server.url("/redirect?file:///etc/passwd")),
       in: folder, extra: allowed)

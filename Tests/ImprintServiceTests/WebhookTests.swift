@@ -94,6 +94,47 @@ struct WebhookTests {
           + "the server answered HTTP 503"), "\(stopped.stderr)")
   }
 
+  @Test("a callback answered with a redirect is called once, not followed, and failed at once")
+  func redirected() throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    let server = try ServiceProcess(["--webhook-allow-private"])
+    let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
+    var ids: [String: String] = [:]
+    for path in ["/moved-307", "/moved-301-bare"] {
+      ids[path] = try acceptedID(
+        try postBatch(qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url(path)))
+      )
+    }
+    for (path, id) in ids {
+      _ = try waitForJob(id, on: server, in: folder)
+      var hook: [String: Any] = [:]
+      try waitFor {
+        hook =
+          try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).json?["webhook"]
+          as? [String: Any] ?? [:]
+        return hook["state"] as? String != "pending"
+      }
+      let status = path.split(separator: "-")[1]
+      #expect(hook["state"] as? String == "failed", "\(path): \(hook)")
+      #expect(hook["attempts"] as? Int == 1, "\(path): \(hook)")
+      let error = hook["error"] as? String ?? ""
+      #expect(error.hasPrefix("the server answered HTTP \(status), a redirect"), "\(error)")
+    }
+    // Neither called twice, and the location (/hook) never called.
+    #expect(receiver.calls.map(\.path).sorted() == ["/moved-301-bare", "/moved-307"])
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    #expect(metrics.contains("imprint_webhook_deliveries_total{result=\"failed\"} 2\n"))
+    #expect(metrics.contains("imprint_webhook_calls_failed_total 2\n"), "\(metrics)")
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    let id = try #require(ids["/moved-307"])
+    #expect(
+      stopped.stderr.contains(
+        "serve: webhook of job \(id) to \(receiver.url("/moved-307")) failed after 1 attempt: "
+          + "the server answered HTTP 307, a redirect"), "\(stopped.stderr)")
+  }
+
   @Test("a callback's user name and password never appear in its report, a refusal or a log line")
   func credentials() throws {
     let folder = TemporaryFolder()

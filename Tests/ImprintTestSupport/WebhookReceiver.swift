@@ -5,7 +5,8 @@
 import Foundation
 
 /// A local server for webhook tests: `POST /hook` answers 204, `/flaky` 500 the first time and
-/// 200 after, `/down` always 503, `/gated` 503 after 5 s while the gate is closed (`closeGate`)
+/// 200 after, `/down` always 503, `/moved-NNN` NNN with `Location: /hook` (none when the path
+/// ends in `-bare`), `/gated` 503 after 5 s while the gate is closed (`closeGate`)
 /// and 204 at once while it is open (as it is at first); every POST is logged as it arrives.
 public final class WebhookReceiver: PythonServer {
   private let log: String
@@ -35,7 +36,12 @@ public final class WebhookReceiver: PythonServer {
                 # comes well before the last of the server's three calls is.
                 time.sleep(5)
                 code = 503
+            if self.path.startswith('/moved-'):
+                # /moved-NNN answers NNN, with a location (/hook) unless it ends in -bare.
+                code = int(self.path.split('-')[1])
             self.send_response(code)
+            if self.path.startswith('/moved-') and not self.path.endswith('-bare'):
+                self.send_header('Location', '/hook')
             self.send_header('Content-Length', '0')
             self.end_headers()
     """#
