@@ -31,13 +31,29 @@ public enum FileIO {
     // twice on its way to the parser).
     let (descriptor, status) = try openForReading(path)
     defer { Foundation.close(descriptor) }
-    guard Int(status.st_size) <= limit else {
-      throw .tooLarge(path: path, bytes: Int(status.st_size), limit: limit)
+    return try read(descriptor: descriptor, size: Int(status.st_size), path: path, limit: limit)
+  }
+
+  /// Reads the rest of an open regular file of `size` bytes (`fstat`'s), at most `limit`
+  /// bytes, from its current offset: for a file opened otherwise (`ConfinedPath.openFile`).
+  ///
+  /// - Parameters:
+  ///   - descriptor: the open file; the caller closes it.
+  ///   - size: its size when opened.
+  ///   - path: its name, for errors.
+  ///   - limit: the most bytes read.
+  /// - Returns: the bytes read.
+  /// - Throws: `FileError.tooLarge` or `.unreadable`.
+  public static func read(descriptor: Int32, size: Int, path: String, limit: Int)
+    throws(FileError) -> [UInt8]
+  {
+    guard size <= limit else {
+      throw .tooLarge(path: path, bytes: size, limit: limit)
     }
     var bytes: [UInt8] = []
     // One byte more than the size: the next read finds the end. A file that grows while read
     // stops at the limit.
-    var chunk = min(max(Int(status.st_size), 0), limit) + 1
+    var chunk = min(max(size, 0), limit) + 1
     while true {
       var got = 0
       var failure: Int32 = 0

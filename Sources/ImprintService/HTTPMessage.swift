@@ -107,22 +107,28 @@ final class ResponseFile: Sendable {
   let size: Int
   private let descriptor: Mutex<Int32>
 
-  /// Opens `path` for reading: no link followed at its last component (`O_NOFOLLOW`), a regular
-  /// file only.
+  /// Opens regular file `relative` inside `folder` (`ConfinedPath.openFile`: no symbolic link
+  /// followed at any component, never blocking on a FIFO or a device), refused when it has more
+  /// than one name: a hard link planted there could name a file outside the folder.
   ///
-  /// - Returns: nil when it cannot be opened, or is not a regular file.
-  init?(opening path: String) {
-    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-    guard fd >= 0 else { return nil }
-    var status = stat()
-    guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+  /// - Throws: `ConfinedPath.openFile`'s `FileError`; `FileError.notRegularFile` (`.other`)
+  ///   for a file with more than one name.
+  init(_ relative: String, in folder: String, what: String) throws(FileError) {
+    let (fd, status) = try ConfinedPath.openFile(relative, in: folder, what: what)
+    guard status.st_nlink == 1 else {
       close(fd)
-      return nil
+      throw .notRegularFile(path: relative, kind: .other)
     }
-    // O_NONBLOCK only kept a FIFO from holding the open; a regular file's reads never block.
-    _ = fcntl(fd, F_SETFL, 0)
     size = Int(status.st_size)
     descriptor = Mutex(fd)
+  }
+
+  /// The whole file, at most `limit` bytes, read from the descriptor (not handed over).
+  ///
+  /// - Throws: `FileError.tooLarge` or `.unreadable`.
+  func read(limit: Int) throws(FileError) -> [UInt8] {
+    let fd = descriptor.withLock { $0 }
+    return try FileIO.read(descriptor: fd, size: size, path: "job output", limit: limit)
   }
 
   /// The descriptor, handed over once (nil after): its new owner closes it.

@@ -154,26 +154,32 @@ extension ImprintService {
     return .json(report(record))
   }
 
-  /// One output of job `record`: `relative` inside its output folder, opened (no link followed,
-  /// regular files only) and streamed.
+  /// One output of job `record`: `relative` inside its output folder, opened and streamed.
   ///
-  /// - Throws: `ServiceError.unknownJobFile` for a path that is not a regular file there, or
-  ///   that is hidden (`.state/`); `FileError.escapesFolder` (422) for one leading out.
+  /// Only a regular file of one name reached through real folders is served: a symbolic link
+  /// at any component (one planted in the output folder pointing at the jobs folder's records,
+  /// at another job or out of the jobs folder), a hard link, a FIFO, a device or a folder is
+  /// answered as a file that is not there, and nothing is followed or opened that would block
+  /// (`ResponseFile`, `ConfinedPath.openFile`).
+  ///
+  /// - Throws: `ServiceError.unknownJobFile` for a path that is not such a file there, or that
+  ///   is hidden (`.state/`, `./`); `FileError.escapesFolder` (422) for one leading out as
+  ///   written (`..`, absolute).
   private func jobFile(_ record: JobStore.Record, _ relative: String) throws -> HTTPResponse {
     let output = record.folder + "/output"
-    let path: String
+    // Hidden names are the job's own (`.state/`); `..` is refused as leading out below.
+    let hidden = relative.split(separator: "/").contains { $0.hasPrefix(".") && $0 != ".." }
+    guard !hidden else { throw ServiceError.unknownJobFile(id: record.id, path: relative) }
+    let file: ResponseFile
     do {
-      path = try ConfinedPath.resolve(relative, in: output, what: "job output")
+      file = try ResponseFile(relative, in: output, what: "job output")
     } catch {
       // Named as the client asked for it, inside the job's outputs, never the server's folder.
-      throw Self.withoutFolders(error, [output])
-    }
-    guard !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") }),
-      let file = ResponseFile(opening: path)
-    else {
+      if case .escapesFolder = error { throw Self.withoutFolders(error, [output]) }
+      // Missing, a link, not a regular file: one answer, so that none tells what is there.
       throw ServiceError.unknownJobFile(id: record.id, path: relative)
     }
-    let type = Self.outputTypes[(path as NSString).pathExtension.lowercased()]
+    let type = Self.outputTypes[(relative as NSString).pathExtension.lowercased()]
     // Streamed from the file as it is sent: a large output costs no memory.
     return HTTPResponse(
       status: 200, contentType: type ?? "application/octet-stream", body: [], file: file)
@@ -197,7 +203,10 @@ extension ImprintService {
     report.files = JobStore.files(in: output)
     if report.files?.contains("results.jsonl") == true {
       report.resultsFile = href + "/files/results.jsonl"
-      if let lines = try? FileIO.read(output + "/results.jsonl", limit: Self.inlineResultsLimit) {
+      // Opened as a fetch opens it: a link put in its place is not followed.
+      if let file = try? ResponseFile("results.jsonl", in: output, what: "job output"),
+        let lines = try? file.read(limit: Self.inlineResultsLimit)
+      {
         report.results = lines.split(separator: UInt8(ascii: "\n")).compactMap {
           try? JSONDecoder().decode(JobResult.self, from: Data($0))
         }

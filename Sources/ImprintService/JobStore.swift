@@ -685,8 +685,9 @@ final class JobStore: Sendable {
     return total
   }
 
-  /// The regular files under `folder`, relative and sorted; hidden ones (`.state/`) and those
-  /// past the first `limit` left out.
+  /// The regular files under `folder` that `GET /v1/jobs/ID/files/PATH` serves, relative and
+  /// sorted: hidden ones (`.state/`), links, files of more than one name (hard links) and
+  /// those past the first `limit` left out.
   static func files(in folder: String, limit: Int = 10_000) -> [String] {
     guard let walker = FileManager.default.enumerator(atPath: folder) else { return [] }
     var found: [String] = []
@@ -696,7 +697,9 @@ final class JobStore: Sendable {
         continue
       }
       var status = stat()
-      if lstat(folder + "/" + relative, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG {
+      if lstat(folder + "/" + relative, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG,
+        status.st_nlink == 1
+      {
         found.append(relative)
       }
     }

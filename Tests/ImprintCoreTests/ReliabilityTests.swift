@@ -232,6 +232,56 @@ struct ConfinedPathTests {
         == folder.path + "/alias/new/deep.jpg")
   }
 
+  @Test("openFile follows no link at any component and opens regular files only, never blocking")
+  func openFile() throws {
+    let folder = TemporaryFolder()
+    let inside = folder.file("inside")
+    try FileManager.default.createDirectory(
+      atPath: inside + "/a/b", withIntermediateDirectories: true)
+    #expect(
+      FileManager.default.createFile(atPath: inside + "/a/b/c.txt", contents: Data("ok".utf8)))
+    #expect(FileManager.default.createFile(atPath: folder.file("secret"), contents: Data()))
+    let links = [
+      "a/up": "..", "a/to-b": "b", "file-link": "a/b/c.txt", "out": folder.file("secret"),
+    ]
+    for (name, target) in links {
+      try FileManager.default.createSymbolicLink(
+        atPath: inside + "/" + name, withDestinationPath: target)
+    }
+    #expect(mkfifo(inside + "/pipe", 0o600) == 0)
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.file("alias"), withDestinationPath: inside)
+
+    let (descriptor, status) = try ConfinedPath.openFile("a//b/c.txt", in: inside, what: "output")
+    #expect(status.st_size == 2)
+    #expect(
+      try FileIO.read(descriptor: descriptor, size: 2, path: "c", limit: 2) == Array("ok".utf8))
+    // Reads block again: the descriptor is no longer non-blocking.
+    #expect(fcntl(descriptor, F_GETFL) & O_NONBLOCK == 0)
+    close(descriptor)
+    let link = FileError.notRegularFile(path: "", kind: .symbolicLink)
+    let expected: [(String, String, FileError)] = [
+      ("a/to-b/c.txt", inside, link),
+      ("a/up/a/b/c.txt", inside, link),
+      ("file-link", inside, link),
+      ("out", inside, link),
+      ("pipe", inside, .notRegularFile(path: "", kind: .fifo)),
+      ("a/b", inside, .isDirectory(path: "")),
+      ("a/b/none.txt", inside, .notFound(path: "")),
+      ("a/b/c.txt/d", inside, .notFound(path: "")),
+      ("a/b/c.txt", folder.file("alias"), .notFound(path: "")),
+      ("../inside/a/b/c.txt", inside, .escapesFolder(path: "", folder: inside, what: "output")),
+      ("/etc/passwd", inside, .escapesFolder(path: "", folder: inside, what: "output")),
+      ("", inside, .notFound(path: "")),
+    ]
+    for (relative, root, error) in expected {
+      #expect(throws: error.renamed(relative), "\(relative)") {
+        let (descriptor, _) = try ConfinedPath.openFile(relative, in: root, what: "output")
+        close(descriptor)
+      }
+    }
+  }
+
   @Test("file names from input: plain names only")
   func fileNames() {
     for name in ["alice", "bob.png", "ü-ß_1"] { #expect(ConfinedPath.isPlainFileName(name)) }
@@ -382,5 +432,19 @@ struct ContentKindTests {
   func cutCharacter() {
     let text = Array(String(repeating: "가", count: 400).utf8)  // 3 bytes each: 512 is mid-way
     #expect(ContentKind.describe(text) == "text")
+  }
+}
+
+extension FileError {
+  /// The same error naming `path`.
+  fileprivate func renamed(_ path: String) -> FileError {
+    switch self {
+    case .notRegularFile(_, let kind): .notRegularFile(path: path, kind: kind)
+    case .isDirectory: .isDirectory(path: path)
+    case .notFound: .notFound(path: path)
+    case .escapesFolder(_, let folder, let what):
+      .escapesFolder(path: path, folder: folder, what: what)
+    default: self
+    }
   }
 }

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: how a job's files are kept and served, against real servers: links, hard
+// links and FIFOs planted in a job's output folder are never followed, served or waited on.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+/// One fetch by curl, given at most `seconds` (curl's `-m`): a hang fails the test instead of
+/// holding it.
+private struct Fetched {
+  /// The HTTP status; 0 when curl got none in time (its exit status says why).
+  var status: Int
+  var body: [UInt8]
+  var curlStatus: Int32
+  /// The error answer's code, if the body is one.
+  var errorCode: String? {
+    let document = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+    return (document?["error"] as? [String: Any])?["code"] as? String
+  }
+}
+
+private func fetch(_ url: String, within seconds: Int, in folder: TemporaryFolder) throws
+  -> Fetched
+{
+  let body = folder.file(UUID().uuidString + ".body")
+  let run = try runTool(
+    "curl", ["-s", "-m", String(seconds), "-o", body, "-w", "%{http_code}", url])
+  let bytes = (try? Data(contentsOf: URL(fileURLWithPath: body))).map { [UInt8]($0) } ?? []
+  return Fetched(
+    status: Int(run.stdout.trimmingCharacters(in: .whitespaces)) ?? 0, body: bytes,
+    curlStatus: run.status)
+}
+
+@Suite("imprint serve: job files kept and served", .liveHandlesChecked, .serialized)
+struct JobFileTests {
+  @Test("links, hard links and FIFOs planted in a job's output are never served nor waited on")
+  func plantedLinks() throws {
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let server = try ServiceProcess(["--jobs-dir", jobs])
+    let manifest = try writeManifest(
+      [
+        #"{"id": "W-1", "kind": "qr", "payload": "https://example.com/o/17"}"#,
+        #"{"id": "T-1", "kind": "thumb", "file": "missing.pdf"}"#,
+      ], in: folder)
+    let first = try acceptedID(try postBatch(manifest, on: server, in: folder))
+    #expect(try waitForJob(first, on: server, in: folder).json?["state"] as? String == "done")
+    let other = try acceptedID(try postBatch(manifest, on: server, in: folder))
+    #expect(try waitForJob(other, on: server, in: folder).json?["state"] as? String == "done")
+
+    // What someone with write access to the jobs folder plants in the first job's outputs.
+    let output = jobs + "/\(first)/output"
+    let states = try FileManager.default.contentsOfDirectory(atPath: output + "/.state")
+    let state = try #require(states.first { $0.hasSuffix(".json") }, "\(states)")
+    let links = [
+      "state.json": ".state/" + state,
+      "record.json": "../job.json",
+      "manifest.jsonl": "../manifest.jsonl",
+      "keys.jsonl": "../../.idempotency-keys.jsonl",
+      "lock": "../../.lock",
+      "passwd": "/etc/passwd",
+      "other.jsonl": "../../\(other)/output/results.jsonl",
+      "same.png": "qr/W-1.png",
+      "elsewhere": "../../\(other)/output",
+      "hidden": ".state",
+      "inside": "qr",
+    ]
+    for (name, target) in links {
+      try FileManager.default.createSymbolicLink(
+        atPath: output + "/" + name, withDestinationPath: target)
+    }
+    // A link in the place of a folder on the way, and in the place of the results file.
+    try FileManager.default.createDirectory(
+      atPath: output + "/deep/er", withIntermediateDirectories: true)
+    try FileManager.default.createSymbolicLink(
+      atPath: output + "/deep/er/up", withDestinationPath: "../../qr")
+    #expect(mkfifo(output + "/pipe", 0o600) == 0)
+    #expect(link(jobs + "/\(first)/job.json", output + "/hard.json") == 0)
+    let results = output + "/results.jsonl"
+    let genuine = try Data(contentsOf: URL(fileURLWithPath: results))
+    try FileManager.default.moveItem(atPath: results, toPath: output + "/real-results.jsonl")
+    try FileManager.default.createSymbolicLink(
+      atPath: results, withDestinationPath: "../../\(other)/output/results.jsonl")
+
+    let refused =
+      links.keys.sorted()
+      + [
+        "elsewhere/results.jsonl", "hidden/" + state, "inside/W-1.png", "deep/er/up/W-1.png",
+        "pipe", "hard.json", "results.jsonl", "deep", "deep/er",
+      ]
+    for path in refused {
+      let answer = try fetch(server.url("/v1/jobs/\(first)/files/\(path)"), within: 20, in: folder)
+      #expect(answer.curlStatus == 0, "\(path): curl ended \(answer.curlStatus): a hang")
+      #expect(answer.status == 404, "\(path): \(String(decoding: answer.body, as: UTF8.self))")
+      #expect(answer.errorCode == "http.unknownJobFile", "\(path)")
+      let text = String(decoding: answer.body, as: UTF8.self)
+      #expect(!text.contains("root:") && !text.contains("\"state\""), "\(path): \(text)")
+    }
+    // The report lists no link, and gives no results read through one.
+    let report = try curlRequest("GET", server.url("/v1/jobs/\(first)"), in: folder)
+    let files = try #require(report.json?["files"] as? [String])
+    #expect(files == ["qr/W-1.png", "real-results.jsonl"], "\(files)")
+    #expect(report.json?["results"] == nil, "\(report.text)")
+
+    // The genuine files are still served, byte for byte, and the server still answers.
+    let image = try fetch(server.url("/v1/jobs/\(first)/files/qr/W-1.png"), within: 20, in: folder)
+    #expect(image.status == 200)
+    let onDisk = try Data(contentsOf: URL(fileURLWithPath: output + "/qr/W-1.png"))
+    #expect(image.body == [UInt8](onDisk))
+    let moved = try fetch(
+      server.url("/v1/jobs/\(first)/files/real-results.jsonl"), within: 20, in: folder)
+    #expect(moved.status == 200 && moved.body == [UInt8](genuine))
+    let otherResults = try fetch(
+      server.url("/v1/jobs/\(other)/files/results.jsonl"), within: 20, in: folder)
+    #expect(otherResults.status == 200 && !otherResults.body.isEmpty)
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    let stopped = server.stop()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+  }
+}
