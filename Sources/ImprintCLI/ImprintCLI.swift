@@ -18,6 +18,9 @@ public enum ImprintCLI {
   public static let failure: Int32 = 1
   /// Exit code: the command line was wrong.
   public static let usage: Int32 = 2
+  /// Exit code of `imprint serve`: the stop left work stuck past `--drain-timeout` and its
+  /// margin, and the process ended without it (`service.stopIncomplete`).
+  public static let stopIncomplete: Int32 = 3
 
   static let commands: [CommandSpec] = [
     QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DocumentCommands.inspect,

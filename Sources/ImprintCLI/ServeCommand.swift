@@ -203,9 +203,19 @@ enum ServeCommand {
       }
     }
     let service = try ImprintService(configuration)
-    try await service.run(listening: { port in
-      stderr.write("serve: listening on http://\(address.host):\(port)\n")
-    })
+    let drain = configuration.drainSeconds
+    try await service.run(
+      listening: { port in
+        stderr.write("serve: listening on http://\(address.host):\(port)\n")
+      },
+      stopped: { report in
+        guard !report.isComplete else { return }
+        // Work stuck in a system call may hold the threads this command would go on on: the
+        // process ends here, on the stop's own thread, saying what was left.
+        console.report(ServiceError.stopIncomplete(stuck: report.stuck, seconds: drain))
+        fflush(nil)
+        _exit(ImprintCLI.stopIncomplete)
+      })
     console.stderr.write("serve: stopped\n")
     return ImprintCLI.success
   }

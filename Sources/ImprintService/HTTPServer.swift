@@ -138,6 +138,9 @@ final class HTTPServer: @unchecked Sendable {
   /// `stop` gives them, once the drain time is over, to the requests still waiting or being
   /// worked; `closed` once it did: a request read after that is refused at once.
   private let unanswered = Mutex<(answers: [UInt64: Answer], closed: Bool)>(([:], false))
+  /// The requests whose work runs now (`METHOD path` by token), from their handler's call to
+  /// its return; what is left once `stop` ended is stuck (`workUnderWay`).
+  private let working = Mutex<[UInt64: String]>([:])
 
   /// A server that works `pool`'s width of requests at once with `handler`.
   init(
@@ -167,6 +170,12 @@ final class HTTPServer: @unchecked Sendable {
 
   /// Requests begun and not yet completed.
   var inFlight: Int { open.withLock { $0 } }
+
+  /// The requests whose work runs now (`METHOD path`, in the order they arrived): after
+  /// `stop`, the work that did not heed its cancellation (stuck in a system call).
+  var workUnderWay: [String] {
+    working.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
+  }
 
   /// The bytes of bodies held now (read, or announced and being read).
   var bodyBytesHeld: Int { bodiesHeld.withLock { $0 } }
@@ -503,7 +512,7 @@ final class HTTPServer: @unchecked Sendable {
         answer.abandon()
       }
     }
-    let accepted = pool.submit(id: token) {
+    let accepted = pool.submit(id: token) { [weak self] in
       // Not worked: a request whose deadline passed while it waited, or whose client left
       // before its job was queued.
       guard !answer.isGiven else { return }
@@ -512,7 +521,9 @@ final class HTTPServer: @unchecked Sendable {
         answer.abandon()
         return
       }
+      self?.working.withLock { $0[token] = request.method + " " + path }
       let response = await answer.work { await handler(request) }
+      self?.working.withLock { _ = $0.removeValue(forKey: token) }
       timer.cancel()
       answer.give(response)
     }

@@ -265,32 +265,76 @@ public final class ImprintService: Sendable {
   /// is found `failed`, `service.interrupted`, by the next start, and the webhooks still
   /// pending, the stopped jobs' too, are called by it), and its lock released. Last, the
   /// sandbox's idle document workers are stopped and reaped.
-  public func stop() {
+  ///
+  /// Bounded: `stop` returns within `drainSeconds` plus `stopMargin` (2 s) whatever the work
+  /// does. Work stuck in a system call that cancellation cannot interrupt (a printer or a
+  /// file system that never answers) is left running in the background, and so is a step of
+  /// the stop itself that such a call holds (the stop runs on a thread of its own, which then
+  /// goes on); the report names them. A process that leaves such work behind may not be able to
+  /// go on normally (the threads it holds may be the ones Swift's tasks need): `imprint serve`
+  /// exits then (`run`'s `stopped`).
+  ///
+  /// - Returns: what was still stuck when the stop returned (`StopReport.isComplete` when
+  ///   nothing was).
+  @discardableResult
+  public func stop() -> StopReport {
     let deadline = ContinuousClock.now + .seconds(configuration.drainSeconds)
-    watch.withLock { $0.take() }?.stop()
     let grace = min(Duration.seconds(2), .seconds(configuration.drainSeconds / 4))
-    jobs.beginStop()
-    server.stop(until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
-    jobs.stopRunning(until: deadline, grace: grace)
-    jobs.close()
-    // Nothing reads documents any more: the idle workers are reaped now, on the stop's path,
-    // not wherever the service's last reference drops.
-    sandbox.stopIdleWorkers()
+    let progress = StopProgress()
+    let ended = Self.bounded(until: deadline + .seconds(Self.stopMargin), name: "imprint-stop") {
+      [self] in
+      progress.begin("stopping the price lists' checks")
+      watch.withLock { $0.take() }?.stop()
+      progress.begin("canceling the queued jobs")
+      jobs.beginStop()
+      progress.begin("stopping the HTTP server")
+      server.stop(until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
+      progress.begin("waiting for the running job")
+      jobs.stopRunning(until: deadline, grace: grace)
+      progress.begin("closing the jobs folder")
+      jobs.close()
+      // Nothing reads documents any more: the idle workers are reaped now, on the stop's path,
+      // not wherever the service's last reference drops.
+      progress.begin("reaping the idle document workers")
+      sandbox.stopIdleWorkers()
+      progress.begin(nil)
+    }
+    var report = StopReport()
+    report.requests = server.workUnderWay
+    report.jobs = jobs.running
+    report.step = ended ? nil : progress.step
+    return report
   }
 
   /// Serves until SIGTERM or SIGINT, then stops gracefully; SIGHUP reloads the price lists.
   ///
   /// The signals are taken over before the server listens, so that one sent as soon as the
-  /// port is announced is handled, not the default action (ending the process at once).
+  /// port is announced is handled, not the default action (ending the process at once). The
+  /// stop runs on the thread that waited for the signal, not on Swift's task threads: work
+  /// stuck in a system call may hold all of those, and the stop would then never begin.
   ///
-  /// - Parameter listening: called with the port once the server listens.
+  /// - Parameters:
+  ///   - listening: called with the port once the server listens.
+  ///   - stopped: called on that same thread with the stop's report once it returned (within
+  ///     `drainSeconds` plus `stopMargin`), before `run` returns. When the report is not
+  ///     complete, `run` may never return (the stuck work may hold the threads it would resume
+  ///     on): `imprint serve` writes what was stuck and ends the process there.
+  /// - Returns: the stop's report.
   /// - Throws: `ServiceError.listen`.
-  public func run(listening: (Int) -> Void) async throws(ServiceError) {
+  @discardableResult
+  public func run(
+    listening: (Int) -> Void, stopped: @escaping @Sendable (StopReport) -> Void = { _ in }
+  ) async throws(ServiceError) -> StopReport {
     let signals = StopSignal.install(hangUp: true)
     let port = try start()
     listening(port)
-    _ = await signals.wait(hangUp: { [weak self] in self?.reloadPriceLists() })
-    stop()
+    return await signals.wait(
+      hangUp: { [weak self] in self?.reloadPriceLists() },
+      then: { [self] _ in
+        let report = stop()
+        stopped(report)
+        return report
+      })
   }
 
   /// Reloads every price list from its file; one that cannot be read keeps its previous list.

@@ -469,6 +469,14 @@ final class JobStore: Sendable {
     while !running().isEmpty && ContinuousClock.now < deadline { usleep(10_000) }
   }
 
+  /// The jobs running now, oldest first, as a stop's report names them: `job 'ID' (prepare)`.
+  var running: [String] {
+    store.withLock { store in
+      store.records.values.filter { $0.state == .running }.sorted { $0.number < $1.number }
+        .map { "job '\($0.id)' (\($0.kind))" }
+    }
+  }
+
   /// What the store holds now, for `/metrics`.
   struct Counts: Equatable {
     var queued = 0

@@ -77,6 +77,10 @@ public enum ServiceError: ImprintError, Equatable {
   /// Request `path` was still being worked when the server's stop ran out of drain time
   /// (`seconds`): its work was canceled (its document's worker killed) and it is answered 503.
   case stoppedWhileWorking(path: String, seconds: Double)
+  /// The server's stop returned with work still stuck (`stuck`, `StopReport.stuck`) past the
+  /// drain timeout (`seconds`) and its margin; never an answer (`imprint serve` reports it as
+  /// it exits).
+  case stopIncomplete(stuck: String, seconds: Double)
   /// Job `id` (`kind`) was `queued` or `running` (`was`) when the server's process ended
   /// without stopping it (killed, crashed, the machine went down), found so by the next start
   /// on the same jobs folder; `ended`: a batch's items that had ended. Never an answer.
@@ -150,6 +154,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobTimeLimit: "service.jobTimeLimit"
     case .jobDiskLimit: "service.jobDiskLimit"
     case .jobInterrupted, .jobLost: "service.interrupted"
+    case .stopIncomplete: "service.stopIncomplete"
     case .itemStopped(_, _, let code, _): code
     case .printerNotAllowed: "http.printerNotAllowed"
     case .callbackRefused: "http.callbackRefused"
@@ -250,6 +255,9 @@ public enum ServiceError: ImprintError, Equatable {
     case .stoppedWhileWorking(let path, let seconds):
       "'\(SafeText.excerpt(path, limit: 200))' was still being worked when the server stopped; "
         + "its work was canceled after the drain timeout of \(ServiceMetrics.number(seconds)) s"
+    case .stopIncomplete(let stuck, let seconds):
+      "the server stopped with work still stuck past the drain timeout of "
+        + "\(ServiceMetrics.number(seconds)) s: \(SafeText.excerpt(stuck, limit: 2000))"
     case .jobLost(let id, let kind, let was, let ended):
       "job '\(id)' was \(was) when the server stopped without ending it (killed, crashed or "
         + "its machine went down); "
@@ -335,6 +343,10 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobDiskLimit:
       "send fewer lines in each job, or start the server with a larger --jobs-disk"
     case .jobInterrupted: "send the job again"
+    case .stopIncomplete:
+      "work that cannot be canceled (a prepare job sending to or waiting for its printer, a "
+        + "system call to a printer, a scheduler or a file system that does not answer) was "
+        + "left behind: the process ended without it; check what it waits for"
     case .jobLost(_, let kind, _, _):
       kind == "prepare"
         ? "its print journal (print-journal.json in the job's folder under the server's "
@@ -419,7 +431,8 @@ enum ServiceStatus {
       case .idempotencyKeyInUse: return 409
       case .idempotentJobGone: return 410
       // A job's report gives these; no request is answered with them.
-      case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped, .jobLost:
+      case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped, .jobLost,
+        .stopIncomplete:
         return 500
       case .listen, .invalidToken, .invalidSetting, .jobsFolderInUse: return 500
       }

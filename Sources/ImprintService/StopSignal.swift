@@ -48,6 +48,15 @@ public struct StopSignal: Sendable {
   ///   SIGHUP over; the wait goes on.
   /// - Returns: the signal's number.
   public func wait(hangUp: (@Sendable () -> Void)? = nil) async -> Int32 {
+    await wait(hangUp: hangUp) { $0 }
+  }
+
+  /// Waits as `wait(hangUp:)` does, then calls `then` with the signal's number on the
+  /// waiting thread (a thread of its own, not one of Swift's pool: it runs even when work
+  /// stuck in system calls holds every thread of the pool) and returns what it returned.
+  public func wait<Value: Sendable>(
+    hangUp: (@Sendable () -> Void)? = nil, then: @escaping @Sendable (Int32) -> Value
+  ) async -> Value {
     let reader = reader
     return await withCheckedContinuation { continuation in
       Thread {
@@ -61,7 +70,7 @@ public struct StopSignal: Sendable {
           }
           break
         }
-        continuation.resume(returning: Int32(byte))
+        continuation.resume(returning: then(Int32(byte)))
       }.start()
     }
   }

@@ -28,7 +28,7 @@ private func cpuTicks(_ pid: Int32) -> Int? {
 }
 
 /// Whether process `pid` is gone: no /proc entry, or a zombie not yet reaped.
-private func isGone(_ pid: Int32) -> Bool {
+func isGone(_ pid: Int32) -> Bool {
   guard let stat = procText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else {
     return true
   }

@@ -26,12 +26,13 @@ private func flags(_ arguments: [String]) -> [String] {
   }
 }
 
-/// The drain `imprint serve` allows on SIGTERM, in seconds.
+/// The time `imprint serve` may take to end after SIGTERM, in seconds: the drain it allows and
+/// the stop's margin, past which it exits even with work stuck (status 3).
 private func drainSeconds() throws -> Double {
   ServiceConfiguration(
     listen: try ListenAddress(parsing: "127.0.0.1:0"), workerExecutable: "",
     placeholder: ([], "")
-  ).drainSeconds
+  ).drainSeconds + ImprintService.stopMargin
 }
 
 /// The batch Indexed Job sample.

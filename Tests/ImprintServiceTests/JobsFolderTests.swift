@@ -62,12 +62,12 @@ private func regularFiles(_ folder: String) -> [String] {
 }
 
 /// A shop in `folder` for prepare jobs: `prices.json` (store `S`), `serve.json` (that list as
-/// `shop`, `printer` as `front`, the jobs folder `jobs`), a 3-page `a.pdf` and `order.json`
-/// ordering it.
+/// `shop`, the printer at `uri` as `front`, the jobs folder `jobs`), a 3-page `a.pdf` and
+/// `order.json` ordering it.
 ///
 /// - Returns: a function POSTing that order to `/v1/prepare` with a query and, when given, an
 ///   `Idempotency-Key` header's value.
-private func printShop(in folder: TemporaryFolder, printer: TestPrinter) throws -> (
+func printShop(in folder: TemporaryFolder, printer uri: String) throws -> (
   _ query: String, _ key: String?, _ server: ServiceProcess
 ) throws -> HTTPExchange {
   try Data(
@@ -78,7 +78,7 @@ private func printShop(in folder: TemporaryFolder, printer: TestPrinter) throws 
     """#.utf8
   ).write(to: URL(fileURLWithPath: folder.file("prices.json")))
   try Data(
-    #"{"priceLists": {"shop": "prices.json"}, "printers": {"front": {"uri": "\#(printer.uri)"}}, "jobsDir": "jobs"}"#
+    #"{"priceLists": {"shop": "prices.json"}, "printers": {"front": {"uri": "\#(uri)"}}, "jobsDir": "jobs"}"#
       .utf8
   ).write(to: URL(fileURLWithPath: folder.file("serve.json")))
   try HostileDocuments.write(
@@ -228,7 +228,7 @@ struct JobsFolderTests {
     let folder = TemporaryFolder()
     // Each print job stays processing for 4 s: the server is killed while it waits for it.
     let printer = try TestPrinter(folder: folder, hook: "sleep 4")
-    let post = try printShop(in: folder, printer: printer)
+    let post = try printShop(in: folder, printer: printer.uri)
     let key = "\"\(UUID().uuidString)\""
     let query = "?prices=shop&printer=front&wait=true"
     let jobs = folder.file("jobs")
@@ -269,7 +269,7 @@ struct JobsFolderTests {
   func removedJobKeysAcrossRestart() throws {
     let folder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder)
-    let post = try printShop(in: folder, printer: printer)
+    let post = try printShop(in: folder, printer: printer.uri)
     let query = "?prices=shop&printer=front&wait=true"
     func spooled() -> Int {
       ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? [])
