@@ -115,7 +115,8 @@ public struct ServiceConfiguration: Sendable {
   public var events: (@Sendable (String) -> Void)?
   /// Told of what the start found in the jobs folder (`jobsFolder`), one JSON object a line
   /// (sorted keys, no newline): `time`, `event` (`jobs.skipped`, `jobs.interrupted`,
-  /// `jobs.removed`, `jobs.unwritten`, `jobs.loaded`), `path`, and `reason` or `jobs`.
+  /// `jobs.removed`, `jobs.unwritten`, `jobs.loaded`), `path`, and `reason` or `jobs`; without
+  /// one, the private folders of servers killed that it removed (`jobs.abandoned`).
   ///
   /// Nil for none. `imprint serve` writes each on standard error.
   public var jobEvents: (@Sendable (String) -> Void)?

@@ -67,7 +67,9 @@ extension JobStore {
     /// `jobs.interrupted` (a job the stopped process left queued or running: now `failed`),
     /// `jobs.removed` (a finished job past `--jobs-kept` or `--jobs-disk`, removed with its
     /// files), `jobs.unwritten` (a job whose changed record, or the keys of the jobs removed,
-    /// could not be written), or `jobs.loaded` (the end: the jobs kept).
+    /// could not be written), `jobs.loaded` (the end: the jobs kept); without a jobs folder,
+    /// `jobs.abandoned` (the private folder of a server killed, removed) or `jobs.skipped` (one
+    /// that could not be removed whole).
     var event: String
     /// The entry's path (the folder itself for `jobs.loaded`).
     var path: String

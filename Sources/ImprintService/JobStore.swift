@@ -99,7 +99,9 @@ struct JobSummary: Sendable, Codable, Equatable {
 /// stopped by cancelling its task (a batch then starts no new item; the items under way end).
 ///
 /// Without a jobs folder, everything is in this process's memory and under `root`, a private
-/// folder the service removes when it stops: a restart forgets every job. With one
+/// folder the service removes when it stops: a restart forgets every job. The folder is held
+/// while the process lives (`.owner`, `flock`ed), so that a new store removes those whose
+/// server was killed before it could (`removeAbandonedFolders`). With one
 /// (`persistent`), `root` is that folder, locked for this store (`.lock`), each job's record
 /// is `ID/job.json`, written atomically at each change (`JobFile`), a job removed leaves its
 /// `Idempotency-Key` in `.idempotency-keys.jsonl` (`RemovedKeys`), and a new store reads the
@@ -171,7 +173,8 @@ final class JobStore: Sendable {
   /// true once the store is closed (no record is written after: the folder is another
   /// server's to write once its lock is released).
   private let writer = Mutex(false)
-  /// The jobs folder's lock (`.lock`, `flock`ed), open while the store keeps it; -1 for none.
+  /// The jobs folder's lock (`.lock`, `flock`ed), or the private folder's (`.owner`), open
+  /// while the store keeps it; -1 once closed.
   private let lock: Mutex<Int32>
   /// The keys of the jobs removed from the jobs folder; nil without one.
   private let removedKeys: RemovedKeys?
@@ -198,10 +201,13 @@ final class JobStore: Sendable {
     self.told = told
     guard let folder else {
       let base = parent ?? FileManager.default.temporaryDirectory.path
-      root = try Self.makePrivateFolder(in: base, prefix: "imprint-serve-jobs-")
+      // Those of servers killed before they could remove theirs: customers' files, kept by
+      // no one.
+      loaded = Self.removeAbandonedFolders(in: base)
+      let (made, held) = try Self.makeHeldFolder(in: base)
+      root = made
       persistent = false
-      loaded = []
-      lock = Mutex(-1)
+      lock = Mutex(held)
       removedKeys = nil
       return
     }

@@ -282,6 +282,42 @@ struct ConfinedPathTests {
     }
   }
 
+  @Test("removeFolder removes a tree through descriptors, links as links, nothing outside it")
+  func removeFolder() throws {
+    let folder = TemporaryFolder()
+    let outside = folder.file("outside")
+    try FileManager.default.createDirectory(
+      atPath: outside + "/deep", withIntermediateDirectories: true)
+    #expect(FileManager.default.createFile(atPath: outside + "/keep.txt", contents: Data("k".utf8)))
+    let tree = folder.file("tree")
+    try FileManager.default.createDirectory(
+      atPath: tree + "/a/b/c", withIntermediateDirectories: true)
+    #expect(FileManager.default.createFile(atPath: tree + "/a/b/c/f.txt", contents: Data()))
+    // A name that is not UTF-8 (byte 0xFF), made with open(2).
+    let odd = Array((tree + "/a/").utf8CString.dropLast()) + [CChar(bitPattern: 0xFF), 0]
+    let made = open(odd, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+    #expect(made >= 0)
+    close(made)
+    try FileManager.default.createSymbolicLink(
+      atPath: tree + "/a/to-folder", withDestinationPath: outside)
+    try FileManager.default.createSymbolicLink(
+      atPath: tree + "/a/b/to-file", withDestinationPath: outside + "/keep.txt")
+    #expect(mkfifo(tree + "/pipe", 0o600) == 0)
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.file("link-to-outside"), withDestinationPath: outside)
+
+    #expect(FileIO.removeFolder(tree))
+    #expect(!FileManager.default.fileExists(atPath: tree))
+    // A link given as the folder is removed as a link.
+    #expect(FileIO.removeFolder(folder.file("link-to-outside")))
+    #expect(
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: folder.file("link-to-outside")))
+        == nil)
+    #expect(FileManager.default.fileExists(atPath: outside + "/deep"))
+    #expect(try String(contentsOfFile: outside + "/keep.txt", encoding: .utf8) == "k")
+    #expect(FileIO.removeFolder(folder.file("never-made")))
+  }
+
   @Test("file names from input: plain names only")
   func fileNames() {
     for name in ["alice", "bob.png", "ü-ß_1"] { #expect(ConfinedPath.isPlainFileName(name)) }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintServiceTests: how a job's files are kept and served, against real servers: links, hard
-// links and FIFOs planted in a job's output folder are never followed, served or waited on.
+// links and FIFOs planted in a job's output folder are never followed, served or waited on; the
+// temporary jobs folder of a server killed is removed by the next start, a live server's kept.
 
 import Foundation
 import ImprintTestSupport
@@ -117,5 +118,95 @@ struct JobFileTests {
     #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
     let stopped = server.stop()
     #expect(stopped.status == 0, "\(stopped.stderr)")
+  }
+
+  @Test("a killed server's temporary jobs folder is removed by the next start, a live one's kept")
+  func abandonedFolders() throws {
+    let folder = TemporaryFolder()
+    let temporary = folder.file("tmp")
+    try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+    var environment = ProcessInfo.processInfo.environment
+    environment["TMPDIR"] = temporary
+    func jobsFolders() -> Set<String> {
+      Set(
+        ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter {
+          $0.hasPrefix("imprint-serve-jobs-")
+        })
+    }
+    let manifest = try writeManifest(
+      [#"{"id": "T-1", "kind": "thumb", "file": "documents/course-notes.pdf"}"#], in: folder)
+    let live = try ServiceProcess(environment: environment)
+    let liveFolder = try #require(jobsFolders().first)
+    let liveJob = try acceptedID(try postBatch(manifest, on: live, in: folder))
+    #expect(try waitForJob(liveJob, on: live, in: folder).json?["state"] as? String == "done")
+
+    let killed = try ServiceProcess(environment: environment)
+    let killedFolder = try #require(jobsFolders().subtracting([liveFolder]).first)
+    let upload = temporary + "/" + killedFolder
+    let id = try acceptedID(
+      try postBatch(manifest, inputs: ["documents/course-notes.pdf"], on: killed, in: folder))
+    #expect(try waitForJob(id, on: killed, in: folder).json?["state"] as? String == "done")
+    #expect(
+      FileManager.default.fileExists(atPath: upload + "/\(id)/inputs/documents/course-notes.pdf"))
+    let killedPID = killed.pid
+    kill(killedPID, SIGKILL)
+    _ = killed.waitForExit()
+    #expect(
+      FileManager.default.fileExists(atPath: upload + "/\(id)/inputs/documents/course-notes.pdf"))
+
+    // Beside them: a folder of a server that wrote no owner (an older one), left alone; a
+    // folder whose owner is gone holding links out, removed without following them; a link
+    // with such a name to a folder elsewhere, never followed.
+    let outside = folder.file("outside")
+    try FileManager.default.createDirectory(
+      atPath: outside + "/owned", withIntermediateDirectories: true)
+    try Data("keep".utf8).write(to: URL(fileURLWithPath: outside + "/keep.txt"))
+    try Data("4242\n".utf8).write(to: URL(fileURLWithPath: outside + "/owned/.owner"))
+    let older = temporary + "/imprint-serve-jobs-older1"
+    try FileManager.default.createDirectory(atPath: older, withIntermediateDirectories: true)
+    try Data("x".utf8).write(to: URL(fileURLWithPath: older + "/job.json"))
+    let stale = temporary + "/imprint-serve-jobs-stale1"
+    try FileManager.default.createDirectory(
+      atPath: stale + "/job/output", withIntermediateDirectories: true)
+    try Data("4242\n".utf8).write(to: URL(fileURLWithPath: stale + "/.owner"))
+    try FileManager.default.createSymbolicLink(
+      atPath: stale + "/job/output/out", withDestinationPath: outside)
+    try FileManager.default.createSymbolicLink(
+      atPath: stale + "/job/keep.txt", withDestinationPath: outside + "/keep.txt")
+    try FileManager.default.createSymbolicLink(
+      atPath: temporary + "/imprint-serve-jobs-link01", withDestinationPath: outside + "/owned")
+
+    let next = try ServiceProcess(environment: environment)
+    #expect(!FileManager.default.fileExists(atPath: upload), "\(upload) is still there")
+    #expect(!FileManager.default.fileExists(atPath: stale))
+    #expect(FileManager.default.fileExists(atPath: older + "/job.json"))
+    #expect(FileManager.default.fileExists(atPath: outside + "/owned/.owner"))
+    #expect(try String(contentsOfFile: outside + "/keep.txt", encoding: .utf8) == "keep")
+    let planted = Set(["imprint-serve-jobs-older1", "imprint-serve-jobs-link01"])
+    // The live server's folder and jobs are untouched: its job is served as before.
+    #expect(jobsFolders().subtracting(planted).count == 2, "\(jobsFolders())")
+    #expect(FileManager.default.fileExists(atPath: temporary + "/" + liveFolder + "/\(liveJob)"))
+    let results = try curlRequest(
+      "GET", live.url("/v1/jobs/\(liveJob)/files/results.jsonl"), in: folder)
+    #expect(results.status == 200 && results.text.contains("T-1"), "\(results.text)")
+
+    let nextStopped = next.stop()
+    #expect(nextStopped.status == 0)
+    let removed = nextStopped.stderr.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }.filter { $0["event"] as? String == "jobs.abandoned" }
+    let reasons = Dictionary(
+      removed.map { ($0["path"] as? String ?? "", $0["reason"] as? String ?? "") },
+      uniquingKeysWith: { first, _ in first })
+    #expect(Set(reasons.keys) == [upload, stale], "\(nextStopped.stderr)")
+    #expect(
+      reasons[upload]
+        == "the private jobs folder of a server (process \(killedPID)) that ended without stopping: "
+        + "removed with its jobs' files")
+    #expect(reasons[stale]?.contains("(process 4242)") == true)
+    #expect(!nextStopped.stderr.contains(liveFolder), "\(nextStopped.stderr)")
+    #expect(live.stop().status == 0)
+    // Each stopped server removed its own.
+    #expect(jobsFolders() == planted, "\(jobsFolders())")
   }
 }
