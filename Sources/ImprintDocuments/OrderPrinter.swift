@@ -52,10 +52,11 @@ public struct PrintedOrder: Encodable, Sendable, Equatable {
   /// whole then prepared split now has one job for two files). Each names its line's file and
   /// part (`SubmittedJob.file`, `.part`).
   public var jobs: [SubmittedJob]?
-  /// Why the jobs waited for did not all complete, or nil.
+  /// Why the files were not all printed, or nil.
   ///
-  /// The first job aborted, canceled or still going (`PrintSubmitter.failure`), or the error
-  /// asking the printer. Not in the report (its jobs carry their states): the caller reports
+  /// The printer that stopped taking them part-way (`PrintSubmitter.send`: `jobs` holds those
+  /// it took), or, waited for, the first job aborted, canceled or still going
+  /// (`PrintSubmitter.failure`), or the error asking the printer. Not in the report (its jobs carry their states): the caller reports
   /// it as an error.
   public var failure: DocumentError?
 
@@ -85,7 +86,10 @@ public struct OrderPrinter: Sendable {
   /// thread of their own (libcups blocks: a busy printer is asked again for up to a minute),
   /// not from the caller's task pool. With `target.waitSeconds`, each job is then followed
   /// until it ends: a job that did not complete, or a printer that cannot be asked, is the
-  /// result's `failure` (the files stay sent).
+  /// result's `failure` (the files stay sent). A printer that stops taking the files part-way
+  /// (`PrintSubmitter.send`: a job or document refused, a printer gone) is the result's
+  /// `failure` too, its `jobs` those it took (and those a journal recorded), not waited for:
+  /// the report says what was printed.
   ///
   /// - Parameters:
   ///   - orderPath: the order (JSON).
@@ -98,7 +102,7 @@ public struct OrderPrinter: Sendable {
   /// - Returns: the quote, the files and, with a target, their jobs (`PrintedOrder.jobs`, with
   ///   their states when waited for).
   /// - Throws: what `OrderPreparer.prepare(order:prices:filesRoot:output:)`,
-  ///   `PrintSubmitter.lookUp` and `PrintSubmitter.submit` throw (`.printUnconfirmed`,
+  ///   `PrintSubmitter.lookUp` and `PrintSubmitter.send` throw (`.printUnconfirmed`,
   ///   `.printPartlySent` before anything is sent); `DocumentError.printJournalDamaged` for a
   ///   journal that cannot be read or was written by an earlier imprint.
   public func run(
@@ -123,9 +127,11 @@ public struct OrderPrinter: Sendable {
       let files = prepared.files
       (printed.jobs, printed.failure) = try await Self.onThread {
         let journal = try target.journal.map { try PrintJournal(path: $0) }
-        let jobs = try PrintSubmitter.submit(
+        let (jobs, stopped) = try PrintSubmitter.send(
           files, printer: target.printer, monoPrinter: target.monoPrinter,
           busySeconds: target.busySeconds, journal: journal, access: target.access)
+        // The printer stopped taking the files: the jobs it took are reported, not waited for.
+        if let stopped { return (jobs, stopped) }
         guard let seconds = target.waitSeconds else { return (jobs, nil) }
         do {
           let waited = try PrintSubmitter.wait(

@@ -116,11 +116,32 @@ public enum PrintSubmitter {
   ///   `.printPartlySent` when it records some parts of a line sent and this run's split makes
   ///   other parts, `.printJournalDamaged` when a line's entries disagree on its parts;
   ///   `FileError` reading a prepared file or writing the journal. Jobs submitted before a
-  ///   failure stay submitted (and recorded).
+  ///   failure stay submitted (and recorded): `send` returns them with the failure.
   public static func submit(
     _ files: [PreparedFile], printer: String, monoPrinter: String? = nil,
     busySeconds: Double = 60, journal: PrintJournal? = nil, access: PrintAccess = PrintAccess()
   ) throws -> [SubmittedJob] {
+    let sent = try send(
+      files, printer: printer, monoPrinter: monoPrinter, busySeconds: busySeconds,
+      journal: journal, access: access)
+    if let failure = sent.failure { throw failure }
+    return sent.jobs
+  }
+
+  /// Submits `files` as `submit` does, but a printer that stops taking them part-way (it
+  /// refuses a job or a document, stops answering, asks for credentials it is not given) is not
+  /// thrown: the jobs sent before it are returned with that failure, so that a report can say
+  /// what was printed.
+  ///
+  /// - Returns: the jobs, line by line in the order's order, as `submit` returns them: those
+  ///   an earlier run recorded and those sent now, up to the failure; and the `DocumentError`
+  ///   that stopped the sending, or nil when every file was sent.
+  /// - Throws: what `submit` throws before anything is sent (the printer's name, the
+  ///   journal's records), and `FileError` reading a prepared file or writing the journal.
+  public static func send(
+    _ files: [PreparedFile], printer: String, monoPrinter: String? = nil,
+    busySeconds: Double = 60, journal: PrintJournal? = nil, access: PrintAccess = PrintAccess()
+  ) throws -> (jobs: [SubmittedJob], failure: DocumentError?) {
     try checkPrinter(printer)
     if let monoPrinter { try checkPrinter(monoPrinter) }
     let mono = monoPrinter ?? printer
@@ -146,7 +167,9 @@ public enum PrintSubmitter {
       }
     }
     var sent: [Int: SubmittedJob] = [:]
-    if !pending.isEmpty {
+
+    /// Sends the files `pending` names, each printer's in order, into `sent`.
+    func sendPending() throws {
       try CupsSession.with(access) { session in
         // One connection a printer, each printer's files in order: the colour printer's first.
         for name in mono == printer ? [printer] : [printer, mono] {
@@ -180,11 +203,20 @@ public enum PrintSubmitter {
         }
       }
     }
-    return lines.flatMap { line in
+    var failure: DocumentError?
+    if !pending.isEmpty {
+      do {
+        try sendPending()
+      } catch let error as DocumentError {
+        failure = error
+      }
+    }
+    let jobs = lines.flatMap { line in
       ((resumed[line.key] ?? []) + line.indices.compactMap { sent[$0] }).sorted {
         partRank($0.part) < partRank($1.part)
       }
     }
+    return (jobs, failure)
   }
 
   /// The order of parts in a line: the whole file, its colour part, its monochrome part.

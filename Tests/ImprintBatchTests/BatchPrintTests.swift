@@ -209,6 +209,8 @@ struct BatchPrintTests {
       #expect(summary.failed == 1)
       #expect(try results(options)["P-1"]?.error?.code == "print.refused")
       #expect(spooled(printer).count == 1)
+      // The report says what the printer took: a.pdf's job (resumed on the rerun).
+      #expect(try reportedJobs(options, "P-1").map { $0["file"] as? String } == ["a.pdf"])
     }
     let journal = try PrintJournal(path: options.outputFolder + "/.state/P-1.print.json")
     #expect(journal.entries.count == 1 && journal.entries.first?.sent == true)

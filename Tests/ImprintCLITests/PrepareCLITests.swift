@@ -83,6 +83,20 @@ struct PrepareCLITests {
     #expect(refused.code == 1)
     #expect(
       refused.stderr.hasPrefix("error: the printer '\(printer.uri)' refused"), "\(refused.stderr)")
+    // Refused part-way: the file sent is reported (its job), then the refusal, exit 1.
+    let third = TemporaryFolder()
+    let partWay = try self.order(
+      in: third, #"{"path":"uploads/course-notes.pdf"},{"path":"uploads/handout.pdf","paper":"A3"}"#
+    )
+    let partly = await imprint([
+      "prepare", partWay, "--prices", prices, "-o", folder.file("part"), "--printer", printer.uri,
+    ])
+    #expect(partly.code == 1)
+    let reported = partly.stdout.split(separator: "\n").map(String.init)
+    #expect(reported.last == folder.file("part/1-course-notes.pdf") + ": job 3 on " + printer.uri)
+    #expect(!partly.stdout.contains("2-handout.pdf: job"), "\(partly.stdout)")
+    #expect(partly.stderr.contains("refused 'uploads/handout.pdf'"), "\(partly.stderr)")
+    #expect(printer.jobs(count: 3).count == 3)
   }
 
   @Test("--printer QUEUE through CUPS_SERVER's scheduler; --password-file for one that asks")

@@ -172,15 +172,17 @@ struct PrintJournalTests {
   func partlySent() async throws {
     let (folder, color, mono) = try colorAndMono()
     let files = [#"{"path":"c.pdf","color":"auto"}"#]
-    // The monochrome printer cannot be reached: the colour part was sent, then the run failed.
+    // The monochrome printer cannot be reached: the colour part was sent, then the run failed,
+    // reporting the colour part's job with the failure.
     let nowhere = "ipp://localhost:\(TestPrinter.freePort())/ipp/print"
-    await #expect(throws: DocumentError.self) {
-      try await run(folder, files, printer: color.uri, mono: nowhere, split: true)
-    }
+    let stopped = try await run(folder, files, printer: color.uri, mono: nowhere, split: true)
+    #expect(stopped.failure?.code == "print.unreachable", "\(String(describing: stopped.failure))")
+    #expect(stopped.jobs?.map(\.part) == ["color"] && stopped.jobs?.first?.printer == color.uri)
     #expect(spooled(color) == 1)
     let recorded = try PrintJournal(path: folder.file("print.json")).entries
     #expect(recorded.map(\.part) == ["color"] && recorded.map(\.parts) == [2])
     let colorJob = try #require(recorded.first?.jobID)
+    #expect(stopped.jobs?.first?.jobID == colorJob)
 
     // Split off: refused, naming the file, the part sent, its job and printer; nothing sent.
     let refused = await #expect(throws: DocumentError.self) {

@@ -406,6 +406,34 @@ struct PrepareRouteTests {
     #expect(server.stop().status == 0)
   }
 
+  @Test(
+    "a printer refusing a file part-way fails the job print.refused; its report says what was sent")
+  func refusedPartWay() throws {
+    let folder = TemporaryFolder()
+    let printer = try TestPrinter(folder: folder)
+    let server = try server(folder, printers: ["front": #"{"uri": "\#(printer.uri)"}"#])
+    // The printer offers no A3: b.pdf is refused after a.pdf was sent.
+    let order = try order(folder, [#"{"path":"a.pdf"}"#, #"{"path":"b.pdf","paper":"A3"}"#])
+    let id = try acceptedID(
+      try postPrepare(
+        "?printer=front", order: order, files: ["a.pdf", "b.pdf"], on: server, in: folder))
+    let failed = try waitForJob(id, on: server, in: folder)
+    #expect(failed.json?["state"] as? String == "failed", "\(failed.text)")
+    let error = try #require(failed.json?["error"] as? [String: Any])
+    #expect(error["code"] as? String == "print.refused", "\(error)")
+    #expect((error["message"] as? String)?.contains("'b.pdf'") == true, "\(error)")
+    #expect((failed.json?["files"] as? [String])?.contains("report.json") == true, "\(failed.text)")
+    let written = try report(id, on: server, in: folder)
+    let jobs = try #require(written["jobs"] as? [[String: Any]])
+    // One job: a.pdf's, the one the printer spooled; b.pdf prepared but not sent.
+    #expect(jobs.map { $0["file"] as? String } == ["a.pdf"], "\(jobs)")
+    #expect((written["files"] as? [[String: Any]])?.count == 2)
+    let received = printer.jobs(count: 1)
+    #expect(received.count == 1 && jobs.first?["jobID"] as? Int == received.keys.first)
+    #expect(spooled(printer).count == 1)
+    #expect(server.stop().status == 0)
+  }
+
   @Test("the server's password file answers a printer that asks; its job is the file's user's")
   func credentials() throws {
     let folder = TemporaryFolder()
