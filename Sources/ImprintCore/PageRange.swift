@@ -33,6 +33,12 @@ public enum PageRange {
   }
 
   /// Resolves `spec` against a document of `count` pages.
+  ///
+  /// A part that names a page past the last is `.outside` whatever its shape: `9`, `2-9`, and
+  /// an open range that starts past the end (`9-`); its highest page is the open range's first.
+  /// A page number too large for an `Int` counts as `Int.max` (past any document), never a
+  /// trap. Page 0, a reversed range (`3-2`) or anything but digits and `-` is `.malformed`;
+  /// blanks around a part and its numbers are ignored.
   public static func resolve(_ spec: String, count: Int) -> Resolution {
     if spec.trimmingCharacters(in: .whitespaces) == "all" {
       return .pages(count > 0 ? Array(1...count) : [])
@@ -40,15 +46,32 @@ public enum PageRange {
     var pages: [Int] = []
     var seen = Set<Int>()
     for part in spec.split(separator: ",") {
-      let bounds = part.trimmingCharacters(in: .whitespaces).split(
-        separator: "-", omittingEmptySubsequences: false)
-      guard (1...2).contains(bounds.count), let low = Int(bounds[0].isEmpty ? "1" : bounds[0]),
-        let high = bounds.count == 1 ? low : (bounds[1].isEmpty ? count : Int(bounds[1])),
-        low >= 1, low <= high
+      let bounds = part.split(separator: "-", omittingEmptySubsequences: false).map {
+        $0.trimmingCharacters(in: .whitespaces)
+      }
+      guard (1...2).contains(bounds.count),
+        let low = bounds[0].isEmpty && bounds.count == 2 ? 1 : page(bounds[0]), low >= 1
       else { return .malformed }
-      guard high <= count else { return .outside(high) }
+      let high: Int
+      if bounds.count == 2 && bounds[1].isEmpty {
+        // Open: to the last page, from a first page that must exist.
+        guard low <= count else { return .outside(low) }
+        high = count
+      } else {
+        guard let last = bounds.count == 1 ? low : page(bounds[1]), low <= last else {
+          return .malformed
+        }
+        guard last <= count else { return .outside(last) }
+        high = last
+      }
       for page in low...high where seen.insert(page).inserted { pages.append(page) }
     }
     return pages.isEmpty ? .malformed : .pages(pages)
+  }
+
+  /// A page number of ASCII digits; `Int.max` for one past `Int`'s range; nil for other text.
+  private static func page(_ text: String) -> Int? {
+    guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+    return Int(text) ?? Int.max
   }
 }

@@ -124,6 +124,18 @@ struct PageRangeTests {
       ("3-1", 5, .malformed),
       ("x", 5, .malformed),
       ("", 5, .malformed),
+      // An open range from past the end reaches outside as a closed one does.
+      ("9-", 3, .outside(9)), ("4-", 3, .outside(4)), ("3-", 3, .pages([3])),
+      ("1-3,9-", 3, .outside(9)), ("1-", 0, .outside(1)), ("-2", 3, .pages([1, 2])),
+      ("0-", 3, .malformed), ("0", 3, .malformed), ("3-2", 3, .malformed),
+      ("-", 3, .pages([1, 2, 3])),
+      (" 1 - 2 , 3 ", 3, .pages([1, 2, 3])), ("1--2", 3, .malformed), ("+2", 3, .malformed),
+      ("1-x", 3, .malformed),
+      // Past Int's range: outside, never a trap.
+      ("99999999999999999999999-", 3, .outside(Int.max)),
+      ("1-99999999999999999999999", 3, .outside(Int.max)),
+      ("99999999999999999999999", 3, .outside(Int.max)),
+      ("99999999999999999999999-1", 3, .malformed),
     ])
   func resolve(spec: String, count: Int, expected: PageRange.Resolution) {
     #expect(PageRange.resolve(spec, count: count) == expected)

@@ -234,7 +234,16 @@ struct RefusedTests {
       (#"{"color": "sepia"}"#, "'files[0].color' is 'sepia'"),
       (#"{"colour": "mono"}"#, "'files[0].colour' is not a known key"),
       (#"{"pages": "5-9"}"#, "pages 5-9 reach outside the document, which has 3 pages"),
+      (#"{"pages": "9-"}"#, "pages 9- reach outside the document, which has 3 pages"),
+      (#"{"pages": "4-"}"#, "pages 4- reach outside the document, which has 3 pages"),
+      (#"{"pages": "1-3,9-"}"#, "pages 1-3,9- reach outside the document, which has 3 pages"),
+      (
+        #"{"pages": "99999999999999999999-"}"#,
+        "pages 99999999999999999999- reach outside the document, which has 3 pages"
+      ),
       (#"{"pages": "x"}"#, "'pages' is 'x'"),
+      (#"{"pages": "0-"}"#, "'pages' is '0-'; expected ranges like 1-3,5,8-"),
+      (#"{"pages": "3-2"}"#, "'pages' is '3-2'; expected ranges like 1-3,5,8-"),
       (
         #"{"extras": ["gold-leaf"]}"#,
         "asks for extra 'gold-leaf'; the store offers bind, punch, staple"
@@ -248,6 +257,17 @@ struct RefusedTests {
     } catch let error as PricingError {
       #expect(error.message.contains(message), "\(error.message)")
     }
+  }
+
+  @Test(
+    "a range reaching past the last page is pricing.rangeOutsideDocument whatever its shape",
+    arguments: ["9", "2-9", "9-", "4-", "1-3,9-", "99999999999999999999999-"])
+  func rangesOutside(range: String) throws {
+    #expect(throws: PricingError.rangeOutsideDocument(file: "a.pdf", range: range, pages: 3)) {
+      try Pricing.selectedPages(range, count: 3, file: "a.pdf")
+    }
+    #expect(try Pricing.selectedPages("3-", count: 3, file: "a.pdf") == [3])
+    #expect(try Pricing.selectedPages("-2", count: 3, file: "a.pdf") == [1, 2])
   }
 
   @Test(
