@@ -34,6 +34,44 @@ public enum FileIO {
     return try read(descriptor: descriptor, size: Int(status.st_size), path: path, limit: limit)
   }
 
+  /// Who besides a file of secrets' owner may have it.
+  public enum SecretAccess: Sendable {
+    /// No one: mode `600` or `400`, as ssh asks of private keys (a printer's password).
+    case ownerOnly
+    /// Its group may read it, never change it: mode `640` or `440` too (a Kubernetes secret
+    /// mounted with `defaultMode: 0440` for the pod's `fsGroup`, whose owner is root).
+    case groupMayRead
+  }
+
+  /// Reads a whole regular file of secrets (a password, a token) of at most `limit` bytes,
+  /// refused when others than `access` allows may read or change it: one rule for every
+  /// secret a command is given in a file (`--password-file`, `--token-file`).
+  ///
+  /// - Parameters:
+  ///   - path: the file.
+  ///   - limit: the most bytes read.
+  ///   - access: who besides its owner may have it.
+  ///   - exposed: the caller's error for a file others may read or change, given the problem
+  ///     in words: `its mode is 644; others than its owner may read or change it`.
+  /// - Returns: the bytes.
+  /// - Throws: `FileError` as `read(_:limit:)` throws it; `exposed`'s error.
+  public static func readSecret<Failure: Error>(
+    _ path: String, limit: Int, access: SecretAccess, exposed: (String) -> Failure
+  ) throws -> [UInt8] {
+    let (descriptor, status) = try openForReading(path)
+    defer { Foundation.close(descriptor) }
+    let refused: mode_t = access == .ownerOnly ? 0o077 : 0o037
+    guard status.st_mode & refused == 0 else {
+      let who =
+        access == .ownerOnly
+        ? "others than its owner may read or change it"
+        : status.st_mode & 0o007 != 0
+          ? "others than its owner and its group may read or change it" : "its group may change it"
+      throw exposed("its mode is \(String(status.st_mode & 0o777, radix: 8)); \(who)")
+    }
+    return try read(descriptor: descriptor, size: Int(status.st_size), path: path, limit: limit)
+  }
+
   /// Reads the rest of an open regular file of `size` bytes (`fstat`'s), at most `limit`
   /// bytes, from its current offset: for a file opened otherwise (`ConfinedPath.openFile`).
   ///

@@ -39,33 +39,10 @@ public struct PrintCredentials: Sendable, Equatable, CustomStringConvertible,
   ///   large); `DocumentError.printPasswordFile` when others may read it, or when its text is
   ///   not one `user:password` line of UTF-8 without control characters.
   public init(file path: String) throws {
-    let (descriptor, status) = try FileIO.openForReading(path)
-    defer { close(descriptor) }
-    let exposed = status.st_mode & 0o077
-    guard exposed == 0 else {
-      throw DocumentError.printPasswordFile(
-        path: path,
-        problem: "its mode is \(String(status.st_mode & 0o777, radix: 8)); others than its "
-          + "owner may read or change it")
+    let bytes = try FileIO.readSecret(path, limit: Self.fileLimit, access: .ownerOnly) {
+      DocumentError.printPasswordFile(path: path, problem: $0)
     }
-    guard Int(status.st_size) <= Self.fileLimit else {
-      throw FileError.tooLarge(path: path, bytes: Int(status.st_size), limit: Self.fileLimit)
-    }
-    var bytes = [UInt8](repeating: 0, count: Self.fileLimit + 1)
-    var count = 0
-    while count < bytes.count {
-      let got = bytes.withUnsafeMutableBytes { buffer in
-        read(descriptor, buffer.baseAddress.map { $0 + count }, buffer.count - count)
-      }
-      if got < 0 && errno == EINTR { continue }
-      guard got >= 0 else { throw FileError.unreadable(path: path, reason: .system(errno)) }
-      if got == 0 { break }
-      count += got
-    }
-    guard count <= Self.fileLimit else {
-      throw FileError.tooLarge(path: path, bytes: nil, limit: Self.fileLimit)
-    }
-    try self.init(text: Array(bytes[..<count]), source: path)
+    try self.init(text: bytes, source: path)
   }
 
   /// The credentials in `text`, one line `user:password` (`source` names it in errors).

@@ -17,10 +17,16 @@ public struct BearerToken: Sendable {
   /// blanks, 16 to 512 characters of RFC 6750's token alphabet (letters, digits, `-._~+/`,
   /// and `=` at the end).
   ///
+  /// The file must be a regular file that others than its owner and its group may not read,
+  /// nor its group change (`FileIO.readSecret`, as `--password-file`'s; its group may read it,
+  /// as a Kubernetes secret mounted for the pod's `fsGroup` is read).
+  ///
   /// - Throws: `FileError` when the file cannot be read (up to 4 KiB);
-  ///   `ServiceError.invalidToken` when its text is not such a token.
+  ///   `ServiceError.invalidToken` when others may read it or its text is not such a token.
   public init(file path: String) throws {
-    let bytes = try FileIO.read(path, limit: 4096)
+    let bytes = try FileIO.readSecret(path, limit: 4096, access: .groupMayRead) {
+      ServiceError.invalidToken(source: path, problem: "cannot be used: " + $0)
+    }
     let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(
       in: .whitespacesAndNewlines)
     try self.init(text, source: path)

@@ -383,7 +383,9 @@ public enum ServiceError: ImprintError, Equatable {
     case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
     case .listen: "choose another port, or stop the program that holds this one"
     case .unauthorized: "send the header 'Authorization: Bearer <token>'"
-    case .invalidToken: "put one token on one line, e.g. from 'openssl rand -hex 32'"
+    case .invalidToken:
+      "put one token on one line, e.g. from 'openssl rand -hex 32', in a file others cannot "
+        + "read (chmod 600 FILE)"
     case .invalidSetting: "the settings are the long options of imprint serve, in camelCase"
     case .jobsFolderInUse:
       "give each server its own --jobs-dir (one writer a folder), or stop the other one first"

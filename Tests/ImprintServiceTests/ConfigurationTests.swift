@@ -12,10 +12,12 @@ import Testing
 
 private let token = "b7c4e1f0a9d2c3b4a5968776e5d4c3b2"
 
-/// Writes `text` to `name` in `folder`; returns its path.
+/// Writes `text` to `name` in `folder`, readable by its owner alone (as a token file must be);
+/// returns its path.
 private func write(_ text: String, _ name: String, in folder: TemporaryFolder) throws -> String {
   let path = folder.file(name)
   try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+  chmod(path, 0o600)
   return path
 }
 
@@ -95,7 +97,7 @@ struct ConfigurationTests {
     #expect(server.stop().status == 0)
   }
 
-  @Test("a token file that is short, has a space or is missing stops the start (exit 1)")
+  @Test("a token file that is short, has a space, others may read or is missing stops the start")
   func badTokenFiles() throws {
     let folder = TemporaryFolder()
     for (text, expected) in [
@@ -107,6 +109,36 @@ struct ConfigurationTests {
         imprintExecutable, ["serve", "--listen", "127.0.0.1:0", "--token-file", file])
       #expect(run.status == 1)
       #expect(run.stderr.hasPrefix("error: the token file '\(file)' \(expected)"), "\(run.stderr)")
+    }
+    // A token others may read stops the start as a password file others may read does; its
+    // group may read it (a Kubernetes secret mounted 0440 for the pod's fsGroup), not change it.
+    let file = try write(token, "token", in: folder)
+    for (mode, who) in [
+      (0o644 as mode_t, "others than its owner and its group may read or change it"),
+      (0o604, "others than its owner and its group may read or change it"),
+      (0o602, "others than its owner and its group may read or change it"),
+      (0o660, "its group may change it"),
+    ] {
+      chmod(file, mode)
+      let run = try runTool(
+        imprintExecutable, ["serve", "--listen", "127.0.0.1:0", "--token-file", file])
+      #expect(run.status == 1, "\(String(mode, radix: 8)): \(run.stderr)")
+      let octal = String(mode, radix: 8)
+      #expect(
+        run.stderr.hasPrefix(
+          "error: the token file '\(file)' cannot be used: its mode is \(octal); \(who)\n"),
+        "\(run.stderr)")
+      #expect(run.stderr.contains("chmod 600"), "\(run.stderr)")
+      #expect(!run.stderr.contains(token))
+    }
+    for mode in [0o600, 0o400, 0o640, 0o440] as [mode_t] {
+      chmod(file, mode)
+      let server = try ServiceProcess(["--token-file", file])
+      let answer = try curlRequest(
+        "POST", server.url("/v1/qr?payload=x"), headers: ["Authorization: Bearer \(token)"],
+        in: folder)
+      #expect(answer.status == 200, "\(String(mode, radix: 8))")
+      #expect(server.stop().status == 0)
     }
     let missing = try runTool(
       imprintExecutable, ["serve", "--listen", "127.0.0.1:0", "--token-file", folder.file("none")])

@@ -480,9 +480,11 @@ struct DeploymentSampleTests {
           atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: source, toPath: target)
       }
-      if volume["secret"] != nil {
+      if let secret = volume["secret"] as? [String: Any] {
         try Data("sample-token-of-32-characters\n".utf8).write(
           to: URL(fileURLWithPath: at + "/token"))
+        // The mode Kubernetes gives the secret's files (0644 when the sample said none).
+        chmod(at + "/token", mode_t(secret["defaultMode"] as? Int ?? 0o644))
       }
     }
     var arguments = try #require(serveContainer["args"] as? [String]).filter {

@@ -227,6 +227,7 @@ struct ErrorAnswerTests {
     let folder = TemporaryFolder()
     let token = "7d1c6f0e9b2a4c3d8e5f60718293a4b5"
     try write(token + "\n", to: folder.file("token"))
+    chmod(folder.file("token"), 0o600)
     let server = try ServiceProcess(["--token-file", folder.file("token")])
     let line = "POST /v1/qr?payload=x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0"
     for (value, status) in [

@@ -484,6 +484,7 @@ struct OpenAPITests {
     let folder = TemporaryFolder()
     let token = folder.file("token")
     try Data("0123456789abcdef0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: token))
+    chmod(token, 0o600)
     let server = try ServiceProcess(["--token-file", token])
     // Every documented operation, without the token (the checker sends no Authorization
     // header): the probes answer, the rest are 401 from their head (a body is declared, never
