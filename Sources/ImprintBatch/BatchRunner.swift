@@ -25,6 +25,11 @@ public struct BatchOptions: Sendable {
   /// paths are then confined to the manifest's folder and absolute ones taken as written (see
   /// `ManifestReader.init(path:inputsRoot:)`).
   public var inputsRoot: String?
+  /// The names of the input files a service's client uploaded; nil on the command line.
+  ///
+  /// The names are its parts', paths under `inputsRoot`. A job's file that does not exist
+  /// under `inputsRoot` and is none of them gets a hint saying so, listing them.
+  public var sentInputs: [String]?
   /// The placeholder photo for profiles without one.
   public var placeholder: (bytes: [UInt8], source: String)
   /// Where card jobs without a photo of their own find one: a photo cache, downloads (default:
@@ -232,6 +237,8 @@ public enum BatchRunner {
     var reader = try ManifestReader(
       path: manifest, inputsRoot: options.inputsRoot, displayName: options.manifestName)
     let templates = TemplateCache(folder: options.templatesFolder)
+    // Messages name the manifest as the reader's do: the client's name in a service.
+    let manifestName = reader.display
     var seen = Set<String>()
     var ordinal = 0
     var summary = BatchSummary()
@@ -265,7 +272,7 @@ public enum BatchRunner {
                 ManifestLineError(
                   line: job.line, id: job.id,
                   message:
-                    "manifest '\(manifestName(manifest))': job '\(job.id)' (line \(job.line)): "
+                    "manifest '\(manifestName)': job '\(job.id)' (line \(job.line)): "
                     + "the id is used by an earlier line",
                   code: "batch.duplicateId", hint: "give every job its own id"))
             }
@@ -405,10 +412,6 @@ public enum BatchRunner {
     return summary
   }
 
-  private static func manifestName(_ path: String) -> String {
-    (path as NSString).lastPathComponent
-  }
-
   /// Runs one job, or skips it when an earlier run finished it with the same inputs.
   ///
   /// With `impose`, a card job's card is laid out (also when skipped) for the run's layout.
@@ -468,10 +471,33 @@ public enum BatchRunner {
       outcome.result.status = .failed
       outcome.result.error = ErrorRecord(
         Task.isCancelled && isCancellation(error) ? options.canceledJob?(job.id) ?? error : error)
+      if let hint = missingInputHint(error, options) { outcome.result.error?.hint = hint }
       outcome.card = nil
     }
     outcome.result.seconds = (Date().timeIntervalSince(started) * 1000).rounded() / 1000
     return outcome
+  }
+
+  /// The hint for a file a job names that does not exist because no part of its name was
+  /// uploaded (`BatchOptions.sentInputs`): the parts sent when they are few, else their count.
+  static func missingInputHint(_ error: any Error, _ options: BatchOptions) -> String? {
+    guard let sent = options.sentInputs, let root = options.inputsRoot,
+      case .notFound(let path)? = error as? FileError
+    else { return nil }
+    let roots = [root, URL(fileURLWithPath: root).resolvingSymlinksInPath().path]
+    guard
+      let name = roots.lazy.compactMap({
+        path.hasPrefix($0 + "/") ? String(path.dropFirst($0.count + 1)) : nil
+      }).first, !sent.contains(name)
+    else { return nil }
+    let given =
+      sent.isEmpty
+      ? "none was, besides the manifest"
+      : sent.count <= 8
+        ? "the parts besides the manifest are " + sent.map { "'\($0)'" }.joined(separator: ", ")
+        : "\(Formatting.count(sent.count, "part")) were sent besides the manifest"
+    return "no part named '\(name)' was uploaded (\(given)); send the file as a part of that "
+      + "name, or correct the path in the manifest"
   }
 
   /// Whether `error`, or an error it wraps, is the sandbox's `document.canceled`.

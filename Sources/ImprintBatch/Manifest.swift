@@ -309,8 +309,8 @@ public struct ManifestReader: ~Copyable {
   private let absolutePaths: ConfinedPath.AbsolutePaths
   /// The manifest's path.
   public let name: String
-  /// The manifest's file name, for messages.
-  private let display: String
+  /// The manifest's name in every message: `init`'s `displayName`, else its file name.
+  public let display: String
 
   /// Opens `path` (`.csv` files are CSV with a header; anything else is JSON Lines).
   ///

@@ -113,8 +113,9 @@ enum CardCommand {
       format = inferred
     }
     let chosen = format ?? .pdf
-    if chosen == .png && options.cropMarks {
-      throw UsageError(message: "--crop-marks applies to PDF output")
+    // Options the format does not use are refused, as the service refuses them.
+    if let unused = chosen.unusedOption(options, dpiGiven: arguments.value("dpi") != nil) {
+      throw UsageError(message: "\(unused.flag) \(unused.appliesTo)")
     }
     let photo = arguments.value("photo")
     let follow = arguments.value("follow-counts")

@@ -105,7 +105,8 @@ enum QRCommand {
     if let level = try arguments.choice("level", ["L", "M", "Q", "H"]) {
       style.level = QRErrorCorrection(rawValue: level) ?? .medium
     }
-    style.modulePixels = try arguments.int("module", in: 1...64) ?? style.modulePixels
+    let module = try arguments.int("module", in: 1...64)
+    style.modulePixels = module ?? style.modulePixels
     style.sizeMillimetres = try arguments.double("size", in: 5...1000)
     style.dpi = try arguments.double("dpi", in: 72...4800) ?? style.dpi
     style.quietZone = try arguments.int("quiet-zone", in: 0...16) ?? style.quietZone
@@ -118,7 +119,7 @@ enum QRCommand {
       kind: kind, payment: payment, style: style,
       captionAddress: arguments.flag("caption-address"))
     // The library's rules, worded as flags (the service words them as its keys).
-    if let conflict = settings.conflict { throw usageError(conflict) }
+    if let conflict = settings.conflict(moduleGiven: module != nil) { throw usageError(conflict) }
     try QRPayload.validate(payment, kind: kind)
     try style.validate()
     return settings
@@ -126,20 +127,11 @@ enum QRCommand {
 
   /// The usage error for a combination of flags the settings refuse (`QRSettings.conflict`).
   private static func usageError(_ conflict: QRConflict) -> UsageError {
-    func flag(_ option: QROption) -> String {
-      switch option {
-      case .chainID: "chain-id"
-      case .gasLimit: "gas-limit"
-      case .gasPrice: "gas-price"
-      case .captionAddress: "caption-address"
-      default: option.rawValue
-      }
-    }
     switch conflict {
     case .ethereumOnly(let option):
-      return UsageError(message: "--\(flag(option)) applies to Ethereum requests; add --eth")
+      return UsageError(message: "\(option.flag) applies to Ethereum requests; add --eth")
     case .bitcoinOnly(let option):
-      return UsageError(message: "--\(flag(option)) applies to Bitcoin requests; add --btc")
+      return UsageError(message: "\(option.flag) applies to Bitcoin requests; add --btc")
     case .needsPayment(.captionAddress):
       return UsageError(message: "--caption-address needs --eth or --btc")
     case .needsPayment:
@@ -148,6 +140,9 @@ enum QRCommand {
       return UsageError(message: "--decimals applies to token requests; add --token <contract>")
     case .captionAndCaptionAddress:
       return UsageError(message: "--caption and --caption-address cannot be combined")
+    case .moduleAndSize:
+      return UsageError(
+        message: "--module and --size cannot be combined; --size sets the module's size")
     }
   }
 

@@ -76,7 +76,7 @@ enum ServeCommand {
       .flag("public-metrics", "Serve /metrics without the token."),
       .value(
         "job-queue", "<n>",
-        "Long jobs (/v1/batch) queued or running at most before 503 (default 8)."),
+        "Long jobs (/v1/batch, /v1/prepare) queued or running at most before 503 (default 8)."),
       .value(
         "jobs-kept", "<n>", "Finished long jobs kept; the oldest are removed (default 32)."),
       .value(

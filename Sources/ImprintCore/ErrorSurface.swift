@@ -19,6 +19,13 @@ public enum ErrorSurface: Sendable, Equatable {
 
   /// `commandLine` when errors are read on the command line, `http` when in the service.
   public static func hint(_ commandLine: String, http: String) -> String {
+    term(commandLine, http: http)
+  }
+
+  /// `commandLine` or `http`, as `current` says: an option's name in a message (`--gas-price` on
+  /// the command line, the request's key `gasPrice` over HTTP), so that a message speaks of what
+  /// its reader sent.
+  public static func term(_ commandLine: String, http: String) -> String {
     current == .http ? http : commandLine
   }
 }

@@ -18,6 +18,18 @@ public enum Formatting {
     return result
   }
 
+  /// A count of things in an English message: `1 job`, `0 jobs`, `3 jobs` (CLDR's English
+  /// rule: the singular for 1 alone).
+  ///
+  /// - Parameters:
+  ///   - value: how many.
+  ///   - singular: the noun for one (`job`, `request`).
+  ///   - plural: the noun for any other number; `singular` + `s` when nil.
+  /// - Returns: the number and the noun.
+  public static func count(_ value: Int, _ singular: String, plural: String? = nil) -> String {
+    "\(value) " + (value == 1 ? singular : plural ?? singular + "s")
+  }
+
   /// Names as a message lists the accepted ones: `png, svg or pdf` (`png` alone, `""` for none).
   public static func alternatives(_ names: [String]) -> String {
     guard let last = names.last else { return "" }

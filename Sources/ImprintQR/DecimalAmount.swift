@@ -16,12 +16,12 @@ public struct DecimalAmount: Sendable, Hashable {
   /// - Parameters:
   ///   - text: digits with an optional single `.`.
   ///   - decimals: the unit's decimals (18 for ether, 8 for bitcoin, 9 for gwei).
-  ///   - field: the option or key named in errors.
+  ///   - field: the option named in errors (by its flag or key, as `QROption.name` says).
   /// - Throws: `QRError.invalidAmount` saying what was expected.
-  public init(_ text: String, decimals: Int, field: String) throws(QRError) {
+  public init(_ text: String, decimals: Int, field: QROption) throws(QRError) {
     let expected = "a decimal number with at most \(decimals) digits after the point, like 1.5"
     guard decimals >= 0 else {
-      throw .invalidAmount(field: "decimals", value: "\(decimals)", expected: "0 or more")
+      throw .invalidAmount(field: .decimals, value: "\(decimals)", expected: "0 or more")
     }
     let parts = text.split(separator: ".", omittingEmptySubsequences: false)
     guard !text.isEmpty, parts.count <= 2,

@@ -35,21 +35,21 @@ public struct EthereumPaymentRequest: Sendable, Hashable {
   ) throws(QRError) {
     if let gasPriceGwei {
       let low = try DecimalAmount(
-        "\(Self.gasPriceRange.lowerBound)", decimals: 9, field: "gas price")
+        "\(Self.gasPriceRange.lowerBound)", decimals: 9, field: .gasPrice)
       let high = try DecimalAmount(
-        "\(Self.gasPriceRange.upperBound)", decimals: 9, field: "gas price")
+        "\(Self.gasPriceRange.upperBound)", decimals: 9, field: .gasPrice)
       guard !low.exceeds(gasPriceGwei), !gasPriceGwei.exceeds(high) else {
         throw .invalidAmount(
-          field: "--gas-price", value: gasPriceGwei.decimalString,
+          field: .gasPrice, value: gasPriceGwei.decimalString,
           expected: "a price from 1 to 100 gwei")
       }
     }
     if let gasLimit, !Self.gasLimitRange.contains(gasLimit) {
       throw .invalidAmount(
-        field: "--gas-limit", value: "\(gasLimit)", expected: "an integer from 21000 to 30000000")
+        field: .gasLimit, value: "\(gasLimit)", expected: "an integer from 21000 to 30000000")
     }
     if chainID == 0 {
-      throw .invalidAmount(field: "--chain-id", value: "0", expected: "a positive integer")
+      throw .invalidAmount(field: .chainID, value: "0", expected: "a positive integer")
     }
     self.recipient = recipient
     self.amount = amount
@@ -116,10 +116,10 @@ public struct BitcoinPaymentRequest: Sendable, Hashable {
   /// - Throws: `QRError.invalidAmount`.
   static func check(_ amount: DecimalAmount?) throws(QRError) {
     guard let amount else { return }
-    let cap = try DecimalAmount("21000000", decimals: 8, field: "--amount")
+    let cap = try DecimalAmount("21000000", decimals: 8, field: .amount)
     guard !amount.isZero, !amount.exceeds(cap) else {
       throw .invalidAmount(
-        field: "--amount", value: amount.decimalString,
+        field: .amount, value: amount.decimalString,
         expected: "more than 0 and at most 21000000 BTC")
     }
   }

@@ -15,7 +15,7 @@ public enum QRError: ImprintError, Equatable {
   /// Base58 or Bech32 decoder's error, when that is what failed).
   case invalidBitcoinAddress(address: String, reason: String, cause: ErrorCause? = nil)
   /// An amount, gas value or chain id is not acceptable.
-  case invalidAmount(field: String, value: String, expected: String)
+  case invalidAmount(field: QROption, value: String, expected: String)
   /// A rendering option is out of range.
   case invalidOption(name: String, value: String, expected: String)
   /// Foreground lighter than background: most scanners cannot read inverted codes.
@@ -28,7 +28,7 @@ public enum QRError: ImprintError, Equatable {
   case payloadNotUTF8(source: String)
   /// An amount that does not fit the field it is encoded in (EIP-681's uint256, after scaling
   /// to atomic units), or a chain id past 64 bits.
-  case amountOutOfRange(field: String, value: String, maximum: String)
+  case amountOutOfRange(field: QROption, value: String, maximum: String)
   /// A raster image larger than `QRStyle.maximumPixels` (`width` × `height` pixels).
   case imageTooLarge(width: Int, height: Int, limit: Int)
   /// The payload does not fit in a QR symbol at this error-correction level.
@@ -69,11 +69,11 @@ public enum QRError: ImprintError, Equatable {
     case .invalidBitcoinAddress(let address, let reason, _):
       "bitcoin address '\(SafeText.excerpt(address, limit: 128))' \(reason)"
     case .invalidAmount(let field, let value, let expected):
-      "\(field) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
+      "\(field.name) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
     case .invalidOption(let name, let value, let expected):
       "\(name) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
     case .amountOutOfRange(let field, let value, let maximum):
-      "\(field) '\(SafeText.excerpt(value, limit: 100))' is too large; the most it can be is "
+      "\(field.name) '\(SafeText.excerpt(value, limit: 100))' is too large; the most it can be is "
         + maximum
     case .imageTooLarge(let width, let height, let limit):
       "a \(width) × \(height)-pixel image is larger than \(limit / 1_000_000) megapixels, the "

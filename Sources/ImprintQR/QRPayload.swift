@@ -116,15 +116,15 @@ public struct QRPayload: Sendable, Hashable {
     }
     let decimals = payment.decimals ?? 18
     guard (0...36).contains(decimals) else {
-      throw .invalidAmount(field: "--decimals", value: "\(decimals)", expected: "0 to 36")
+      throw .invalidAmount(field: .decimals, value: "\(decimals)", expected: "0 to 36")
     }
     let amount = try payment.amount.map { (text: String) throws(QRError) in
-      let amount = try DecimalAmount(text, decimals: decimals, field: "--amount")
+      let amount = try DecimalAmount(text, decimals: decimals, field: .amount)
       // EIP-681 carries the amount as a uint256 of atomic units (wei, token base units): a
       // larger one would be a URI no wallet can pay (or one that wraps around).
       guard amount.fitsUInt256 else {
         throw .amountOutOfRange(
-          field: "--amount", value: text,
+          field: .amount, value: text,
           maximum: DecimalAmount.uint256Maximum(decimals: decimals)
             + (payment.token == nil ? " ether" : " token units with \(decimals) decimals")
             + " (2^256 - 1 atomic units)")
@@ -136,21 +136,21 @@ public struct QRPayload: Sendable, Hashable {
         if !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
           text.contains(where: { $0 != "0" })
         {
-          throw .amountOutOfRange(field: "--chain-id", value: text, maximum: "\(UInt64.max)")
+          throw .amountOutOfRange(field: .chainID, value: text, maximum: "\(UInt64.max)")
         }
-        throw .invalidAmount(field: "--chain-id", value: text, expected: "a positive integer")
+        throw .invalidAmount(field: .chainID, value: text, expected: "a positive integer")
       }
       return value
     }
     let gasLimit = try payment.gasLimit.map { (text: String) throws(QRError) in
       guard let value = UInt64(text) else {
         throw .invalidAmount(
-          field: "--gas-limit", value: text, expected: "an integer from 21000 to 30000000")
+          field: .gasLimit, value: text, expected: "an integer from 21000 to 30000000")
       }
       return value
     }
     let gasPrice = try payment.gasPrice.map { (text: String) throws(QRError) in
-      try DecimalAmount(text, decimals: 9, field: "--gas-price")
+      try DecimalAmount(text, decimals: 9, field: .gasPrice)
     }
     return try EthereumPaymentRequest(
       recipient: address, amount: amount, token: token, chainID: chainID, gasLimit: gasLimit,
@@ -170,7 +170,7 @@ public struct QRPayload: Sendable, Hashable {
         to: try EthereumAddress("0x" + String(repeating: "0", count: 40)), payment)
     case .bitcoin:
       let amount = try payment.amount.map { (text: String) throws(QRError) in
-        try DecimalAmount(text, decimals: 8, field: "--amount")
+        try DecimalAmount(text, decimals: 8, field: .amount)
       }
       try BitcoinPaymentRequest.check(amount)
     }
@@ -184,7 +184,7 @@ public struct QRPayload: Sendable, Hashable {
       return QRPayload(text: address.text, address: address.text, warnings: [])
     }
     let amount = try payment.amount.map { (text: String) throws(QRError) in
-      try DecimalAmount(text, decimals: 8, field: "--amount")
+      try DecimalAmount(text, decimals: 8, field: .amount)
     }
     let request = try BitcoinPaymentRequest(
       address: address, amount: amount, label: payment.label, message: payment.message)

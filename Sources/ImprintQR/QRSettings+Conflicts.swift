@@ -2,10 +2,31 @@
 // ImprintQR: the option combinations a QR code's settings refuse, one rule for every surface
 // (`imprint qr`'s flags, `imprint serve`'s JSON keys), each naming the option in its own words.
 
+import ImprintCore
+
 /// An option of `QRSettings` that can conflict with the payload kind or another option.
 public enum QROption: String, Sendable, CaseIterable {
   case request, amount, token, decimals, chainID, gasLimit, gasPrice, label, message, caption,
     captionAddress
+
+  /// The option as `imprint qr` spells it: `--gas-price`.
+  public var flag: String {
+    switch self {
+    case .chainID: "--chain-id"
+    case .gasLimit: "--gas-limit"
+    case .gasPrice: "--gas-price"
+    case .captionAddress: "--caption-address"
+    default: "--" + rawValue
+    }
+  }
+
+  /// The option as a request to `imprint serve` names it (a JSON key or query parameter):
+  /// `gasPrice`.
+  public var key: String { self == .chainID ? "chainId" : rawValue }
+
+  /// The option in the terms of whoever reads the error (`ErrorSurface.current`): `flag` on the
+  /// command line, `key` over HTTP.
+  public var name: String { ErrorSurface.term(flag, http: key) }
 }
 
 /// A combination of settings that cannot make a code: an option that does not apply to the
@@ -21,6 +42,9 @@ public enum QRConflict: Sendable, Equatable {
   case decimalsWithoutToken
   /// `caption` and `captionAddress` together: one caption.
   case captionAndCaptionAddress
+  /// A module size in pixels beside a printed size: the printed size sets the module's size,
+  /// so the other would be ignored.
+  case moduleAndSize
 }
 
 extension QRSettings {
@@ -28,7 +52,11 @@ extension QRSettings {
   ///
   /// Checked before
   /// the payment options' and style's own values (`QRPayload.validate`, `QRStyle.validate`).
-  public var conflict: QRConflict? {
+  ///
+  /// - Parameter moduleGiven: whether a module size was given (`QRStyle.modulePixels` always
+  ///   holds one).
+  /// - Returns: the conflict, or nil.
+  public func conflict(moduleGiven: Bool) -> QRConflict? {
     let given: [(QROption, Bool)] = [
       (.token, payment.token != nil), (.decimals, payment.decimals != nil),
       (.chainID, payment.chainID != nil), (.gasLimit, payment.gasLimit != nil),
@@ -49,6 +77,7 @@ extension QRSettings {
     if payment.decimals != nil && payment.token == nil { return .decimalsWithoutToken }
     if captionAddress && kind == .text { return .needsPayment(.captionAddress) }
     if captionAddress && style.caption != nil { return .captionAndCaptionAddress }
+    if moduleGiven && style.sizeMillimetres != nil { return .moduleAndSize }
     return nil
   }
 }

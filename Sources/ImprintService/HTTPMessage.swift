@@ -79,7 +79,9 @@ struct HTTPResponse: Sendable {
       response.headers.append(("Allow", allowed.joined(separator: ", ")))
     }
     switch error as? ServiceError {
-    case .busy, .bodiesBusy, .stopping, .stoppedWhileWorking:
+    // The first request with the same Idempotency-Key is answered within its accepting:
+    // a retry a second later gets its job.
+    case .busy, .bodiesBusy, .stopping, .stoppedWhileWorking, .idempotencyKeyInUse:
       response.headers.append(("Retry-After", "1"))
     // A job ahead ends in seconds or minutes: a client polls no faster than that.
     case .jobQueueFull, .jobStorageFull: response.headers.append(("Retry-After", "10"))

@@ -568,7 +568,9 @@ final class HTTPServer: @unchecked Sendable {
         problem = .invalidPath(path: String(decoding: path, as: UTF8.self), problem: found)
       }
     }
+    // An empty `Content-Type:` declares no type: read as a request without the header.
     let contentType = header(connection, "Content-Type").map(HTTPMessageHeaders.mediaType)
+      .flatMap { $0.isEmpty ? nil : $0 }
     let requestID = header(connection, "X-Request-Id").flatMap(Self.usableRequestID)
     let exchange = withExtendedLifetime(collected) {
       Exchange(

@@ -54,6 +54,8 @@ extension ImprintService {
     // resolved too: a path may have been reached through them); the manifest by its part's
     // file name.
     options.manifestName = manifest.filename ?? "manifest"
+    // A file the manifest names that no part brought is told apart from a part's own problem.
+    options.sentInputs = parts.keys.filter { $0 != "manifest" }.sorted()
     let roots = [folder, URL(fileURLWithPath: folder).resolvingSymlinksInPath().path]
     options.relativeMessageFolders = Set(roots).sorted().flatMap {
       [$0 + "/inputs", $0 + "/output", $0]

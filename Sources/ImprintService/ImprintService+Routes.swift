@@ -40,19 +40,22 @@ extension ImprintService {
     let format = QRFormat(rawValue: try options.choice("format", formats) ?? "png") ?? .png
     var payment = PaymentOptions()
     payment.request = try options.flag("request")
-    payment.amount = try options.string("amount")
+    // Amounts are strings (a JSON number may lose digits of an 18-decimal amount); a chain id
+    // and gas limit may be JSON integers too, read as their exact digits.
+    payment.amount = try options.decimalText("amount")
     payment.token = try options.string("token")
     payment.decimals = try options.integer("decimals", in: 0...36)
-    payment.chainID = try options.string("chainId")
-    payment.gasLimit = try options.string("gasLimit")
-    payment.gasPrice = try options.string("gasPrice")
+    payment.chainID = try options.integerText("chainId")
+    payment.gasLimit = try options.integerText("gasLimit")
+    payment.gasPrice = try options.decimalText("gasPrice")
     payment.label = try options.string("label")
     payment.message = try options.string("message")
     var style = QRStyle()
     if let level = try options.choice("level", ["L", "M", "Q", "H"]) {
       style.level = QRErrorCorrection(rawValue: level) ?? style.level
     }
-    style.modulePixels = try options.integer("module", in: 1...64) ?? style.modulePixels
+    let module = try options.integer("module", in: 1...64)
+    style.modulePixels = module ?? style.modulePixels
     style.sizeMillimetres = try options.number("size", in: 5...1000)
     style.dpi = try options.number("dpi", in: 72...4800) ?? style.dpi
     style.quietZone = try options.integer("quietZone", in: 0...16) ?? style.quietZone
@@ -67,7 +70,9 @@ extension ImprintService {
       kind: kind, payment: payment, style: style, captionAddress: captionAddress)
     // The library's own checks, as `imprint qr` runs them: options that do not apply to the
     // payload or exclude each other, payment options against the kind, ranges and contrast.
-    if let conflict = settings.conflict { throw Self.parameterError(conflict) }
+    if let conflict = settings.conflict(moduleGiven: module != nil) {
+      throw Self.parameterError(conflict)
+    }
     try QRPayload.validate(payment, kind: kind)
     try style.validate()
     let (_, rendering) = try settings.make(text, format: format, source: "the payload")
@@ -117,7 +122,8 @@ extension ImprintService {
       cardOptions.faces = [.front, .back]
     }
     cardOptions.locale = try options.string("locale")
-    cardOptions.dpi = try options.number("dpi", in: 72...1200) ?? cardOptions.dpi
+    let dpi = try options.number("dpi", in: 72...1200)
+    cardOptions.dpi = dpi ?? cardOptions.dpi
     cardOptions.bleed = try options.number("bleed", in: 0...10)
     cardOptions.cropMarks = try options.flag("cropMarks")
     cardOptions.allowMissingGlyphs = try options.flag("allowMissingGlyphs")
@@ -126,6 +132,10 @@ extension ImprintService {
       Platform(rawValue: $0)
     }
     try options.finish()
+    // Options the format does not use are refused, as `imprint card` refuses them.
+    if let unused = format.unusedOption(cardOptions, dpiGiven: dpi != nil) {
+      throw ServiceError.invalidParameter(name: unused.key, problem: unused.appliesTo)
+    }
     // Drawn in memory (`CardRun.render`): the bytes `imprint card` writes, without a temporary
     // folder, a file written, read back and removed for every request.
     let card = try await CardRun.render(
@@ -273,20 +283,22 @@ extension ImprintService {
   /// The 400 for a combination of QR options the settings refuse (`QRSettings.conflict`),
   /// naming the request's own keys.
   static func parameterError(_ conflict: QRConflict) -> ServiceError {
-    func key(_ option: QROption) -> String { option == .chainID ? "chainId" : option.rawValue }
-    return switch conflict {
+    switch conflict {
     case .ethereumOnly(let option):
       .invalidParameter(
-        name: key(option), problem: "applies to Ethereum requests (payloadType eth)")
+        name: option.key, problem: "applies to Ethereum requests (payloadType eth)")
     case .bitcoinOnly(let option):
       .invalidParameter(
-        name: key(option), problem: "applies to Bitcoin requests (payloadType btc)")
+        name: option.key, problem: "applies to Bitcoin requests (payloadType btc)")
     case .needsPayment(let option):
-      .invalidParameter(name: key(option), problem: "needs payloadType eth or btc")
+      .invalidParameter(name: option.key, problem: "needs payloadType eth or btc")
     case .decimalsWithoutToken:
       .invalidParameter(name: "decimals", problem: "applies to token requests; give token")
     case .captionAndCaptionAddress:
       .invalidParameter(name: "captionAddress", problem: "cannot be combined with caption")
+    case .moduleAndSize:
+      .invalidParameter(
+        name: "module", problem: "cannot be combined with size, which sets the module's size")
     }
   }
 

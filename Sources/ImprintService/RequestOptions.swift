@@ -13,6 +13,9 @@ struct RequestOptions {
   }
 
   private var source: Source
+  /// The names the route asked for, given or not: its parameters, for the hint of one it does
+  /// not know.
+  private var asked: Set<String> = []
 
   /// The query parameters of `request`.
   ///
@@ -47,6 +50,7 @@ struct RequestOptions {
 
   /// The text of option `name`, if given.
   mutating func string(_ name: String) throws(ServiceError) -> String? {
+    asked.insert(name)
     switch source {
     case .json(var reader):
       defer { source = .json(reader) }
@@ -58,8 +62,50 @@ struct RequestOptions {
     }
   }
 
+  /// Option `name` as the text of a whole number, if given: a string, or (in a JSON body) a
+  /// JSON number as its exact digits, for the library to check as it checks the string.
+  ///
+  /// An integer past 64 bits keeps its digits (`StrictJSON` reads it as a decimal), so the
+  /// library refuses it by its range, as the same string; a number with a fraction or an
+  /// exponent is given as a fraction (`21000.5`, `21000.0`), which no whole-number check takes.
+  /// Nothing is rounded through a `Double` on the way.
+  ///
+  /// - Throws: `ServiceError.invalidParameter` for any other JSON type.
+  mutating func integerText(_ name: String) throws(ServiceError) -> String? {
+    asked.insert(name)
+    guard case .json(var reader) = source else { return try string(name) }
+    defer { source = .json(reader) }
+    guard let value = reader.value(name) else { return nil }
+    if let text = value as? String { return text }
+    guard let number = try reader.number(name, expected: .described("a string or an integer"))
+    else { return nil }
+    let type = String(cString: number.objCType)
+    if number is NSDecimalNumber || (type != "d" && type != "f") {
+      return number.stringValue
+    }
+    // A binary floating-point value: its description always has a point or an exponent.
+    return "\(number.doubleValue)"
+  }
+
+  /// Option `name` as the text of a decimal amount (`"0.000000000000000001"`), if given.
+  ///
+  /// - Throws: `ServiceError.invalidParameter` for a JSON number: a double holds 15 to 17
+  ///   significant digits, so a number would lose those of an amount with 18 decimals (or
+  ///   change it) before anything could check it; the amount is sent as a string.
+  mutating func decimalText(_ name: String) throws(ServiceError) -> String? {
+    asked.insert(name)
+    guard case .json(let reader) = source, let value = reader.object[name] as? NSNumber,
+      !Formatting.isJSONBool(value)
+    else { return try string(name) }
+    throw .invalidParameter(
+      name: name,
+      problem: "is a JSON number; expected a string of decimal digits like \"1.5\" (a JSON number "
+        + "may lose digits of an amount with 18 decimals)")
+  }
+
   /// Option `name` as a whole number in `range`, if given.
   mutating func integer(_ name: String, in range: ClosedRange<Int>) throws(ServiceError) -> Int? {
+    asked.insert(name)
     let value: Int?
     switch source {
     case .json(var reader):
@@ -84,6 +130,7 @@ struct RequestOptions {
   mutating func number(_ name: String, in range: ClosedRange<Double>) throws(ServiceError)
     -> Double?
   {
+    asked.insert(name)
     let value: Double?
     switch source {
     case .json(var reader):
@@ -108,6 +155,7 @@ struct RequestOptions {
 
   /// Option `name` as `true` or `false` (false when absent).
   mutating func flag(_ name: String) throws(ServiceError) -> Bool {
+    asked.insert(name)
     switch source {
     case .json(var reader):
       defer { source = .json(reader) }
@@ -133,16 +181,17 @@ struct RequestOptions {
     return text
   }
 
-  /// Refuses the first option (in sorted order) nothing read.
+  /// Refuses the first option (in sorted order) nothing read, naming those the route reads.
   ///
-  /// - Throws: `ServiceError.invalidParameter`.
+  /// - Throws: `ServiceError.unknownParameter`.
   func finish() throws(ServiceError) {
-    switch source {
-    case .json(let reader): try reader.finish()
-    case .query(let values, let used):
-      if let unknown = values.keys.sorted().first(where: { !used.contains($0) }) {
-        throw .invalidParameter(name: unknown, problem: "is not known")
+    let given =
+      switch source {
+      case .json(let reader): Array(reader.object.keys)
+      case .query(let values, _): Array(values.keys)
       }
+    if let unknown = given.sorted().first(where: { !asked.contains($0) }) {
+      throw .unknownParameter(name: unknown, known: asked.sorted())
     }
   }
 }

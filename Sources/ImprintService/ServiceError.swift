@@ -17,6 +17,8 @@ public enum ServiceError: ImprintError, Equatable {
   case unsupportedMediaType(path: String, found: String?, expected: [String])
   /// A parameter (query or JSON body) that is malformed, of the wrong type or unknown.
   case invalidParameter(name: String, problem: String)
+  /// A parameter (or a JSON body's key) the route does not read; `known` are those it reads.
+  case unknownParameter(name: String, known: [String])
   /// A parameter the route needs is missing.
   case missingParameter(name: String, route: String)
   /// A request path that, decoded, is not UTF-8 text or holds a NUL byte.
@@ -128,7 +130,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .methodNotAllowed: "http.methodNotAllowed"
     case .bodyTooLarge: "http.bodyTooLarge"
     case .unsupportedMediaType: "http.unsupportedMediaType"
-    case .invalidParameter: "http.invalidParameter"
+    case .invalidParameter, .unknownParameter: "http.invalidParameter"
     case .missingParameter: "http.missingParameter"
     case .invalidPath: "http.invalidPath"
     case .ambiguousFraming: "http.ambiguousFraming"
@@ -187,10 +189,13 @@ public enum ServiceError: ImprintError, Equatable {
       "the body of '\(path)' is "
         + (bytes.map { "\($0) bytes; the limit is \(limit)" } ?? "over the limit of \(limit) bytes")
     case .unsupportedMediaType(let path, let found, let expected):
-      "'\(path)' reads " + expected.joined(separator: ", ") + "; the body is "
-        + (found.map { "'\(SafeText.excerpt($0, limit: 100))'" } ?? "of no declared type")
+      "'\(path)' reads " + Formatting.alternatives(expected) + "; "
+        + (found.map { "the body is '\(SafeText.excerpt($0, limit: 100))'" }
+          ?? "the request has no Content-Type")
     case .invalidParameter(let name, let problem):
       "parameter '\(SafeText.excerpt(name, limit: 100))' \(problem)"
+    case .unknownParameter(let name, _):
+      "parameter '\(SafeText.excerpt(name, limit: 100))' is not known"
     case .missingParameter(let name, let route):
       "'\(route)' needs the parameter '\(name)'"
     case .invalidPath(let path, let problem):
@@ -201,7 +206,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .malformedMultipart(let path, let problem):
       "the multipart body of '\(path)' cannot be read: \(problem)"
     case .tooManyParts(let path, let limit):
-      "the multipart body of '\(path)' has more than \(limit) parts"
+      "the multipart body of '\(path)' has more than \(Formatting.count(limit, "part"))"
     case .partTooLarge(let path, let part, let limit):
       "part '\(SafeText.excerpt(part, limit: 100))' of '\(path)' is over the limit of \(limit) bytes"
     case .invalidPartName(let path, let name, let what, let limit):
@@ -226,15 +231,17 @@ public enum ServiceError: ImprintError, Equatable {
     case .unknownJobFile(let id, let path):
       "job '\(id)' has no output '\(SafeText.excerpt(path, limit: 200))'"
     case .jobQueueFull(let queued):
-      "\(queued) jobs are queued or running, the most the server takes"
+      "the server holds \(Formatting.count(queued, "job")) queued or running, the most it takes"
     case .jobTooLarge(let bytes, let limit):
       "the job's files are \(bytes) bytes; all jobs together may hold \(limit)"
     case .jobStorageFull(let bytes, let held, let limit):
       "the job's files are \(bytes) bytes and the jobs queued or running hold \(held); all jobs "
         + "together may hold \(limit)"
     case .tooManyLines(let lines, let limit):
-      "the manifest has \(lines > limit ? "more than \(limit)" : "\(lines)") lines; a job may "
-        + "have \(limit)"
+      "the manifest has "
+        + (lines > limit
+          ? "more than \(Formatting.count(limit, "line"))" : Formatting.count(lines, "line"))
+        + "; a job may have \(limit)"
     case .emptyManifest(let part):
       "manifest '\(SafeText.excerpt(part, limit: 100))' holds no job line; expected at least one"
     case .stopping:
@@ -288,7 +295,8 @@ public enum ServiceError: ImprintError, Equatable {
       "Idempotency-Key '\(SafeText.excerpt(key, limit: 100))' made job '\(id)', which is no "
         + "longer kept; it is not made again"
     case .busy(let queued):
-      "every worker is busy and \(queued) requests are waiting"
+      "every worker is busy and the queue is full (\(Formatting.count(queued, "request")) "
+        + "waiting)"
     case .bodiesBusy(let path, let bytes, let held, let limit):
       "the body of '\(SafeText.excerpt(path, limit: 200))' ("
         + (bytes.map { "\($0) bytes" } ?? "chunked, as it grew")
@@ -321,6 +329,10 @@ public enum ServiceError: ImprintError, Equatable {
         + "; GET /openapi.json describes them"
     case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
     case .unsupportedMediaType(_, _, let expected): "send Content-Type: \(expected[0])"
+    case .unknownParameter(_, let known):
+      known.isEmpty
+        ? "the route takes no parameter"
+        : "the route's parameters are " + known.joined(separator: ", ")
     case .malformedMultipart:
       "send Content-Type: multipart/form-data; boundary=... and parts as curl -F makes them"
     case .tooManyParts: "send the files in several requests"
@@ -370,7 +382,8 @@ public enum ServiceError: ImprintError, Equatable {
       "send a quoted string of 1 to 255 printable ASCII characters, such as a new UUID: "
         + "Idempotency-Key: \"8e03978e-40d5-43e8-bc93-6894a57f9324\""
     case .idempotencyKeyReused: "send a new key with a new request"
-    case .idempotencyKeyInUse: "retry once the first request was answered"
+    case .idempotencyKeyInUse:
+      "retry after the time in Retry-After, once the first request was answered"
     case .idempotentJobGone: "send a new key to make a new job"
     case .busy: "retry after the time in Retry-After"
     case .bodiesBusy:
@@ -414,7 +427,8 @@ enum ServiceStatus {
       case .methodNotAllowed: return 405
       case .bodyTooLarge: return 413
       case .unsupportedMediaType: return 415
-      case .invalidParameter, .missingParameter, .invalidAddress, .malformedMultipart,
+      case .invalidParameter, .unknownParameter, .missingParameter, .invalidAddress,
+        .malformedMultipart,
         .invalidPath, .ambiguousFraming,
         .invalidPartName, .unknownPart, .missingPart, .duplicatePart:
         return 400

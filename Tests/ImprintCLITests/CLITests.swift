@@ -169,7 +169,10 @@ struct QRCommandTests {
         [String(repeating: "x", count: 1300), "--level", "H"], "qr.payloadTooLarge",
         "the maximum at error-correction level H is 1273"
       ),
-      (["--eth", "--request", "--gas-price", "101", address], "qr.invalidAmount", "1 to 100 gwei"),
+      (
+        ["--eth", "--request", "--gas-price", "101", address], "qr.invalidAmount",
+        "--gas-price '101' is not valid; expected a price from 1 to 100 gwei"
+      ),
       (
         ["x", "--foreground", "#FFFFFF", "--background", "#000000"], "qr.invertedColors", "lighter"
       ),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintQRTests: EIP-681 and BIP-21 URIs, exact decimal amounts, payload building.
 
+import ImprintCore
 import ImprintQR
 import ImprintTestSupport
 import Testing
@@ -66,6 +67,31 @@ struct PaymentRequestTests {
     }
   }
 
+  @Test(
+    "a refused payment value is named by its flag on the command line, its key over HTTP",
+    arguments: [
+      (QROption.gasPrice, "0.5", "--gas-price", "gasPrice"),
+      (.gasLimit, "20999", "--gas-limit", "gasLimit"), (.chainID, "0", "--chain-id", "chainId"),
+      (.chainID, "99999999999999999999", "--chain-id", "chainId"),
+      (.amount, "1.0000000000000000001", "--amount", "amount"),
+    ])
+  func surfaceNames(option: QROption, value: String, flag: String, key: String) throws {
+    var payment = PaymentOptions()
+    switch option {
+    case .gasPrice: payment.gasPrice = value
+    case .gasLimit: payment.gasLimit = value
+    case .chainID: payment.chainID = value
+    default: payment.amount = value
+    }
+    let error = try #require(throws: QRError.self) {
+      try QRPayload.validate(payment, kind: .ethereum)
+    }
+    #expect(error.message.hasPrefix("\(flag) '\(value)' "), "\(error.message)")
+    let http = ErrorSurface.$current.withValue(.http) { error.message }
+    #expect(http.hasPrefix("\(key) '\(value)' "), "\(http)")
+    #expect(!http.contains("--"), "\(http)")
+  }
+
   @Test("gas price bounds are inclusive")
   func gasBounds() throws {
     for price in ["1", "100", "100.000000000"] {
@@ -126,12 +152,14 @@ struct PaymentRequestTests {
 
   @Test("exact decimal amounts")
   func decimals() throws {
-    #expect(try DecimalAmount("1.5", decimals: 18, field: "x").atomicUnits == "1500000000000000000")
-    #expect(try DecimalAmount("0.000000000000000001", decimals: 18, field: "x").atomicUnits == "1")
-    #expect(try DecimalAmount("007.10", decimals: 8, field: "x").decimalString == "7.1")
-    #expect(try DecimalAmount(".5", decimals: 8, field: "x").decimalString == "0.5")
     #expect(
-      try DecimalAmount("12345678901234567890123456789", decimals: 0, field: "x").atomicUnits
+      try DecimalAmount("1.5", decimals: 18, field: .amount).atomicUnits == "1500000000000000000")
+    #expect(
+      try DecimalAmount("0.000000000000000001", decimals: 18, field: .amount).atomicUnits == "1")
+    #expect(try DecimalAmount("007.10", decimals: 8, field: .amount).decimalString == "7.1")
+    #expect(try DecimalAmount(".5", decimals: 8, field: .amount).decimalString == "0.5")
+    #expect(
+      try DecimalAmount("12345678901234567890123456789", decimals: 0, field: .amount).atomicUnits
         == "12345678901234567890123456789")
   }
 

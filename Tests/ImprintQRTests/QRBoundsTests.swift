@@ -57,11 +57,11 @@ struct QRBoundsTests {
   @Test("uint256: the largest amount fits, one more atomic unit does not, at any decimals")
   func uint256() throws {
     let max = DecimalAmount.uint256Max
-    #expect(try DecimalAmount(max, decimals: 0, field: "--amount").fitsUInt256)
+    #expect(try DecimalAmount(max, decimals: 0, field: .amount).fitsUInt256)
     let plusOne = "115792089237316195423570985008687907853269984665640564039457584007913129639936"
-    #expect(try !DecimalAmount(plusOne, decimals: 0, field: "--amount").fitsUInt256)
+    #expect(try !DecimalAmount(plusOne, decimals: 0, field: .amount).fitsUInt256)
     #expect(
-      try !DecimalAmount(String(repeating: "9", count: 100_000), decimals: 0, field: "a")
+      try !DecimalAmount(String(repeating: "9", count: 100_000), decimals: 0, field: .amount)
         .fitsUInt256)
     #expect(
       DecimalAmount.uint256Maximum(decimals: 18)
@@ -69,9 +69,9 @@ struct QRBoundsTests {
     #expect(DecimalAmount.uint256Maximum(decimals: 0) == max)
     #expect(DecimalAmount.uint256Maximum(decimals: 80).hasPrefix("0.00115792"))
     let ether = try DecimalAmount(
-      DecimalAmount.uint256Maximum(decimals: 18), decimals: 18, field: "a")
+      DecimalAmount.uint256Maximum(decimals: 18), decimals: 18, field: .amount)
     #expect(ether.fitsUInt256 && ether.atomicUnits == max)
-    #expect(throws: QRError.self) { _ = try DecimalAmount("1", decimals: -1, field: "a") }
+    #expect(throws: QRError.self) { _ = try DecimalAmount("1", decimals: -1, field: .amount) }
   }
 
   @Test(

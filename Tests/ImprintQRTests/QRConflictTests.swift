@@ -43,8 +43,17 @@ struct QRConflictTests {
       ),
     ]
     for (value, expected) in cases {
-      #expect(value.conflict == expected, "\(expected)")
+      #expect(value.conflict(moduleGiven: false) == expected, "\(expected)")
     }
+  }
+
+  @Test("a module size beside a printed size is refused; either alone is not")
+  func moduleAndSize() {
+    var sized = settings(.text)
+    sized.style.sizeMillimetres = 20
+    #expect(sized.conflict(moduleGiven: true) == .moduleAndSize)
+    #expect(sized.conflict(moduleGiven: false) == nil)
+    #expect(settings(.text).conflict(moduleGiven: true) == nil)
   }
 
   @Test("combinations that make a code have no conflict")
@@ -67,6 +76,8 @@ struct QRConflictTests {
         $0.message = "order 7"
       },
     ]
-    for value in valid { #expect(value.conflict == nil, "\(String(describing: value.kind))") }
+    for value in valid {
+      #expect(value.conflict(moduleGiven: true) == nil, "\(String(describing: value.kind))")
+    }
   }
 }

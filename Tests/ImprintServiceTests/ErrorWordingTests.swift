@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: the words of the service's own errors: counts that agree with their
+// number, and the headers an answer carries.
+
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintService
+
+@Suite("imprint serve: error wording", .liveHandlesChecked)
+struct ErrorWordingTests {
+  @Test(
+    "counts agree with their number: 1 request, 2 requests",
+    arguments: [
+      (
+        ServiceError.busy(queued: 1),
+        "every worker is busy and the queue is full (1 request waiting)"
+      ),
+      (.busy(queued: 2), "every worker is busy and the queue is full (2 requests waiting)"),
+      (.jobQueueFull(queued: 1), "the server holds 1 job queued or running, the most it takes"),
+      (.jobQueueFull(queued: 8), "the server holds 8 jobs queued or running, the most it takes"),
+      (.tooManyLines(lines: 2, limit: 1), "the manifest has more than 1 line; a job may have 1"),
+      (.tooManyLines(lines: 1, limit: 1), "the manifest has 1 line; a job may have 1"),
+      (
+        .tooManyParts(path: "/v1/batch", limit: 1),
+        "the multipart body of '/v1/batch' has more than 1 part"
+      ),
+    ])
+  func counts(error: ServiceError, message: String) {
+    #expect(error.message == message)
+  }
+
+  @Test("the words of a count: the singular for 1 alone")
+  func count() {
+    #expect(Formatting.count(1, "job") == "1 job")
+    #expect(Formatting.count(0, "job") == "0 jobs")
+    #expect(Formatting.count(2, "request") == "2 requests")
+    #expect(Formatting.count(3, "copy", plural: "copies") == "3 copies")
+  }
+
+  @Test("a key in use is answered 409 with Retry-After: 1, as the other answers to retry are")
+  func keyInUse() {
+    let answer = HTTPResponse.error(ServiceError.idempotencyKeyInUse(key: "k-1"))
+    #expect(answer.status == 409)
+    #expect(answer.headers.filter { $0.0 == "Retry-After" }.map(\.1) == ["1"])
+    #expect(ServiceError.idempotencyKeyInUse(key: "k-1").hint?.contains("Retry-After") == true)
+  }
+}
