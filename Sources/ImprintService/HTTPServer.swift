@@ -391,7 +391,11 @@ final class HTTPServer: @unchecked Sendable {
         return queue(exchange, on: connection, close: true)
       }
       if exchange.contentType == "multipart/form-data" {
-        guard let reader = MultipartReader(connection, path: url, limits: multipartLimits) else {
+        // A boundary RFC 2046 refuses (over 70 characters, or others than its set) is refused
+        // here: libmicrohttpd's post processor would take it.
+        guard header(connection, "Content-Type").flatMap(HTTPMessageHeaders.boundary) != nil,
+          let reader = MultipartReader(connection, path: url, limits: multipartLimits)
+        else {
           exchange.response = .error(
             ServiceError.malformedMultipart(
               path: url, problem: "its Content-Type gives no usable boundary"))

@@ -127,4 +127,55 @@ enum HTTPMessageHeaders {
   static func mediaType(_ value: String) -> String {
     String(value.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
   }
+
+  /// A `Content-Type` value's `boundary` parameter when RFC 2046 allows it, else nil.
+  ///
+  /// The parameter's name is read in any case, its value as a token or a quoted string (RFC
+  /// 2045); a boundary is 1 to 70 of `bchars` (letters, digits and `'()+_,-./:=?` and space),
+  /// not ending in a space. Nil for none, one given twice, a quoted string left open, text
+  /// between parameters, or a boundary outside those rules.
+  static func boundary(_ value: String) -> String? {
+    guard let semicolon = value.firstIndex(of: ";") else { return nil }
+    var rest = value[value.index(after: semicolon)...]
+    let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+    var found: String?
+    while !rest.isEmpty {
+      let name = rest.prefix { $0 != "=" && $0 != ";" }
+      rest = rest.dropFirst(name.count)
+      var text = ""
+      if rest.first == "=" {
+        rest = rest.dropFirst().drop(while: blank)
+        if rest.first == "\"" {
+          rest = rest.dropFirst()
+          var closed = false
+          while let character = rest.popFirst() {
+            if character == "\\", let escaped = rest.popFirst() {
+              text.append(escaped)
+            } else if character == "\"" {
+              closed = true
+              break
+            } else {
+              text.append(character)
+            }
+          }
+          guard closed else { return nil }
+          rest = rest.drop(while: blank)
+        } else {
+          let token = rest.prefix { $0 != ";" }
+          rest = rest.dropFirst(token.count)
+          text = token.trimmingCharacters(in: .whitespaces)
+        }
+      }
+      if name.trimmingCharacters(in: .whitespaces).lowercased() == "boundary" {
+        guard found == nil else { return nil }
+        found = text
+      }
+      guard rest.isEmpty || rest.popFirst() == ";" else { return nil }
+    }
+    let bchars = Set("0123456789'()+_,-./:=? ".utf8)
+    guard let found, (1...70).contains(found.utf8.count), found.last != " ",
+      found.utf8.allSatisfy({ bchars.contains($0) || (0x41...0x5A).contains($0 & 0xDF) })
+    else { return nil }
+    return found
+  }
 }

@@ -47,3 +47,40 @@ struct ErrorWordingTests {
     #expect(ServiceError.idempotencyKeyInUse(key: "k-1").hint?.contains("Retry-After") == true)
   }
 }
+
+@Suite("multipart boundaries as RFC 2046 allows them", .liveHandlesChecked)
+struct BoundaryTests {
+  @Test(
+    "a boundary of 1 to 70 bchars, as a token or quoted, in a parameter of any case",
+    arguments: [
+      ("multipart/form-data; boundary=b", "b"),
+      ("multipart/form-data; boundary=\"b\"", "b"),
+      (
+        "multipart/form-data;boundary=----WebKitFormBoundary7MA4YWxk",
+        "----WebKitFormBoundary7MA4YWxk"
+      ),
+      ("multipart/form-data; BOUNDARY=abc; charset=utf-8", "abc"),
+      ("multipart/form-data; charset=utf-8; boundary=\"a:b c'()+_,-./=?\"", "a:b c'()+_,-./=?"),
+      (
+        "multipart/form-data; boundary=" + String(repeating: "x", count: 70),
+        String(repeating: "x", count: 70)
+      ),
+    ])
+  func legal(value: String, boundary: String) {
+    #expect(HTTPMessageHeaders.boundary(value) == boundary)
+  }
+
+  @Test(
+    "no boundary, one too long, of other characters, ending in a space, or given twice is none",
+    arguments: [
+      "multipart/form-data", "multipart/form-data; charset=utf-8", "multipart/form-data; boundary=",
+      "multipart/form-data; boundary=\"\"",
+      "multipart/form-data; boundary=" + String(repeating: "x", count: 71),
+      "multipart/form-data; boundary=a@b", "multipart/form-data; boundary=\"a b \"",
+      "multipart/form-data; boundary=\"abc", "multipart/form-data; boundary=a; boundary=b",
+      "multipart/form-data; boundary=\"ab\" x", "multipart/form-data; boundary=é",
+    ])
+  func refused(value: String) {
+    #expect(HTTPMessageHeaders.boundary(value) == nil)
+  }
+}

@@ -315,4 +315,59 @@ struct RequestTermsTests {
       "\(counted.text)")
     #expect(server.stop().status == 0)
   }
+
+  @Test("multipart: boundaries RFC 2046 allows are read, others refused with the usual 400")
+  func boundaries() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    // Python builds each body around its boundary and sends it as it is.
+    let script = """
+      import socket, sys
+      port, content_type, boundary, path = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+      part = (f"--{boundary}\\r\\nContent-Disposition: form-data; name=\\"file\\"; "
+              f"filename=\\"a.pdf\\"\\r\\nContent-Type: application/pdf\\r\\n\\r\\n").encode()
+      body = part + open(path, "rb").read() + f"\\r\\n--{boundary}--\\r\\n".encode()
+      head = (f"POST /v1/inspect HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: {content_type}\\r\\n"
+              f"Content-Length: {len(body)}\\r\\nConnection: close\\r\\n\\r\\n").encode()
+      s = socket.create_connection(("127.0.0.1", port))
+      s.sendall(head + body)
+      data = b""
+      while True:
+          chunk = s.recv(65536)
+          if not chunk:
+              break
+          data += chunk
+      print(data.split(b" ")[1].decode())
+      print(data.split(b"\\r\\n\\r\\n", 1)[1].decode())
+      """
+    let pdf = repositoryRoot + "/assets/samples/documents/handout.pdf"
+    func send(_ contentType: String, _ boundary: String) throws -> (Int, String) {
+      let run = try runTool(
+        "python3", ["-c", script, String(server.port), contentType, boundary, pdf])
+      let lines = run.stdout.split(separator: "\n", maxSplits: 1)
+      return (Int(lines.first ?? "") ?? 0, lines.count > 1 ? String(lines[1]) : run.stderr)
+    }
+    let seventy = String(repeating: "x", count: 70)
+    for (contentType, boundary) in [
+      ("multipart/form-data; boundary=ab", "ab"),
+      (#"multipart/form-data; boundary="b""#, "b"),
+      (#"multipart/form-data; boundary="a:b c'()+_,-./=?""#, "a:b c'()+_,-./=?"),
+      ("multipart/form-data; boundary=\(seventy)", seventy),
+    ] {
+      let (status, text) = try send(contentType, boundary)
+      #expect(status == 200, "\(contentType): \(text)")
+      #expect(text.contains(#""file" : "a.pdf""#), "\(contentType): \(text)")
+    }
+    let seventyOne = String(repeating: "x", count: 71)
+    for (contentType, boundary) in [
+      ("multipart/form-data; boundary=\(seventyOne)", seventyOne),
+      ("multipart/form-data; boundary=a@b", "a@b"),
+      (#"multipart/form-data; boundary="ab ""#, "ab "),
+    ] {
+      let (status, text) = try send(contentType, boundary)
+      #expect(status == 400, "\(contentType): \(text)")
+      #expect(text.contains("its Content-Type gives no usable boundary"), "\(text)")
+    }
+    #expect(server.stop().status == 0)
+  }
 }
