@@ -386,17 +386,28 @@ int CImprintFetch_fetch(const char *url, CImprintFetch_Fetch *fetch) {
   if (fetch->user_agent) curl.easy_setopt(easy, CURLOPT_USERAGENT, fetch->user_agent);
   struct curl_slist *headers = NULL;
   if (fetch->post_body) {
-    // A POST: its body as given, its type in a header added (and post_header, if any).
+    // A POST: its body as given, its type in a header added (and post_headers, if any).
     curl.easy_setopt(easy, CURLOPT_POST, 1L);
     curl.easy_setopt(easy, CURLOPT_POSTFIELDS, (const char *)fetch->post_body);
     curl.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)fetch->post_len);
     char type[300];
     snprintf(type, sizeof type, "Content-Type: %s",
              fetch->post_type ? fetch->post_type : "application/octet-stream");
-    const char *lines[] = {type, "Expect:", fetch->post_header};
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
-      if (!lines[i]) continue;
-      struct curl_slist *longer = curl.slist_append(headers, lines[i]);
+    // The lines: the type, no Expect, then post_headers cut at each '\n' (libcurl copies each).
+    const char *more = fetch->post_headers;
+    char line[1024];
+    for (int i = 0; i < 2 || (more && *more); i++) {
+      const char *text = i == 0 ? type : "Expect:";
+      if (i >= 2) {
+        const char *end = strchr(more, '\n');
+        size_t length = end ? (size_t)(end - more) : strlen(more);
+        if (length >= sizeof line) length = sizeof line - 1;
+        memcpy(line, more, length);
+        line[length] = 0;
+        more = end ? end + 1 : more + strlen(more);
+        text = line;
+      }
+      struct curl_slist *longer = curl.slist_append(headers, text);
       if (!longer) {
         // libcurl keeps the list it could not lengthen: freed here.
         if (headers) curl.slist_free_all(headers);

@@ -101,6 +101,9 @@ enum ServeCommand {
         "webhook-allow-private",
         "Let callback URLs reach loopback and private addresses (never link-local)."),
       .value(
+        "webhook-secret-file", "<file>",
+        "Sign webhook calls with this whsec_ secret (Standard Webhooks; mode 600 or 640)."),
+      .value(
         "password-file", "<file>",
         "The user:password line for the printers that ask (mode 600)."),
     ] + DocumentCommands.limitOptions.filter { !["password", "jobs"].contains($0.name) }
@@ -167,6 +170,8 @@ enum ServeCommand {
       try arguments.double("price-list-check", in: ServiceSettings.Range.priceListCheck)
       ?? settings.priceListCheck
     if arguments.flag("webhook-allow-private") { settings.webhookAllowPrivate = true }
+    settings.webhookSecretFile =
+      arguments.value("webhook-secret-file") ?? settings.webhookSecretFile
     settings.printPasswordFile = arguments.value("password-file") ?? settings.printPasswordFile
 
     let address: ListenAddress

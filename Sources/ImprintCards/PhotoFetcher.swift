@@ -133,20 +133,20 @@ final class Download: Sendable {
   let allowPrivate: Bool
   /// A POST's body and its media type; nil for a GET.
   let post: (body: [UInt8], type: String)?
-  /// One more header line of a POST (`Name: value`, printable ASCII), or nil.
-  let header: String?
+  /// More header lines of a POST (`Name: value`, printable ASCII, under 1000 bytes each).
+  let headers: [String]
   private let continuation = Mutex<CheckedContinuation<Result<Answer, Failure>, Never>?>(nil)
 
   init(
     url: String, limit: Int, timeout: TimeInterval, allowPrivate: Bool,
-    post: (body: [UInt8], type: String)? = nil, header: String? = nil
+    post: (body: [UInt8], type: String)? = nil, headers: [String] = []
   ) {
     self.url = url
     self.limit = limit
     self.timeout = timeout
     self.allowPrivate = allowPrivate
     self.post = post
-    self.header = header
+    self.headers = headers
   }
 
   func run() async -> Result<Answer, Failure> {
@@ -190,9 +190,9 @@ final class Download: Sendable {
             fetch.post_type = type
             fetch.max_redirects = 0
           }
-          guard post != nil, let header else { return Int(CImprintFetch_fetch(url, &fetch)) }
-          return header.withCString { line in
-            fetch.post_header = line
+          guard post != nil, !headers.isEmpty else { return Int(CImprintFetch_fetch(url, &fetch)) }
+          return headers.joined(separator: "\n").withCString { lines in
+            fetch.post_headers = lines
             return Int(CImprintFetch_fetch(url, &fetch))
           }
         }

@@ -75,11 +75,15 @@ public enum WebhookSender {
   ///   - allowPrivateNetwork: call loopback and private addresses too.
   ///   - deliveryID: sent as `Webhook-Id` (`deliveryHeader`) when given: 1 to 200 characters
   ///     among letters, digits, `-`, `_`, `.` and `:`.
+  ///   - signingKey: with a `deliveryID`, the call is signed as the Standard Webhooks
+  ///     specification says (`signatureHeaders`): `Webhook-Timestamp` (the time of this call,
+  ///     Unix seconds) and `Webhook-Signature` (`v1,` and the base64 HMAC-SHA256 under this key
+  ///     of the id, the timestamp and the body joined by dots).
   /// - Returns: the 2xx status answered, or why the call failed (a `deliveryID` that breaks
   ///   its rule is refused before any connection).
   public static func post(
     _ url: String, body: [UInt8], contentType: String, timeout: TimeInterval,
-    allowPrivateNetwork: Bool, deliveryID: String? = nil
+    allowPrivateNetwork: Bool, deliveryID: String? = nil, signingKey: [UInt8]? = nil
   ) async -> Result<Int, Failure> {
     if let refused = check(url, allowPrivateNetwork: allowPrivateNetwork) {
       return .failure(refused)
@@ -90,9 +94,14 @@ public enum WebhookSender {
           reason: "delivery id '\(SafeText.excerpt(deliveryID, limit: 60))' is not 1 to 200 "
             + "letters, digits, '-', '_', '.' or ':'", refused: true))
     }
+    var headers = deliveryID.map { ["\(deliveryHeader): \($0)"] } ?? []
+    if let deliveryID, let signingKey {
+      headers += signatureHeaders(
+        id: deliveryID, timestamp: Int(Date().timeIntervalSince1970), body: body, key: signingKey)
+    }
     let call = Download(
       url: url, limit: answerLimit, timeout: timeout, allowPrivate: allowPrivateNetwork,
-      post: (body, contentType), header: deliveryID.map { "\(deliveryHeader): \($0)" })
+      post: (body, contentType), headers: headers)
     switch await call.run() {
     case .success(let answer): return .success(answer.status)
     case .failure(let failure):
@@ -100,6 +109,16 @@ public enum WebhookSender {
       return .failure(
         Failure(reason: failure.reason, refused: refused, final: refused || failure.redirected))
     }
+  }
+
+  /// The Standard Webhooks signature lines of a call: `Webhook-Timestamp: <timestamp>` and
+  /// `Webhook-Signature: v1,<base64 of HMAC-SHA256(key, "<id>.<timestamp>.<body>")>`.
+  public static func signatureHeaders(id: String, timestamp: Int, body: [UInt8], key: [UInt8])
+    -> [String]
+  {
+    let signed = Array("\(id).\(timestamp).".utf8) + body
+    let signature = Data(HMAC.sha256(key: key, message: signed)).base64EncodedString()
+    return ["Webhook-Timestamp: \(timestamp)", "Webhook-Signature: v1,\(signature)"]
   }
 
   /// Whether `id` may be sent as a delivery id: 1 to 200 ASCII letters, digits, `-`, `_`, `.`

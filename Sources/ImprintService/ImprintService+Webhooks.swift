@@ -21,6 +21,9 @@ public struct WebhookSettings: Sendable, Equatable {
   public var timeout = 10.0
   /// Seconds before the first retry, doubled before each later one (default 1).
   public var backoff = 1.0
+  /// The secret every call is signed with (`Webhook-Timestamp`, `Webhook-Signature`), or nil
+  /// to sign none (default).
+  public var secret: WebhookSecret?
 
   /// The defaults above.
   public init() {}
@@ -102,7 +105,8 @@ extension ImprintService {
       for attempt in first...last {
         let result = await WebhookSender.post(
           url, body: body, contentType: "application/json", timeout: settings.timeout,
-          allowPrivateNetwork: settings.allowPrivateNetwork, deliveryID: record.id)
+          allowPrivateNetwork: settings.allowPrivateNetwork, deliveryID: record.id,
+          signingKey: settings.secret?.key)
         switch result {
         case .success(let status):
           jobs.updateWebhook(record.id) {

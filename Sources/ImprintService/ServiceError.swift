@@ -119,6 +119,9 @@ public enum ServiceError: ImprintError, Equatable {
   case unauthorized(path: String, presented: Bool)
   /// The token file's text is not a bearer token.
   case invalidToken(source: String, problem: String)
+  /// A webhook secret file (`--webhook-secret-file`) others may read, or whose text is not a
+  /// Standard Webhooks secret.
+  case invalidWebhookSecret(source: String, problem: String)
   /// A configuration file's key is unknown, of the wrong type or out of range.
   case invalidSetting(file: String, key: String, problem: String)
   /// Another server holds the jobs folder `folder` (its lock file `.lock` is locked).
@@ -173,6 +176,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .invalidAddress: "service.invalidAddress"
     case .unauthorized: "http.unauthorized"
     case .invalidToken: "service.invalidToken"
+    case .invalidWebhookSecret: "service.invalidWebhookSecret"
     case .invalidSetting: "service.invalidSetting"
     case .jobsFolderInUse: "service.jobsFolderInUse"
     }
@@ -315,6 +319,8 @@ public enum ServiceError: ImprintError, Equatable {
         + (presented ? "carries another" : "carries none")
     case .invalidToken(let source, let problem):
       "the token file '\(source)' \(problem)"
+    case .invalidWebhookSecret(let source, let problem):
+      "the webhook secret file '\(source)' \(problem)"
     case .invalidSetting(let file, let key, let problem):
       "configuration '\(file)': '\(key)' \(problem)"
     case .jobsFolderInUse(let folder):
@@ -399,6 +405,9 @@ public enum ServiceError: ImprintError, Equatable {
     case .invalidToken:
       "put one token on one line, e.g. from 'openssl rand -hex 32', in a file others cannot "
         + "read (chmod 600 FILE)"
+    case .invalidWebhookSecret:
+      "put one secret on one line, e.g. from 'echo whsec_$(openssl rand -base64 32)', in a file "
+        + "others cannot read (chmod 600 FILE)"
     case .invalidSetting: "the settings are the long options of imprint serve, in camelCase"
     case .jobsFolderInUse:
       "give each server its own --jobs-dir (one writer a folder), or stop the other one first"
@@ -450,7 +459,8 @@ enum ServiceStatus {
       case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped, .jobLost,
         .stopIncomplete:
         return 500
-      case .listen, .invalidToken, .invalidSetting, .jobsFolderInUse: return 500
+      case .listen, .invalidToken, .invalidWebhookSecret, .invalidSetting, .jobsFolderInUse:
+        return 500
       }
     }
     if let error = error as? RecordedError { return error.status }

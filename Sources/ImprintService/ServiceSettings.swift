@@ -13,7 +13,7 @@ import ImprintDocuments
 /// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
 /// `connectionTimeout`, `maxConnections`, `maxConnectionsPerIp`, `headTimeout`, `drainTimeout`,
 /// `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`, `jobsKept`, `jobsDisk`, `jobLines`,
-/// `jobTimeout`, `jobsDir`, `priceListCheck`, `webhookAllowPrivate`,
+/// `jobTimeout`, `jobsDir`, `priceListCheck`, `webhookAllowPrivate`, `webhookSecretFile`,
 /// `printPasswordFile`, `priceLists` (name → file) and `printers` (name → `ServicePrinter`).
 /// Paths are relative to the file's folder.
 public struct ServiceSettings: Sendable, Equatable {
@@ -73,6 +73,8 @@ public struct ServiceSettings: Sendable, Equatable {
   public var priceListCheck: Double?
   /// Whether webhooks may call loopback and private addresses.
   public var webhookAllowPrivate: Bool?
+  /// The file of the secret webhook calls are signed with (`WebhookSecret`).
+  public var webhookSecretFile: String?
   /// Printers by name: where `POST /v1/prepare?printer=NAME` sends an order's files.
   public var printers: [String: ServicePrinter]?
   /// The file holding the `user:password` line for printers that ask (`--password-file`).
@@ -203,6 +205,7 @@ public struct ServiceSettings: Sendable, Equatable {
     settings.priceListCheck = try ranged(
       "priceListCheck", try reader.number("priceListCheck")?.doubleValue, Range.priceListCheck)
     settings.webhookAllowPrivate = try reader.bool("webhookAllowPrivate")
+    settings.webhookSecretFile = try reader.string("webhookSecretFile").map(resolved)
     if var lists = try reader.child("priceLists") {
       var files: [String: String] = [:]
       for name in lists.object.keys.sorted() {
@@ -311,6 +314,7 @@ extension ServiceConfiguration {
     drainSeconds = settings.drainTimeout ?? drainSeconds
     priceListCheckSeconds = settings.priceListCheck ?? priceListCheckSeconds
     webhooks.allowPrivateNetwork = settings.webhookAllowPrivate ?? webhooks.allowPrivateNetwork
+    if let file = settings.webhookSecretFile { webhooks.secret = try WebhookSecret(file: file) }
     printers = settings.printers ?? printers
     if let file = settings.printPasswordFile { printCredentials = try PrintCredentials(file: file) }
   }

@@ -218,6 +218,7 @@ struct ConfigurationTests {
         "'printers.front.monoUri' is not a printer:"
       ),
       (#"{"printPasswordFile": 3}"#, "'printPasswordFile' is 3; expected a string"),
+      (#"{"webhookSecretFile": 3}"#, "'webhookSecretFile' is 3; expected a string"),
       (#"[1]"#, "'(top level)' is an array; expected an object"),
     ])
   func badConfiguration(text: String, expected: String) throws {

@@ -135,6 +135,92 @@ struct WebhookTests {
           + "the server answered HTTP 307, a redirect"), "\(stopped.stderr)")
   }
 
+  @Test("--webhook-secret-file: every call signed as Standard Webhooks says (checked by Python)")
+  func signed() throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    // 32 fixed bytes: the key a receiver decodes from the secret.
+    let key = (0..<32).map { UInt8($0 * 7 + 3) }
+    let secret = "whsec_" + Data(key).base64EncodedString()
+    let file = folder.file("webhook-secret")
+    try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: file))
+    chmod(file, 0o600)
+    let server = try ServiceProcess(["--webhook-allow-private", "--webhook-secret-file", file])
+    let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
+    var ids: [String] = []
+    // A delivery at once, and one retried after a 500: each call signed.
+    for path in ["/hook", "/flaky"] {
+      ids.append(
+        try acceptedID(
+          try postBatch(
+            qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url(path)))))
+    }
+    #expect(try waitFor { receiver.signedCalls.count == 3 })
+    let calls = receiver.signedCalls
+    #expect(Set(calls.map(\.id)) == Set(ids))
+    // Python's hmac, base64 and the clock check each call as a Standard Webhooks receiver does.
+    let lines = try calls.map { call in
+      String(
+        decoding: try JSONSerialization.data(
+          withJSONObject: [call.id, call.timestamp, call.signature, call.body]),
+        as: UTF8.self)
+    }
+    let check = try runTool(
+      "python3",
+      [
+        "-c",
+        """
+        import base64, hashlib, hmac, json, sys, time
+        key = base64.b64decode(sys.argv[1][len('whsec_'):])
+        for line in sys.stdin.read().split('\\n'):
+            id, stamp, signature, body = json.loads(line)
+            signed = (id + '.' + stamp + '.').encode() + body.encode()
+            mac = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+            print('ok' if signature == 'v1,' + mac and abs(time.time() - int(stamp)) < 300
+                  else 'bad ' + signature)
+        """, secret,
+      ], stdin: Array(lines.joined(separator: "\n").utf8))
+    #expect(check.stdout == String(repeating: "ok\n", count: 3), "\(check.stdout)\(check.stderr)")
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    #expect(!stopped.stderr.contains(secret))
+
+    // Without a secret: no signature headers.
+    let plain = try ServiceProcess(["--webhook-allow-private"])
+    let unsigned = try acceptedID(
+      try postBatch(
+        qr, on: plain, in: folder, query: "?callback=" + escaped(receiver.url("/hook"))))
+    #expect(try waitFor { receiver.signedCalls.contains { $0.id == unsigned } })
+    let call = try #require(receiver.signedCalls.first { $0.id == unsigned })
+    #expect(call.timestamp.isEmpty && call.signature.isEmpty)
+    #expect(plain.stop().status == 0)
+  }
+
+  @Test(
+    "a webhook secret file others may read, or not whsec_ and 24 to 64 bytes, stops the start",
+    arguments: [
+      ("whsec_" + Data(repeating: 1, count: 32).base64EncodedString(), 0o644, "cannot be used"),
+      ("s3cret-" + String(repeating: "k", count: 40), 0o600, "does not start with 'whsec_'"),
+      ("whsec_not base64!", 0o600, "is not 'whsec_' followed by base64"),
+      ("whsec_" + Data(repeating: 1, count: 16).base64EncodedString(), 0o600, "of 16 bytes"),
+      ("whsec_" + Data(repeating: 1, count: 65).base64EncodedString(), 0o600, "of 65 bytes"),
+    ])
+  func badSecrets(text: String, mode: Int, expected: String) throws {
+    let folder = TemporaryFolder()
+    let file = folder.file("webhook-secret")
+    try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+    chmod(file, mode_t(mode))
+    let run = try runTool(
+      imprintExecutable, ["serve", "--listen", "127.0.0.1:0", "--webhook-secret-file", file])
+    #expect(run.status == 1)
+    #expect(
+      run.stderr.hasPrefix("error: the webhook secret file '\(file)' "), "\(run.stderr)")
+    #expect(run.stderr.contains(expected), "\(run.stderr)")
+    #expect(run.stderr.contains("openssl rand -base64 32"), "\(run.stderr)")
+    // The secret is never shown.
+    #expect(!run.stderr.contains(String(text.dropFirst(6).prefix(12))), "\(run.stderr)")
+  }
+
   @Test("a callback's user name and password never appear in its report, a refusal or a log line")
   func credentials() throws {
     let folder = TemporaryFolder()

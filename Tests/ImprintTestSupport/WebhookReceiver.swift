@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintTestSupport: a local HTTP server receiving webhook calls (python3's http.server): each
-// POST's path, Content-Type, Webhook-Id and body logged as one JSON line.
+// POST's path, Content-Type, Webhook-Id, Webhook-Timestamp, Webhook-Signature and body logged as
+// one JSON line.
 
 import Foundation
 
@@ -27,6 +28,8 @@ public final class WebhookReceiver: PythonServer {
                 log.write(json.dumps({'path': self.path,
                                       'type': self.headers.get('Content-Type', ''),
                                       'id': self.headers.get('Webhook-Id', ''),
+                                      'timestamp': self.headers.get('Webhook-Timestamp', ''),
+                                      'signature': self.headers.get('Webhook-Signature', ''),
                                       'body': body.decode('utf-8', 'replace')}) + '\n')
             code = 204
             if self.path == '/flaky' and seen[self.path] == 1: code = 500
@@ -56,11 +59,22 @@ public final class WebhookReceiver: PythonServer {
   /// The calls received so far: each one's path, Content-Type, `Webhook-Id` (empty when it had
   /// none) and body.
   public var calls: [(path: String, type: String, id: String, body: String)] {
+    signedCalls.map { ($0.path, $0.type, $0.id, $0.body) }
+  }
+
+  /// The calls received so far with their `Webhook-Timestamp` and `Webhook-Signature` (empty
+  /// when they had none).
+  public var signedCalls:
+    [(path: String, type: String, id: String, body: String, timestamp: String, signature: String)]
+  {
     lines(of: log).compactMap {
       guard
         let object = (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String]
       else { return nil }
-      return (object["path"] ?? "", object["type"] ?? "", object["id"] ?? "", object["body"] ?? "")
+      return (
+        object["path"] ?? "", object["type"] ?? "", object["id"] ?? "", object["body"] ?? "",
+        object["timestamp"] ?? "", object["signature"] ?? ""
+      )
     }
   }
 

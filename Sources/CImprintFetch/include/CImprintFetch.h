@@ -45,7 +45,8 @@ typedef struct {
   const uint8_t *post_body;  ///< not NULL: POST these bytes (any 2xx answer is OK) instead of GET
   size_t post_len;
   const char *post_type;     ///< the POST body's Content-Type
-  const char *post_header;   ///< NULL, or one more header line of the POST ("Name: value")
+  const char *post_headers;  ///< NULL, or more header lines of the POST ("Name: value"), each
+                             ///< ended by '\n' but the last
   // Results.
   uint8_t *body;         ///< malloc'd (free with CImprintFetch_free); NULL unless OK
   size_t body_len;
