@@ -48,8 +48,9 @@ struct HTTPResponse: Sendable {
   /// The error's code, for an error answer (the access log and `/metrics` count it).
   var errorCode: String?
 
-  /// The bytes of the body: `file`'s size, else `body`'s count.
-  var bodyBytes: Int { file?.size ?? body.count }
+  /// The bytes of the body: `file`'s size (up to where it ended, when it was cut short), else
+  /// `body`'s count.
+  var bodyBytes: Int { file?.bytesSent ?? body.count }
 
   /// A JSON document (sorted keys, as the CLI's `--json`).
   static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
@@ -98,52 +99,102 @@ struct HTTPResponse: Sendable {
   }
 }
 
-/// A regular file opened to be a response's body: libmicrohttpd reads it as it sends
-/// (`MHD_create_response_from_fd64`), so a large file costs no memory.
+/// A regular file opened to be a response's body, read by libmicrohttpd as it sends
+/// (`MHD_create_response_from_callback` over `read(at:into:maximum:)`), so a large file costs no
+/// memory beyond one block.
 ///
-/// Owns one descriptor until `take()` gives it to libmicrohttpd, which closes it with the
-/// response; closed when released otherwise (a response never sent: the deadline's answer came
-/// first).
+/// A file that is found shorter than the size announced (it was truncated while it was sent) or
+/// cannot be read ends the answer at once: the reader says so to libmicrohttpd, which closes the
+/// connection (the client sees fewer bytes than `Content-Length`), and `shortened` is told.
+/// (A descriptor handed to `MHD_create_response_from_fd64` was sent with `sendfile`, and
+/// libmicrohttpd 0.9.75 took `sendfile`'s 0 at the file's new end for a full socket: the client
+/// waited for `--connection-timeout`.)
+///
+/// Owns one descriptor, closed when released: libmicrohttpd keeps a reference while the
+/// response lives (`HTTPServer`'s `fileReader`, `fileReaderFreed`).
 final class ResponseFile: Sendable {
-  /// The file's size in bytes, from `fstat` when it was opened.
+  /// The file's size in bytes, from `fstat` when it was opened: the `Content-Length` sent.
   let size: Int
-  private let descriptor: Mutex<Int32>
+  private let descriptor: Int32
+  /// Where the file was found to end before `size`; -1 while it has not been.
+  private let end = Atomic(-1)
+  /// Told once, on libmicrohttpd's thread, when the file ends before `size` or cannot be read:
+  /// why, in words (`ended at byte N of the M announced ...`).
+  private let shortened: @Sendable (String) -> Void
+
+  /// The most bytes libmicrohttpd asks for at once (its buffer for this response).
+  static let blockSize = 64 << 10
+  /// What the reader answers libmicrohttpd to end the answer with an error
+  /// (`MHD_CONTENT_READER_END_WITH_ERROR`, a C macro Swift cannot import): the connection is
+  /// closed.
+  static let endWithError = -2
 
   /// Opens regular file `relative` inside `folder` (`ConfinedPath.openFile`: no symbolic link
   /// followed at any component, never blocking on a FIFO or a device), refused when it has more
   /// than one name: a hard link planted there could name a file outside the folder.
   ///
+  /// - Parameters:
+  ///   - relative: the path inside `folder`.
+  ///   - folder: the folder it is confined to.
+  ///   - what: what it is, for errors.
+  ///   - shortened: told when it is found shorter than its size while it is sent.
   /// - Throws: `ConfinedPath.openFile`'s `FileError`; `FileError.notRegularFile` (`.other`)
   ///   for a file with more than one name.
-  init(_ relative: String, in folder: String, what: String) throws(FileError) {
+  init(
+    _ relative: String, in folder: String, what: String,
+    shortened: @escaping @Sendable (String) -> Void = { _ in }
+  ) throws(FileError) {
     let (fd, status) = try ConfinedPath.openFile(relative, in: folder, what: what)
     guard status.st_nlink == 1 else {
       close(fd)
       throw .notRegularFile(path: relative, kind: .other)
     }
     size = Int(status.st_size)
-    descriptor = Mutex(fd)
+    descriptor = fd
+    self.shortened = shortened
   }
 
-  /// The whole file, at most `limit` bytes, read from the descriptor (not handed over).
+  deinit { close(descriptor) }
+
+  /// The whole file, at most `limit` bytes, read from its start.
   ///
+  /// - Returns: its bytes.
   /// - Throws: `FileError.tooLarge` or `.unreadable`.
   func read(limit: Int) throws(FileError) -> [UInt8] {
-    let fd = descriptor.withLock { $0 }
-    return try FileIO.read(descriptor: fd, size: size, path: "job output", limit: limit)
+    try FileIO.read(descriptor: descriptor, size: size, path: "job output", limit: limit)
   }
 
-  /// The descriptor, handed over once (nil after): its new owner closes it.
-  func take() -> Int32? {
-    let fd = descriptor.withLock { fd -> Int32 in
-      defer { fd = -1 }
-      return fd
+  /// Whether the file ended before its size while it was sent (or could not be read).
+  var wasCut: Bool { end.load(ordering: .relaxed) >= 0 }
+
+  /// The body's bytes given to libmicrohttpd: the size, or where the file was found to end.
+  var bytesSent: Int {
+    let at = end.load(ordering: .relaxed)
+    return at >= 0 ? at : size
+  }
+
+  /// Copies the file's bytes from `position`, at most `maximum` and never past `size`, into
+  /// `buffer` (`pread`): libmicrohttpd's content reader.
+  ///
+  /// - Returns: the bytes copied (more than 0), or `endWithError` when the file ends before
+  ///   `size` or a read fails (`shortened` told, the first time).
+  func read(at position: UInt64, into buffer: UnsafeMutableRawPointer, maximum: Int) -> Int {
+    guard position < UInt64(size), maximum > 0 else { return Self.endWithError }
+    // Below `size`, an Int: no overflow from here.
+    let offset = Int(position)
+    let wanted = min(maximum, size - offset)
+    var got: Int
+    repeat {
+      got = pread(descriptor, buffer, wanted, off_t(offset))
+    } while got < 0 && errno == EINTR
+    guard got <= 0 else { return got }
+    let reason =
+      got == 0
+      ? "ended at byte \(offset) of the \(size) announced (it was made shorter while it was sent)"
+      : "could not be read at byte \(offset) of \(size) (\(FileError.Reason.system(errno)))"
+    if end.compareExchange(expected: -1, desired: offset, ordering: .relaxed).exchanged {
+      shortened(reason)
     }
-    return fd >= 0 ? fd : nil
-  }
-
-  deinit {
-    let fd = descriptor.withLock { $0 }
-    if fd >= 0 { close(fd) }
+    return Self.endWithError
   }
 }

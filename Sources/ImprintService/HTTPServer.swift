@@ -658,19 +658,19 @@ final class HTTPServer: @unchecked Sendable {
   }
 
   /// Hands the exchange's response to libmicrohttpd (`MHD_create_response_from_buffer`, copied,
-  /// or `MHD_create_response_from_fd64` for a file, read as it is sent; `MHD_queue_response`;
-  /// the response released with `MHD_destroy_response`).
+  /// or `MHD_create_response_from_callback` for a file, read as it is sent by `fileReader`;
+  /// `MHD_queue_response`; the response released with `MHD_destroy_response`).
   private func queue(_ exchange: Exchange, on connection: OpaquePointer, close: Bool) -> MHD_Result
   {
     guard let response = exchange.response else { return .NO }
     exchange.queued = true
     let made: OpaquePointer?
     if let file = response.file {
-      // libmicrohttpd owns the descriptor from here (closed with the response), or it is
-      // closed now.
-      guard let fd = file.take() else { return .NO }
-      made = MHD_create_response_from_fd64(UInt64(file.size), fd)
-      if made == nil { Glibc.close(fd) }
+      // libmicrohttpd holds the file while the response lives (released by `fileReaderFreed`).
+      let reader = Unmanaged.passRetained(file).toOpaque()
+      made = MHD_create_response_from_callback(
+        UInt64(file.size), ResponseFile.blockSize, fileReader, reader, fileReaderFreed)
+      if made == nil { Unmanaged<ResponseFile>.fromOpaque(reader).release() }
     } else {
       made = response.body.withUnsafeBytes { bytes in
         MHD_create_response_from_buffer(
@@ -704,6 +704,7 @@ final class HTTPServer: @unchecked Sendable {
         bytesIn: exchange.bytesIn, bytesOut: answered?.bodyBytes ?? 0,
         durationMs: (milliseconds * 1000).rounded() / 1000,
         errorCode: answered?.errorCode
+          ?? (answered?.file?.wasCut == true ? CompletedRequest.fileShortened : nil)
           ?? (exchange.timedOut
             ? CompletedRequest.requestTimeout
             : exchange.abandoned ? CompletedRequest.clientGone : nil)))
@@ -973,6 +974,19 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     connection, url: url.map { String(cString: $0) } ?? "/",
     method: method.map { String(cString: $0) } ?? "GET", upload: upload,
     uploadSize: uploadSize, state: state)
+}
+
+/// The content reader of a file response (`MHD_ContentReaderCallback`): `ResponseFile.read`.
+private let fileReader: MHD_ContentReaderCallback = { reader, position, buffer, maximum in
+  guard let reader, let buffer else { return ResponseFile.endWithError }
+  return Unmanaged<ResponseFile>.fromOpaque(reader).takeUnretainedValue().read(
+    at: position, into: buffer, maximum: maximum)
+}
+
+/// Releases the file of a response libmicrohttpd destroyed (`MHD_ContentReaderFreeCallback`).
+private let fileReaderFreed: MHD_ContentReaderFreeCallback = { reader in
+  guard let reader else { return }
+  Unmanaged<ResponseFile>.fromOpaque(reader).release()
 }
 
 /// The completion notice libmicrohttpd calls when a request ends (`MHD_OPTION_NOTIFY_COMPLETED`).

@@ -174,7 +174,10 @@ extension ImprintService {
     guard !hidden else { throw ServiceError.unknownJobFile(id: record.id, path: relative) }
     let file: ResponseFile
     do {
-      file = try ResponseFile(relative, in: output, what: "job output")
+      let events = configuration.events
+      file = try ResponseFile(relative, in: output, what: "job output") { [id = record.id] in
+        events?("job '\(id)': its file '\(relative)' \($0); the connection was closed")
+      }
     } catch {
       // Named as the client asked for it, inside the job's outputs, never the server's folder.
       if case .escapesFolder = error { throw Self.withoutFolders(error, [output]) }

@@ -34,6 +34,9 @@ public struct CompletedRequest: Sendable, Encodable {
   public static let requestTimeout = "http.requestTimeout"
   /// `errorCode` of a request whose client left before its answer was made.
   public static let clientGone = "http.clientGone"
+  /// `errorCode` of a file answer cut short: the file ended before the size announced
+  /// (truncated while it was sent) or could not be read, and the connection was closed.
+  public static let fileShortened = "http.fileShortened"
 
   /// The access log's line: this record as one line of JSON with sorted keys.
   public var logLine: String { JSONOutput.line(self) }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintServiceTests: how a job's files are kept and served, against real servers: links, hard
 // links and FIFOs planted in a job's output folder are never followed, served or waited on; the
-// temporary jobs folder of a server killed is removed by the next start, a live server's kept.
+// temporary jobs folder of a server killed is removed by the next start, a live server's kept; a
+// file truncated while it is sent ends its answer at once.
 
 import Foundation
 import ImprintTestSupport
@@ -208,5 +209,104 @@ struct JobFileTests {
     #expect(live.stop().status == 0)
     // Each stopped server removed its own.
     #expect(jobsFolders() == planted, "\(jobsFolders())")
+  }
+
+  @Test("a file truncated while a slow client reads it: the connection closes at once, cut short")
+  func truncatedWhileSent() throws {
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    // An idle connection would be closed after 60 s: far past the client's 20 s wait.
+    let server = try ServiceProcess(
+      ["--jobs-dir", jobs, "--connection-timeout", "60", "--access-log"])
+    let manifest = try writeManifest(
+      [#"{"id": "W-1", "kind": "qr", "payload": "https://example.com/o/17"}"#], in: folder)
+    let id = try acceptedID(try postBatch(manifest, on: server, in: folder))
+    #expect(try waitForJob(id, on: server, in: folder).json?["state"] as? String == "done")
+    let big = jobs + "/\(id)/output/big.bin"
+    let size = 20_000_000
+    #expect(FileManager.default.createFile(atPath: big, contents: Data(count: size)))
+
+    // A client with a small receive buffer reads 2 MB slowly; meanwhile another client fetches
+    // the job's results whole; then the file is cut to 1 MB and the first client reads on.
+    let script = #"""
+      import json, os, socket, sys, time, urllib.request
+      port, path, big, results = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+      s = socket.socket()
+      s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+      s.settimeout(20)
+      s.connect(("127.0.0.1", port))
+      s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+      got = b""
+      while b"\r\n\r\n" not in got:
+          got += s.recv(16384)
+      head, body = got.split(b"\r\n\r\n", 1)
+      status = int(head.split(b" ")[1])
+      length = [int(l.split(b":")[1]) for l in head.split(b"\r\n")
+                if l.lower().startswith(b"content-length:")][0]
+      received = len(body)
+      while received < 2_000_000:
+          chunk = s.recv(16384)
+          if not chunk:
+              break
+          received += len(chunk)
+          time.sleep(0.002)
+      other = urllib.request.urlopen(f"http://127.0.0.1:{port}{results}", timeout=20).read()
+      on_disk = open(os.path.join(os.path.dirname(big), "results.jsonl"), "rb").read()
+      os.truncate(big, 1_000_000)
+      try:
+          while True:
+              chunk = s.recv(65536)
+              if not chunk:
+                  ended = "closed"
+                  break
+              received += len(chunk)
+      except socket.timeout:
+          ended = "timeout"
+      except ConnectionResetError:
+          ended = "reset"
+      print(json.dumps({"status": status, "length": length, "received": received,
+                        "ended": ended, "otherSame": other == on_disk}))
+      """#
+    let run = try runTool(
+      "python3",
+      [
+        "-c", script, "\(server.port)", "/v1/jobs/\(id)/files/big.bin", big,
+        "/v1/jobs/\(id)/files/results.jsonl",
+      ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let outcome = try #require(
+      try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any],
+      "\(run.stdout) \(run.stderr)")
+    #expect(outcome["status"] as? Int == 200)
+    #expect(outcome["length"] as? Int == size)
+    // Ended by the server, not by the client's patience: fewer bytes than announced.
+    #expect(["closed", "reset"].contains(outcome["ended"] as? String), "\(outcome)")
+    let received = try #require(outcome["received"] as? Int)
+    #expect(received >= 2_000_000 && received < size, "\(outcome)")
+    #expect(outcome["otherSame"] as? Bool == true)
+
+    // The server goes on serving, whole files byte for byte.
+    let image = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/qr/W-1.png"), in: folder)
+    #expect(image.status == 200)
+    #expect(
+      image.body
+        == [UInt8](try Data(contentsOf: URL(fileURLWithPath: jobs + "/\(id)/output/qr/W-1.png"))))
+    let stopped = server.stop()
+    #expect(stopped.status == 0)
+    #expect(
+      stopped.stderr.contains(
+        "serve: job '\(id)': its file 'big.bin' ended at byte "), "\(stopped.stderr)")
+    #expect(
+      stopped.stderr.contains(
+        " of the 20000000 announced (it was made shorter while it was sent); the connection was closed"
+      ))
+    let cut = stopped.stderr.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }.filter { ($0["path"] as? String)?.hasSuffix("/big.bin") == true }
+    #expect(cut.count == 1, "\(stopped.stderr)")
+    #expect(cut.first?["errorCode"] as? String == "http.fileShortened")
+    #expect(cut.first?["status"] as? Int == 200)
+    let sent = try #require(cut.first?["bytesOut"] as? Int)
+    #expect(sent >= 1_000_000 && sent < size, "\(sent)")
   }
 }
