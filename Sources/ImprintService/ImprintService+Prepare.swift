@@ -83,7 +83,8 @@ extension ImprintService {
       throw Self.withoutFolder(error, folder)
     }
     var target = printer?.target(
-      credentials: configuration.printCredentials, journal: folder + "/print-journal.json")
+      credentials: configuration.printCredentials,
+      journal: folder + "/" + ServicePrinter.journalName)
     target?.waitSeconds = wait ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
     let options = PrepareOptions(
       splitColor: splitColor,

@@ -263,8 +263,9 @@ public final class ImprintService: Sendable {
   /// Each job dropped or canceled is told to `events` (`service.interrupted`'s message); their
   /// webhooks are not called. Then the folder of the jobs' files is removed; a jobs folder
   /// (`jobsFolder`) is kept instead, each job's record as last written (a job still running
-  /// is found `failed`, `service.interrupted`, by the next start, and the webhooks still
-  /// pending, the stopped jobs' too, are called by it), and its lock released. Last, the
+  /// at the drain's end, its work stuck, is written `failed`, `service.interrupted`, saying
+  /// the stop left it running and what it had done, and the webhooks still pending, the
+  /// stopped jobs' too, are called by the next start), and its lock released. Last, the
   /// sandbox's idle document workers are stopped and reaped.
   ///
   /// Bounded: `stop` returns within `drainSeconds` plus `stopMargin` (2 s) whatever the work
@@ -291,7 +292,8 @@ public final class ImprintService: Sendable {
       progress.begin("stopping the HTTP server")
       server.stop(until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
       progress.begin("waiting for the running job")
-      jobs.stopRunning(until: deadline, grace: grace)
+      jobs.stopRunning(
+        until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
       progress.begin("closing the jobs folder")
       jobs.close()
       // Nothing reads documents any more: the idle workers are reaped now, on the stop's path,

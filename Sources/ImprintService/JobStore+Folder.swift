@@ -7,6 +7,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintDocuments
 
 /// The `Idempotency-Key` of the request that made a job, kept with the job.
 struct IdempotencyRecord: Sendable, Codable, Equatable {
@@ -204,6 +205,22 @@ extension JobStore {
     }
     events.append(LoadEvent(time: now, event: "jobs.loaded", path: root, jobs: records.count))
     return (records, events)
+  }
+
+  /// What job `record`, still running when the stop ended, had done: a batch's items ended
+  /// (their resume records, `output/.state`); a prepare job's documents sent to the printer
+  /// and being sent (its print journal's entries), of those it had prepared (their tickets in
+  /// `output`).
+  static func leftRunning(_ record: Record, drainSeconds: Double) -> ServiceError {
+    let output = record.folder + "/output"
+    let ended = record.kind == "batch" ? files(in: output + "/.state").count : 0
+    let journal = try? PrintJournal(path: record.folder + "/" + ServicePrinter.journalName)
+    let entries = journal?.entries ?? []
+    let prepared = files(in: output).filter { $0.hasSuffix(".ticket.json") }.count
+    let sent = entries.filter(\.sent).count
+    return .jobLeftRunning(
+      id: record.id, kind: record.kind, seconds: drainSeconds, ended: ended, sent: sent,
+      prepared: max(prepared, entries.count), sending: entries.count - sent)
   }
 
   /// Job `name` of the jobs folder `root`, as its record says.

@@ -465,14 +465,45 @@ final class JobStore: Sendable {
   ///
   /// A job canceled here is told (`told`), its webhook not called: the server is going, and
   /// its report and files with it (in a jobs folder, they are kept, and the next start calls
-  /// the webhook).
-  func stopRunning(until deadline: ContinuousClock.Instant, grace: Duration) {
+  /// the webhook). A job still running at `deadline` (its work stuck in a system call: a
+  /// printer that does not answer) is told too (`ServiceError.jobLeftRunning`: what it had
+  /// done), and in a jobs folder its record is written so, `failed`, its webhook pending: the
+  /// next start serves it as the stop left it, never as a crash's. It runs on in this
+  /// process; should it end before `close`, its own end is written instead.
+  ///
+  /// - Parameters:
+  ///   - deadline: when the drain time is over.
+  ///   - grace: the time before `deadline` from which the running job is canceled.
+  ///   - drainSeconds: the drain timeout as configured, for the message.
+  func stopRunning(until deadline: ContinuousClock.Instant, grace: Duration, drainSeconds: Double) {
     func running() -> [String] {
       store.withLock { $0.records.values.filter { $0.state == .running }.map(\.id) }
     }
     while !running().isEmpty && ContinuousClock.now < deadline - grace { usleep(10_000) }
     for id in running() { halt(id, .stopping) }
     while !running().isEmpty && ContinuousClock.now < deadline { usleep(10_000) }
+    let now = HTTPServer.timestamp(Date())
+    let left = store.withLock { store in
+      store.records.values.filter { $0.state == .running }.sorted { $0.number < $1.number }
+    }
+    for record in left {
+      let error = Self.leftRunning(record, drainSeconds: drainSeconds)
+      told(error.message)
+      guard persistent else { continue }
+      var stopped = record
+      stopped.state = .failed
+      stopped.finished = now
+      stopped.outcome = JobOutcome(error: ErrorRecord(error))
+      do {
+        try writer.withLock { (closed) throws(FileError) in
+          // Unless its own end was written meanwhile.
+          guard !closed, self.record(record.id)?.state == .running else { return }
+          try Self.writeRecord(stopped)
+        }
+      } catch {
+        told("job '\(record.id)': its record could not be written: " + ErrorRecord(error).message)
+      }
+    }
   }
 
   /// The jobs running now, oldest first, as a stop's report names them: `job 'ID' (prepare)`.

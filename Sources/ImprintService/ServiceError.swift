@@ -83,6 +83,12 @@ public enum ServiceError: ImprintError, Equatable {
   /// drain timeout (`seconds`) and its margin; never an answer (`imprint serve` reports it as
   /// it exits).
   case stopIncomplete(stuck: String, seconds: Double)
+  /// Job `id` (`kind`) was still running when the server's stop ended (it had not ended within
+  /// the drain timeout, `seconds`): recorded so, `failed`, before the process exits. `ended`: a
+  /// batch's items that had ended; `sent` of `prepared`: a prepare job's documents the printer
+  /// had accepted, of those it had prepared, and `sending` more it was sending. Never an answer.
+  case jobLeftRunning(
+    id: String, kind: String, seconds: Double, ended: Int, sent: Int, prepared: Int, sending: Int)
   /// Job `id` (`kind`) was `queued` or `running` (`was`) when the server's process ended
   /// without stopping it (killed, crashed, the machine went down), found so by the next start
   /// on the same jobs folder; `ended`: a batch's items that had ended. Never an answer.
@@ -158,7 +164,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobCanceled: "service.jobCanceled"
     case .jobTimeLimit: "service.jobTimeLimit"
     case .jobDiskLimit: "service.jobDiskLimit"
-    case .jobInterrupted, .jobLost: "service.interrupted"
+    case .jobInterrupted, .jobLost, .jobLeftRunning: "service.interrupted"
     case .stopIncomplete: "service.stopIncomplete"
     case .itemStopped(_, _, let code, _): code
     case .printerNotAllowed: "http.printerNotAllowed"
@@ -269,6 +275,14 @@ public enum ServiceError: ImprintError, Equatable {
     case .stopIncomplete(let stuck, let seconds):
       "the server stopped with work still stuck past the drain timeout of "
         + "\(ServiceMetrics.number(seconds)) s: \(SafeText.excerpt(stuck, limit: 2000))"
+    case .jobLeftRunning(
+      let id, let kind, let seconds, let ended, let sent, let prepared, let sending):
+      "the server stopped while job '\(id)' was still running (it had not ended within the "
+        + "drain timeout of \(ServiceMetrics.number(seconds)) s); "
+        + (kind == "batch"
+          ? "\(ended) of its items had ended"
+          : "\(sent) of the \(prepared) documents it had prepared had been sent to the printer"
+            + (sending > 0 ? ", \(sending) more was being sent" : ""))
     case .jobLost(let id, let kind, let was, let ended):
       "job '\(id)' was \(was) when the server stopped without ending it (killed, crashed or "
         + "its machine went down); "
@@ -365,7 +379,7 @@ public enum ServiceError: ImprintError, Equatable {
       "work that cannot be canceled (a prepare job sending to or waiting for its printer, a "
         + "system call to a printer, a scheduler or a file system that does not answer) was "
         + "left behind: the process ended without it; check what it waits for"
-    case .jobLost(_, let kind, _, _):
+    case .jobLost(_, let kind, _, _), .jobLeftRunning(_, let kind, _, _, _, _, _):
       kind == "prepare"
         ? "its print journal (print-journal.json in the job's folder under the server's "
           + "--jobs-dir) and the printer's job list tell what was sent; check them before "
@@ -457,7 +471,7 @@ enum ServiceStatus {
       case .idempotentJobGone: return 410
       // A job's report gives these; no request is answered with them.
       case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped, .jobLost,
-        .stopIncomplete:
+        .jobLeftRunning, .stopIncomplete:
         return 500
       case .listen, .invalidToken, .invalidWebhookSecret, .invalidSetting, .jobsFolderInUse:
         return 500

@@ -25,6 +25,9 @@ public struct ServicePrinter: Sendable, Equatable {
     self.scheduler = scheduler
   }
 
+  /// The print journal's file name in a prepare job's folder (never served).
+  static let journalName = "print-journal.json"
+
   /// Where files are sent through this printer, answering with `credentials` when asked, and
   /// recorded in `journal`.
   func target(credentials: PrintCredentials?, journal: String) -> PrintTarget {

@@ -2,7 +2,9 @@
 // ImprintServiceTests: how `imprint serve` stops, against real servers and real SIGTERM: work
 // stuck in a system call (a prepare job sending to a printer that takes the connection and
 // never answers) does not hold the process past the drain; the server says what was stuck and
-// exits 3.
+// exits 3; with --jobs-dir, a job the stop left running (a prepare job waiting for
+// ippeveprinter) is written as the stop left it, and the restart says so (not a crash) and
+// calls its webhook.
 
 import Foundation
 import ImprintTestSupport
@@ -59,5 +61,65 @@ struct StopTests {
       lines.last?.hasPrefix("hint: work that cannot be canceled (a prepare job sending to or")
         == true, "\(stopped.stderr)")
     #expect(!lines.contains("serve: stopped"))
+  }
+
+  @Test(
+    "a prepare job waiting for its printer at a graceful SIGTERM is recorded as the stop left it: the restart says the server stopped, not a crash, its webhook called"
+  )
+  func stoppedPrepareJobRecorded() throws {
+    let folder = TemporaryFolder()
+    // The print job stays processing for 10 s: the job waits for it (wait=true) past the drain.
+    let printer = try TestPrinter(folder: folder, hook: "sleep 10")
+    let post = try printShop(in: folder, printer: printer.uri)
+    let receiver = try WebhookReceiver(folder: folder)
+    let hook = receiver.url("/hook").addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+    let query = "?prices=shop&printer=front&wait=true&callback=" + (hook ?? "")
+    let key = UUID().uuidString
+    let arguments = ["--config", folder.file("serve.json"), "--webhook-allow-private"]
+    let first = try ServiceProcess(arguments + ["--drain-timeout", "2"])
+    let id = try acceptedID(try post(query, key, first))
+    // The printer has the order (its hook runs): the job waits for it to end.
+    #expect(printer.jobs(count: 1).count == 1)
+    let stopped = first.stop()
+    #expect(stopped.status == 3, "\(stopped.stderr)")
+    let message =
+      "the server stopped while job '\(id)' was still running (it had not ended within the "
+      + "drain timeout of 2 s); 1 of the 1 documents it had prepared had been sent to the printer"
+    #expect(
+      stopped.stderr.split(separator: "\n").contains { $0 == "serve: " + message },
+      "\(stopped.stderr)")
+    // Written before the process ended: failed, the stop's message, the webhook pending.
+    let record = try #require(
+      try JSONSerialization.jsonObject(
+        with: Data(contentsOf: URL(fileURLWithPath: folder.file("jobs/\(id)/job.json"))))
+        as? [String: Any])
+    #expect(record["state"] as? String == "failed", "\(record)")
+    #expect((record["error"] as? [String: Any])?["message"] as? String == message)
+    #expect((record["webhook"] as? [String: Any])?["state"] as? String == "pending")
+    #expect(receiver.calls.isEmpty)
+
+    let second = try ServiceProcess(arguments)
+    let report = try #require(try curlRequest("GET", second.url("/v1/jobs/\(id)"), in: folder).json)
+    #expect(report["state"] as? String == "failed", "\(report)")
+    let error = try #require(report["error"] as? [String: Any])
+    #expect(error["code"] as? String == "service.interrupted")
+    #expect(error["message"] as? String == message, "\(error)")
+    #expect((error["hint"] as? String)?.contains("print-journal.json") == true, "\(error)")
+    // Not taken for a crash: the start found nothing interrupted.
+    #expect(!second.stop().stderr.contains("jobs.interrupted"))
+    // The webhook left pending was called by the restart with the job's report.
+    #expect(waitFor(tries: 6_000) { receiver.calls.count == 1 }, "\(receiver.calls)")
+    let call = try #require(receiver.calls.first)
+    #expect(call.id == id)
+    let body = try JSONSerialization.jsonObject(with: Data(call.body.utf8)) as? [String: Any]
+    #expect(((body?["error"] as? [String: Any])?["message"] as? String) == message, "\(call.body)")
+    // Printed once: the retry after the restart is answered with the job.
+    let third = try ServiceProcess(arguments)
+    let retried = try post(query, key, third)
+    #expect(retried.status == 202 && retried.json?["job"] as? String == id, "\(retried.text)")
+    let spooled = ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? [])
+      .filter { $0.hasSuffix(".pdf") }
+    #expect(spooled.count == 1, "\(spooled)")
+    #expect(third.stop().status == 0)
   }
 }
