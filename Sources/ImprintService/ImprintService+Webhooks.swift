@@ -89,27 +89,39 @@ extension ImprintService {
   /// makes one call at least.
   func announce(_ record: JobStore.Record) {
     guard let url = record.callback else { return }
+    deliver(
+      record.id, to: url, body: webhookBody(record), madeBefore: record.webhook?.attempts ?? 0)
+  }
+
+  /// The body of job `record`'s webhook calls: its report without its results (which
+  /// `resultsFile` links) and without its webhook.
+  func webhookBody(_ record: JobStore.Record) -> [UInt8] {
     var document = report(record)
     document.results = nil
     document.webhook = nil
-    let body = Array(JSONOutput.pretty(document).utf8)
+    return Array(JSONOutput.pretty(document).utf8)
+  }
+
+  /// Calls job `id`'s webhook at `url` with `body` as `announce` says, `made` calls already
+  /// counted.
+  private func deliver(_ id: String, to url: String, body: [UInt8], madeBefore made: Int) {
     let settings = configuration.webhooks
     let jobs = jobs
     let metrics = metrics
     let events = configuration.events
     // Calls made before a restart count toward the attempts.
-    let first = min(max(0, record.webhook?.attempts ?? 0), 1 << 30) + 1
+    let first = min(max(0, made), 1 << 30) + 1
     let last = max(first, settings.attempts)
     Task.detached {
       var delay = settings.backoff
       for attempt in first...last {
         let result = await WebhookSender.post(
           url, body: body, contentType: "application/json", timeout: settings.timeout,
-          allowPrivateNetwork: settings.allowPrivateNetwork, deliveryID: record.id,
+          allowPrivateNetwork: settings.allowPrivateNetwork, deliveryID: id,
           signingKey: settings.secret?.key)
         switch result {
         case .success(let status):
-          jobs.updateWebhook(record.id) {
+          jobs.updateWebhook(id) {
             $0.attempts = attempt
             $0.status = status
             $0.error = nil
@@ -119,7 +131,7 @@ extension ImprintService {
           return
         case .failure(let failure):
           let final = attempt == last || failure.final
-          jobs.updateWebhook(record.id) {
+          jobs.updateWebhook(id) {
             $0.attempts = attempt
             $0.error = failure.reason
             if final { $0.state = "failed" }
@@ -127,7 +139,7 @@ extension ImprintService {
           if final {
             metrics.recordWebhook(delivered: false, failedCalls: attempt - first + 1)
             events?(
-              "webhook of job \(record.id) to "
+              "webhook of job \(id) to "
                 + "\(SafeText.excerpt(WebhookStatus.withoutCredentials(url), limit: 200)) failed after "
                 + "\(attempt) attempt\(attempt == 1 ? "" : "s"): \(failure.reason)")
             return
@@ -140,8 +152,15 @@ extension ImprintService {
   }
 
   /// Calls again the webhooks a jobs folder's jobs left pending (`JobStore.pendingWebhooks`:
-  /// their job ended, or was found interrupted, before a call was answered), oldest job first.
+  /// their job ended, or was found interrupted, before a call was answered), oldest job first,
+  /// then those of the jobs removed with their webhook pending (`removedPendingWebhooks`,
+  /// with the body kept for them).
   func resumeWebhooks() {
     for record in jobs.pendingWebhooks { announce(record) }
+    for removed in jobs.removedPendingWebhooks {
+      deliver(
+        removed.job, to: removed.callback, body: Array(removed.body.utf8),
+        madeBefore: removed.webhook.attempts)
+    }
   }
 }

@@ -196,7 +196,7 @@ public final class ImprintService: Sendable {
     jobs = try JobStore(
       parent: configuration.jobsParent, folder: configuration.jobsFolder,
       limits: configuration.jobLimits, told: { events?($0) },
-      ended: { box.service?.announce($0) })
+      ended: { box.service?.announce($0) }, webhookBody: { box.service?.webhookBody($0) })
     for (key, id) in jobs.idempotencyKeys {
       idempotencyKeys.restore(key.key, fingerprint: key.fingerprint, job: id)
     }

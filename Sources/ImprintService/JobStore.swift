@@ -178,6 +178,10 @@ final class JobStore: Sendable {
   private let lock: Mutex<Int32>
   /// The keys of the jobs removed from the jobs folder; nil without one.
   private let removedKeys: RemovedKeys?
+  /// The webhooks still pending of the jobs removed from the jobs folder; nil without one.
+  private let removedWebhooks: RemovedWebhooks?
+  /// The body of a job's webhook calls (its report), made before its folder is removed.
+  private let webhookBody: @Sendable (Record) -> [UInt8]?
 
   /// A store under a new private folder in `parent` (the system's temporary folder when nil),
   /// or in the jobs folder `folder`, whose jobs it loads.
@@ -188,17 +192,21 @@ final class JobStore: Sendable {
   ///   - limits: the jobs queued, kept, their bytes, lines and time.
   ///   - told: told of the jobs the service's stop canceled (a line for a log).
   ///   - ended: told of each job with a callback once it ended.
+  ///   - webhookBody: the body of a job's webhook calls, asked for as a job whose webhook is
+  ///     still pending is removed from a jobs folder (nil: not kept).
   /// - Throws: `FileError` when the folder cannot be made, is not a folder, or its lock file
   ///   cannot be opened; `ServiceError.jobsFolderInUse` when another store (another server)
   ///   holds `folder`.
   init(
     parent: String?, folder: String? = nil, limits: JobLimits,
     told: @escaping @Sendable (String) -> Void = { _ in },
-    ended: @escaping @Sendable (Record) -> Void
+    ended: @escaping @Sendable (Record) -> Void,
+    webhookBody: @escaping @Sendable (Record) -> [UInt8]? = { _ in nil }
   ) throws {
     self.limits = limits
     self.ended = ended
     self.told = told
+    self.webhookBody = webhookBody
     guard let folder else {
       let base = parent ?? FileManager.default.temporaryDirectory.path
       // Those of servers killed before they could remove theirs: customers' files, kept by
@@ -209,6 +217,7 @@ final class JobStore: Sendable {
       persistent = false
       lock = Mutex(held)
       removedKeys = nil
+      removedWebhooks = nil
       return
     }
     var absolute =
@@ -220,7 +229,15 @@ final class JobStore: Sendable {
     lock = Mutex(descriptor)
     let keys = RemovedKeys(in: root)
     removedKeys = keys
-    let (records, events) = Self.load(root, limits: limits, keys: keys)
+    let webhooks = RemovedWebhooks(in: root)
+    removedWebhooks = webhooks
+    let (records, found) = Self.load(root, limits: limits, keys: keys)
+    var events = found
+    let now = HTTPServer.timestamp(Date())
+    events.insert(
+      contentsOf: webhooks.problems.map {
+        LoadEvent(time: now, event: "jobs.skipped", path: $0.path, reason: $0.reason)
+      }, at: max(0, events.count - 1))
     loaded = events
     store.withLock { store in
       for record in records { store.records[record.id] = record }
@@ -376,14 +393,33 @@ final class JobStore: Sendable {
     }
   }
 
-  /// Changes where job `id`'s webhook is (nothing when the job is no longer kept).
+  /// The webhooks still pending of the jobs removed from the jobs folder (none without one),
+  /// by job id: `ImprintService.resumeWebhooks` calls them too.
+  var removedPendingWebhooks: [RemovedWebhook] { removedWebhooks?.all ?? [] }
+
+  /// Changes where job `id`'s webhook is: in its record, or for a job removed from the jobs
+  /// folder with its webhook pending, in the file kept for it (removed once it is no longer
+  /// pending); nothing for another job, or once the store is closed.
   func updateWebhook(_ id: String, _ change: (inout WebhookStatus) -> Void) {
-    store.withLock { store in
-      guard var status = store.records[id]?.webhook else { return }
+    let kept = store.withLock { store -> Bool in
+      guard var status = store.records[id]?.webhook else { return false }
       change(&status)
       store.records[id]?.webhook = status
+      return true
     }
-    persist(id)
+    guard !kept else {
+      persist(id)
+      return
+    }
+    guard let removedWebhooks else { return }
+    do {
+      try writer.withLock { (closed) throws(FileError) in
+        guard !closed else { return }
+        try removedWebhooks.update(id, change)
+      }
+    } catch {
+      told("the webhook of job '\(id)' could not be written: " + ErrorRecord(error).message)
+    }
   }
 
   /// What `remove` did.
@@ -664,8 +700,27 @@ final class JobStore: Sendable {
   }
 
   /// Removes the folders of jobs no longer kept, in a jobs folder their `Idempotency-Key`s
-  /// kept first (`RemovedKeys`: a retry after a restart is not made again; a failure is told).
+  /// kept first (`RemovedKeys`: a retry after a restart is not made again; a failure is told),
+  /// and their webhooks still pending (`RemovedWebhooks`: the call is made, even after a
+  /// restart, with the report as it was when the job was removed; a failure is told).
   private func discard(_ removed: [Record]) {
+    if let removedWebhooks {
+      for record in removed where record.webhook?.state == "pending" {
+        guard let callback = record.callback, let status = record.webhook,
+          let body = webhookBody(record)
+        else { continue }
+        do {
+          try removedWebhooks.keep(
+            RemovedWebhook(
+              job: record.id, callback: callback, webhook: status,
+              body: String(decoding: body, as: UTF8.self)))
+        } catch {
+          told(
+            "the webhook of job '\(record.id)', removed while it was pending, could not be kept: "
+              + ErrorRecord(error).message + "; it is still called, but not after a restart")
+        }
+      }
+    }
     if let removedKeys {
       do {
         try removedKeys.append(removed.compactMap(\.removedKey))

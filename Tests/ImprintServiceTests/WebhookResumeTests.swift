@@ -226,4 +226,73 @@ struct WebhookResumeTests {
         "; its webhook, still pending, is not called") == true, "\(removed)")
     #expect(receiver.calls.count == before)
   }
+
+  @Test(
+    "a job removed (DELETE) while its webhook is pending: the webhook is kept and called after a restart, once"
+  )
+  func removedJobWebhookResumed() throws {
+    let setup = try Setup()
+    let (folder, jobs, receiver, arguments) = (
+      setup.folder, setup.jobs, setup.receiver, setup.arguments
+    )
+    let first = try ServiceProcess(arguments)
+    let removed = try setup.refusedJob(on: first)
+    let report = try #require(
+      try curlRequest("GET", first.url("/v1/jobs/\(removed)"), in: folder).json)
+    let deleted = try curlRequest("DELETE", first.url("/v1/jobs/\(removed)"), in: folder)
+    #expect(deleted.status == 200, "\(deleted.text)")
+    #expect(!FileManager.default.fileExists(atPath: jobs + "/\(removed)"))
+    // The delivery outlives the job's folder: kept, pending, with its calls so far.
+    let kept = jobs + "/.webhooks/\(removed).json"
+    func keptFile() throws -> [String: Any] {
+      try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: kept)))
+        as? [String: Any] ?? [:]
+    }
+    #expect(try keptFile()["job"] as? String == removed)
+    #expect(try keptFile()["callback"] as? String == receiver.url("/gated"))
+    let stopped = first.stop()
+    #expect(stopped.status == 0, "\(stopped.stderr)")
+    let status = try #require(try keptFile()["webhook"] as? [String: Any])
+    #expect(status["state"] as? String == "pending", "\(status)")
+    let made = try #require(status["attempts"] as? Int)
+    let refused = receiver.calls.filter { $0.path == "/gated" }
+    #expect(made >= 1 && refused.count >= made, "\(refused.count) calls, \(status)")
+
+    try receiver.openGate()
+    let second = try ServiceProcess(arguments)
+    #expect(
+      waitFor(tries: 6_000) { receiver.calls.filter { $0.path == "/gated" }.count > refused.count },
+      "the removed job's webhook was not called after the restart")
+    #expect(waitFor { !FileManager.default.fileExists(atPath: kept) }, "still kept once delivered")
+    // The job stays removed; the call is the one made before the restart: the same id, the same
+    // body (the report as it was, without results and webhook).
+    #expect(try curlRequest("GET", second.url("/v1/jobs/\(removed)"), in: folder).status == 404)
+    let metrics = try PrometheusText(
+      try curlRequest("GET", second.url("/metrics"), in: folder).text)
+    #expect(metrics.value("imprint_webhook_deliveries_total", ["result": "delivered"]) == 1)
+    let restarted = second.stop()
+    #expect(restarted.status == 0)
+    #expect(!restarted.stderr.contains("jobs.skipped"), "\(restarted.stderr)")
+    let calls = receiver.calls.filter { $0.path == "/gated" }
+    #expect(calls.count == refused.count + 1)
+    let last = try #require(calls.last)
+    #expect(calls.allSatisfy { $0.id == removed && $0.body == last.body })
+    var expected = report
+    expected["webhook"] = nil
+    expected["results"] = nil
+    #expect(NSDictionary(dictionary: try object(last.body)) == NSDictionary(dictionary: expected))
+    // Delivered: a third start calls nothing; a file there that is no pending webhook is
+    // skipped, said and left where it is.
+    let planted = jobs + "/.webhooks/\(UUID().uuidString.lowercased()).json"
+    try Data("not a webhook".utf8).write(to: URL(fileURLWithPath: planted))
+    let third = try ServiceProcess(arguments)
+    let ended = third.stop()
+    #expect(ended.status == 0)
+    #expect(receiver.calls.filter { $0.path == "/gated" }.count == calls.count)
+    let skipped = ended.stderr.split(separator: "\n").compactMap {
+      (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+    }.filter { $0["event"] as? String == "jobs.skipped" && $0["path"] as? String == planted }
+    #expect(skipped.count == 1, "\(ended.stderr)")
+    #expect(FileManager.default.fileExists(atPath: planted))
+  }
 }
