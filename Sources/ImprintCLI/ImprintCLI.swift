@@ -9,8 +9,8 @@ import ImprintQR
 
 /// The `imprint` command-line interface, callable in-process (tests, embedding) or from `main`.
 public enum ImprintCLI {
-  /// Imprint's version.
-  public static let version = "0.1.0"
+  /// Imprint's version (`ImprintVersion.current`).
+  public static let version = ImprintVersion.current
 
   /// Exit code: success.
   public static let success: Int32 = 0

@@ -19,6 +19,8 @@ struct HTTPRequest: Sendable {
   var repeatedParameters: [String]
   /// The `Content-Type` header's media type, lowercased, without parameters (`application/json`).
   var contentType: String?
+  /// The `Content-Type` header's `charset` parameter, lowercased, if any.
+  var charset: String? = nil
   /// The body's bytes (empty for a multipart body: see `parts`).
   var body: [UInt8]
   /// The parts of a `multipart/form-data` body, in the order sent; nil for other bodies.
@@ -81,8 +83,10 @@ struct HTTPResponse: Sendable {
     }
     switch error as? ServiceError {
     // The first request with the same Idempotency-Key is answered within its accepting:
-    // a retry a second later gets its job.
-    case .busy, .bodiesBusy, .stopping, .stoppedWhileWorking, .idempotencyKeyInUse:
+    // a retry a second later gets its job. A deadline passed under load: the client backs off
+    // as from a full queue.
+    case .busy, .bodiesBusy, .deadlineExceeded, .stopping, .stoppedWhileWorking,
+      .idempotencyKeyInUse:
       response.headers.append(("Retry-After", "1"))
     // A job ahead ends in seconds or minutes: a client polls no faster than that.
     case .jobQueueFull, .jobStorageFull: response.headers.append(("Retry-After", "10"))

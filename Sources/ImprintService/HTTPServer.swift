@@ -39,6 +39,8 @@ private final class Exchange: @unchecked Sendable {
   let requestID: String
   /// The `Idempotency-Key` header as sent, if any.
   var idempotencyKey: String?
+  /// The `Content-Type` header's `charset` parameter, if any.
+  var charset: String?
   var body: [UInt8] = []
   /// The body's bytes received (kept after `body` is handed to the job).
   var bytesIn = 0
@@ -469,7 +471,8 @@ final class HTTPServer: @unchecked Sendable {
     let request = HTTPRequest(
       method: exchange.method, path: exchange.path, query: exchange.query,
       repeatedParameters: exchange.repeatedParameters, contentType: exchange.contentType,
-      body: exchange.body, parts: parts, idempotencyKey: exchange.idempotencyKey,
+      charset: exchange.charset, body: exchange.body, parts: parts,
+      idempotencyKey: exchange.idempotencyKey,
       deadline: exchange.started + .seconds(requestTimeout))
     exchange.body = []
     // Probes and scrapes are answered here, so that a full pool never fails them.
@@ -583,6 +586,7 @@ final class HTTPServer: @unchecked Sendable {
         requestID: requestID ?? UUID().uuidString.lowercased())
     }
     exchange.idempotencyKey = header(connection, "Idempotency-Key")
+    exchange.charset = header(connection, "Content-Type").flatMap(HTTPMessageHeaders.charset)
     return (exchange, problem)
   }
 
@@ -657,6 +661,9 @@ final class HTTPServer: @unchecked Sendable {
     MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
   }
 
+  /// The `Server` header of every answer: the build's version, as `imprint --version` gives it.
+  static let serverHeader = "imprint/" + ImprintVersion.current
+
   /// Hands the exchange's response to libmicrohttpd (`MHD_create_response_from_buffer`, copied,
   /// or `MHD_create_response_from_callback` for a file, read as it is sent by `fileReader`;
   /// `MHD_queue_response`; the response released with `MHD_destroy_response`).
@@ -681,6 +688,7 @@ final class HTTPServer: @unchecked Sendable {
     defer { MHD_destroy_response(made) }
     MHD_add_response_header(made, "Content-Type", response.contentType)
     MHD_add_response_header(made, "X-Request-Id", exchange.requestID)
+    MHD_add_response_header(made, "Server", Self.serverHeader)
     for header in response.headers { MHD_add_response_header(made, header.name, header.value) }
     if close || isDraining { MHD_add_response_header(made, "Connection", "close") }
     return MHD_queue_response(connection, UInt32(response.status), made)
@@ -931,7 +939,8 @@ enum RequestText {
     return nil
   }
 
-  private static func hex(_ byte: UInt8) -> String {
+  /// A byte as two uppercase hexadecimal digits.
+  static func hex(_ byte: UInt8) -> String {
     let digits = Array("0123456789ABCDEF")
     return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
   }

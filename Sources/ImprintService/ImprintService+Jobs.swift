@@ -125,7 +125,8 @@ extension ImprintService {
     return response
   }
 
-  /// `GET /v1/jobs/ID`, `DELETE /v1/jobs/ID` and `GET /v1/jobs/ID/files/PATH`.
+  /// `GET /v1/jobs/ID`, `DELETE /v1/jobs/ID` and `GET /v1/jobs/ID/files/PATH` (`HEAD` as `GET`:
+  /// libmicrohttpd sends the same headers without the body).
   func job(_ request: HTTPRequest) throws -> HTTPResponse {
     try RequestOptions(query: request).finish()
     let rest = request.path.dropFirst("/v1/jobs/".count)
@@ -186,8 +187,33 @@ extension ImprintService {
     }
     let type = Self.outputTypes[(relative as NSString).pathExtension.lowercased()]
     // Streamed from the file as it is sent: a large output costs no memory.
-    return HTTPResponse(
+    var response = HTTPResponse(
       status: 200, contentType: type ?? "application/octet-stream", body: [], file: file)
+    let name = relative.split(separator: "/").last.map(String.init) ?? relative
+    response.headers.append(("Content-Disposition", Self.attachment(name)))
+    return response
+  }
+
+  /// A `Content-Disposition` value saving the file as `name` (RFC 6266): `filename` in ASCII,
+  /// any other character (and `"`, `\\`, `%`) as `_`, and, when that changed it, `filename*` with
+  /// the name in UTF-8, percent-encoded (RFC 8187), which clients that read it prefer.
+  static func attachment(_ name: String) -> String {
+    let plain = String(
+      name.unicodeScalars.map { scalar -> Character in
+        (0x20...0x7E).contains(scalar.value) && !"\"\\%".unicodeScalars.contains(scalar)
+          ? Character(scalar) : "_"
+      })
+    guard plain != name else { return "attachment; filename=\"\(name)\"" }
+    // RFC 8187's attr-char: letters, digits and !#$&+-.^_`|~ stay as they are.
+    let kept = Set("!#$&+-.^_`|~".utf8)
+    let encoded = name.utf8.map { byte -> String in
+      let isAlphanumeric =
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte)
+        || (0x61...0x7A).contains(byte)
+      return isAlphanumeric || kept.contains(byte)
+        ? String(UnicodeScalar(byte)) : "%" + RequestText.hex(byte)
+    }
+    return "attachment; filename=\"\(plain)\"; filename*=UTF-8''" + encoded.joined()
   }
 
   /// The largest results file given inline in a job's report (1 MiB); a larger one is fetched

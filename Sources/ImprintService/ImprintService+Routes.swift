@@ -266,9 +266,11 @@ extension ImprintService {
     "eps": "application/postscript",
   ]
 
-  /// Refuses a body whose media type is not one of `accepted` (`image/*` accepts any image).
+  /// Refuses a body whose media type is not one of `accepted` (`image/*` accepts any image),
+  /// and a JSON body declared in a charset other than UTF-8 (RFC 8259 section 8.1: JSON
+  /// exchanged between systems is UTF-8).
   ///
-  /// - Throws: `ServiceError.unsupportedMediaType`.
+  /// - Throws: `ServiceError.unsupportedMediaType`, `ServiceError.unsupportedCharset`.
   static func expect(_ request: HTTPRequest, _ accepted: [String]) throws(ServiceError) {
     let type = request.contentType ?? ""
     let matches = accepted.contains { pattern in
@@ -277,6 +279,9 @@ extension ImprintService {
     guard matches else {
       throw .unsupportedMediaType(
         path: request.path, found: request.contentType, expected: accepted)
+    }
+    if type == "application/json", let charset = request.charset, charset != "utf-8" {
+      throw .unsupportedCharset(path: request.path, found: charset)
     }
   }
 

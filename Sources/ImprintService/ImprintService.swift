@@ -377,8 +377,8 @@ public final class ImprintService: Sendable {
     "/openapi.json": ["GET", "HEAD"], "/v1/qr": ["POST"], "/v1/card": ["POST"],
     "/v1/inspect": ["POST"], "/v1/thumbnail": ["POST"],
     "/v1/quote": ["POST"], "/v1/batch": ["POST"], "/v1/prepare": ["POST"],
-    "/v1/jobs/{id}": ["GET", "DELETE"],
-    "/v1/jobs/{id}/files/{path}": ["GET"],
+    "/v1/jobs/{id}": ["GET", "HEAD", "DELETE"],
+    "/v1/jobs/{id}/files/{path}": ["GET", "HEAD"],
   ]
 
   /// The answer to a request that is quick to make (`GET` or `HEAD` of `/healthz`, `/readyz`,

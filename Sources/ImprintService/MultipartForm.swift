@@ -178,4 +178,21 @@ enum HTTPMessageHeaders {
     else { return nil }
     return found
   }
+
+  /// A `Content-Type` value's `charset` parameter (RFC 9110, 8.3.2), lowercased and without
+  /// its quotes; nil when it has none.
+  static func charset(_ value: String) -> String? {
+    for parameter in value.split(separator: ";").dropFirst() {
+      let pair = parameter.split(separator: "=", maxSplits: 1)
+      guard pair.count == 2,
+        pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset"
+      else { continue }
+      var text = pair[1].trimmingCharacters(in: .whitespaces)
+      if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
+        text = String(text.dropFirst().dropLast())
+      }
+      return text.lowercased()
+    }
+    return nil
+  }
 }

@@ -15,6 +15,8 @@ public enum ServiceError: ImprintError, Equatable {
   case bodyTooLarge(path: String, bytes: Int?, limit: Int)
   /// The body's media type is not one the route reads.
   case unsupportedMediaType(path: String, found: String?, expected: [String])
+  /// A JSON body whose `Content-Type` names a charset other than UTF-8 (`found`).
+  case unsupportedCharset(path: String, found: String)
   /// A parameter (query or JSON body) that is malformed, of the wrong type or unknown.
   case invalidParameter(name: String, problem: String)
   /// A parameter (or a JSON body's key) the route does not read; `known` are those it reads.
@@ -139,6 +141,7 @@ public enum ServiceError: ImprintError, Equatable {
     case .methodNotAllowed: "http.methodNotAllowed"
     case .bodyTooLarge: "http.bodyTooLarge"
     case .unsupportedMediaType: "http.unsupportedMediaType"
+    case .unsupportedCharset: "http.unsupportedCharset"
     case .invalidParameter, .unknownParameter: "http.invalidParameter"
     case .missingParameter: "http.missingParameter"
     case .invalidPath: "http.invalidPath"
@@ -202,6 +205,9 @@ public enum ServiceError: ImprintError, Equatable {
       "'\(path)' reads " + Formatting.alternatives(expected) + "; "
         + (found.map { "the body is '\(SafeText.excerpt($0, limit: 100))'" }
           ?? "the request has no Content-Type")
+    case .unsupportedCharset(let path, let found):
+      "'\(path)' reads JSON in UTF-8; the body's Content-Type says charset '"
+        + SafeText.excerpt(found, limit: 100) + "'"
     case .invalidParameter(let name, let problem):
       "parameter '\(SafeText.excerpt(name, limit: 100))' \(problem)"
     case .unknownParameter(let name, _):
@@ -353,6 +359,8 @@ public enum ServiceError: ImprintError, Equatable {
       known.isEmpty
         ? "the route takes no parameter"
         : "the route's parameters are " + known.joined(separator: ", ")
+    case .unsupportedCharset:
+      "send the JSON encoded as UTF-8, with Content-Type: application/json (charset=utf-8, or none)"
     case .malformedMultipart:
       "send Content-Type: multipart/form-data; boundary=... and parts as curl -F makes them"
     case .tooManyParts: "send the files in several requests"
@@ -449,7 +457,7 @@ enum ServiceStatus {
       case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: return 404
       case .methodNotAllowed: return 405
       case .bodyTooLarge: return 413
-      case .unsupportedMediaType: return 415
+      case .unsupportedMediaType, .unsupportedCharset: return 415
       case .invalidParameter, .unknownParameter, .missingParameter, .invalidAddress,
         .malformedMultipart,
         .invalidPath, .ambiguousFraming,

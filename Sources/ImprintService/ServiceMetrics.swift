@@ -178,6 +178,9 @@ final class ServiceMetrics: Sendable {
       family(name, type, help)
       sample(name, [], "\(value)")
     }
+    // Prometheus's `_info` convention: the value is 1, the facts are the labels.
+    family("imprint_build_info", "gauge", "The server's build: its version, as imprint --version.")
+    sample("imprint_build_info", [("version", ImprintVersion.current)], "1")
     family(
       "imprint_http_requests_total", "counter", "Requests answered, by route, method and status.")
     for (key, count) in state.requests.sorted(by: { $0.key < $1.key }) {

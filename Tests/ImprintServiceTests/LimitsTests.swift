@@ -75,7 +75,7 @@ struct LimitsTests {
     #expect(server.stop().status == 0)
   }
 
-  @Test("work that outlasts --request-timeout is answered 503 http.deadlineExceeded")
+  @Test("work that outlasts --request-timeout is 503 http.deadlineExceeded with Retry-After")
   func deadline() throws {
     let folder = TemporaryFolder()
     let (server, worker) = try serverWithWorker(["--request-timeout", "1"], in: folder)
@@ -85,6 +85,8 @@ struct LimitsTests {
     #expect(late.status == 503)
     #expect(late.errorCode == "http.deadlineExceeded")
     #expect(late.text.contains("within the request timeout of 1 s"))
+    // A deadline passed under load: the client is told when to come back, as for a full queue.
+    #expect(late.headers["retry-after"] == "1")
     // The worker, continued, serves the next request.
     #expect(try inspect(server, in: folder).status == 200)
     #expect(server.stop().status == 0)

@@ -267,6 +267,13 @@ struct OpenAPITests {
         name: "job", method: "GET", target: "/v1/jobs/\(finished[0])", expect: 200,
         route: "/v1/jobs/{id}"),
       APICase(
+        name: "job HEAD", method: "HEAD", target: "/v1/jobs/\(finished[0])", expect: 200,
+        route: "/v1/jobs/{id}"),
+      APICase(
+        name: "job file HEAD", method: "HEAD",
+        target: "/v1/jobs/\(finished[0])/files/qr%2FW-1.png", expect: 200,
+        route: "/v1/jobs/{id}/files/{path}"),
+      APICase(
         name: "job unknown", method: "GET", target: "/v1/jobs/\(unknownJob)", expect: 404,
         route: "/v1/jobs/{id}"),
       APICase(

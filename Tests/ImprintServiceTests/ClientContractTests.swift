@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: what a backend integrating `imprint serve` relies on beyond each route's
+// bytes: the server's version on every answer (`Server`) and in /metrics, JSON bodies read as
+// UTF-8 alone (another charset refused 415, naming it), HEAD on a job and its files (the GET's
+// headers, no body) and a job file's Content-Disposition, checked with curl -I and Python.
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintService
+
+private let samples = repositoryRoot + "/assets/samples/"
+
+@Suite("imprint serve: what a backend relies on", .liveHandlesChecked, .serialized)
+struct ClientContractTests {
+  @Test("every answer says Server: imprint/VERSION, /metrics has imprint_build_info")
+  func serverVersion() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    // The version `imprint --version` prints, read from the executable itself.
+    let printed = try runTool(imprintExecutable, ["--version"])
+    let version = try #require(
+      printed.stdout.hasPrefix("imprint ") ? String(printed.stdout.dropFirst(8).dropLast()) : nil,
+      "\(printed.stdout)")
+    #expect(version == ImprintVersion.current)
+    // Answered on the event thread, by a worker, an error, an unknown route, a refusal from the
+    // head, HEAD.
+    let answers = [
+      try curlRequest("GET", server.url("/healthz"), in: folder),
+      try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder),
+      try curlRequest("POST", server.url("/v1/qr?level=H"), in: folder),
+      try curlRequest("GET", server.url("/v2/none"), in: folder),
+      try curlRequest("GET", server.url("/v1/qr"), in: folder),
+      try curlRequest("HEAD", server.url("/openapi.json"), in: folder),
+    ]
+    #expect(answers.map(\.status) == [200, 200, 400, 404, 405, 200])
+    for answer in answers {
+      #expect(answer.headers["server"] == "imprint/\(version)", "\(answer.headers)")
+    }
+    // No CORS: a browser's preflight is a method the routes do not take, and nothing allows it.
+    let preflight = try curlRequest(
+      "OPTIONS", server.url("/v1/qr"),
+      headers: ["Origin: https://shop.example", "Access-Control-Request-Method: POST"], in: folder)
+    #expect(preflight.status == 405)
+    #expect(preflight.errorCode == "http.methodNotAllowed")
+    #expect(!preflight.headers.keys.contains { $0.hasPrefix("access-control-") })
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder)
+    #expect(try PrometheusText(metrics.text).value("imprint_build_info", ["version": version]) == 1)
+    #expect(metrics.text.contains("# TYPE imprint_build_info gauge\n"))
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("a JSON body in another charset is 415 http.unsupportedCharset naming it; utf-8 is read")
+  func charset() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let profile = samples + "profiles/sora-park.json"
+    // Latin-1 bytes (Caf\xE9) a client declared as such: refused for the charset, not read as
+    // a profile that is not UTF-8.
+    let latin1 = folder.file("profile-latin1.json")
+    try Data(#"{"name": "caf"#.utf8 + [0xE9] + #""}"#.utf8).write(to: URL(fileURLWithPath: latin1))
+    for (route, body, type) in [
+      ("/v1/card", latin1, "application/json; charset=ISO-8859-1"),
+      ("/v1/card", profile, "application/json;charset=\"windows-1252\""),
+      ("/v1/qr", nil, "application/json; charset=utf-16"),
+    ] {
+      let answer = try curlRequest(
+        "POST", server.url(route), body: body, data: body == nil ? #"{"payload": "x"}"# : nil,
+        headers: ["Content-Type: \(type)"], in: folder)
+      #expect(answer.status == 415, "\(type): \(answer.text)")
+      #expect(answer.errorCode == "http.unsupportedCharset", "\(answer.text)")
+      let message = (answer.json?["error"] as? [String: Any])?["message"] as? String ?? ""
+      let named = type.split(separator: "=").last.map {
+        $0.replacingOccurrences(of: "\"", with: "")
+      }
+      #expect(message.contains("'\(named?.lowercased() ?? "-")'"), "\(message)")
+      #expect(message.contains("'\(route)' reads JSON in UTF-8"), "\(message)")
+      #expect(!message.contains("profile.json"), "\(message)")
+    }
+    // UTF-8 declared, in any case and quoted, or no charset: read.
+    for type in [
+      "application/json; charset=utf-8", "application/json; charset=\"UTF-8\"", "application/json",
+    ] {
+      let card = try curlRequest(
+        "POST", server.url("/v1/card"), body: profile, headers: ["Content-Type: \(type)"],
+        in: folder)
+      #expect(card.status == 200, "\(type): \(card.text)")
+      #expect(card.body.starts(with: Array("%PDF-".utf8)))
+    }
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("HEAD on a job and its files gives GET's headers without a body; files are attachments")
+  func headAndDisposition() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let manifest = folder.file("orders.jsonl")
+    try Data(#"{"id": "W-1", "kind": "qr", "payload": "head"}"#.utf8 + [0x0A]).write(
+      to: URL(fileURLWithPath: manifest))
+    let accepted = try curlRequest(
+      "POST", server.url("/v1/batch"), form: ["manifest=@\(manifest)"], in: folder)
+    let id = try #require(accepted.json?["job"] as? String, "\(accepted.text)")
+    #expect(try waitForJob(id, on: server, in: folder).json?["state"] as? String == "done")
+    for path in ["/v1/jobs/\(id)", "/v1/jobs/\(id)/files/qr/W-1.png"] {
+      let got = try curlRequest("GET", server.url(path), in: folder)
+      // curl -I: a HEAD request, the headers printed.
+      let head = try runTool("curl", ["-s", "-I", server.url(path)])
+      let lines = head.stdout.split(separator: "\r\n").map(String.init)
+      #expect(lines.first?.hasPrefix("HTTP/1.1 200") == true, "\(path): \(head.stdout)")
+      var fields: [String: String] = [:]
+      for line in lines.dropFirst() {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        fields[line[..<colon].lowercased()] = line[line.index(after: colon)...]
+          .trimmingCharacters(in: .whitespaces)
+      }
+      for name in ["content-type", "content-length", "content-disposition", "server"] {
+        #expect(fields[name] == got.headers[name], "\(path): \(name)")
+      }
+      #expect(fields["content-length"] == "\(got.body.count)")
+      // No body follows the headers: the server closes the connection after them
+      // (Connection: close) and nothing comes between (a raw socket, not a client that knows).
+      let raw = try runTool(
+        "python3",
+        [
+          "-c",
+          """
+          import socket, sys
+          s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+          s.sendall(f"HEAD {sys.argv[2]} HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n".encode())
+          data = b""
+          while chunk := s.recv(65536):
+              data += chunk
+          print(len(data.partition(b"\\r\\n\\r\\n")[2]))
+          """, "\(server.port)", path,
+        ])
+      #expect(raw.stdout == "0\n", "\(path): \(raw.stdout)\(raw.stderr)")
+    }
+    let file = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/qr%2FW-1.png"), in: folder)
+    #expect(file.headers["content-disposition"] == "attachment; filename=\"W-1.png\"")
+    #expect(file.body.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+    // The report is no attachment; a missing file is 404 to HEAD too.
+    #expect(
+      try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).headers[
+        "content-disposition"] == nil)
+    let missing = try runTool(
+      "curl",
+      [
+        "-s", "-I", "-o", "/dev/null", "-w", "%{http_code}",
+        server.url(
+          "/v1/jobs/\(id)/files/none.pdf"),
+      ])
+    #expect(missing.stdout == "404")
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("Content-Disposition: ASCII names as they are, others in filename* (RFC 6266, 8187)")
+  func dispositionNames() throws {
+    #expect(ImprintService.attachment("A-1.pdf") == "attachment; filename=\"A-1.pdf\"")
+    // Python reads filename* back as the name (RFC 8187: UTF-8, percent-encoded).
+    let names = ["Café menu.pdf", "서울 order.pdf", "say \"hi\".pdf", "50%.png", "back\\slash.pdf"]
+    let values = names.map(ImprintService.attachment)
+    let script = """
+      import json, re, sys
+      from urllib.parse import unquote
+      out = []
+      for value in json.loads(sys.argv[1]):
+          encoded = re.fullmatch(r'attachment; filename="[^"\\\\]*"; filename\\*=UTF-8\\x27\\x27(\\S+)', value)
+          out.append(unquote(encoded.group(1), errors="strict") if encoded else None)
+      print(json.dumps(out, ensure_ascii=False))
+      """
+    let encoded = String(decoding: try JSONEncoder().encode(values), as: UTF8.self)
+    let decoded = try runTool("python3", ["-c", script, encoded])
+    #expect(decoded.status == 0, "\(decoded.stderr)")
+    let read = try JSONSerialization.jsonObject(with: Data(decoded.stdoutBytes)) as? [String]
+    #expect(read == names, "\(values)")
+    for value in values {
+      // The fallback is printable ASCII without a quote or backslash inside the quotes.
+      #expect(value.unicodeScalars.allSatisfy { (0x20...0x7E).contains($0.value) }, "\(value)")
+      #expect(value.hasPrefix("attachment; filename=\""))
+      #expect(value.contains("; filename*=UTF-8''"), "\(value)")
+    }
+    #expect(values[0].hasPrefix("attachment; filename=\"Caf_ menu.pdf\""))
+  }
+}
