@@ -280,6 +280,7 @@ struct DeploymentSampleTests {
   func settingsSample() throws {
     let settings = try ServiceSettings.load(deploy + "serve.json")
     #expect(settings.priceLists?["retail"] == deploy + "prices/retail.json")
+    #expect(settings.priceLists?["trade"] == deploy + "prices/trade.json")
     #expect(settings.queue == 64)
     #expect(settings.printers?["front"]?.uri == "ipps://printer-1.shop.internal/ipp/print")
     let help = try runTool(imprintExecutable, ["serve", "--help"]).stdout
@@ -289,6 +290,61 @@ struct DeploymentSampleTests {
       let flag = key.replacing(/[A-Z]/) { "-" + $0.output.lowercased() }
       #expect(help.contains("--\(flag) "), "\(key) -> --\(flag)")
     }
+  }
+
+  @Test("a server started with serve.json quotes an order with both price lists it names")
+  func settingsSampleServes() throws {
+    let folder = TemporaryFolder()
+    // The sample as it is, but for the address (a free port) and a token (the sample's is
+    // given by the unit and the manifest).
+    let server = try ServiceProcess(["--config", deploy + "serve.json"])
+    let order = folder.file("order.json")
+    try Data(
+      #"""
+      {"schemaVersion": 1, "store": "Harbor Print Shop", "files": [{"path": "notes.pdf", "copies": 20, "color": "mono"}], "cards": {"count": 1, "sides": "both"}}
+      """#.utf8
+    ).write(to: URL(fileURLWithPath: order))
+    var totals: [String: Int] = [:]
+    for list in ["retail", "trade"] {
+      let quote = try curlRequest(
+        "POST", server.url("/v1/quote?prices=\(list)"),
+        form: [
+          "order=@\(order)",
+          "notes.pdf=@\(repositoryRoot)/assets/samples/documents/course-notes.pdf",
+        ], in: folder)
+      #expect(quote.status == 200, "\(list): \(quote.text)")
+      #expect(quote.json?["currency"] as? String == "USD")
+      #expect(quote.json?["priceListVersion"] as? String == "\(list)-2026-12")
+      totals[list] = (quote.json?["total"] as? [String: Any])?["minor"] as? Int
+    }
+    // Trade prices are below retail for the same order.
+    let retail = try #require(totals["retail"])
+    let trade = try #require(totals["trade"])
+    #expect(trade > 0 && trade < retail, "\(totals)")
+    #expect(server.stop().status == 0)
+  }
+
+  @Test("the image's HEALTHCHECK command tells a serving server from none (bash's /dev/tcp)")
+  func containerHealthCheck() throws {
+    let container = try text("Containerfile")
+    let lines = container.split(separator: "\n").map(String.init)
+    let start = try #require(lines.firstIndex { $0.hasPrefix("HEALTHCHECK ") })
+    let command = try #require(
+      lines[start...].first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("CMD [") })
+    let words = try #require(
+      try JSONSerialization.jsonObject(
+        with: Data(command.trimmingCharacters(in: .whitespaces).dropFirst(4).utf8)) as? [String])
+    try #require(words.count == 3 && words[0] == "/bin/bash", "\(words)")
+    // The image's CMD listens on 8080; the check probes that port.
+    #expect(words[2].contains("/dev/tcp/127.0.0.1/8080"))
+    let server = try ServiceProcess()
+    let script = words[2].replacingOccurrences(of: "/8080", with: "/\(server.port)")
+    let healthy = try runTool("bash", [words[1], script])
+    #expect(healthy.status == 0, "\(healthy.stderr)")
+    #expect(server.stop().status == 0)
+    // The same port, nobody listening: the check fails.
+    let down = try runTool("bash", [words[1], script])
+    #expect(down.status != 0)
   }
 
   @Test("systemd-analyze verifies the unit without a warning; it restarts, reloads and drains")
@@ -353,12 +409,15 @@ struct DeploymentSampleTests {
     let grace = try #require(pod["terminationGracePeriodSeconds"] as? Int)
     #expect(Double(grace) > (try drainSeconds()) + pause)
     // The jobs folder on the claim, one writer: one pod, replaced only once the old one ended,
-    // and a ReadWriteOnce volume.
+    // and a ReadWriteOnce volume. The folder is one inside the claim's root, never the root
+    // itself, whose lost+found (ext4) would be a jobs.skipped line at every start.
     let args = container["args"] as? [String] ?? []
     let jobs = try #require(args.first { $0.hasPrefix("--jobs-dir=") }?.dropFirst(11))
     let mount = (container["volumeMounts"] as? [[String: Any]])?.first {
-      $0["mountPath"] as? String == String(jobs)
+      guard let path = $0["mountPath"] as? String else { return false }
+      return jobs.hasPrefix(path + "/") && !jobs.dropFirst(path.count + 1).contains("/")
     }
+    #expect(mount != nil, "--jobs-dir=\(jobs) is not a folder at the root of a mount")
     let volume = (pod["volumes"] as? [[String: Any]])?.first {
       $0["name"] as? String == mount?["name"] as? String
     }
