@@ -92,6 +92,24 @@ struct ClientContractTests {
     #expect(server.stop().status == 0)
   }
 
+  @Test("a + in the query is a space and %2B a plus, as README warns (zbarimg reads them back)")
+  func plusInQuery() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    for (query, payload) in [
+      ("a+b", "a b"), ("a%2Bb", "a+b"),
+      ("https%3A%2F%2Fexample.com%2F%3Fa%3D1%26b%3D2", "https://example.com/?a=1&b=2"),
+    ] {
+      let code = try curlRequest("POST", server.url("/v1/qr?payload=\(query)"), in: folder)
+      #expect(code.status == 200, "\(query): \(code.text)")
+      let path = folder.file("code.png")
+      try Data(code.body).write(to: URL(fileURLWithPath: path))
+      let read = try runTool("zbarimg", ["-q", "--raw", "--nodbus", path])
+      #expect(read.stdout == payload + "\n", "\(query): \(read.stdout)")
+    }
+    #expect(server.stop().status == 0)
+  }
+
   @Test("HEAD on a job and its files gives GET's headers without a body; files are attachments")
   func headAndDisposition() throws {
     let folder = TemporaryFolder()
