@@ -36,7 +36,8 @@ enum ServeCommand {
       SIGHUP; a bad file keeps the previous list. SIGTERM or SIGINT stops taking \
       connections and jobs, lets the requests begun and a running job end within \
       --drain-timeout (else cancels them, killing their document workers: a request is \
-      answered 503), and exits 0.
+      answered 503), and exits 0; 3 when work was still stuck (in a system call, at a \
+      printer) 2 s past the drain, named on standard error.
       """,
     options: [
       .value("config", "<file>", "A JSON file of settings (see above)."),
