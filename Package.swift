@@ -36,8 +36,6 @@ let package = Package(
     system("CWebP", "libwebpdemux", ["libwebp-dev"]),
     system("CTIFF", "libtiff-4", ["libtiff-dev"]),
     system("CGIF", "libgif", ["libgif-dev"]),
-    // The HTTP server of `imprint serve` (ImprintService).
-    system("CMHD", "libmicrohttpd", ["libmicrohttpd-dev"]),
     // libcups: Debian 12's libcups2-dev has no cups.pc, so the module map links it.
     .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
     // Declarations only (no pkg-config, no link): libheif is loaded with dlopen when a HEIF image
@@ -52,6 +50,9 @@ let package = Package(
     .target(name: "CImprintFetch"),
     .target(name: "CImprintInflate", linkerSettings: [.linkedLibrary("z")]),
     .target(name: "CImprintProcess"),
+    // llhttp (Debian's node-llhttp sources) and the socket calls of `imprint serve`'s HTTP server
+    // (ImprintService).
+    .target(name: "CImprintHTTP"),
     // C++ over libqpdf's C++ API (form XObjects of pages, placed on sheets), behind an
     // extern "C" header; imported by ImprintDocuments, which owns libqpdf.
     .target(
@@ -102,7 +103,7 @@ let package = Package(
       name: "ImprintService",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPricing", "ImprintBatch", "CMHD",
+        "ImprintPricing", "ImprintBatch", "CImprintHTTP",
       ],
       // The OpenAPI document served at /openapi.json, found through Bundle.module
       // (ImprintService.openAPIDocument()).

@@ -258,8 +258,14 @@ extension ImprintService {
       // `a.pdf` and `./a.pdf` name one file.
       let name = part.name.split(separator: "/", omittingEmptySubsequences: true)
         .filter { $0 != "." }.joined(separator: "/")
-      let path = try ConfinedPath.resolve(
-        name.isEmpty ? part.name : name, in: folder, what: "uploaded file")
+      // An absolute name is refused as one leading out, though it would be stored inside: a
+      // manifest line naming it would read another file (README, "Batch jobs").
+      if part.name.hasPrefix("/") {
+        throw FileError.escapesFolder(path: part.name, folder: "inputs", what: "uploaded file")
+      }
+      // `.`, `./`: the inputs folder itself, no file.
+      guard !name.isEmpty else { throw ServiceError.partNamesNoFile(path: route, name: part.name) }
+      let path = try ConfinedPath.resolve(name, in: folder, what: "uploaded file")
       if let clash = placed.keys.first(where: {
         $0 == path || $0.hasPrefix(path + "/") || path.hasPrefix($0 + "/")
       }) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: the parts of a `multipart/form-data` body, gathered piece by piece from
-// libmicrohttpd's post processor (`HTTPServer`) under the service's limits.
+// ImprintService: the parts of a `multipart/form-data` body (RFC 7578, RFC 2046 section 5.1),
+// read as the body arrives (`MultipartParser`) under the service's limits.
 
 import Foundation
 import ImprintCore
@@ -39,15 +39,8 @@ public struct MultipartLimits: Sendable, Equatable {
   }
 }
 
-/// The parts of one multipart body as libmicrohttpd's post processor hands them over: a call
-/// per piece of a part, the first at offset 0.
-///
-/// The post processor calls at least once per part, at offset 0, and again at each later
-/// offset as the part's bytes arrive. So a call at offset 0 begins a new part, except right
-/// after a first call that brought no bytes for a part of the same name and file name (the
-/// post processor may call so before the part's bytes are in): that one continues the part. An
-/// empty part followed by another of the same name is therefore read as one part; the routes
-/// refuse a name given twice in every other case.
+/// The parts of one multipart body, as `MultipartParser` reads them: each part begun with its
+/// headers, then its bytes as they arrive, under the service's limits.
 final class MultipartCollector {
   /// The route the body was sent to, for messages.
   let path: String
@@ -62,37 +55,40 @@ final class MultipartCollector {
     self.limits = limits
   }
 
-  /// Takes one piece of a part.
+  /// Begins a part with its headers' name, file name, type and transfer encoding.
   ///
-  /// - Returns: false when the body breaks a limit or a rule (`failure` says which); the post
-  ///   processor then stops.
-  func piece(
-    name: String?, filename: String?, contentType: String?, transferEncoding: String?,
-    offset: UInt64, bytes: UnsafeRawBufferPointer
-  ) -> Bool {
+  /// - Returns: false when the part breaks a limit or a rule (`failure` says which).
+  func begin(name: String?, filename: String?, contentType: String?, transferEncoding: String?)
+    -> Bool
+  {
     guard failure == nil else { return false }
     if let problem = check(name: name, filename: filename, encoding: transferEncoding) {
       failure = problem
       return false
     }
-    let name = name ?? ""
-    let continues =
-      offset > 0
-      || (parts.last.map { $0.bytes.isEmpty && $0.name == name && $0.filename == filename }
-        ?? false)
-    if !continues {
-      guard parts.count < limits.maximumParts else {
-        failure = .tooManyParts(path: path, limit: limits.maximumParts)
-        return false
-      }
-      parts.append(
-        FormPart(
-          name: name, filename: filename,
-          contentType: contentType.map(HTTPMessageHeaders.mediaType), bytes: []))
+    guard parts.count < limits.maximumParts else {
+      failure = .tooManyParts(path: path, limit: limits.maximumParts)
+      return false
     }
-    let index = parts.count - 1
+    parts.append(
+      FormPart(
+        name: name ?? "", filename: filename,
+        contentType: contentType.map(HTTPMessageHeaders.mediaType), bytes: []))
+    return true
+  }
+
+  /// Stops reading with `problem` (the body's syntax is broken), unless reading stopped already.
+  func refuse(_ problem: ServiceError) {
+    if failure == nil { failure = problem }
+  }
+
+  /// Adds `bytes` to the part begun last.
+  ///
+  /// - Returns: false when the part outgrows its limit (`failure` says so).
+  func append(_ bytes: ArraySlice<UInt8>) -> Bool {
+    guard failure == nil, let index = parts.indices.last else { return false }
     guard parts[index].bytes.count <= limits.maximumPartBytes - bytes.count else {
-      failure = .partTooLarge(path: path, part: name, limit: limits.maximumPartBytes)
+      failure = .partTooLarge(path: path, part: parts[index].name, limit: limits.maximumPartBytes)
       return false
     }
     parts[index].bytes.append(contentsOf: bytes)
@@ -132,14 +128,31 @@ enum HTTPMessageHeaders {
   ///
   /// The parameter's name is read in any case, its value as a token or a quoted string (RFC
   /// 2045); a boundary is 1 to 70 of `bchars` (letters, digits and `'()+_,-./:=?` and space),
-  /// not ending in a space. Nil for none, one given twice, a quoted string left open, text
-  /// between parameters, or a boundary outside those rules.
+  /// not ending in a space. Nil for none, a parameter given twice, a quoted string left open,
+  /// text between parameters, or a boundary outside those rules.
   static func boundary(_ value: String) -> String? {
-    guard let semicolon = value.firstIndex(of: ";") else { return nil }
-    var rest = value[value.index(after: semicolon)...]
+    let bchars = Set("0123456789'()+_,-./:=? ".utf8)
+    guard let found = parameters(value)?.parameters["boundary"],
+      (1...70).contains(found.utf8.count), found.last != " ",
+      found.utf8.allSatisfy({ bchars.contains($0) || (0x41...0x5A).contains($0 & 0xDF) })
+    else { return nil }
+    return found
+  }
+
+  /// A header value's first item and its parameters (`form-data; name="a"; filename="b"`).
+  ///
+  /// The item lowercased and trimmed; parameter names lowercased, values as tokens or quoted
+  /// strings (a backslash escapes the next character). Nil when a parameter is given twice, a
+  /// quoted string is left open, or text lies between parameters.
+  static func parameters(_ value: String) -> (value: String, parameters: [String: String])? {
+    var rest = Substring(value)
+    let first = rest.prefix { $0 != ";" }
+    rest = rest.dropFirst(first.count)
+    var parameters: [String: String] = [:]
     let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-    var found: String?
-    while !rest.isEmpty {
+    while rest.first == ";" {
+      rest = rest.dropFirst().drop(while: blank)
+      if rest.isEmpty { break }
       let name = rest.prefix { $0 != "=" && $0 != ";" }
       rest = rest.dropFirst(name.count)
       var text = ""
@@ -166,17 +179,12 @@ enum HTTPMessageHeaders {
           text = token.trimmingCharacters(in: .whitespaces)
         }
       }
-      if name.trimmingCharacters(in: .whitespaces).lowercased() == "boundary" {
-        guard found == nil else { return nil }
-        found = text
-      }
-      guard rest.isEmpty || rest.popFirst() == ";" else { return nil }
+      let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+      guard parameters[key] == nil else { return nil }
+      parameters[key] = text
     }
-    let bchars = Set("0123456789'()+_,-./:=? ".utf8)
-    guard let found, (1...70).contains(found.utf8.count), found.last != " ",
-      found.utf8.allSatisfy({ bchars.contains($0) || (0x41...0x5A).contains($0 & 0xDF) })
-    else { return nil }
-    return found
+    guard rest.isEmpty else { return nil }
+    return (first.trimmingCharacters(in: .whitespaces).lowercased(), parameters)
   }
 
   /// A `Content-Type` value's `charset` parameter (RFC 9110, 8.3.2), lowercased and without

@@ -28,6 +28,23 @@ public enum ServiceError: ImprintError, Equatable {
   /// A request whose body's length is given twice (`found`: the headers), which a proxy in
   /// front may read otherwise (request smuggling).
   case ambiguousFraming(path: String, found: String)
+  /// A request whose message syntax is broken (RFC 9112): `problem` says how.
+  case malformedRequest(problem: String)
+  /// A request head longer than the limit, or with more header lines (431).
+  case headTooLarge(limit: Int, fields: Int)
+  /// A request head that took longer than the head timeout from its first byte (408).
+  case headTimeout(seconds: Double)
+  /// A request body that did not arrive within the request timeout, or stopped arriving for
+  /// the connection timeout (408).
+  case bodyTimeout(path: String, seconds: Double)
+  /// A method the server does not know at all (501; a known one a route does not take is 405).
+  case methodNotImplemented(found: String)
+  /// An HTTP version other than 1.0 and 1.1 (505).
+  case unsupportedVersion(found: String)
+  /// A transfer coding other than chunked (501).
+  case unsupportedTransferCoding(path: String, coding: String)
+  /// An `Expect` other than `100-continue` (417).
+  case expectationFailed(path: String, found: String)
   /// A `multipart/form-data` body that cannot be read (no boundary, a part without a name, a
   /// body that ends before its closing boundary).
   case malformedMultipart(path: String, problem: String)
@@ -39,6 +56,8 @@ public enum ServiceError: ImprintError, Equatable {
   case invalidPartName(path: String, name: String, what: String, limit: Int)
   /// A part sent in a transfer encoding other than binary, 8bit or 7bit (base64 ...).
   case unsupportedPartEncoding(path: String, part: String, encoding: String)
+  /// A part whose name, a file path inside the job, names no file (`.`, `./`).
+  case partNamesNoFile(path: String, name: String)
   /// A part the route does not read (`expected`: the names it reads).
   case unknownPart(path: String, name: String, expected: [String])
   /// A part the route needs is missing.
@@ -146,10 +165,18 @@ public enum ServiceError: ImprintError, Equatable {
     case .missingParameter: "http.missingParameter"
     case .invalidPath: "http.invalidPath"
     case .ambiguousFraming: "http.ambiguousFraming"
+    case .malformedRequest: "http.malformedRequest"
+    case .headTooLarge: "http.headTooLarge"
+    case .headTimeout: "http.headTimeout"
+    case .bodyTimeout: "http.requestTimeout"
+    case .methodNotImplemented: "http.methodNotImplemented"
+    case .unsupportedVersion: "http.unsupportedVersion"
+    case .unsupportedTransferCoding: "http.unsupportedTransferCoding"
+    case .expectationFailed: "http.expectationFailed"
     case .malformedMultipart: "http.malformedMultipart"
     case .tooManyParts: "http.tooManyParts"
     case .partTooLarge: "http.partTooLarge"
-    case .invalidPartName: "http.invalidPartName"
+    case .invalidPartName, .partNamesNoFile: "http.invalidPartName"
     case .unsupportedPartEncoding: "http.unsupportedPartEncoding"
     case .unknownPart: "http.unknownPart"
     case .missingPart: "http.missingPart"
@@ -219,6 +246,24 @@ public enum ServiceError: ImprintError, Equatable {
     case .ambiguousFraming(let path, let found):
       "the request to '\(SafeText.excerpt(path, limit: 200))' gives its body's length twice "
         + "(\(found)); expected one Content-Length, or Transfer-Encoding: chunked alone"
+    case .malformedRequest(let problem):
+      "the request cannot be read as HTTP/1.1: \(problem)"
+    case .headTooLarge(let limit, let fields):
+      "the request's head is over the limit of \(limit) bytes or \(fields) header lines"
+    case .headTimeout(let seconds):
+      "the request's head did not arrive whole within \(ServiceMetrics.number(seconds)) s of its first byte"
+    case .bodyTimeout(let path, let seconds):
+      "the body of '\(SafeText.excerpt(path, limit: 200))' did not arrive within "
+        + ServiceMetrics.number(seconds) + " s"
+    case .methodNotImplemented(let found):
+      "the request's method '\(SafeText.excerpt(found, limit: 20))' is not one this server knows"
+    case .unsupportedVersion(let found):
+      "the request is \(SafeText.excerpt(found, limit: 20)); this server speaks HTTP/1.1 and HTTP/1.0"
+    case .unsupportedTransferCoding(let path, let coding):
+      "the body of '\(SafeText.excerpt(path, limit: 200))' is sent with Transfer-Encoding '\(coding)'; "
+        + "expected chunked alone, or a Content-Length"
+    case .expectationFailed(let path, let found):
+      "the request to '\(SafeText.excerpt(path, limit: 200))' expects '\(found)'; only 100-continue is met"
     case .malformedMultipart(let path, let problem):
       "the multipart body of '\(path)' cannot be read: \(problem)"
     case .tooManyParts(let path, let limit):
@@ -228,6 +273,9 @@ public enum ServiceError: ImprintError, Equatable {
     case .invalidPartName(let path, let name, let what, let limit):
       "a part of '\(path)' has the \(what) '\(SafeText.excerpt(name, limit: 100))'; expected at "
         + "most \(limit) bytes without control characters"
+    case .partNamesNoFile(let path, let name):
+      "a part of '\(path)' is named '\(SafeText.excerpt(name, limit: 100))', which names no file; "
+        + "expected a file path inside the job, such as 'photos/a.jpg'"
     case .unsupportedPartEncoding(let path, let part, let encoding):
       "part '\(SafeText.excerpt(part, limit: 100))' of '\(path)' is sent as "
         + "'\(SafeText.excerpt(encoding, limit: 40))'; expected binary, 8bit or 7bit"
@@ -354,6 +402,15 @@ public enum ServiceError: ImprintError, Equatable {
       "the routes are " + ImprintService.routes.keys.sorted().joined(separator: ", ")
         + "; GET /openapi.json describes them"
     case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
+    case .malformedRequest:
+      "send one request line, CRLF-ended header lines 'Name: value' (Host once), and a body "
+        + "framed by one Content-Length or by Transfer-Encoding: chunked"
+    case .headTooLarge: "send a shorter target and fewer or shorter headers"
+    case .headTimeout, .bodyTimeout: "send the request whole without pausing"
+    case .methodNotImplemented: "the routes take GET, HEAD, POST and DELETE"
+    case .unsupportedVersion: "send HTTP/1.1"
+    case .unsupportedTransferCoding: "send the body with Content-Length, or chunked alone"
+    case .expectationFailed: "leave the Expect header out"
     case .unsupportedMediaType(_, _, let expected): "send Content-Type: \(expected[0])"
     case .unknownParameter(_, let known):
       known.isEmpty
@@ -457,11 +514,16 @@ enum ServiceStatus {
       case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: return 404
       case .methodNotAllowed: return 405
       case .bodyTooLarge: return 413
+      case .headTooLarge: return 431
+      case .headTimeout, .bodyTimeout: return 408
+      case .unsupportedVersion: return 505
+      case .unsupportedTransferCoding, .methodNotImplemented: return 501
+      case .expectationFailed: return 417
       case .unsupportedMediaType, .unsupportedCharset: return 415
       case .invalidParameter, .unknownParameter, .missingParameter, .invalidAddress,
         .malformedMultipart,
-        .invalidPath, .ambiguousFraming,
-        .invalidPartName, .unknownPart, .missingPart, .duplicatePart:
+        .invalidPath, .ambiguousFraming, .malformedRequest,
+        .invalidPartName, .partNamesNoFile, .unknownPart, .missingPart, .duplicatePart:
         return 400
       case .tooManyParts, .partTooLarge: return 413
       case .unsupportedPartEncoding: return 415

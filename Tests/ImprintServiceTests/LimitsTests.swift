@@ -140,13 +140,15 @@ struct LimitsTests {
     let report = try #require(
       try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
     let trickle = try #require(report["trickle"] as? [String: Any])
-    // Dropped before the body was all sent, with no answer.
-    #expect(trickle["answer"] as? String == "")
+    // Answered 408 before the body was all sent, and closed.
+    #expect((trickle["answer"] as? String ?? "").hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+    #expect((trickle["answer"] as? String ?? "").contains("\"http.requestTimeout\""))
     #expect((trickle["sent"] as? Int ?? 100_000) < 100_000)
-    #expect(report["stalled"] as? String == "")
+    #expect((report["stalled"] as? String ?? "").hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+    // A connection that never sent a request is closed without an answer.
     #expect(report["idle"] as? String == "")
     #expect(
-      try metric(server, "imprint_errors_total", ["code": "http.requestTimeout"], in: folder) == 1)
+      try metric(server, "imprint_errors_total", ["code": "http.requestTimeout"], in: folder) == 2)
     #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
     #expect(server.stop().status == 0)
   }

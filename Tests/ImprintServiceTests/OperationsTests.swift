@@ -37,7 +37,10 @@ struct OperationsTests {
       #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
     }
     #expect(try curlRequest("GET", server.url("/no/such?x=1"), in: folder).status == 404)
-    #expect(try curlRequest("BREW", server.url("/healthz"), in: folder).status == 405)
+    #expect(try curlRequest("PATCH", server.url("/healthz"), in: folder).status == 405)
+    // A method no server knows: 501 (RFC 9110, 9.1), before any route is looked up.
+    let brew = try curlRequest("BREW", server.url("/healthz"), in: folder)
+    #expect(brew.status == 501 && brew.errorCode == "http.methodNotImplemented", "\(brew.text)")
     let json = ["Content-Type: application/json"]
     let bad = try curlRequest(
       "POST", server.url("/v1/qr"), data: "{\"payload\": ", headers: json, in: folder)
@@ -49,7 +52,7 @@ struct OperationsTests {
     #expect(after.value("imprint_http_requests_total", healthz) == 3)
     // One each; the first scrape is counted by the second.
     for (route, method, status) in [
-      ("unmatched", "GET", "404"), ("/healthz", "other", "405"), ("/v1/qr", "POST", "400"),
+      ("unmatched", "GET", "404"), ("/healthz", "PATCH", "405"), ("/v1/qr", "POST", "400"),
       ("/v1/qr", "POST", "200"), ("/metrics", "GET", "200"),
     ] {
       let labels = ["route": route, "method": method, "status": status]
@@ -57,6 +60,7 @@ struct OperationsTests {
     }
     #expect(after.value("imprint_errors_total", ["code": "http.notFound"]) == 1)
     #expect(after.value("imprint_errors_total", ["code": "http.methodNotAllowed"]) == 1)
+    #expect(after.value("imprint_errors_total", ["code": "http.methodNotImplemented"]) == 1)
     #expect(after.value("imprint_errors_total", ["code": "json.syntax"]) == 1)
     // Four /healthz latencies (three GET, the 405): in the +Inf bucket and the count; the sum
     // is positive and below the test's own duration.
