@@ -98,7 +98,7 @@ let package = Package(
         "ImprintPricing",
       ]
     ),
-    // `imprint serve`: the capabilities over HTTP (libmicrohttpd), a front end beside the CLI.
+    // `imprint serve`: the capabilities over HTTP (llhttp), a front end beside the CLI.
     .target(
       name: "ImprintService",
       dependencies: [

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintService: a request as the routes see it and the response they make: Swift values,
-// no libmicrohttpd type.
+// nothing of the transport.
 
 import Foundation
 import ImprintCore
@@ -43,7 +43,7 @@ struct HTTPResponse: Sendable {
   var contentType: String
   /// The body's bytes (empty when `file` is the body).
   var body: [UInt8]
-  /// An open file sent as the body instead of `body`, read by libmicrohttpd as it sends.
+  /// An open file sent as the body instead of `body`, read as it is sent.
   var file: ResponseFile? = nil
   /// Further headers (`Allow`, `Retry-After`).
   var headers: [(name: String, value: String)] = []
@@ -103,34 +103,26 @@ struct HTTPResponse: Sendable {
   }
 }
 
-/// A regular file opened to be a response's body, read by libmicrohttpd as it sends
-/// (`MHD_create_response_from_callback` over `read(at:into:maximum:)`), so a large file costs no
-/// memory beyond one block.
+/// A regular file opened to be a response's body, read a block at a time as it is sent
+/// (`read(at:into:maximum:)`, `pread`), so a large file costs no memory beyond one block.
 ///
 /// A file that is found shorter than the size announced (it was truncated while it was sent) or
-/// cannot be read ends the answer at once: the reader says so to libmicrohttpd, which closes the
-/// connection (the client sees fewer bytes than `Content-Length`), and `shortened` is told.
-/// (A descriptor handed to `MHD_create_response_from_fd64` was sent with `sendfile`, and
-/// libmicrohttpd 0.9.75 took `sendfile`'s 0 at the file's new end for a full socket: the client
-/// waited for `--connection-timeout`.)
+/// cannot be read ends the answer at once: the connection is closed (the client sees fewer
+/// bytes than `Content-Length`), and `shortened` is told.
 ///
-/// Owns one descriptor, closed when released: libmicrohttpd keeps a reference while the
-/// response lives (`HTTPServer`'s `fileReader`, `fileReaderFreed`).
+/// Owns one descriptor, closed when released (after the answer was sent).
 final class ResponseFile: Sendable {
   /// The file's size in bytes, from `fstat` when it was opened: the `Content-Length` sent.
   let size: Int
   private let descriptor: Int32
   /// Where the file was found to end before `size`; -1 while it has not been.
   private let end = Atomic(-1)
-  /// Told once, on libmicrohttpd's thread, when the file ends before `size` or cannot be read:
+  /// Told once, on the connection's thread, when the file ends before `size` or cannot be read:
   /// why, in words (`ended at byte N of the M announced ...`).
   private let shortened: @Sendable (String) -> Void
 
-  /// The most bytes libmicrohttpd asks for at once (its buffer for this response).
-  static let blockSize = 64 << 10
-  /// What the reader answers libmicrohttpd to end the answer with an error
-  /// (`MHD_CONTENT_READER_END_WITH_ERROR`, a C macro Swift cannot import): the connection is
-  /// closed.
+  /// What `read(at:into:maximum:)` answers when the answer must end with an error: the
+  /// connection is closed.
   static let endWithError = -2
 
   /// Opens regular file `relative` inside `folder` (`ConfinedPath.openFile`: no symbolic link
@@ -171,14 +163,14 @@ final class ResponseFile: Sendable {
   /// Whether the file ended before its size while it was sent (or could not be read).
   var wasCut: Bool { end.load(ordering: .relaxed) >= 0 }
 
-  /// The body's bytes given to libmicrohttpd: the size, or where the file was found to end.
+  /// The body's bytes sent: the size, or where the file was found to end.
   var bytesSent: Int {
     let at = end.load(ordering: .relaxed)
     return at >= 0 ? at : size
   }
 
   /// Copies the file's bytes from `position`, at most `maximum` and never past `size`, into
-  /// `buffer` (`pread`): libmicrohttpd's content reader.
+  /// `buffer` (`pread`).
   ///
   /// - Returns: the bytes copied (more than 0), or `endWithError` when the file ends before
   ///   `size` or a read fails (`shortened` told, the first time).

@@ -126,7 +126,7 @@ extension ImprintService {
   }
 
   /// `GET /v1/jobs/ID`, `DELETE /v1/jobs/ID` and `GET /v1/jobs/ID/files/PATH` (`HEAD` as `GET`:
-  /// libmicrohttpd sends the same headers without the body).
+  /// the server sends the same headers without the body).
   func job(_ request: HTTPRequest) throws -> HTTPResponse {
     try RequestOptions(query: request).finish()
     let rest = request.path.dropFirst("/v1/jobs/".count)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: the bounded pool requests are worked in, off libmicrohttpd's event thread.
+// ImprintService: the bounded pool requests are worked in, off the connections' threads.
 
 import Synchronization
 
