@@ -74,6 +74,16 @@ struct HTTPHead {
     if fields.contains(where: { $0.name.isEmpty }) {
       return .malformed("a header line has no name before its colon")
     }
+    // A name is a token (RFC 9110, 5.1): llhttp 8 takes a space or tab before the colon of
+    // names it does not know (`User-Agent : x`), which a proxy may read otherwise.
+    if let field = fields.first(where: { !$0.name.allSatisfy(Self.isTokenCharacter) }) {
+      let shown = field.name.map {
+        Self.isTokenCharacter($0) ? String(UnicodeScalar($0)) : "%" + RequestText.hex($0)
+      }
+      return .malformed(
+        "the header name '\(SafeText.excerpt(shown.joined(), limit: 60))' is not a token "
+          + "(a space or other character before its colon)")
+    }
     guard major == 1 && (minor == 0 || minor == 1) else {
       return .unsupportedVersion("HTTP/\(major).\(minor)")
     }
@@ -115,6 +125,17 @@ struct HTTPHead {
       return .expectation(SafeText.excerpt(expectation, limit: 60))
     }
     return nil
+  }
+
+  /// Whether `byte` is a `tchar` (RFC 9110, 5.6.2): a letter, digit or one of
+  /// `!#$%&'*+-.^_`|~`.
+  static func isTokenCharacter(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+      UInt8(ascii: "0")...UInt8(ascii: "9"):
+      true
+    default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+    }
   }
 
   /// A header's name as RFC 9110 writes it (`Content-Length`, `X-Request-Id`).

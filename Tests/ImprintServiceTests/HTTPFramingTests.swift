@@ -56,6 +56,20 @@ struct HTTPFramingTests {
       "http.malformedRequest"
     ),
     (
+      "a space before an ordinary header's colon",
+      "GET /healthz HTTP/1.1\r\nHost: a\r\nUser-Agent : x\r\n\r\n" + hidden, 400,
+      "http.malformedRequest"
+    ),
+    (
+      "a space before Host's colon", "GET /healthz HTTP/1.1\r\nHost : a\r\n\r\n" + hidden, 400,
+      "http.malformedRequest"
+    ),
+    (
+      "a space before Content-Type's colon",
+      "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type : application/json\r\n"
+        + "Content-Length: 2\r\n\r\n{}" + hidden, 400, "http.malformedRequest"
+    ),
+    (
       "a tab before a header's colon",
       "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Thing\t: 1\r\n\r\n" + hidden, 400,
       "http.malformedRequest"
