@@ -249,26 +249,57 @@ final class HTTPConnection: @unchecked Sendable {
       llhttp_resume(parser)
       return finishRequest()
     }
+    // A method llhttp does not know (QUERY, BREW) on a well-formed request line: the router's
+    // 405 naming the route's methods (404 for no route), then the connection closed, since the
+    // rest of the message is not read.
+    if code == HPE_INVALID_METHOD, problem == nil, let request = unknownMethodRequest() {
+      let exchange = Exchange(
+        method: request.method, path: request.path, query: QueryParameters([]), head: HTTPHead(),
+        requestID: UUID().uuidString.lowercased())
+      server.requestBegan()
+      _ = work(request, for: exchange, close: true)
+      return false
+    }
     // A protocol error: llhttp's, or a callback's.
     let reason = llhttp_get_error_reason(parser).map { String(cString: $0) } ?? ""
     let error =
       problem
-      ?? (code == HPE_INVALID_METHOD
-        ? .methodNotImplemented(
-          found: String(
-            decoding: headBytes.drop { $0 == 13 || $0 == 10 }.prefix { $0 > 32 }, as: UTF8.self))
-        : code == HPE_UNEXPECTED_CONTENT_LENGTH
-          // Content-Length twice, or with Transfer-Encoding: a proxy in front may frame it
-          // otherwise (request smuggling).
-          ? .ambiguousFraming(path: displayPath, found: framingFound())
-          : .malformedRequest(
-            problem: reason.isEmpty ? String(cString: llhttp_errno_name(code)) : reason))
+      ?? (code == HPE_UNEXPECTED_CONTENT_LENGTH
+        // Content-Length twice, or with Transfer-Encoding: a proxy in front may frame it
+        // otherwise (request smuggling).
+        ? .ambiguousFraming(path: displayPath, found: framingFound())
+        : .malformedRequest(
+          problem: reason.isEmpty ? String(cString: llhttp_errno_name(code)) : reason))
     if let exchange {
       respond(.error(error), to: exchange, close: true)
     } else {
       refuse(error)
     }
     return false
+  }
+
+  /// The request of a head whose request line is `METHOD /path HTTP/1.x` with a method that is a
+  /// token llhttp does not know, without its headers or body; nil for anything else.
+  private func unknownMethodRequest() -> HTTPRequest? {
+    let start = headBytes.firstIndex { $0 != 0x0D && $0 != 0x0A } ?? 0
+    guard let end = headBytes[start...].firstIndex(of: 0x0D), end + 1 < headBytes.count,
+      headBytes[end + 1] == 0x0A
+    else { return nil }
+    let parts = headBytes[start..<end].split(separator: 0x20, omittingEmptySubsequences: false)
+    guard parts.count == 3, !parts[0].isEmpty, parts[0].count <= 32,
+      parts[0].allSatisfy(HTTPHead.isTokenCharacter),
+      ["HTTP/1.1", "HTTP/1.0"].contains(String(decoding: parts[2], as: UTF8.self))
+    else { return nil }
+    var line = HTTPHead()
+    line.target = Array(parts[1])
+    guard let (path, _) = line.pathAndQuery() else { return nil }
+    let decoded = RequestText.percentDecoded(path)
+    guard RequestText.problem(decoded) == nil else { return nil }
+    return HTTPRequest(
+      method: String(decoding: parts[0], as: UTF8.self),
+      path: String(decoding: decoded, as: UTF8.self),
+      query: [:], repeatedParameters: [], contentType: nil, body: [],
+      deadline: .now + .milliseconds(Int64(server.requestTimeout * 1000)))
   }
 
   /// The framing headers of a head llhttp refused as ambiguous, as the message shows them
@@ -600,6 +631,16 @@ final class HTTPConnection: @unchecked Sendable {
       deadline: exchange.started + .milliseconds(Int64(server.requestTimeout * 1000)))
     exchange.body = []
     // Probes and scrapes are answered here, so that a full pool never fails them.
+    return work(request, for: exchange, close: !keepAlive)
+  }
+
+  /// Answers `request`: inline when it is a probe, else by its work in the pool.
+  ///
+  /// - Returns: whether the connection stays open.
+  private func work(_ request: HTTPRequest, for exchange: Exchange, close keepAliveNot: Bool)
+    -> Bool
+  {
+    let keepAlive = !keepAliveNot
     if let response = server.inline(request) {
       return respond(response, to: exchange, close: !keepAlive)
     }

@@ -37,8 +37,6 @@ public enum ServiceError: ImprintError, Equatable {
   /// A request body that did not arrive within the request timeout, or stopped arriving for
   /// the connection timeout (408).
   case bodyTimeout(path: String, seconds: Double)
-  /// A method the server does not know at all (501; a known one a route does not take is 405).
-  case methodNotImplemented(found: String)
   /// An HTTP version other than 1.0 and 1.1 (505).
   case unsupportedVersion(found: String)
   /// A transfer coding other than chunked (501).
@@ -169,7 +167,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .headTooLarge: "http.headTooLarge"
     case .headTimeout: "http.headTimeout"
     case .bodyTimeout: "http.requestTimeout"
-    case .methodNotImplemented: "http.methodNotImplemented"
     case .unsupportedVersion: "http.unsupportedVersion"
     case .unsupportedTransferCoding: "http.unsupportedTransferCoding"
     case .expectationFailed: "http.expectationFailed"
@@ -255,8 +252,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .bodyTimeout(let path, let seconds):
       "the body of '\(SafeText.excerpt(path, limit: 200))' did not arrive within "
         + ServiceMetrics.number(seconds) + " s"
-    case .methodNotImplemented(let found):
-      "the request's method '\(SafeText.excerpt(found, limit: 20))' is not one this server knows"
     case .unsupportedVersion(let found):
       "the request is \(SafeText.excerpt(found, limit: 20)); this server speaks HTTP/1.1 and HTTP/1.0"
     case .unsupportedTransferCoding(let path, let coding):
@@ -407,7 +402,6 @@ public enum ServiceError: ImprintError, Equatable {
         + "framed by one Content-Length or by Transfer-Encoding: chunked"
     case .headTooLarge: "send a shorter target and fewer or shorter headers"
     case .headTimeout, .bodyTimeout: "send the request whole without pausing"
-    case .methodNotImplemented: "the routes take GET, HEAD, POST and DELETE"
     case .unsupportedVersion: "send HTTP/1.1"
     case .unsupportedTransferCoding: "send the body with Content-Length, or chunked alone"
     case .expectationFailed: "leave the Expect header out"
@@ -517,7 +511,7 @@ enum ServiceStatus {
       case .headTooLarge: return 431
       case .headTimeout, .bodyTimeout: return 408
       case .unsupportedVersion: return 505
-      case .unsupportedTransferCoding, .methodNotImplemented: return 501
+      case .unsupportedTransferCoding: return 501
       case .expectationFailed: return 417
       case .unsupportedMediaType, .unsupportedCharset: return 415
       case .invalidParameter, .unknownParameter, .missingParameter, .invalidAddress,
