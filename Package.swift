@@ -147,7 +147,9 @@ let package = Package(
       name: "ImprintServiceTests", dependencies: ["ImprintService", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
-      dependencies: ["ImprintCLI", "ImprintQR", "ImprintBatch", "ImprintTestSupport"],
+      dependencies: [
+        "ImprintCLI", "ImprintQR", "ImprintBatch", "ImprintService", "ImprintTestSupport",
+      ],
       exclude: ["Goldens"]
     ),
   ],

@@ -8,33 +8,66 @@ import ImprintCore
 import ImprintDocuments
 
 enum BatchCommand {
-  static let layoutOptions: [OptionSpec] = [
-    .flag(
-      "allow-missing-glyphs", "Cards warn instead of failing when no font can draw a character."),
-    .value("layout", "<layout>", "card-printer, A4, Letter, A3 or SRA3 (cards on sheets)."),
-    .flag("crop-marks", "Crop marks on sheets, on the trim lines of the cards there."),
-    .value("duplex", "<flip>", "long-edge (default) or short-edge: where backs go on sheets."),
-    .flag("card-files", "With a layout, also write each card's own PDF (cards/ID.pdf)."),
-    .value("templates", "<dir>", "Folder of shipped card designs."),
-    .value(
+  /// The options of `imprint batch` and `imprint batch merge`.
+  enum Key {
+    static let allowMissingGlyphs = OptionKey.flag(
+      "allow-missing-glyphs", "Cards warn instead of failing when no font can draw a character.")
+    static let layout = OptionKey.choice(
+      "layout", "<layout>", ["card-printer"] + SheetStock.allCases.map(\.rawValue),
+      "card-printer, A4, Letter, A3 or SRA3 (cards on sheets).")
+    static let cropMarks = OptionKey.flag(
+      "crop-marks", "Crop marks on sheets, on the trim lines of the cards there.")
+    static let duplex = OptionKey.choice(
+      "duplex", "<flip>", ["long-edge", "short-edge"],
+      "long-edge (default) or short-edge: where backs go on sheets.")
+    static let cardFiles = OptionKey.flag(
+      "card-files", "With a layout, also write each card's own PDF (cards/ID.pdf).")
+    static let templates = OptionKey.directory(
+      "templates", "<dir>", "Folder of shipped card designs.")
+    static let locale = OptionKey.text(
       "locale", "<id>",
-      "The cards' language (BCP 47, as 'imprint card --locale'); a line's own locale wins."),
-    .value(
+      "The cards' language (BCP 47, as 'imprint card --locale'); a line's own locale wins.")
+    static let photoCache = OptionKey.directory(
       "photo-cache", "<dir>",
       "Folder of photos named <account>.jpg (.png, .heic, .webp, .tif, .gif), for cards without a photo."
-    ),
-    .flag(
+    )
+    static let fetchPhoto = OptionKey.flag(
       "fetch-photo",
       "Download the profile_image of a card without a photo, given or cached, into --photo-cache "
-        + "(with the limits of 'imprint card --fetch-photo')."),
-    .flag(
-      "allow-private-network",
-      "Let --fetch-photo reach loopback and private addresses (a shop's own photo server)."),
-    .value(
+        + "(with the limits of 'imprint card --fetch-photo').")
+    static let allowPrivateNetwork = CardCommand.Key.allowPrivateNetwork
+    static let inputsRoot = OptionKey.directory(
       "inputs-root", "<dir>",
       "Confine every file the manifest names to DIR: relative paths are relative to DIR, "
-        + "absolute ones must lie inside it (for manifests made from uploads)."),
-    .flag("quiet", short: "q", "No progress and no summary."),
+        + "absolute ones must lie inside it (for manifests made from uploads).")
+    static let quiet = OptionKey.flag("quiet", short: "q", "No progress and no summary.")
+    static let mergeOutput = OptionKey.directory(
+      "output", short: "o", "<dir>", "The shared output folder.")
+    static let shards = OptionKey.integer(
+      "shards", "<n>", in: 2...100_000,
+      "The shard count to merge (when results of several are there).")
+    static let output = OptionKey.directory("output", short: "o", "<dir>", "The output folder.")
+    static let jobs = OptionKey.integer(
+      "jobs", short: "j", "<n>", in: 1...256, "Jobs at once (default: all cores).")
+    static let failFast = OptionKey.flag(
+      "fail-fast", "Stop starting jobs after the first failure.")
+    static let shard = OptionKey.text(
+      "shard", "<I/N>", "Run only shard I of N (from 0), or 'auto'.")
+    static let wait = OptionKey.flag(
+      "wait", "Print jobs wait for each printer job to end; one that does not complete fails.")
+    static let waitTimeout = OptionKey.number(
+      "wait-timeout", "<s>", in: 0...86_400,
+      "How long --wait waits for a print job's jobs, in seconds (default 300).")
+    static let passwordFile = OptionKey.file(
+      "password-file", "<file>",
+      "Print jobs: the user:password line for printers that ask (mode 600).")
+  }
+
+  /// The card and layout options both `batch` and `batch merge` take.
+  static let layoutOptions: [any OptionDeclaration] = [
+    Key.allowMissingGlyphs, Key.layout, Key.cropMarks, Key.duplex, Key.cardFiles, Key.templates,
+    Key.locale, Key.photoCache, Key.fetchPhoto, Key.allowPrivateNetwork, Key.inputsRoot,
+    Key.quiet,
   ]
 
   static let merge = CommandSpec(
@@ -45,27 +78,25 @@ enum BatchCommand {
       a shard missing or unfinished is batch.shardsMissing; results of another shard count or \
       another manifest, or not one per job in order, are batch.shardMismatch.
       """,
-    arguments: [ArgumentSpec("manifest", "The manifest the shards ran.")],
-    options: [
-      .value("output", short: "o", "<dir>", "The shared output folder."),
-      .value("shards", "<n>", "The shard count to merge (when results of several are there)."),
-    ] + layoutOptions
+    arguments: [ArgumentSpec("manifest", "The manifest the shards ran.", kind: .file)],
+    options: [Key.mergeOutput, Key.shards] + layoutOptions
   ) { arguments, console in
-    guard let folder = arguments.value("output") else {
+    guard let folder = arguments.value(Key.mergeOutput) else {
       throw UsageError(message: "missing -o <dir>")
     }
     let manifest = arguments.positionals[0]
     // The options first: a usage error leaves no merged results behind.
-    let options = try BatchCommand.batchOptions(folder, arguments, console)
+    let options = try BatchCommand.batchOptions(
+      folder, jobs: activeProcessorCount, arguments, console)
     defer { options.sandbox?.stopIdleWorkers() }
     let outcome = try await ShardMerge.run(
-      manifest: manifest, options: options, shards: try arguments.int("shards", in: 2...100_000))
+      manifest: manifest, options: options, shards: try arguments.int(Key.shards))
     if let imposed = outcome.imposed, let layout = options.layout {
       // Cards the layout cannot take are errors of the merge (their shards made them).
       for problem in imposed.refused { console.report(problem) }
-      if !arguments.flag("quiet") { report(imposed, layout: layout, console: console) }
+      if !arguments.flag(Key.quiet) { report(imposed, layout: layout, console: console) }
     }
-    if !arguments.flag("quiet") {
+    if !arguments.flag(Key.quiet) {
       console.stderr.write(
         "batch merge: \(outcome.merged.jobs) jobs from \(outcome.merged.shards) shards, "
           + "\(outcome.failed) failed\n")
@@ -97,20 +128,9 @@ enum BatchCommand {
       prepare --printer'; --password-file FILE gives every print job the user and password for \
       printers and schedulers that ask.
       """,
-    arguments: [ArgumentSpec("manifest", "The manifest (.jsonl or .csv).")],
+    arguments: [ArgumentSpec("manifest", "The manifest (.jsonl or .csv).", kind: .file)],
     options: [
-      .value("output", short: "o", "<dir>", "The output folder."),
-      .value("jobs", short: "j", "<n>", "Jobs at once (default: all cores)."),
-      .flag("fail-fast", "Stop starting jobs after the first failure."),
-      .value("shard", "<I/N>", "Run only shard I of N (from 0), or 'auto'."),
-      .flag(
-        "wait", "Print jobs wait for each printer job to end; one that does not complete fails."),
-      .value(
-        "wait-timeout", "<s>",
-        "How long --wait waits for a print job's jobs, in seconds (default 300)."),
-      .value(
-        "password-file", "<file>",
-        "Print jobs: the user:password line for printers that ask (mode 600)."),
+      Key.output, Key.jobs, Key.failFast, Key.shard, Key.wait, Key.waitTimeout, Key.passwordFile,
     ] + layoutOptions,
     subcommands: [merge]
   ) { arguments, console in
@@ -118,31 +138,31 @@ enum BatchCommand {
   }
 
   /// The options both `batch` and `batch merge` need.
-  static func batchOptions(_ folder: String, _ arguments: ParsedArguments, _ console: Console)
-    throws -> BatchOptions
-  {
+  static func batchOptions(
+    _ folder: String, jobs: Int, _ arguments: ParsedArguments, _ console: Console
+  ) throws -> BatchOptions {
     var options = BatchOptions(
       outputFolder: folder, placeholder: try DeploymentResources.placeholder())
-    options.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    options.jobs = jobs
     options.templatesFolder = ResourceLocator.templatesDirectory(
-      explicit: arguments.value("templates"))
-    if let root = arguments.value("inputs-root") {
+      explicit: arguments.value(Key.templates))
+    if let root = arguments.value(Key.inputsRoot) {
       var isFolder: ObjCBool = false
       guard FileManager.default.fileExists(atPath: root, isDirectory: &isFolder), isFolder.boolValue
       else { throw FileError.folderNotFound(path: root, setting: "--inputs-root") }
       options.inputsRoot = root
     }
     options.photos = try photos(arguments)
-    options.cardOptions.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
+    options.cardOptions.allowMissingGlyphs = arguments.flag(Key.allowMissingGlyphs)
     options.cardOptions.fonts = try DeploymentResources.fonts()
-    if let locale = arguments.value("locale") {
+    if let locale = arguments.value(Key.locale) {
       // An identifier no locale data exists for fails the run; one a line's template does not
       // translate fails that line (card.untranslatedLocale).
       guard LocaleData.isKnown(locale) else { throw CardError.unknownLocale(identifier: locale) }
       options.cardOptions.locale = locale
     }
     options.layout = try layout(arguments)
-    options.cardFiles = arguments.flag("card-files")
+    options.cardFiles = arguments.flag(Key.cardFiles)
     // Uploads and card photos (a merge lays cards out again, decoding their photos) are read
     // by the document workers.
     if let worker = try? DocumentCommands.workerExecutable(console) {
@@ -152,29 +172,30 @@ enum BatchCommand {
   }
 
   static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
-    guard let folder = arguments.value("output") else {
+    guard let folder = arguments.value(Key.output) else {
       throw UsageError(message: "missing -o <dir>")
     }
     let manifest = arguments.positionals[0]
-    let waitTimeout = try arguments.double("wait-timeout", in: 0...86_400)
+    let waitTimeout = try arguments.double(Key.waitTimeout)
     // A timeout alone would be ignored: the batch's print jobs wait only with --wait (a line's
     // own `wait` has its own `waitTimeout`).
-    if waitTimeout != nil && !arguments.flag("wait") {
+    if waitTimeout != nil && !arguments.flag(Key.wait) {
       throw UsageError(message: "--wait-timeout needs --wait")
     }
-    var options = try batchOptions(folder, arguments, console)
+    var options = try batchOptions(
+      folder, jobs: try arguments.int(Key.jobs) ?? activeProcessorCount, arguments, console)
     defer { options.sandbox?.stopIdleWorkers() }
-    options.failFast = arguments.flag("fail-fast")
-    options.shard = try shard(arguments.value("shard") ?? "0/1", environment: console.environment)
+    options.failFast = arguments.flag(Key.failFast)
+    options.shard = try shard(arguments.value(Key.shard) ?? "0/1", environment: console.environment)
     options.printWaitSeconds =
-      arguments.flag("wait") ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
-    options.printAccess.credentials = try arguments.value("password-file").map {
+      arguments.flag(Key.wait) ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
+    options.printAccess.credentials = try arguments.value(Key.passwordFile).map {
       try PrintCredentials(file: $0)
     }
     // Jobs of this shard, counted by a pass over the manifest's records (for the progress
     // display; a quoted line break does not start a job).
     let total = options.shard.jobs(of: ManifestReader.count(path: manifest))
-    let quiet = arguments.flag("quiet")
+    let quiet = arguments.flag(Key.quiet)
     let started = Date()
     var lastReport = started  // the first plain line after 2 s, when the rate means something
     let terminal = console.stderr.isTerminal
@@ -231,28 +252,28 @@ enum BatchCommand {
   /// Downloads go into the cache, so that a rerun or `batch merge`, laying the card out again,
   /// uses the photo its PDF has instead of downloading it again (maybe changed since).
   static func photos(_ arguments: ParsedArguments) throws(UsageError) -> PhotoOptions {
-    let cache = arguments.value("photo-cache")
-    if arguments.flag("fetch-photo") && cache == nil {
+    let cache = arguments.value(Key.photoCache)
+    if arguments.flag(Key.fetchPhoto) && cache == nil {
       throw UsageError(
         message: "--fetch-photo in a batch needs --photo-cache <dir>, where the downloads are kept "
           + "for reruns and 'batch merge'")
     }
     return PhotoOptions(
-      cache: cache.map { PhotoCache(folder: $0) }, fetch: arguments.flag("fetch-photo"),
-      allowPrivateNetwork: arguments.flag("allow-private-network"))
+      cache: cache.map { PhotoCache(folder: $0) }, fetch: arguments.flag(Key.fetchPhoto),
+      allowPrivateNetwork: arguments.flag(Key.allowPrivateNetwork))
   }
 
   static func layout(_ arguments: ParsedArguments) throws(UsageError) -> BatchLayout? {
-    switch try arguments.choice("layout", ["card-printer"] + SheetStock.allCases.map(\.rawValue)) {
+    switch try arguments.choice(Key.layout) {
     case nil: return nil
     case "card-printer": return .cardPrinter
     case let name?:
       let flip =
-        try arguments.choice("duplex", ["long-edge", "short-edge"]).flatMap {
+        try arguments.choice(Key.duplex).flatMap {
           DuplexFlip(rawValue: $0)
         } ?? .longEdge
       return .sheets(
-        SheetStock(rawValue: name) ?? .a4, cropMarks: arguments.flag("crop-marks"), flip: flip)
+        SheetStock(rawValue: name) ?? .a4, cropMarks: arguments.flag(Key.cropMarks), flip: flip)
     }
   }
 

@@ -8,6 +8,55 @@ import ImprintDocuments
 import ImprintGraphics
 
 enum CardCommand {
+  /// The options of `imprint card`.
+  enum Key {
+    static let output = OptionKey.file("output", short: "o", "<file>", "Output file: .pdf or .png.")
+    static let outputDir = OptionKey.directory(
+      "output-dir", "<dir>", "Folder for the cards of several profiles.")
+    static let format = OptionKey.choice(
+      "format", "<format>", CardRun.Format.allCases.map(\.rawValue),
+      "pdf, png or share (default: from -o, else pdf).")
+    static let template = OptionKey.file(
+      "template", "<name|path>", "A shipped design (see 'imprint templates list') or a file.")
+    static let templates = TemplatesCommand.templates
+    static let side = OptionKey.choice(
+      "side", "<side>", ["front", "back", "both"], "front, back or both (default both).")
+    static let locale = OptionKey.text(
+      "locale", "<id>",
+      "The card's language (BCP 47: ko, ja, zh-Hant, hi, ar, es, pt-BR...; default: the "
+        + "template's, en).")
+    static let dpi = OptionKey.number(
+      "dpi", "<n>", in: 72...1200, "PNG resolution, 72 to 1200 (default 300).")
+    static let bleed = OptionKey.number(
+      "bleed", "<mm>", in: 0...10, "Bleed per side in millimetres (default: the template's, 3.175)."
+    )
+    static let cropMarks = OptionKey.flag("crop-marks", "Draw crop marks outside the bleed (PDF).")
+    static let photo = OptionKey.file(
+      "photo", "<file>", "The photo (JPEG, PNG, HEIF, WebP, TIFF or GIF) for one profile.")
+    static let photoCache = OptionKey.directory(
+      "photo-cache", "<dir>",
+      "Folder of photos named <account>.jpg (.png, .heic, .webp, .tif, .gif).")
+    static let fetchPhoto = OptionKey.flag(
+      "fetch-photo",
+      "Download the profile_image when no photo is given or cached (http/https, 15 s in all, "
+        + "10 MB; never from loopback, private, link-local or multicast addresses).")
+    static let allowPrivateNetwork = OptionKey.flag(
+      "allow-private-network",
+      "Let --fetch-photo reach loopback and private addresses (a shop's own photo server).")
+    static let followCounts = OptionKey.file(
+      "follow-counts", "<file>", "A get_follow_count result for the back (single profile).")
+    static let platform = OptionKey.choice(
+      "platform", "<name>", Platform.allCases.map(\.rawValue),
+      "steem or hive (default: detected, else steem).")
+    static let allowMissingGlyphs = OptionKey.flag(
+      "allow-missing-glyphs", "Warn instead of failing when no font can draw a character.")
+    static let jobs = OptionKey.integer(
+      "jobs", short: "j", "<n>", in: 1...256,
+      "Parallel jobs for several profiles (default: all cores).")
+    static let json = OptionKey.flag("json", "Print a JSON report on standard output.")
+    static let quiet = OptionKey.flag("quiet", short: "q", "Print no warnings.")
+  }
+
   static let spec = CommandSpec(
     name: "card",
     abstract: "Render Steem/Hive profiles as print-ready CR80 ID cards (PDF or PNG).",
@@ -19,41 +68,12 @@ enum CardCommand {
       --photo, else the account's photo in --photo-cache, else a bundled placeholder. With several \
       profiles, give --output-dir: each card is named after its account.
       """,
-    arguments: [ArgumentSpec("profile", "Profile JSON file(s).", variadic: true)],
+    arguments: [ArgumentSpec("profile", "Profile JSON file(s).", variadic: true, kind: .file)],
     options: [
-      .value("output", short: "o", "<file>", "Output file: .pdf or .png."),
-      .value("output-dir", "<dir>", "Folder for the cards of several profiles."),
-      .value("format", "<format>", "pdf, png or share (default: from -o, else pdf)."),
-      .value(
-        "template", "<name|path>", "A shipped design (see 'imprint templates list') or a file."),
-      .value(
-        "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own)."
-      ),
-      .value("side", "<side>", "front, back or both (default both)."),
-      .value(
-        "locale", "<id>",
-        "The card's language (BCP 47: ko, ja, zh-Hant, hi, ar, es, pt-BR...; default: the "
-          + "template's, en)."),
-      .value("dpi", "<n>", "PNG resolution, 72 to 1200 (default 300)."),
-      .value("bleed", "<mm>", "Bleed per side in millimetres (default: the template's, 3.175)."),
-      .flag("crop-marks", "Draw crop marks outside the bleed (PDF)."),
-      .value("photo", "<file>", "The photo (JPEG, PNG, HEIF, WebP, TIFF or GIF) for one profile."),
-      .value(
-        "photo-cache", "<dir>",
-        "Folder of photos named <account>.jpg (.png, .heic, .webp, .tif, .gif)."),
-      .flag(
-        "fetch-photo",
-        "Download the profile_image when no photo is given or cached (http/https, 15 s in all, "
-          + "10 MB; never from loopback, private, link-local or multicast addresses)."),
-      .flag(
-        "allow-private-network",
-        "Let --fetch-photo reach loopback and private addresses (a shop's own photo server)."),
-      .value("follow-counts", "<file>", "A get_follow_count result for the back (single profile)."),
-      .value("platform", "<name>", "steem or hive (default: detected, else steem)."),
-      .flag("allow-missing-glyphs", "Warn instead of failing when no font can draw a character."),
-      .value("jobs", short: "j", "<n>", "Parallel jobs for several profiles (default: all cores)."),
-      .flag("json", "Print a JSON report on standard output."),
-      .flag("quiet", short: "q", "Print no warnings."),
+      Key.output, Key.outputDir, Key.format, Key.template, Key.templates, Key.side, Key.locale,
+      Key.dpi, Key.bleed, Key.cropMarks, Key.photo, Key.photoCache, Key.fetchPhoto,
+      Key.allowPrivateNetwork, Key.followCounts, Key.platform, Key.allowMissingGlyphs, Key.jobs,
+      Key.json, Key.quiet,
     ]
   ) { arguments, console in
     try await run(arguments, console)
@@ -81,27 +101,27 @@ enum CardCommand {
   static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
     let profiles = arguments.positionals
     let templatesFolder = try ResourceLocator.checkedTemplatesDirectory(
-      explicit: arguments.value("templates"))
+      explicit: arguments.value(Key.templates))
     let template = try CardTemplate.load(
-      arguments.value("template") ?? "classic", folder: templatesFolder)
+      arguments.value(Key.template) ?? "classic", folder: templatesFolder)
     var options = CardOptions()
-    switch try arguments.choice("side", ["front", "back", "both"]) ?? "both" {
+    switch try arguments.choice(Key.side) ?? "both" {
     case "front": options.faces = [.front]
     case "back": options.faces = [.back]
     default: options.faces = [.front, .back]
     }
-    options.dpi = try arguments.double("dpi", in: 72...1200) ?? 300
-    options.bleed = try arguments.double("bleed", in: 0...10)
-    options.cropMarks = arguments.flag("crop-marks")
-    options.allowMissingGlyphs = arguments.flag("allow-missing-glyphs")
+    options.dpi = try arguments.double(Key.dpi) ?? 300
+    options.bleed = try arguments.double(Key.bleed)
+    options.cropMarks = arguments.flag(Key.cropMarks)
+    options.allowMissingGlyphs = arguments.flag(Key.allowMissingGlyphs)
     options.fonts = try DeploymentResources.fonts()
-    options.locale = arguments.value("locale")
-    let platform = try arguments.choice("platform", Platform.allCases.map(\.rawValue)).flatMap {
+    options.locale = arguments.value(Key.locale)
+    let platform = try arguments.choice(Key.platform).flatMap {
       Platform(rawValue: $0)
     }
-    let output = arguments.value("output")
-    let folder = arguments.value("output-dir")
-    var format = try arguments.choice("format", CardRun.Format.allCases.map(\.rawValue)).flatMap {
+    let output = arguments.value(Key.output)
+    let folder = arguments.value(Key.outputDir)
+    var format = try arguments.choice(Key.format).flatMap {
       CardRun.Format(rawValue: $0)
     }
     if format == nil, let output {
@@ -114,11 +134,11 @@ enum CardCommand {
     }
     let chosen = format ?? .pdf
     // Options the format does not use are refused, as the service refuses them.
-    if let unused = chosen.unusedOption(options, dpiGiven: arguments.value("dpi") != nil) {
+    if let unused = chosen.unusedOption(options, dpiGiven: arguments.isGiven(Key.dpi)) {
       throw UsageError(message: "\(unused.flag) \(unused.appliesTo)")
     }
-    let photo = arguments.value("photo")
-    let follow = arguments.value("follow-counts")
+    let photo = arguments.value(Key.photo)
+    let follow = arguments.value(Key.followCounts)
     func request(_ profile: String) -> CardRequest {
       CardRequest(profile: profile, photo: photo, followCounts: follow, platform: platform)
     }
@@ -144,8 +164,8 @@ enum CardCommand {
     } else {
       throw UsageError(message: "give -o <file> for one profile, or --output-dir <dir>")
     }
-    run.inputs = [photo, follow, arguments.value("template")].compactMap { $0 }
-    run.jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    run.inputs = [photo, follow, arguments.value(Key.template)].compactMap { $0 }
+    run.jobs = try arguments.int(Key.jobs) ?? activeProcessorCount
     // Photos come from strangers: decoded in the document workers, under their limits.
     let decoder = DocumentSandbox(
       executable: try DocumentCommands.workerExecutable(console), workers: run.jobs)
@@ -153,12 +173,12 @@ enum CardCommand {
     let loader = CardInputLoader(
       placeholder: try DeploymentResources.placeholder(),
       photos: PhotoOptions(
-        cache: arguments.value("photo-cache").map { PhotoCache(folder: $0) },
-        fetch: arguments.flag("fetch-photo"),
-        allowPrivateNetwork: arguments.flag("allow-private-network")),
+        cache: arguments.value(Key.photoCache).map { PhotoCache(folder: $0) },
+        fetch: arguments.flag(Key.fetchPhoto),
+        allowPrivateNetwork: arguments.flag(Key.allowPrivateNetwork)),
       decoder: decoder)
     let items = try await run.run(template: template, loader: loader)
-    if combined, let output, !arguments.flag("quiet") {
+    if combined, let output, !arguments.flag(Key.quiet) {
       let cards = items.filter { $0.status == .ok }.count
       console.stderr.write(
         "card: \(cards) of \(items.count) cards written to \(SafeText.escaped(output))\n")
@@ -185,11 +205,11 @@ enum CardCommand {
             "error: \(SafeText.escaped(report.profile)): \(SafeText.escaped(error.message))\n")
         }
         console.reportCauses(error)
-      } else if !arguments.flag("quiet") {
+      } else if !arguments.flag(Key.quiet) {
         for warning in report.warnings { console.warn(warning) }
       }
     }
-    if arguments.flag("json") {
+    if arguments.flag(Key.json) {
       struct Document: Codable {
         var schemaVersion = 1
         var cards: [Report]
@@ -201,16 +221,18 @@ enum CardCommand {
 }
 
 enum TemplatesCommand {
+  /// `--templates <dir>`, as `imprint card` and `imprint serve` take it too.
+  static let templates = OptionKey.directory(
+    "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own).")
+  /// `imprint templates list --json`.
+  static let json = OptionKey.flag("json", "Print the list as JSON.")
+
   static let list = CommandSpec(
     name: "list", abstract: "List the shipped card designs.",
-    options: [
-      .value(
-        "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own)."),
-      .flag("json", "Print the list as JSON."),
-    ]
+    options: [templates, json]
   ) { arguments, console in
     let folder = try ResourceLocator.checkedTemplatesDirectory(
-      explicit: arguments.value("templates"))
+      explicit: arguments.value(templates))
     struct Entry: Codable {
       var name: String
       var description: String
@@ -225,7 +247,7 @@ enum TemplatesCommand {
           name: name, description: template.description,
           locales: ([template.locale] + template.strings.keys).sorted()))
     }
-    if arguments.flag("json") {
+    if arguments.flag(json) {
       struct Document: Codable {
         var schemaVersion = 1
         var templates: [Entry]

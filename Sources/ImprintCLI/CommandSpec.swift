@@ -3,8 +3,26 @@
 
 import ImprintCore
 
+/// How an option's value (or a positional argument) is read, checked and completed.
+enum OptionKind: Sendable, Equatable {
+  /// A flag: no value.
+  case flag
+  /// Any text.
+  case text
+  /// A file's path (shells complete file names).
+  case file
+  /// A folder's path (shells complete folder names).
+  case directory
+  /// A whole number in the range.
+  case integer(ClosedRange<Int>)
+  /// A finite number in the range.
+  case number(ClosedRange<Double>)
+  /// One of the words.
+  case choice([String])
+}
+
 /// One option of a command.
-struct OptionSpec: Sendable {
+struct OptionSpec: Sendable, Equatable {
   /// The long name without dashes (`level` for `--level`).
   let name: String
   /// The one-letter short form, if any (only `o q v h j`).
@@ -13,15 +31,86 @@ struct OptionSpec: Sendable {
   let value: String?
   /// One line of help.
   let help: String
+  /// What the value is: how it is checked, documented and completed.
+  let kind: OptionKind
+}
 
-  static func flag(_ name: String, short: Character? = nil, _ help: String) -> OptionSpec {
-    OptionSpec(name: name, short: short, value: nil, help: help)
+/// Marks an `OptionKey` whose value is one of a list of words.
+enum Choice {}
+
+/// Something that declares an option of a command spec (an `OptionKey`, whatever its value).
+protocol OptionDeclaration: Sendable {
+  /// The option it declares.
+  var spec: OptionSpec { get }
+}
+
+/// A typed key for one option: declared once, listed in a command's spec and used to read the
+/// parsed value, so that no command looks an option up by a string.
+///
+/// `Value` says how it is read: `Bool` (a flag), `String`, `Int` and `Double` (in the key's
+/// range), or `Choice` (one of the key's words). Reading a key its command's spec does not
+/// declare is a programmer error (a precondition in `ParsedArguments`).
+struct OptionKey<Value>: OptionDeclaration {
+  let spec: OptionSpec
+
+  /// The long name without dashes.
+  var name: String { spec.name }
+}
+
+extension OptionKey where Value == Bool {
+  /// A flag (`--json`).
+  static func flag(_ name: String, short: Character? = nil, _ help: String) -> Self {
+    Self(spec: OptionSpec(name: name, short: short, value: nil, help: help, kind: .flag))
+  }
+}
+
+extension OptionKey where Value == String {
+  /// An option taking any text (`--label <text>`).
+  static func text(_ name: String, short: Character? = nil, _ value: String, _ help: String)
+    -> Self
+  {
+    Self(spec: OptionSpec(name: name, short: short, value: value, help: help, kind: .text))
   }
 
-  static func value(_ name: String, short: Character? = nil, _ value: String, _ help: String)
-    -> OptionSpec
+  /// An option taking a file's path (`--prices <file>`).
+  static func file(_ name: String, short: Character? = nil, _ value: String, _ help: String)
+    -> Self
   {
-    OptionSpec(name: name, short: short, value: value, help: help)
+    Self(spec: OptionSpec(name: name, short: short, value: value, help: help, kind: .file))
+  }
+
+  /// An option taking a folder's path (`--output-dir <dir>`).
+  static func directory(_ name: String, short: Character? = nil, _ value: String, _ help: String)
+    -> Self
+  {
+    Self(spec: OptionSpec(name: name, short: short, value: value, help: help, kind: .directory))
+  }
+}
+
+extension OptionKey where Value == Int {
+  /// An option taking a whole number in `range` (`--module <px>`).
+  static func integer(
+    _ name: String, short: Character? = nil, _ value: String, in range: ClosedRange<Int>,
+    _ help: String
+  ) -> Self {
+    Self(
+      spec: OptionSpec(name: name, short: short, value: value, help: help, kind: .integer(range)))
+  }
+}
+
+extension OptionKey where Value == Double {
+  /// An option taking a finite number in `range` (`--size <mm>`).
+  static func number(_ name: String, _ value: String, in range: ClosedRange<Double>, _ help: String)
+    -> Self
+  {
+    Self(spec: OptionSpec(name: name, short: nil, value: value, help: help, kind: .number(range)))
+  }
+}
+
+extension OptionKey where Value == Choice {
+  /// An option taking one of `choices` (`--level <L|M|Q|H>`).
+  static func choice(_ name: String, _ value: String, _ choices: [String], _ help: String) -> Self {
+    Self(spec: OptionSpec(name: name, short: nil, value: value, help: help, kind: .choice(choices)))
   }
 }
 
@@ -35,12 +124,18 @@ struct ArgumentSpec: Sendable {
   let optional: Bool
   /// Whether it takes all remaining arguments.
   let variadic: Bool
+  /// What it is (a file, a folder, a word of a list, text), for documentation and completion.
+  let kind: OptionKind
 
-  init(_ name: String, _ help: String, optional: Bool = false, variadic: Bool = false) {
+  init(
+    _ name: String, _ help: String, optional: Bool = false, variadic: Bool = false,
+    kind: OptionKind = .text
+  ) {
     self.name = name
     self.help = help
     self.optional = optional
     self.variadic = variadic
+    self.kind = kind
   }
 }
 
@@ -63,27 +158,34 @@ struct CommandSpec: Sendable {
 
   init(
     name: String, abstract: String, discussion: String = "", arguments: [ArgumentSpec] = [],
-    options: [OptionSpec] = [], subcommands: [CommandSpec] = [],
+    options: [any OptionDeclaration] = [], subcommands: [CommandSpec] = [],
     run: @escaping @Sendable (ParsedArguments, Console) async throws -> Int32
   ) {
     self.name = name
     self.abstract = abstract
     self.discussion = discussion
     self.arguments = arguments
-    self.options = options + CommandSpec.commonOptions
+    self.options = options.map(\.spec) + CommandSpec.commonOptions.map(\.spec)
     self.subcommands = subcommands
     self.run = run
   }
 }
 
 extension CommandSpec {
+  /// `--verbose`: after an error, its causes.
+  static let verbose = OptionKey<Bool>.flag(
+    "verbose", short: "v",
+    "After an error, print its causes, one a line (with --json, as \"causes\").")
+  /// `--help`.
+  static let help = OptionKey<Bool>.flag("help", short: "h", "Show help for this command.")
   /// The options every command takes: `--verbose` (an error's causes) and `--help`.
-  static let commonOptions: [OptionSpec] = [
-    .flag(
-      "verbose", short: "v",
-      "After an error, print its causes, one a line (with --json, as \"causes\")."),
-    .flag("help", short: "h", "Show help for this command."),
-  ]
+  static let commonOptions: [OptionKey<Bool>] = [verbose, help]
+
+  /// This command and its subcommands, depth first, each with its path (`["batch", "merge"]`);
+  /// the root's own path is empty.
+  func allCommands(path: [String] = []) -> [(path: [String], spec: CommandSpec)] {
+    [(path, self)] + subcommands.flatMap { $0.allCommands(path: path + [$0.name]) }
+  }
 }
 
 /// A usage error: exit code 2, with the command's usage line.
@@ -91,10 +193,12 @@ struct UsageError: Error, Sendable, Equatable {
   let message: String
 }
 
-/// Arguments parsed against a `CommandSpec`.
+/// Arguments parsed against a `CommandSpec`, read through the spec's `OptionKey`s.
 struct ParsedArguments: Sendable {
   /// The command path (`["templates", "list"]`).
   var path: [String]
+  /// The options the command's spec declares: name to kind.
+  var declared: [String: OptionKind] = [:]
   /// Option values in order given, by long name.
   var values: [String: [String]] = [:]
   /// Flags given, by long name.
@@ -102,48 +206,85 @@ struct ParsedArguments: Sendable {
   /// Positional arguments.
   var positionals: [String] = []
 
+  /// Whether the command's spec declares `key` (for code shared by commands that do and do not).
+  func declares<Value>(_ key: OptionKey<Value>) -> Bool {
+    declared[key.name] == key.spec.kind
+  }
+
+  /// Stops the program when `key` is not an option of the command: reading it would silently
+  /// find nothing.
+  private func check<Value>(_ key: OptionKey<Value>) {
+    precondition(
+      declares(key),
+      "option '--\(key.name)' is not declared by 'imprint \(path.joined(separator: " "))'")
+  }
+
   /// Whether a flag was given.
-  func flag(_ name: String) -> Bool { flags.contains(name) }
+  func flag(_ key: OptionKey<Bool>) -> Bool {
+    check(key)
+    return flags.contains(key.name)
+  }
+
+  /// Whether an option was given a value (of whatever kind).
+  func isGiven<Value>(_ key: OptionKey<Value>) -> Bool {
+    check(key)
+    return values[key.name] != nil
+  }
+
+  /// The last value given to an option.
+  private func text<Value>(_ key: OptionKey<Value>) -> String? {
+    check(key)
+    return values[key.name]?.last
+  }
 
   /// The last value of an option, if given.
-  func value(_ name: String) -> String? { values[name]?.last }
+  func value(_ key: OptionKey<String>) -> String? { text(key) }
 
-  /// The last value of an option as an integer in `range`.
+  /// The last value of an option as an integer in the key's range.
   ///
   /// - Throws: `UsageError` naming the option when it is not such an integer.
-  func int(_ name: String, in range: ClosedRange<Int>) throws(UsageError) -> Int? {
-    guard let text = value(name) else { return nil }
+  func int(_ key: OptionKey<Int>) throws(UsageError) -> Int? {
+    guard let text = text(key) else { return nil }
+    guard case .integer(let range) = key.spec.kind else {
+      preconditionFailure("option '--\(key.name)' is not an integer")
+    }
     guard let number = Int(text), range.contains(number) else {
       throw UsageError(
         message:
-          "option '--\(name)' expects an integer from \(range.lowerBound) to \(range.upperBound); "
-          + "got '\(text)'")
+          "option '--\(key.name)' expects an integer from \(range.lowerBound) to "
+          + "\(range.upperBound); got '\(text)'")
     }
     return number
   }
 
-  /// The last value of an option as a number in `range`.
+  /// The last value of an option as a number in the key's range.
   ///
   /// - Throws: `UsageError` naming the option when it is not such a number.
-  func double(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
-    guard let text = value(name) else { return nil }
+  func double(_ key: OptionKey<Double>) throws(UsageError) -> Double? {
+    guard let text = text(key) else { return nil }
+    guard case .number(let range) = key.spec.kind else {
+      preconditionFailure("option '--\(key.name)' is not a number")
+    }
     guard let number = Double(text), number.isFinite, range.contains(number) else {
       throw UsageError(
         message:
-          "option '--\(name)' expects a number from \(Formatting.number(range.lowerBound)) to "
+          "option '--\(key.name)' expects a number from \(Formatting.number(range.lowerBound)) to "
           + "\(Formatting.number(range.upperBound)); got '\(text)'")
     }
     return number
   }
 
-  /// The last value of an option, which must be one of `choices`.
+  /// The last value of an option, which must be one of the key's words.
   ///
   /// - Throws: `UsageError` listing the choices.
-  func choice(_ name: String, _ choices: [String]) throws(UsageError) -> String? {
-    guard let text = value(name) else { return nil }
+  func choice(_ key: OptionKey<Choice>) throws(UsageError) -> String? {
+    guard let text = text(key) else { return nil }
+    guard case .choice(let choices) = key.spec.kind else {
+      preconditionFailure("option '--\(key.name)' is not a choice")
+    }
     guard choices.contains(text) else {
       var message =
-        "option '--\(name)' expects one of \(choices.joined(separator: ", ")); got '\(text)'"
+        "option '--\(key.name)' expects one of \(choices.joined(separator: ", ")); got '\(text)'"
       if let suggestion = closest(to: text, in: choices) {
         message += ". Did you mean '\(suggestion)'?"
       }

@@ -8,6 +8,13 @@ import ImprintGraphics
 import ImprintQR
 
 enum DemoCommand {
+  /// The options of `imprint demo`.
+  enum Key {
+    static let output = OptionKey.directory(
+      "output", short: "o", "<dir>", "Output folder (default: imprint-demo).")
+    static let json = OptionKey.flag("json", "Print the list of outputs as JSON.")
+  }
+
   static let spec = CommandSpec(
     name: "demo",
     abstract: "Run Imprint on the bundled sample data and list what it made.",
@@ -18,12 +25,9 @@ enum DemoCommand {
       profiles in every shipped design (PDF, 300-dpi PNG and a share image), and one card in \
       five languages (Korean, Hindi, Arabic, Spanish, Japanese).
       """,
-    options: [
-      .value("output", short: "o", "<dir>", "Output folder (default: imprint-demo)."),
-      .flag("json", "Print the list of outputs as JSON."),
-    ]
+    options: [Key.output, Key.json]
   ) { arguments, console in
-    try await run(folder: arguments.value("output") ?? "imprint-demo", arguments, console)
+    try await run(folder: arguments.value(Key.output) ?? "imprint-demo", arguments, console)
   }
 
   struct Made: Codable, Sendable {
@@ -232,7 +236,7 @@ enum DemoCommand {
         what: "batch of assets/samples/orders.jsonl: cards, A4 sheets, labels, results.jsonl")
     )
 
-    if arguments.flag("json") {
+    if arguments.flag(Key.json) {
       struct Document: Codable {
         var schemaVersion = 1
         var outputs: [Made]

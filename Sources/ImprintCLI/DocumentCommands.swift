@@ -6,15 +6,47 @@ import ImprintCore
 import ImprintDocuments
 
 enum DocumentCommands {
-  static let limitOptions: [OptionSpec] = [
-    .value("password", "<text>", "Password of encrypted PDFs."),
-    .value("cpu-limit", "<s>", "CPU seconds one file may use (default 30)."),
-    .value(
-      "memory-limit", "<MB>",
-      "Memory of a worker process in MB (default \(SandboxLimits.defaultMemoryMB))."),
-    .value("timeout", "<s>", "Wall-clock seconds one file may take (default 60)."),
-    .value("jobs", short: "j", "<n>", "Files handled at once (default: all cores)."),
+  /// The options of `imprint inspect` and `imprint thumb`, and the limits `quote`, `prepare`
+  /// and `serve` share.
+  enum Key {
+    static let password = OptionKey.text("password", "<text>", "Password of encrypted PDFs.")
+    static let cpuLimit = OptionKey.integer(
+      "cpu-limit", "<s>", in: 1...3600, "CPU seconds one file may use (default 30).")
+    static let memoryLimit = OptionKey.integer(
+      "memory-limit", "<MB>", in: 128...65_536,
+      "Memory of a worker process in MB (default \(SandboxLimits.defaultMemoryMB)).")
+    static let timeout = OptionKey.number(
+      "timeout", "<s>", in: 0.5...3600, "Wall-clock seconds one file may take (default 60).")
+    static let jobs = OptionKey.integer(
+      "jobs", short: "j", "<n>", in: 1...256, "Files handled at once (default: all cores).")
+    static let json = OptionKey.flag("json", "Print a JSON report.")
+    static let colors = OptionKey.flag("colors", "Analyse each page's colour.")
+    static let colorTolerance = OptionKey.integer(
+      "color-tolerance", "<0-255>", in: 0...255,
+      "Chroma above which a pixel is coloured (default 8).")
+    static let colorMinArea = OptionKey.number(
+      "color-min-area", "<percent>", in: 0...100,
+      "Coloured area that makes a page colour (default 0.1).")
+    static let output = OptionKey.directory(
+      "output", short: "o", "<dir>", "Folder for the thumbnails.")
+    static let size = OptionKey.integer(
+      "size", "<px>", in: 16...2048, "Box size in pixels, 16 to 2048 (default 256).")
+    static let pages = OptionKey.text(
+      "pages", "<pages>", "1 (default), all, or a range such as 1-3,5.")
+    static let format = OptionKey.choice(
+      "format", "<format>", ["png", "jpeg"], "png (default) or jpeg.")
+    static let freedesktop = OptionKey.flag(
+      "freedesktop", "Write the Thumb::URI and Thumb::MTime PNG chunks.")
+  }
+
+  /// The workers' limits (`--cpu-limit`, `--memory-limit`, `--timeout`).
+  static let sandboxLimitOptions: [any OptionDeclaration] = [
+    Key.cpuLimit, Key.memoryLimit, Key.timeout,
   ]
+
+  /// A password, the workers' limits and `--jobs`, as inspect and thumb take them.
+  static let limitOptions: [any OptionDeclaration] =
+    [Key.password] + sandboxLimitOptions + [Key.jobs]
 
   /// The `imprint` executable that serves `__worker`: `IMPRINT_WORKER`, this process when it is
   /// `imprint`, or an `imprint` beside this process's executable (tests).
@@ -43,9 +75,9 @@ enum DocumentCommands {
   /// The workers' limits from `--cpu-limit`, `--memory-limit` and `--timeout`.
   static func limits(_ arguments: ParsedArguments) throws -> SandboxLimits {
     var limits = SandboxLimits()
-    limits.cpuSeconds = try arguments.int("cpu-limit", in: 1...3600) ?? limits.cpuSeconds
-    limits.memoryMB = try arguments.int("memory-limit", in: 128...65_536) ?? limits.memoryMB
-    limits.wallSeconds = try arguments.double("timeout", in: 0.5...3600) ?? limits.wallSeconds
+    limits.cpuSeconds = try arguments.int(Key.cpuLimit) ?? limits.cpuSeconds
+    limits.memoryMB = try arguments.int(Key.memoryLimit) ?? limits.memoryMB
+    limits.wallSeconds = try arguments.double(Key.timeout) ?? limits.wallSeconds
     return limits
   }
 
@@ -63,30 +95,24 @@ enum DocumentCommands {
       """,
     arguments: [
       ArgumentSpec(
-        "file", "PDF, JPEG, PNG, HEIF, WebP, TIFF or GIF files.", variadic: true)
+        "file", "PDF, JPEG, PNG, HEIF, WebP, TIFF or GIF files.", variadic: true, kind: .file)
     ],
-    options: [
-      .flag("json", "Print a JSON report."),
-      .flag("colors", "Analyse each page's colour."),
-      .value("color-tolerance", "<0-255>", "Chroma above which a pixel is coloured (default 8)."),
-      .value(
-        "color-min-area", "<percent>", "Coloured area that makes a page colour (default 0.1)."),
-    ] + limitOptions
+    options: [Key.json, Key.colors, Key.colorTolerance, Key.colorMinArea] + limitOptions
   ) { arguments, console in
     var rule: ColorRule?
-    if arguments.flag("colors") {
+    if arguments.flag(Key.colors) {
       var colors = ColorRule()
       colors.chromaTolerance =
-        try arguments.int("color-tolerance", in: 0...255) ?? colors.chromaTolerance
+        try arguments.int(Key.colorTolerance) ?? colors.chromaTolerance
       colors.minimumAreaPercent =
-        try arguments.double("color-min-area", in: 0...100) ?? colors.minimumAreaPercent
+        try arguments.double(Key.colorMinArea) ?? colors.minimumAreaPercent
       rule = colors
     }
-    let jobs = try arguments.int("jobs", in: 1...256) ?? DocumentSandbox.defaultWorkers
+    let jobs = try arguments.int(Key.jobs) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
     defer { sandbox.stopIdleWorkers() }
     let items = await sandbox.inspect(
-      files: arguments.positionals, password: arguments.value("password"), colors: rule,
+      files: arguments.positionals, password: arguments.value(Key.password), colors: rule,
       jobs: jobs)
     return report(items, arguments, console, text: describe) { item, error in
       InspectEntry(
@@ -108,7 +134,7 @@ enum DocumentCommands {
       guard case .failure(let error) = item.result else { return nil }
       return ErrorRecord(error)
     }
-    if arguments.flag("json") {
+    if arguments.flag(Key.json) {
       console.stdout.write(JSONOutput.pretty(FilesReport(files: zip(items, errors).map(entry))))
     } else if let text {
       for item in items {
@@ -181,30 +207,24 @@ enum DocumentCommands {
     arguments: [
       ArgumentSpec(
         "file", "PDF or image files (JPEG, PNG, HEIF, WebP, TIFF, GIF) with -o; else INPUT OUTPUT.",
-        variadic: true)
+        variadic: true, kind: .file)
     ],
-    options: [
-      .value("output", short: "o", "<dir>", "Folder for the thumbnails."),
-      .value("size", "<px>", "Box size in pixels, 16 to 2048 (default 256)."),
-      .value("pages", "<pages>", "1 (default), all, or a range such as 1-3,5."),
-      .value("format", "<format>", "png (default) or jpeg."),
-      .flag("freedesktop", "Write the Thumb::URI and Thumb::MTime PNG chunks."),
-      .flag("json", "Print a JSON report."),
-    ] + limitOptions
+    options: [Key.output, Key.size, Key.pages, Key.format, Key.freedesktop, Key.json]
+      + limitOptions
   ) { arguments, console in
-    let size = try arguments.int("size", in: 16...2048) ?? 256
+    let size = try arguments.int(Key.size) ?? 256
     let format =
-      try arguments.choice("format", ["png", "jpeg"]).flatMap { ThumbnailFormat(rawValue: $0) }
+      try arguments.choice(Key.format).flatMap { ThumbnailFormat(rawValue: $0) }
       ?? .png
     let (files, destination) = try destination(
-      arguments.positionals, folder: arguments.value("output"), format: format)
-    let jobs = try arguments.int("jobs", in: 1...256) ?? DocumentSandbox.defaultWorkers
+      arguments.positionals, folder: arguments.value(Key.output), format: format)
+    let jobs = try arguments.int(Key.jobs) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
     defer { sandbox.stopIdleWorkers() }
     let items = try await sandbox.thumbnails(
-      of: files, to: destination, pages: arguments.value("pages") ?? "1", size: size,
-      format: format, password: arguments.value("password"),
-      freedesktop: arguments.flag("freedesktop"), jobs: jobs)
+      of: files, to: destination, pages: arguments.value(Key.pages) ?? "1", size: size,
+      format: format, password: arguments.value(Key.password),
+      freedesktop: arguments.flag(Key.freedesktop), jobs: jobs)
     struct Entry: Encodable, Sendable {
       var file: String
       var status: ItemStatus

@@ -28,17 +28,24 @@ public enum ImprintCLI {
     ServeCommand.spec, DemoCommand.spec,
   ]
 
+  /// `imprint --version`.
+  static let versionFlag = OptionKey.flag("version", "Show the version.")
+
   /// The root command: its help lists the commands.
   static let root = CommandSpec(
     name: "imprint",
     abstract: "The rendering core of print-shop software: ID cards, QR codes, documents, quotes.",
-    options: [.flag("version", "Show the version.")],
+    options: [versionFlag],
     subcommands: commands + [helpSpec]
   ) { _, _ in success }
 
   static let helpSpec = CommandSpec(
     name: "help", abstract: "Show help for a command.",
-    arguments: [ArgumentSpec("command", "The command to describe.", optional: true, variadic: true)]
+    arguments: [
+      ArgumentSpec(
+        "command", "The command to describe.", optional: true, variadic: true,
+        kind: .choice(commands.map(\.name)))
+    ]
   ) { arguments, console in
     let (spec, path, _) = resolve(arguments.positionals)
     if path.count < arguments.positionals.count {
@@ -65,14 +72,21 @@ public enum ImprintCLI {
     guard let command = arguments.first, let spec = specs[command],
       let parsed = try? spec.parse(Array(arguments.dropFirst()), path: [command])
     else { return }
-    let jobs = (try? parsed.int("jobs", in: 1...256)) ?? DocumentSandbox.defaultWorkers
-    let memory = (try? parsed.int("memory-limit", in: 128...65_536)) ?? SandboxLimits().memoryMB
+    // The same option reads the same in each of these commands; a command without it (card has
+    // no --memory-limit, only card has photos) takes the default.
+    func int(_ keys: OptionKey<Int>...) -> Int? {
+      keys.lazy.filter { parsed.declares($0) }.compactMap { try? parsed.int($0) }.first
+    }
+    let jobs =
+      int(DocumentCommands.Key.jobs, CardCommand.Key.jobs) ?? DocumentSandbox.defaultWorkers
+    let memory = int(DocumentCommands.Key.memoryLimit) ?? SandboxLimits().memoryMB
     // inspect and thumb name their files; a quote's and a prepare's are in its order, one
     // worker each; cards use workers for their photos, one a profile, none without a photo
     // option.
     let photos =
-      ["photo", "photo-cache"].contains { parsed.value($0) != nil }
-      || parsed.flag("fetch-photo")
+      parsed.declares(CardCommand.Key.photo)
+      && (parsed.isGiven(CardCommand.Key.photo) || parsed.isGiven(CardCommand.Key.photoCache)
+        || parsed.flag(CardCommand.Key.fetchPhoto))
     let files =
       switch command {
       case "quote", "prepare": jobs
@@ -133,8 +147,8 @@ public enum ImprintCLI {
       do {
         parsed = try spec.parse(rest, path: path)
       }
-      verbose = parsed.flag("verbose")
-      if parsed.flag("help") {
+      verbose = parsed.flag(CommandSpec.verbose)
+      if parsed.flag(CommandSpec.help) {
         console.stdout.write(spec.helpText(path: path))
         return success
       }

@@ -8,6 +8,7 @@ extension CommandSpec {
   ///   given a value, a missing argument or an extra one.
   func parse(_ arguments: [String], path: [String]) throws(UsageError) -> ParsedArguments {
     var parsed = ParsedArguments(path: path)
+    for option in options { parsed.declared[option.name] = option.kind }
     var index = 0
     var onlyPositionals = false
     func option(named name: String) throws(UsageError) -> OptionSpec {
@@ -52,7 +53,7 @@ extension CommandSpec {
         }
         spec = found
       }
-      if spec.value == nil {
+      if spec.kind == .flag {
         if inline != nil {
           throw UsageError(message: "option '--\(spec.name)' takes no value")
         }
@@ -70,7 +71,7 @@ extension CommandSpec {
       }
       parsed.values[spec.name, default: []].append(value)
     }
-    if parsed.flag("help") { return parsed }
+    if parsed.flag(CommandSpec.help) { return parsed }
     let required = self.arguments.filter { !$0.optional }
     if parsed.positionals.count < required.count {
       let missing = required[parsed.positionals.count]

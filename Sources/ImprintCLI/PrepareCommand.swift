@@ -6,6 +6,36 @@ import ImprintCore
 import ImprintDocuments
 
 enum PrepareCommand {
+  /// The options of `imprint prepare` beside those it shares with `imprint quote`.
+  enum Key {
+    static let output = OptionKey.directory(
+      "output", short: "o", "<dir>", "The folder for the PDFs and tickets (created).")
+    static let splitColor = OptionKey.flag(
+      "split-color",
+      "Split each auto colour file into its colour and monochrome sheets, a file each.")
+    static let previews = OptionKey.flag(
+      "previews", "Draw each sheet side as a PNG (N-name.side-1.png, ...).")
+    static let previewSize = OptionKey.integer(
+      "preview-size", "<px>", in: OrderPreparer.previewSizes,
+      "The box each preview fits, 16 to 2048 pixels (default 400); with --previews.")
+    static let printer = OptionKey.text(
+      "printer", "<uri|queue>",
+      "Send each prepared file to this IPP printer (ipp://, ipps://) or CUPS queue.")
+    static let monoPrinter = OptionKey.text(
+      "mono-printer", "<uri|queue>",
+      "With --printer: send the monochrome files to this printer or queue instead.")
+    static let passwordFile = OptionKey.file(
+      "password-file", "<file>",
+      "With --printer: the user:password line for printers that ask (mode 600).")
+    static let wait = OptionKey.flag(
+      "wait", "With --printer, wait for each job to end and report how it ended.")
+    static let waitTimeout = OptionKey.number(
+      "wait-timeout", "<s>", in: 0...86_400,
+      "With --wait: how long to wait for all the jobs, in seconds (default 300).")
+    static let json = OptionKey.flag(
+      "json", "Print the quote, the prepared files and their tickets (and jobs) as JSON.")
+  }
+
   static let spec = CommandSpec(
     name: "prepare",
     abstract: "Make each file of an order a print-ready PDF with its job ticket, as quoted.",
@@ -41,71 +71,47 @@ enum PrepareCommand {
       it: completed, or aborted or canceled with the printer's reasons (exit 1), or still \
       going after --wait-timeout seconds (print.timeout, exit 1).
       """,
-    arguments: [ArgumentSpec("order", "The order (JSON).")],
+    arguments: [ArgumentSpec("order", "The order (JSON).", kind: .file)],
     options: [
-      .value("prices", "<file>", "The store's price list (JSON)."),
-      .value("output", short: "o", "<dir>", "The folder for the PDFs and tickets (created)."),
-      .value(
-        "files-root", "<dir>",
-        "The folder the order's files are relative to and confined to (default: the order's folder)."
-      ),
-      .flag(
-        "split-color",
-        "Split each auto colour file into its colour and monochrome sheets, a file each."),
-      .flag("previews", "Draw each sheet side as a PNG (N-name.side-1.png, ...)."),
-      .value(
-        "preview-size", "<px>",
-        "The box each preview fits, 16 to 2048 pixels (default 400); with --previews."),
-      .value(
-        "printer", "<uri|queue>",
-        "Send each prepared file to this IPP printer (ipp://, ipps://) or CUPS queue."),
-      .value(
-        "mono-printer", "<uri|queue>",
-        "With --printer: send the monochrome files to this printer or queue instead."),
-      .value(
-        "password-file", "<file>",
-        "With --printer: the user:password line for printers that ask (mode 600)."),
-      .flag("wait", "With --printer, wait for each job to end and report how it ended."),
-      .value(
-        "wait-timeout", "<s>",
-        "With --wait: how long to wait for all the jobs, in seconds (default 300)."),
-      .flag("json", "Print the quote, the prepared files and their tickets (and jobs) as JSON."),
-    ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
+      QuoteCommand.Key.prices, Key.output, QuoteCommand.Key.filesRoot, Key.splitColor,
+      Key.previews, Key.previewSize, Key.printer, Key.monoPrinter, Key.passwordFile, Key.wait,
+      Key.waitTimeout, Key.json,
+    ] + QuoteCommand.limitOptions
   ) { arguments, console in
-    guard let pricesPath = arguments.value("prices") else {
+    guard let pricesPath = arguments.value(QuoteCommand.Key.prices) else {
       throw UsageError(message: "missing --prices <file>")
     }
-    guard let folder = arguments.value("output") else {
+    guard let folder = arguments.value(Key.output) else {
       throw UsageError(message: "missing -o <dir>")
     }
-    if arguments.value("mono-printer") != nil && arguments.value("printer") == nil {
+    if arguments.isGiven(Key.monoPrinter) && !arguments.isGiven(Key.printer) {
       throw UsageError(message: "--mono-printer needs --printer <uri|queue> (the colour printer)")
     }
-    let previewSize = try arguments.int("preview-size", in: OrderPreparer.previewSizes)
-    if previewSize != nil && !arguments.flag("previews") {
+    let previewSize = try arguments.int(Key.previewSize)
+    if previewSize != nil && !arguments.flag(Key.previews) {
       throw UsageError(message: "--preview-size needs --previews")
     }
-    let waitTimeout = try arguments.double("wait-timeout", in: 0...86_400)
-    if arguments.flag("wait") && arguments.value("printer") == nil {
+    let waitTimeout = try arguments.double(Key.waitTimeout)
+    if arguments.flag(Key.wait) && !arguments.isGiven(Key.printer) {
       throw UsageError(message: "--wait needs --printer <uri|queue>")
     }
     // A timeout alone would be ignored: the jobs are followed only with --wait.
-    if waitTimeout != nil && !arguments.flag("wait") {
+    if waitTimeout != nil && !arguments.flag(Key.wait) {
       throw UsageError(message: "--wait-timeout needs --wait")
     }
-    if arguments.value("password-file") != nil && arguments.value("printer") == nil {
+    if arguments.isGiven(Key.passwordFile) && !arguments.isGiven(Key.printer) {
       throw UsageError(message: "--password-file needs --printer <uri|queue>")
     }
-    let credentials = try arguments.value("password-file").map {
+    let credentials = try arguments.value(Key.passwordFile).map {
       try PrintCredentials(file: $0)
     }
-    let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let jobs = try arguments.int(DocumentCommands.Key.jobs) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     defer { sandbox.stopIdleWorkers() }
-    let target = arguments.value("printer").map { printer in
-      var target = PrintTarget(printer: printer, monoPrinter: arguments.value("mono-printer"))
+    let target = arguments.value(Key.printer).map { printer in
+      var target = PrintTarget(printer: printer, monoPrinter: arguments.value(Key.monoPrinter))
       target.waitSeconds =
-        arguments.flag("wait") ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
+        arguments.flag(Key.wait) ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
       target.access.credentials = credentials
       return target
     }
@@ -113,13 +119,13 @@ enum PrepareCommand {
       preparer: OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
     ).run(
       order: arguments.positionals[0], prices: pricesPath,
-      filesRoot: arguments.value("files-root"), output: folder,
+      filesRoot: arguments.value(QuoteCommand.Key.filesRoot), output: folder,
       options: PrepareOptions(
-        splitColor: arguments.flag("split-color"),
-        previewSize: arguments.flag("previews")
+        splitColor: arguments.flag(Key.splitColor),
+        previewSize: arguments.flag(Key.previews)
           ? previewSize ?? OrderPreparer.defaultPreviewSize : nil),
       target: target)
-    if arguments.flag("json") {
+    if arguments.flag(Key.json) {
       console.stdout.write(JSONOutput.pretty(printed))
     } else {
       for file in printed.files {

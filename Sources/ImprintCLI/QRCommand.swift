@@ -7,6 +7,62 @@ import ImprintGraphics
 import ImprintQR
 
 enum QRCommand {
+  /// The options of `imprint qr`.
+  enum Key {
+    static let eth = OptionKey.flag(
+      "eth", "The payload is an Ethereum address (0x + 40 hex digits).")
+    static let btc = OptionKey.flag("btc", "The payload is a Bitcoin address (1…, 3…, bc1…).")
+    static let request = OptionKey.flag(
+      "request", "Encode an EIP-681 / BIP-21 payment request instead of the bare address.")
+    static let amount = OptionKey.text(
+      "amount", "<number>", "Amount: ether, token units with --token, or BTC.")
+    static let token = OptionKey.text(
+      "token", "<contract>", "ERC-20 token contract: a token transfer request.")
+    static let decimals = OptionKey.integer(
+      "decimals", "<n>", in: 0...36, "The token's decimals (default 18).")
+    static let chainID = OptionKey.text(
+      "chain-id", "<n>", "EIP-155 chain id (omitted unless given; 1 is mainnet).")
+    static let gasLimit = OptionKey.text(
+      "gas-limit", "<n>", "Suggested gas limit, 21000 to 30000000.")
+    static let gasPrice = OptionKey.text(
+      "gas-price", "<gwei>", "Suggested gas price in gwei, 1 to 100.")
+    static let label = OptionKey.text("label", "<text>", "BIP-21 label (Bitcoin).")
+    static let message = OptionKey.text("message", "<text>", "BIP-21 message (Bitcoin).")
+    static let level = OptionKey.choice(
+      "level", "<L|M|Q|H>", ["L", "M", "Q", "H"], "Error correction (default M).")
+    static let format = OptionKey.choice(
+      "format", "<format>", formatNames,
+      "png, svg, pdf, eps or text (default: from -o, else text).")
+    static let output = OptionKey.file(
+      "output", short: "o", "<file>", "Output file, or - for standard output.")
+    static let module = OptionKey.integer(
+      "module", "<px>", in: 1...64, "Pixels per module in PNG output, 1 to 64 (default 8).")
+    static let size = OptionKey.number(
+      "size", "<mm>", in: 5...1000,
+      "Printed width of the symbol without quiet zone, in millimetres.")
+    static let dpi = OptionKey.number(
+      "dpi", "<n>", in: 72...4800, "Resolution stored in PNGs and used with --size (default 300).")
+    static let quietZone = OptionKey.integer(
+      "quiet-zone", "<n>", in: 0...16, "Light modules around the symbol, 0 to 16 (default 4).")
+    static let foreground = OptionKey.text(
+      "foreground", "<color>", "Dark-module colour, #RRGGBB (default #000000).")
+    static let background = OptionKey.text(
+      "background", "<color>", "Light-module colour, #RRGGBB (default #FFFFFF).")
+    static let allowLowContrast = OptionKey.flag(
+      "allow-low-contrast", "Render colours that fail the contrast check.")
+    static let caption = OptionKey.text("caption", "<text>", "Text printed under the code.")
+    static let captionAddress = OptionKey.flag(
+      "caption-address", "Print the address under the code, grouped in fours.")
+    static let input = OptionKey.file(
+      "input", "<file>", "Read one payload per line from a file, or - for standard input.")
+    static let outputDir = OptionKey.directory(
+      "output-dir", "<dir>", "Folder for the codes made from --input.")
+    static let jobs = OptionKey.integer(
+      "jobs", short: "j", "<n>", in: 1...256, "Parallel jobs for --input (default: all cores).")
+    static let json = OptionKey.flag("json", "Print a JSON report on standard output.")
+    static let quiet = OptionKey.flag("quiet", short: "q", "Print no warnings or summary.")
+  }
+
   static let spec = CommandSpec(
     name: "qr",
     abstract: "Make QR codes for text, URLs, wallet addresses and payment requests.",
@@ -20,34 +76,11 @@ enum QRCommand {
       """,
     arguments: [ArgumentSpec("payload", "The text, URL or address to encode.", optional: true)],
     options: [
-      .flag("eth", "The payload is an Ethereum address (0x + 40 hex digits)."),
-      .flag("btc", "The payload is a Bitcoin address (1…, 3…, bc1…)."),
-      .flag("request", "Encode an EIP-681 / BIP-21 payment request instead of the bare address."),
-      .value("amount", "<number>", "Amount: ether, token units with --token, or BTC."),
-      .value("token", "<contract>", "ERC-20 token contract: a token transfer request."),
-      .value("decimals", "<n>", "The token's decimals (default 18)."),
-      .value("chain-id", "<n>", "EIP-155 chain id (omitted unless given; 1 is mainnet)."),
-      .value("gas-limit", "<n>", "Suggested gas limit, 21000 to 30000000."),
-      .value("gas-price", "<gwei>", "Suggested gas price in gwei, 1 to 100."),
-      .value("label", "<text>", "BIP-21 label (Bitcoin)."),
-      .value("message", "<text>", "BIP-21 message (Bitcoin)."),
-      .value("level", "<L|M|Q|H>", "Error correction (default M)."),
-      .value("format", "<format>", "png, svg, pdf, eps or text (default: from -o, else text)."),
-      .value("output", short: "o", "<file>", "Output file, or - for standard output."),
-      .value("module", "<px>", "Pixels per module in PNG output, 1 to 64 (default 8)."),
-      .value("size", "<mm>", "Printed width of the symbol without quiet zone, in millimetres."),
-      .value("dpi", "<n>", "Resolution stored in PNGs and used with --size (default 300)."),
-      .value("quiet-zone", "<n>", "Light modules around the symbol, 0 to 16 (default 4)."),
-      .value("foreground", "<color>", "Dark-module colour, #RRGGBB (default #000000)."),
-      .value("background", "<color>", "Light-module colour, #RRGGBB (default #FFFFFF)."),
-      .flag("allow-low-contrast", "Render colours that fail the contrast check."),
-      .value("caption", "<text>", "Text printed under the code."),
-      .flag("caption-address", "Print the address under the code, grouped in fours."),
-      .value("input", "<file>", "Read one payload per line from a file, or - for standard input."),
-      .value("output-dir", "<dir>", "Folder for the codes made from --input."),
-      .value("jobs", short: "j", "<n>", "Parallel jobs for --input (default: all cores)."),
-      .flag("json", "Print a JSON report on standard output."),
-      .flag("quiet", short: "q", "Print no warnings or summary."),
+      Key.eth, Key.btc, Key.request, Key.amount, Key.token, Key.decimals, Key.chainID,
+      Key.gasLimit, Key.gasPrice, Key.label, Key.message, Key.level, Key.format, Key.output,
+      Key.module, Key.size, Key.dpi, Key.quietZone, Key.foreground, Key.background,
+      Key.allowLowContrast, Key.caption, Key.captionAddress, Key.input, Key.outputDir, Key.jobs,
+      Key.json, Key.quiet,
     ]
   ) { arguments, console in
     try await run(arguments, console)
@@ -55,19 +88,19 @@ enum QRCommand {
 
   static func run(_ arguments: ParsedArguments, _ console: Console) async throws -> Int32 {
     let settings = try settings(arguments, console)
-    if let input = arguments.value("input") {
+    if let input = arguments.value(Key.input) {
       guard arguments.positionals.isEmpty else {
         throw UsageError(message: "give either <payload> or --input, not both")
       }
-      guard let folder = arguments.value("output-dir") else {
+      guard let folder = arguments.value(Key.outputDir) else {
         throw UsageError(message: "--input needs --output-dir <dir>")
       }
-      if arguments.value("output") != nil {
+      if arguments.value(Key.output) != nil {
         throw UsageError(message: "--input writes to --output-dir; -o is for a single code")
       }
       let format =
-        try arguments.choice("format", formatNames).flatMap { QRFormat(rawValue: $0) } ?? .png
-      let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+        try arguments.choice(Key.format).flatMap { QRFormat(rawValue: $0) } ?? .png
+      let jobs = try arguments.int(Key.jobs) ?? activeProcessorCount
       let items = try await QRList.make(
         input: input, folder: folder, format: format, settings: settings, jobs: jobs)
       return report(items, input: input, folder: folder, arguments: arguments, console: console)
@@ -75,7 +108,7 @@ enum QRCommand {
     guard let payloadText = arguments.positionals.first else {
       throw UsageError(message: "missing argument <payload> (or --input <file>)")
     }
-    if arguments.value("output-dir") != nil {
+    if arguments.value(Key.outputDir) != nil {
       throw UsageError(message: "--output-dir is for --input; use -o for a single code")
     }
     return try single(payloadText, settings: settings, arguments: arguments, console: console)
@@ -86,38 +119,38 @@ enum QRCommand {
   private static func settings(_ arguments: ParsedArguments, _ console: Console) throws
     -> QRSettings
   {
-    if arguments.flag("eth") && arguments.flag("btc") {
+    if arguments.flag(Key.eth) && arguments.flag(Key.btc) {
       throw UsageError(message: "--eth and --btc cannot be combined")
     }
     let kind: QRPayloadKind =
-      arguments.flag("eth") ? .ethereum : arguments.flag("btc") ? .bitcoin : .text
+      arguments.flag(Key.eth) ? .ethereum : arguments.flag(Key.btc) ? .bitcoin : .text
     var payment = PaymentOptions()
-    payment.request = arguments.flag("request")
-    payment.amount = arguments.value("amount")
-    payment.token = arguments.value("token")
-    payment.decimals = try arguments.int("decimals", in: 0...36)
-    payment.chainID = arguments.value("chain-id")
-    payment.gasLimit = arguments.value("gas-limit")
-    payment.gasPrice = arguments.value("gas-price")
-    payment.label = arguments.value("label")
-    payment.message = arguments.value("message")
+    payment.request = arguments.flag(Key.request)
+    payment.amount = arguments.value(Key.amount)
+    payment.token = arguments.value(Key.token)
+    payment.decimals = try arguments.int(Key.decimals)
+    payment.chainID = arguments.value(Key.chainID)
+    payment.gasLimit = arguments.value(Key.gasLimit)
+    payment.gasPrice = arguments.value(Key.gasPrice)
+    payment.label = arguments.value(Key.label)
+    payment.message = arguments.value(Key.message)
     var style = QRStyle()
-    if let level = try arguments.choice("level", ["L", "M", "Q", "H"]) {
+    if let level = try arguments.choice(Key.level) {
       style.level = QRErrorCorrection(rawValue: level) ?? .medium
     }
-    let module = try arguments.int("module", in: 1...64)
+    let module = try arguments.int(Key.module)
     style.modulePixels = module ?? style.modulePixels
-    style.sizeMillimetres = try arguments.double("size", in: 5...1000)
-    style.dpi = try arguments.double("dpi", in: 72...4800) ?? style.dpi
-    style.quietZone = try arguments.int("quiet-zone", in: 0...16) ?? style.quietZone
-    style.foreground = try color(arguments, "foreground") ?? style.foreground
-    style.background = try color(arguments, "background") ?? style.background
-    style.allowLowContrast = arguments.flag("allow-low-contrast")
-    style.caption = arguments.value("caption")
+    style.sizeMillimetres = try arguments.double(Key.size)
+    style.dpi = try arguments.double(Key.dpi) ?? style.dpi
+    style.quietZone = try arguments.int(Key.quietZone) ?? style.quietZone
+    style.foreground = try color(arguments, Key.foreground) ?? style.foreground
+    style.background = try color(arguments, Key.background) ?? style.background
+    style.allowLowContrast = arguments.flag(Key.allowLowContrast)
+    style.caption = arguments.value(Key.caption)
     style.fonts = try DeploymentResources.fonts()
     let settings = QRSettings(
       kind: kind, payment: payment, style: style,
-      captionAddress: arguments.flag("caption-address"))
+      captionAddress: arguments.flag(Key.captionAddress))
     // The library's rules, worded as flags (the service words them as its keys).
     if let conflict = settings.conflict(moduleGiven: module != nil) { throw usageError(conflict) }
     try QRPayload.validate(payment, kind: kind)
@@ -146,12 +179,13 @@ enum QRCommand {
     }
   }
 
-  private static func color(_ arguments: ParsedArguments, _ name: String) throws(UsageError)
-    -> Color?
+  private static func color(_ arguments: ParsedArguments, _ key: OptionKey<String>)
+    throws(UsageError) -> Color?
   {
-    guard let text = arguments.value(name) else { return nil }
+    guard let text = arguments.value(key) else { return nil }
     guard let color = Color(parsing: text) else {
-      throw UsageError(message: "option '--\(name)' expects a colour like #1A2B3C; got '\(text)'")
+      throw UsageError(
+        message: "option '--\(key.name)' expects a colour like #1A2B3C; got '\(text)'")
     }
     return color
   }
@@ -211,10 +245,10 @@ enum QRCommand {
   private static func single(
     _ input: String, settings: QRSettings, arguments: ParsedArguments, console: Console
   ) throws -> Int32 {
-    let output = arguments.value("output")
+    let output = arguments.value(Key.output)
     let toStdout = output == nil || output == "-"
     let format: QRFormat
-    if let name = try arguments.choice("format", formatNames) {
+    if let name = try arguments.choice(Key.format) {
       format = QRFormat(rawValue: name) ?? .png
     } else if let output, output != "-" {
       guard let inferred = QRFormat(pathExtension: output) else {
@@ -224,7 +258,7 @@ enum QRCommand {
     } else {
       format = .text
     }
-    if toStdout && arguments.flag("json") {
+    if toStdout && arguments.flag(Key.json) {
       throw UsageError(message: "--json prints the report on standard output; give -o <file>")
     }
     if toStdout && format.isBinary && console.stdout.isTerminal {
@@ -237,10 +271,10 @@ enum QRCommand {
       settings.style.ansiColors = console.colorAllowed(on: console.stdout)
     }
     let (payload, rendering) = try settings.make(input, format: format, source: "the payload")
-    if !arguments.flag("quiet") { payload.warnings.forEach(console.warn) }
+    if !arguments.flag(Key.quiet) { payload.warnings.forEach(console.warn) }
     if let output, output != "-" {
       try AtomicFile.write(rendering.bytes, to: output)
-      if arguments.flag("json") {
+      if arguments.flag(Key.json) {
         console.stdout.write(
           JSONOutput.pretty(
             Report(payload: payload, facts: QRRenderingFacts(rendering), output: output)))
@@ -259,7 +293,7 @@ enum QRCommand {
   ) -> Int32 {
     let sourceName = QRList.sourceName(input)
     let reports = items.map(Report.init)
-    let quiet = arguments.flag("quiet")
+    let quiet = arguments.flag(Key.quiet)
     var failed = 0
     // Each distinct hint once, after the errors (a full disk fails every line alike).
     var hints: [String] = []
@@ -280,7 +314,7 @@ enum QRCommand {
       }
     }
     for hint in hints { console.stderr.write("hint: " + SafeText.escaped(hint) + "\n") }
-    if arguments.flag("json") {
+    if arguments.flag(Key.json) {
       struct Document: Codable {
         var schemaVersion = 1
         var results: [Report]

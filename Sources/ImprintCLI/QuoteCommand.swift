@@ -7,6 +7,24 @@ import ImprintDocuments
 import ImprintPricing
 
 enum QuoteCommand {
+  /// The options of `imprint quote`; `prepare` shares the price list, files root and limits.
+  enum Key {
+    static let prices = OptionKey.file("prices", "<file>", "The store's price list (JSON).")
+    static let filesRoot = OptionKey.directory(
+      "files-root", "<dir>",
+      "The folder the order's files are relative to and confined to (default: the order's folder)."
+    )
+    static let locale = OptionKey.text(
+      "locale", "<id>",
+      "Write the receipt in this locale's words, money and counts (BCP 47: ko, ja, ar, es...; "
+        + "a language Imprint does not translate keeps English words).")
+    static let json = OptionKey.flag("json", "Print the quote as JSON.")
+  }
+
+  /// The workers' limits and `--jobs`, without a password (orders name no passwords).
+  static let limitOptions: [any OptionDeclaration] =
+    DocumentCommands.sandboxLimitOptions + [DocumentCommands.Key.jobs]
+
   static let spec = CommandSpec(
     name: "quote",
     abstract: "Price a print order exactly from a store's price list.",
@@ -23,36 +41,25 @@ enum QuoteCommand {
       the order's folder unless --files-root names one; absolute paths inside that folder are \
       then accepted too.
       """,
-    arguments: [ArgumentSpec("order", "The order (JSON).")],
-    options: [
-      .value("prices", "<file>", "The store's price list (JSON)."),
-      .value(
-        "files-root", "<dir>",
-        "The folder the order's files are relative to and confined to (default: the order's folder)."
-      ),
-      .value(
-        "locale", "<id>",
-        "Write the receipt in this locale's words, money and counts (BCP 47: ko, ja, ar, es...; "
-          + "a language Imprint does not translate keeps English words)."),
-      .flag("json", "Print the quote as JSON."),
-    ] + DocumentCommands.limitOptions.filter { $0.name != "password" }
+    arguments: [ArgumentSpec("order", "The order (JSON).", kind: .file)],
+    options: [Key.prices, Key.filesRoot, Key.locale, Key.json] + limitOptions
   ) { arguments, console in
-    guard let pricesPath = arguments.value("prices") else {
+    guard let pricesPath = arguments.value(Key.prices) else {
       throw UsageError(message: "missing --prices <file>")
     }
-    let locale = arguments.value("locale")
+    let locale = arguments.value(Key.locale)
     // Checked before any file is read: an unknown locale is refused at once.
     if let locale, !LocaleData.isKnown(locale) {
       throw PricingError.unknownLocale(identifier: locale)
     }
-    let jobs = try arguments.int("jobs", in: 1...256) ?? activeProcessorCount
+    let jobs = try arguments.int(DocumentCommands.Key.jobs) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     defer { sandbox.stopIdleWorkers() }
     let quote = try await OrderQuoter(sandbox: sandbox, jobs: jobs).quote(
       order: arguments.positionals[0], prices: pricesPath,
-      filesRoot: arguments.value("files-root")
+      filesRoot: arguments.value(Key.filesRoot)
     ).quote
-    if arguments.flag("json") {
+    if arguments.flag(Key.json) {
       console.stdout.write(JSONOutput.pretty(quote))
     } else {
       console.stdout.write(try quote.receipt(locale: locale))

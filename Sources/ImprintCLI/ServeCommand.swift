@@ -6,6 +6,83 @@ import ImprintCore
 import ImprintService
 
 enum ServeCommand {
+  /// The options of `imprint serve`, each a setting of `ServiceSettings`.
+  enum Key {
+    static let config = OptionKey.file(
+      "config", "<file>", "A JSON file of settings (see above).")
+    static let listen = OptionKey.text(
+      "listen", "<addr:port>", "IPv4 address and port (default 127.0.0.1:8080; port 0: any).")
+    static let maxBody = OptionKey.integer(
+      "max-body", "<bytes>", in: ServiceSettings.Range.maxBody,
+      "The largest request body (default 33554432, 32 MiB).")
+    static let maxPart = OptionKey.integer(
+      "max-part", "<bytes>", in: ServiceSettings.Range.maxPart,
+      "The largest part of a multipart body (default 16777216, 16 MiB).")
+    static let bodyMemory = OptionKey.integer(
+      "body-memory", "<bytes>", in: ServiceSettings.Range.bodyMemory,
+      "Bytes of request bodies held at once; more are 503 (default: 1/16 of memory).")
+    static let queue = OptionKey.integer(
+      "queue", "<n>", in: ServiceSettings.Range.queue,
+      "Requests waiting at most before 503 (default 64).")
+    static let templates = TemplatesCommand.templates
+    static let jobs = OptionKey.integer(
+      "jobs", short: "j", "<n>", in: ServiceSettings.Range.jobs,
+      "Requests worked at once, and document workers kept (default: all cores).")
+    static let requestTimeout = OptionKey.number(
+      "request-timeout", "<s>", in: ServiceSettings.Range.requestTimeout,
+      "Seconds a request may take, body and queue included (default 120); then 503.")
+    static let connectionTimeout = OptionKey.integer(
+      "connection-timeout", "<s>", in: ServiceSettings.Range.connectionTimeout,
+      "Seconds a connection may stay idle (default 30).")
+    static let headTimeout = OptionKey.number(
+      "head-timeout", "<s>", in: ServiceSettings.Range.headTimeout,
+      "Seconds a request's head may take from its first byte; then closed (default 10).")
+    static let maxConnections = OptionKey.integer(
+      "max-connections", "<n>", in: ServiceSettings.Range.maxConnections,
+      "Connections open at once; more wait in the backlog (default 1000).")
+    static let maxConnectionsPerIP = OptionKey.integer(
+      "max-connections-per-ip", "<n>", in: ServiceSettings.Range.maxConnectionsPerIp,
+      "Connections open at once from one address; more are closed (default 200).")
+    static let accessLog = OptionKey.flag(
+      "access-log", "Write one JSON line per request on standard error.")
+    static let tokenFile = OptionKey.file(
+      "token-file", "<file>", "Ask every request but /healthz and /readyz for this bearer token.")
+    static let publicMetrics = OptionKey.flag(
+      "public-metrics", "Serve /metrics without the token.")
+    static let jobQueue = OptionKey.integer(
+      "job-queue", "<n>", in: ServiceSettings.Range.jobQueue,
+      "Long jobs (/v1/batch, /v1/prepare) queued or running at most before 503 (default 8).")
+    static let jobsKept = OptionKey.integer(
+      "jobs-kept", "<n>", in: ServiceSettings.Range.jobsKept,
+      "Finished long jobs kept; the oldest are removed (default 32).")
+    static let jobsDisk = OptionKey.integer(
+      "jobs-disk", "<bytes>", in: ServiceSettings.Range.jobsDisk,
+      "Bytes the long jobs' files may hold (default 1073741824, 1 GiB).")
+    static let jobLines = OptionKey.integer(
+      "job-lines", "<n>", in: ServiceSettings.Range.jobLines,
+      "Manifest lines one long job may have; more are 413 (default 10000).")
+    static let jobTimeout = OptionKey.number(
+      "job-timeout", "<s>", in: ServiceSettings.Range.jobTimeout,
+      "Seconds one long job may run; then it is stopped and fails (default 3600).")
+    static let jobsDir = OptionKey.directory(
+      "jobs-dir", "<dir>",
+      "Keep long jobs in this folder across restarts (one server a folder; default: none).")
+    static let drainTimeout = OptionKey.number(
+      "drain-timeout", "<s>", in: ServiceSettings.Range.drainTimeout,
+      "Seconds a stop may take: requests finished, a running job let end (default 30).")
+    static let priceListCheck = OptionKey.number(
+      "price-list-check", "<s>", in: ServiceSettings.Range.priceListCheck,
+      "Seconds between checks of the price-list files for a change (default 1; 0: none).")
+    static let webhookAllowPrivate = OptionKey.flag(
+      "webhook-allow-private",
+      "Let callback URLs reach loopback and private addresses (never link-local).")
+    static let webhookSecretFile = OptionKey.file(
+      "webhook-secret-file", "<file>",
+      "Sign webhook calls with this whsec_ secret (Standard Webhooks; mode 600 or 640).")
+    static let passwordFile = OptionKey.file(
+      "password-file", "<file>", "The user:password line for the printers that ask (mode 600).")
+  }
+
   static let spec = CommandSpec(
     name: "serve",
     abstract: "Serve QR codes, cards and document inspection over HTTP.",
@@ -40,140 +117,78 @@ enum ServeCommand {
       printer) 2 s past the drain, named on standard error.
       """,
     options: [
-      .value("config", "<file>", "A JSON file of settings (see above)."),
-      .value(
-        "listen", "<addr:port>", "IPv4 address and port (default 127.0.0.1:8080; port 0: any)."),
-      .value("max-body", "<bytes>", "The largest request body (default 33554432, 32 MiB)."),
-      .value(
-        "max-part", "<bytes>",
-        "The largest part of a multipart body (default 16777216, 16 MiB)."),
-      .value(
-        "body-memory", "<bytes>",
-        "Bytes of request bodies held at once; more are 503 (default: 1/16 of memory)."),
-      .value("queue", "<n>", "Requests waiting at most before 503 (default 64)."),
-      .value(
-        "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own)."),
-      .value(
-        "jobs", short: "j", "<n>",
-        "Requests worked at once, and document workers kept (default: all cores)."),
-      .value(
-        "request-timeout", "<s>",
-        "Seconds a request may take, body and queue included (default 120); then 503."),
-      .value(
-        "connection-timeout", "<s>", "Seconds a connection may stay idle (default 30)."),
-      .value(
-        "head-timeout", "<s>",
-        "Seconds a request's head may take from its first byte; then closed (default 10)."),
-      .value(
-        "max-connections", "<n>",
-        "Connections open at once; more wait in the backlog (default 1000)."),
-      .value(
-        "max-connections-per-ip", "<n>",
-        "Connections open at once from one address; more are closed (default 200)."),
-      .flag("access-log", "Write one JSON line per request on standard error."),
-      .value(
-        "token-file", "<file>",
-        "Ask every request but /healthz and /readyz for this bearer token."),
-      .flag("public-metrics", "Serve /metrics without the token."),
-      .value(
-        "job-queue", "<n>",
-        "Long jobs (/v1/batch, /v1/prepare) queued or running at most before 503 (default 8)."),
-      .value(
-        "jobs-kept", "<n>", "Finished long jobs kept; the oldest are removed (default 32)."),
-      .value(
-        "jobs-disk", "<bytes>",
-        "Bytes the long jobs' files may hold (default 1073741824, 1 GiB)."),
-      .value(
-        "job-lines", "<n>",
-        "Manifest lines one long job may have; more are 413 (default 10000)."),
-      .value(
-        "job-timeout", "<s>",
-        "Seconds one long job may run; then it is stopped and fails (default 3600)."),
-      .value(
-        "jobs-dir", "<dir>",
-        "Keep long jobs in this folder across restarts (one server a folder; default: none)."),
-      .value(
-        "drain-timeout", "<s>",
-        "Seconds a stop may take: requests finished, a running job let end (default 30)."),
-      .value(
-        "price-list-check", "<s>",
-        "Seconds between checks of the price-list files for a change (default 1; 0: none)."),
-      .flag(
-        "webhook-allow-private",
-        "Let callback URLs reach loopback and private addresses (never link-local)."),
-      .value(
-        "webhook-secret-file", "<file>",
-        "Sign webhook calls with this whsec_ secret (Standard Webhooks; mode 600 or 640)."),
-      .value(
-        "password-file", "<file>",
-        "The user:password line for the printers that ask (mode 600)."),
-    ] + DocumentCommands.limitOptions.filter { !["password", "jobs"].contains($0.name) }
+      Key.config, Key.listen, Key.maxBody, Key.maxPart, Key.bodyMemory, Key.queue, Key.templates,
+      Key.jobs, Key.requestTimeout, Key.connectionTimeout, Key.headTimeout, Key.maxConnections,
+      Key.maxConnectionsPerIP, Key.accessLog, Key.tokenFile, Key.publicMetrics, Key.jobQueue,
+      Key.jobsKept, Key.jobsDisk, Key.jobLines, Key.jobTimeout, Key.jobsDir, Key.drainTimeout,
+      Key.priceListCheck, Key.webhookAllowPrivate, Key.webhookSecretFile, Key.passwordFile,
+    ] + DocumentCommands.sandboxLimitOptions
   ) { arguments, console in
     var settings =
-      try arguments.value("config").map { try ServiceSettings.load($0) }
+      try arguments.value(Key.config).map { try ServiceSettings.load($0) }
       ?? ServiceSettings()
-    settings.listen = arguments.value("listen") ?? settings.listen
+    settings.listen = arguments.value(Key.listen) ?? settings.listen
     settings.maxBody =
-      try arguments.int("max-body", in: ServiceSettings.Range.maxBody) ?? settings.maxBody
+      try arguments.int(Key.maxBody) ?? settings.maxBody
     settings.maxPart =
-      try arguments.int("max-part", in: ServiceSettings.Range.maxPart) ?? settings.maxPart
+      try arguments.int(Key.maxPart) ?? settings.maxPart
     settings.bodyMemory =
-      try arguments.int("body-memory", in: ServiceSettings.Range.bodyMemory) ?? settings.bodyMemory
-    settings.queue = try arguments.int("queue", in: ServiceSettings.Range.queue) ?? settings.queue
-    settings.jobs = try arguments.int("jobs", in: ServiceSettings.Range.jobs) ?? settings.jobs
-    settings.templates = arguments.value("templates") ?? settings.templates
+      try arguments.int(Key.bodyMemory) ?? settings.bodyMemory
+    settings.queue = try arguments.int(Key.queue) ?? settings.queue
+    settings.jobs = try arguments.int(Key.jobs) ?? settings.jobs
+    settings.templates = arguments.value(Key.templates) ?? settings.templates
     settings.requestTimeout =
-      try arguments.double("request-timeout", in: ServiceSettings.Range.requestTimeout)
+      try arguments.double(Key.requestTimeout)
       ?? settings.requestTimeout
     settings.connectionTimeout =
-      try arguments.int("connection-timeout", in: ServiceSettings.Range.connectionTimeout)
+      try arguments.int(Key.connectionTimeout)
       ?? settings.connectionTimeout
     settings.headTimeout =
-      try arguments.double("head-timeout", in: ServiceSettings.Range.headTimeout)
+      try arguments.double(Key.headTimeout)
       ?? settings.headTimeout
     settings.maxConnections =
-      try arguments.int("max-connections", in: ServiceSettings.Range.maxConnections)
+      try arguments.int(Key.maxConnections)
       ?? settings.maxConnections
     settings.maxConnectionsPerIp =
-      try arguments.int("max-connections-per-ip", in: ServiceSettings.Range.maxConnectionsPerIp)
+      try arguments.int(Key.maxConnectionsPerIP)
       ?? settings.maxConnectionsPerIp
-    if arguments.flag("access-log") { settings.accessLog = true }
-    settings.tokenFile = arguments.value("token-file") ?? settings.tokenFile
-    if arguments.flag("public-metrics") { settings.publicMetrics = true }
+    if arguments.flag(Key.accessLog) { settings.accessLog = true }
+    settings.tokenFile = arguments.value(Key.tokenFile) ?? settings.tokenFile
+    if arguments.flag(Key.publicMetrics) { settings.publicMetrics = true }
     settings.cpuLimit =
-      try arguments.int("cpu-limit", in: ServiceSettings.Range.cpuLimit) ?? settings.cpuLimit
+      try arguments.int(DocumentCommands.Key.cpuLimit) ?? settings.cpuLimit
     settings.memoryLimit =
-      try arguments.int("memory-limit", in: ServiceSettings.Range.memoryLimit)
+      try arguments.int(DocumentCommands.Key.memoryLimit)
       ?? settings.memoryLimit
     settings.timeout =
-      try arguments.double("timeout", in: ServiceSettings.Range.timeout) ?? settings.timeout
+      try arguments.double(DocumentCommands.Key.timeout) ?? settings.timeout
     settings.jobQueue =
-      try arguments.int("job-queue", in: ServiceSettings.Range.jobQueue) ?? settings.jobQueue
+      try arguments.int(Key.jobQueue) ?? settings.jobQueue
     settings.jobsKept =
-      try arguments.int("jobs-kept", in: ServiceSettings.Range.jobsKept) ?? settings.jobsKept
+      try arguments.int(Key.jobsKept) ?? settings.jobsKept
     settings.jobsDisk =
-      try arguments.int("jobs-disk", in: ServiceSettings.Range.jobsDisk) ?? settings.jobsDisk
+      try arguments.int(Key.jobsDisk) ?? settings.jobsDisk
     settings.jobLines =
-      try arguments.int("job-lines", in: ServiceSettings.Range.jobLines) ?? settings.jobLines
+      try arguments.int(Key.jobLines) ?? settings.jobLines
     settings.jobTimeout =
-      try arguments.double("job-timeout", in: ServiceSettings.Range.jobTimeout)
+      try arguments.double(Key.jobTimeout)
       ?? settings.jobTimeout
-    if let folder = arguments.value("jobs-dir") {
+    if let folder = arguments.value(Key.jobsDir) {
       guard !folder.isEmpty else {
         throw UsageError(message: "option '--jobs-dir' needs a folder's path, not ''")
       }
       settings.jobsDir = folder
     }
     settings.drainTimeout =
-      try arguments.double("drain-timeout", in: ServiceSettings.Range.drainTimeout)
+      try arguments.double(Key.drainTimeout)
       ?? settings.drainTimeout
     settings.priceListCheck =
-      try arguments.double("price-list-check", in: ServiceSettings.Range.priceListCheck)
+      try arguments.double(Key.priceListCheck)
       ?? settings.priceListCheck
-    if arguments.flag("webhook-allow-private") { settings.webhookAllowPrivate = true }
+    if arguments.flag(Key.webhookAllowPrivate) { settings.webhookAllowPrivate = true }
     settings.webhookSecretFile =
-      arguments.value("webhook-secret-file") ?? settings.webhookSecretFile
-    settings.printPasswordFile = arguments.value("password-file") ?? settings.printPasswordFile
+      arguments.value(Key.webhookSecretFile) ?? settings.webhookSecretFile
+    settings.printPasswordFile = arguments.value(Key.passwordFile) ?? settings.printPasswordFile
 
     let address: ListenAddress
     do throws(ServiceError) {
