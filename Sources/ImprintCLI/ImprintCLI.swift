@@ -25,7 +25,7 @@ public enum ImprintCLI {
   static let commands: [CommandSpec] = [
     QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DocumentCommands.inspect,
     DocumentCommands.thumb, QuoteCommand.spec, PrepareCommand.spec, BatchCommand.spec,
-    ServeCommand.spec, DemoCommand.spec, ManpagesCommand.spec,
+    ServeCommand.spec, DemoCommand.spec, ManpagesCommand.spec, CompletionCommand.spec,
   ]
 
   /// `imprint --version`.
