@@ -5,9 +5,13 @@ import Foundation
 import ImprintCore
 
 extension OptionSpec {
-  /// The default the option's help states (`(default 8)`, `(default: from -o, else text)`), if
-  /// it states one.
+  /// The default the option's help states (`(default 8)`, `(default: from -o, else text)`,
+  /// `png (default) or jpeg`), if it states one.
   var documentedDefault: String? {
+    if let marker = help.range(of: " (default)") {
+      let word = help[..<marker.lowerBound].split(separator: " ").last
+      return word.map(String.init)
+    }
     guard let start = help.range(of: "(default") else { return nil }
     var rest = help[start.upperBound...]
     if rest.first == ":" { rest = rest.dropFirst() }

@@ -39,20 +39,29 @@ public enum ImprintCLI {
     subcommands: commands + [helpSpec]
   ) { _, _ in success }
 
+  /// `imprint help --markdown`.
+  static let markdownFlag = OptionKey.flag(
+    "markdown", "Print the reference of the command (all commands when none is named) as Markdown.")
+
   static let helpSpec = CommandSpec(
     name: "help", abstract: "Show help for a command.",
     arguments: [
       ArgumentSpec(
         "command", "The command to describe.", optional: true, variadic: true,
         kind: .choice(commands.map(\.name)))
-    ]
+    ],
+    options: [markdownFlag]
   ) { arguments, console in
     let (spec, path, _) = resolve(arguments.positionals)
     if path.count < arguments.positionals.count {
       let unknown = arguments.positionals[path.count]
       throw UsageError(message: unknownCommandMessage(unknown, in: spec))
     }
-    console.stdout.write(spec.helpText(path: path))
+    if arguments.flag(markdownFlag) {
+      console.stdout.write(spec.markdownReference(path: path, version: version))
+    } else {
+      console.stdout.write(spec.helpText(path: path))
+    }
     return success
   }
 
