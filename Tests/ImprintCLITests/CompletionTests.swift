@@ -180,6 +180,39 @@ struct CompletionTests {
         "### photo\n(files )\n### cache\n(files -/)\n### argument\n(files )\n"))
   }
 
+  @Test("zsh's own completion system, pressing Tab in a terminal, offers the same")
+  func zshInTerminal() async throws {
+    let (folder, script) = try await completionScript("zsh")
+    // compinit finds the script as _imprint in a folder of fpath, as installed.
+    try FileManager.default.createDirectory(
+      atPath: folder.file("functions"), withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: script, toPath: folder.file("functions/_imprint"))
+    try FileManager.default.createDirectory(
+      atPath: folder.file("files/sub"), withIntermediateDirectories: true)
+    try "x".write(toFile: folder.file("files/order.json"), atomically: true, encoding: .utf8)
+    let queries = completionQueries()
+    let lines =
+      queries.map { $0.words.joined(separator: " ") } + [
+        "imprint quote --prices \(folder.file("files/"))",
+        "imprint quote --files-root \(folder.file("files/"))",
+      ]
+    try (lines.joined(separator: "\n") + "\n").write(
+      toFile: folder.file("queries"), atomically: true, encoding: .utf8)
+    let run = try runTool(
+      "timeout",
+      [
+        "300", "zsh", "-f", repositoryRoot + "/Tests/Fixtures/Shells/zsh-complete.zsh",
+        folder.file("functions"), folder.file("queries"),
+      ])
+    #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
+    let got = answers(run.stdout, count: lines.count)
+    for (index, query) in queries.enumerated() {
+      #expect(query.isAnswered(by: got[index]), "\(query.words): \(got[index])")
+    }
+    #expect(Set(got[queries.count]).isSuperset(of: ["order.json", "sub"]))
+    #expect(got[queries.count + 1].contains("sub"))
+  }
+
   @Test("imprint completion takes bash, zsh or fish; another shell is a usage error")
   func usage() async {
     let run = await imprint(["completion", "tcsh"])
