@@ -194,17 +194,37 @@ struct UsageError: Error, Sendable, Equatable {
 }
 
 /// Arguments parsed against a `CommandSpec`, read through the spec's `OptionKey`s.
+///
+/// The values are private: nothing reads them by a string, only through a key the spec declares.
 struct ParsedArguments: Sendable {
   /// The command path (`["templates", "list"]`).
-  var path: [String]
+  let path: [String]
   /// The options the command's spec declares: name to kind.
-  var declared: [String: OptionKind] = [:]
+  private let declared: [String: OptionKind]
   /// Option values in order given, by long name.
-  var values: [String: [String]] = [:]
+  private var values: [String: [String]] = [:]
   /// Flags given, by long name.
-  var flags: Set<String> = []
+  private var flags: Set<String> = []
   /// Positional arguments.
   var positionals: [String] = []
+
+  /// No options given yet, for a command at `path` whose spec declares `options`.
+  init(path: [String], options: [OptionSpec]) {
+    self.path = path
+    declared = Dictionary(options.map { ($0.name, $0.kind) }) { first, _ in first }
+  }
+
+  /// Records a flag given (by the parser).
+  mutating func record(flag option: OptionSpec) {
+    check(option)
+    flags.insert(option.name)
+  }
+
+  /// Records a value given to an option (by the parser).
+  mutating func record(_ value: String, for option: OptionSpec) {
+    check(option)
+    values[option.name, default: []].append(value)
+  }
 
   /// Whether the command's spec declares `key` (for code shared by commands that do and do not).
   func declares<Value>(_ key: OptionKey<Value>) -> Bool {
@@ -213,10 +233,13 @@ struct ParsedArguments: Sendable {
 
   /// Stops the program when `key` is not an option of the command: reading it would silently
   /// find nothing.
-  private func check<Value>(_ key: OptionKey<Value>) {
+  private func check<Value>(_ key: OptionKey<Value>) { check(key.spec) }
+
+  /// Stops the program when `option` is not declared, under its name and kind, by the command.
+  private func check(_ option: OptionSpec) {
     precondition(
-      declares(key),
-      "option '--\(key.name)' is not declared by 'imprint \(path.joined(separator: " "))'")
+      declared[option.name] == option.kind,
+      "option '--\(option.name)' is not declared by 'imprint \(path.joined(separator: " "))'")
   }
 
   /// Whether a flag was given.

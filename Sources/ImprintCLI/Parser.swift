@@ -7,8 +7,7 @@ extension CommandSpec {
   /// - Throws: `UsageError` for an unknown option (with a suggestion), a missing value, a flag
   ///   given a value, a missing argument or an extra one.
   func parse(_ arguments: [String], path: [String]) throws(UsageError) -> ParsedArguments {
-    var parsed = ParsedArguments(path: path)
-    for option in options { parsed.declared[option.name] = option.kind }
+    var parsed = ParsedArguments(path: path, options: options)
     var index = 0
     var onlyPositionals = false
     func option(named name: String) throws(UsageError) -> OptionSpec {
@@ -57,7 +56,7 @@ extension CommandSpec {
         if inline != nil {
           throw UsageError(message: "option '--\(spec.name)' takes no value")
         }
-        parsed.flags.insert(spec.name)
+        parsed.record(flag: spec)
         continue
       }
       let value: String
@@ -69,7 +68,7 @@ extension CommandSpec {
       } else {
         throw UsageError(message: "option '--\(spec.name)' needs a value \(spec.value ?? "")")
       }
-      parsed.values[spec.name, default: []].append(value)
+      parsed.record(value, for: spec)
     }
     if parsed.flag(CommandSpec.help) { return parsed }
     let required = self.arguments.filter { !$0.optional }
