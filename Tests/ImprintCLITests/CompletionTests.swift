@@ -218,7 +218,7 @@ struct CompletionTests {
     let run = await imprint(["completion", "tcsh"])
     #expect(run.code == 2)
     #expect(run.stdout.isEmpty)
-    #expect(run.stderr.hasPrefix("error: unknown shell 'tcsh'; expected bash, zsh, fish"))
+    #expect(run.stderr.hasPrefix("error: unknown shell 'tcsh'; expected bash, zsh, fish\n"))
     #expect(run.stderr.contains("usage: imprint completion <shell>\n"))
     let none = await imprint(["completion"])
     #expect(none.code == 2 && none.stderr.hasPrefix("error: missing argument <shell>\n"))
