@@ -95,18 +95,19 @@ extension CommandSpec {
   }
 
   /// The loop both bash and zsh run over the words before the cursor: the command path
-  /// (`cmdpath`), whether arguments began (`positional`) and whether the last word was an
+  /// (`cmdpath`), whether arguments began (`positional`: no more subcommands), whether `--` was
+  /// given (`dashdash`: no more options) and whether the last word was an
   /// option still waiting for its value (`pending`).
   private func shellWalk(prefix: String, words: String, first: Int, current: String) -> String {
     """
-      local cmdpath='' word kind sub positional='' pending='' i=\(first) found
+      local cmdpath='' word kind sub positional='' dashdash='' pending='' i=\(first) found
       while (( i < \(current) )); do
         word="${\(words)[i]}"
         i=$(( i + 1 ))
         if [[ $word == '=' && -n $pending ]]; then continue; fi
         if [[ -n $pending ]]; then pending=''; continue; fi
-        if [[ -z $positional && $word == -?* ]]; then
-          if [[ $word == -- ]]; then positional=1; continue; fi
+        if [[ -z $dashdash && $word == -?* ]]; then
+          if [[ $word == -- ]]; then positional=1 dashdash=1; continue; fi
           [[ $word == *=* ]] && continue
           kind="$(\(prefix)_option_kind "$cmdpath" "$word")"
           [[ $kind == flag || $kind == unknown ]] || pending=1
@@ -159,13 +160,13 @@ extension CommandSpec {
         _imprint_complete_kind "$(_imprint_option_kind "$cmdpath" "$option")" "$cur"
         return 0
       fi
-      if [[ -z $positional && $cur == --*=* ]]; then
+      if [[ -z $dashdash && $cur == --*=* ]]; then
         local option="${cur%%=*}"
         _imprint_complete_kind "$(_imprint_option_kind "$cmdpath" "$option")" "${cur#*=}"
         COMPREPLY=("${COMPREPLY[@]/#/$option=}")
         return 0
       fi
-      if [[ -z $positional && $cur == -* ]]; then
+      if [[ -z $dashdash && $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$(_imprint_options "$cmdpath")" -- "$cur"))
         return 0
       fi
@@ -244,13 +245,13 @@ extension CommandSpec {
           __imprint_complete_kind "$(__imprint_option_kind "$cmdpath" "$option")"
           return
         fi
-        if [[ -z $positional && $cur == --*=* ]]; then
+        if [[ -z $dashdash && $cur == --*=* ]]; then
           local option="${cur%%=*}"
           compset -P '*='
           __imprint_complete_kind "$(__imprint_option_kind "$cmdpath" "$option")"
           return
         fi
-        if [[ -z $positional && $cur == -* ]]; then
+        if [[ -z $dashdash && $cur == -* ]]; then
           __imprint_add $(__imprint_options "$cmdpath")
           return
         fi
@@ -326,14 +327,16 @@ extension CommandSpec {
           set -l cmdpath ''
           set -l pending 0
           set -l positional 0
+          set -l dashdash 0
           for word in $words
               if test $pending = 1
                   set pending 0
                   continue
               end
-              if test $positional = 0; and string match -q -- '-?*' $word
+              if test $dashdash = 0; and string match -q -- '-?*' $word
                   if test "$word" = --
                       set positional 1
+                      set dashdash 1
                   else if not string match -q -- '*=*' $word; and contains -- "$cmdpath|$word" $__imprint_value_options
                       set pending 1
                   end

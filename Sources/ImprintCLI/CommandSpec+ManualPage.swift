@@ -183,7 +183,7 @@ private struct Roff {
   /// A line of roff written as it is (already escaped).
   mutating func raw(_ line: String) { output += line + "\n" }
 
-  /// Text, escaped: a line each paragraph line, never starting with a control character.
+  /// One line of text, escaped (see `escaped`): roff fills it into the paragraph.
   mutating func text(_ text: String) {
     output += Self.escaped(text) + "\n"
   }

@@ -34,7 +34,7 @@ struct CompletionQuery {
 }
 
 /// For every command: its subcommands (an empty word after the path), its options (after
-/// `-`), and each choice option's values (after the option).
+/// `-`, before and after an argument), and each choice option's values (after the option).
 func completionQueries() -> [CompletionQuery] {
   var queries: [CompletionQuery] = []
   for (path, spec) in allCommandSpecs {
@@ -45,6 +45,12 @@ func completionQueries() -> [CompletionQuery] {
     }
     queries.append(
       CompletionQuery(words: words + ["-"], expected: spec.options.flatMap(typedNames)))
+    if !spec.arguments.isEmpty {
+      // Options may follow the arguments (imprint card me.json -o me.pdf).
+      queries.append(
+        CompletionQuery(
+          words: words + ["argument", "-"], expected: spec.options.flatMap(typedNames)))
+    }
     for option in spec.options {
       if case .choice(let values) = option.kind {
         queries.append(CompletionQuery(words: words + ["--\(option.name)", ""], expected: values))
