@@ -9,7 +9,7 @@ import Foundation
 #endif
 
 /// `imprint serve --listen 127.0.0.1:0` started as a child process; killed when released if it
-/// is still running.
+/// is still running, with what it or its launcher started.
 public final class ServiceProcess: @unchecked Sendable {
   // @unchecked: used by one test at a time; `stderrDrain` is joined in `stop`.
   /// The port the server listens on.
@@ -81,21 +81,17 @@ public final class ServiceProcess: @unchecked Sendable {
 
   deinit {
     if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
+      // The launcher's children too: a traced server outlives a killed strace, detached. The
+      // server's document workers end with it (a parent-death signal).
+      let pid = process.processIdentifier
+      for member in [pid] + ProcessTree.descendants(of: pid) { kill(member, SIGKILL) }
       process.waitUntilExit()
     }
   }
 
   /// The pids of the server's child processes (its document workers), from
   /// /proc/PID/task/TID/children.
-  public var childProcesses: [Int32] {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-    return tasks.flatMap { task in
-      (procText("/proc/\(pid)/task/\(task)/children") ?? "").split(separator: " ").compactMap {
-        Int32($0)
-      }
-    }
-  }
+  public var childProcesses: [Int32] { ProcessTree.children(of: pid) }
 
   /// `http://127.0.0.1:PORT` followed by `path`.
   public func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }

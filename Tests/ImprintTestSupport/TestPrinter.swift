@@ -19,15 +19,17 @@ public struct ReceivedJob: Sendable {
 /// Debian's build needs Avahi's D-Bus even with DNS-SD off, so it runs in `dbus-run-session`
 /// with the session bus standing in for the system bus. Each finished job runs a hook that
 /// writes the job's `IPP_*` environment beside the kept file.
+///
+/// The session runs as a `ProcessTree`: stopping the printer (or the printer ending by itself)
+/// ends and reaps `dbus-run-session`, its `dbus-daemon`, the printer and any hook still
+/// running; none of them is left behind, whatever the test did.
 public final class TestPrinter {
   /// `ipp://localhost:PORT/ipp/print`.
   public let uri: String
   /// The spool folder (files are kept).
   public let spool: String
-  private let process: Process
-  /// The printer's process id, read from its pid file once it listens: kept, so that stopping
-  /// it never depends on the file.
-  private let pid: pid_t?
+  /// The printer's session: `dbus-run-session`, its daemon, the printer and its hooks.
+  public let session: ProcessTree
   /// The folder of its spool and hook, kept as long as the printer runs (removed after it
   /// stopped, not under it).
   private let folder: TemporaryFolder
@@ -55,7 +57,6 @@ public final class TestPrinter {
         + extra + "\n").utf8
     ).write(to: URL(fileURLWithPath: hook))
     chmod(hook, 0o755)
-    let pidFile = folder.file("printer.pid")
     let executable = Self.find("ippeveprinter")
     var authentication = ""
     var loader = ""
@@ -83,48 +84,35 @@ public final class TestPrinter {
       loader = "'\(Self.dynamicLoader)' --preload '\(TestScheduler.pamWrapper)' "
     }
     let demand = users.isEmpty ? "" : "-A --pam-service imprint-printer "
-    var started: (Process, Int)?
+    var started: (ProcessTree, Int)?
     for _ in 0..<3 where started == nil {
       let port = Self.freePort()
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
       let command =
-        "echo $$ > '\(pidFile)'; DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS "
+        "DBUS_SYSTEM_BUS_ADDRESS=$DBUS_SESSION_BUS_ADDRESS "
         + "\(authentication)exec \(loader)'\(executable)' -p \(port) -n localhost -r off "
         + "-f application/pdf "
         + "-2 -s 20,10 -k \(demand)"
         + "-d '\(spool)' -c '\(hook)' imprint-test"
-      process.arguments = ["dbus-run-session", "--", "sh", "-c", command]
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-      try process.run()
-      if Self.waitForListener(port: port, process: process) {
-        started = (process, port)
+      let session = try ProcessTree(["dbus-run-session", "--", "sh", "-c", command])
+      if Self.waitForListener(port: port, while: { session.isRunning }) {
+        started = (session, port)
       } else {
-        Self.stop(process, pid: Self.pid(in: pidFile))
+        session.stop()
       }
     }
-    guard let (process, port) = started else {
+    guard let (session, port) = started else {
       throw CocoaError(
         .featureUnsupported, userInfo: [NSDebugDescriptionErrorKey: "ippeveprinter did not start"])
     }
-    self.process = process
-    pid = Self.pid(in: pidFile)
+    self.session = session
     uri = "ipp://localhost:\(port)/ipp/print"
   }
 
-  deinit { Self.stop(process, pid: pid) }
+  deinit { session.stop() }
 
   /// The dynamic loader (glibc's `ld.so`, x86-64 like `TestScheduler.pamWrapper`), which runs a
   /// program with a library preloaded (`--preload`) without putting it in the environment.
   static let dynamicLoader = "/lib64/ld-linux-x86-64.so.2"
-
-  /// The process id the printer's shell wrote to `pidFile` (its own, which it then becomes).
-  private static func pid(in pidFile: String) -> pid_t? {
-    (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
-      pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-  }
 
   /// The jobs finished so far, by job id, once `count` of them have finished (or after 20 s).
   public func jobs(count: Int) -> [Int: ReceivedJob] {
@@ -169,10 +157,10 @@ public final class TestPrinter {
     return Int(UInt16(bigEndian: address.sin_port))
   }
 
-  /// Whether something accepts connections on `port` within 10 s while `process` runs.
-  static func waitForListener(port: Int, process: Process) -> Bool {
+  /// Whether something accepts connections on `port` within 10 s while `running` holds.
+  static func waitForListener(port: Int, while running: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(10)
-    while Date() < deadline && process.isRunning {
+    while Date() < deadline && running() {
       let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
       var address = sockaddr_in()
       address.sin_family = sa_family_t(AF_INET)
@@ -188,24 +176,6 @@ public final class TestPrinter {
       usleep(20_000)
     }
     return false
-  }
-
-  /// Ends the printer this object started (its own process id, from its pid file), and the
-  /// D-Bus session that runs it.
-  ///
-  /// The D-Bus session ends with it. SIGKILL: a child inherits the test runner's blocked signals, SIGTERM
-  /// among them, and the spooled files and their attributes are all written by then. Without the
-  /// printer's id (its shell never wrote it), the session is ended itself, so that waiting for it
-  /// cannot last for ever.
-  private static func stop(_ process: Process, pid: pid_t?) {
-    if process.isRunning {
-      if let pid, pid > 1 {
-        kill(pid, SIGKILL)
-      } else if process.processIdentifier > 1 {
-        kill(process.processIdentifier, SIGKILL)
-      }
-    }
-    if process.isRunning { process.waitUntilExit() }
   }
 
   /// `name` on PATH or in /usr/sbin (where Debian puts ippeveprinter).

@@ -115,7 +115,7 @@ public final class TestScheduler {
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()
-      if TestPrinter.waitForListener(port: port, process: process) {
+      if TestPrinter.waitForListener(port: port, while: { process.isRunning }) {
         started = (process, port)
       } else {
         Self.stop(process)
@@ -164,15 +164,15 @@ public final class TestScheduler {
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
   }
 
-  /// Ends the scheduler this object started and the children it started (backends), each by
-  /// its own process id (its children from /proc): SIGKILL, as `TestPrinter` stops its printer.
+  /// Ends the scheduler this object started and what it started (backends and their children),
+  /// each by its own process id (from /proc): SIGKILL, which the test runner's blocked SIGTERM
+  /// cannot hold off.
   private static func stop(_ process: Process) {
     let pid = process.processIdentifier
     if process.isRunning, pid > 1 {
-      let children = (procText("/proc/\(pid)/task/\(pid)/children") ?? "")
-        .split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }
+      let started = ProcessTree.descendants(of: pid)
       kill(pid, SIGKILL)
-      for child in children where child > 1 { kill(child, SIGKILL) }
+      for child in started where child > 1 { kill(child, SIGKILL) }
     }
     if process.isRunning { process.waitUntilExit() }
   }
