@@ -5,5 +5,5 @@
 /// Imprint's version.
 public enum ImprintVersion {
   /// The version of this build (`imprint --version` prints it).
-  public static let current = "0.1.0"
+  public static let current = "0.2.0"
 }

@@ -8,6 +8,7 @@
 // links or loads.
 
 import Foundation
+import ImprintCore
 import ImprintTestSupport
 import Testing
 
@@ -273,6 +274,21 @@ struct DeploymentSampleTests {
     try #require(used.count >= 8)
     for flag in used {
       #expect(help.stdout.contains("--\(flag) ") || help.stdout.contains("--\(flag)\n"), "\(flag)")
+    }
+  }
+
+  @Test("the samples' and README's image tags name this build's version, ImprintVersion's")
+  func imageTags() throws {
+    let samples = [
+      deploy + "Containerfile", deploy + "imprint-serve.yaml",
+      repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml",
+    ]
+    // README may come to show no image; each tag it shows is checked.
+    for path in samples + [repositoryRoot + "/README.md"] {
+      let tags = try String(contentsOfFile: path, encoding: .utf8)
+        .matches(of: /imprint:(\d+\.\d+\.\d+)/).map { String($0.output.1) }
+      #expect(!tags.isEmpty || !samples.contains(path), "\(path) names no image")
+      #expect(tags.allSatisfy { $0 == ImprintVersion.current }, "\(path): \(tags)")
     }
   }
 
