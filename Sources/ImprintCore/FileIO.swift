@@ -72,6 +72,26 @@ public enum FileIO {
     return try read(descriptor: descriptor, size: Int(status.st_size), path: path, limit: limit)
   }
 
+  /// Reads a file of secrets holding one value (a token, a signing key) as `readSecret` does
+  /// and returns its text without the white space and line breaks around it.
+  ///
+  /// Bytes that are not UTF-8 become U+FFFD: the caller checks the value's alphabet and says
+  /// what is wrong without showing it.
+  ///
+  /// - Parameters:
+  ///   - path: the file.
+  ///   - limit: the most bytes read.
+  ///   - access: who besides its owner may have it.
+  ///   - exposed: the caller's error for a file others may read or change (see `readSecret`).
+  /// - Returns: the trimmed text.
+  /// - Throws: `FileError` as `read(_:limit:)` throws it; `exposed`'s error.
+  public static func readSecretLine<Failure: Error>(
+    _ path: String, limit: Int, access: SecretAccess, exposed: (String) -> Failure
+  ) throws -> String {
+    let bytes = try readSecret(path, limit: limit, access: access, exposed: exposed)
+    return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
   /// Reads the rest of an open regular file of `size` bytes (`fstat`'s), at most `limit`
   /// bytes, from its current offset: for a file opened otherwise (`ConfinedPath.openFile`).
   ///
