@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintDocumentsTests: the test printer leaves nothing running: its D-Bus session, its daemon
 // and the printer end with it (stopped, or the printer dying by itself), and a ProcessTree ends
-// what its program left behind, a process that left its group included.
+// what its program left behind, a process that left its group included, and hands down none of
+// the test runner's descriptors.
 
 import Foundation
 import ImprintTestSupport
@@ -75,12 +76,38 @@ struct TestPrinterTests {
     let child = try #require(read("child"))
     let orphan = try #require(read("orphan"))
     // The orphan left the group and its parent ended: the keeper adopted it.
-    #expect(waitFor { ProcessTree.statFields(of: orphan)?.parent == tree.pid })
-    #expect(ProcessTree.statFields(of: orphan)?.group != tree.pid)
+    #expect(
+      waitFor {
+        let fields = ProcessTree.statFields(of: orphan)
+        return fields?.parent == tree.pid && fields?.name == "sleep" && fields?.group != tree.pid
+      })
     #expect(ProcessTree.statFields(of: child)?.group == tree.pid)
     tree.stop()
     #expect(ProcessTree.state(of: child) == nil)
     #expect(ProcessTree.state(of: orphan) == nil)
     #expect(ProcessTree.processes(inGroup: tree.pid).isEmpty)
+  }
+
+  @Test("a tree's program holds none of the test runner's descriptors (a file open to write)")
+  func descriptors() throws {
+    let folder = TemporaryFolder()
+    // Open without close-on-exec, as a hook being written is: exec of it fails with ETXTBSY
+    // while any process holds it open to write.
+    let held = open(folder.file("hook.sh"), O_WRONLY | O_CREAT, 0o755)
+    defer { close(held) }
+    let tree = try ProcessTree(["sleep", "300"])
+    // Once the child is sleep itself (its exec done).
+    #expect(
+      waitFor {
+        ProcessTree.children(of: tree.pid).map { ProcessTree.statFields(of: $0)?.name } == ["sleep"]
+      })
+    for pid in [tree.pid] + ProcessTree.children(of: tree.pid) {
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+      let files = names.compactMap {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")
+      }
+      #expect(!files.isEmpty && !files.contains(folder.file("hook.sh")), "\(pid): \(files)")
+    }
+    tree.stop()
   }
 }

@@ -96,7 +96,7 @@ private let peakScript = """
 
 /// Starts `argv` in a process group of its own, with default signal handling and an empty mask.
 ///
-/// Its standard streams are files. `posix_spawn`: Foundation's Process waits for its children on
+/// Its standard streams are files; no other descriptor of the test runner is handed down. `posix_spawn`: Foundation's Process waits for its children on
 /// a run loop, which hung here, and passes on the test runner's blocked SIGTERM.
 /// Stop it with `kill(pid, SIGKILL)` (or `kill(-pid, SIGKILL)` for its children too) and reap it
 /// with `waitpid`.
@@ -117,6 +117,12 @@ public func spawnInGroup(_ argv: [String], stdin: String, stdout: String, stderr
   posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
   posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
   posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+  // Nothing else of the test runner's: a descriptor another test holds open for writing (a
+  // printer's hook being written) would make exec of that file fail with ETXTBSY for as long
+  // as this child lives, and a pipe's end kept here would hold its reader.
+  guard let closeFrom = addCloseFrom(), closeFrom(&actions, 3) == 0 else {
+    throw POSIXError(.ENOSYS)
+  }
   var attributes = posix_spawnattr_t()
   posix_spawnattr_init(&attributes)
   defer { posix_spawnattr_destroy(&attributes) }
@@ -138,4 +144,18 @@ public func spawnInGroup(_ argv: [String], stdin: String, stdout: String, stderr
   let spawned = posix_spawnp(&pid, argv[0], &actions, &attributes, cArguments, environ)
   guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
   return pid
+}
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later; Swift's Glibc module
+/// leaves it out), looked up in the process: a spawn's action that closes every descriptor from
+/// a number on.
+private func addCloseFrom() -> (
+  @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+)? {
+  dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np").map {
+    unsafeBitCast(
+      $0,
+      to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)
+        .self)
+  }
 }
