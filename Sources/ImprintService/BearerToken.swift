@@ -24,11 +24,9 @@ public struct BearerToken: Sendable {
   /// - Throws: `FileError` when the file cannot be read (up to 4 KiB);
   ///   `ServiceError.invalidToken` when others may read it or its text is not such a token.
   public init(file path: String) throws {
-    let bytes = try FileIO.readSecret(path, limit: 4096, access: .groupMayRead) {
+    let text = try FileIO.readSecretLine(path, limit: 4096, access: .groupMayRead) {
       ServiceError.invalidToken(source: path, problem: "cannot be used: " + $0)
     }
-    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(
-      in: .whitespacesAndNewlines)
     try self.init(text, source: path)
   }
 

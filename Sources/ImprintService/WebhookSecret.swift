@@ -23,11 +23,9 @@ public struct WebhookSecret: Sendable, Equatable, CustomStringConvertible {
   /// - Throws: `FileError` when the file cannot be read (up to 4 KiB);
   ///   `ServiceError.invalidWebhookSecret` when others may read it or its text is not a secret.
   public init(file path: String) throws {
-    let bytes = try FileIO.readSecret(path, limit: 4096, access: .groupMayRead) {
+    let text = try FileIO.readSecretLine(path, limit: 4096, access: .groupMayRead) {
       ServiceError.invalidWebhookSecret(source: path, problem: "cannot be used: " + $0)
     }
-    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(
-      in: .whitespacesAndNewlines)
     try self.init(text, source: path)
   }
 
