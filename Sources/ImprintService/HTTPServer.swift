@@ -393,6 +393,14 @@ final class HTTPServer: @unchecked Sendable {
     return text
   }
 
+  /// The largest JSON body or JSON part (an order, a profile) taken, in bytes: options and
+  /// profiles are a few KiB, and decoding JSON costs many times its size.
+  static let jsonByteLimit = 1 << 20
+  /// The bytes of the body budget a JSON body or part takes per byte while it is worked:
+  /// Foundation's JSON objects cost up to 27 times the text (measured: an array of small
+  /// numbers, 22 MB of text, 600 MB at the peak; a long string 5.7 times).
+  static let jsonWorkFactor = 32
+
   /// The `Server` header of every answer: the build's version, as `imprint --version` gives it.
   static let serverHeader = "imprint/" + ImprintVersion.current
 

@@ -50,7 +50,12 @@ extension ImprintService {
     guard let orderPart = parts["order"] else {
       throw ServiceError.missingPart(path: request.path, name: "order")
     }
-    let order = try Order.parse(orderPart.bytes, source: orderPart.filename ?? "order")
+    let held = try takeJSON(orderPart, route: request.path)
+    let order: Order
+    do {
+      defer { server.release(held) }
+      order = try Order.parse(orderPart.bytes, source: orderPart.filename ?? "order")
+    }
 
     let fingerprint = key.map { _ in IdempotencyKeys.fingerprint(of: request) } ?? []
     if let key {

@@ -34,6 +34,8 @@ extension ImprintService {
       throw ServiceError.missingPart(path: request.path, name: "order")
     }
     let orderSource = orderPart.filename ?? "order"
+    let held = try takeJSON(orderPart, route: request.path)
+    defer { server.release(held) }
     let order = try Order.parse(orderPart.bytes, source: orderSource)
     let folder = try RequestFolder()
     let root = folder.path + "/files"

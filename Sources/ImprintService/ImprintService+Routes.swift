@@ -92,11 +92,15 @@ extension ImprintService {
     try Self.expect(request, ["application/json", "multipart/form-data"])
     var profile = request.body
     var photo: FormPart?
+    // A profile part's decoding, held from the budget until the card is made.
+    var held = 0
+    defer { server.release(held) }
     if request.parts != nil {
       let parts = try Self.parts(of: request, known: ["profile", "photo"])
       guard let given = parts["profile"] else {
         throw ServiceError.missingPart(path: request.path, name: "profile")
       }
+      held = try takeJSON(given, route: request.path)
       profile = given.bytes
       photo = parts["photo"]
     }
@@ -258,6 +262,24 @@ extension ImprintService {
       named[part.name] = part
     }
     return named
+  }
+
+  /// Takes a JSON part (an order, a profile) to be decoded: at most `HTTPServer.jsonByteLimit`
+  /// bytes, and the work of decoding it taken from the body budget until `release`d.
+  ///
+  /// - Returns: the bytes of the budget taken.
+  /// - Throws: `ServiceError.jsonTooLarge` (413), `.bodiesBusy` (503) when the work does not fit
+  ///   beside the bodies held.
+  func takeJSON(_ part: FormPart, route: String) throws(ServiceError) -> Int {
+    guard part.bytes.count <= HTTPServer.jsonByteLimit else {
+      throw .jsonTooLarge(path: route, bytes: part.bytes.count, limit: HTTPServer.jsonByteLimit)
+    }
+    let work = part.bytes.count * HTTPServer.jsonWorkFactor
+    guard server.reserve(work) else {
+      throw .bodiesBusy(
+        path: route, bytes: part.bytes.count, held: server.bodyBytesHeld, limit: server.bodyBudget)
+    }
+    return work
   }
 
   /// The media types of the QR formats.

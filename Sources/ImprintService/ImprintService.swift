@@ -160,7 +160,7 @@ public final class ImprintService: Sendable {
   let idempotencyKeys = IdempotencyKeys()
   /// The bytes `GET /openapi.json` answers with (`openAPIDocument()`).
   let openAPI: [UInt8]
-  private let server: HTTPServer
+  let server: HTTPServer
   /// The checks of the price lists' files, while the service runs.
   private let watch = Mutex<PriceListWatch?>(nil)
 

@@ -13,6 +13,8 @@ public enum ServiceError: ImprintError, Equatable {
   case methodNotAllowed(method: String, path: String, allowed: [String])
   /// The body is larger than the server's limit (`bytes`: its declared length, when declared).
   case bodyTooLarge(path: String, bytes: Int?, limit: Int)
+  /// A JSON body or part over the JSON limit (its decoding costs many times its size).
+  case jsonTooLarge(path: String, bytes: Int?, limit: Int)
   /// The body's media type is not one the route reads.
   case unsupportedMediaType(path: String, found: String?, expected: [String])
   /// A JSON body whose `Content-Type` names a charset other than UTF-8 (`found`).
@@ -156,7 +158,7 @@ public enum ServiceError: ImprintError, Equatable {
     switch self {
     case .notFound: "http.notFound"
     case .methodNotAllowed: "http.methodNotAllowed"
-    case .bodyTooLarge: "http.bodyTooLarge"
+    case .bodyTooLarge, .jsonTooLarge: "http.bodyTooLarge"
     case .unsupportedMediaType: "http.unsupportedMediaType"
     case .unsupportedCharset: "http.unsupportedCharset"
     case .invalidParameter, .unknownParameter: "http.invalidParameter"
@@ -243,6 +245,10 @@ public enum ServiceError: ImprintError, Equatable {
     case .ambiguousFraming(let path, let found):
       "the request to '\(SafeText.excerpt(path, limit: 200))' gives its body's length twice "
         + "(\(found)); expected one Content-Length, or Transfer-Encoding: chunked alone"
+    case .jsonTooLarge(let path, let bytes, let limit):
+      "the JSON sent to '\(SafeText.excerpt(path, limit: 200))' is "
+        + (bytes.map { "\($0) bytes; JSON is taken up to \(limit) bytes" }
+          ?? "over the limit of \(limit) bytes for JSON")
     case .malformedRequest(let problem):
       "the request cannot be read as HTTP/1.1: \(problem)"
     case .headTooLarge(let limit, let fields):
@@ -397,6 +403,8 @@ public enum ServiceError: ImprintError, Equatable {
       "the routes are " + ImprintService.routes.keys.sorted().joined(separator: ", ")
         + "; GET /openapi.json describes them"
     case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
+    case .jsonTooLarge:
+      "JSON carries options and profiles, a few KiB: send files as multipart parts of their own"
     case .malformedRequest:
       "send one request line, CRLF-ended header lines 'Name: value' (Host once), and a body "
         + "framed by one Content-Length or by Transfer-Encoding: chunked"
@@ -507,7 +515,7 @@ enum ServiceStatus {
       switch error {
       case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: return 404
       case .methodNotAllowed: return 405
-      case .bodyTooLarge: return 413
+      case .bodyTooLarge, .jsonTooLarge: return 413
       case .headTooLarge: return 431
       case .headTimeout, .bodyTimeout: return 408
       case .unsupportedVersion: return 505

@@ -16,3 +16,7 @@ static const short CImprintHTTP_POLLRDHUP = 0x2000;
 // accept4 (a connection's socket made close-on-exec as it is accepted, so that no document
 // worker started meanwhile inherits it) is declared by sys/socket.h under _GNU_SOURCE only.
 extern int accept4(int socket, struct sockaddr *address, socklen_t *length, int flags);
+
+// glibc's malloc_trim: after a request with a large body, the heap's free pages go back to the
+// system (HTTPConnection.swift says when).
+#include <malloc.h>

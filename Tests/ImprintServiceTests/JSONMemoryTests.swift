@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory spent on JSON bodies and parts: bounded by the JSON limit, counted in --body-memory
+// at the cost of decoding it, and not kept after.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+/// `VmRSS` and `VmHWM` of `pid`, in KiB.
+private func memory(of pid: Int32) throws -> (resident: Int, peak: Int) {
+  let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+  func field(_ name: String) -> Int {
+    let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+  }
+  return (field("VmRSS"), field("VmHWM"))
+}
+
+/// A QR request's JSON of about `bytes` bytes whose bulk is an array of small numbers, the
+/// costliest JSON to decode per byte.
+private func numbers(_ bytes: Int, in folder: TemporaryFolder) throws -> String {
+  let count = (bytes - 40) / 2
+  let text =
+    "{\"payload\": \"hello\", \"list\": ["
+    + Array(repeating: "1", count: count)
+    .joined(separator: ",") + "]}"
+  let path = folder.file("numbers-\(bytes).json")
+  try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+  return path
+}
+
+@Suite("imprint serve: JSON bodies' memory", .serialized)
+struct JSONMemoryTests {
+  @Test("JSON over 1 MiB is refused unread; 1 MiB bodies in a loop: a bounded peak, no growth")
+  func boundedAndGivenBack() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(["--jobs", "2"])
+    defer { _ = server.stop() }
+    let json = ["Content-Type: application/json"]
+    let base = try memory(of: server.pid)
+    // 20 MB of JSON: refused from its Content-Length, before a byte of it is read.
+    let large = try numbers(20 << 20, in: folder)
+    let refused = try curlRequest(
+      "POST", server.url("/v1/qr"), body: large, headers: json, in: folder)
+    #expect(refused.status == 413 && refused.errorCode == "http.bodyTooLarge", "\(refused.text)")
+    #expect(try memory(of: server.pid).peak - base.peak < 8 << 10)
+    // Just under the limit: read, decoded (the unknown key 'list' refused after), in rounds of
+    // 20 one after the other and 8 at once.
+    let body = try numbers((1 << 20) - 64, in: folder)
+    var after: [Int] = []
+    for _ in 0..<3 {
+      for _ in 0..<20 {
+        let answer = try curlRequest(
+          "POST", server.url("/v1/qr"), body: body, headers: json, in: folder)
+        #expect(answer.status == 400 && answer.errorCode == "http.invalidParameter")
+      }
+      DispatchQueue.concurrentPerform(iterations: 8) { _ in
+        _ = try? curlRequest("POST", server.url("/v1/qr"), body: body, headers: json, in: folder)
+      }
+      after.append(try memory(of: server.pid).resident)
+    }
+    let peak = try memory(of: server.pid).peak
+    // Two requests decode at once (--jobs 2), each about 27 times 1 MiB at most: the
+    // peak stays within 200 MB of the start (a 20 MB body took 600 MB before the limit).
+    #expect(peak - base.peak < 200 << 10, "peak \(peak) KiB from \(base.peak)")
+    // What a round took is given back or reused by the next: no growth from round to round.
+    #expect(after[2] - after[0] < 16 << 10, "resident after each round: \(after) KiB")
+  }
+
+  @Test("--body-memory counts a JSON body's decoding: 32 times its size")
+  func budgetCountsDecoding() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(["--max-body", "\(8 << 20)", "--body-memory", "\(16 << 20)"])
+    defer { _ = server.stop() }
+    let json = ["Content-Type: application/json"]
+    // 600 KB of JSON would take 19.2 MB to decode: more than the whole budget.
+    let over = try numbers(600_000, in: folder)
+    let busy = try curlRequest("POST", server.url("/v1/qr"), body: over, headers: json, in: folder)
+    #expect(busy.status == 503 && busy.errorCode == "http.bodiesBusy", "\(busy.text)")
+    // 400 KB takes 12.8 MB: served (its unknown key refused once decoded).
+    let fits = try numbers(400_000, in: folder)
+    let read = try curlRequest("POST", server.url("/v1/qr"), body: fits, headers: json, in: folder)
+    #expect(read.status == 400 && read.errorCode == "http.invalidParameter", "\(read.text)")
+    // The budget is whole again afterwards: the gauge reads 0.
+    let metrics = try PrometheusText(
+      try curlRequest("GET", server.url("/metrics"), in: folder).text)
+    #expect(metrics.value("imprint_http_body_bytes") == 0)
+  }
+
+  @Test("a JSON part (an order, a profile) over 1 MiB is 413; its decoding is budgeted")
+  func jsonParts() throws {
+    let folder = TemporaryFolder()
+    let config = folder.file("serve.json")
+    try JSONSerialization.data(
+      withJSONObject: [
+        "priceLists": ["booster": repositoryRoot + "/assets/samples/prices-booster.json"]
+      ]
+    ).write(to: URL(fileURLWithPath: config))
+    let server = try ServiceProcess(["--config", config])
+    defer { _ = server.stop() }
+    let order = folder.file("order.json")
+    try Data(
+      ("{\"schemaVersion\": 1, \"message\": \"" + String(repeating: "m", count: 1 << 20) + "\"}")
+        .utf8
+    ).write(to: URL(fileURLWithPath: order))
+    let quote = try curlRequest(
+      "POST", server.url("/v1/quote?prices=booster"),
+      form: ["order=@\(order);type=application/json"],
+      in: folder)
+    #expect(quote.status == 413 && quote.errorCode == "http.bodyTooLarge", "\(quote.text)")
+    #expect(quote.text.contains("JSON is taken up to 1048576 bytes"), "\(quote.text)")
+    let card = try curlRequest(
+      "POST", server.url("/v1/card"), form: ["profile=@\(order);type=application/json"],
+      in: folder)
+    #expect(card.status == 413 && card.errorCode == "http.bodyTooLarge", "\(card.text)")
+  }
+}
