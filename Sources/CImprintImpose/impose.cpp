@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <new>
@@ -52,6 +53,20 @@ class DescriptorPipeline : public Pipeline {
 
  private:
   int fd;
+};
+
+/// Keeps everything written, in memory.
+class MemoryPipeline : public Pipeline {
+ public:
+  MemoryPipeline() : Pipeline("imprint memory output", nullptr) {}
+
+  void write(unsigned char const *data, size_t length) override {
+    bytes.append(reinterpret_cast<const char *>(data), length);
+  }
+
+  void finish() override {}
+
+  std::string bytes;
 };
 
 /// A number as PDF syntax, fixed to 1/10000 point and independent of any locale.
@@ -95,18 +110,26 @@ bool gridFor(int nUp, Grid &grid) {
   }
 }
 
+/// The box `form` covers: its /BBox mapped by its /Matrix.
+QPDFObjectHandle::Rectangle formBox(QPDFObjectHandle form, bool &valid) {
+  QPDFObjectHandle dict = form.getDict();
+  QPDFObjectHandle bbox = dict.getKey("/BBox");
+  valid = bbox.isRectangle();
+  if (!valid) return QPDFObjectHandle::Rectangle();
+  QPDFMatrix matrix;
+  QPDFObjectHandle formMatrix = dict.getKey("/Matrix");
+  if (formMatrix.isMatrix()) matrix = QPDFMatrix(formMatrix.getArrayAsMatrix());
+  return matrix.transformRectangle(bbox.getArrayAsRectangle());
+}
+
 /// The `cm` that draws `form` (its /BBox mapped by its /Matrix) into the cell: turned 90°
 /// counter-clockwise when its orientation differs from the cell's, scaled uniformly to fit,
 /// centred. Returns false for an empty or non-finite box.
 bool placement(QPDFObjectHandle form, double cellX, double cellY, double cellWidth,
                double cellHeight, std::string &cm) {
-  QPDFObjectHandle dict = form.getDict();
-  QPDFObjectHandle bbox = dict.getKey("/BBox");
-  if (!bbox.isRectangle()) return false;
-  QPDFMatrix matrix;
-  QPDFObjectHandle formMatrix = dict.getKey("/Matrix");
-  if (formMatrix.isMatrix()) matrix = QPDFMatrix(formMatrix.getArrayAsMatrix());
-  QPDFObjectHandle::Rectangle box = matrix.transformRectangle(bbox.getArrayAsRectangle());
+  bool valid = false;
+  QPDFObjectHandle::Rectangle box = formBox(form, valid);
+  if (!valid) return false;
   double width = box.urx - box.llx;
   double height = box.ury - box.lly;
   if (!std::isfinite(width) || !std::isfinite(height) || width <= 0 || height <= 0) return false;
@@ -145,11 +168,14 @@ QPDFObjectHandle newSheet(QPDF &out, double width, double height) {
   return out.makeIndirectObject(page);
 }
 
-int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result) {
+int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pipeline &output,
+               int &writeError) {
   Grid grid{};
-  if (!gridFor(job.nUp, grid) || job.pageCount < 0 || (job.pageCount > 0 && !job.pages) ||
-      !(job.paperWidth > 0) || !(job.paperHeight > 0) || !std::isfinite(job.paperWidth) ||
-      !std::isfinite(job.paperHeight)) {
+  // Each page on a sheet of its own size: one cell, the sheet sized by the page below.
+  if (job.ownSize) grid = {1, 1, false};
+  if ((!job.ownSize && !gridFor(job.nUp, grid)) || job.pageCount < 0 || (job.pageCount > 0 && !job.pages) ||
+      (!job.ownSize && (!(job.paperWidth > 0) || !(job.paperHeight > 0) ||
+                        !std::isfinite(job.paperWidth) || !std::isfinite(job.paperHeight)))) {
     setMessage(&result, "the imposition job is not valid");
     return CImprintImpose_badJob;
   }
@@ -184,11 +210,12 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result) {
   double cellHeight = sheetHeight / grid.rows;
   std::map<int32_t, QPDFObjectHandle> forms;  // input page -> form in `out`
   int32_t sides = 0;
-  for (int32_t first = 0; first < job.pageCount; first += job.nUp) {
-    QPDFObjectHandle sheet = newSheet(out, sheetWidth, sheetHeight);
+  int32_t perSheet = job.ownSize ? 1 : job.nUp;
+  for (int32_t first = 0; first < job.pageCount; first += perSheet) {
     QPDFObjectHandle xobjects = QPDFObjectHandle::newDictionary();
     std::string content;
-    for (int32_t cell = 0; cell < job.nUp && first + cell < job.pageCount; ++cell) {
+    std::vector<std::pair<std::string, std::string>> placed;  // name, cm
+    for (int32_t cell = 0; cell < perSheet && first + cell < job.pageCount; ++cell) {
       int32_t pageNumber = job.pages[first + cell];
       if (pageNumber < 1 || static_cast<size_t>(pageNumber) > all.size()) {
         result.page = pageNumber;
@@ -200,6 +227,19 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result) {
         QPDFObjectHandle form =
             all[static_cast<size_t>(pageNumber - 1)].getFormXObjectForPage(true);
         found = forms.emplace(pageNumber, out.copyForeignObject(form)).first;
+      }
+      if (job.ownSize) {
+        bool valid = false;
+        QPDFObjectHandle::Rectangle box = formBox(found->second, valid);
+        sheetWidth = box.urx - box.llx;
+        sheetHeight = box.ury - box.lly;
+        cellWidth = sheetWidth;
+        cellHeight = sheetHeight;
+        if (!valid || !std::isfinite(sheetWidth) || !std::isfinite(sheetHeight) ||
+            sheetWidth <= 0 || sheetHeight <= 0) {
+          result.page = pageNumber;
+          return CImprintImpose_emptyPage;
+        }
       }
       int column = cell % grid.columns;
       int row = cell / grid.columns;
@@ -214,21 +254,21 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result) {
       xobjects.replaceKey(name, found->second);
       content += "q " + cm + " " + name + " Do Q\n";
     }
+    QPDFObjectHandle sheet = newSheet(out, sheetWidth, sheetHeight);
     sheet.getKey("/Resources").replaceKey("/XObject", xobjects);
     sheet.replaceKey("/Contents", QPDFObjectHandle::newStream(&out, content));
     sheets.addPage(QPDFPageObjectHelper(sheet), false);
     ++sides;
   }
-  if (job.blankBack) {
+  if (job.blankBack && !job.ownSize) {
     QPDFObjectHandle blank = newSheet(out, sheetWidth, sheetHeight);
     blank.replaceKey("/Contents", QPDFObjectHandle::newStream(&out, ""));
     sheets.addPage(QPDFPageObjectHelper(blank), false);
     ++sides;
   }
 
-  DescriptorPipeline pipeline(job.descriptor);
   QPDFWriter writer(out);
-  writer.setOutputPipeline(&pipeline);
+  writer.setOutputPipeline(&output);
   writer.setMinimumPDFVersion(in.getPDFVersion(), in.getExtensionLevel());
   // Streams are copied as they are (images byte for byte); only new, unfiltered ones are
   // compressed. No /CreationDate, and an /ID from the content: the same input, the same bytes.
@@ -238,8 +278,8 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result) {
   try {
     writer.write();
   } catch (...) {
-    if (pipeline.error != 0) {
-      result.systemError = pipeline.error;
+    if (writeError != 0) {
+      result.systemError = writeError;
       return CImprintImpose_writeFailed;
     }
     throw;
@@ -248,13 +288,12 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result) {
   return CImprintImpose_ok;
 }
 
-}  // namespace
-
-extern "C" int32_t CImprintImpose_run(const CImprintImpose_Job *job,
-                                      CImprintImpose_Result *result) {
+/// Runs `body`, turning every C++ exception into the result's status and message.
+template <typename Body>
+int32_t guarded(CImprintImpose_Result *result, Body body) {
   std::memset(result, 0, sizeof *result);
   try {
-    result->status = impose(*job, *result);
+    result->status = body();
   } catch (std::bad_alloc &) {
     result->status = CImprintImpose_outOfMemory;
     setMessage(result, "out of memory");
@@ -271,3 +310,35 @@ extern "C" int32_t CImprintImpose_run(const CImprintImpose_Job *job,
   }
   return result->status;
 }
+
+}  // namespace
+
+extern "C" int32_t CImprintImpose_run(const CImprintImpose_Job *job,
+                                      CImprintImpose_Result *result) {
+  return guarded(result, [&] {
+    DescriptorPipeline pipeline(job->descriptor);
+    // A write error is kept by the pipeline; impose reads it through this reference.
+    return impose(*job, *result, pipeline, pipeline.error);
+  });
+}
+
+extern "C" int32_t CImprintImpose_runToMemory(const CImprintImpose_Job *job,
+                                              CImprintImpose_Result *result,
+                                              unsigned char **bytes, size_t *length) {
+  *bytes = nullptr;
+  *length = 0;
+  return guarded(result, [&] {
+    MemoryPipeline pipeline;
+    int noWriteError = 0;
+    int32_t status = impose(*job, *result, pipeline, noWriteError);
+    if (status != CImprintImpose_ok) return status;
+    auto *copy = static_cast<unsigned char *>(std::malloc(pipeline.bytes.size() + 1));
+    if (!copy) throw std::bad_alloc();
+    std::memcpy(copy, pipeline.bytes.data(), pipeline.bytes.size());
+    *bytes = copy;
+    *length = pipeline.bytes.size();
+    return status;
+  });
+}
+
+extern "C" void CImprintImpose_free(unsigned char *bytes) { std::free(bytes); }

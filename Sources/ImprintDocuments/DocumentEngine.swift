@@ -75,14 +75,8 @@ public enum DocumentEngine {
       }
       var verdicts: [PageColor]?
       if let colors {
-        verdicts = []
-        for index in 0..<pages {
-          let size = try checkedSize(document, index, file: file)
-          let scale = min(
-            colors.dpi / 72, Double(maximumAnalysisPixels) / max(size.width, size.height))
-          let image = try render(document, index, size: size, scale: scale, file: file)
-          verdicts?.append(analyse(image, page: index + 1, rule: colors))
-        }
+        verdicts = try printedColors(
+          data, document: document, pages: pages, file: file, password: password, rule: colors)
       }
       return DocumentInfo(
         file: file, type: .pdf, pages: pages, pageSizes: sizes, encrypted: encrypted,
@@ -114,6 +108,50 @@ public enum DocumentEngine {
             heightPoints: Double(page.height) / page.dpi * 72)
         }, encrypted: false, printAllowed: true, colors: verdicts)
     }
+  }
+
+  /// Each page's colour verdict, decided on what prints: the pages as the print-ready file
+  /// carries them (`SheetImposer.printablePages`: the annotations it draws in, and no others),
+  /// rendered for printing.
+  ///
+  /// When libqpdf cannot make them (a file poppler repairs and libqpdf cannot read, which
+  /// `prepare` refuses anyway), the file's own pages are rendered for printing (annotations
+  /// by their print flag).
+  ///
+  /// - Throws: `DocumentError` naming `file`: `.memoryLimit`, and what rendering throws.
+  static func printedColors(
+    _ data: DocumentBytes, document: borrowing PDFDocument, pages: Int, file: String,
+    password: String?, rule: ColorRule
+  ) throws(DocumentError) -> [PageColor] {
+    func verdict(_ document: borrowing PDFDocument, _ index: Int, _ size: Size)
+      throws(DocumentError) -> PageColor
+    {
+      let scale = min(rule.dpi / 72, Double(maximumAnalysisPixels) / max(size.width, size.height))
+      let image = try render(
+        document, index, size: size, scale: scale, file: file, printing: true)
+      return analyse(image, page: index + 1, rule: rule)
+    }
+    var verdicts: [PageColor] = []
+    let printable: PDFDocument
+    do {
+      printable = try open(
+        try SheetImposer.printablePages(
+          data, file: file, password: password, expectedPages: pages), file: file, password: nil)
+    } catch .memoryLimit {
+      throw memoryLimit(file: file)
+    } catch {
+      for index in 0..<pages {
+        verdicts.append(try verdict(document, index, try checkedSize(document, index, file: file)))
+      }
+      return verdicts
+    }
+    guard printable.pageCount == pages else {
+      throw .changedSinceQuote(file: file, quotedPages: pages, pages: printable.pageCount)
+    }
+    for index in 0..<pages {
+      verdicts.append(try verdict(printable, index, try checkedSize(printable, index, file: file)))
+    }
+    return verdicts
   }
 
   /// Renders a thumbnail of one page that fits a `size` × `size` box (aspect kept, white behind
@@ -346,7 +384,8 @@ public enum DocumentEngine {
   }
 
   static func render(
-    _ document: borrowing PDFDocument, _ index: Int, size: Size, scale: Double, file: String
+    _ document: borrowing PDFDocument, _ index: Int, size: Size, scale: Double, file: String,
+    printing: Bool = false
   ) throws(DocumentError) -> RasterImage {
     let width = try pixels((size.width * scale).rounded(), file: file)
     let height = try pixels((size.height * scale).rounded(), file: file)
@@ -354,7 +393,7 @@ public enum DocumentEngine {
       let image = try RasterImage(width: width, height: height)
       try image.draw { canvas in
         canvas.scale(Double(width) / size.width, Double(height) / size.height)
-        _ = document.render(page: index, on: canvas)
+        _ = document.render(page: index, on: canvas, printing: printing)
       }
       return image
     } catch {

@@ -114,11 +114,24 @@ public struct PDFDocument: ~Copyable {
   /// The canvas must already be white: poppler does not paint the paper. The canvas lends its
   /// cairo context for the call (`package` access: cairo stays ImprintGraphics' own).
   ///
+  /// - Parameters:
+  ///   - index: the page, 0-based.
+  ///   - canvas: where it is drawn.
+  ///   - printing: as a screen shows it (`poppler_page_render`: every annotation a viewer
+  ///     shows, link boxes included) or as poppler prints it
+  ///     (`poppler_page_render_for_printing`: annotations only with their print flag, optional
+  ///     content by its print state).
   /// - Returns: false when the page does not exist.
-  public func render(page index: Int, on canvas: borrowing Canvas) -> Bool {
+  public func render(page index: Int, on canvas: borrowing Canvas, printing: Bool = false) -> Bool {
     guard let page = poppler_document_get_page(raw, Int32(index)) else { return false }
     defer { g_object_unref(UnsafeMutableRawPointer(page)) }
-    canvas.withUnsafeCairoContext { poppler_page_render(page, $0) }
+    canvas.withUnsafeCairoContext {
+      if printing {
+        poppler_page_render_for_printing(page, $0)
+      } else {
+        poppler_page_render(page, $0)
+      }
+    }
     return true
   }
 }

@@ -67,6 +67,62 @@ enum SheetImposer {
       throw DocumentError.badPageRange(file: file, range: layout.pages ?? "all")
     }
     let (width, height) = layout.paper.millimetres
+    let result = run(
+      bytes, password: password, pages: pages, expectedPages: layout.expectedPages,
+      nUp: layout.nUp, paper: (width / 25.4 * 72, height / 25.4 * 72),
+      blankBack: layout.blankBack, descriptor: descriptor)
+    if Int(result.status) == Int(CImprintImpose_writeFailed) {
+      throw FileError.unwritable(path: output, reason: .system(result.systemError))
+    }
+    if let failure = failure(result, file: file, password: password, pages: layout.expectedPages) {
+      throw failure
+    }
+    return Int(result.sheetSides)
+  }
+
+  /// The pages of the PDF in `bytes` as a print-ready file carries them, each on a sheet of
+  /// its own size, unscaled: the same form XObject of each page `impose` places, annotations
+  /// drawn in exactly as there (those with the print flag and an appearance, not hidden; the
+  /// others, and the link boxes a viewer draws, are not carried), and no optional-content
+  /// configuration (the print-ready file has none).
+  ///
+  /// What colour is decided on (`DocumentEngine.inspect`), so that a quote charges the colour
+  /// the print-ready file puts down.
+  ///
+  /// - Returns: the PDF, one page a page of the file, in order.
+  /// - Throws: `DocumentError` (`.encrypted`, `.changedSinceQuote` when the page tree holds
+  ///   another number than `expectedPages`, `.emptyPage`, `.prepareFailed`, `.memoryLimit`).
+  static func printablePages(
+    _ bytes: DocumentBytes, file: String, password: String?, expectedPages: Int
+  ) throws(DocumentError) -> DocumentBytes {
+    let pages = (0..<Int32(clamping: expectedPages)).map { $0 + 1 }
+    var output: UnsafeMutablePointer<UInt8>?
+    var length = 0
+    let result = run(
+      bytes, password: password, pages: pages, expectedPages: expectedPages, nUp: 1,
+      paper: (0, 0), blankBack: false, descriptor: -1, ownSize: true
+    ) { job, result in
+      CImprintImpose_runToMemory(&job, &result, &output, &length)
+    }
+    defer { CImprintImpose_free(output) }
+    if let failure = failure(result, file: file, password: password, pages: expectedPages) {
+      throw failure
+    }
+    guard let output else {
+      throw .prepareFailed(file: file, reason: "libqpdf returned no pages")
+    }
+    return DocumentBytes(copying: Array(UnsafeBufferPointer(start: output, count: length)))
+  }
+
+  /// Runs one imposition job with `call` (`CImprintImpose_run` unless told otherwise).
+  private static func run(
+    _ bytes: DocumentBytes, password: String?, pages: [Int32], expectedPages: Int, nUp: Int,
+    paper: (width: Double, height: Double), blankBack: Bool, descriptor: Int32,
+    ownSize: Bool = false,
+    call: (inout CImprintImpose_Job, inout CImprintImpose_Result) -> Int32 = {
+      CImprintImpose_run(&$0, &$1)
+    }
+  ) -> CImprintImpose_Result {
     var result = CImprintImpose_Result()
     pages.withUnsafeBufferPointer { list in
       bytes.buffer.withMemoryRebound(to: UInt8.self) { data in
@@ -74,31 +130,34 @@ enum SheetImposer {
           var job = CImprintImpose_Job(
             bytes: data.baseAddress, length: data.count, password: password == nil ? nil : secret,
             pages: list.baseAddress, pageCount: Int32(clamping: list.count),
-            expectedPages: Int32(clamping: layout.expectedPages), nUp: Int32(clamping: layout.nUp),
-            paperWidth: width / 25.4 * 72, paperHeight: height / 25.4 * 72,
-            blankBack: layout.blankBack ? 1 : 0, descriptor: descriptor)
-          _ = CImprintImpose_run(&job, &result)
+            expectedPages: Int32(clamping: expectedPages), nUp: Int32(clamping: nUp),
+            paperWidth: paper.width, paperHeight: paper.height,
+            blankBack: blankBack ? 1 : 0, descriptor: descriptor, ownSize: ownSize ? 1 : 0)
+          _ = call(&job, &result)
         }
       }
     }
+    return result
+  }
+
+  /// The error a job's status stands for; nil on success (and for a failed write, which the
+  /// caller names).
+  private static func failure(
+    _ result: CImprintImpose_Result, file: String, password: String?, pages expectedPages: Int
+  ) -> DocumentError? {
     let message = withUnsafeBytes(of: result.message) { raw in
       String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
     }
     switch Int(result.status) {
-    case Int(CImprintImpose_ok): return Int(result.sheetSides)
-    case Int(CImprintImpose_password):
-      throw DocumentError.encrypted(
-        file: file, passwordGiven: password != nil)
+    case Int(CImprintImpose_ok), Int(CImprintImpose_writeFailed): return nil
+    case Int(CImprintImpose_password): return .encrypted(file: file, passwordGiven: password != nil)
     case Int(CImprintImpose_pageCount):
-      throw DocumentError.changedSinceQuote(
-        file: file, quotedPages: layout.expectedPages, pages: Int(result.foundPages))
-    case Int(CImprintImpose_emptyPage):
-      throw DocumentError.emptyPage(file: file, page: Int(result.page))
-    case Int(CImprintImpose_writeFailed):
-      throw FileError.unwritable(path: output, reason: .system(result.systemError))
-    case Int(CImprintImpose_outOfMemory): throw DocumentError.memoryLimit(file: file, megabytes: 0)
+      return .changedSinceQuote(
+        file: file, quotedPages: expectedPages, pages: Int(result.foundPages))
+    case Int(CImprintImpose_emptyPage): return .emptyPage(file: file, page: Int(result.page))
+    case Int(CImprintImpose_outOfMemory): return .memoryLimit(file: file, megabytes: 0)
     default:
-      throw DocumentError.prepareFailed(file: file, reason: SafeText.excerpt(message, limit: 200))
+      return .prepareFailed(file: file, reason: SafeText.excerpt(message, limit: 200))
     }
   }
 

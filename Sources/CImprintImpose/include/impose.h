@@ -31,8 +31,12 @@ typedef struct CImprintImpose_Job {
   double paperHeight;
   /// 1: add one blank sheet side at the end (the back of a duplex job's odd last sheet).
   int32_t blankBack;
-  /// The output goes to this descriptor (not closed).
+  /// The output goes to this descriptor (not closed); unused by `CImprintImpose_runToMemory`.
   int descriptor;
+  /// 1: each page on a sheet of its own size (its form's box), unscaled; `nUp`, the paper and
+  /// `blankBack` are ignored. The pages as the print-ready file carries them: what is analysed
+  /// for colour.
+  int32_t ownSize;
 } CImprintImpose_Job;
 
 /// Statuses of `CImprintImpose_run`.
@@ -74,6 +78,14 @@ typedef struct CImprintImpose_Result {
 /// Every C++ exception is caught here; nothing is written to stdout or stderr. The output is
 /// deterministic (same input, same bytes). Returns `result->status`.
 int32_t CImprintImpose_run(const CImprintImpose_Job *job, CImprintImpose_Result *result);
+
+/// `CImprintImpose_run`, the PDF kept in memory: on success `*bytes` (malloc'ed, released with
+/// `CImprintImpose_free`) holds `*length` bytes; on failure `*bytes` is NULL.
+int32_t CImprintImpose_runToMemory(const CImprintImpose_Job *job, CImprintImpose_Result *result,
+                                   unsigned char **bytes, size_t *length);
+
+/// Releases the bytes `CImprintImpose_runToMemory` returned.
+void CImprintImpose_free(unsigned char *bytes);
 
 #ifdef __cplusplus
 }
