@@ -420,9 +420,9 @@ public enum DocumentEngine {
     return .memoryLimit(file: file, megabytes: megabytes)
   }
 
-  /// Each page's width, height and resolution (pHYs, JFIF density or TIFF resolution; 96 dpi
-  /// when the file has none or an implausible one), read by `ImageDecoder.pages` against
-  /// `maximumImagePixels`: one page, or a TIFF's directories.
+  /// Each page's width, height and resolution (pHYs; a JPEG's JFIF density, else its EXIF
+  /// resolution; TIFF resolution; 96 dpi when the file has none or an implausible one), read
+  /// by `ImageDecoder.pages` against `maximumImagePixels`: one page, or a TIFF's directories.
   static func imagePages(
     _ bytes: [UInt8], file: String
   ) throws(DocumentError) -> [(width: Int, height: Int, dpi: Double)] {
@@ -434,7 +434,7 @@ public enum DocumentEngine {
     }
     return headers.map { header in
       var dpi = header.dpi ?? 96
-      if !(10...10_000).contains(dpi) { dpi = 96 }
+      if !ImageDecoder.plausibleDPI.contains(dpi) { dpi = 96 }
       return (header.width, header.height, dpi)
     }
   }

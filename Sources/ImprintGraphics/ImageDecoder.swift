@@ -123,8 +123,8 @@ public struct ImageHeader: Sendable, Equatable {
   public let width: Int
   /// Height in pixels, as displayed.
   public let height: Int
-  /// Resolution from PNG pHYs, the JFIF density or TIFF's resolution tags, nil when the file
-  /// gives none.
+  /// Resolution in dots per inch from PNG pHYs, a JPEG's JFIF density or EXIF resolution
+  /// (`ImageDecoder.jpegDPI`) or TIFF's resolution tags, nil when the file gives none.
   public let dpi: Double?
 }
 
@@ -264,11 +264,8 @@ public enum ImageDecoder {
         throw .damaged(
           source: source, reason: "the JPEG header gives invalid dimensions \(width) x \(height)")
       }
-      // JFIF APP0: units (1 = dpi, 2 = dots per cm) and the X density.
-      if bytes.count > 18, Array(bytes[6..<11]) == Array("JFIF\0".utf8) {
-        let density = Double(Int(bytes[14]) << 8 | Int(bytes[15]))
-        if density > 0 { dpi = bytes[13] == 1 ? density : bytes[13] == 2 ? density * 2.54 : nil }
-      }
+      // The JFIF density, else the EXIF resolution (`jpegDPI`).
+      dpi = jpegDPI(bytes)
       if exifOrientation(bytes) >= 5 { swap(&width, &height) }
       // libjpeg's sides (at most 65 535).
       side = 65_535
@@ -339,41 +336,13 @@ public enum ImageDecoder {
 
   /// The EXIF orientation (1-8) of a JPEG, 1 when absent or unreadable.
   public static func exifOrientation(_ bytes: [UInt8]) -> Int {
-    var offset = 2
-    while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
-      let marker = bytes[offset + 1]
-      let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-      if marker == 0xDA || marker == 0xD9 { break }
-      let start = offset + 4
-      if marker == 0xE1, start + 6 <= bytes.count,
-        Array(bytes[start..<(start + 6)]) == Array("Exif\0\0".utf8)
-      {
-        return tiffOrientation(bytes, base: start + 6, end: min(bytes.count, offset + 2 + length))
-      }
-      offset += 2 + length
+    var orientation = 1
+    forEachSegment(bytes) { marker, start, end in
+      guard marker == 0xE1, EXIFDirectory.isEXIF(bytes, segment: start..<end) else { return true }
+      orientation = EXIFDirectory(bytes, segment: start..<end)?.orientation ?? 1
+      return false
     }
-    return 1
-  }
-
-  private static func tiffOrientation(_ bytes: [UInt8], base: Int, end: Int) -> Int {
-    guard base + 8 <= end else { return 1 }
-    let little = bytes[base] == 0x49
-    func u16(_ at: Int) -> Int? {
-      guard at + 2 <= end else { return nil }
-      return little
-        ? Int(bytes[at]) | Int(bytes[at + 1]) << 8 : Int(bytes[at]) << 8 | Int(bytes[at + 1])
-    }
-    func u32(_ at: Int) -> Int? {
-      guard let a = u16(at), let b = u16(at + 2) else { return nil }
-      return little ? a | b << 16 : a << 16 | b
-    }
-    guard let ifd = u32(base + 4), let count = u16(base + ifd) else { return 1 }
-    for entry in 0..<min(count, 256) {
-      let at = base + ifd + 2 + entry * 12
-      guard let tag = u16(at) else { return 1 }
-      if tag == 0x0112, let value = u16(at + 8), (1...8).contains(value) { return value }
-    }
-    return 1
+    return orientation
   }
 }
 
