@@ -26,7 +26,7 @@ enum DocumentCommands {
       "Chroma above which a pixel is coloured (default 8).")
     static let colorMinArea = OptionKey.number(
       "color-min-area", "<percent>", in: 0...100,
-      "Coloured area that makes a page colour (default 0.1).")
+      "Coloured area that makes a page colour (default 0.001).")
     static let output = OptionKey.directory(
       "output", short: "o", "<dir>", "Folder for the thumbnails.")
     static let size = OptionKey.integer(

@@ -517,7 +517,7 @@ public enum DocumentEngine {
     func percent(_ value: Double) -> Double { (value / total * 10_000).rounded() / 100 }
     return PageColor(
       page: page, color: area > rule.minimumAreaPercent && colored > 0,
-      blank: inked == 0, coloredAreaPercent: (area * 1000).rounded() / 1000,
+      blank: inked == 0, coloredAreaPercent: (area * 10_000).rounded() / 10_000,
       cyan: percent(c), magenta: percent(m), yellow: percent(y), black: percent(k))
   }
 

@@ -112,7 +112,8 @@ public struct PageColor: Sendable, Codable, Equatable {
   public var color: Bool
   /// Whether nothing at all is printed on the page.
   public var blank: Bool
-  /// The share of the page's pixels whose chroma exceeds the tolerance, in per cent.
+  /// The share of the page's pixels whose chroma exceeds the tolerance, in per cent, to
+  /// 0.0001 (a tenth of the default allowance).
   public var coloredAreaPercent: Double
   /// Ink coverage estimates in per cent of the page (naive RGB → CMYK with full black
   /// generation): cyan, magenta, yellow, black.
@@ -127,15 +128,19 @@ public struct PageColor: Sendable, Codable, Equatable {
 
 /// The colour rule, which a shop may tune.
 ///
-/// A pixel is coloured when max(R,G,B) − min(R,G,B) exceeds `chromaTolerance` (so scanner
-/// noise and grey anti-aliasing stay monochrome). A page is colour when more than
-/// `minimumAreaPercent` of its pixels are coloured (so one blue hyperlink does not make a page
-/// colour; 0 makes any coloured pixel count). Pages are analysed at `dpi`, capped at 2 500 px.
+/// The default is a colour printer's own counter's: in auto colour mode office devices count
+/// a page as colour when they put down any colour toner, so any visible colour (one blue
+/// hyperlink, a coloured bullet) makes a page colour, beyond a noise allowance. A pixel is
+/// coloured when max(R,G,B) − min(R,G,B) exceeds `chromaTolerance` (so grey anti-aliasing and
+/// faint tints next to grey stay monochrome). A page is colour when more than
+/// `minimumAreaPercent` of its pixels are coloured (the allowance: on A4 at 50 dpi, 2 of its
+/// 241 605 pixels stay monochrome, 3 make it colour; 0 makes any coloured pixel count).
+/// Pages are analysed at `dpi`, capped at 2 500 px.
 public struct ColorRule: Sendable, Codable, Equatable {
   /// Chroma tolerance, 0-255 (default 8).
   public var chromaTolerance = 8
-  /// Minimum coloured area in per cent of the page (default 0.1).
-  public var minimumAreaPercent = 0.1
+  /// Coloured area in per cent of the page that a colour page exceeds (default 0.001).
+  public var minimumAreaPercent = 0.001
   /// Analysis resolution (default 50 dpi).
   public var dpi = 50.0
 

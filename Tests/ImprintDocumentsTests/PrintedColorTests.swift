@@ -13,8 +13,9 @@ import Testing
 
 @testable import ImprintDocuments
 
-/// USD rates: mono 10, colour 30 an impression, A4 and Letter paper 2 a sheet.
-private let prices = #"""
+/// USD rates: mono 10, colour 30 an impression, A4 and Letter paper 2 a sheet (the colour
+/// tests' price list).
+let colorTestPrices = #"""
   {"schemaVersion":1,"store":"Copy Corner","version":"v1","currency":"USD",
    "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
    "paper":{"A4":{"plain":2},"Letter":{"plain":2}},
@@ -81,10 +82,17 @@ func inkcovColorPages(_ path: String) throws -> [Bool] {
 }
 
 /// A LaTeX document made with pdflatex (Debian's texlive) in `folder`: `body` between
-/// `\begin{document}` and `\end{document}`, with graphicx and hyperref (`options`).
+/// `\begin{document}` and `\end{document}`, with graphicx and hyperref (`options`); with
+/// `image`, a 60 × 40 PNG of that RGB colour is written first and `IMAGE` in `body` names it.
 func latexDocument(
-  _ body: String, hyperref options: String = "", in folder: TemporaryFolder, name: String
+  _ body: String, hyperref options: String = "", image: (UInt8, UInt8, UInt8)? = nil,
+  in folder: TemporaryFolder, name: String
 ) throws -> String {
+  var body = body
+  if let (red, green, blue) = image {
+    try writeColorPNG(to: folder.file(name + "-image.png"), red: red, green: green, blue: blue)
+    body = body.replacingOccurrences(of: "IMAGE", with: folder.file(name + "-image.png"))
+  }
   let source = folder.file(name + ".tex")
   let text = """
     \\documentclass{article}
@@ -183,7 +191,7 @@ struct PrintedColorTests {
     // A screen shows the boxes (poppler draws them from /C and /Border): colour there.
     #expect(try screenColors(folder.file("doc.pdf")) == [false, true, true, true, false, true])
     let prepared = try await prepareOrder(
-      in: folder, prices: prices, files: [#"{"path":"doc.pdf","color":"auto"}"#])
+      in: folder, prices: colorTestPrices, files: [#"{"path":"doc.pdf","color":"auto"}"#])
     let file = try #require(prepared.files.first)
     #expect(prepared.quote.files.first?.colorImpressions == expected.filter { $0 }.count)
     #expect(try splashColorPages(file.document, in: folder) == expected)
@@ -193,16 +201,14 @@ struct PrintedColorTests {
   @Test("hyperref's link boxes: 40 link lines, a black page, a colour image on page 3")
   func hyperrefBoxes() async throws {
     let folder = TemporaryFolder()
-    let image = folder.file("red.png")
-    try writeColorPNG(to: image, red: 200, green: 30, blue: 30)
     let pdf = try latexDocument(
       """
       \(linkBoxLines)
       \\newpage
       \\hypertarget{t}{Target}: black text only.
       \\newpage
-      A colour image: \\includegraphics[width=4cm]{\(image)}
-      """, in: folder, name: "boxes")
+      A colour image: \\includegraphics[width=4cm]{IMAGE}
+      """, image: (200, 30, 30), in: folder, name: "boxes")
     // The boxes are really there, without the print flag (hyperref writes no /F).
     let dump = try runTool("qpdf", ["--qdf", "--object-streams=disable", pdf, "-"]).stdout
     #expect(dump.components(separatedBy: "/Subtype /Link").count - 1 >= 80)
@@ -216,7 +222,7 @@ struct PrintedColorTests {
 
     try FileManager.default.copyItem(atPath: pdf, toPath: folder.file("boxes-order.pdf"))
     let prepared = try await prepareOrder(
-      in: folder, prices: prices, files: [#"{"path":"boxes-order.pdf","color":"auto"}"#],
+      in: folder, prices: colorTestPrices, files: [#"{"path":"boxes-order.pdf","color":"auto"}"#],
       options: PrepareOptions(splitColor: true))
     let quote = try #require(prepared.quote.files.first)
     #expect(quote.colorImpressions == 1 && quote.monoImpressions == 2)
@@ -232,7 +238,7 @@ struct PrintedColorTests {
 
     // The whole file prepared (no split), 1-up: each side as inspected.
     let whole = try await prepareOrder(
-      in: folder, prices: prices, files: [#"{"path":"boxes-order.pdf","color":"auto"}"#],
+      in: folder, prices: colorTestPrices, files: [#"{"path":"boxes-order.pdf","color":"auto"}"#],
       output: "whole")
     let document = try #require(whole.files.first?.document)
     #expect(try splashColorPages(document, in: folder) == expected)

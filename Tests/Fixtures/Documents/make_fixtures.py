@@ -4,7 +4,7 @@
 Minimal hand-written PDFs, so every structural property is known exactly:
   mixed.pdf        3 pages: A4 portrait (black text), Letter landscape (a red square),
                    A5 with /Rotate 90 (blank)
-  hyperlink.pdf    1 A4 page of black text with one small blue word (colour only with area 0)
+  hyperlink.pdf    1 A4 page of black text with one small blue word (colour, 0.0075 % of the page)
   encrypted.pdf    mixed.pdf with user password "secret" (qpdf)
   noprint.pdf      mixed.pdf, empty user password, printing not permitted (qpdf)
   objstreams.pdf   PDF 1.5: the page tree (two levels, an inherited media box, a rotated
