@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -324,21 +325,22 @@ extern "C" int32_t CImprintImpose_run(const CImprintImpose_Job *job,
 
 extern "C" int32_t CImprintImpose_runToMemory(const CImprintImpose_Job *job,
                                               CImprintImpose_Result *result,
-                                              unsigned char **bytes, size_t *length) {
-  *bytes = nullptr;
-  *length = 0;
+                                              CImprintImpose_Output *output) {
+  *output = CImprintImpose_Output{nullptr, 0, nullptr};
   return guarded(result, [&] {
-    MemoryPipeline pipeline;
+    auto pipeline = std::make_unique<MemoryPipeline>();
     int noWriteError = 0;
-    int32_t status = impose(*job, *result, pipeline, noWriteError);
+    int32_t status = impose(*job, *result, *pipeline, noWriteError);
     if (status != CImprintImpose_ok) return status;
-    auto *copy = static_cast<unsigned char *>(std::malloc(pipeline.bytes.size() + 1));
-    if (!copy) throw std::bad_alloc();
-    std::memcpy(copy, pipeline.bytes.data(), pipeline.bytes.size());
-    *bytes = copy;
-    *length = pipeline.bytes.size();
+    // Handed over as they are, not copied: the caller copies them once and frees them.
+    output->bytes = reinterpret_cast<const unsigned char *>(pipeline->bytes.data());
+    output->length = pipeline->bytes.size();
+    output->owner = pipeline.release();
     return status;
   });
 }
 
-extern "C" void CImprintImpose_free(unsigned char *bytes) { std::free(bytes); }
+extern "C" void CImprintImpose_free(CImprintImpose_Output *output) {
+  delete static_cast<MemoryPipeline *>(output->owner);
+  *output = CImprintImpose_Output{nullptr, 0, nullptr};
+}

@@ -18,10 +18,20 @@ public final class DocumentBytes: @unchecked Sendable {
 
   /// A private copy of `bytes`.
   public init(copying bytes: [UInt8]) {
+    buffer = bytes.withUnsafeBufferPointer { Self.copy($0) }
+    mapped = false
+  }
+
+  /// A private copy of `bytes`, a buffer another library owns.
+  public init(copying bytes: UnsafeBufferPointer<UInt8>) {
+    buffer = Self.copy(bytes)
+    mapped = false
+  }
+
+  private static func copy(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
     let storage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, bytes.count))
     _ = storage.initialize(from: bytes)
-    buffer = UnsafeBufferPointer(rebasing: storage[..<bytes.count])
-    mapped = false
+    return UnsafeBufferPointer(rebasing: storage[..<bytes.count])
   }
 
   /// The regular file at `path`, mapped read-only.

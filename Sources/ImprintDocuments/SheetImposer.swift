@@ -96,22 +96,22 @@ enum SheetImposer {
     _ bytes: DocumentBytes, file: String, password: String?, expectedPages: Int
   ) throws(DocumentError) -> DocumentBytes {
     let pages = (0..<Int32(clamping: expectedPages)).map { $0 + 1 }
-    var output: UnsafeMutablePointer<UInt8>?
-    var length = 0
+    var output = CImprintImpose_Output()
     let result = run(
       bytes, password: password, pages: pages, expectedPages: expectedPages, nUp: 1,
       paper: (0, 0), blankBack: false, descriptor: -1, ownSize: true
     ) { job, result in
-      CImprintImpose_runToMemory(&job, &result, &output, &length)
+      CImprintImpose_runToMemory(&job, &result, &output)
     }
-    defer { CImprintImpose_free(output) }
+    defer { CImprintImpose_free(&output) }
     if let failure = failure(result, file: file, password: password, pages: expectedPages) {
       throw failure
     }
-    guard let output else {
+    guard let start = output.bytes else {
       throw .prepareFailed(file: file, reason: "libqpdf returned no pages")
     }
-    return DocumentBytes(copying: Array(UnsafeBufferPointer(start: output, count: length)))
+    // One copy, owned by Swift; libqpdf's is freed on return.
+    return DocumentBytes(copying: UnsafeBufferPointer(start: start, count: output.length))
   }
 
   /// Runs one imposition job with `call` (`CImprintImpose_run` unless told otherwise).

@@ -79,13 +79,21 @@ typedef struct CImprintImpose_Result {
 /// deterministic (same input, same bytes). Returns `result->status`.
 int32_t CImprintImpose_run(const CImprintImpose_Job *job, CImprintImpose_Result *result);
 
-/// `CImprintImpose_run`, the PDF kept in memory: on success `*bytes` (malloc'ed, released with
-/// `CImprintImpose_free`) holds `*length` bytes; on failure `*bytes` is NULL.
-int32_t CImprintImpose_runToMemory(const CImprintImpose_Job *job, CImprintImpose_Result *result,
-                                   unsigned char **bytes, size_t *length);
+/// A PDF written to memory by `CImprintImpose_runToMemory`: `length` bytes at `bytes`, valid
+/// until `CImprintImpose_free` (which `owner` is for).
+typedef struct CImprintImpose_Output {
+  const unsigned char *bytes;
+  size_t length;
+  void *owner;
+} CImprintImpose_Output;
 
-/// Releases the bytes `CImprintImpose_runToMemory` returned.
-void CImprintImpose_free(unsigned char *bytes);
+/// `CImprintImpose_run`, the PDF kept in memory: on success `output` holds it (released with
+/// `CImprintImpose_free`); on failure its `bytes` is NULL.
+int32_t CImprintImpose_runToMemory(const CImprintImpose_Job *job, CImprintImpose_Result *result,
+                                   CImprintImpose_Output *output);
+
+/// Releases what `CImprintImpose_runToMemory` wrote to `output` (nothing when it failed).
+void CImprintImpose_free(CImprintImpose_Output *output);
 
 #ifdef __cplusplus
 }
