@@ -154,6 +154,11 @@ struct PrintedColorTests {
       "/Annots [<< /Type /Annot /Subtype /Square /Rect [72 500 300 700] /F 0 "
         + "/AP << /N 4 0 R >> >>]", false, "the same square, print flag clear"
     ),
+    // poppler's printing mode leaves every link out; the prepared file draws this one in.
+    (
+      "/Annots [<< /Type /Annot /Subtype /Link /Rect [72 500 300 700] /F 4 "
+        + "/AP << /N 4 0 R >> >>]", true, "a printable link with a red appearance"
+    ),
   ]
 
   /// A PDF of `annotations`, one A4 page each with black text: 1 catalog, 2 page tree, 3 font,
@@ -189,7 +194,8 @@ struct PrintedColorTests {
       file: "doc.pdf", colors: ColorRule())
     #expect(info.colors?.map(\.color) == expected)
     // A screen shows the boxes (poppler draws them from /C and /Border): colour there.
-    #expect(try screenColors(folder.file("doc.pdf")) == [false, true, true, true, false, true])
+    #expect(
+      try screenColors(folder.file("doc.pdf")) == [false, true, true, true, false, true, true])
     let prepared = try await prepareOrder(
       in: folder, prices: colorTestPrices, files: [#"{"path":"doc.pdf","color":"auto"}"#])
     let file = try #require(prepared.files.first)
