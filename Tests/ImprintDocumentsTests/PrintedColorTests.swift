@@ -204,7 +204,7 @@ struct PrintedColorTests {
     #expect(try inkcovColorPages(file.document) == expected)
   }
 
-  @Test("hyperref's link boxes: 40 link lines, a black page, a colour image on page 3")
+  @Test("hyperref's link boxes: 40 link lines, a black page, a colour image on page 3; 1-up, 2-up")
   func hyperrefBoxes() async throws {
     let folder = TemporaryFolder()
     let pdf = try latexDocument(
@@ -249,6 +249,16 @@ struct PrintedColorTests {
     let document = try #require(whole.files.first?.document)
     #expect(try splashColorPages(document, in: folder) == expected)
     #expect(try inkcovColorPages(document) == expected)
+
+    // 2-up: the first side holds pages 1 and 2 (mono), the second page 3 (colour).
+    let twoUp = try await prepareOrder(
+      in: folder, prices: colorTestPrices,
+      files: [#"{"path":"boxes-order.pdf","color":"auto","nUp":2}"#], output: "two-up")
+    let sides = try #require(twoUp.files.first?.document)
+    #expect(twoUp.quote.files.first?.colorImpressions == 1)
+    #expect(twoUp.quote.files.first?.monoImpressions == 1)
+    #expect(try splashColorPages(sides, in: folder) == [false, true])
+    #expect(try inkcovColorPages(sides) == [false, true])
   }
 
   /// Each page's verdict as a screen shows it (every annotation drawn), by the same rule.
