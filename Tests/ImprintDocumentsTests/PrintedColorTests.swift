@@ -261,6 +261,19 @@ struct PrintedColorTests {
     #expect(try inkcovColorPages(sides) == [false, true])
   }
 
+  @Test("when libqpdf cannot make the printable pages, the pages are rendered for printing")
+  func fallback() throws {
+    let data = DocumentBytes(copying: Self.annotated())
+    let document = try PDFDocument(data: data, password: nil)
+    // Asked for one page fewer than the file has, libqpdf refuses (its count differs), as it
+    // refuses a file it cannot read: poppler's printing mode decides instead.
+    let verdicts = try DocumentEngine.printedColors(
+      data, document: document, pages: Self.annotations.count - 1, file: "doc.pdf", password: nil,
+      rule: ColorRule())
+    // No link box, hidden or non-printing annotation counts; the printable square does.
+    #expect(verdicts.map(\.color) == [false, false, false, true, false, false])
+  }
+
   /// Each page's verdict as a screen shows it (every annotation drawn), by the same rule.
   private func screenColors(_ path: String) throws -> [Bool] {
     let data = try DocumentBytes(mapping: path)
