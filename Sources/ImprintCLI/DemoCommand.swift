@@ -38,10 +38,12 @@ enum DemoCommand {
   static func run(folder: String, _ arguments: ParsedArguments, _ console: Console) async throws
     -> Int32
   {
-    // The sample data is the checkout's (assets/samples, examples/), not a library resource.
+    // The sample data is the checkout's (assets/samples, examples/), not a library resource;
+    // an installed imprint has it in ../share/imprint (the Debian package's /usr/share/imprint).
     guard
       let assets = try ResourceLocator.checkedAssetsDirectory()
         ?? ResourceLocator.checkoutDirectory("assets", marker: "samples")
+        ?? ResourceLocator.installedDirectory("assets", marker: "samples")
     else {
       throw FileError.notFound(path: "assets")
     }

@@ -30,23 +30,47 @@ public enum ResourceLocator {
   /// For the demo's sample data only (`.build/debug/imprint demo` finds it from anywhere): the
   /// library's resources come from its bundles.
   public static func checkoutDirectory(_ name: String, marker: String) -> String? {
-    var folder = URL(fileURLWithPath: CommandLine.arguments.first ?? "")
-      .resolvingSymlinksInPath().deletingLastPathComponent()
-    if let selfPath = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-      folder = URL(fileURLWithPath: selfPath).deletingLastPathComponent()
-    }
+    var folder = executableFolder()
     for _ in 0..<5 {
       let candidate = folder.appendingPathComponent(name).path
-      var isDirectory: ObjCBool = false
-      if FileManager.default.fileExists(
-        atPath: candidate + "/" + marker, isDirectory: &isDirectory),
-        isDirectory.boolValue
-      {
-        return candidate
-      }
+      if isFolder(candidate + "/" + marker) { return candidate }
       folder = folder.deletingLastPathComponent()
     }
     return nil
+  }
+
+  /// The installed folder `name` (holding `marker`) in `share/imprint` beside the running
+  /// executable's folder (`/usr/share/imprint/assets` for `/usr/bin/imprint`, as the Debian
+  /// package installs it), or nil.
+  ///
+  /// For the demo's sample data only, as `checkoutDirectory` is.
+  public static func installedDirectory(_ name: String, marker: String) -> String? {
+    installedDirectory(name, marker: marker, executableFolder: executableFolder().path)
+  }
+
+  /// `installedDirectory(_:marker:)` for an executable in `executableFolder`.
+  package static func installedDirectory(
+    _ name: String, marker: String, executableFolder: String
+  ) -> String? {
+    let candidate = URL(fileURLWithPath: executableFolder).deletingLastPathComponent()
+      .appendingPathComponent("share/imprint").appendingPathComponent(name).standardizedFileURL
+      .path
+    return isFolder(candidate + "/" + marker) ? candidate : nil
+  }
+
+  /// The folder of the running executable, symbolic links resolved (`/proc/self/exe`).
+  private static func executableFolder() -> URL {
+    if let selfPath = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+      return URL(fileURLWithPath: selfPath).deletingLastPathComponent()
+    }
+    return URL(fileURLWithPath: CommandLine.arguments.first ?? "")
+      .resolvingSymlinksInPath().deletingLastPathComponent()
+  }
+
+  private static func isFolder(_ path: String) -> Bool {
+    var isDirectory: ObjCBool = false
+    return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+      && isDirectory.boolValue
   }
 
   /// The templates folder as `templatesDirectory` finds it, refusing a folder named explicitly

@@ -83,6 +83,40 @@ struct ResourceCLITests {
     #expect(alone.contents() == ["imprint"])
   }
 
+  @Test("an executable installed in bin/ reads its bundles from ../lib/imprint/")
+  func installedLayout() throws {
+    // As the Debian package lays it out: /usr/bin/imprint, /usr/lib/imprint/Imprint_*.resources.
+    let prefix = TemporaryFolder()
+    let lib = prefix.file("lib/imprint")
+    try FileManager.default.createDirectory(
+      atPath: prefix.file("bin"), withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: lib, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: Self.binary, toPath: prefix.file("bin/imprint"))
+    let built = Bundle.main.bundleURL.path
+    for name in try FileManager.default.contentsOfDirectory(atPath: built)
+    where name.hasPrefix("Imprint_") && name.hasSuffix(".resources") {
+      try FileManager.default.copyItem(atPath: built + "/" + name, toPath: lib + "/" + name)
+    }
+    let decoy = try Self.decoy()
+    let card = try runTool(
+      "/usr/bin/env",
+      [
+        "-C", decoy.path, "-u", "IMPRINT_ASSETS", "-u", "IMPRINT_TEMPLATES",
+        prefix.file("bin/imprint"),
+      ]
+        + ["card", Self.profile, "-o", "card.pdf", "--quiet"])
+    #expect(card.status == 0, "\(card.stderr)")
+    #expect(try pdfInfo(decoy.file("card.pdf"))["Pages"] == "2")
+    let list = try runTool(
+      "/usr/bin/env",
+      [
+        "-C", decoy.path, "-u", "IMPRINT_TEMPLATES", prefix.file("bin/imprint"), "templates",
+        "list",
+      ])
+    #expect(list.status == 0, "\(list.stderr)")
+    #expect(Self.names(list.stdout) == ["classic", "midnight", "moderator"], "\(list.stdout)")
+  }
+
   @Test("IMPRINT_TEMPLATES and --templates still choose the designs, --templates first")
   func templatesOverride() throws {
     let designs = TemporaryFolder()
