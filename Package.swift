@@ -21,6 +21,7 @@ let package = Package(
     .library(name: "ImprintDocuments", targets: ["ImprintDocuments"]),
     .library(name: "ImprintPricing", targets: ["ImprintPricing"]),
     .library(name: "ImprintBatch", targets: ["ImprintBatch"]),
+    .library(name: "ImprintHTTP", targets: ["ImprintHTTP"]),
     .library(name: "ImprintService", targets: ["ImprintService"]),
     .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
     .executable(name: "imprint", targets: ["imprint"]),
@@ -98,12 +99,15 @@ let package = Package(
         "ImprintPricing",
       ]
     ),
-    // `imprint serve`: the capabilities over HTTP (llhttp), a front end beside the CLI.
+    // The HTTP/1.1 transport: connections, llhttp's parsing and the server's own rules,
+    // bodies and multipart, answers, the bounded pool (the one owner of CImprintHTTP).
+    .target(name: "ImprintHTTP", dependencies: ["ImprintCore", "CImprintHTTP"]),
+    // `imprint serve`: the capabilities over HTTP (ImprintHTTP), a front end beside the CLI.
     .target(
       name: "ImprintService",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPricing", "ImprintBatch", "CImprintHTTP",
+        "ImprintPricing", "ImprintBatch", "ImprintHTTP",
       ],
       // The OpenAPI document served at /openapi.json, found through Bundle.module
       // (ImprintService.openAPIDocument()).
@@ -113,7 +117,7 @@ let package = Package(
       name: "ImprintCLI",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPricing", "ImprintBatch", "ImprintService",
+        "ImprintPricing", "ImprintBatch", "ImprintHTTP", "ImprintService",
       ]
     ),
     .executableTarget(name: "imprint", dependencies: ["ImprintCLI", "ImprintDocuments"]),
@@ -144,7 +148,8 @@ let package = Package(
       name: "ImprintBatchTests",
       dependencies: ["ImprintBatch", "ImprintCards", "ImprintDocuments", "ImprintTestSupport"]),
     .testTarget(
-      name: "ImprintServiceTests", dependencies: ["ImprintService", "ImprintTestSupport"]),
+      name: "ImprintServiceTests",
+      dependencies: ["ImprintService", "ImprintHTTP", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: [

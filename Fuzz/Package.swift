@@ -28,7 +28,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("PDFDuplicateKeys", ["ImprintPDF"]),
   ("ImageHeader", ["ImprintGraphics"]),
   ("StrictJSON", ["ImprintCore"]),
-  ("IdempotencyKey", ["ImprintService", "ImprintCore"]),
+  ("IdempotencyKey", ["ImprintService", "ImprintHTTP", "ImprintCore"]),
 ]
 
 // A path dependency's identity is its folder's name (`main`, `wt-fuzz`, a fresh clone's name),

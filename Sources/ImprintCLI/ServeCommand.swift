@@ -3,6 +3,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import ImprintService
 
 enum ServeCommand {
@@ -191,7 +192,7 @@ enum ServeCommand {
     settings.printPasswordFile = arguments.value(Key.passwordFile) ?? settings.printPasswordFile
 
     let address: ListenAddress
-    do throws(ServiceError) {
+    do throws(HTTPError) {
       address = try ListenAddress(parsing: settings.listen ?? "127.0.0.1:8080")
     } catch {
       // Only --listen can be malformed here: ServiceSettings.load checked the file's.

@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 
 /// The token a request's `Authorization: Bearer <token>` must carry.
 ///

@@ -5,6 +5,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import Synchronization
 
 /// The `Idempotency-Key`s of the requests that made jobs, each with its request's fingerprint

@@ -7,6 +7,7 @@
 import Foundation
 import ImprintBatch
 import ImprintCore
+import ImprintHTTP
 import Synchronization
 
 extension ImprintService {
@@ -74,7 +75,7 @@ extension ImprintService {
       // Past its deadline the request is answered 503 by the server: a job started now would
       // run with its client told it was not taken.
       if request.isPastDeadline {
-        throw ServiceError.deadlineExceeded(
+        throw HTTPError.deadlineExceeded(
           path: request.path, seconds: configuration.requestTimeout)
       }
     } catch {

@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 
 extension ImprintService {
   /// The OpenAPI 3.1 document describing every route, parameter, body, response and status

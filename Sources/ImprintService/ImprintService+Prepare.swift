@@ -7,6 +7,7 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintHTTP
 import ImprintPricing
 
 extension ImprintService {
@@ -100,7 +101,7 @@ extension ImprintService {
     do {
       // Past its deadline the request is answered 503 by the server: no job may start then.
       if request.isPastDeadline {
-        throw ServiceError.deadlineExceeded(
+        throw HTTPError.deadlineExceeded(
           path: request.path, seconds: configuration.requestTimeout)
       }
       // Never stopped part-way (its files may be on their way to a printer): a DELETE while it

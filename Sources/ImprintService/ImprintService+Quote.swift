@@ -5,6 +5,7 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintHTTP
 import ImprintPricing
 
 extension ImprintService {

@@ -8,6 +8,7 @@ import ImprintCards
 import ImprintCore
 import ImprintDocuments
 import ImprintGraphics
+import ImprintHTTP
 import ImprintQR
 
 extension ImprintService {
@@ -268,9 +269,9 @@ extension ImprintService {
   /// bytes, and the work of decoding it taken from the body budget until `release`d.
   ///
   /// - Returns: the bytes of the budget taken.
-  /// - Throws: `ServiceError.jsonTooLarge` (413), `.bodiesBusy` (503) when the work does not fit
+  /// - Throws: `HTTPError.jsonTooLarge` (413), `.bodiesBusy` (503) when the work does not fit
   ///   beside the bodies held.
-  func takeJSON(_ part: FormPart, route: String) throws(ServiceError) -> Int {
+  func takeJSON(_ part: FormPart, route: String) throws(HTTPError) -> Int {
     guard part.bytes.count <= HTTPServer.jsonByteLimit else {
       throw .jsonTooLarge(path: route, bytes: part.bytes.count, limit: HTTPServer.jsonByteLimit)
     }

@@ -6,6 +6,7 @@
 import Foundation
 import ImprintCards
 import ImprintCore
+import ImprintHTTP
 
 /// How a service calls the webhooks of long jobs.
 public struct WebhookSettings: Sendable, Equatable {

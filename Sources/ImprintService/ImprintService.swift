@@ -7,6 +7,7 @@ import ImprintCards
 import ImprintCore
 import ImprintDocuments
 import ImprintGraphics
+import ImprintHTTP
 import ImprintPricing
 import Synchronization
 
@@ -223,7 +224,7 @@ public final class ImprintService: Sendable {
       },
       inline: { request in box.service?.respondInline(request) },
       handler: { request in
-        guard let service = box.service else { return .error(ServiceError.busy(queued: 0)) }
+        guard let service = box.service else { return .error(HTTPError.busy(queued: 0)) }
         return await service.respond(request)
       })
     box.service = self
@@ -234,8 +235,8 @@ public final class ImprintService: Sendable {
   /// pending (`resumeWebhooks`), once the server answers their receivers' polls.
   ///
   /// - Returns: the port listened on (the system's choice when the configuration says 0).
-  /// - Throws: `ServiceError.listen`.
-  public func start() throws(ServiceError) -> Int {
+  /// - Throws: `HTTPError.listen`.
+  public func start() throws(HTTPError) -> Int {
     let port = try server.start(configuration.listen)
     let lists = configuration.priceLists
     if configuration.priceListCheckSeconds > 0 && !lists.files.isEmpty {
@@ -323,11 +324,11 @@ public final class ImprintService: Sendable {
   ///     complete, `run` may never return (the stuck work may hold the threads it would resume
   ///     on): `imprint serve` writes what was stuck and ends the process there.
   /// - Returns: the stop's report.
-  /// - Throws: `ServiceError.listen`.
+  /// - Throws: `HTTPError.listen`.
   @discardableResult
   public func run(
     listening: (Int) -> Void, stopped: @escaping @Sendable (StopReport) -> Void = { _ in }
-  ) async throws(ServiceError) -> StopReport {
+  ) async throws(HTTPError) -> StopReport {
     let signals = StopSignal.install(hangUp: true)
     let port = try start()
     listening(port)

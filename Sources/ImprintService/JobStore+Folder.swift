@@ -8,6 +8,7 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintHTTP
 
 /// The `Idempotency-Key` of the request that made a job, kept with the job.
 struct IdempotencyRecord: Sendable, Codable, Equatable {

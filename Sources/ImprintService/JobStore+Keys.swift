@@ -6,6 +6,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import Synchronization
 
 /// The key of a job removed from a jobs folder: one line of `.idempotency-keys.jsonl`.

@@ -5,6 +5,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 
 extension JobStore {
   /// The name of the private jobs folders in the temporary folder: this prefix and six

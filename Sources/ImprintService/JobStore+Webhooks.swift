@@ -6,6 +6,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import Synchronization
 
 /// The pending webhook of a job removed from a jobs folder: `.webhooks/ID.json`, schema 1.

@@ -6,6 +6,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import Synchronization
 
 /// How much long work a service keeps.
@@ -280,16 +281,16 @@ final class JobStore: Sendable {
     let id = UUID().uuidString.lowercased()
     let folder = root + "/" + id
     let now = HTTPServer.timestamp(Date())
-    let outcome = store.withLock { store -> Result<(Record, [Record]), ServiceError> in
-      guard !store.stopping else { return .failure(.stopping) }
+    let outcome = store.withLock { store -> Result<(Record, [Record]), any Error> in
+      guard !store.stopping else { return .failure(HTTPError.stopping) }
       let active = store.records.values.filter { !$0.state.isFinished }
       guard active.count < limits.queue else {
-        return .failure(.jobQueueFull(queued: active.count))
+        return .failure(ServiceError.jobQueueFull(queued: active.count))
       }
       let held = active.reduce(0) { $0 + $1.bytes }
       guard held <= limits.maximumBytes - bytes else {
         return .failure(
-          .jobStorageFull(bytes: bytes, held: held, limit: limits.maximumBytes))
+          ServiceError.jobStorageFull(bytes: bytes, held: held, limit: limits.maximumBytes))
       }
       var removed: [Record] = []
       var used = store.records.values.reduce(0) { $0 + $1.bytes }
@@ -328,7 +329,7 @@ final class JobStore: Sendable {
   ///   - id: the reserved job.
   ///   - idempotency: the key of the request that made it, if any.
   ///   - work: its work.
-  /// - Throws: `ServiceError.stopping` when the service's stop dropped the reservation;
+  /// - Throws: `HTTPError.stopping` when the service's stop dropped the reservation;
   ///   `FileError` when the record cannot be written (the reservation is dropped, its folder
   ///   removed, either way).
   func start(_ id: String, idempotency: IdempotencyRecord? = nil, work: @escaping Work) throws {
@@ -353,7 +354,7 @@ final class JobStore: Sendable {
     }
     guard queued else {
       abandon(id)
-      throw ServiceError.stopping
+      throw HTTPError.stopping
     }
     next()
   }

@@ -5,6 +5,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import ImprintPricing
 import Synchronization
 

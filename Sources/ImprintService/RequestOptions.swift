@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 
 /// Named options of one request: the members of a JSON object, or the query parameters.
 struct RequestOptions {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: the errors of the HTTP layer (routes, methods, bodies, parameters) and the
-// status code every error is answered with.
+// ImprintService: the errors of the routes and jobs (methods, parameters, parts, jobs, the
+// start), the status every error is answered with, and the error document's headers. The
+// transport's own errors are ImprintHTTP's `HTTPError`.
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 
 /// A request the service cannot take, or a server that cannot start.
 public enum ServiceError: ImprintError, Equatable {
@@ -11,10 +13,6 @@ public enum ServiceError: ImprintError, Equatable {
   case notFound(method: String, path: String)
   /// The route exists but not for this method.
   case methodNotAllowed(method: String, path: String, allowed: [String])
-  /// The body is larger than the server's limit (`bytes`: its declared length, when declared).
-  case bodyTooLarge(path: String, bytes: Int?, limit: Int)
-  /// A JSON body or part over the JSON limit (its decoding costs many times its size).
-  case jsonTooLarge(path: String, bytes: Int?, limit: Int)
   /// The body's media type is not one the route reads.
   case unsupportedMediaType(path: String, found: String?, expected: [String])
   /// A JSON body whose `Content-Type` names a charset other than UTF-8 (`found`).
@@ -25,37 +23,6 @@ public enum ServiceError: ImprintError, Equatable {
   case unknownParameter(name: String, known: [String])
   /// A parameter the route needs is missing.
   case missingParameter(name: String, route: String)
-  /// A request path that, decoded, is not UTF-8 text or holds a NUL byte.
-  case invalidPath(path: String, problem: String)
-  /// A request whose body's length is given twice (`found`: the headers), which a proxy in
-  /// front may read otherwise (request smuggling).
-  case ambiguousFraming(path: String, found: String)
-  /// A request whose message syntax is broken (RFC 9112): `problem` says how.
-  case malformedRequest(problem: String)
-  /// A request head longer than the limit, or with more header lines (431).
-  case headTooLarge(limit: Int, fields: Int)
-  /// A request head that took longer than the head timeout from its first byte (408).
-  case headTimeout(seconds: Double)
-  /// A request body that did not arrive within the request timeout, or stopped arriving for
-  /// the connection timeout (408).
-  case bodyTimeout(path: String, seconds: Double)
-  /// An HTTP version other than 1.0 and 1.1 (505).
-  case unsupportedVersion(found: String)
-  /// A transfer coding other than chunked (501).
-  case unsupportedTransferCoding(path: String, coding: String)
-  /// An `Expect` other than `100-continue` (417).
-  case expectationFailed(path: String, found: String)
-  /// A `multipart/form-data` body that cannot be read (no boundary, a part without a name, a
-  /// body that ends before its closing boundary).
-  case malformedMultipart(path: String, problem: String)
-  /// A multipart body with more parts than the limit.
-  case tooManyParts(path: String, limit: Int)
-  /// A multipart part larger than the limit.
-  case partTooLarge(path: String, part: String, limit: Int)
-  /// A part's name or file name (`what`) that is too long or holds control characters.
-  case invalidPartName(path: String, name: String, what: String, limit: Int)
-  /// A part sent in a transfer encoding other than binary, 8bit or 7bit (base64 ...).
-  case unsupportedPartEncoding(path: String, part: String, encoding: String)
   /// A part whose name, a file path inside the job, names no file (`.`, `./`).
   case partNamesNoFile(path: String, name: String)
   /// A part the route does not read (`expected`: the names it reads).
@@ -81,8 +48,6 @@ public enum ServiceError: ImprintError, Equatable {
   case tooManyLines(lines: Int, limit: Int)
   /// A batch's manifest (the part whose file name is `part`) holds no job line.
   case emptyManifest(part: String)
-  /// The service is stopping: it takes no new long job.
-  case stopping
   /// Job `id` was canceled (`DELETE /v1/jobs/ID`) after `ended` of its items ended; never an
   /// answer, a job's report gives it.
   case jobCanceled(id: String, ended: Int)
@@ -97,9 +62,6 @@ public enum ServiceError: ImprintError, Equatable {
   /// stopped for `reason`; `code` is the job's (`service.jobCanceled`, `.jobTimeLimit`,
   /// `.jobDiskLimit`, `.interrupted`). Never an answer: a job's results give it.
   case itemStopped(id: String, item: String, code: String, reason: String)
-  /// Request `path` was still being worked when the server's stop ran out of drain time
-  /// (`seconds`): its work was canceled (its document's worker killed) and it is answered 503.
-  case stoppedWhileWorking(path: String, seconds: Double)
   /// The server's stop returned with work still stuck (`stuck`, `StopReport.stuck`) past the
   /// drain timeout (`seconds`) and its margin; never an answer (`imprint serve` reports it as
   /// it exits).
@@ -130,18 +92,6 @@ public enum ServiceError: ImprintError, Equatable {
   case idempotencyKeyInUse(key: String)
   /// An `Idempotency-Key` whose job (`id`) is no longer kept: it is not made again.
   case idempotentJobGone(key: String, id: String)
-  /// Every worker is busy and the queue is full.
-  case busy(queued: Int)
-  /// A request whose body (`bytes` as declared; nil: a chunked body as it grew) does not fit
-  /// in the bytes of bodies the server holds at once (`limit`), `held` being held.
-  case bodiesBusy(path: String, bytes: Int?, held: Int, limit: Int)
-  /// The request was not answered within the request timeout (`seconds`), counted from its
-  /// head's arrival.
-  case deadlineExceeded(path: String, seconds: Double)
-  /// The address could not be listened on (`errno`: the failing call's).
-  case listen(address: String, call: String, errno: Int32)
-  /// `--listen` is not `ADDRESS:PORT`.
-  case invalidAddress(String)
   /// The request lacks the bearer token, or carries another (`presented`: one was given).
   case unauthorized(path: String, presented: Bool)
   /// The token file's text is not a bearer token.
@@ -158,25 +108,11 @@ public enum ServiceError: ImprintError, Equatable {
     switch self {
     case .notFound: "http.notFound"
     case .methodNotAllowed: "http.methodNotAllowed"
-    case .bodyTooLarge, .jsonTooLarge: "http.bodyTooLarge"
     case .unsupportedMediaType: "http.unsupportedMediaType"
     case .unsupportedCharset: "http.unsupportedCharset"
     case .invalidParameter, .unknownParameter: "http.invalidParameter"
     case .missingParameter: "http.missingParameter"
-    case .invalidPath: "http.invalidPath"
-    case .ambiguousFraming: "http.ambiguousFraming"
-    case .malformedRequest: "http.malformedRequest"
-    case .headTooLarge: "http.headTooLarge"
-    case .headTimeout: "http.headTimeout"
-    case .bodyTimeout: "http.requestTimeout"
-    case .unsupportedVersion: "http.unsupportedVersion"
-    case .unsupportedTransferCoding: "http.unsupportedTransferCoding"
-    case .expectationFailed: "http.expectationFailed"
-    case .malformedMultipart: "http.malformedMultipart"
-    case .tooManyParts: "http.tooManyParts"
-    case .partTooLarge: "http.partTooLarge"
-    case .invalidPartName, .partNamesNoFile: "http.invalidPartName"
-    case .unsupportedPartEncoding: "http.unsupportedPartEncoding"
+    case .partNamesNoFile: "http.invalidPartName"
     case .unknownPart: "http.unknownPart"
     case .missingPart: "http.missingPart"
     case .duplicatePart: "http.duplicatePart"
@@ -189,7 +125,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .tooManyLines: "http.tooManyLines"
     case .emptyManifest: "http.emptyManifest"
     // A new job refused and a request cut short: either way, the server is stopping.
-    case .stopping, .stoppedWhileWorking: "http.stopping"
     case .jobCanceled: "service.jobCanceled"
     case .jobTimeLimit: "service.jobTimeLimit"
     case .jobDiskLimit: "service.jobDiskLimit"
@@ -204,11 +139,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .idempotencyKeyReused: "http.idempotencyKeyReused"
     case .idempotencyKeyInUse: "http.idempotencyKeyInUse"
     case .idempotentJobGone: "http.idempotentJobGone"
-    case .busy: "http.busy"
-    case .bodiesBusy: "http.bodiesBusy"
-    case .deadlineExceeded: "http.deadlineExceeded"
-    case .listen: "service.listen"
-    case .invalidAddress: "service.invalidAddress"
     case .unauthorized: "http.unauthorized"
     case .invalidToken: "service.invalidToken"
     case .invalidWebhookSecret: "service.invalidWebhookSecret"
@@ -224,9 +154,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .methodNotAllowed(let method, let path, let allowed):
       "'\(path)' does not take \(SafeText.excerpt(method, limit: 20)); it takes "
         + allowed.joined(separator: ", ")
-    case .bodyTooLarge(let path, let bytes, let limit):
-      "the body of '\(path)' is "
-        + (bytes.map { "\($0) bytes; the limit is \(limit)" } ?? "over the limit of \(limit) bytes")
     case .unsupportedMediaType(let path, let found, let expected):
       "'\(path)' reads " + Formatting.alternatives(expected) + "; "
         + (found.map { "the body is '\(SafeText.excerpt($0, limit: 100))'" }
@@ -240,46 +167,9 @@ public enum ServiceError: ImprintError, Equatable {
       "parameter '\(SafeText.excerpt(name, limit: 100))' is not known"
     case .missingParameter(let name, let route):
       "'\(route)' needs the parameter '\(name)'"
-    case .invalidPath(let path, let problem):
-      "the path '\(SafeText.excerpt(path, limit: 200))' \(problem)"
-    case .ambiguousFraming(let path, let found):
-      "the request to '\(SafeText.excerpt(path, limit: 200))' gives its body's length twice "
-        + "(\(found)); expected one Content-Length, or Transfer-Encoding: chunked alone"
-    case .jsonTooLarge(let path, let bytes, let limit):
-      "the JSON sent to '\(SafeText.excerpt(path, limit: 200))' is "
-        + (bytes.map { "\($0) bytes; JSON is taken up to \(limit) bytes" }
-          ?? "over the limit of \(limit) bytes for JSON")
-    case .malformedRequest(let problem):
-      "the request cannot be read as HTTP/1.1: \(problem)"
-    case .headTooLarge(let limit, let fields):
-      "the request's head is over the limit of \(limit) bytes or \(fields) header lines"
-    case .headTimeout(let seconds):
-      "the request's head did not arrive whole within \(ServiceMetrics.number(seconds)) s of its first byte"
-    case .bodyTimeout(let path, let seconds):
-      "the body of '\(SafeText.excerpt(path, limit: 200))' did not arrive within "
-        + ServiceMetrics.number(seconds) + " s"
-    case .unsupportedVersion(let found):
-      "the request is \(SafeText.excerpt(found, limit: 20)); this server speaks HTTP/1.1 and HTTP/1.0"
-    case .unsupportedTransferCoding(let path, let coding):
-      "the body of '\(SafeText.excerpt(path, limit: 200))' is sent with Transfer-Encoding '\(coding)'; "
-        + "expected chunked alone, or a Content-Length"
-    case .expectationFailed(let path, let found):
-      "the request to '\(SafeText.excerpt(path, limit: 200))' expects '\(found)'; only 100-continue is met"
-    case .malformedMultipart(let path, let problem):
-      "the multipart body of '\(path)' cannot be read: \(problem)"
-    case .tooManyParts(let path, let limit):
-      "the multipart body of '\(path)' has more than \(Formatting.count(limit, "part"))"
-    case .partTooLarge(let path, let part, let limit):
-      "part '\(SafeText.excerpt(part, limit: 100))' of '\(path)' is over the limit of \(limit) bytes"
-    case .invalidPartName(let path, let name, let what, let limit):
-      "a part of '\(path)' has the \(what) '\(SafeText.excerpt(name, limit: 100))'; expected at "
-        + "most \(limit) bytes without control characters"
     case .partNamesNoFile(let path, let name):
       "a part of '\(path)' is named '\(SafeText.excerpt(name, limit: 100))', which names no file; "
         + "expected a file path inside the job, such as 'photos/a.jpg'"
-    case .unsupportedPartEncoding(let path, let part, let encoding):
-      "part '\(SafeText.excerpt(part, limit: 100))' of '\(path)' is sent as "
-        + "'\(SafeText.excerpt(encoding, limit: 40))'; expected binary, 8bit or 7bit"
     case .unknownPart(let path, let name, let expected):
       "'\(path)' reads no part named '\(SafeText.excerpt(name, limit: 100))'; it reads "
         + expected.joined(separator: ", ")
@@ -309,8 +199,6 @@ public enum ServiceError: ImprintError, Equatable {
         + "; a job may have \(limit)"
     case .emptyManifest(let part):
       "manifest '\(SafeText.excerpt(part, limit: 100))' holds no job line; expected at least one"
-    case .stopping:
-      "the server is stopping and takes no new job"
     case .jobCanceled(let id, let ended):
       "job '\(id)' was canceled after \(ended) of its items ended; the lines after them were not run"
     case .jobTimeLimit(let id, let seconds, let ended):
@@ -324,9 +212,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .itemStopped(let id, let item, _, let reason):
       "job '\(id)', item '\(SafeText.excerpt(item, limit: 100))' was stopped part-way: "
         + reason
-    case .stoppedWhileWorking(let path, let seconds):
-      "'\(SafeText.excerpt(path, limit: 200))' was still being worked when the server stopped; "
-        + "its work was canceled after the drain timeout of \(ServiceMetrics.number(seconds)) s"
     case .stopIncomplete(let stuck, let seconds):
       "the server stopped with work still stuck past the drain timeout of "
         + "\(ServiceMetrics.number(seconds)) s: \(SafeText.excerpt(stuck, limit: 2000))"
@@ -367,22 +252,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .idempotentJobGone(let key, let id):
       "Idempotency-Key '\(SafeText.excerpt(key, limit: 100))' made job '\(id)', which is no "
         + "longer kept; it is not made again"
-    case .busy(let queued):
-      "every worker is busy and the queue is full (\(Formatting.count(queued, "request")) "
-        + "waiting)"
-    case .bodiesBusy(let path, let bytes, let held, let limit):
-      "the body of '\(SafeText.excerpt(path, limit: 200))' ("
-        + (bytes.map { "\($0) bytes" } ?? "chunked, as it grew")
-        + ") does not fit beside the bodies being received: \(held) bytes are held and the "
-        + "server holds at most \(limit) at once"
-    case .deadlineExceeded(let path, let seconds):
-      "'\(SafeText.excerpt(path, limit: 200))' was not answered within the request timeout of "
-        + "\(ServiceMetrics.number(seconds)) s"
-    case .listen(let address, let call, let errno):
-      "cannot listen on \(address): \(call) failed (\(String(cString: strerror(errno))))"
-    case .invalidAddress(let text):
-      "'\(SafeText.excerpt(text, limit: 100))' is not an address to listen on; expected "
-        + "IPV4-ADDRESS:PORT such as 127.0.0.1:8080"
     case .unauthorized(let path, let presented):
       "'\(SafeText.excerpt(path, limit: 200))' needs the server's bearer token; the request "
         + (presented ? "carries another" : "carries none")
@@ -402,17 +271,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .notFound:
       "the routes are " + ImprintService.routes.keys.sorted().joined(separator: ", ")
         + "; GET /openapi.json describes them"
-    case .bodyTooLarge: "send a smaller file, or start the server with a larger --max-body"
-    case .jsonTooLarge:
-      "JSON carries options and profiles, a few KiB: send files as multipart parts of their own"
-    case .malformedRequest:
-      "send one request line, CRLF-ended header lines 'Name: value' (Host once), and a body "
-        + "framed by one Content-Length or by Transfer-Encoding: chunked"
-    case .headTooLarge: "send a shorter target and fewer or shorter headers"
-    case .headTimeout, .bodyTimeout: "send the request whole without pausing"
-    case .unsupportedVersion: "send HTTP/1.1"
-    case .unsupportedTransferCoding: "send the body with Content-Length, or chunked alone"
-    case .expectationFailed: "leave the Expect header out"
     case .unsupportedMediaType(_, _, let expected): "send Content-Type: \(expected[0])"
     case .unknownParameter(_, let known):
       known.isEmpty
@@ -420,11 +278,6 @@ public enum ServiceError: ImprintError, Equatable {
         : "the route's parameters are " + known.joined(separator: ", ")
     case .unsupportedCharset:
       "send the JSON encoded as UTF-8, with Content-Type: application/json (charset=utf-8, or none)"
-    case .malformedMultipart:
-      "send Content-Type: multipart/form-data; boundary=... and parts as curl -F makes them"
-    case .tooManyParts: "send the files in several requests"
-    case .partTooLarge: "send a smaller file, or start the server with a larger --max-part"
-    case .unsupportedPartEncoding: "send the part's bytes as they are (binary)"
     case .unknownPriceList:
       "price lists are named in the server's configuration file (--config, priceLists)"
     case .unknownJob:
@@ -435,8 +288,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobTooLarge: "send fewer files in each job, or start the server with a larger --jobs-disk"
     case .tooManyLines:
       "send the lines in several jobs, or start the server with a larger --job-lines"
-    case .stopping, .stoppedWhileWorking:
-      "retry after the time in Retry-After (another instance may take it)"
     case .jobTimeLimit:
       "send fewer lines in each job, or start the server with a larger --job-timeout"
     case .jobDiskLimit:
@@ -472,16 +323,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .idempotencyKeyInUse:
       "retry after the time in Retry-After, once the first request was answered"
     case .idempotentJobGone: "send a new key to make a new job"
-    case .busy: "retry after the time in Retry-After"
-    case .bodiesBusy:
-      "retry after the time in Retry-After, or start the server with a larger --body-memory"
-    case .invalidPath:
-      "percent-encode UTF-8 text (%C3%A9 for é); NUL (%00) is never taken"
-    case .ambiguousFraming:
-      "send Content-Length once, or Transfer-Encoding: chunked without it (RFC 9112, "
-        + "section 6.3); the connection is closed"
-    case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
-    case .listen: "choose another port, or stop the program that holds this one"
     case .unauthorized: "send the header 'Authorization: Bearer <token>'"
     case .invalidToken:
       "put one token on one line, e.g. from 'openssl rand -hex 32', in a file others cannot "
@@ -511,30 +352,20 @@ enum ServiceStatus {
   /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
   /// not Imprint's, files the server could not write).
   static func of(_ error: any Error) -> Int {
+    if let error = error as? HTTPError { return error.status }
     if let error = error as? ServiceError {
       switch error {
       case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: return 404
       case .methodNotAllowed: return 405
-      case .bodyTooLarge, .jsonTooLarge: return 413
-      case .headTooLarge: return 431
-      case .headTimeout, .bodyTimeout: return 408
-      case .unsupportedVersion: return 505
-      case .unsupportedTransferCoding: return 501
-      case .expectationFailed: return 417
       case .unsupportedMediaType, .unsupportedCharset: return 415
-      case .invalidParameter, .unknownParameter, .missingParameter, .invalidAddress,
-        .malformedMultipart,
-        .invalidPath, .ambiguousFraming, .malformedRequest,
-        .invalidPartName, .partNamesNoFile, .unknownPart, .missingPart, .duplicatePart:
+      case .invalidParameter, .unknownParameter, .missingParameter,
+        .partNamesNoFile, .unknownPart, .missingPart, .duplicatePart:
         return 400
-      case .tooManyParts, .partTooLarge: return 413
-      case .unsupportedPartEncoding: return 415
       case .unauthorized: return 401
-      case .busy, .deadlineExceeded, .jobQueueFull, .bodiesBusy: return 503
+      case .jobQueueFull: return 503
       case .jobTooLarge: return 413
       case .jobStorageFull: return 507
       case .tooManyLines: return 413
-      case .stopping, .stoppedWhileWorking: return 503
       case .printerNotAllowed, .callbackRefused, .printerAddressRefused, .idempotencyKeyReused,
         .emptyManifest:
         return 422
@@ -545,7 +376,7 @@ enum ServiceStatus {
       case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped, .jobLost,
         .jobLeftRunning, .stopIncomplete:
         return 500
-      case .listen, .invalidToken, .invalidWebhookSecret, .invalidSetting, .jobsFolderInUse:
+      case .invalidToken, .invalidWebhookSecret, .invalidSetting, .jobsFolderInUse:
         return 500
       }
     }
@@ -560,5 +391,33 @@ enum ServiceStatus {
     if error.code == "file.tooLarge" { return 413 }
     if error.code.hasPrefix("file.") { return 500 }
     return 422
+  }
+}
+
+extension HTTPResponse {
+  /// The error document of any error a route throws, with its status (`ServiceStatus.of`) and
+  /// the headers its kind asks for: `Allow` (405), `Retry-After` (a key in use, a full job
+  /// queue or storage; the transport's own for a busy or stopping server), `WWW-Authenticate`
+  /// (401).
+  static func error(_ error: any Error) -> HTTPResponse {
+    if let error = error as? HTTPError { return .error(error) }
+    var response = Self.error(error, status: ServiceStatus.of(error))
+    switch error as? ServiceError {
+    case .methodNotAllowed(_, _, let allowed):
+      response.headers.append(("Allow", allowed.joined(separator: ", ")))
+    // The first request with the same Idempotency-Key is answered within its accepting: a
+    // retry a second later gets its job.
+    case .idempotencyKeyInUse: response.headers.append(("Retry-After", "1"))
+    // A job ahead ends in seconds or minutes: a client polls no faster than that.
+    case .jobQueueFull, .jobStorageFull: response.headers.append(("Retry-After", "10"))
+    case .unauthorized(_, let presented):
+      response.headers.append(
+        (
+          "WWW-Authenticate",
+          "Bearer realm=\"imprint\"" + (presented ? ", error=\"invalid_token\"" : "")
+        ))
+    default: break
+    }
+    return response
   }
 }

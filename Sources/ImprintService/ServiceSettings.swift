@@ -5,6 +5,7 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintHTTP
 
 /// A service's settings as a configuration file or the command line gives them; nil: not given.
 ///

@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 
 /// The secret a receiver checks webhook calls with: every call then carries
 /// `Webhook-Timestamp` and `Webhook-Signature` (`WebhookSender.signatureHeaders`), which a

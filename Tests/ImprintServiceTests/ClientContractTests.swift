@@ -6,6 +6,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import ImprintTestSupport
 import Testing
 

@@ -4,6 +4,7 @@
 // the previous list.
 
 import Foundation
+import ImprintHTTP
 import ImprintPricing
 import ImprintTestSupport
 import Testing

@@ -9,6 +9,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import ImprintTestSupport
 import Testing
 

@@ -3,6 +3,7 @@
 // number, and the headers an answer carries.
 
 import ImprintCore
+import ImprintHTTP
 import ImprintTestSupport
 import Testing
 
@@ -14,20 +15,31 @@ struct ErrorWordingTests {
     "counts agree with their number: 1 request, 2 requests",
     arguments: [
       (
-        ServiceError.busy(queued: 1),
+        HTTPError.busy(queued: 1) as any ImprintError,
         "every worker is busy and the queue is full (1 request waiting)"
       ),
-      (.busy(queued: 2), "every worker is busy and the queue is full (2 requests waiting)"),
-      (.jobQueueFull(queued: 1), "the server holds 1 job queued or running, the most it takes"),
-      (.jobQueueFull(queued: 8), "the server holds 8 jobs queued or running, the most it takes"),
-      (.tooManyLines(lines: 2, limit: 1), "the manifest has more than 1 line; a job may have 1"),
-      (.tooManyLines(lines: 1, limit: 1), "the manifest has 1 line; a job may have 1"),
       (
-        .tooManyParts(path: "/v1/batch", limit: 1),
+        HTTPError.busy(queued: 2), "every worker is busy and the queue is full (2 requests waiting)"
+      ),
+      (
+        ServiceError.jobQueueFull(queued: 1),
+        "the server holds 1 job queued or running, the most it takes"
+      ),
+      (
+        ServiceError.jobQueueFull(queued: 8),
+        "the server holds 8 jobs queued or running, the most it takes"
+      ),
+      (
+        ServiceError.tooManyLines(lines: 2, limit: 1),
+        "the manifest has more than 1 line; a job may have 1"
+      ),
+      (ServiceError.tooManyLines(lines: 1, limit: 1), "the manifest has 1 line; a job may have 1"),
+      (
+        HTTPError.tooManyParts(path: "/v1/batch", limit: 1),
         "the multipart body of '/v1/batch' has more than 1 part"
       ),
     ])
-  func counts(error: ServiceError, message: String) {
+  func counts(error: any ImprintError, message: String) {
     #expect(error.message == message)
   }
 

@@ -4,6 +4,7 @@
 // and its connection closed, and the bytes after it are never served as another request.
 
 import Foundation
+import ImprintHTTP
 import ImprintService
 import ImprintTestSupport
 import Testing

@@ -3,6 +3,7 @@
 // boundaries RFC 2046 allows, and every broken shape refused with its reason.
 
 import Foundation
+import ImprintHTTP
 import Testing
 
 @testable import ImprintService
@@ -25,7 +26,7 @@ struct MultipartParserTests {
 
   /// Reads `body` in pieces of `size` bytes.
   static func read(_ body: [UInt8], boundary: String, size: Int, limits: MultipartLimits = .init())
-    -> Result<[FormPart], ServiceError>
+    -> Result<[FormPart], HTTPError>
   {
     let parser = MultipartParser(boundary: boundary, path: "/v1/batch", limits: limits)
     var offset = 0
@@ -150,7 +151,7 @@ struct MultipartParserTests {
     #expect(failure(control, limits)?.code == "http.invalidPartName")
   }
 
-  private func failure(_ body: [UInt8], _ limits: MultipartLimits) -> ServiceError? {
+  private func failure(_ body: [UInt8], _ limits: MultipartLimits) -> HTTPError? {
     for size in [1, 3, body.count] {
       if case .failure(let problem) = Self.read(body, boundary: "B", size: size, limits: limits) {
         return problem

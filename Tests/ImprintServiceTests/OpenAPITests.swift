@@ -5,6 +5,7 @@
 // checked against it by openapi-core.
 
 import Foundation
+import ImprintHTTP
 import ImprintService
 import ImprintTestSupport
 import Testing

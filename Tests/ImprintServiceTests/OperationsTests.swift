@@ -5,6 +5,7 @@
 // Python's urllib sent and received.
 
 import Foundation
+import ImprintHTTP
 import ImprintTestSupport
 import Testing
 

@@ -5,6 +5,7 @@
 // with the new prices afterwards (totals worked out by hand).
 
 import Foundation
+import ImprintHTTP
 import ImprintTestSupport
 import Testing
 

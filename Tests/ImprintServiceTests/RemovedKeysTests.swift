@@ -4,6 +4,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintHTTP
 import ImprintTestSupport
 import Synchronization
 import Testing

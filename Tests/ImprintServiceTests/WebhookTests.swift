@@ -5,6 +5,7 @@
 // networks refused.
 
 import Foundation
+import ImprintHTTP
 import ImprintTestSupport
 import Testing
 

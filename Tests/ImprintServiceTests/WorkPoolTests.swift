@@ -3,6 +3,7 @@
 // (issue #15, memory flat over time).
 
 import Foundation
+import ImprintHTTP
 import ImprintTestSupport
 import Synchronization
 import Testing

@@ -15,6 +15,7 @@
 import FuzzSupport
 import ImprintCore
 
+@testable import ImprintHTTP
 @testable import ImprintService
 
 /// A request that carries `header` as its `Idempotency-Key`.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: one connection of the HTTP server, on a thread of its own: its requests read
+// ImprintHTTP: one connection of the HTTP server, on a thread of its own: its requests read
 // with llhttp, checked (HTTPHead), worked (inline or in the pool) and answered in turn.
 
 internal import CImprintHTTP
@@ -8,45 +8,47 @@ import ImprintCore
 
 /// One request being read or worked: its head's reading, its body as it arrives.
 private final class Exchange {
-  let method: String
-  let path: String
-  let query: [String: String]
-  let repeatedParameters: [String]
-  let contentType: String?
-  let charset: String?
-  let idempotencyKey: String?
-  let requestID: String
+  package let method: String
+  package let path: String
+  package let query: [String: String]
+  package let repeatedParameters: [String]
+  package let contentType: String?
+  package let charset: String?
+  package let idempotencyKey: String?
+  package let requestID: String
   /// When the head was read whole.
-  let started = ContinuousClock.now
+  package let started = ContinuousClock.now
   /// The same, as wall-clock time (the access log's `time`).
-  let startedAt = Date()
-  var body: [UInt8] = []
+  package let startedAt = Date()
+  package var body: [UInt8] = []
   /// The body's bytes received.
-  var bytesIn = 0
+  package var bytesIn = 0
   /// The bytes of the server's body budget this request holds.
-  var reserved = 0
+  package var reserved = 0
   /// The body went over the limit (a chunked upload): answered 413 once it is read.
-  var overLimit = false
+  package var overLimit = false
   /// A chunked body outgrew what the budget had left: answered 503 once it is read.
-  var overBudget = false
+  package var overBudget = false
   /// The reader of a `multipart/form-data` body; nil for other bodies.
-  var form: MultipartParser?
+  package var form: MultipartParser?
   /// The answer decided from the head (a refusal of a request without a body), or why the
   /// body is refused once it is read.
-  var answer: HTTPResponse?
+  package var answer: HTTPResponse?
 
   /// Whether the body is JSON, which the route decodes whole.
-  var isJSON: Bool { contentType == "application/json" || contentType?.hasSuffix("+json") == true }
+  package var isJSON: Bool {
+    contentType == "application/json" || contentType?.hasSuffix("+json") == true
+  }
 
   /// The bytes of the body budget a byte of this body takes.
-  var workFactor: Int { isJSON ? HTTPServer.jsonWorkFactor : 1 }
+  package var workFactor: Int { isJSON ? HTTPServer.jsonWorkFactor : 1 }
 
   /// The largest body taken.
-  func limit(_ server: HTTPServer) -> Int {
+  package func limit(_ server: HTTPServer) -> Int {
     isJSON ? min(HTTPServer.jsonByteLimit, server.maximumBodyBytes) : server.maximumBodyBytes
   }
 
-  init(
+  package init(
     method: String, path: String, query: QueryParameters, head: HTTPHead, requestID: String
   ) {
     self.method = method
@@ -81,8 +83,8 @@ private func connection(of parser: UnsafeMutablePointer<llhttp_t>?) -> HTTPConne
 /// `@unchecked Sendable`: made on the accepting thread and handed to its own thread before
 /// `run`; only that thread touches it after (a pooled request's answer reaches it through
 /// `Answer`, which is Sendable, and the eventfd).
-final class HTTPConnection: @unchecked Sendable {
-  let socket: Int32
+package final class HTTPConnection: @unchecked Sendable {
+  package let socket: Int32
   private let server: HTTPServer
   private let parser: UnsafeMutablePointer<llhttp_t>
   private let settings: UnsafeMutablePointer<llhttp_settings_t>
@@ -103,7 +105,7 @@ final class HTTPConnection: @unchecked Sendable {
   private var headStarted: ContinuousClock.Instant?
   private var exchange: Exchange?
   /// What a callback found wrong (llhttp's own errors come with its reason).
-  private var problem: ServiceError?
+  private var problem: HTTPError?
   /// The head was refused with a body announced: the answer is sent and the connection closed.
   private var refusedAtHead: HTTPResponse?
   private var messageDone = false
@@ -117,7 +119,7 @@ final class HTTPConnection: @unchecked Sendable {
   /// When the socket last received bytes.
   private var lastReceived = ContinuousClock.now
 
-  init(socket: Int32, server: HTTPServer) {
+  package init(socket: Int32, server: HTTPServer) {
     self.socket = socket
     self.server = server
     parser = .allocate(capacity: 1)
@@ -126,7 +128,7 @@ final class HTTPConnection: @unchecked Sendable {
   }
 
   /// Serves the connection until it ends.
-  func run() {
+  package func run() {
     defer {
       parser.deallocate()
       settings.deallocate()
@@ -215,7 +217,7 @@ final class HTTPConnection: @unchecked Sendable {
         ContinuousClock.now - exchange.started >= .milliseconds(Int64(server.requestTimeout * 1000))
         ? server.requestTimeout : Double(server.connectionTimeout)
       respond(
-        .error(ServiceError.bodyTimeout(path: exchange.path, seconds: seconds)), to: exchange,
+        .error(HTTPError.bodyTimeout(path: exchange.path, seconds: seconds)), to: exchange,
         close: true)
       return false
     }
@@ -338,7 +340,7 @@ final class HTTPConnection: @unchecked Sendable {
 
   /// Answers a request whose head could not be taken, and closes: logged with what is known of
   /// it.
-  private func refuse(_ error: ServiceError) {
+  private func refuse(_ error: HTTPError) {
     let exchange = Exchange(
       method: head.method.isEmpty ? "-" : head.method,
       path: head.pathAndQuery().map { String(decoding: $0.path, as: UTF8.self) } ?? "-",
@@ -425,7 +427,7 @@ final class HTTPConnection: @unchecked Sendable {
   }
 
   /// Stops the parser with `error` (llhttp_execute returns HPE_USER).
-  private func fail(_ error: ServiceError) -> Int32 {
+  private func fail(_ error: HTTPError) -> Int32 {
     problem = error
     return Int32(HPE_USER.rawValue)
   }
@@ -491,7 +493,7 @@ final class HTTPConnection: @unchecked Sendable {
     let declared = head.value("content-length").flatMap { Int($0) }
     let announced = chunked || (declared ?? 0) > 0
     let pathProblem = RequestText.problem(decodedPath).map {
-      ServiceError.invalidPath(path: String(decoding: rawPath, as: UTF8.self), problem: $0)
+      HTTPError.invalidPath(path: String(decoding: rawPath, as: UTF8.self), problem: $0)
     }
     // Refused from the head (no token, a path or query that is not text), before any of the
     // body is read; the connection is closed after the answer when a body was announced, since
@@ -506,13 +508,13 @@ final class HTTPConnection: @unchecked Sendable {
     if let declared, declared > server.maximumBodyBytes {
       return refuseHead(
         .error(
-          ServiceError.bodyTooLarge(path: path, bytes: declared, limit: server.maximumBodyBytes)),
+          HTTPError.bodyTooLarge(path: path, bytes: declared, limit: server.maximumBodyBytes)),
         announced: true)
     }
     if exchange.isJSON, let declared, declared > exchange.limit(server) {
       return refuseHead(
         .error(
-          ServiceError.jsonTooLarge(path: path, bytes: declared, limit: exchange.limit(server))),
+          HTTPError.jsonTooLarge(path: path, bytes: declared, limit: exchange.limit(server))),
         announced: true)
     }
     // A declared body takes its bytes of the budget before any is read (a JSON body the work of
@@ -521,7 +523,7 @@ final class HTTPConnection: @unchecked Sendable {
       guard server.reserve(declared * exchange.workFactor) else {
         return refuseHead(
           .error(
-            ServiceError.bodiesBusy(
+            HTTPError.bodiesBusy(
               path: path, bytes: declared, held: server.bodyBytesHeld, limit: server.bodyBudget)),
           announced: true)
       }
@@ -531,7 +533,7 @@ final class HTTPConnection: @unchecked Sendable {
       guard let boundary = head.value("content-type").flatMap(HTTPMessageHeaders.boundary) else {
         return refuseHead(
           .error(
-            ServiceError.malformedMultipart(
+            HTTPError.malformedMultipart(
               path: path, problem: "its Content-Type gives no usable boundary")),
           announced: announced)
       }
@@ -622,14 +624,14 @@ final class HTTPConnection: @unchecked Sendable {
       return respond(
         .error(
           exchange.isJSON && limit < server.maximumBodyBytes
-            ? ServiceError.jsonTooLarge(path: exchange.path, bytes: nil, limit: limit)
-            : ServiceError.bodyTooLarge(path: exchange.path, bytes: nil, limit: limit)),
+            ? HTTPError.jsonTooLarge(path: exchange.path, bytes: nil, limit: limit)
+            : HTTPError.bodyTooLarge(path: exchange.path, bytes: nil, limit: limit)),
         to: exchange, close: true)
     }
     if exchange.overBudget {
       return respond(
         .error(
-          ServiceError.bodiesBusy(
+          HTTPError.bodiesBusy(
             path: exchange.path, bytes: nil, held: server.bodyBytesHeld,
             limit: server.bodyBudget)), to: exchange, close: true)
     }
@@ -667,7 +669,7 @@ final class HTTPConnection: @unchecked Sendable {
       [server] token in server.settled(token)
     }
     guard server.submit(request, answer: answer) else {
-      return respond(.error(ServiceError.stopping), to: exchange, close: true)
+      return respond(.error(HTTPError.stopping), to: exchange, close: true)
     }
     switch waitFor(answer, deadline: request.deadline) {
     case .response(let response): return respond(response, to: exchange, close: !keepAlive)
@@ -709,7 +711,7 @@ final class HTTPConnection: @unchecked Sendable {
       if ready == 0 {
         answer.give(
           .error(
-            ServiceError.deadlineExceeded(path: answer.path, seconds: server.requestTimeout)))
+            HTTPError.deadlineExceeded(path: answer.path, seconds: server.requestTimeout)))
         if !server.pool.cancel(answer.token) { answer.cancelWork() }
       }
     }
@@ -731,15 +733,13 @@ final class HTTPConnection: @unchecked Sendable {
     for header in response.headers { lines += "\(header.name): \(header.value)\r\n" }
     if closing { lines += "Connection: close\r\n" }
     lines += "\r\n"
-    var sent = Array(lines.utf8).withUnsafeBytes { send(all: $0) }
     let isHead = exchange?.method == "HEAD"
-    if sent && !isHead {
-      if let file = response.file {
-        sent = sendFile(file)
-      } else {
-        sent = response.body.withUnsafeBytes { send(all: $0) }
-      }
-    }
+    // The head and an in-memory body in one write: one segment for a small answer (a client
+    // reading once gets all of it), one system call.
+    var bytes = Array(lines.utf8)
+    if !isHead && response.file == nil { bytes += response.body }
+    var sent = bytes.withUnsafeBytes { send(all: $0) }
+    if sent && !isHead, let file = response.file { sent = sendFile(file) }
     if let exchange {
       let errorCode =
         response.errorCode
@@ -806,7 +806,7 @@ final class HTTPConnection: @unchecked Sendable {
   }
 
   /// The body size after which the heap is trimmed.
-  static let trimAfter = 1 << 20
+  package static let trimAfter = 1 << 20
 
   /// Writes all of `bytes` (`send`, blocking up to the connection timeout at a time).
   private func send(all bytes: UnsafeRawBufferPointer) -> Bool {
@@ -839,7 +839,7 @@ final class HTTPConnection: @unchecked Sendable {
   }
 
   /// The reason phrase of `status` (RFC 9110, 15).
-  static func reason(_ status: Int) -> String {
+  package static func reason(_ status: Int) -> String {
     switch status {
     case 100: "Continue"
     case 200: "OK"
@@ -869,7 +869,7 @@ final class HTTPConnection: @unchecked Sendable {
   }
 
   /// Now as an HTTP date (RFC 9110, 5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`).
-  static func httpDate() -> String {
+  package static func httpDate() -> String {
     var now = time(nil)
     var parts = tm()
     gmtime_r(&now, &parts)

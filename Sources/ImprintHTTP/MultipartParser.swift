@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: a `multipart/form-data` body read as it arrives (RFC 7578 over RFC 2046's
+// ImprintHTTP: a `multipart/form-data` body read as it arrives (RFC 7578 over RFC 2046's
 // multipart syntax), its parts handed to a `MultipartCollector`.
 //
 // Written here rather than taken from a library: libmicrohttpd's post processor went with
@@ -17,7 +17,7 @@ import ImprintCore
 /// ignored, as RFC 2046 says. A part's headers are at most `headerLimit` bytes; a line that
 /// begins with the delimiter but goes on with other text than `--` or blanks is refused (no
 /// client makes one: its boundary would be in its content).
-final class MultipartParser {
+package final class MultipartParser {
   private enum State {
     /// Looking for the first delimiter.
     case preamble
@@ -40,10 +40,10 @@ final class MultipartParser {
   /// Bytes read and not yet taken (at most a delimiter's length, or a header section).
   private var held: [UInt8]
   /// The route, for messages.
-  var path: String { collector.path }
+  package var path: String { collector.path }
 
   /// A reader for a body whose `Content-Type` gave `boundary` (`HTTPMessageHeaders.boundary`).
-  init(boundary: String, path: String, limits: MultipartLimits) {
+  package init(boundary: String, path: String, limits: MultipartLimits) {
     collector = MultipartCollector(path: path, limits: limits)
     delimiter = Array("\r\n--\(boundary)".utf8)
     headerLimit = 4096 + 2 * limits.maximumNameBytes
@@ -54,7 +54,7 @@ final class MultipartParser {
   /// Takes the next bytes of the body.
   ///
   /// - Returns: the problem, once the body broke a rule or a limit (later bytes are ignored).
-  func read(_ bytes: UnsafeRawBufferPointer) -> ServiceError? {
+  package func read(_ bytes: UnsafeRawBufferPointer) -> HTTPError? {
     if let failure = collector.failure { return failure }
     guard state != .epilogue else { return nil }
     held.append(contentsOf: bytes)
@@ -115,7 +115,7 @@ final class MultipartParser {
   /// Ends the body.
   ///
   /// - Returns: the parts, or the problem.
-  func finish() -> Result<[FormPart], ServiceError> {
+  package func finish() -> Result<[FormPart], HTTPError> {
     if let failure = collector.failure { return .failure(failure) }
     guard state == .epilogue else {
       return .failure(
@@ -127,17 +127,17 @@ final class MultipartParser {
     return .success(collector.parts)
   }
 
-  private func misplacedDelimiter() -> ServiceError? {
+  private func misplacedDelimiter() -> HTTPError? {
     fail("a line begins with the boundary and goes on with other text")
   }
 
-  private func fail(_ problem: String) -> ServiceError? {
+  private func fail(_ problem: String) -> HTTPError? {
     collector.refuse(.malformedMultipart(path: path, problem: problem))
     return collector.failure
   }
 
   /// Reads a part's header section (lines without their final CRLF) and begins the part.
-  private func beginPart(_ section: [UInt8]) -> ServiceError? {
+  private func beginPart(_ section: [UInt8]) -> HTTPError? {
     var headers: [String: String] = [:]
     for line in section.isEmpty ? [] : split(section, on: [0x0D, 0x0A]) {
       guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
@@ -170,7 +170,7 @@ final class MultipartParser {
 
   /// The parameters of a `Content-Disposition: form-data; ...` value; nil when it is not
   /// form-data or its parameters cannot be read (`HTTPMessageHeaders.parameters`).
-  static func formData(_ value: String) -> [String: String]? {
+  package static func formData(_ value: String) -> [String: String]? {
     guard let read = HTTPMessageHeaders.parameters(value), read.value == "form-data" else {
       return nil
     }

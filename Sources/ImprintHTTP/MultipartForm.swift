@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: the parts of a `multipart/form-data` body (RFC 7578, RFC 2046 section 5.1),
+// ImprintHTTP: the parts of a `multipart/form-data` body (RFC 7578, RFC 2046 section 5.1),
 // read as the body arrives (`MultipartParser`) under the service's limits.
 
 import Foundation
 import ImprintCore
 
 /// One part of a `multipart/form-data` body.
-struct FormPart: Sendable {
+package struct FormPart: Sendable {
   /// The part's name (`Content-Disposition: form-data; name="..."`).
-  var name: String
+  package var name: String
   /// The file name the client gave, for a file part.
-  var filename: String?
+  package var filename: String?
   /// The part's `Content-Type`, lowercased, without parameters.
-  var contentType: String?
+  package var contentType: String?
   /// The part's bytes, exactly as sent.
-  var bytes: [UInt8]
+  package var bytes: [UInt8]
 }
 
 /// How much of a multipart body the service takes.
@@ -33,7 +33,7 @@ public struct MultipartLimits: Sendable, Equatable {
   ///
   /// At most `maximumNameBytes` bytes, without control characters (C0 and DEL). A query
   /// parameter that names an upload (`name`) is held to the same rule.
-  func acceptsName(_ text: String) -> Bool {
+  package func acceptsName(_ text: String) -> Bool {
     text.utf8.count <= maximumNameBytes
       && !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
   }
@@ -41,16 +41,16 @@ public struct MultipartLimits: Sendable, Equatable {
 
 /// The parts of one multipart body, as `MultipartParser` reads them: each part begun with its
 /// headers, then its bytes as they arrive, under the service's limits.
-final class MultipartCollector {
+package final class MultipartCollector {
   /// The route the body was sent to, for messages.
-  let path: String
-  let limits: MultipartLimits
+  package let path: String
+  package let limits: MultipartLimits
   /// The parts read so far.
   private(set) var parts: [FormPart] = []
   /// Why reading stopped, once it did.
-  private(set) var failure: ServiceError?
+  private(set) var failure: HTTPError?
 
-  init(path: String, limits: MultipartLimits) {
+  package init(path: String, limits: MultipartLimits) {
     self.path = path
     self.limits = limits
   }
@@ -58,7 +58,9 @@ final class MultipartCollector {
   /// Begins a part with its headers' name, file name, type and transfer encoding.
   ///
   /// - Returns: false when the part breaks a limit or a rule (`failure` says which).
-  func begin(name: String?, filename: String?, contentType: String?, transferEncoding: String?)
+  package func begin(
+    name: String?, filename: String?, contentType: String?, transferEncoding: String?
+  )
     -> Bool
   {
     guard failure == nil else { return false }
@@ -78,14 +80,14 @@ final class MultipartCollector {
   }
 
   /// Stops reading with `problem` (the body's syntax is broken), unless reading stopped already.
-  func refuse(_ problem: ServiceError) {
+  package func refuse(_ problem: HTTPError) {
     if failure == nil { failure = problem }
   }
 
   /// Adds `bytes` to the part begun last.
   ///
   /// - Returns: false when the part outgrows its limit (`failure` says so).
-  func append(_ bytes: ArraySlice<UInt8>) -> Bool {
+  package func append(_ bytes: ArraySlice<UInt8>) -> Bool {
     guard failure == nil, let index = parts.indices.last else { return false }
     guard parts[index].bytes.count <= limits.maximumPartBytes - bytes.count else {
       failure = .partTooLarge(path: path, part: parts[index].name, limit: limits.maximumPartBytes)
@@ -96,7 +98,7 @@ final class MultipartCollector {
   }
 
   /// The problem with a part's name, file name or transfer encoding, if any.
-  private func check(name: String?, filename: String?, encoding: String?) -> ServiceError? {
+  private func check(name: String?, filename: String?, encoding: String?) -> HTTPError? {
     guard let name, !name.isEmpty else {
       return .malformedMultipart(
         path: path, problem: "a part has no name (Content-Disposition: form-data; name=\"...\")")
@@ -118,9 +120,9 @@ final class MultipartCollector {
 }
 
 /// Header values as the service reads them.
-enum HTTPMessageHeaders {
+package enum HTTPMessageHeaders {
   /// A `Content-Type` value's media type: lowercased, without parameters or spaces.
-  static func mediaType(_ value: String) -> String {
+  package static func mediaType(_ value: String) -> String {
     String(value.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
   }
 
@@ -130,7 +132,7 @@ enum HTTPMessageHeaders {
   /// 2045); a boundary is 1 to 70 of `bchars` (letters, digits and `'()+_,-./:=?` and space),
   /// not ending in a space. Nil for none, a parameter given twice, a quoted string left open,
   /// text between parameters, or a boundary outside those rules.
-  static func boundary(_ value: String) -> String? {
+  package static func boundary(_ value: String) -> String? {
     let bchars = Set("0123456789'()+_,-./:=? ".utf8)
     guard let found = parameters(value)?.parameters["boundary"],
       (1...70).contains(found.utf8.count), found.last != " ",
@@ -144,7 +146,8 @@ enum HTTPMessageHeaders {
   /// The item lowercased and trimmed; parameter names lowercased, values as tokens or quoted
   /// strings (a backslash escapes the next character). Nil when a parameter is given twice, a
   /// quoted string is left open, or text lies between parameters.
-  static func parameters(_ value: String) -> (value: String, parameters: [String: String])? {
+  package static func parameters(_ value: String) -> (value: String, parameters: [String: String])?
+  {
     var rest = Substring(value)
     let first = rest.prefix { $0 != ";" }
     rest = rest.dropFirst(first.count)
@@ -189,7 +192,7 @@ enum HTTPMessageHeaders {
 
   /// A `Content-Type` value's `charset` parameter (RFC 9110, 8.3.2), lowercased and without
   /// its quotes; nil when it has none.
-  static func charset(_ value: String) -> String? {
+  package static func charset(_ value: String) -> String? {
     for parameter in value.split(separator: ";").dropFirst() {
       let pair = parameter.split(separator: "=", maxSplits: 1)
       guard pair.count == 2,

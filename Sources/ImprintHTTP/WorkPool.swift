@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: the bounded pool requests are worked in, off the connections' threads.
+// ImprintHTTP: the bounded pool requests are worked in, off the connections' threads.
 
 import Synchronization
 
 /// Runs jobs `width` at a time, keeping at most `queueLimit` waiting; refuses the rest.
-final class WorkPool: Sendable {
+package final class WorkPool: Sendable {
   /// A job: the work of one request.
-  typealias Job = @Sendable () async -> Void
+  package typealias Job = @Sendable () async -> Void
 
   private struct State {
     var running = 0
@@ -14,22 +14,24 @@ final class WorkPool: Sendable {
   }
 
   /// Jobs run at once.
-  let width: Int
+  package let width: Int
   /// Jobs kept waiting at most.
-  let queueLimit: Int
+  package let queueLimit: Int
   private let state = Mutex(State())
 
   /// A pool running `width` jobs at once (at least 1) with up to `queueLimit` waiting.
-  init(width: Int, queueLimit: Int) {
+  package init(width: Int, queueLimit: Int) {
     self.width = max(1, width)
     self.queueLimit = max(0, queueLimit)
   }
 
   /// Jobs running or waiting.
-  var pending: Int { state.withLock { $0.running + $0.waiting.count } }
+  package var pending: Int { state.withLock { $0.running + $0.waiting.count } }
 
   /// Jobs running, and jobs waiting.
-  var counts: (running: Int, waiting: Int) { state.withLock { ($0.running, $0.waiting.count) } }
+  package var counts: (running: Int, waiting: Int) {
+    state.withLock { ($0.running, $0.waiting.count) }
+  }
 
   /// Starts `job`, or queues it behind the running ones.
   ///
@@ -37,7 +39,7 @@ final class WorkPool: Sendable {
   ///   - id: names the job while it waits, for `cancel`; nil: it cannot be cancelled.
   ///   - job: the work.
   /// - Returns: false, and `job` is dropped, when `width` jobs run and `queueLimit` wait.
-  func submit(id: UInt64? = nil, _ job: @escaping Job) -> Bool {
+  package func submit(id: UInt64? = nil, _ job: @escaping Job) -> Bool {
     let start = state.withLock { state -> Bool? in
       if state.running < width {
         state.running += 1
@@ -77,7 +79,7 @@ final class WorkPool: Sendable {
   ///
   /// - Returns: whether it was waiting (it will never run); false when it started already, or
   ///   was never queued.
-  func cancel(_ id: UInt64) -> Bool {
+  package func cancel(_ id: UInt64) -> Bool {
     state.withLock { state in
       guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return false }
       state.waiting.remove(at: index)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: a request as the routes see it and the response they make: Swift values,
+// ImprintHTTP: a request as the routes see it and the response they make: Swift values,
 // nothing of the transport.
 
 import Foundation
@@ -7,98 +7,98 @@ import ImprintCore
 import Synchronization
 
 /// One HTTP request, read whole: its method, path, query parameters, content type and body.
-struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
   /// `GET`, `POST`, ...
-  var method: String
+  package var method: String
   /// The path without the query (`/v1/qr`).
-  var path: String
+  package var path: String
   /// The query parameters, decoded; a name given twice keeps its last value and is listed in
   /// `repeatedParameters`.
-  var query: [String: String]
+  package var query: [String: String]
   /// Query parameter names given more than once.
-  var repeatedParameters: [String]
+  package var repeatedParameters: [String]
   /// The `Content-Type` header's media type, lowercased, without parameters (`application/json`).
-  var contentType: String?
+  package var contentType: String?
   /// The `Content-Type` header's `charset` parameter, lowercased, if any.
-  var charset: String? = nil
+  package var charset: String? = nil
   /// The body's bytes (empty for a multipart body: see `parts`).
-  var body: [UInt8]
+  package var body: [UInt8]
   /// The parts of a `multipart/form-data` body, in the order sent; nil for other bodies.
-  var parts: [FormPart]? = nil
+  package var parts: [FormPart]? = nil
   /// The `Idempotency-Key` header as sent, if any (`IdempotencyKeys.key(of:)` reads it).
-  var idempotencyKey: String? = nil
+  package var idempotencyKey: String? = nil
   /// When its deadline passes (`--request-timeout` after its head arrived): its answer is then
   /// the deadline's, so work with effects past the answer (a job started) must not begin.
-  var deadline: ContinuousClock.Instant
+  package var deadline: ContinuousClock.Instant
 
   /// Whether the deadline passed.
-  var isPastDeadline: Bool { ContinuousClock.now >= deadline }
+  package var isPastDeadline: Bool { ContinuousClock.now >= deadline }
 }
 
 /// One HTTP response: status, media type, body and extra headers.
-struct HTTPResponse: Sendable {
+package struct HTTPResponse: Sendable {
   /// The status code.
-  var status: Int
+  package var status: Int
   /// The `Content-Type` header.
-  var contentType: String
+  package var contentType: String
   /// The body's bytes (empty when `file` is the body).
-  var body: [UInt8]
+  package var body: [UInt8]
   /// An open file sent as the body instead of `body`, read as it is sent.
-  var file: ResponseFile? = nil
+  package var file: ResponseFile? = nil
   /// Further headers (`Allow`, `Retry-After`).
-  var headers: [(name: String, value: String)] = []
+  package var headers: [(name: String, value: String)] = []
   /// The error's code, for an error answer (the access log and `/metrics` count it).
-  var errorCode: String?
+  package var errorCode: String?
+
+  /// A response of `status` with `body` (or `file`) of `contentType`.
+  package init(
+    status: Int, contentType: String, body: [UInt8], file: ResponseFile? = nil,
+    headers: [(name: String, value: String)] = [], errorCode: String? = nil
+  ) {
+    self.status = status
+    self.contentType = contentType
+    self.body = body
+    self.file = file
+    self.headers = headers
+    self.errorCode = errorCode
+  }
 
   /// The bytes of the body: `file`'s size (up to where it ended, when it was cut short), else
   /// `body`'s count.
-  var bodyBytes: Int { file?.bytesSent ?? body.count }
+  package var bodyBytes: Int { file?.bytesSent ?? body.count }
 
   /// A JSON document (sorted keys, as the CLI's `--json`).
-  static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
+  package static func json(_ value: some Encodable, status: Int = 200) -> HTTPResponse {
     HTTPResponse(
       status: status, contentType: "application/json",
       body: Array(JSONOutput.pretty(value).utf8))
   }
 
   /// Text in the Prometheus exposition format 0.0.4.
-  static func metrics(_ text: String) -> HTTPResponse {
+  package static func metrics(_ text: String) -> HTTPResponse {
     HTTPResponse(
       status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8))
   }
 
-  /// The error document `{"error": {"code", "message", "hint"}, "schemaVersion": 1}` with the
-  /// error's status (`ServiceStatus.of`).
-  static func error(_ error: any Error) -> HTTPResponse {
+  /// The error document `{"error": {"code", "message", "hint"}, "schemaVersion": 1}` with
+  /// `status`.
+  package static func error(_ error: any Error, status: Int) -> HTTPResponse {
     struct Document: Encodable {
       var schemaVersion = 1
       var error: ErrorRecord
     }
     // Hints name what a client sends (`password`, `level=L`), not the command's options.
     let record = ErrorSurface.$current.withValue(.http) { ErrorRecord(error) }
-    var response = json(Document(error: record), status: ServiceStatus.of(error))
+    var response = json(Document(error: record), status: status)
     response.errorCode = record.code
-    if case .methodNotAllowed(_, _, let allowed) = error as? ServiceError {
-      response.headers.append(("Allow", allowed.joined(separator: ", ")))
-    }
-    switch error as? ServiceError {
-    // The first request with the same Idempotency-Key is answered within its accepting:
-    // a retry a second later gets its job. A deadline passed under load: the client backs off
-    // as from a full queue.
-    case .busy, .bodiesBusy, .deadlineExceeded, .stopping, .stoppedWhileWorking,
-      .idempotencyKeyInUse:
-      response.headers.append(("Retry-After", "1"))
-    // A job ahead ends in seconds or minutes: a client polls no faster than that.
-    case .jobQueueFull, .jobStorageFull: response.headers.append(("Retry-After", "10"))
-    default: break
-    }
-    if case .unauthorized(_, let presented) = error as? ServiceError {
-      response.headers.append(
-        (
-          "WWW-Authenticate",
-          "Bearer realm=\"imprint\"" + (presented ? ", error=\"invalid_token\"" : "")
-        ))
-    }
+    return response
+  }
+
+  /// The error document of a transport error, with its status and, for a busy or stopping
+  /// server, `Retry-After`.
+  package static func error(_ error: HTTPError) -> HTTPResponse {
+    var response = Self.error(error as any Error, status: error.status)
+    if let seconds = error.retryAfter { response.headers.append(("Retry-After", "\(seconds)")) }
     return response
   }
 }
@@ -111,9 +111,9 @@ struct HTTPResponse: Sendable {
 /// bytes than `Content-Length`), and `shortened` is told.
 ///
 /// Owns one descriptor, closed when released (after the answer was sent).
-final class ResponseFile: Sendable {
+package final class ResponseFile: Sendable {
   /// The file's size in bytes, from `fstat` when it was opened: the `Content-Length` sent.
-  let size: Int
+  package let size: Int
   private let descriptor: Int32
   /// Where the file was found to end before `size`; -1 while it has not been.
   private let end = Atomic(-1)
@@ -123,7 +123,7 @@ final class ResponseFile: Sendable {
 
   /// What `read(at:into:maximum:)` answers when the answer must end with an error: the
   /// connection is closed.
-  static let endWithError = -2
+  package static let endWithError = -2
 
   /// Opens regular file `relative` inside `folder` (`ConfinedPath.openFile`: no symbolic link
   /// followed at any component, never blocking on a FIFO or a device), refused when it has more
@@ -136,7 +136,7 @@ final class ResponseFile: Sendable {
   ///   - shortened: told when it is found shorter than its size while it is sent.
   /// - Throws: `ConfinedPath.openFile`'s `FileError`; `FileError.notRegularFile` (`.other`)
   ///   for a file with more than one name.
-  init(
+  package init(
     _ relative: String, in folder: String, what: String,
     shortened: @escaping @Sendable (String) -> Void = { _ in }
   ) throws(FileError) {
@@ -156,15 +156,15 @@ final class ResponseFile: Sendable {
   ///
   /// - Returns: its bytes.
   /// - Throws: `FileError.tooLarge` or `.unreadable`.
-  func read(limit: Int) throws(FileError) -> [UInt8] {
+  package func read(limit: Int) throws(FileError) -> [UInt8] {
     try FileIO.read(descriptor: descriptor, size: size, path: "job output", limit: limit)
   }
 
   /// Whether the file ended before its size while it was sent (or could not be read).
-  var wasCut: Bool { end.load(ordering: .relaxed) >= 0 }
+  package var wasCut: Bool { end.load(ordering: .relaxed) >= 0 }
 
   /// The body's bytes sent: the size, or where the file was found to end.
-  var bytesSent: Int {
+  package var bytesSent: Int {
     let at = end.load(ordering: .relaxed)
     return at >= 0 ? at : size
   }
@@ -174,7 +174,8 @@ final class ResponseFile: Sendable {
   ///
   /// - Returns: the bytes copied (more than 0), or `endWithError` when the file ends before
   ///   `size` or a read fails (`shortened` told, the first time).
-  func read(at position: UInt64, into buffer: UnsafeMutableRawPointer, maximum: Int) -> Int {
+  package func read(at position: UInt64, into buffer: UnsafeMutableRawPointer, maximum: Int) -> Int
+  {
     guard position < UInt64(size), maximum > 0 else { return Self.endWithError }
     // Below `size`, an Int: no overflow from here.
     let offset = Int(position)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: a request's head as llhttp read it, and the rules of RFC 9112 and RFC 9110
+// ImprintHTTP: a request's head as llhttp read it, and the rules of RFC 9112 and RFC 9110
 // the server enforces beyond llhttp's own, in the order they are checked.
 
 import Foundation
@@ -7,31 +7,31 @@ import ImprintCore
 
 /// One request's head: its method, target as sent, version and header lines, and the raw bytes
 /// they came in (at most the head limit).
-struct HTTPHead {
-  var method = ""
+package struct HTTPHead {
+  package var method = ""
   /// The request target, as sent.
-  var target: [UInt8] = []
-  var major = 1
-  var minor = 1
+  package var target: [UInt8] = []
+  package var major = 1
+  package var minor = 1
   /// The header lines in order, names and values as sent (values without surrounding blanks).
-  var fields: [(name: [UInt8], value: [UInt8])] = []
+  package var fields: [(name: [UInt8], value: [UInt8])] = []
   /// The head's bytes, from the request line to the blank line that ends it.
-  var raw: [UInt8] = []
+  package var raw: [UInt8] = []
 
   /// The most bytes a head may take (request line, header lines, blank line).
-  static let byteLimit = 32 << 10
+  package static let byteLimit = 32 << 10
   /// The most header lines a head may have.
-  static let fieldLimit = 100
+  package static let fieldLimit = 100
 
   /// The header fields Imprint reads that a request may give once at most: a second one could
   /// be read otherwise by a proxy in front.
-  static let singletons = [
+  package static let singletons = [
     "host", "authorization", "content-type", "content-length", "idempotency-key", "x-request-id",
     "expect",
   ]
 
   /// The values of header `name` (any case), in order.
-  func values(_ name: String) -> [String] {
+  package func values(_ name: String) -> [String] {
     let wanted = Array(name.lowercased().utf8)
     return fields.filter { field in
       field.name.count == wanted.count
@@ -40,7 +40,7 @@ struct HTTPHead {
   }
 
   /// The value of header `name` (any case), if given.
-  func value(_ name: String) -> String? { values(name).first }
+  package func value(_ name: String) -> String? { values(name).first }
 
   /// What makes the head unacceptable, in the order checked; nil when it is fine.
   ///
@@ -49,7 +49,7 @@ struct HTTPHead {
   /// in the head, a leading blank on the first header line, Content-Length given twice or with
   /// Transfer-Encoding, a Transfer-Encoding whose last coding is not `chunked`, an invalid
   /// Content-Length, an unknown method and a malformed version. These rules are the server's:
-  func problem() -> HeadProblem? {
+  package func problem() -> HeadProblem? {
     // The request line: method, one space, target, one space, version (RFC 9112, 3).
     let firstLine = raw.prefix { $0 != 0x0D }
     if firstLine.split(separator: 0x20, omittingEmptySubsequences: false).count != 3 {
@@ -129,7 +129,7 @@ struct HTTPHead {
 
   /// Whether `byte` is a `tchar` (RFC 9110, 5.6.2): a letter, digit or one of
   /// `!#$%&'*+-.^_`|~`.
-  static func isTokenCharacter(_ byte: UInt8) -> Bool {
+  package static func isTokenCharacter(_ byte: UInt8) -> Bool {
     switch byte {
     case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
       UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -139,7 +139,7 @@ struct HTTPHead {
   }
 
   /// A header's name as RFC 9110 writes it (`Content-Length`, `X-Request-Id`).
-  static func display(_ lowercased: String) -> String {
+  package static func display(_ lowercased: String) -> String {
     lowercased.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }
       .joined(separator: "-")
   }
@@ -147,7 +147,7 @@ struct HTTPHead {
   /// The target's path and query: origin form (`/path?query`), or absolute form
   /// (`http://host/path?query`, RFC 9112, 3.2.2: the authority ignored), or `*`; nil for
   /// anything else.
-  func pathAndQuery() -> (path: [UInt8], query: [UInt8])? {
+  package func pathAndQuery() -> (path: [UInt8], query: [UInt8])? {
     var rest = target[...]
     if let scheme = ["http://", "https://"].first(where: { scheme in
       rest.count >= scheme.utf8.count
@@ -168,7 +168,7 @@ struct HTTPHead {
 }
 
 /// Why a head is refused.
-enum HeadProblem: Equatable {
+package enum HeadProblem: Equatable {
   /// It breaks the message syntax (400, the connection closed).
   case malformed(String)
   /// A version other than HTTP/1.0 and HTTP/1.1 (505).
@@ -181,12 +181,12 @@ enum HeadProblem: Equatable {
 
 /// A request's query parameters, decoded: `&`-separated, `name=value`, `+` a space and `%HH`
 /// escapes decoded; the first parameter that is not UTF-8 text without NUL is the problem.
-struct QueryParameters {
-  var values: [String: String] = [:]
-  var repeated: [String] = []
-  var problem: ServiceError?
+package struct QueryParameters {
+  package var values: [String: String] = [:]
+  package var repeated: [String] = []
+  package var problem: HTTPError?
 
-  init(_ query: [UInt8]) {
+  package init(_ query: [UInt8]) {
     for piece in query.split(separator: UInt8(ascii: "&")) {
       let pair = piece.split(
         separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
@@ -207,10 +207,10 @@ struct QueryParameters {
 }
 
 /// Checks on the text of a request's path and query parameters.
-enum RequestText {
+package enum RequestText {
   /// What is wrong with `bytes` as text: a NUL byte, or bytes that are not UTF-8; nil when
   /// they are fine.
-  static func problem(_ bytes: [UInt8]) -> String? {
+  package static func problem(_ bytes: [UInt8]) -> String? {
     if let index = bytes.firstIndex(of: 0) {
       return "must be UTF-8 text without NUL; found a NUL byte (%00) at byte \(index)"
     }
@@ -223,13 +223,13 @@ enum RequestText {
   }
 
   /// A byte as two uppercase hexadecimal digits.
-  static func hex(_ byte: UInt8) -> String {
+  package static func hex(_ byte: UInt8) -> String {
     let digits = Array("0123456789ABCDEF")
     return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
   }
 
   /// `bytes` with each `%HH` escape decoded (others kept as they are).
-  static func percentDecoded(_ bytes: [UInt8]) -> [UInt8] {
+  package static func percentDecoded(_ bytes: [UInt8]) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(bytes.count)
     var index = 0
@@ -248,7 +248,7 @@ enum RequestText {
   }
 
   /// A query's name or value decoded: `+` is a space, then `%HH` escapes.
-  static func formDecoded(_ bytes: [UInt8]) -> [UInt8] {
+  package static func formDecoded(_ bytes: [UInt8]) -> [UInt8] {
     percentDecoded(bytes.map { $0 == UInt8(ascii: "+") ? 0x20 : $0 })
   }
 

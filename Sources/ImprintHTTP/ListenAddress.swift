@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: the address `imprint serve --listen` takes.
+// ImprintHTTP: the address `imprint serve --listen` takes.
 
 import Foundation
+import ImprintCore
 
 /// An IPv4 address and TCP port to listen on (`127.0.0.1:8080`; port 0 lets the system choose).
 public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
@@ -14,8 +15,8 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
 
   /// Parses `ADDRESS:PORT`.
   ///
-  /// - Throws: `ServiceError.invalidAddress` for anything else (IPv6 is not taken yet).
-  public init(parsing text: String) throws(ServiceError) {
+  /// - Throws: `HTTPError.invalidAddress` for anything else (IPv6 is not taken yet).
+  public init(parsing text: String) throws(HTTPError) {
     guard let colon = text.lastIndex(of: ":"),
       let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port)
     else { throw .invalidAddress(text) }

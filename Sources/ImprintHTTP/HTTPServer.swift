@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: the HTTP/1.1 server of `imprint serve` (the one owner of CImprintHTTP): a
+// ImprintHTTP: the HTTP/1.1 server of `imprint serve` (the one owner of CImprintHTTP): a
 // thread accepts connections, a thread per connection reads its requests with llhttp and
 // writes their answers, the work runs in a bounded pool (docs/architecture.md, "The service").
 //
@@ -18,15 +18,15 @@ import ImprintCore
 import Synchronization
 
 /// What an `HTTPServer` calls for each request read whole.
-typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
+package typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
 
 /// What an `HTTPServer` asks of each request's head (method, path, `Authorization` header),
 /// before its body is read: an answer that refuses it (401), or nil to go on.
-typealias HeadGate = @Sendable (String, String, String?) -> HTTPResponse?
+package typealias HeadGate = @Sendable (String, String, String?) -> HTTPResponse?
 
 /// What an `HTTPServer` asks first, on the connection's thread, for each request read whole:
 /// the answer when it is quick to make (health, readiness, metrics), nil to work it in the pool.
-typealias InlineHandler = @Sendable (HTTPRequest) -> HTTPResponse?
+package typealias InlineHandler = @Sendable (HTTPRequest) -> HTTPResponse?
 
 /// An HTTP/1.1 server: a listening socket, an accepting thread, a thread per connection.
 ///
@@ -36,31 +36,31 @@ typealias InlineHandler = @Sendable (HTTPRequest) -> HTTPResponse?
 ///
 /// `@unchecked Sendable`: `listening`, `wake` and the accepting thread are set once in `start`,
 /// before any connection, and cleared in `stop`; everything shared is atomic or behind a Mutex.
-final class HTTPServer: @unchecked Sendable {
+package final class HTTPServer: @unchecked Sendable {
   /// The largest body read, in bytes.
-  let maximumBodyBytes: Int
+  package let maximumBodyBytes: Int
   /// The bytes of bodies held at once at most, all requests together (read, or being read).
-  let bodyBudget: Int
+  package let bodyBudget: Int
   /// The bytes of `bodyBudget` held now.
   private let bodiesHeld = Mutex(0)
   /// What a multipart body may hold.
-  let multipartLimits: MultipartLimits
+  package let multipartLimits: MultipartLimits
   /// Seconds a connection may stay idle.
-  let connectionTimeout: Int
+  package let connectionTimeout: Int
   /// Connections open at most, and from one client address at most.
-  let connectionLimits: (total: Int, perAddress: Int)
+  package let connectionLimits: (total: Int, perAddress: Int)
   /// Seconds a request's head may take to arrive, from its first byte.
-  let headTimeout: Double
+  package let headTimeout: Double
   /// Seconds a request may take from its head's arrival to its answer, the body's reading and
   /// the wait for a worker included.
-  let requestTimeout: Double
+  package let requestTimeout: Double
   /// The pool requests are worked in.
-  let pool: WorkPool
-  let handler: HTTPHandler
-  let inline: InlineHandler
-  let gate: HeadGate
+  package let pool: WorkPool
+  package let handler: HTTPHandler
+  package let inline: InlineHandler
+  package let gate: HeadGate
   /// Told of every request as it completes (on its connection's thread).
-  let observer: @Sendable (CompletedRequest) -> Void
+  package let observer: @Sendable (CompletedRequest) -> Void
 
   private var listening: Int32 = -1
   /// An eventfd that wakes the accepting thread: to stop, or when a connection closed while
@@ -88,7 +88,7 @@ final class HTTPServer: @unchecked Sendable {
   private let working = Mutex<[UInt64: String]>([:])
 
   /// A server that works `pool`'s width of requests at once with `handler`.
-  init(
+  package init(
     maximumBodyBytes: Int, bodyBudget: Int, multipartLimits: MultipartLimits,
     connectionTimeout: Int,
     connectionLimits: (total: Int, perAddress: Int), headTimeout: Double,
@@ -111,31 +111,31 @@ final class HTTPServer: @unchecked Sendable {
   }
 
   /// Whether `stop` began.
-  var isDraining: Bool { draining.load(ordering: .acquiring) }
+  package var isDraining: Bool { draining.load(ordering: .acquiring) }
 
   /// Requests begun and not yet completed.
-  var inFlight: Int { open.withLock { $0 } }
+  package var inFlight: Int { open.withLock { $0 } }
 
   /// The requests whose work runs now (`METHOD path`, in the order they arrived): after
   /// `stop`, the work that did not heed its cancellation (stuck in a system call).
-  var workUnderWay: [String] {
+  package var workUnderWay: [String] {
     working.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
   }
 
   /// The bytes of bodies held now (read, or announced and being read).
-  var bodyBytesHeld: Int { bodiesHeld.withLock { $0 } }
+  package var bodyBytesHeld: Int { bodiesHeld.withLock { $0 } }
 
   /// Connections cut because their request's head took longer than `headTimeout`.
-  var headsCut: Int { cutHeads.load(ordering: .relaxed) }
+  package var headsCut: Int { cutHeads.load(ordering: .relaxed) }
 
   /// Connections open now: kept alive between requests, reading, waiting or answering.
-  var openConnections: Int { table.withLock { $0.sockets.count } }
+  package var openConnections: Int { table.withLock { $0.sockets.count } }
 
   /// Listens on `address` and starts the accepting thread.
   ///
   /// - Returns: the port listened on (the one chosen by the system when `address.port` is 0).
-  /// - Throws: `ServiceError.listen` when the socket cannot be made, bound or listened on.
-  func start(_ address: ListenAddress) throws(ServiceError) -> Int {
+  /// - Throws: `HTTPError.listen` when the socket cannot be made, bound or listened on.
+  package func start(_ address: ListenAddress) throws(HTTPError) -> Int {
     precondition(listening < 0, "HTTPServer.start called twice")
     let fd = try Self.listeningSocket(address)
     listening = fd
@@ -165,7 +165,8 @@ final class HTTPServer: @unchecked Sendable {
   ///   - deadline: when the stop must be over.
   ///   - grace: the time left, before `deadline`, for the requests cut short to be answered.
   ///   - drainSeconds: the drain timeout as configured, for the 503's message.
-  func stop(until deadline: ContinuousClock.Instant, grace: Duration, drainSeconds: Double) {
+  package func stop(until deadline: ContinuousClock.Instant, grace: Duration, drainSeconds: Double)
+  {
     guard acceptorRunning else { return }
     acceptorRunning = false
     draining.store(true, ordering: .releasing)
@@ -183,7 +184,7 @@ final class HTTPServer: @unchecked Sendable {
     }
     for answer in cut {
       answer.give(
-        .error(ServiceError.stoppedWhileWorking(path: answer.path, seconds: drainSeconds)))
+        .error(HTTPError.stoppedWhileWorking(path: answer.path, seconds: drainSeconds)))
       answer.cancelWork()
     }
     // The answers are sent, and the work canceled ends (a killed worker's request returns).
@@ -202,7 +203,7 @@ final class HTTPServer: @unchecked Sendable {
   }
 
   /// A socket bound to `address` and listening (`socket`, `setsockopt`, `bind`, `listen`).
-  private static func listeningSocket(_ address: ListenAddress) throws(ServiceError) -> Int32 {
+  private static func listeningSocket(_ address: ListenAddress) throws(HTTPError) -> Int32 {
     let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else {
       throw .listen(address: address.description, call: "socket", errno: errno)
@@ -319,7 +320,7 @@ final class HTTPServer: @unchecked Sendable {
   /// Takes `bytes` of the body budget.
   ///
   /// - Returns: false, taking nothing, when they do not fit beside the bodies held.
-  func reserve(_ bytes: Int) -> Bool {
+  package func reserve(_ bytes: Int) -> Bool {
     bodiesHeld.withLock { held in
       guard bytes <= bodyBudget - held else { return false }
       held += bytes
@@ -328,22 +329,22 @@ final class HTTPServer: @unchecked Sendable {
   }
 
   /// Gives `bytes` of the body budget back.
-  func release(_ bytes: Int) {
+  package func release(_ bytes: Int) {
     if bytes > 0 { bodiesHeld.withLock { $0 -= bytes } }
   }
 
   /// A request's head was read: it is in flight until `requestEnded`.
-  func requestBegan() { open.withLock { $0 += 1 } }
+  package func requestBegan() { open.withLock { $0 += 1 } }
 
   /// A request was answered, or its connection closed.
-  func requestEnded() { open.withLock { $0 -= 1 } }
+  package func requestEnded() { open.withLock { $0 -= 1 } }
 
   /// A connection was cut for a slow head.
-  func headCut() { cutHeads.add(1, ordering: .relaxed) }
+  package func headCut() { cutHeads.add(1, ordering: .relaxed) }
 
   /// Hands `request` to the pool, its answer given to `answer` (by its work, the deadline, or
   /// the stop); false when the stop answers no more requests.
-  func submit(_ request: HTTPRequest, answer: Answer) -> Bool {
+  package func submit(_ request: HTTPRequest, answer: Answer) -> Bool {
     let registered = unanswered.withLock { table in
       guard !table.closed else { return false }
       table.answers[answer.token] = answer
@@ -366,22 +367,22 @@ final class HTTPServer: @unchecked Sendable {
       self?.working.withLock { _ = $0.removeValue(forKey: token) }
       answer.give(response)
     }
-    if !accepted { answer.give(.error(ServiceError.busy(queued: pool.queueLimit))) }
+    if !accepted { answer.give(.error(HTTPError.busy(queued: pool.queueLimit))) }
     return true
   }
 
   /// A new token for a request worked in the pool.
-  func nextToken() -> UInt64 { lastToken.wrappingAdd(1, ordering: .relaxed).newValue }
+  package func nextToken() -> UInt64 { lastToken.wrappingAdd(1, ordering: .relaxed).newValue }
 
   /// The answer under `token` was given or abandoned: `stop` no longer answers it.
-  func settled(_ token: UInt64) {
+  package func settled(_ token: UInt64) {
     _ = unanswered.withLock { $0.answers.removeValue(forKey: token) }
   }
 
   /// `text` when it is a request id worth echoing and logging: 1 to 128 characters among
   /// letters, digits and `-._:`; nil otherwise (a new id is made rather than reflecting bytes
   /// into headers and logs).
-  static func usableRequestID(_ text: String) -> String? {
+  package static func usableRequestID(_ text: String) -> String? {
     guard (1...128).contains(text.utf8.count),
       text.utf8.allSatisfy({
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
@@ -395,17 +396,17 @@ final class HTTPServer: @unchecked Sendable {
 
   /// The largest JSON body or JSON part (an order, a profile) taken, in bytes: options and
   /// profiles are a few KiB, and decoding JSON costs many times its size.
-  static let jsonByteLimit = 1 << 20
+  package static let jsonByteLimit = 1 << 20
   /// The bytes of the body budget a JSON body or part takes per byte while it is worked:
   /// Foundation's JSON objects cost up to 27 times the text (measured: an array of small
   /// numbers, 22 MB of text, 600 MB at the peak; a long string 5.7 times).
-  static let jsonWorkFactor = 32
+  package static let jsonWorkFactor = 32
 
   /// The `Server` header of every answer: the build's version, as `imprint --version` gives it.
-  static let serverHeader = "imprint/" + ImprintVersion.current
+  package static let serverHeader = "imprint/" + ImprintVersion.current
 
   /// `date` as ISO 8601 in UTC with milliseconds (`2026-12-01T16:04:05.123Z`).
-  static func timestamp(_ date: Date) -> String {
+  package static func timestamp(_ date: Date) -> String {
     var time = timespec()
     let seconds = date.timeIntervalSince1970
     time.tv_sec = Int(seconds.rounded(.down))
@@ -425,16 +426,16 @@ final class HTTPServer: @unchecked Sendable {
 ///
 /// `@unchecked Sendable`: the answer is written once under `state`'s lock and read by the
 /// connection's thread after its wake-up.
-final class Answer: @unchecked Sendable {
-  enum Outcome {
+package final class Answer: @unchecked Sendable {
+  package enum Outcome {
     case response(HTTPResponse)
     /// The client left: no answer is sent.
     case abandoned
   }
 
-  let token: UInt64
+  package let token: UInt64
   /// The request's path, for the stop's message.
-  let path: String
+  package let path: String
   private let wake: Int32
   private let settled: @Sendable (UInt64) -> Void
   private let state = Mutex<Outcome?>(nil)
@@ -443,7 +444,9 @@ final class Answer: @unchecked Sendable {
   private let working = Mutex<(task: Task<HTTPResponse, Never>?, canceled: Bool)>((nil, false))
 
   /// An answer for the request under `token`, waking `wake` (an eventfd) once given.
-  init(token: UInt64, path: String, wake: Int32, settled: @escaping @Sendable (UInt64) -> Void) {
+  package init(
+    token: UInt64, path: String, wake: Int32, settled: @escaping @Sendable (UInt64) -> Void
+  ) {
     self.token = token
     self.path = path
     self.wake = wake
@@ -452,7 +455,7 @@ final class Answer: @unchecked Sendable {
 
   /// Runs `make` in a task of its own, which `cancelWork` cancels (at once when it was called
   /// before), and returns what it made.
-  func work(_ make: @escaping @Sendable () async -> HTTPResponse) async -> HTTPResponse {
+  package func work(_ make: @escaping @Sendable () async -> HTTPResponse) async -> HTTPResponse {
     let task = Task { await make() }
     let canceled = working.withLock { working in
       working.task = task
@@ -463,7 +466,7 @@ final class Answer: @unchecked Sendable {
   }
 
   /// Cancels the request's work (its document's worker is killed); nothing when it ended.
-  func cancelWork() {
+  package func cancelWork() {
     let task = working.withLock { working in
       working.canceled = true
       return working.task
@@ -472,22 +475,22 @@ final class Answer: @unchecked Sendable {
   }
 
   /// Whether an answer was given (or the request abandoned).
-  var isGiven: Bool { state.withLock { $0 != nil } }
+  package var isGiven: Bool { state.withLock { $0 != nil } }
 
   /// What was given, once it was.
-  var outcome: Outcome? { state.withLock { $0 } }
+  package var outcome: Outcome? { state.withLock { $0 } }
 
   /// Whether the client was seen leaving.
-  var hasClientLeft: Bool { left.load(ordering: .acquiring) }
+  package var hasClientLeft: Bool { left.load(ordering: .acquiring) }
 
   /// Notes that the client left.
-  func clientLeft() { left.store(true, ordering: .releasing) }
+  package func clientLeft() { left.store(true, ordering: .releasing) }
 
   /// Gives `response`, unless an answer was given already.
-  func give(_ response: HTTPResponse) { settle(.response(response)) }
+  package func give(_ response: HTTPResponse) { settle(.response(response)) }
 
   /// Gives no answer (its client left before its work began), unless one was given already.
-  func abandon() { settle(.abandoned) }
+  package func abandon() { settle(.abandoned) }
 
   private func settle(_ outcome: Outcome) {
     let first = state.withLock { state -> Bool in
