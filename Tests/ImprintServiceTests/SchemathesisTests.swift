@@ -24,20 +24,18 @@ struct SchemathesisTests {
         .utf8
     ).write(to: URL(fileURLWithPath: config))
     let server = try ServiceProcess(["--config", config])
-    // One worker: Hypothesis, on Python 3.11, parses its lambdas' sources from several threads,
-    // and CPython 3.11's AST recursion counter is not safe for that ("AST constructor recursion
-    // depth mismatch", a Runtime Error of the run, not of the server).
+    // One worker: with two, Hypothesis' parsing of lambda sources (lambda_sources.py) fails now
+    // and then on this Python 3.11 ("AST constructor recursion depth mismatch"), a Runtime Error
+    // of the tool that ends an operation's tests, not an answer of the server.
     let run = try runTool(
       "st",
       [
         "--config-file", repositoryRoot + "/schemathesis.toml", "--no-color",
         "run", server.url("/openapi.json"),
         "--seed", "20261205", "--max-examples", "25", "--workers", "1",
-        "--request-timeout", "60", "--report", "junit",
-        "--report-dir", folder.path + "/report",
+        "--request-timeout", "60",
       ])
     let report = run.stdout + run.stderr
-    print(report)
     #expect(run.status == 0, "st run failed:\n\(report)")
     #expect(!report.contains("Runtime Error"), "\(report)")
     #expect(server.stop().status == 0)
