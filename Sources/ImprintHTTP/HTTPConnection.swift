@@ -498,8 +498,8 @@ package final class HTTPConnection: @unchecked Sendable {
     // Refused from the head (no token, a path or query that is not text), before any of the
     // body is read; the connection is closed after the answer when a body was announced, since
     // it will not be read.
-    if let refusal = server.gate(head.method, path, head.value("authorization"))
-      ?? (pathProblem ?? query.problem).map(HTTPResponse.error)
+    if let refusal = server.gate(head.method, path, head.value("authorization"), query.problem)
+      ?? pathProblem.map(HTTPResponse.error)
     {
       return refuseHead(refusal, announced: announced)
     }

@@ -32,8 +32,6 @@ public enum HTTPError: ImprintError, Equatable {
   case expectationFailed(path: String, found: String)
   /// A path that is not UTF-8 text without NUL.
   case invalidPath(path: String, problem: String)
-  /// A query parameter that is not UTF-8 text without NUL.
-  case invalidParameter(name: String, problem: String)
   /// A `multipart/form-data` body that cannot be read (no boundary, a part without a name, a
   /// body that ends before its closing boundary).
   case malformedMultipart(path: String, problem: String)
@@ -43,6 +41,8 @@ public enum HTTPError: ImprintError, Equatable {
   case partTooLarge(path: String, part: String, limit: Int)
   /// A part's name or file name (`what`) that is too long or holds control characters.
   case invalidPartName(path: String, name: String, what: String, limit: Int)
+  /// A part whose name, a file path inside the job, names no file (`.`, `./`).
+  case partNamesNoFile(path: String, name: String)
   /// A part sent with a `Content-Transfer-Encoding` other than binary, 8bit or 7bit.
   case unsupportedPartEncoding(path: String, part: String, encoding: String)
   /// Every worker is busy and the queue is full.
@@ -71,11 +71,10 @@ public enum HTTPError: ImprintError, Equatable {
     case .unsupportedTransferCoding: "http.unsupportedTransferCoding"
     case .expectationFailed: "http.expectationFailed"
     case .invalidPath: "http.invalidPath"
-    case .invalidParameter: "http.invalidParameter"
     case .malformedMultipart: "http.malformedMultipart"
     case .tooManyParts: "http.tooManyParts"
     case .partTooLarge: "http.partTooLarge"
-    case .invalidPartName: "http.invalidPartName"
+    case .invalidPartName, .partNamesNoFile: "http.invalidPartName"
     case .unsupportedPartEncoding: "http.unsupportedPartEncoding"
     case .busy: "http.busy"
     case .deadlineExceeded: "http.deadlineExceeded"
@@ -90,8 +89,8 @@ public enum HTTPError: ImprintError, Equatable {
     switch self {
     case .bodyTooLarge, .jsonTooLarge, .tooManyParts, .partTooLarge: 413
     case .bodiesBusy, .busy, .deadlineExceeded, .stopping, .stoppedWhileWorking: 503
-    case .ambiguousFraming, .malformedRequest, .invalidPath, .invalidParameter,
-      .malformedMultipart, .invalidPartName:
+    case .ambiguousFraming, .malformedRequest, .invalidPath, .malformedMultipart,
+      .invalidPartName, .partNamesNoFile:
       400
     case .headTooLarge: 431
     case .headTimeout, .bodyTimeout: 408
@@ -151,6 +150,9 @@ public enum HTTPError: ImprintError, Equatable {
     case .invalidPartName(let path, let name, let what, let limit):
       "a part of '\(path)' has the \(what) '\(SafeText.excerpt(name, limit: 100))'; expected at "
         + "most \(limit) bytes without control characters"
+    case .partNamesNoFile(let path, let name):
+      "a part of '\(path)' is named '\(SafeText.excerpt(name, limit: 100))', which names no file; "
+        + "expected a file path inside the job, such as 'photos/a.jpg'"
     case .unsupportedPartEncoding(let path, let part, let encoding):
       "part '\(SafeText.excerpt(part, limit: 100))' of '\(path)' is sent as "
         + "'\(SafeText.excerpt(encoding, limit: 40))'; expected binary, 8bit or 7bit"
@@ -170,8 +172,6 @@ public enum HTTPError: ImprintError, Equatable {
     case .deadlineExceeded(let path, let seconds):
       "'\(SafeText.excerpt(path, limit: 200))' was not answered within the request timeout of "
         + "\(Formatting.number(seconds)) s"
-    case .invalidParameter(let name, let problem):
-      "parameter '\(SafeText.excerpt(name, limit: 100))' \(problem)"
     case .listen(let address, let call, let errno):
       "cannot listen on \(address): \(call) failed (\(String(cString: strerror(errno))))"
     case .invalidAddress(let text):
@@ -209,9 +209,9 @@ public enum HTTPError: ImprintError, Equatable {
       "send Content-Length once, or Transfer-Encoding: chunked without it (RFC 9112, "
         + "section 6.3); the connection is closed"
     case .deadlineExceeded: "retry later, or start the server with a larger --request-timeout"
-    case .invalidParameter: "percent-encode UTF-8 text (%C3%A9 for é); NUL (%00) is never taken"
     case .invalidPartName:
       "name parts and files with at most 255 bytes of text, without control characters"
+    case .partNamesNoFile: "name each file part by its path inside the job, as the manifest does"
     case .listen: "choose another port, or stop the program that holds this one"
     case .invalidAddress: "give --listen as 127.0.0.1:8080, or 0.0.0.0:8080 for every address"
     }

@@ -184,7 +184,8 @@ package enum HeadProblem: Equatable {
 package struct QueryParameters {
   package var values: [String: String] = [:]
   package var repeated: [String] = []
-  package var problem: HTTPError?
+  /// The first parameter whose name or value is not UTF-8 text without NUL, and what is wrong.
+  package var problem: (name: String, problem: String)?
 
   package init(_ query: [UInt8]) {
     for piece in query.split(separator: UInt8(ascii: "&")) {
@@ -195,9 +196,9 @@ package struct QueryParameters {
       let key = String(decoding: name, as: UTF8.self)
       if problem == nil {
         if let found = RequestText.problem(name) {
-          problem = .invalidParameter(name: key, problem: "has a name that \(found)")
+          problem = (key, "has a name that \(found)")
         } else if let found = RequestText.problem(value) {
-          problem = .invalidParameter(name: key, problem: found)
+          problem = (key, found)
         }
       }
       if values[key] != nil { repeated.append(key) }

@@ -20,9 +20,12 @@ import Synchronization
 /// What an `HTTPServer` calls for each request read whole.
 package typealias HTTPHandler = @Sendable (HTTPRequest) async -> HTTPResponse
 
-/// What an `HTTPServer` asks of each request's head (method, path, `Authorization` header),
-/// before its body is read: an answer that refuses it (401), or nil to go on.
-package typealias HeadGate = @Sendable (String, String, String?) -> HTTPResponse?
+/// What an `HTTPServer` asks of each request's head (method, path, `Authorization` header, and
+/// the first query parameter whose name or value is not UTF-8 text without NUL, with what is
+/// wrong with it), before its body is read: an answer that refuses it (401, 400), or nil to go
+/// on.
+package typealias HeadGate =
+  @Sendable (String, String, String?, (name: String, problem: String)?) -> HTTPResponse?
 
 /// What an `HTTPServer` asks first, on the connection's thread, for each request read whole:
 /// the answer when it is quick to make (health, readiness, metrics), nil to work it in the pool.

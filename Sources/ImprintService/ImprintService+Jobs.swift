@@ -265,7 +265,7 @@ extension ImprintService {
         throw FileError.escapesFolder(path: part.name, folder: "inputs", what: "uploaded file")
       }
       // `.`, `./`: the inputs folder itself, no file.
-      guard !name.isEmpty else { throw ServiceError.partNamesNoFile(path: route, name: part.name) }
+      guard !name.isEmpty else { throw HTTPError.partNamesNoFile(path: route, name: part.name) }
       let path = try ConfinedPath.resolve(name, in: folder, what: "uploaded file")
       if let clash = placed.keys.first(where: {
         $0 == path || $0.hasPrefix(path + "/") || path.hasPrefix($0 + "/")

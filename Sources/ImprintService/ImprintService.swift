@@ -219,8 +219,11 @@ public final class ImprintService: Sendable {
         metrics.record(completed)
         accessLog?(completed)
       },
-      gate: { method, path, authorization in
+      gate: { method, path, authorization, queryProblem in
         box.service?.refusal(method: method, path: path, authorization: authorization)
+          ?? queryProblem.map {
+            .error(ServiceError.invalidParameter(name: $0.name, problem: $0.problem))
+          }
       },
       inline: { request in box.service?.respondInline(request) },
       handler: { request in

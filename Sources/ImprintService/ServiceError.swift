@@ -23,8 +23,6 @@ public enum ServiceError: ImprintError, Equatable {
   case unknownParameter(name: String, known: [String])
   /// A parameter the route needs is missing.
   case missingParameter(name: String, route: String)
-  /// A part whose name, a file path inside the job, names no file (`.`, `./`).
-  case partNamesNoFile(path: String, name: String)
   /// A part the route does not read (`expected`: the names it reads).
   case unknownPart(path: String, name: String, expected: [String])
   /// A part the route needs is missing.
@@ -112,7 +110,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .unsupportedCharset: "http.unsupportedCharset"
     case .invalidParameter, .unknownParameter: "http.invalidParameter"
     case .missingParameter: "http.missingParameter"
-    case .partNamesNoFile: "http.invalidPartName"
     case .unknownPart: "http.unknownPart"
     case .missingPart: "http.missingPart"
     case .duplicatePart: "http.duplicatePart"
@@ -167,9 +164,6 @@ public enum ServiceError: ImprintError, Equatable {
       "parameter '\(SafeText.excerpt(name, limit: 100))' is not known"
     case .missingParameter(let name, let route):
       "'\(route)' needs the parameter '\(name)'"
-    case .partNamesNoFile(let path, let name):
-      "a part of '\(path)' is named '\(SafeText.excerpt(name, limit: 100))', which names no file; "
-        + "expected a file path inside the job, such as 'photos/a.jpg'"
     case .unknownPart(let path, let name, let expected):
       "'\(path)' reads no part named '\(SafeText.excerpt(name, limit: 100))'; it reads "
         + expected.joined(separator: ", ")
@@ -359,7 +353,7 @@ enum ServiceStatus {
       case .methodNotAllowed: return 405
       case .unsupportedMediaType, .unsupportedCharset: return 415
       case .invalidParameter, .unknownParameter, .missingParameter,
-        .partNamesNoFile, .unknownPart, .missingPart, .duplicatePart:
+        .unknownPart, .missingPart, .duplicatePart:
         return 400
       case .unauthorized: return 401
       case .jobQueueFull: return 503

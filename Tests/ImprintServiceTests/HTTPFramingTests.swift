@@ -108,6 +108,16 @@ struct HTTPFramingTests {
         + hidden, 400, "http.malformedRequest"
     ),
     (
+      "a 40 KB chunk-size line of other characters",
+      "POST /v1/qr HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + String(repeating: "z", count: 40_000) + "\r\n" + hidden, 400, "http.malformedRequest"
+    ),
+    (
+      "a chunk size past 64 bits",
+      "POST /v1/qr HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + "1FFFFFFFFFFFFFFFF\r\nx\r\n0\r\n\r\n" + hidden, 400, "http.malformedRequest"
+    ),
+    (
       "a space after the chunk size",
       "POST /v1/qr HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2 \r\n{}\r\n0\r\n\r\n"
         + hidden, 400, "http.malformedRequest"

@@ -214,6 +214,19 @@ struct JobRouteTests {
     #expect(escaping.status == 422, "\(escaping.text)")
     #expect(escaping.errorCode == "file.escapesFolder")
     #expect(!escaping.text.contains("imprint-serve-jobs-"), "\(escaping.text)")
+    // An absolute name is refused as leading out, as README says (it was stored inside), and
+    // names that name no file ('.', './', '/') are the client's mistake, never a 500.
+    for (name, status, code) in [
+      ("/etc/passwd", 422, "file.escapesFolder"), ("/a.pdf", 422, "file.escapesFolder"),
+      (".", 400, "http.invalidPartName"), ("./", 400, "http.invalidPartName"),
+      ("./.", 400, "http.invalidPartName"), ("/", 422, "file.escapesFolder"),
+    ] {
+      let answer = try postBatch(
+        qr, inputs: ["\(name)=@\(samples)documents/handout.pdf"], on: server, in: folder)
+      #expect(answer.status == status, "\(name): \(answer.text)")
+      #expect(answer.errorCode == code, "\(name): \(answer.text)")
+      #expect(!answer.text.contains("imprint-serve-jobs-"), "\(name): \(answer.text)")
+    }
     let twice = try postBatch(
       qr,
       inputs: [
