@@ -236,13 +236,17 @@ if ((memory_requests > 0)); then
       echo "kinds[#kinds + 1] = {path = \"$path\", body = \"$body\", type = \"$type\"}"
     done
     cat <<'LUA'
+-- Built in init, once wrk has set its Host header (wrk.format takes it from there): a request
+-- made at the script's top level has none, which HTTP/1.1 refuses (400).
 local requests = {}
-for i, k in ipairs(kinds) do
-  local headers = {}
-  if k.type ~= "" then headers["Content-Type"] = k.type end
-  local body = nil
-  if k.body ~= "" then local f = assert(io.open(k.body, "rb")); body = f:read("*a"); f:close() end
-  requests[i] = wrk.format("POST", k.path, headers, body)
+function init(args)
+  for i, k in ipairs(kinds) do
+    local headers = {}
+    if k.type ~= "" then headers["Content-Type"] = k.type end
+    local body = nil
+    if k.body ~= "" then local f = assert(io.open(k.body, "rb")); body = f:read("*a"); f:close() end
+    requests[i] = wrk.format("POST", k.path, headers, body)
+  end
 end
 local next = 0
 function request()

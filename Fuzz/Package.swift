@@ -29,6 +29,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("ImageHeader", ["ImprintGraphics"]),
   ("StrictJSON", ["ImprintCore"]),
   ("IdempotencyKey", ["ImprintService", "ImprintHTTP", "ImprintCore"]),
+  ("MultipartBody", ["ImprintHTTP", "ImprintCore"]),
 ]
 
 // A path dependency's identity is its folder's name (`main`, `wt-fuzz`, a fresh clone's name),
