@@ -11,10 +11,10 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
   guard let first = input.first else { return 0 }
   let decimals = Int(first % 40)
   let text = String(decoding: input.dropFirst(), as: UTF8.self)
-  guard let amount = try? DecimalAmount(text, decimals: decimals, field: "--amount") else {
+  guard let amount = try? DecimalAmount(text, decimals: decimals, field: .amount) else {
     return 0
   }
-  let again = try? DecimalAmount(amount.decimalString, decimals: decimals, field: "--amount")
+  let again = try? DecimalAmount(amount.decimalString, decimals: decimals, field: .amount)
   precondition(
     again?.atomicUnits == amount.atomicUnits,
     "'\(text)' (\(decimals) decimals) is \(amount.atomicUnits) units, but its decimal string "
