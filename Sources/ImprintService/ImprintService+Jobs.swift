@@ -260,7 +260,7 @@ extension ImprintService {
       let name = part.name.split(separator: "/", omittingEmptySubsequences: true)
         .filter { $0 != "." }.joined(separator: "/")
       // An absolute name is refused as one leading out, though it would be stored inside: a
-      // manifest line naming it would read another file (README, "Batch jobs").
+      // manifest line naming it would read another file (docs/service.md, "Jobs").
       if part.name.hasPrefix("/") {
         throw FileError.escapesFolder(path: part.name, folder: "inputs", what: "uploaded file")
       }
