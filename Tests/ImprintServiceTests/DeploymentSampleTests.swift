@@ -278,14 +278,18 @@ struct DeploymentSampleTests {
     }
   }
 
-  @Test("the samples' and README's image tags name this build's version, ImprintVersion's")
+  @Test("the samples', README's and docs' image tags name this build's version, ImprintVersion's")
   func imageTags() throws {
     let samples = [
       deploy + "Containerfile", deploy + "imprint-serve.yaml",
       repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml",
+      // The service guide's deployment steps build and run the image by its tag.
+      repositoryRoot + "/docs/service.md",
     ]
-    // README may come to show no image; each tag it shows is checked.
-    for path in samples + [repositoryRoot + "/README.md"] {
+    // README and the other guides may show no image; each tag they show is checked.
+    let documents = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot + "/docs")
+      .filter { $0.hasSuffix(".md") }.sorted().map { repositoryRoot + "/docs/" + $0 }
+    for path in samples + [repositoryRoot + "/README.md"] + documents {
       let tags = try String(contentsOfFile: path, encoding: .utf8)
         .matches(of: /imprint:(\d+\.\d+\.\d+)/).map { String($0.output.1) }
       #expect(!tags.isEmpty || !samples.contains(path), "\(path) names no image")

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: README's batch example, its shell lines read from README.md and run as
-// they are (bash, curl, python3) against a real `imprint serve`, so that the example breaks a
-// test when it stops doing what the text says: both jobs done, the card and the QR code fetched
-// by the paths given (pdfinfo, zbarimg).
+// ImprintServiceTests: the service guide's batch example, its shell lines read from
+// docs/service.md and run as they are (bash, curl, python3) against a real `imprint serve`, so
+// that the example breaks a test when it stops doing what the text says: both jobs done, the
+// card and the QR code fetched by the paths given (pdfinfo, zbarimg).
 
 import Foundation
 import ImprintTestSupport
 import Testing
 
-/// The first ```sh block after the line of README.md that contains `marker`; nil when there is
-/// none.
-func readmeBlock(after marker: String) throws -> String? {
-  let text = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+/// The first ```sh block after the line of `document` (a path from the repository's root) that
+/// contains `marker`; nil when there is none.
+func documentBlock(in document: String, after marker: String) throws -> String? {
+  let text = try String(contentsOfFile: repositoryRoot + "/" + document, encoding: .utf8)
   guard let start = text.range(of: marker),
     let open = text.range(of: "\n```sh\n", range: start.upperBound..<text.endIndex),
     let close = text.range(of: "\n```\n", range: open.upperBound..<text.endIndex)
@@ -19,12 +19,14 @@ func readmeBlock(after marker: String) throws -> String? {
   return String(text[open.upperBound..<close.lowerBound]) + "\n"
 }
 
-@Suite("README's service examples", .liveHandlesChecked, .serialized)
-struct ReadmeExampleTests {
-  @Test("the batch example, run as README gives it, makes and fetches what it says")
+@Suite("docs/service.md's examples", .liveHandlesChecked, .serialized)
+struct ServiceGuideExampleTests {
+  @Test("the batch example, run as docs/service.md gives it, makes and fetches what it says")
   func batchExample() throws {
     let block = try #require(
-      try readmeBlock(after: "A batch, from the repository's root (a test runs these lines"))
+      try documentBlock(
+        in: "docs/service.md", after: "A batch, from the repository's root (a test runs these lines"
+      ))
     #expect(block.contains("/v1/batch"))
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
@@ -56,11 +58,12 @@ struct ReadmeExampleTests {
     #expect(server.stop().status == 0)
   }
 
-  @Test("a manifest line's path leading out is accepted and fails its item, as README says")
+  @Test(
+    "a manifest line's path leading out is accepted and fails its item, as docs/service.md says")
   func manifestPathLeadingOut() throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
-    // README: a part named so is refused 422 (JobRouteTests); a line's path is the job's to
+    // docs/service.md: a part named so is refused 422 (JobRouteTests); a line's path is the job's to
     // read: 202, that item file.escapesFolder, the others run, nothing outside read.
     let manifest = try writeManifest(
       [
