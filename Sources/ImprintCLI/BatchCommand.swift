@@ -108,8 +108,8 @@ enum BatchCommand {
     abstract:
       "Run a manifest of card, QR, thumbnail, quote and print jobs: parallel, resumable, shardable.",
     discussion: """
-      MANIFEST is JSON Lines (one job object a line) or CSV with a header (see the README for \
-      every key). Each job's outputs go to DIR (cards/, qr/, thumbs/, quotes/, prints/ID/); \
+      MANIFEST is JSON Lines (one job object a line) or CSV with a header (see docs/batch.md \
+      for every key). Each job's outputs go to DIR (cards/, qr/, thumbs/, quotes/, prints/ID/); \
       DIR/results.jsonl \
       has one line per job with its status, outputs, error and time. With --layout the cards \
       go onto the layout's file, drawn again on every run (and to cards/ too with \

@@ -35,7 +35,7 @@ enum QuoteCommand {
       counts, and colour pages for auto colour), in sandboxed workers. The quote is exact: \
       integer minor units; the tiers' change, each adjustment and the tax are rounded to the \
       minor unit as they are applied, so the receipt adds up. The counting and money rules are \
-      in the README. The order's files are confined to one folder, the files root: paths are \
+      in docs/quotes.md. The order's files are confined to one folder, the files root: paths are \
       relative to it, and '..', links leading out and absolute paths are refused \
       (file.escapesFolder), so an uploaded order cannot read other files. The files root is \
       the order's folder unless --files-root names one; absolute paths inside that folder are \

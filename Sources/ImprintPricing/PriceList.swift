@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintPricing: a store's price list (JSON, schemaVersion 1; documented in the README).
+// ImprintPricing: a store's price list (JSON, schemaVersion 1; documented in docs/quotes.md).
 
 import Foundation
 
