@@ -93,7 +93,9 @@ struct ClientContractTests {
     #expect(server.stop().status == 0)
   }
 
-  @Test("a + in the query is a space and %2B a plus, as README warns (zbarimg reads them back)")
+  @Test(
+    "a + in the query is a space and %2B a plus, as docs/service.md warns (zbarimg reads them back)"
+  )
   func plusInQuery() throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
