@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintCoreTests: the documentation's shape. README.md stays short (the guides are in docs/),
-// and every relative link in README.md and docs/*.md leads to a file of the repository that
-// exists, and to a heading of it that exists when the link names one.
+// ImprintCoreTests: the documentation's shape. README.md stays short (the guides are in docs/)
+// and links every document in docs/, and every relative link in README.md and docs/*.md leads
+// to a file of the repository that exists, and to a heading of it that exists when the link
+// names one.
 
 import Foundation
 import ImprintTestSupport
@@ -72,6 +73,14 @@ struct DocumentationTests {
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
     #expect(lines < 300, "README.md has \(lines) lines; move the detail to a guide in docs/")
     #expect(text.contains("\n## Quick start\n"), "the quick start CI and new users run")
+  }
+
+  @Test("README's table of docs/ links every document in docs/")
+  func readmeListsEveryDocument() throws {
+    let text = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+    for document in try documents() where document != "README.md" {
+      #expect(text.contains("](\(document))"), "README.md does not link \(document)")
+    }
   }
 
   @Test("every relative link of README.md and docs/*.md leads to a file, and heading, that exists")
