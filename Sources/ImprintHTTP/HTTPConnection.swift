@@ -658,12 +658,9 @@ package final class HTTPConnection: @unchecked Sendable {
   /// Answers `request`: inline when it is a probe, else by its work in the pool.
   ///
   /// - Returns: whether the connection stays open.
-  private func work(_ request: HTTPRequest, for exchange: Exchange, close keepAliveNot: Bool)
-    -> Bool
-  {
-    let keepAlive = !keepAliveNot
+  private func work(_ request: HTTPRequest, for exchange: Exchange, close: Bool) -> Bool {
     if let response = server.inline(request) {
-      return respond(response, to: exchange, close: !keepAlive)
+      return respond(response, to: exchange, close: close)
     }
     let answer = Answer(token: server.nextToken(), path: exchange.path, wake: wake) {
       [server] token in server.settled(token)
@@ -672,7 +669,7 @@ package final class HTTPConnection: @unchecked Sendable {
       return respond(.error(HTTPError.stopping), to: exchange, close: true)
     }
     switch waitFor(answer, deadline: request.deadline) {
-    case .response(let response): return respond(response, to: exchange, close: !keepAlive)
+    case .response(let response): return respond(response, to: exchange, close: close)
     case .abandoned:
       complete(exchange, response: nil, errorCode: CompletedRequest.clientGone)
       return false
