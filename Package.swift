@@ -61,6 +61,9 @@ let package = Package(
       cxxSettings: [.define("POINTERHOLDER_TRANSITION", to: "4")],
       linkerSettings: [.linkedLibrary("qpdf")]
     ),
+    // C++ over poppler-cpp's page_renderer (Splash, pdftoppm's backend): thumbnails, whose
+    // hairlines poppler's cairo backend widens. Imported by ImprintDocuments, which owns poppler.
+    .target(name: "CImprintSplash", linkerSettings: [.linkedLibrary("poppler-cpp")]),
 
     .target(name: "ImprintCore"),
     .target(name: "ImprintPDF", dependencies: ["ImprintCore", "CImprintInflate"]),
@@ -84,7 +87,7 @@ let package = Package(
       name: "ImprintDocuments",
       dependencies: [
         "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPoppler", "CQPDF",
-        "CImprintProcess", "CImprintImpose", "CCups",
+        "CImprintProcess", "CImprintImpose", "CImprintSplash", "CCups",
       ]),
     .target(
       name: "ImprintPricing", dependencies: ["ImprintCore"],

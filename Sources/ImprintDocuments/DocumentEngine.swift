@@ -235,9 +235,11 @@ public enum DocumentEngine {
         if let walkedSize = walked?[page - 1] { try check(walkedSize, page: page, file: file) }
         sizes.append(try checkedSize(document, page - 1, file: file))
       }
+      let splash = try splashDocument(data, file: file, password: password)
       for (page, pageSize) in zip(wanted, sizes) {
         let scale = Double(size) / max(pageSize.width, pageSize.height)
-        let image = try render(document, page - 1, size: pageSize, scale: scale, file: file)
+        let image = try thumbnailImage(
+          splash, page - 1, size: pageSize, scale: scale, file: file)
         try deliver(page, try encode(image))
       }
     default:
@@ -397,6 +399,46 @@ public enum DocumentEngine {
       return image
     } catch {
       throw drawingError(error, file: file)
+    }
+  }
+
+  /// The document opened again for Splash, which draws thumbnails (`SplashDocument` says why).
+  static func splashDocument(_ data: DocumentBytes, file: String, password: String?)
+    throws(DocumentError) -> SplashDocument
+  {
+    do {
+      return try SplashDocument(data: data, password: password)
+    } catch {
+      throw splashError(error, file: file)
+    }
+  }
+
+  /// Page `index` (0-based) of `size` points drawn by Splash at `scale` pixels a point.
+  static func thumbnailImage(
+    _ document: borrowing SplashDocument, _ index: Int, size: Size, scale: Double, file: String
+  ) throws(DocumentError) -> RasterImage {
+    let width = try pixels((size.width * scale).rounded(), file: file)
+    let height = try pixels((size.height * scale).rounded(), file: file)
+    let image: RasterImage
+    do {
+      image = try RasterImage(width: width, height: height)
+    } catch {
+      throw drawingError(error, file: file)
+    }
+    do {
+      try document.render(page: index, scale: scale, into: image)
+    } catch {
+      throw splashError(error, file: file)
+    }
+    return image
+  }
+
+  static func splashError(_ error: SplashDocument.Failure, file: String) -> DocumentError {
+    switch error {
+    case .noMemory: memoryLimit(file: file)
+    case .unreadable: .damaged(file: file, reason: "poppler's Splash renderer cannot open it")
+    case .noPage: .badOutput(file: file, detail: "poppler's Splash renderer found no such page")
+    case .failed: .badOutput(file: file, detail: "poppler's Splash renderer drew nothing")
     }
   }
 

@@ -386,6 +386,22 @@ public struct RasterImage: ~Copyable {
     return Array(UnsafeBufferPointer(start: output, count: length))
   }
 
+  /// Lends the pixels for writing: `body` gets the top row's first pixel and the stride in
+  /// bytes, and writes opaque 32-bit `0xFFRRGGBB` words (a renderer other than cairo drawing
+  /// into the image); cairo is told afterwards that they changed.
+  package func withMutablePixels<Result>(
+    _ body: (UnsafeMutablePointer<UInt32>, Int) throws -> Result
+  ) rethrows -> Result {
+    cairo_surface_flush(surface)
+    let stride = Int(cairo_image_surface_get_stride(surface))
+    // A surface this type made is never in error, so it always has data.
+    guard let data = cairo_image_surface_get_data(surface) else {
+      preconditionFailure("cairo image surface without data")
+    }
+    defer { cairo_surface_mark_dirty(surface) }
+    return try body(UnsafeMutableRawPointer(data).assumingMemoryBound(to: UInt32.self), stride)
+  }
+
   /// Visits the rows, top first, each as one 32-bit word a pixel: `0xAARRGGBB`, premultiplied
   /// (cairo's `ARGB32`; opaque pages have alpha 255).
   ///

@@ -53,23 +53,6 @@ private func pageNumber(_ name: String) -> Int {
   Int(name.split(separator: "-").last?.split(separator: ".").first ?? "") ?? 0
 }
 
-/// A binary PPM's width, height and the offset of its first pixel.
-private func ppmHeader(_ bytes: [UInt8]) -> (Int, Int, Int)? {
-  var fields: [Int] = []
-  var index = 2
-  guard bytes.starts(with: Array("P6".utf8)) else { return nil }
-  while fields.count < 3, index < bytes.count {
-    while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A { index += 1 }
-    var value = 0
-    while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-      value = value * 10 + Int(bytes[index] - 0x30)
-      index += 1
-    }
-    fields.append(value)
-  }
-  return fields.count == 3 ? (fields[0], fields[1], index + 1) : nil
-}
-
 /// Each page of the PDF at `path` colour or not by Ghostscript's inkcov device (the ink a
 /// printer would put down): colour when any of cyan, magenta and yellow is above 0.
 func inkcovColorPages(_ path: String) throws -> [Bool] {

@@ -175,6 +175,23 @@ public func rasterisePDF(_ pdfPath: String, dpi: Int = 300) throws -> String {
   return base + ".png"
 }
 
+/// A binary PPM's width, height and the offset of its first pixel.
+public func ppmHeader(_ bytes: [UInt8]) -> (Int, Int, Int)? {
+  var fields: [Int] = []
+  var index = 2
+  guard bytes.starts(with: Array("P6".utf8)) else { return nil }
+  while fields.count < 3, index < bytes.count {
+    while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A { index += 1 }
+    var value = 0
+    while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
+      value = value * 10 + Int(bytes[index] - 0x30)
+      index += 1
+    }
+    fields.append(value)
+  }
+  return fields.count == 3 ? (fields[0], fields[1], index + 1) : nil
+}
+
 /// Rasterises an SVG on a white background with rsvg-convert; returns the PNG path.
 public func rasteriseSVG(_ svgPath: String) throws -> String {
   let output = svgPath + ".png"

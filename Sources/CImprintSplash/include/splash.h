@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// CImprintSplash: PDF pages rasterised by poppler's Splash backend (through poppler-cpp's
+// page_renderer), the backend pdftoppm uses. Owned by ImprintDocuments, which draws thumbnails
+// with it: poppler's cairo backend widens every stroke thinner than a pixel to one pixel, so
+// dense hairline drawings came out washed out or dark; Splash draws them at their coverage.
+
+#ifndef CIMPRINT_SPLASH_H
+#define CIMPRINT_SPLASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A document opened for rendering (a `poppler::document`).
+typedef struct CImprintSplash_Document CImprintSplash_Document;
+
+/// What a call ended with.
+enum {
+  CImprintSplash_OK = 0,
+  /// poppler could not open the bytes (damaged, wrong password, larger than 2 GiB).
+  CImprintSplash_UNREADABLE = 1,
+  /// No such page.
+  CImprintSplash_NO_PAGE = 2,
+  /// Splash produced no image, or one of another size or format.
+  CImprintSplash_FAILED = 3,
+  /// An allocation failed (`std::bad_alloc`).
+  CImprintSplash_NO_MEMORY = 4,
+};
+
+/// Opens the PDF in `bytes` (not copied: they must outlive the document) with `password`
+/// (owner and user password alike, as poppler-glib does; NULL for none). Sets `*status`.
+CImprintSplash_Document *CImprintSplash_open(
+    const unsigned char *bytes, size_t length, const char *password, int *status);
+
+/// Closes a document from `CImprintSplash_open` (NULL is ignored).
+void CImprintSplash_close(CImprintSplash_Document *document);
+
+/// Renders page `index` (0-based, its `/Rotate` applied, crop box, annotations as a viewer
+/// shows them) at `xdpi` × `ydpi` on white paper, anti-aliased (vector and text; no hinting,
+/// as pdftoppm), and writes its top-left `width` × `height` pixels to `pixels` as 32-bit
+/// 0xFFRRGGBB words, `stride` bytes a row. Pixels the page does not cover stay white.
+int CImprintSplash_render(
+    CImprintSplash_Document *document, int index, double xdpi, double ydpi, int width,
+    int height, uint32_t *pixels, size_t stride);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: PDF pages rasterised by poppler's Splash backend (CImprintSplash), the one
+// pdftoppm uses, for thumbnails.
+
+internal import CImprintSplash
+import ImprintCore
+import ImprintGraphics
+
+/// A PDF opened with poppler-cpp for Splash rendering.
+///
+/// Thumbnails are drawn with Splash, not with poppler's cairo backend (`PDFDocument.render`):
+/// cairo widens every stroke thinner than a device pixel to one pixel, so a dense hairline
+/// drawing scaled down to a thumbnail came out as a dark or washed-out block with its shading
+/// lost, where Splash (like pdftoppm and mutool) draws each line at its coverage. Owns one
+/// `poppler::document` over `data` (not copied; held as long as the document lives). Never
+/// shared across tasks.
+struct SplashDocument: ~Copyable {
+  private let raw: OpaquePointer
+  private let data: DocumentBytes
+  private let handleScope: LiveHandles.Scope?
+
+  /// Why a page could not be drawn.
+  enum Failure: Error {
+    /// poppler-cpp could not open the document (the caller opened it with poppler-glib first,
+    /// so this is a file larger than 2 GiB or a disagreement between the two).
+    case unreadable
+    /// No such page.
+    case noPage
+    /// Splash returned no image.
+    case failed
+    /// An allocation failed.
+    case noMemory
+  }
+
+  /// Opens the PDF in `data` with `password` (owner and user password alike).
+  init(data: DocumentBytes, password: String?) throws(Failure) {
+    var status: Int32 = 0
+    let opened = CImprintSplash_open(data.buffer.baseAddress, data.count, password, &status)
+    guard let opened else {
+      throw status == Int32(CImprintSplash_NO_MEMORY) ? .noMemory : .unreadable
+    }
+    raw = opened
+    self.data = data
+    handleScope = LiveHandles.opened("poppler::document")
+  }
+
+  deinit {
+    CImprintSplash_close(raw)
+    LiveHandles.closed("poppler::document", in: handleScope)
+  }
+
+  /// Draws page `index` (0-based) onto `image` at `scale` pixels a point, both ways (as
+  /// pdftoppm's `-scale-to`: the same pixels), from the top-left corner; what the page does
+  /// not cover of the image's last column or row stays white.
+  func render(page index: Int, scale: Double, into image: borrowing RasterImage) throws(Failure) {
+    let (xdpi, ydpi) = (72 * scale, 72 * scale)
+    let (width, height) = (Int32(image.width), Int32(image.height))
+    let status = image.withMutablePixels { pixels, stride in
+      CImprintSplash_render(raw, Int32(index), xdpi, ydpi, width, height, pixels, stride)
+    }
+    switch status {
+    case Int32(CImprintSplash_OK): return
+    case Int32(CImprintSplash_NO_PAGE): throw .noPage
+    case Int32(CImprintSplash_NO_MEMORY): throw .noMemory
+    default: throw .failed
+    }
+  }
+}
