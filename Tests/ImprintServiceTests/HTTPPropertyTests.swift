@@ -9,17 +9,7 @@ import ImprintTestSupport
 import Testing
 
 /// SplitMix64: the same cases on every run.
-private struct Generator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
+private typealias Generator = SeededGenerator
 
 /// A request as lines, so that mutations can act on its parts.
 private struct RequestShape {
