@@ -30,6 +30,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("StrictJSON", ["ImprintCore"]),
   ("IdempotencyKey", ["ImprintService", "ImprintHTTP", "ImprintCore"]),
   ("MultipartBody", ["ImprintHTTP", "ImprintCore"]),
+  ("OfficeType", ["ImprintDocuments", "ImprintCore"]),
 ]
 
 // A path dependency's identity is its folder's name (`main`, `wt-fuzz`, a fresh clone's name),
