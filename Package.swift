@@ -88,7 +88,10 @@ let package = Package(
       dependencies: [
         "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPoppler", "CQPDF",
         "CImprintProcess", "CImprintImpose", "CImprintSplash", "CCups",
-      ]),
+      ],
+      // The office worker (Office documents converted by LibreOffice), found through
+      // ResourceBundle (OfficeConverter).
+      resources: [.copy("Resources/office")]),
     .target(
       name: "ImprintPricing", dependencies: ["ImprintCore"],
       // The receipt's words in other languages, found through Bundle.module

@@ -169,6 +169,31 @@ QPDFObjectHandle newSheet(QPDF &out, double width, double height) {
   return out.makeIndirectObject(page);
 }
 
+/// Keeps libqpdf from writing anything to stdout or stderr: its findings come back as statuses.
+void silence(QPDF &in) {
+  auto logger = QPDFLogger::create();
+  logger->setInfo(logger->discard());
+  logger->setWarn(logger->discard());
+  logger->setError(logger->discard());
+  in.setLogger(logger);
+  in.setSuppressWarnings(true);
+}
+
+/// Runs `writer`; false when the output's descriptor failed (`writeError`, kept by the
+/// pipeline, is then the result's `systemError`). Other failures are thrown.
+bool write(QPDFWriter &writer, CImprintImpose_Result &result, const int &writeError) {
+  try {
+    writer.write();
+  } catch (...) {
+    if (writeError != 0) {
+      result.systemError = writeError;
+      return false;
+    }
+    throw;
+  }
+  return true;
+}
+
 int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pipeline &output,
                int &writeError) {
   Grid grid{};
@@ -180,13 +205,8 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pip
     setMessage(&result, "the imposition job is not valid");
     return CImprintImpose_badJob;
   }
-  auto logger = QPDFLogger::create();
-  logger->setInfo(logger->discard());
-  logger->setWarn(logger->discard());
-  logger->setError(logger->discard());
   QPDF in;
-  in.setLogger(logger);
-  in.setSuppressWarnings(true);
+  silence(in);
   in.processMemoryFile("upload", reinterpret_cast<const char *>(job.bytes), job.length,
                        job.password);
   // Form fields and other annotations are not part of a page's content: draw their appearances
@@ -201,8 +221,7 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pip
   }
 
   QPDF out;
-  out.setLogger(logger);
-  out.setSuppressWarnings(true);
+  silence(out);
   out.emptyPDF();
   QPDFPageDocumentHelper sheets(out);
   double sheetWidth = grid.landscape ? job.paperHeight : job.paperWidth;
@@ -276,16 +295,32 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pip
   writer.setDecodeLevel(qpdf_dl_none);
   writer.setCompressStreams(true);
   writer.setDeterministicID(true);
-  try {
-    writer.write();
-  } catch (...) {
-    if (writeError != 0) {
-      result.systemError = writeError;
-      return CImprintImpose_writeFailed;
-    }
-    throw;
-  }
+  if (!write(writer, result, writeError)) return CImprintImpose_writeFailed;
   result.sheetSides = sides;
+  return CImprintImpose_ok;
+}
+
+/// Writes the PDF in `bytes` again without its dates and with an /ID made from its content, so
+/// that a converter that stamps the time (LibreOffice) gives the same bytes for the same input.
+int32_t normalize(const unsigned char *bytes, size_t length, CImprintImpose_Result &result,
+                  Pipeline &output, int &writeError) {
+  QPDF in;
+  silence(in);
+  in.processMemoryFile("converted", reinterpret_cast<const char *>(bytes), length);
+  result.foundPages = static_cast<int32_t>(QPDFPageDocumentHelper(in).getAllPages().size());
+  // The converter's /ID is random; qpdf would keep its first half.
+  in.getTrailer().removeKey("/ID");
+  QPDFObjectHandle info = in.getTrailer().getKey("/Info");
+  if (info.isDictionary()) {
+    info.removeKey("/CreationDate");
+    info.removeKey("/ModDate");
+  }
+  QPDFWriter writer(in);
+  writer.setOutputPipeline(&output);
+  writer.setDecodeLevel(qpdf_dl_none);
+  writer.setDeterministicID(true);
+  if (!write(writer, result, writeError)) return CImprintImpose_writeFailed;
+  result.sheetSides = result.foundPages;
   return CImprintImpose_ok;
 }
 
@@ -320,6 +355,14 @@ extern "C" int32_t CImprintImpose_run(const CImprintImpose_Job *job,
     DescriptorPipeline pipeline(job->descriptor);
     // A write error is kept by the pipeline; impose reads it through this reference.
     return impose(*job, *result, pipeline, pipeline.error);
+  });
+}
+
+extern "C" int32_t CImprintImpose_normalize(const unsigned char *bytes, size_t length,
+                                            int descriptor, CImprintImpose_Result *result) {
+  return guarded(result, [&] {
+    DescriptorPipeline pipeline(descriptor);
+    return normalize(bytes, length, *result, pipeline, pipeline.error);
   });
 }
 

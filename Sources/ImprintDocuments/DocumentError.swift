@@ -95,6 +95,16 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   /// The printer or scheduler asked for credentials over a connection that is neither
   /// encrypted nor to this machine: the password was not sent.
   case printInsecureCredentials(printer: String)
+  /// An Office document cannot be converted here: LibreOffice or its Python bridge is missing.
+  case officeUnavailable(detail: String)
+  /// LibreOffice cannot read the Office document (damaged, or not what it looks like).
+  case officeUnreadable(file: String)
+  /// The Office document needs a password, or the one given is wrong.
+  case officeEncrypted(file: String, passwordGiven: Bool)
+  /// LibreOffice read the Office document but made no usable PDF of it.
+  case conversionFailed(file: String, detail: String)
+  /// The converted document has more pages than the limit.
+  case tooManyPages(file: String, pages: Int, maximum: Int)
 
   public var code: String {
     switch self {
@@ -137,6 +147,11 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printUnauthorized: "print.unauthorized"
     case .printPasswordFile: "print.passwordFile"
     case .printInsecureCredentials: "print.insecureCredentials"
+    case .officeUnavailable: "document.officeUnavailable"
+    case .officeUnreadable: "document.officeUnreadable"
+    case .officeEncrypted: "document.encrypted"
+    case .conversionFailed: "document.conversionFailed"
+    case .tooManyPages: "document.tooManyPages"
     }
   }
 
@@ -247,12 +262,23 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printInsecureCredentials(let printer):
       "the printer '\(printer)' asks for credentials over an unencrypted connection to another "
         + "machine; the password was not sent"
+    case .officeUnavailable(let detail): "Office documents cannot be converted here: \(detail)"
+    case .officeUnreadable(let file):
+      "LibreOffice cannot read '\(file)' (damaged, or not the Office document it looks like)"
+    case .officeEncrypted(let file, let given):
+      given
+        ? "'\(file)' is protected by a password and the one given is wrong"
+        : "'\(file)' is protected by a password"
+    case .conversionFailed(let file, let detail):
+      "'\(file)' could not be converted to PDF (\(detail))"
+    case .tooManyPages(let file, let pages, let maximum):
+      "'\(file)' converts to \(pages) pages; at most \(maximum) are accepted"
     }
   }
 
   public var hint: String? {
     switch self {
-    case .encrypted:
+    case .encrypted, .officeEncrypted:
       ErrorSurface.hint(
         "pass --password or remove the protection",
         http: "send the password as the query parameter 'password', or remove the protection")
@@ -308,6 +334,13 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "write one line user:password in a file only its owner can read (chmod 600 FILE)"
     case .printInsecureCredentials:
       "use the printer's ipps:// URI, or a CUPS queue on this machine that holds the credentials"
+    case .officeUnavailable:
+      "install LibreOffice and its Python bridge (scripts/bootstrap, or the packages "
+        + "libreoffice-core-nogui, libreoffice-writer-nogui, libreoffice-calc-nogui, "
+        + "libreoffice-impress-nogui, python3-uno and python3-seccomp)"
+    case .officeUnreadable, .conversionFailed:
+      "open it in its application and save or export it again (a PDF is read directly)"
+    case .tooManyPages: "split the document, or send the pages to print as a PDF"
     default: nil
     }
   }

@@ -79,6 +79,13 @@ typedef struct CImprintImpose_Result {
 /// deterministic (same input, same bytes). Returns `result->status`.
 int32_t CImprintImpose_run(const CImprintImpose_Job *job, CImprintImpose_Result *result);
 
+/// Writes the PDF in `bytes` (`length` of them) to `descriptor` as it is, but without its
+/// `/CreationDate` and `/ModDate` and with an `/ID` made from its content: a converter's PDF
+/// made deterministic (same input, same bytes). `result->foundPages` (and `sheetSides`) is its
+/// page count. Every C++ exception is caught here. Returns `result->status`.
+int32_t CImprintImpose_normalize(const unsigned char *bytes, size_t length, int descriptor,
+                                 CImprintImpose_Result *result);
+
 /// A PDF written to memory by `CImprintImpose_runToMemory`: `length` bytes at `bytes`, valid
 /// until `CImprintImpose_free` (which `owner` is for).
 typedef struct CImprintImpose_Output {

@@ -38,7 +38,20 @@ final class WorkerProcess: @unchecked Sendable {
   /// watches the PID; see `DocumentWorker.serve`).
   ///
   /// - Throws: `FileError` when the executable cannot be started.
-  init(executable: String, memoryMB: Int) throws(FileError) {
+  convenience init(executable: String, memoryMB: Int) throws(FileError) {
+    try self.init(
+      arguments: [
+        executable, DocumentWorker.argument, "--memory-mb", "\(memoryMB)", "--parent",
+        "\(getpid())",
+      ], memoryMB: memoryMB)
+  }
+
+  /// Starts `arguments` (the program's path first) as a worker that reads one request line on
+  /// stdin and answers one line on stdout (the office worker, `OfficeConverter`'s).
+  ///
+  /// - Throws: `FileError` when the program cannot be started.
+  init(arguments: [String], memoryMB: Int) throws(FileError) {
+    let executable = arguments[0]
     let (child, parent) = try Self.pipes()
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -46,11 +59,7 @@ final class WorkerProcess: @unchecked Sendable {
     for (descriptor, target) in zip(child, [Int32(0), 1, 2]) {
       posix_spawn_file_actions_adddup2(&actions, descriptor, target)
     }
-    let arguments = [
-      executable, DocumentWorker.argument, "--memory-mb", "\(memoryMB)", "--parent", "\(getpid())",
-    ].map {
-      (argument: String) in strdup(argument)
-    }
+    let arguments = arguments.map { (argument: String) in strdup(argument) }
     defer { for argument in arguments { free(argument) } }
     var pid: pid_t = 0
     let status = posix_spawn(&pid, executable, &actions, nil, arguments + [nil], environ)

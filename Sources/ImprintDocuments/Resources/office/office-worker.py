@@ -1,0 +1,367 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Imprint's office worker: Office documents converted to PDF by LibreOffice, kept warm.
+
+Started by ImprintDocuments' OfficeConverter as `python3 office-worker.py --profile DIR
+--parent PID`; reads
+one JSON request a line on standard input and answers each with one JSON line on standard
+output:
+
+  {"input": PATH, "output": PATH, "password": null, "seconds": 120, "cpuSeconds": 120,
+   "memoryMB": 2048}
+  -> {"status": "converted", "application": "writer|calc|impress|draw"}
+  -> {"status": "failed", "code": CODE, "detail": TEXT}
+
+CODE is one of `encrypted` (a password is needed, or the one given is wrong), `unreadable`
+(LibreOffice cannot load the file), `exportFailed`, `timeLimit`, `cpuLimit`, `memoryLimit`,
+`officeDied` (the office ended for another reason), `badRequest`. After `timeLimit`, `cpuLimit`,
+`memoryLimit` and `officeDied` the worker exits: its parent starts a new one.
+
+Why Python: LibreOffice is driven through UNO, whose Debian binding is python3-uno. Debian 12's
+LibreOfficeKit (7.4) cannot create spreadsheets at all (`documentLoad` of any .xlsx, .ods or even
+`private:factory/scalc` returns "loadComponentFromURL returned an empty reference"), so the office
+runs as `soffice.bin --headless` with a private profile and this worker talks to it over a pipe.
+
+What the office may do:
+- no network: soffice.bin runs under a seccomp filter (python3-seccomp, libseccomp's binding)
+  that fails every AF_INET and AF_INET6 socket with EACCES, so a linked picture, a fetching field
+  or a WEBSERVICE() cell fetches nothing;
+- no macros: the profile sets macro security to "very high" with macros disabled, and every
+  document is loaded with MacroExecutionMode NEVER_EXECUTE;
+- no link updates: UpdateDocMode NO_UPDATE, link updates set to "never" for Writer and Calc, and
+  every question the office asks while loading (links, macros, filter options) answered "no";
+- it dies with this worker (PR_SET_PDEATHSIG: this worker forks it from its main thread), and
+  this worker with the process that started it; within the limits each request sets: wall
+  time (the office is killed), CPU time (RLIMIT_CPU on the office) and resident memory (polled
+  every 20 ms; the office is killed past it).
+"""
+
+import ctypes
+import errno
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+import threading
+import time
+
+import seccomp
+import uno
+import unohelper
+from com.sun.star.beans import PropertyValue
+from com.sun.star.task import XInteractionHandler
+
+SOFFICE = "/usr/lib/libreoffice/program/soffice.bin"
+PR_SET_PDEATHSIG = 1
+libc = ctypes.CDLL(None, use_errno=True)
+
+PROFILE_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry"
+ xmlns:xs="http://www.w3.org/2001/XMLSchema"
+ xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="BlockUntrustedRefererLinks" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Writer/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
+<item oor:path="/org.openoffice.Office.Calc/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseOpenCL" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseLocking" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Save/Document"><prop oor:name="CreateBackup" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Recovery/RecoveryInfo"><prop oor:name="Enabled" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Recovery/AutoSave"><prop oor:name="Enabled" oor:op="fuse"><value>false</value></prop></item>
+</oor:items>
+"""
+
+# The PDF export: what the producer's own print would put on paper. Comments, speaker notes and
+# hidden slides are left out; a sheet prints its print ranges (Calc's default).
+EXPORT_FILTERS = {
+    "writer": "writer_pdf_Export",
+    "calc": "calc_pdf_Export",
+    "impress": "impress_pdf_Export",
+    "draw": "draw_pdf_Export",
+}
+EXPORT_DATA = {
+    "ExportNotes": False,
+    "ExportNotesPages": False,
+    "ExportOnlyNotesPages": False,
+    "ExportHiddenSlides": False,
+    "ExportFormFields": False,
+    "ExportBookmarks": False,
+    "UseTaggedPDF": False,
+    "ReduceImageResolution": False,
+    "EmbedStandardFonts": True,
+}
+
+
+def prop(name, value):
+    item = PropertyValue()
+    item.Name = name
+    item.Value = value
+    return item
+
+
+class Refusals(unohelper.Base, XInteractionHandler):
+    """Answers every question the office asks while loading with its most cautious choice, and
+    remembers whether one was for a password."""
+
+    def __init__(self):
+        self.password_asked = False
+
+    def handle(self, request):
+        asked = request.getRequest()
+        name = getattr(asked, "typeName", "") or type(asked).__name__
+        if "Password" in name:
+            self.password_asked = True
+        choices = request.getContinuations()
+        for wanted in ("XInteractionAbort", "XInteractionDisapprove"):
+            for choice in choices:
+                if any(wanted in t.typeName for t in choice.getTypes()):
+                    choice.select()
+                    return
+        # No abort or disapprove offered: leaving it unanswered makes the load fail.
+
+
+def no_network():
+    """In the office's process, before exec: no internet sockets, and death with this worker."""
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.setsid()
+    rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for family in (socket.AF_INET, socket.AF_INET6):
+        rules.add_rule(seccomp.ERRNO(errno.EACCES), "socket", seccomp.Arg(0, seccomp.EQ, family))
+    rules.load()
+
+
+class Office:
+    def __init__(self, profile):
+        self.profile = profile
+        self.pipe = "imprint-office-%d" % os.getpid()
+        user = os.path.join(profile, "user")
+        os.makedirs(user, exist_ok=True)
+        with open(os.path.join(user, "registrymodifications.xcu"), "w") as settings:
+            settings.write(PROFILE_SETTINGS)
+        self.pid = None
+        self.start()
+
+    def start(self):
+        arguments = [
+            SOFFICE, "--headless", "--invisible", "--nologo", "--norestore", "--nodefault",
+            "--nolockcheck", "--nofirststartwizard",
+            "-env:UserInstallation=" + uno.systemPathToFileUrl(self.profile),
+        ]
+        self.environment = dict(os.environ, SAL_USE_VCLPLUGIN="svp", LC_ALL="C.UTF-8")
+        # The first start in a new profile ends with status 81 once the profile is made (the
+        # office's launcher then starts it again): made here first, before this process has
+        # the UNO bridge's threads, which a fork must not copy.
+        for _ in range(3):
+            self.spawn(arguments + ["--terminate_after_init"])
+            _, status = os.waitpid(self.pid, 0)
+            self.pid = None
+            if os.waitstatus_to_exitcode(status) == 0:
+                break
+        self.spawn(arguments + ["--accept=pipe,name=%s;urp;" % self.pipe])
+        context = self.connect()
+        if context is None:
+            self.reap()
+            raise RuntimeError("the office did not start")
+        self.desktop = context.ServiceManager.createInstanceWithContext(
+            "com.sun.star.frame.Desktop", context)
+
+    def spawn(self, arguments):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                no_network()
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for stream in (0, 1, 2):
+                    os.dup2(devnull, stream)
+                os.execve(SOFFICE, arguments, self.environment)
+            finally:
+                os._exit(127)
+        self.pid = pid
+        self.status = None
+
+    def connect(self):
+        local = uno.getComponentContext()
+        resolver = local.ServiceManager.createInstanceWithContext(
+            "com.sun.star.bridge.UnoUrlResolver", local)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.exited():
+                return None
+            try:
+                return resolver.resolve(
+                    "uno:pipe,name=%s;urp;StarOffice.ComponentContext" % self.pipe)
+            except Exception:
+                time.sleep(0.05)
+        return None
+
+    def exited(self):
+        if self.pid is None:
+            return True
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == self.pid:
+            self.pid = None
+            self.status = status
+            return True
+        return False
+
+    def reap(self):
+        if self.pid is None:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        self.pid = None
+
+    def cpu_seconds(self):
+        with open("/proc/%d/stat" % self.pid) as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) // os.sysconf("SC_CLK_TCK")
+
+    def resident_mb(self):
+        with open("/proc/%d/statm" % self.pid) as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+
+    def convert(self, request):
+        source = uno.systemPathToFileUrl(os.path.abspath(request["input"]))
+        target = uno.systemPathToFileUrl(os.path.abspath(request["output"]))
+        seconds = max(1, min(int(request.get("seconds", 120)), 86400))
+        cpu = max(1, min(int(request.get("cpuSeconds", seconds)), 86400))
+        memory = max(64, min(int(request.get("memoryMB", 2048)), 1 << 20))
+        _, hard = resource.prlimit(self.pid, resource.RLIMIT_CPU)
+        soft = self.cpu_seconds() + cpu + 1
+        resource.prlimit(self.pid, resource.RLIMIT_CPU, (soft if hard < 0 else min(soft, hard), hard))
+        verdict = {}
+        done = threading.Event()
+
+        def watch():
+            deadline = time.monotonic() + seconds
+            while not done.wait(0.02):
+                try:
+                    if self.resident_mb() > memory:
+                        verdict.setdefault("code", "memoryLimit")
+                    elif time.monotonic() > deadline:
+                        verdict.setdefault("code", "timeLimit")
+                    else:
+                        continue
+                except (OSError, IndexError, ValueError):
+                    return
+                os.kill(self.pid, signal.SIGKILL)
+                return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        refusals = Refusals()
+        properties = [
+            prop("Hidden", True), prop("ReadOnly", True), prop("MacroExecutionMode", 0),
+            prop("UpdateDocMode", 0), prop("InteractionHandler", refusals),
+            prop("Silent", True),
+        ]
+        if request.get("password") is not None:
+            properties.append(prop("Password", str(request["password"])))
+        document = None
+        try:
+            try:
+                document = self.desktop.loadComponentFromURL(
+                    source, "_blank", 0, tuple(properties))
+            except Exception as error:
+                return self.failure(verdict, refusals, "unreadable", error)
+            if document is None:
+                return self.failure(verdict, refusals, "unreadable", None)
+            kind = self.kind(document)
+            if kind is None:
+                return {"status": "failed", "code": "unreadable",
+                        "detail": "not a text document, spreadsheet, presentation or drawing"}
+            data = uno.Any("[]com.sun.star.beans.PropertyValue",
+                           tuple(prop(k, v) for k, v in EXPORT_DATA.items()))
+            try:
+                document.storeToURL(target, (prop("FilterName", EXPORT_FILTERS[kind]),
+                                             prop("FilterData", data)))
+            except Exception as error:
+                return self.failure(verdict, refusals, "exportFailed", error)
+            return {"status": "converted", "application": kind}
+        finally:
+            done.set()
+            if document is not None and not self.exited():
+                try:
+                    document.close(True)
+                except Exception:
+                    pass
+
+    @staticmethod
+    def kind(document):
+        for service, kind in (
+            ("com.sun.star.sheet.SpreadsheetDocument", "calc"),
+            ("com.sun.star.presentation.PresentationDocument", "impress"),
+            ("com.sun.star.drawing.DrawingDocument", "draw"),
+            ("com.sun.star.text.GenericTextDocument", "writer"),
+        ):
+            if document.supportsService(service):
+                return kind
+        return None
+
+    def failure(self, verdict, refusals, code, error):
+        if "code" in verdict:
+            # The watchdog killed the office: wait for it to be gone, then say which limit.
+            try:
+                _, self.status = os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = None
+            return {"status": "failed", "code": verdict["code"], "detail": "stopped"}
+        if self.exited():
+            code = verdict.get("code", "officeDied")
+            status = self.status
+            if code == "officeDied" and status is not None and os.WIFSIGNALED(status) \
+                    and os.WTERMSIG(status) == signal.SIGXCPU:
+                code = "cpuLimit"
+        elif refusals.password_asked:
+            code = "encrypted"
+        detail = type(error).__name__ if error is not None else "no document"
+        return {"status": "failed", "code": code, "detail": detail}
+
+
+def watch_parent(parent, office):
+    """Ends this worker and its office as soon as the process that started it has ended (it
+    may have been killed: standard input's end would then come only when every copy of its
+    descriptor is closed). PR_SET_PDEATHSIG would follow the parent's thread, not the process."""
+    while os.getppid() == parent:
+        time.sleep(0.25)
+    office.reap()
+    os._exit(0)
+
+
+def main():
+    arguments = sys.argv[1:]
+    profile = arguments[arguments.index("--profile") + 1]
+    parent = int(arguments[arguments.index("--parent") + 1])
+    if os.getppid() != parent:
+        return
+    office = Office(profile)
+    threading.Thread(target=watch_parent, args=(parent, office), daemon=True).start()
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict) or not isinstance(request.get("input"), str) \
+                    or not isinstance(request.get("output"), str):
+                raise ValueError("request")
+        except ValueError:
+            answer = {"status": "failed", "code": "badRequest", "detail": "malformed request"}
+        else:
+            answer = office.convert(request)
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+        if answer.get("code") in ("timeLimit", "cpuLimit", "memoryLimit", "officeDied"):
+            break
+    office.reap()
+
+
+if __name__ == "__main__":
+    main()

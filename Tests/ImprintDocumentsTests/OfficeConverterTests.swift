@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocumentsTests: Office documents converted by LibreOffice in office workers. Files come
+// from their real producers (python-docx, python-pptx, openpyxl, odfpy, msoffcrypto-tool:
+// Tests/Fixtures/Office/make-office.py); the PDFs are read back with poppler (pdfinfo,
+// pdftotext). Nothing is fetched (a canary server sees no request, where plain soffice fetches
+// the same file's linked picture), the limits end a conversion and the next one works.
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintDocuments
+
+/// One converter for the suite: each office worker takes a second or two to start.
+private let converter: OfficeConverter = {
+  do {
+    return try OfficeConverter()
+  } catch {
+    preconditionFailure("no scratch folder for the office converter: \(error)")
+  }
+}()
+
+/// An Office document made by its producer: `make-office.py KIND OUTPUT ARGUMENTS...`.
+func officeFixture(_ kind: String, _ arguments: [String] = [], in folder: TemporaryFolder)
+  throws -> String
+{
+  let name = kind.replacingOccurrences(of: "-", with: ".")
+  let extensions = [
+    "docx": "docx", "pptx": "pptx", "xlsx": "xlsx", "odt": "odt",
+  ]
+  let type = String(kind.split(separator: "-")[0])
+  let path = folder.file("\(name)-\(UUID().uuidString.prefix(8)).\(extensions[type] ?? type)")
+  let result = try runTool(
+    "python3", [fixturesFolder + "/Office/make-office.py", kind, path] + arguments)
+  precondition(result.status == 0, "make-office.py \(kind) failed: \(result.stderr)")
+  return path
+}
+
+@Suite("Office documents converted by LibreOffice", .serialized)
+struct OfficeConverterTests {
+  /// Converts `path` and returns the conversion and the PDF's text (pdftotext).
+  func convert(_ path: String, password: String? = nil, in folder: TemporaryFolder) throws
+    -> (OfficeConversion, String, String)
+  {
+    let output = folder.file("converted-\(UUID().uuidString.prefix(8)).pdf")
+    let conversion = try converter.convert(
+      path, file: (path as NSString).lastPathComponent, password: password, to: output)
+    let text = try runTool("pdftotext", ["-layout", output, "-"])
+    #expect(text.status == 0)
+    #expect(try pdfInfo(output)["Pages"] == "\(conversion.pages)")
+    return (conversion, text.stdout, output)
+  }
+
+  @Test("a Word document's pages, words and scripts survive the conversion")
+  func word() throws {
+    let folder = try TemporaryFolder()
+    let (conversion, text, _) = try convert(
+      try officeFixture("docx-pages", ["5"], in: folder), in: folder)
+    #expect(conversion.application == "writer")
+    #expect(conversion.pages == 5)
+    for page in 1...5 { #expect(text.contains("Page \(page) ")) }
+    #expect(text.contains("안녕하세요"))
+    // pdftotext may give right-to-left text in either order.
+    #expect(text.contains("مرحبا") || text.contains("ابحرم"), "\(text)")
+  }
+
+  @Test("a hidden slide and the speaker notes do not print")
+  func presentation() throws {
+    let folder = try TemporaryFolder()
+    let (conversion, text, _) = try convert(
+      try officeFixture("pptx-hidden", ["4", "3"], in: folder), in: folder)
+    #expect(conversion.application == "impress")
+    #expect(conversion.pages == 3)
+    for slide in [1, 2, 4] { #expect(text.contains("Slide \(slide)")) }
+    #expect(!text.contains("Slide 3"))
+    #expect(!text.contains("speaker note"))
+  }
+
+  @Test("a spreadsheet and an OpenDocument text convert")
+  func sheetAndODF() throws {
+    let folder = try TemporaryFolder()
+    let (sheet, sheetText, _) = try convert(
+      try officeFixture("xlsx-rows", ["150"], in: folder), in: folder)
+    #expect(sheet.application == "calc")
+    #expect(sheet.pages >= 2)
+    #expect(sheetText.contains("row 1") && sheetText.contains("row 150"))
+    let (odt, odtText, _) = try convert(
+      try officeFixture("odt-pages", ["3"], in: folder), in: folder)
+    #expect(odt.application == "writer")
+    #expect(odt.pages == 3)
+    #expect(odtText.contains("Page 3 imprint"))
+  }
+
+  @Test("the same file converts to the same bytes, named by their SHA-256")
+  func deterministic() throws {
+    let folder = try TemporaryFolder()
+    let path = try officeFixture("docx-pages", ["2"], in: folder)
+    let (first, _, firstPDF) = try convert(path, in: folder)
+    let (second, _, secondPDF) = try convert(path, in: folder)
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: firstPDF))
+    #expect(bytes == (try Data(contentsOf: URL(fileURLWithPath: secondPDF))))
+    #expect(first == second)
+    let digest = SHA256.hash(Array(bytes)).map { String(format: "%02x", $0) }.joined()
+    #expect(first.pdfSHA256 == digest)
+    // No date is left in the file: the bytes do not say when they were made.
+    #expect(try pdfInfo(firstPDF)["CreationDate"] == nil)
+  }
+
+  @Test("a password-protected document: refused without its password, converted with it")
+  func encrypted() throws {
+    let folder = try TemporaryFolder()
+    let path = try officeFixture("docx-encrypted", ["s3cret"], in: folder)
+    for (password, given) in [(nil, false), ("wrong", true)] as [(String?, Bool)] {
+      #expect {
+        _ = try convert(path, password: password, in: folder)
+      } throws: { error in
+        guard case .officeEncrypted(_, let passwordGiven) = error as? DocumentError else {
+          return false
+        }
+        return passwordGiven == given && (error as? DocumentError)?.code == "document.encrypted"
+      }
+    }
+    let (conversion, text, _) = try convert(path, password: "s3cret", in: folder)
+    #expect(conversion.pages == 2)
+    #expect(text.contains("Page 2 "))
+  }
+
+  @Test("a linked picture is not fetched, where soffice --convert-to fetches it")
+  func nothingFetched() throws {
+    let folder = try TemporaryFolder()
+    let canary = try PhotoServer(folder: folder, photo: fixturesFolder + "/Images/rotated.jpg")
+    defer { canary.stop() }
+    let path = try officeFixture("docx-linked", [canary.url("/photo.jpg")], in: folder)
+    let (conversion, _, _) = try convert(path, in: folder)
+    #expect(conversion.pages == 1)
+    #expect(canary.requests.isEmpty, "\(canary.requests)")
+    // The same file through plain LibreOffice: the picture is fetched, so the file does link it.
+    let plain = try runTool(
+      "/usr/lib/libreoffice/program/soffice",
+      [
+        "-env:UserInstallation=file://" + folder.file("plain-profile"), "--headless",
+        "--convert-to", "pdf", "--outdir", folder.file("plain"), path,
+      ])
+    #expect(plain.status == 0, "\(plain.stderr)")
+    #expect(canary.requests.contains("/photo.jpg"), "\(canary.requests)")
+  }
+
+  @Test("a document macro bound to the load event does not run")
+  func noMacro() throws {
+    let folder = try TemporaryFolder()
+    let marker = folder.file("macro-ran")
+    let (conversion, text, _) = try convert(
+      try officeFixture("odt-macro", [marker], in: folder), in: folder)
+    #expect(conversion.pages == 1)
+    #expect(text.contains("A document with a macro."))
+    #expect(!FileManager.default.fileExists(atPath: marker))
+  }
+
+  @Test("past a limit the conversion ends with its error, and the next file converts")
+  func limits() throws {
+    let folder = try TemporaryFolder()
+    let path = try officeFixture("docx-pages", ["5"], in: folder)
+    let small = try OfficeConverter(limits: OfficeLimits(memoryMB: 64))
+    defer { small.stop() }
+    #expect {
+      try small.convert(path, file: "five.docx", to: folder.file("small.pdf"))
+    } throws: { error in
+      (error as? DocumentError)?.code == "document.memoryLimit"
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("small.pdf")))
+    // The worker killed at the limit is replaced: the next file gets its own verdict.
+    #expect {
+      try small.convert(path, file: "five.docx", to: folder.file("small.pdf"))
+    } throws: { error in
+      (error as? DocumentError)?.code == "document.memoryLimit"
+    }
+    let few = try OfficeConverter(limits: OfficeLimits(maximumPages: 3))
+    defer { few.stop() }
+    #expect {
+      try few.convert(path, file: "five.docx", to: folder.file("few.pdf"))
+    } throws: { error in
+      guard case .tooManyPages(_, 5, 3) = error as? DocumentError else { return false }
+      return true
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("few.pdf")))
+    // The same worker slot converts the next file within its limits.
+    let two = try officeFixture("docx-pages", ["2"], in: folder)
+    #expect(try few.convert(two, file: "two.docx", to: folder.file("two.pdf")).pages == 2)
+  }
+}
