@@ -24,7 +24,8 @@ public enum ImprintCLI {
 
   static let commands: [CommandSpec] = [
     QRCommand.spec, CardCommand.spec, TemplatesCommand.spec, DocumentCommands.inspect,
-    DocumentCommands.thumb, QuoteCommand.spec, PrepareCommand.spec, BatchCommand.spec,
+    DocumentCommands.thumb, ConvertCommand.spec, QuoteCommand.spec, PrepareCommand.spec,
+    BatchCommand.spec,
     ServeCommand.spec, DemoCommand.spec, ManpagesCommand.spec, CompletionCommand.spec,
   ]
 

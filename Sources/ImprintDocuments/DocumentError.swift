@@ -105,6 +105,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case conversionFailed(file: String, detail: String)
   /// The converted document has more pages than the limit.
   case tooManyPages(file: String, pages: Int, maximum: Int)
+  /// `convert` was given a file that is not an Office document.
+  case notOffice(file: String, found: String)
 
   public var code: String {
     switch self {
@@ -152,6 +154,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .officeEncrypted: "document.encrypted"
     case .conversionFailed: "document.conversionFailed"
     case .tooManyPages: "document.tooManyPages"
+    case .notOffice: "document.notOffice"
     }
   }
 
@@ -179,7 +182,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     switch self {
     case .empty(let file): "'\(file)' is empty"
     case .unsupportedType(let file, let found):
-      "'\(file)' is not a PDF or a \(ImageType.accepted) image: it looks like \(found)"
+      "'\(file)' is not a PDF, an Office document or a \(ImageType.accepted) image: it looks "
+        + "like \(found)"
     case .damaged(let file, let reason, _): "pdf '\(file)' is damaged (poppler: \(reason))"
     case .encrypted(let file, let given):
       given ? "pdf '\(file)' is encrypted and the password is wrong" : "pdf '\(file)' is encrypted"
@@ -273,6 +277,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
       "'\(file)' could not be converted to PDF (\(detail))"
     case .tooManyPages(let file, let pages, let maximum):
       "'\(file)' converts to \(pages) pages; at most \(maximum) are accepted"
+    case .notOffice(let file, let found):
+      "'\(file)' is not a Word, Excel, PowerPoint, OpenDocument or RTF document: it looks like "
+        + "\(found)"
     }
   }
 
@@ -285,7 +292,12 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .damaged: "export or print the document to PDF again"
     case .countMismatch, .pageTreeCycle, .brokenXref:
       "the file is malformed; export it to PDF again"
-    case .unsupportedType: "upload a PDF or a JPEG, PNG, HEIF, WebP, TIFF or GIF image"
+    case .unsupportedType(_, let found) where found.contains("Hangul"):
+      "LibreOffice cannot read HWP or HWPX here: in Hancom Office, save the document as PDF "
+        + "(File > Save As > PDF) and upload the PDF"
+    case .unsupportedType:
+      "upload a PDF, an Office document (Word, Excel, PowerPoint, OpenDocument, RTF) or a "
+        + "JPEG, PNG, HEIF, WebP, TIFF or GIF image"
     case .fileChanged: "read the file again once it has been written completely"
     case .cpuLimit, .memoryLimit, .timeout:
       ErrorSurface.hint(
@@ -341,6 +353,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .officeUnreadable, .conversionFailed:
       "open it in its application and save or export it again (a PDF is read directly)"
     case .tooManyPages: "split the document, or send the pages to print as a PDF"
+    case .notOffice: "a PDF or an image is read as it is: inspect, thumb and quote take it directly"
     default: nil
     }
   }

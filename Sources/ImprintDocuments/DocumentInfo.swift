@@ -20,6 +20,26 @@ public enum DocumentType: String, Sendable, Codable {
   case tiff
   /// GIF image (one page: the first frame).
   case gif
+  /// Office documents, read as the PDF LibreOffice makes of them (`OfficeType` says which is
+  /// which).
+  case docx, doc, pptx, ppt, xlsx, xls, odt, odp, ods, odg, rtf
+
+  /// The document type of an Office type.
+  public init(_ office: OfficeType) {
+    switch office {
+    case .docx: self = .docx
+    case .doc: self = .doc
+    case .pptx: self = .pptx
+    case .ppt: self = .ppt
+    case .xlsx: self = .xlsx
+    case .xls: self = .xls
+    case .odt: self = .odt
+    case .odp: self = .odp
+    case .ods: self = .ods
+    case .odg: self = .odg
+    case .rtf: self = .rtf
+    }
+  }
 
   /// Sniffs the type from the first bytes, or nil.
   public init?(sniffing bytes: [UInt8]) {
@@ -164,4 +184,7 @@ public struct DocumentInfo: Sendable, Codable, Equatable {
   public var printAllowed: Bool
   /// Per-page colour verdicts, when asked for.
   public var colors: [PageColor]?
+  /// For an Office document: the conversion whose PDF was counted (its SHA-256 names the
+  /// exact pages; the page count comes from LibreOffice's layout, not from the file).
+  public var conversion: OfficeConversion?
 }

@@ -102,7 +102,8 @@ public struct OrderQuoter: Sendable {
       let colors = info.colors ?? []
       let fileFacts = PageFacts(
         pages: info.pages, colorPages: Set(colors.filter(\.color).map(\.page)),
-        blankPages: Set(colors.filter(\.blank).map(\.page)))
+        blankPages: Set(colors.filter(\.blank).map(\.page)),
+        convertedPDF: info.conversion?.pdfSHA256)
       // A file named twice is priced from the reading that analysed its colours (an auto
       // file's), not from a later one that did not (the same file ordered in mono).
       if info.colors != nil || facts[file.path] == nil { facts[file.path] = fileFacts }

@@ -83,12 +83,18 @@ public struct PageFacts: Sendable, Equatable {
   public var colorPages: Set<Int>
   /// 1-based blank pages.
   public var blankPages: Set<Int>
+  /// For a file counted on the PDF a converter made of it (an Office document): that PDF's
+  /// SHA-256, lower-case hex.
+  public var convertedPDF: String?
 
   /// Creates facts.
-  public init(pages: Int, colorPages: Set<Int> = [], blankPages: Set<Int> = []) {
+  public init(
+    pages: Int, colorPages: Set<Int> = [], blankPages: Set<Int> = [], convertedPDF: String? = nil
+  ) {
     self.pages = pages
     self.colorPages = colorPages
     self.blankPages = blankPages
+    self.convertedPDF = convertedPDF
   }
 }
 
@@ -115,6 +121,13 @@ public struct FileQuote: Codable, Sendable, Equatable {
   public var file: String
   /// Pages in the file.
   public var pages: Int
+  /// `conversion` when the pages were counted on the PDF LibreOffice made of an Office file
+  /// (its layout, which a shop may check against the customer's copy); absent for a PDF or an
+  /// image, whose pages are the file's own.
+  public var pagesFrom: String?
+  /// For `pagesFrom: conversion`: the SHA-256 of the PDF counted, the one the print-ready file
+  /// is made from.
+  public var pdfSHA256: String?
   /// Pages the range selects.
   public var selectedPages: Int
   /// Copies.
@@ -419,6 +432,7 @@ public enum Pricing {
     let colorCount = impressions.filter(\.color).count
     let quote = FileQuote(
       file: file.path, pages: facts.pages,
+      pagesFrom: facts.convertedPDF == nil ? nil : "conversion", pdfSHA256: facts.convertedPDF,
       selectedPages: impressions.reduce(0) { $0 + $1.pages.count }, copies: charges.copies,
       nUp: options.nUp ?? 1, duplex: (options.duplex ?? Duplex.none).rawValue,
       paper: options.paper ?? "A4", paperType: options.paperType ?? "plain",

@@ -222,6 +222,18 @@ extension ImprintService {
     return name
   }
 
+  /// The declared types of Office documents an upload may carry (the type is read from the
+  /// bytes all the same).
+  static let officeMediaTypes = [
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/msword", "application/vnd.ms-powerpoint", "application/vnd.ms-excel",
+    "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.presentation",
+    "application/vnd.oasis.opendocument.spreadsheet", "application/vnd.oasis.opendocument.graphics",
+    "application/rtf", "text/rtf",
+  ]
+
   /// The document a route reads: the body, or the part `file` of a multipart body.
   ///
   /// - Throws: `ServiceError.unsupportedMediaType` for a body of another declared type;
@@ -232,7 +244,8 @@ extension ImprintService {
     if request.contentType != nil {
       try expect(
         request,
-        ["application/pdf", "application/octet-stream", "image/*", "multipart/form-data"])
+        ["application/pdf", "application/octet-stream", "image/*", "multipart/form-data"]
+          + officeMediaTypes)
     }
     guard request.parts != nil else { return (request.body, nil) }
     guard let file = try parts(of: request, known: ["file"])["file"] else {

@@ -21,22 +21,6 @@ private let converter: OfficeConverter = {
   }
 }()
 
-/// An Office document made by its producer: `make-office.py KIND OUTPUT ARGUMENTS...`.
-func officeFixture(_ kind: String, _ arguments: [String] = [], in folder: TemporaryFolder)
-  throws -> String
-{
-  let name = kind.replacingOccurrences(of: "-", with: ".")
-  let extensions = [
-    "docx": "docx", "pptx": "pptx", "xlsx": "xlsx", "odt": "odt",
-  ]
-  let type = String(kind.split(separator: "-")[0])
-  let path = folder.file("\(name)-\(UUID().uuidString.prefix(8)).\(extensions[type] ?? type)")
-  let result = try runTool(
-    "python3", [fixturesFolder + "/Office/make-office.py", kind, path] + arguments)
-  precondition(result.status == 0, "make-office.py \(kind) failed: \(result.stderr)")
-  return path
-}
-
 @Suite("Office documents converted by LibreOffice", .serialized)
 struct OfficeConverterTests {
   /// Converts `path` and returns the conversion and the PDF's text (pdftotext).

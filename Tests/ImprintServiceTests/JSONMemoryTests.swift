@@ -48,7 +48,7 @@ struct JSONMemoryTests {
     // 20 one after the other and 8 at once.
     let body = try numbers((1 << 20) - 64, in: folder)
     var after: [Int] = []
-    for _ in 0..<3 {
+    for _ in 0..<4 {
       for _ in 0..<20 {
         let answer = try curlRequest(
           "POST", server.url("/v1/qr"), body: body, headers: json, in: folder)
@@ -63,8 +63,12 @@ struct JSONMemoryTests {
     // Two requests decode at once (--jobs 2), each about 27 times 1 MiB at most: the
     // peak stays within 200 MB of the start (a 20 MB body took 600 MB before the limit).
     #expect(peak - base.peak < 200 << 10, "peak \(peak) KiB from \(base.peak)")
-    // What a round took is given back or reused by the next: no growth from round to round.
-    #expect(after[2] - after[0] < 16 << 10, "resident after each round: \(after) KiB")
+    // What a round took is given back or reused by the next: no growth from round to round
+    // once warm. The first round makes malloc's arenas for the threads that serve it (8 at
+    // once), which later rounds reuse: counted from the second, as a loaded machine's
+    // scheduling spread the first round's over more arenas (16.1 MiB from the first to the
+    // third once in a full test run, against 1-2 MiB alone).
+    #expect(after[3] - after[1] < 16 << 10, "resident after each round: \(after) KiB")
   }
 
   @Test("--body-memory counts a JSON body's decoding: 32 times its size")

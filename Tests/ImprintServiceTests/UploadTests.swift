@@ -414,3 +414,43 @@ struct QuoteRouteTests {
     #expect(server.stop().status == 0)
   }
 }
+
+@Suite("imprint serve: Office uploads", .serialized)
+struct OfficeUploadRouteTests {
+  @Test("a DOCX posted raw or as a part is inspected and thumbnailed as its conversion")
+  func officeRoutes() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(environment: ["XDG_CACHE_HOME": folder.file("cache")])
+    defer { _ = server.stop() }
+    let docx = try officeFixture("docx-pages", ["3"], in: folder)
+    let word = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    let raw = try curlRequest(
+      "POST", server.url("/v1/inspect?name=report.docx"), body: docx,
+      headers: ["Content-Type: \(word)"], in: folder)
+    #expect(raw.status == 200, "\(raw.text)")
+    func inspected(_ exchange: HTTPExchange) -> [String: Any]? {
+      ((exchange.json?["files"] as? [[String: Any]])?.first)?["info"] as? [String: Any]
+    }
+    let info = try #require(inspected(raw), "\(raw.text)")
+    #expect(info["type"] as? String == "docx", "\(raw.text)")
+    #expect(info["pages"] as? Int == 3)
+    let conversion = try #require(info["conversion"] as? [String: Any])
+    #expect((conversion["pdfSHA256"] as? String)?.count == 64)
+    // The declared type is not trusted: the same bytes declared a PDF are still a DOCX.
+    let misdeclared = try curlRequest(
+      "POST", server.url("/v1/inspect"), body: docx,
+      headers: ["Content-Type: application/pdf"], in: folder)
+    #expect(misdeclared.status == 200)
+    let misdeclaredType = inspected(misdeclared)?["type"] as? String
+    #expect(misdeclaredType == "docx")
+    let thumbnail = try curlRequest(
+      "POST", server.url("/v1/thumbnail?size=128"), form: ["file=@\(docx)"], in: folder)
+    #expect(thumbnail.status == 200 && thumbnail.contentType == "image/png", "\(thumbnail.text)")
+    let header = try #require(pngHeader(thumbnail.body))
+    #expect(max(header.width, header.height) == 128)
+    // The conversion was made once and kept: one PDF in the server's cache.
+    let cached = try FileManager.default.contentsOfDirectory(
+      atPath: folder.file("cache") + "/imprint/converted")
+    #expect(cached.filter { $0.hasSuffix(".pdf") }.count == 1, "\(cached)")
+  }
+}

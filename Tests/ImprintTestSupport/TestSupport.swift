@@ -192,6 +192,22 @@ public func ppmHeader(_ bytes: [UInt8]) -> (Int, Int, Int)? {
   return fields.count == 3 ? (fields[0], fields[1], index + 1) : nil
 }
 
+/// An Office document made by its producer: `make-office.py KIND OUTPUT ARGUMENTS...`.
+public func officeFixture(_ kind: String, _ arguments: [String] = [], in folder: TemporaryFolder)
+  throws -> String
+{
+  let name = kind.replacingOccurrences(of: "-", with: ".")
+  let extensions = [
+    "docx": "docx", "pptx": "pptx", "xlsx": "xlsx", "odt": "odt",
+  ]
+  let type = String(kind.split(separator: "-")[0])
+  let path = folder.file("\(name)-\(UUID().uuidString.prefix(8)).\(extensions[type] ?? type)")
+  let result = try runTool(
+    "python3", [fixturesFolder + "/Office/make-office.py", kind, path] + arguments)
+  precondition(result.status == 0, "make-office.py \(kind) failed: \(result.stderr)")
+  return path
+}
+
 /// Rasterises an SVG on a white background with rsvg-convert; returns the PNG path.
 public func rasteriseSVG(_ svgPath: String) throws -> String {
   let output = svgPath + ".png"

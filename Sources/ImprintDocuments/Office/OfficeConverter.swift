@@ -55,6 +55,18 @@ public struct OfficeConversion: Sendable, Codable, Equatable {
 /// The PDF is written again by libqpdf without its dates and with an /ID from its content, so
 /// that the same file converts to the same bytes.
 public final class OfficeConverter: Sendable {
+  /// Names the conversion: the LibreOffice installed (its `versionrc`) and this converter's
+  /// settings.
+  ///
+  /// A cached PDF made by another is not reused.
+  public static let version: String = {
+    let office =
+      (try? FileIO.read("/usr/lib/libreoffice/program/versionrc", limit: 65_536)).map {
+        String(decoding: $0, as: UTF8.self)
+      } ?? "none"
+    return "imprint-office-1 " + office
+  }()
+
   /// The limits of each conversion.
   public let limits: OfficeLimits
   private let python: String

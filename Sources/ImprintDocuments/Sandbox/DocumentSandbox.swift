@@ -79,6 +79,8 @@ public final class DocumentSandbox: ImageDecoding {
   public let executable: String
   /// Per-file limits.
   public let limits: SandboxLimits
+  /// Office uploads: converted to PDF by LibreOffice, then read as that PDF.
+  public let office: OfficeReader
   private let idle = Mutex<[WorkerProcess]>([])
   private let replaced = Atomic(0)
   private let canceled = Atomic(0)
@@ -96,10 +98,11 @@ public final class DocumentSandbox: ImageDecoding {
   /// `DocumentWorker.runIfWorker()` first thing), running up to `workers` of them at once.
   public init(
     executable: String, limits: SandboxLimits = SandboxLimits(),
-    workers: Int = DocumentSandbox.defaultWorkers
+    workers: Int = DocumentSandbox.defaultWorkers, office: OfficeReader = .standard()
   ) {
     self.executable = executable
     self.limits = limits
+    self.office = office
     slots = max(1, workers)
     permits = AsyncPermits(slots)
   }
@@ -143,6 +146,8 @@ public final class DocumentSandbox: ImageDecoding {
     }) {
       retire(worker)
     }
+    // The office workers too (LibreOffice with them): a later Office upload starts them again.
+    office.stop()
   }
 
   /// An idle worker, or a new one (a prestarted one if any is left): counted alive.
@@ -184,6 +189,20 @@ public final class DocumentSandbox: ImageDecoding {
   public func inspect(path: String, file: String, password: String? = nil, colors: ColorRule? = nil)
     async throws -> DocumentInfo
   {
+    if let converted = try await office.convert(path: path, file: file, password: password) {
+      defer { converted.release() }
+      var info = try await inspect(pdf: converted.pdf, file: file, colors: colors)
+      info.type = converted.type
+      info.conversion = converted.conversion
+      return info
+    }
+    return try await inspect(pdf: path, file: file, password: password, colors: colors)
+  }
+
+  /// Inspects the file at `path` as it is (no Office conversion).
+  private func inspect(
+    pdf path: String, file: String, password: String? = nil, colors: ColorRule?
+  ) async throws -> DocumentInfo {
     let request = WorkerRequest(
       operation: .inspect, path: try absolute(path), file: file, password: password,
       colors: colors, cpuSeconds: limits.cpuSeconds)
@@ -293,7 +312,11 @@ public final class DocumentSandbox: ImageDecoding {
     try AtomicFile.checkWritable(output)
     let protected = inputs.adding(path)
     if protected.contains(output) { throw FileError.outputIsInput(path: output) }
-    let source = try absolute(path)
+    let converted = try await office.convert(path: path, file: file, password: password)
+    defer { converted?.release() }
+    let source = try absolute(converted?.pdf ?? path)
+    let password = converted == nil ? password : nil
+    let path = converted?.pdf ?? path
     func request(_ pages: String) -> WorkerRequest {
       WorkerRequest(
         operation: .thumbnail, path: source, file: file, password: password,
@@ -345,8 +368,11 @@ public final class DocumentSandbox: ImageDecoding {
     path: String, file: String, password: String? = nil, layout: SheetLayout, output: String
   ) async throws -> (document: StagedThumbnail, sheetSides: Int) {
     try AtomicFile.checkWritable(output)
+    let converted = try await office.convert(path: path, file: file, password: password)
+    defer { converted?.release() }
     let request = WorkerRequest(
-      operation: .prepare, path: try absolute(path), file: file, password: password,
+      operation: .prepare, path: try absolute(converted?.pdf ?? path), file: file,
+      password: converted == nil ? password : nil,
       pages: layout.pages, output: output, layout: layout, cpuSeconds: limits.cpuSeconds)
     do {
       guard case .prepared(let staged, let sides) = try await exchange(request) else {

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: an Office upload read as the PDF LibreOffice makes of it, once: the
+// sandbox's inspect, thumbnails and print-ready files of the same upload read the same PDF.
+
+import Foundation
+import ImprintCore
+import Synchronization
+
+/// An Office upload converted: the PDF to read in its place.
+public struct ConvertedUpload: Sendable {
+  /// The PDF (in the conversion cache, or a temporary file `release` removes).
+  public let pdf: String
+  /// The upload's type, from its bytes.
+  public let type: DocumentType
+  /// What the conversion made.
+  public let conversion: OfficeConversion
+  let temporary: Bool
+
+  /// Removes the PDF when it is a temporary file (not a cache entry).
+  public func release() {
+    if temporary { unlink(pdf) }
+  }
+}
+
+/// Converts Office uploads for a `DocumentSandbox` (and anyone else), through one
+/// `OfficeConverter` started on first use and a `ConversionCache` when one can be opened.
+public final class OfficeReader: Sendable {
+  /// The converter's limits.
+  public let limits: OfficeLimits
+  private let workers: Int
+  private let cache: ConversionCache?
+  private let converter = Mutex<OfficeConverter?>(nil)
+
+  /// A reader converting with up to `workers` office workers under `limits`, keeping PDFs in
+  /// `cache` (none: each conversion is a temporary file, made again for the next request).
+  public init(limits: OfficeLimits = OfficeLimits(), workers: Int = 1, cache: ConversionCache?) {
+    self.limits = limits
+    self.workers = max(1, workers)
+    self.cache = cache
+  }
+
+  /// A reader with the default limits, one office worker and the cache in
+  /// `ConversionCache.defaultFolder` (none when that folder cannot be made).
+  public static func standard() -> OfficeReader {
+    OfficeReader(cache: try? ConversionCache())
+  }
+
+  deinit { converter.withLock { $0?.stop() } }
+
+  /// Stops the office workers (a later conversion starts them again).
+  public func stop() {
+    converter.withLock { converter in
+      converter?.stop()
+      converter = nil
+    }
+  }
+
+  /// The converted PDF of the file at `path` when its bytes are an Office document; nil when
+  /// they are not (a PDF, an image, anything else is read as before).
+  ///
+  /// - Throws: `DocumentError`: `.unsupportedType` for HWP and HWPX (no converter reads them
+  ///   here), what `OfficeConverter.convert` throws, `FileError` for an unreadable file.
+  public func convert(path: String, file: String, password: String?) throws -> ConvertedUpload? {
+    let bytes = try DocumentBytes(mapping: path)
+    let type: DocumentType?
+    switch OfficeSniff.sniff(bytes) {
+    case .office(let office): type = DocumentType(office)
+    case .encryptedOffice: type = nil
+    case .hwp:
+      throw DocumentError.unsupportedType(file: file, found: "a Hangul (HWP) document")
+    case .hwpx:
+      throw DocumentError.unsupportedType(file: file, found: "a Hangul (HWPX) document")
+    case .unknownZip, .unknownCompound, nil: return nil
+    }
+    let digest = bytes.withBuffer { SHA256.hash($0) }.map { String(format: "%02x", $0) }.joined()
+    let office = try self.office()
+    func typed(_ conversion: OfficeConversion) -> DocumentType {
+      // A password-protected OOXML package hides which one it is: the application says.
+      type
+        ?? (conversion.application == "calc"
+          ? .xlsx : conversion.application == "impress" ? .pptx : .docx)
+    }
+    if let cache {
+      let key = ConversionCache.key(digest: digest, converter: OfficeConverter.version)
+      if let (pdf, conversion) = cache.entry(key) {
+        return ConvertedUpload(
+          pdf: pdf, type: typed(conversion), conversion: conversion, temporary: false)
+      }
+      let (pdf, conversion) = try cache.store(key) { (pdf) throws(DocumentError) in
+        try office.convert(path, file: file, password: password, to: pdf)
+      }
+      return ConvertedUpload(
+        pdf: pdf, type: typed(conversion), conversion: conversion, temporary: false)
+    }
+    let pdf =
+      FileManager.default.temporaryDirectory.path + "/imprint-converted-\(UUID().uuidString).pdf"
+    let conversion = try office.convert(path, file: file, password: password, to: pdf)
+    return ConvertedUpload(
+      pdf: pdf, type: typed(conversion), conversion: conversion, temporary: true)
+  }
+
+  /// `convert(path:file:password:)` off the caller's thread (a conversion blocks for up to the
+  /// converter's time limit; Swift's cooperative threads must not wait that long).
+  public func convert(path: String, file: String, password: String?) async throws
+    -> ConvertedUpload?
+  {
+    try await withCheckedThrowingContinuation { continuation in
+      DispatchQueue.global().async {
+        continuation.resume(
+          with: Result { try self.convert(path: path, file: file, password: password) })
+      }
+    }
+  }
+
+  private func office() throws -> OfficeConverter {
+    try converter.withLock { converter in
+      if let converter { return converter }
+      let made = try OfficeConverter(limits: limits, workers: workers)
+      converter = made
+      return made
+    }
+  }
+}
