@@ -3,7 +3,8 @@
 // from their real producers (python-docx, python-pptx, openpyxl, odfpy, msoffcrypto-tool:
 // Tests/Fixtures/Office/make-office.py); the PDFs are read back with poppler (pdfinfo,
 // pdftotext). Nothing is fetched (a canary server sees no request, where plain soffice fetches
-// the same file's linked picture), the limits end a conversion and the next one works.
+// the same file's linked picture), no macro runs (where LibreOffice with macros allowed runs the
+// same file's), the limits end a conversion and the next one works.
 
 import Foundation
 import ImprintCore
@@ -20,6 +21,51 @@ private let converter: OfficeConverter = {
     preconditionFailure("no scratch folder for the office converter: \(error)")
   }
 }()
+
+/// Whether LibreOffice with macros allowed runs the macro of `path` that writes `marker`.
+///
+/// `soffice --headless FILE` opens the file as a person would who set macro security to low
+/// (a profile of its own with MacroSecurityLevel 0). Waits up to a minute for `marker`, then
+/// kills that LibreOffice, which would keep the document open.
+///
+/// Not `soffice --convert-to`: a conversion loads the file hidden and gives no
+/// MacroExecutionMode, that is NEVER_EXECUTE, so it runs no document macro whatever the profile
+/// says; and a hidden load fires no document event (OnLoad included) even with
+/// ALWAYS_EXECUTE_NO_WARN (both seen with LibreOffice 7.4).
+func macroRuns(opening path: String, marker: String, in folder: TemporaryFolder) throws -> Bool {
+  let profile = folder.file("macros-allowed")
+  try FileManager.default.createDirectory(
+    atPath: profile + "/user", withIntermediateDirectories: true)
+  try Data(lowMacroSecurity.utf8).write(
+    to: URL(fileURLWithPath: profile + "/user/registrymodifications.xcu"))
+  let office = try spawnInGroup(
+    [
+      "/usr/lib/libreoffice/program/soffice", "-env:UserInstallation=file://" + profile,
+      "--headless", "--norestore", path,
+    ], stdin: "/dev/null", stdout: folder.file("macros-allowed.out"),
+    stderr: folder.file("macros-allowed.err"))
+  defer {
+    kill(-office, SIGKILL)
+    var status: Int32 = 0
+    while waitpid(office, &status, 0) < 0 && errno == EINTR {}
+  }
+  let deadline = Date().addingTimeInterval(Sanitizer.seconds(60.0))
+  while Date() < deadline {
+    if FileManager.default.fileExists(atPath: marker) { return true }
+    usleep(50_000)
+  }
+  return false
+}
+
+/// A LibreOffice profile's settings with macro security low: every macro runs, unasked.
+private let lowMacroSecurity = """
+  <?xml version="1.0" encoding="UTF-8"?>
+  <oor:items xmlns:oor="http://openoffice.org/2001/registry">
+  <item oor:path="/org.openoffice.Office.Common/Security/Scripting">\
+  <prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>0</value></prop></item>
+  </oor:items>
+
+  """
 
 @Suite("Office documents converted by LibreOffice", .serialized)
 struct OfficeConverterTests {
@@ -130,15 +176,34 @@ struct OfficeConverterTests {
     #expect(canary.requests.contains("/photo.jpg"), "\(canary.requests)")
   }
 
-  @Test("a document macro bound to the load event does not run")
+  @Test("a document macro bound to the load event does not run, where LibreOffice runs it")
   func noMacro() throws {
     let folder = try TemporaryFolder()
     let marker = folder.file("macro-ran")
-    let (conversion, text, _) = try convert(
-      try officeFixture("odt-macro", [marker], in: folder), in: folder)
+    let path = try officeFixture("odt-macro", [marker], in: folder)
+    let (conversion, text, _) = try convert(path, in: folder)
     #expect(conversion.pages == 1)
     #expect(text.contains("A document with a macro."))
     #expect(!FileManager.default.fileExists(atPath: marker))
+    // The same file opened by LibreOffice with macros allowed: the macro runs, so the file does
+    // bind one to its load event.
+    #expect(try macroRuns(opening: path, marker: marker, in: folder))
+  }
+
+  @Test("a cell calling a document macro does not run it, where LibreOffice runs it")
+  func noMacroInCell() throws {
+    // A hidden load, as the worker's, fires no document event, but Calc calls a cell's macro
+    // function while it computes the cell: only the worker's macro settings stop this one.
+    let folder = TemporaryFolder()
+    let marker = folder.file("macro-ran")
+    let path = try officeFixture("ods-macro", [marker], in: folder)
+    let (conversion, text, _) = try convert(path, in: folder)
+    #expect(conversion.application == "calc")
+    #expect(text.contains("A sheet with a macro."))
+    // The function's value, had it run.
+    #expect(!text.contains("7"), "\(text)")
+    #expect(!FileManager.default.fileExists(atPath: marker))
+    #expect(try macroRuns(opening: path, marker: marker, in: folder))
   }
 
   @Test("past a limit the conversion ends with its error, and the next file converts")

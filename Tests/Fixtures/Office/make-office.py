@@ -11,8 +11,10 @@ KIND:
   xlsx-rows N        one sheet, N rows of "row K" (about 50 rows a printed page)
   docx-linked URL    one page with a picture linked (not embedded) from URL
   docx-encrypted PW  docx-pages 2, protected with the password PW (agile encryption)
-  odt-macro MARKER   an ODT whose Basic macro, bound to the document's load event, would write
-                     the file MARKER
+  odt-macro MARKER   an ODT whose Basic macro, bound to the document's load event, writes the
+                     file MARKER when the document is opened with macros allowed
+  ods-macro MARKER   an ODS whose cell calls a Basic function of the document that writes the
+                     file MARKER when the sheet is loaded with macros allowed
   odt-pages N        N pages of an ODT (odfpy), split by page breaks
 """
 import io
@@ -69,6 +71,8 @@ def main():
             source.encrypt(argument, target)
     elif kind == "odt-macro":
         odt_macro(output, argument)
+    elif kind == "ods-macro":
+        ods_macro(output, argument)
     elif kind == "odt-pages":
         from odf.opendocument import OpenDocumentText
         from odf.style import ParagraphProperties, Style
@@ -123,79 +127,110 @@ def link_picture(path, url):
             target.writestr(name, data)
 
 
-def odt_macro(path, marker):
-    """An ODT holding a Basic module whose Main writes `marker`, bound to the load event."""
-    content = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
-        '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
-        ' xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
-        ' xmlns:script="urn:oasis:names:tc:opendocument:xmlns:script:1.0"'
-        ' xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.2">'
-        '<office:body><office:text><text:p>A document with a macro.</text:p>'
-        '</office:text></office:body></office:document-content>')
-    settings_events = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
-        '<office:document-styles xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
-        ' office:version="1.2"/>')
-    meta_with_events = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
-        '<office:document-settings xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
-        ' office:version="1.2"/>')
+def basic_library(source):
+    """The parts (name, text) of a document Basic library "Standard" holding one module,
+    Module1, with `source`, as LibreOffice 7.4 stores them: Basic/script-lc.xml lists the
+    libraries, Basic/Standard/script-lb.xml the library's modules."""
+    escaped = source.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
     module = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<!DOCTYPE script:module PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" '
-        '"module.dtd"><script:module xmlns:script="http://openoffice.org/2000/script" '
-        'script:name="Module1" script:language="StarBasic">Sub Main\n'
-        'Open "%s" For Output As #1\nPrint #1, "ran"\nClose #1\nEnd Sub\n</script:module>'
-        % marker)
+        '"module.dtd">\n<script:module xmlns:script="http://openoffice.org/2000/script" '
+        'script:name="Module1" script:language="StarBasic">%s</script:module>' % escaped)
     library = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<!DOCTYPE library:library PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" '
-        '"library.dtd"><library:library xmlns:library="http://openoffice.org/2000/library" '
-        'library:name="Standard" library:readonly="false" library:passwordprotected="false">'
-        '<library:element library:name="Module1"/></library:library>')
+        '"library.dtd">\n<library:library xmlns:library="http://openoffice.org/2000/library" '
+        'library:name="Standard" library:readonly="false" library:passwordprotected="false">\n'
+        ' <library:element library:name="Module1"/>\n</library:library>')
     libraries = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<!DOCTYPE library:libraries PUBLIC "-//OpenOffice.org//DTD OfficeDocument 1.0//EN" '
-        '"libraries.dtd"><library:libraries xmlns:library="http://openoffice.org/2000/library" '
-        'xmlns:xlink="http://www.w3.org/1999/xlink"><library:library library:name="Standard" '
-        'library:link="false"/></library:libraries>')
-    # The load event, in the document's own event table (office:event-listeners in styles'
-    # master is not where it goes: ODF keeps document events in content.xml's office:scripts).
-    content = content.replace(
-        '<office:body>',
-        '<office:scripts><office:event-listeners><script:event-listener '
-        'script:language="ooo:script" script:event-name="dom:load" xlink:href="'
-        'vnd.sun.star.script:Standard.Module1.Main?language=Basic&amp;location=document"/>'
-        '</office:event-listeners></office:scripts><office:body>')
+        '"libraries.dtd">\n<library:libraries xmlns:library="http://openoffice.org/2000/library"'
+        ' xmlns:xlink="http://www.w3.org/1999/xlink">\n'
+        ' <library:library library:name="Standard" library:link="false"/>\n'
+        '</library:libraries>')
+    return [
+        ("Basic/Standard/Module1.xml", module), ("Basic/Standard/script-lb.xml", library),
+        ("Basic/script-lc.xml", libraries),
+    ]
+
+
+def write_basic_macro(marker):
+    """Basic statements that write "ran" to the file `marker`."""
+    return 'Open "%s" For Output As #1\nPrint #1, "ran"\nClose #1\n' % marker
+
+
+def write_package(path, media_type, content, extra):
+    """An OpenDocument package: mimetype first and stored, content.xml, the `extra` parts
+    (name, text) and a manifest listing them all."""
+    parts = [("content.xml", content)] + extra
+    entries = "".join(
+        ' <manifest:file-entry manifest:full-path="%s" manifest:media-type="text/xml"/>\n' % name
+        for name, _ in parts)
     manifest = (
-        '<?xml version="1.0" encoding="UTF-8"?>'
-        '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"'
-        ' manifest:version="1.2">'
-        '<manifest:file-entry manifest:full-path="/" manifest:media-type='
-        '"application/vnd.oasis.opendocument.text"/>'
-        '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/>'
-        '<manifest:file-entry manifest:full-path="styles.xml" manifest:media-type="text/xml"/>'
-        '<manifest:file-entry manifest:full-path="settings.xml" manifest:media-type="text/xml"/>'
-        '<manifest:file-entry manifest:full-path="Basic/" manifest:media-type=""/>'
-        '<manifest:file-entry manifest:full-path="Basic/script-lc.xml" manifest:media-type='
-        '"text/xml"/>'
-        '<manifest:file-entry manifest:full-path="Basic/Standard/" manifest:media-type=""/>'
-        '<manifest:file-entry manifest:full-path="Basic/Standard/script-lb.xml" '
-        'manifest:media-type="text/xml"/>'
-        '<manifest:file-entry manifest:full-path="Basic/Standard/Module1.xml" '
-        'manifest:media-type="text/xml"/>'
-        '</manifest:manifest>')
+        '<?xml version="1.0" encoding="UTF-8"?>\n<manifest:manifest xmlns:manifest='
+        '"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3">\n'
+        ' <manifest:file-entry manifest:full-path="/" manifest:version="1.3" '
+        'manifest:media-type="%s"/>\n%s</manifest:manifest>' % (media_type, entries))
     with zipfile.ZipFile(path, "w") as target:
-        target.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text",
+        target.writestr(zipfile.ZipInfo("mimetype"), media_type,
                         compress_type=zipfile.ZIP_STORED)
-        for name, data in (
-            ("content.xml", content), ("styles.xml", settings_events),
-            ("settings.xml", meta_with_events), ("Basic/script-lc.xml", libraries),
-            ("Basic/Standard/script-lb.xml", library), ("Basic/Standard/Module1.xml", module),
-            ("META-INF/manifest.xml", manifest),
-        ):
+        for name, data in parts + [("META-INF/manifest.xml", manifest)]:
             target.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED)
+
+
+# The namespaces of a content.xml that holds events, Basic calls and text. Some attribute
+# values are names with a prefix too (`dom:load`, `ooo:script`, `of:=MARKER()`): without their
+# namespaces LibreOffice drops the event binding and cannot read the formula (Err:510).
+CONTENT_NAMESPACES = (
+    ' xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
+    ' xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+    ' xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"'
+    ' xmlns:script="urn:oasis:names:tc:opendocument:xmlns:script:1.0"'
+    ' xmlns:dom="http://www.w3.org/2001/xml-events"'
+    ' xmlns:ooo="http://openoffice.org/2004/office"'
+    ' xmlns:of="urn:oasis:names:tc:opendocument:xmlns:of:1.2"'
+    ' xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.3"')
+
+
+def odt_macro(path, marker):
+    """An ODT whose Basic macro Standard.Module1.Main writes `marker`, bound to the document's
+    load event (OnLoad), in the structure LibreOffice 7.4 itself stores for a document made
+    through UNO with `BasicLibraries` and `Events.replaceByName("OnLoad", ...)`: the binding
+    in content.xml's office:scripts as `dom:load`, the module under Basic/.
+
+    LibreOffice runs it when it opens the file in a view with macros allowed (`soffice
+    --headless FILE` with macro security low); a hidden load fires no document event at all,
+    whatever its MacroExecutionMode."""
+    content = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content%s>'
+        '<office:scripts><office:event-listeners><script:event-listener '
+        'script:language="ooo:script" script:event-name="dom:load" xlink:type="simple" '
+        'xlink:href="vnd.sun.star.script:Standard.Module1.Main?language=Basic&amp;'
+        'location=document"/></office:event-listeners></office:scripts>'
+        '<office:body><office:text><text:p>A document with a macro.</text:p>'
+        '</office:text></office:body></office:document-content>' % CONTENT_NAMESPACES)
+    source = "Sub Main\n%sEnd Sub\n" % write_basic_macro(marker)
+    write_package(path, "application/vnd.oasis.opendocument.text", content,
+                  basic_library(source))
+
+
+def ods_macro(path, marker):
+    """An ODS whose cell A2 is `=MARKER()`, a Basic function of the document that writes
+    `marker` and returns 7: Calc calls it while it computes the cell (the file keeps no
+    cached value), on any load, hidden too, when macros are allowed."""
+    content = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<office:document-content%s>'
+        '<office:body><office:spreadsheet><table:table table:name="Sheet1">'
+        '<table:table-row><table:table-cell office:value-type="string">'
+        '<text:p>A sheet with a macro.</text:p></table:table-cell></table:table-row>'
+        '<table:table-row><table:table-cell table:formula="of:=MARKER()"/></table:table-row>'
+        '</table:table></office:spreadsheet></office:body></office:document-content>'
+        % CONTENT_NAMESPACES)
+    source = "Function MARKER()\n%sMARKER = 7\nEnd Function\n" % write_basic_macro(marker)
+    write_package(path, "application/vnd.oasis.opendocument.spreadsheet", content,
+                  basic_library(source))
 
 
 if __name__ == "__main__":
