@@ -4,7 +4,8 @@
 // Tests/Fixtures/Office/make-office.py); the PDFs are read back with poppler (pdfinfo,
 // pdftotext). Nothing is fetched (a canary server sees no request, where plain soffice fetches
 // the same file's linked picture), no macro runs (where LibreOffice with macros allowed runs the
-// same file's), the limits end a conversion and the next one works.
+// same file's), the limits end a conversion and the next one works, and so does an office
+// killed between files.
 
 import Foundation
 import ImprintCore
@@ -66,6 +67,19 @@ private let lowMacroSecurity = """
   </oor:items>
 
   """
+
+/// The `soffice.bin` processes whose command line holds `text` (from /proc/PID/cmdline).
+func offices(mentioning text: String) -> [pid_t] {
+  let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+  return names.compactMap { pid_t($0) }.filter { pid in
+    guard let bytes = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
+      return false
+    }
+    let arguments = bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    return arguments.first?.hasSuffix("/soffice.bin") == true
+      && arguments.contains { $0.contains(text) }
+  }
+}
 
 @Suite("Office documents converted by LibreOffice", .serialized)
 struct OfficeConverterTests {
@@ -236,5 +250,60 @@ struct OfficeConverterTests {
     // The same worker slot converts the next file within its limits.
     let two = try officeFixture("docx-pages", ["2"], in: folder)
     #expect(try few.convert(two, file: "two.docx", to: folder.file("two.pdf")).pages == 2)
+  }
+
+  @Test("past the wall time the conversion ends with document.timeout, and the next file converts")
+  func wallTime() throws {
+    let folder = TemporaryFolder()
+    // LibreOffice lays out 5000 pages in some 9 s here (4000: 6 s; one page: 0.2 s).
+    let slow = try officeFixture("odt-pages", ["5000"], in: folder)
+    let one = try officeFixture("odt-pages", ["1"], in: folder)
+    let quick = try OfficeConverter(limits: OfficeLimits(seconds: 1))
+    defer { quick.stop() }
+    // A page fits in the second (and the office is started, which the limit does not count).
+    #expect(try quick.convert(one, file: "one.odt", to: folder.file("one.pdf")).pages == 1)
+    let started = Date()
+    #expect {
+      try quick.convert(slow, file: "slow.odt", to: folder.file("slow.pdf"))
+    } throws: { error in
+      guard case .timeout(let file, let seconds) = error as? DocumentError else { return false }
+      return file == "slow.odt" && seconds == 1
+    }
+    // Ended by the worker's watchdog at the second, not by the converter's own at 91 s.
+    #expect(Date().timeIntervalSince(started) < Sanitizer.seconds(5.0))
+    #expect(!FileManager.default.fileExists(atPath: folder.file("slow.pdf")))
+    // The killed office's worker is replaced: the next file converts.
+    #expect(try quick.convert(one, file: "one.odt", to: folder.file("again.pdf")).pages == 1)
+  }
+
+  @Test("an office killed between files: the next file fails as a crash, the one after converts")
+  func officeKilled() throws {
+    let folder = TemporaryFolder()
+    let path = try officeFixture("docx-pages", ["2"], in: folder)
+    let own = try OfficeConverter()
+    defer { own.stop() }
+    #expect(try own.convert(path, file: "two.docx", to: folder.file("first.pdf")).pages == 2)
+    // The converter's office: the one soffice.bin whose profile is in its scratch folder.
+    let scratch = (own.scratchFolder as NSString).lastPathComponent
+    let running = offices(mentioning: scratch)
+    try #require(running.count == 1, "\(running)")
+    let office = running[0]
+    kill(office, SIGKILL)
+    // Gone or a zombie before the next request, so that the request meets a dead office.
+    let deadline = Date().addingTimeInterval(10)
+    while ProcessTree.state(of: office).map({ $0 != "Z" }) == true, Date() < deadline {
+      usleep(10_000)
+    }
+    #expect {
+      try own.convert(path, file: "two.docx", to: folder.file("second.pdf"))
+    } throws: { error in
+      guard case .workerCrashed(let file, _) = error as? DocumentError else { return false }
+      return file == "two.docx"
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.file("second.pdf")))
+    // A new worker with a new office converts the next file.
+    #expect(try own.convert(path, file: "two.docx", to: folder.file("third.pdf")).pages == 2)
+    let now = offices(mentioning: scratch)
+    #expect(now.count == 1 && !now.contains(office), "\(now)")
   }
 }

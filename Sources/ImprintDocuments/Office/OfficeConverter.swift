@@ -115,6 +115,10 @@ public final class OfficeConverter: Sendable {
 
   deinit { stop() }
 
+  /// The converter's scratch folder, which holds its office profiles: tests find this
+  /// converter's office by it on the office's command line.
+  var scratchFolder: String { scratch }
+
   /// Stops the office workers and removes the scratch folder (profiles, partial outputs).
   public func stop() {
     let taken = slots.withLock { slots in slots.compactMap { $0 } }
