@@ -316,6 +316,14 @@ class Office:
                 pass
             self.pid = None
             return {"status": "failed", "code": verdict["code"], "detail": "stopped"}
+        # A bridge to an office that died fails at once, a moment before the process is gone
+        # (its pipe closes as it exits): wait for it, so that the death is told as one.
+        if error is not None and ("Disposed" in type(error).__name__
+                                  or "Disposed" in str(getattr(error, "typeName", ""))
+                                  or "bridge" in str(error).lower()):
+            deadline = time.monotonic() + 5
+            while not self.exited() and time.monotonic() < deadline:
+                time.sleep(0.01)
         if self.exited():
             code = verdict.get("code", "officeDied")
             status = self.status
