@@ -202,6 +202,36 @@ extension ImprintService {
       body: try FileIO.read(file, limit: FileIO.Limit.image))
   }
 
+  /// `POST /v1/convert`: the PDF LibreOffice makes of an Office upload, the one the other
+  /// routes read for the same bytes (kept by the upload's SHA-256), as `imprint convert`.
+  ///
+  /// The document is the body, or the part `file` of a multipart body (its type read from its
+  /// bytes). Query parameters: `password`, `name` (for messages). The answer carries the PDF's
+  /// pages and SHA-256 in `X-Imprint-Pages` and `X-Imprint-PDF-SHA256`.
+  func convert(_ request: HTTPRequest) async throws -> HTTPResponse {
+    let upload = try Self.upload(of: request)
+    var options = try RequestOptions(query: request)
+    let name = try documentName(&options, upload: upload)
+    let password = try options.string("password")
+    try options.finish()
+    let folder = try RequestFolder()
+    let input = folder.path + "/upload"
+    try AtomicFile.write(upload.bytes, to: input)
+    guard
+      let converted = try await sandbox.office.convert(path: input, file: name, password: password)
+    else {
+      throw DocumentError.notOffice(file: name, found: ContentKind.describe(upload.bytes))
+    }
+    defer { converted.release() }
+    return HTTPResponse(
+      status: 200, contentType: "application/pdf",
+      body: try FileIO.read(converted.pdf, limit: Int.max),
+      headers: [
+        ("X-Imprint-Pages", "\(converted.conversion.pages)"),
+        ("X-Imprint-PDF-SHA256", converted.conversion.pdfSHA256),
+      ])
+  }
+
   /// The name an upload has in a report and in messages: the parameter `name`, else the part's
   /// file name, else `upload`.
   ///

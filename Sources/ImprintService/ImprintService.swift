@@ -379,7 +379,7 @@ public final class ImprintService: Sendable {
   package static let routes: [String: [String]] = [
     "/healthz": ["GET", "HEAD"], "/readyz": ["GET", "HEAD"], "/metrics": ["GET", "HEAD"],
     "/openapi.json": ["GET", "HEAD"], "/v1/qr": ["POST"], "/v1/card": ["POST"],
-    "/v1/inspect": ["POST"], "/v1/thumbnail": ["POST"],
+    "/v1/inspect": ["POST"], "/v1/thumbnail": ["POST"], "/v1/convert": ["POST"],
     "/v1/quote": ["POST"], "/v1/batch": ["POST"], "/v1/prepare": ["POST"],
     "/v1/jobs/{id}": ["GET", "HEAD", "DELETE"],
     "/v1/jobs/{id}/files/{path}": ["GET", "HEAD"],
@@ -431,6 +431,8 @@ public final class ImprintService: Sendable {
       return try await card(request)
     case "/v1/thumbnail":
       return try await thumbnail(request)
+    case "/v1/convert":
+      return try await convert(request)
     case "/v1/quote":
       return try await quote(request)
     case "/v1/inspect":

@@ -383,6 +383,8 @@ enum ServiceStatus {
     // the image limit, a body part too large.
     if error.code == "file.escapesFolder" { return 422 }
     if error.code == "file.tooLarge" { return 413 }
+    // A server without LibreOffice: not the request's fault, and not one a retry mends.
+    if error.code == "document.officeUnavailable" { return 503 }
     if error.code.hasPrefix("file.") { return 500 }
     return 422
   }

@@ -224,6 +224,7 @@ struct OpenAPITests {
     let boundary = "openapi-case-boundary"
     let order =
       #"{"schemaVersion": 1, "store": "BOOSTER Campus Print (Sinchon)", "files": [{"path": "doc.pdf", "copies": 2}]}"#
+    let docx = try officeFixture("docx-pages", ["2"], in: folder)
     let quoteBody = folder.file("quote.multipart")
     let multipart =
       Array(
@@ -395,6 +396,14 @@ struct OpenAPITests {
         APICase(
           name: "thumbnail text body", method: "POST", target: "/v1/thumbnail", data: "hello",
           type: "text/plain", expect: 415),
+        APICase(
+          name: "convert docx", method: "POST", target: "/v1/convert?name=report.docx",
+          file: docx,
+          type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+          expect: 200),
+        APICase(
+          name: "convert a pdf", method: "POST", target: "/v1/convert",
+          file: documents + "mixed.pdf", type: "application/pdf", expect: 422),
         APICase(
           name: "quote", method: "POST", target: "/v1/quote?prices=booster", file: quoteBody,
           type: multipartType, expect: 200),

@@ -4,6 +4,7 @@
 // the multipart reader.
 
 import Foundation
+import ImprintCore
 import ImprintTestSupport
 import Testing
 
@@ -448,6 +449,20 @@ struct OfficeUploadRouteTests {
     #expect(thumbnail.status == 200 && thumbnail.contentType == "image/png", "\(thumbnail.text)")
     let header = try #require(pngHeader(thumbnail.body))
     #expect(max(header.width, header.height) == 128)
+    // /v1/convert answers that PDF: its pages and digest, the bytes the report named.
+    let pdf = try curlRequest(
+      "POST", server.url("/v1/convert"), body: docx, headers: ["Content-Type: \(word)"],
+      in: folder)
+    #expect(pdf.status == 200 && pdf.contentType == "application/pdf")
+    #expect(pdf.headers["x-imprint-pages"] == "3")
+    let digest = SHA256.hash(pdf.body).map { String(format: "%02x", $0) }.joined()
+    #expect(pdf.headers["x-imprint-pdf-sha256"] == digest)
+    #expect(conversion["pdfSHA256"] as? String == digest)
+    // A PDF is not converted: it is read as it is.
+    let notOffice = try curlRequest(
+      "POST", server.url("/v1/convert"), body: documents + "mixed.pdf",
+      headers: ["Content-Type: application/pdf"], in: folder)
+    #expect(notOffice.status == 422 && notOffice.errorCode == "document.notOffice")
     // The conversion was made once and kept: one PDF in the server's cache.
     let cached = try FileManager.default.contentsOfDirectory(
       atPath: folder.file("cache") + "/imprint/converted")
