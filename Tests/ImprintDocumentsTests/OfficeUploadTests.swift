@@ -151,6 +151,68 @@ struct OfficeUploadTests {
     #expect(slides.contains("Slide 4") && !slides.contains("Slide 3"))
   }
 
+  @Test("every Office type converts: the old binary formats, OpenDocument and RTF")
+  func everyType() async throws {
+    let folder = try TemporaryFolder()
+    let (sandbox, _) = try officeSandbox(folder, workers: 1)
+    defer { sandbox.stopIdleWorkers() }
+    let sources = [
+      "docx": try officeFixture("docx-pages", ["3"], in: folder),
+      "pptx": try officeFixture("pptx-hidden", ["4", "2"], in: folder),
+      "xlsx": try officeFixture("xlsx-rows", ["150"], in: folder),
+    ]
+    var pages: [String: Int] = [:]
+    for (type, path) in sources {
+      pages[type] = try await sandbox.inspect(path: path, file: "source.\(type)").pages
+    }
+    #expect(pages["docx"] == 3 && pages["pptx"] == 3)
+    // Each made from its source by LibreOffice itself, the way a customer's old file was saved.
+    let made: [(source: String, format: String, type: DocumentType, words: String)] = [
+      ("docx", "doc", .doc, "Page 3 "), ("docx", "rtf", .rtf, "Page 3 "),
+      ("docx", "odt", .odt, "Page 3 "), ("pptx", "ppt", .ppt, "Slide 4"),
+      ("pptx", "odp", .odp, "Slide 4"), ("xlsx", "xls", .xls, "row 150"),
+      ("xlsx", "ods", .ods, "row 150"),
+    ]
+    for (source, format, type, words) in made {
+      let output = folder.file("made-\(format)")
+      let run = try runMeasured(
+        [
+          "/usr/lib/libreoffice/program/soffice",
+          "-env:UserInstallation=file://" + folder.file("soffice-profile"), "--headless",
+          "--convert-to", format, "--outdir", output, try #require(sources[source]),
+        ], timeout: 120)
+      try #require(run.status == 0, "soffice --convert-to \(format): \(run.stderr)")
+      let file = try #require(
+        try FileManager.default.contentsOfDirectory(atPath: output).first)
+      // Named .bin: the type is read from the bytes.
+      let path = folder.file("upload-\(format).bin")
+      try FileManager.default.moveItem(atPath: output + "/" + file, toPath: path)
+      let info = try await sandbox.inspect(path: path, file: "upload.bin")
+      #expect(info.type == type, "\(format)")
+      // The pages LibreOffice itself prints the file on (a spreadsheet saved as ODS takes
+      // LibreOffice's default page style, and so its own page count).
+      let plain = folder.file("plain-\(format)")
+      let printed = try runMeasured(
+        [
+          "/usr/lib/libreoffice/program/soffice",
+          "-env:UserInstallation=file://" + folder.file("soffice-profile"), "--headless",
+          "--convert-to", "pdf", "--outdir", plain, path,
+        ], timeout: 120)
+      try #require(printed.status == 0, "\(printed.stderr)")
+      let expected = try pdfInfo(plain + "/upload-\(format).pdf")["Pages"]
+      #expect("\(info.pages)" == expected, "\(format): \(info.pages) pages")
+      if source != "xlsx" { #expect(info.pages == pages[source], "\(format)") }
+      let written = try await sandbox.thumbnails(
+        path: path, file: "upload.bin", size: 64, format: .png,
+        output: folder.file("\(format).png"))
+      #expect(written.count == 1)
+      let converted = try #require(
+        try await sandbox.office.convert(path: path, file: "upload.bin", password: nil))
+      let text = try runTool("pdftotext", [converted.pdf, "-"]).stdout
+      #expect(text.contains(words), "\(format): \(text.prefix(200))")
+    }
+  }
+
   @Test(
     "HWP and HWPX are refused with a hint to export a PDF", arguments: ["hwp", "hwpx"])
   func hangul(kind: String) async throws {

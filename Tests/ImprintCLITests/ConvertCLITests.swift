@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintCLITests: `imprint convert` as a user runs it: the PDF written, the same bytes for the
+// same file, two processes on one cache at once, and its refusals with their exit codes.
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Synchronization
+import Testing
+
+/// Runs `imprint ARGUMENTS` with `XDG_CACHE_HOME` set to `cache`, waiting for it.
+private func convert(_ arguments: [String], cache: String) throws -> (
+  status: Int32, stdout: String, stderr: String
+) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: imprintExecutable)
+  process.arguments = ["convert"] + arguments
+  var environment = ProcessInfo.processInfo.environment
+  environment["XDG_CACHE_HOME"] = cache
+  process.environment = environment
+  let out = Pipe()
+  let err = Pipe()
+  process.standardOutput = out
+  process.standardError = err
+  try process.run()
+  let stdout = out.fileHandleForReading.readDataToEndOfFile()
+  let stderr = err.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (
+    process.terminationStatus, String(decoding: stdout, as: UTF8.self),
+    String(decoding: stderr, as: UTF8.self)
+  )
+}
+
+@Suite("imprint convert", .serialized)
+struct ConvertCLITests {
+  @Test("two processes convert one file at once on one cache: the same PDF, one entry")
+  func concurrent() throws {
+    let folder = TemporaryFolder()
+    let docx = try officeFixture("docx-pages", ["3"], in: folder)
+    let cache = folder.file("cache")
+    let results = Mutex<[(status: Int32, stdout: String, stderr: String)?]>([nil, nil])
+    DispatchQueue.concurrentPerform(iterations: 2) { index in
+      let result = try? convert([docx, folder.file("out-\(index).pdf")], cache: cache)
+      results.withLock { $0[index] = result }
+    }
+    for result in results.withLock({ $0 }) {
+      #expect(result?.status == 0, "\(String(describing: result))")
+      #expect(result?.stdout.contains("DOCX, 3 pages") == true)
+    }
+    let first = try Data(contentsOf: URL(fileURLWithPath: folder.file("out-0.pdf")))
+    #expect(first == (try Data(contentsOf: URL(fileURLWithPath: folder.file("out-1.pdf")))))
+    #expect(try pdfInfo(folder.file("out-0.pdf"))["Pages"] == "3")
+    let entries = try FileManager.default.contentsOfDirectory(atPath: cache + "/imprint/converted")
+      .filter { !$0.hasPrefix(".") }
+    #expect(entries.count == 2, "\(entries)")
+    // A third run reads the entry: the same bytes again.
+    let third = try convert([docx, folder.file("out-2.pdf")], cache: cache)
+    #expect(third.status == 0)
+    #expect(first == (try Data(contentsOf: URL(fileURLWithPath: folder.file("out-2.pdf")))))
+  }
+
+  @Test("refusals: a PDF, an output that is the input, a wrong command line")
+  func refusals() throws {
+    let folder = TemporaryFolder()
+    let cache = folder.file("cache")
+    let pdf = fixturesFolder + "/Documents/mixed.pdf"
+    let notOffice = try convert(["--json", "-o", folder.path, pdf], cache: cache)
+    #expect(notOffice.status == 1)
+    #expect(notOffice.stdout.contains("\"document.notOffice\""), "\(notOffice.stdout)")
+    #expect(notOffice.stderr.contains("is not a Word, Excel, PowerPoint"))
+    #expect(!FileManager.default.fileExists(atPath: folder.file("mixed.pdf")))
+    let docx = try officeFixture("docx-pages", ["1"], in: folder)
+    let copy = folder.file("same.pdf")
+    try FileManager.default.copyItem(atPath: docx, toPath: copy)
+    let itself = try convert([copy, copy], cache: cache)
+    #expect(itself.status == 1 && itself.stderr.contains("input"), "\(itself.stderr)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: copy)).starts(with: Array("PK".utf8)))
+    let usage = try convert([docx, folder.file("out.png")], cache: cache)
+    #expect(usage.status == 2 && usage.stderr.contains("INPUT OUTPUT.pdf"))
+  }
+}
