@@ -150,7 +150,13 @@ class Office:
             "--nolockcheck", "--nofirststartwizard",
             "-env:UserInstallation=" + uno.systemPathToFileUrl(self.profile),
         ]
-        self.environment = dict(os.environ, SAL_USE_VCLPLUGIN="svp", LC_ALL="C.UTF-8")
+        # Its temporary files and anything it would keep in a home folder go to the profile's
+        # folder, inside the converter's scratch folder: nothing is written elsewhere.
+        scratch = os.path.join(self.profile, "tmp")
+        os.makedirs(scratch, exist_ok=True)
+        self.environment = dict(
+            os.environ, SAL_USE_VCLPLUGIN="svp", LC_ALL="C.UTF-8", TMPDIR=scratch,
+            HOME=self.profile)
         # The first start in a new profile ends with status 81 once the profile is made (the
         # office's launcher then starts it again): made here first, before this process has
         # the UNO bridge's threads, which a fork must not copy.
