@@ -220,6 +220,20 @@ struct OfficeConverterTests {
     #expect(try macroRuns(opening: path, marker: marker, in: folder))
   }
 
+  @Test("a Word file with comments converts, the comments left out, and the next file too")
+  func comments() throws {
+    let folder = TemporaryFolder()
+    let path = try officeFixture("docx-comment", ["a private remark"], in: folder)
+    let (conversion, text, _) = try convert(path, in: folder)
+    #expect(conversion.pages == 1 && conversion.application == "writer")
+    #expect(text.contains("Commented text"))
+    #expect(!text.contains("a private remark"))
+    // The office that ended on it is replaced for the next file.
+    let (next, nextText, _) = try convert(
+      try officeFixture("docx-pages", ["2"], in: folder), in: folder)
+    #expect(next.pages == 2 && nextText.contains("Page 2 "))
+  }
+
   @Test("past a limit the conversion ends with its error, and the next file converts")
   func limits() throws {
     let folder = try TemporaryFolder()
@@ -276,7 +290,9 @@ struct OfficeConverterTests {
     #expect(try quick.convert(one, file: "one.odt", to: folder.file("again.pdf")).pages == 1)
   }
 
-  @Test("an office killed between files: the next file fails as a crash, the one after converts")
+  @Test(
+    "an office killed between files: the next file converts from the command line, then a new office"
+  )
   func officeKilled() throws {
     let folder = TemporaryFolder()
     let path = try officeFixture("docx-pages", ["2"], in: folder)
@@ -294,13 +310,15 @@ struct OfficeConverterTests {
     while ProcessTree.state(of: office).map({ $0 != "Z" }) == true, Date() < deadline {
       usleep(10_000)
     }
-    #expect {
-      try own.convert(path, file: "two.docx", to: folder.file("second.pdf"))
-    } throws: { error in
-      guard case .workerCrashed(let file, _) = error as? DocumentError else { return false }
-      return file == "two.docx"
-    }
-    #expect(!FileManager.default.fileExists(atPath: folder.file("second.pdf")))
+    // The file that meets the dead office still converts: once more, from the command line
+    // (a file whose loading ends the office, a Word file with comments, needs that way), and
+    // the worker ends after it.
+    #expect(try own.convert(path, file: "two.docx", to: folder.file("second.pdf")).pages == 2)
+    // The same pages and words (not the same bytes: the command line's export embeds the fonts
+    // a little differently).
+    #expect(try pdfInfo(folder.file("second.pdf"))["Pages"] == "2")
+    let text = try runTool("pdftotext", [folder.file("second.pdf"), "-"]).stdout
+    #expect(text.contains("Page 1 ") && text.contains("Page 2 "))
     // A new worker with a new office converts the next file.
     #expect(try own.convert(path, file: "two.docx", to: folder.file("third.pdf")).pages == 2)
     let now = offices(mentioning: scratch)

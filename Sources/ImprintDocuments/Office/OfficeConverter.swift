@@ -154,7 +154,7 @@ public final class OfficeConverter: Sendable {
   /// Runs `body` with a worker of a free slot (waiting for one), starting one when the slot
   /// has none or its worker has served its files; a worker that failed is stopped.
   private func withWorker<Result>(
-    file: String, _ body: (WorkerProcess) throws(DocumentError) -> Result
+    file: String, _ body: (WorkerProcess) throws(DocumentError) -> (Result, ended: Bool)
   ) throws(DocumentError) -> Result {
     available.wait()
     defer { available.signal() }
@@ -176,7 +176,13 @@ public final class OfficeConverter: Sendable {
     guard let worker = slot.worker else { preconditionFailure("started above") }
     slot.served += 1
     do {
-      return try body(worker)
+      let (result, ended) = try body(worker)
+      if ended {
+        // The worker answered, then ended with its office: the next file starts a new one.
+        worker.stop()
+        slot.worker = nil
+      }
+      return result
     } catch {
       // A worker after a limit or a crash is gone or going; any other failure leaves it warm.
       switch error {
@@ -214,7 +220,7 @@ public final class OfficeConverter: Sendable {
   /// One request to `worker`; returns the application that read the file.
   private func exchange(
     _ worker: WorkerProcess, path: String, file: String, password: String?, output: String
-  ) throws(DocumentError) -> String {
+  ) throws(DocumentError) -> (String, ended: Bool) {
     struct Request: Encodable {
       let input: String
       let output: String
@@ -228,6 +234,9 @@ public final class OfficeConverter: Sendable {
       let application: String?
       let code: String?
       let detail: String?
+      /// The warm office ended on this file, which then converted from the command line (see
+      /// `convert_once` in the script); the worker ends after this answer.
+      let officeEnded: Bool?
     }
     let request = Request(
       input: path, output: output, password: password, seconds: limits.seconds,
@@ -246,7 +255,7 @@ public final class OfficeConverter: Sendable {
         throw .workerCrashed(file: file, detail: "the office worker answered something else")
       }
       if answer.status == "converted", let application = answer.application {
-        return application
+        return (application, answer.officeEnded == true)
       }
       switch answer.code {
       case "encrypted": throw .officeEncrypted(file: file, passwordGiven: password != nil)

@@ -10,6 +10,7 @@ KIND:
   pptx-hidden N H    N slides titled "Slide K", slide H (1-based) hidden
   xlsx-rows N        one sheet, N rows of "row K" (about 50 rows a printed page)
   docx-linked URL    one page with a picture linked (not embedded) from URL
+  docx-comment TEXT  one page with a Word comment saying TEXT (comments do not print)
   docx-encrypted PW  docx-pages 2, protected with the password PW (agile encryption)
   odt-macro MARKER   an ODT whose Basic macro, bound to the document's load event, writes the
                      file MARKER when the document is opened with macros allowed
@@ -38,6 +39,12 @@ def main():
     argument = sys.argv[3] if len(sys.argv) > 3 else None
     if kind == "docx-pages":
         docx_pages(int(argument)).save(output)
+    elif kind == "docx-comment":
+        import docx
+        document = docx.Document()
+        paragraph = document.add_paragraph("Commented text")
+        document.add_comment(paragraph.runs, text=argument, author="Reviewer")
+        document.save(output)
     elif kind == "pptx-hidden":
         import pptx
         count, hidden = int(argument), int(sys.argv[4])

@@ -46,6 +46,7 @@ import socket
 import sys
 import threading
 import time
+import zipfile
 
 import seccomp
 import uno
@@ -342,6 +343,101 @@ class Office:
         return {"status": "failed", "code": code, "detail": detail}
 
 
+def application_of(path):
+    """The LibreOffice application a file opens in, from its package's part names (a guess for
+    the answer only: the conversion itself never depends on it)."""
+    try:
+        with zipfile.ZipFile(path) as package:
+            names = package.namelist()
+            if "mimetype" in names:
+                kind = package.read("mimetype")[:80].decode("ascii", "replace")
+                for word, application in (("presentation", "impress"), ("spreadsheet", "calc"),
+                                          ("graphics", "draw")):
+                    if word in kind:
+                        return application
+    except (zipfile.BadZipFile, OSError, KeyError, ValueError, NotImplementedError):
+        return "writer"
+    if any(name.startswith("ppt/") for name in names):
+        return "impress"
+    if any(name.startswith("xl/") for name in names):
+        return "calc"
+    return "writer"
+
+
+def convert_once(profile, request):
+    """`soffice.bin --convert-to pdf` in a process of its own, fenced in as the warm office is
+    (no network, the profile's settings, the request's limits): for a file whose loading through
+    UNO ended the warm office. Debian's -nogui Writer lacks `modules/swriter/ui/annotation.ui`,
+    which a document with comments needs when it is opened through UNO; a conversion from the
+    command line does not. Returns an answer, or None when this way fails too."""
+    seconds = max(1, min(int(request.get("seconds", 120)), 86400))
+    cpu = max(1, min(int(request.get("cpuSeconds", seconds)), 86400))
+    memory = max(64, min(int(request.get("memoryMB", 2048)), 1 << 20))
+    user = os.path.join(profile, "user")
+    os.makedirs(user, exist_ok=True)
+    with open(os.path.join(user, "registrymodifications.xcu"), "w") as settings:
+        settings.write(PROFILE_SETTINGS)
+    scratch = os.path.join(profile, "tmp")
+    os.makedirs(scratch, exist_ok=True)
+    outdir = os.path.join(scratch, "once-%d" % os.getpid())
+    os.makedirs(outdir, exist_ok=True)
+    environment = dict(os.environ, SAL_USE_VCLPLUGIN="svp", LC_ALL="C.UTF-8", TMPDIR=scratch,
+                       HOME=profile)
+    source = os.path.abspath(request["input"])
+    application = application_of(source)
+    # The warm office's export settings, in the command line's JSON form: the same PDF.
+    options = json.dumps({name: {"type": "boolean", "value": "true" if value else "false"}
+                          for name, value in EXPORT_DATA.items()}, separators=(",", ":"))
+    arguments = [
+        SOFFICE, "--headless", "--invisible", "--nologo", "--norestore", "--nodefault",
+        "--nolockcheck", "--nofirststartwizard",
+        "-env:UserInstallation=" + uno.systemPathToFileUrl(profile),
+        "--convert-to", "pdf:%s:%s" % (EXPORT_FILTERS[application], options),
+        "--outdir", outdir, source,
+    ]
+    # The first run in a new profile ends with status 81 once the profile is made: run again.
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                no_network()
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for stream in (0, 1, 2):
+                    os.dup2(devnull, stream)
+                os.execve(SOFFICE, arguments, environment)
+            finally:
+                os._exit(127)
+        deadline = time.monotonic() + seconds
+        status = None
+        while status is None:
+            done, waited = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                status = waited
+                break
+            try:
+                with open("/proc/%d/statm" % pid) as statm:
+                    resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+            except (OSError, IndexError, ValueError):
+                resident = 0
+            if resident > memory or time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                code = "memoryLimit" if resident > memory else "timeLimit"
+                return {"status": "failed", "code": code, "detail": "stopped"}
+            time.sleep(0.02)
+        if os.waitstatus_to_exitcode(status) != 81:
+            break
+    made = [name for name in os.listdir(outdir) if name.endswith(".pdf")]
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        return {"status": "failed", "code": "cpuLimit", "detail": "stopped"}
+    if len(made) != 1:
+        return None
+    os.replace(os.path.join(outdir, made[0]), os.path.abspath(request["output"]))
+    os.rmdir(outdir)
+    return {"status": "converted", "application": application}
+
+
 def watch_parent(parent, office):
     """Ends this worker and its office as soon as the process that started it has ended (it
     may have been killed: standard input's end would then come only when every copy of its
@@ -370,9 +466,16 @@ def main():
             answer = {"status": "failed", "code": "badRequest", "detail": "malformed request"}
         else:
             answer = office.convert(request)
+            if answer.get("code") == "officeDied" and request.get("password") is None:
+                # The warm office is gone: this worker ends after answering (its parent starts
+                # a new one), and the file gets one more try from the command line.
+                once = convert_once(office.profile + "-once", request)
+                if once is not None:
+                    answer = dict(once, officeEnded=True)
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
-        if answer.get("code") in ("timeLimit", "cpuLimit", "memoryLimit", "officeDied"):
+        if answer.get("officeEnded") or answer.get("code") in (
+                "timeLimit", "cpuLimit", "memoryLimit", "officeDied"):
             break
     office.reap()
 
