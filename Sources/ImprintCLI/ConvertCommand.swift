@@ -28,8 +28,8 @@ enum ConvertCommand {
       (export a PDF from Hancom Office). With -o DIR, FILE.pdf is written in DIR for each \
       FILE; without -o, exactly INPUT OUTPUT.pdf. No output replaces an input; each is \
       written whole or not at all. The limits: --timeout (default 120 s), --cpu-limit \
-      (default 120 s), --memory-limit (the office's resident memory, default 2048 MB) and \
-      --max-pages.
+      (default 120 s), --memory-limit (the office's resident memory and temporary files, \
+      default 2048 MB) and --max-pages.
       """,
     arguments: [
       ArgumentSpec(

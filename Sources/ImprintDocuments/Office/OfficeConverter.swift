@@ -13,8 +13,11 @@ public struct OfficeLimits: Sendable, Equatable {
   public var seconds: Int
   /// CPU time of the office for the file (`document.cpuLimit`).
   public var cpuSeconds: Int
-  /// Resident memory of the office (`document.memoryLimit`); LibreOffice alone takes some
-  /// 200 MB.
+  /// Memory of the office: its resident memory and its temporary files together
+  /// (`document.memoryLimit`).
+  ///
+  /// LibreOffice inflates a package's parts into temporary files before it parses them,
+  /// gigabytes for a zip bomb. LibreOffice alone takes some 200 MB.
   public var memoryMB: Int
   /// The most pages a converted PDF may have (`document.tooManyPages`).
   public var maximumPages: Int

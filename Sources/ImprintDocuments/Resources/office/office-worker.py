@@ -32,8 +32,12 @@ What the office may do:
   every question the office asks while loading (links, macros, filter options) answered "no";
 - it dies with this worker (PR_SET_PDEATHSIG: this worker forks it from its main thread), and
   this worker with the process that started it; within the limits each request sets: wall
-  time (the office is killed), CPU time (RLIMIT_CPU on the office) and resident memory (polled
-  every 20 ms; the office is killed past it).
+  time (the office is killed), CPU time (RLIMIT_CPU on the office) and memory: its resident
+  memory and its temporary files together (polled every 20 ms; the office is killed past it);
+- its temporary files (TMPDIR) are in the profile's folder, PROFILE/tmp, emptied whenever no
+  office runs on the profile: LibreOffice inflates a package's part into a temporary file
+  before it parses it, so a zip bomb's gigabytes land there, and a killed office leaves its
+  temporary folder behind.
 """
 
 import ctypes
@@ -41,6 +45,7 @@ import errno
 import json
 import os
 import resource
+import shutil
 import signal
 import socket
 import sys
@@ -142,6 +147,7 @@ class Office:
         os.makedirs(user, exist_ok=True)
         with open(os.path.join(user, "registrymodifications.xcu"), "w") as settings:
             settings.write(PROFILE_SETTINGS)
+        self.temporary = os.path.join(profile, "tmp")
         self.pid = None
         self.start()
 
@@ -152,11 +158,12 @@ class Office:
             "-env:UserInstallation=" + uno.systemPathToFileUrl(self.profile),
         ]
         # Its temporary files and anything it would keep in a home folder go to the profile's
-        # folder, inside the converter's scratch folder: nothing is written elsewhere.
-        scratch = os.path.join(self.profile, "tmp")
-        os.makedirs(scratch, exist_ok=True)
+        # folder, inside the converter's scratch folder: nothing is written elsewhere. What an
+        # office killed on this profile left there (this worker's or one before it) goes first.
+        self.empty_temporary()
+        os.makedirs(self.temporary, exist_ok=True)
         self.environment = dict(
-            os.environ, SAL_USE_VCLPLUGIN="svp", LC_ALL="C.UTF-8", TMPDIR=scratch,
+            os.environ, SAL_USE_VCLPLUGIN="svp", LC_ALL="C.UTF-8", TMPDIR=self.temporary,
             HOME=self.profile)
         # The first start in a new profile ends with status 81 once the profile is made (the
         # office's launcher then starts it again): made here first, before this process has
@@ -218,14 +225,50 @@ class Office:
         return False
 
     def reap(self):
-        if self.pid is None:
-            return
+        """Kills and reaps the office, if it runs, and empties its temporary folder."""
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = None
+        self.empty_temporary()
+
+    def empty_temporary(self):
+        """Removes what is in the temporary folder (only while no office runs on it)."""
         try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        self.pid = None
+            names = os.listdir(self.temporary)
+        except FileNotFoundError:
+            return
+        for name in names:
+            path = os.path.join(self.temporary, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+
+    def temporary_mb(self):
+        """The megabytes the office's temporary files take on disk."""
+        total = 0
+        folders = [self.temporary]
+        while folders:
+            try:
+                entries = list(os.scandir(folders.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    else:
+                        total += entry.stat(follow_symlinks=False).st_blocks * 512
+                except OSError:
+                    pass
+        return total >> 20
 
     def cpu_seconds(self):
         with open("/proc/%d/stat" % self.pid) as stat:
@@ -252,7 +295,7 @@ class Office:
             deadline = time.monotonic() + seconds
             while not done.wait(0.02):
                 try:
-                    if self.resident_mb() > memory:
+                    if self.resident_mb() + self.temporary_mb() > memory:
                         verdict.setdefault("code", "memoryLimit")
                     elif time.monotonic() > deadline:
                         verdict.setdefault("code", "timeLimit")
@@ -322,6 +365,8 @@ class Office:
             except ChildProcessError:
                 pass
             self.pid = None
+            # Before the answer: its parent may stop this worker as soon as it has it.
+            self.empty_temporary()
             return {"status": "failed", "code": verdict["code"], "detail": "stopped"}
         # A bridge to an office that died fails at once, a moment before the process is gone
         # (its pipe closes as it exits): wait for it, so that the death is told as one.
@@ -337,6 +382,7 @@ class Office:
             if code == "officeDied" and status is not None and os.WIFSIGNALED(status) \
                     and os.WTERMSIG(status) == signal.SIGXCPU:
                 code = "cpuLimit"
+            self.empty_temporary()
         elif refusals.password_asked:
             code = "encrypted"
         detail = type(error).__name__ if error is not None else "no document"
