@@ -146,8 +146,16 @@ public final class OfficeConverter: Sendable {
   public func convert(_ path: String, file: String, password: String? = nil, to output: String)
     throws(DocumentError) -> OfficeConversion
   {
-    let converted = scratch + "/out-\(UUID().uuidString).pdf"
-    defer { unlink(converted) }
+    // A folder of its own: LibreOffice writes the PDF to a temporary file beside it and renames
+    // that at the end, so an office killed while it exports leaves the temporary file; the
+    // folder goes with whatever is in it.
+    let folder = scratch + "/out-\(UUID().uuidString)"
+    guard mkdir(folder, 0o700) == 0 else {
+      throw .conversionFailed(
+        file: file, detail: FileError.unwritable(path: folder, reason: .system(errno)).message)
+    }
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let converted = folder + "/converted.pdf"
     let application = try withWorker(file: file) { (worker) throws(DocumentError) in
       try self.exchange(worker, path: path, file: file, password: password, output: converted)
     }
