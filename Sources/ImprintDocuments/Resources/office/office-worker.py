@@ -32,8 +32,10 @@ What the office may do:
   every question the office asks while loading (links, macros, filter options) answered "no";
 - it dies with this worker (PR_SET_PDEATHSIG: this worker forks it from its main thread), and
   this worker with the process that started it; within the limits each request sets: wall
-  time (the office is killed), CPU time (RLIMIT_CPU on the office) and memory: its resident
-  memory and its temporary files together (polled every 20 ms; the office is killed past it);
+  time, CPU time and memory, its resident memory and its temporary files together (polled
+  every 20 ms; the office is killed past any). RLIMIT_CPU, a second or two past the CPU time,
+  backs the poll up; LibreOffice's handler turns its SIGXCPU into an abort, so an office that
+  dies of a signal past its CPU time is told as `cpuLimit`;
 - its temporary files (TMPDIR) are in the profile's folder, PROFILE/tmp, emptied whenever no
   office runs on the profile: LibreOffice inflates a package's part into a temporary file
   before it parses it, so a zip bomb's gigabytes land there, and a killed office leaves its
@@ -195,6 +197,7 @@ class Office:
                 os._exit(127)
         self.pid = pid
         self.status = None
+        self.cpu_used = None
 
     def connect(self):
         local = uno.getComponentContext()
@@ -215,12 +218,13 @@ class Office:
         if self.pid is None:
             return True
         try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
         except ChildProcessError:
             return True
         if pid == self.pid:
             self.pid = None
             self.status = status
+            self.cpu_used = usage.ru_utime + usage.ru_stime
             return True
         return False
 
@@ -270,13 +274,15 @@ class Office:
                     pass
         return total >> 20
 
-    def cpu_seconds(self):
-        with open("/proc/%d/stat" % self.pid) as stat:
+    @staticmethod
+    def cpu_seconds(pid):
+        with open("/proc/%d/stat" % pid) as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) // os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def resident_mb(self):
-        with open("/proc/%d/statm" % self.pid) as statm:
+    @staticmethod
+    def resident_mb(pid):
+        with open("/proc/%d/statm" % pid) as statm:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
 
     def convert(self, request):
@@ -285,9 +291,11 @@ class Office:
         seconds = max(1, min(int(request.get("seconds", 120)), 86400))
         cpu = max(1, min(int(request.get("cpuSeconds", seconds)), 86400))
         memory = max(64, min(int(request.get("memoryMB", 2048)), 1 << 20))
-        _, hard = resource.prlimit(self.pid, resource.RLIMIT_CPU)
-        soft = self.cpu_seconds() + cpu + 1
-        resource.prlimit(self.pid, resource.RLIMIT_CPU, (soft if hard < 0 else min(soft, hard), hard))
+        pid = self.pid
+        budget = self.cpu_budget = self.cpu_seconds(pid) + cpu
+        _, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
+        soft = int(budget) + 2
+        resource.prlimit(pid, resource.RLIMIT_CPU, (soft if hard < 0 else min(soft, hard), hard))
         verdict = {}
         done = threading.Event()
 
@@ -295,15 +303,17 @@ class Office:
             deadline = time.monotonic() + seconds
             while not done.wait(0.02):
                 try:
-                    if self.resident_mb() + self.temporary_mb() > memory:
+                    if self.resident_mb(pid) + self.temporary_mb() > memory:
                         verdict.setdefault("code", "memoryLimit")
+                    elif self.cpu_seconds(pid) > budget:
+                        verdict.setdefault("code", "cpuLimit")
                     elif time.monotonic() > deadline:
                         verdict.setdefault("code", "timeLimit")
                     else:
                         continue
                 except (OSError, IndexError, ValueError):
                     return
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
                 return
 
         watcher = threading.Thread(target=watch, daemon=True)
@@ -379,8 +389,9 @@ class Office:
         if self.exited():
             code = verdict.get("code", "officeDied")
             status = self.status
-            if code == "officeDied" and status is not None and os.WIFSIGNALED(status) \
-                    and os.WTERMSIG(status) == signal.SIGXCPU:
+            if code == "officeDied" and status is not None and os.WIFSIGNALED(status) and (
+                    os.WTERMSIG(status) == signal.SIGXCPU
+                    or self.cpu_used is not None and self.cpu_used >= self.cpu_budget):
                 code = "cpuLimit"
             self.empty_temporary()
         elif refusals.password_asked:
