@@ -28,8 +28,10 @@ What the office may do:
   or a WEBSERVICE() cell fetches nothing;
 - no macros: the profile sets macro security to "very high" with macros disabled, and every
   document is loaded with MacroExecutionMode NEVER_EXECUTE;
-- no link updates: UpdateDocMode NO_UPDATE, link updates set to "never" for Writer and Calc, and
-  every question the office asks while loading (links, macros, filter options) answered "no";
+- no link updates: UpdateDocMode NO_UPDATE, link updates set to "never" for Writer and Calc
+  (Writer's UpdateLinks NEVER is 0, its 2 is AUTOMATIC; Calc's ScLkUpdMode LM_NEVER is 1, its 2
+  ON_DEMAND), and every question the office asks while loading (links, macros, filter options)
+  answered "no";
 - it dies with this worker (PR_SET_PDEATHSIG: this worker forks it from its main thread), and
   this worker with the process that started it; within the limits each request sets: wall
   time, CPU time and memory, its resident memory and its temporary files together (polled
@@ -72,8 +74,8 @@ PROFILE_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
 <item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
 <item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
 <item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="BlockUntrustedRefererLinks" oor:op="fuse"><value>true</value></prop></item>
-<item oor:path="/org.openoffice.Office.Writer/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
-<item oor:path="/org.openoffice.Office.Calc/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
+<item oor:path="/org.openoffice.Office.Writer/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>0</value></prop></item>
+<item oor:path="/org.openoffice.Office.Calc/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>1</value></prop></item>
 <item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseOpenCL" oor:op="fuse"><value>false</value></prop></item>
 <item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseLocking" oor:op="fuse"><value>false</value></prop></item>
 <item oor:path="/org.openoffice.Office.Common/Save/Document"><prop oor:name="CreateBackup" oor:op="fuse"><value>false</value></prop></item>
