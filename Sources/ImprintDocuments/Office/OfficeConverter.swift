@@ -102,7 +102,9 @@ public final class OfficeConverter: Sendable {
     self.python = python
     script = ResourceBundle.path(
       of: "office/office-worker.py", module: "ImprintDocuments", bundle: .module)
-    var template = Array((NSTemporaryDirectory() + "/imprint-office-XXXXXX").utf8CString)
+    Self.removeAbandonedScratch()
+    var template = Array(
+      (NSTemporaryDirectory() + "/imprint-office-\(getpid())-XXXXXX").utf8CString)
     let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
       guard let base = buffer.baseAddress, let path = mkdtemp(base) else { return nil }
       return String(cString: path)
@@ -117,6 +119,21 @@ public final class OfficeConverter: Sendable {
   }
 
   deinit { stop() }
+
+  /// Removes the scratch folders of converters whose process has ended without stopping them
+  /// (killed, or a converter kept for the life of a process): `imprint-office-PID-*` in the
+  /// temporary folder, for a PID that no longer runs on this machine.
+  static func removeAbandonedScratch() {
+    let folder = NSTemporaryDirectory()
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+    for name in names where name.hasPrefix("imprint-office-") {
+      let parts = name.dropFirst("imprint-office-".count).split(separator: "-")
+      guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, pid != getpid(),
+        kill(pid, 0) != 0, errno == ESRCH
+      else { continue }
+      try? FileManager.default.removeItem(atPath: folder + "/" + name)
+    }
+  }
 
   /// The converter's scratch folder, which holds its office profiles: tests find this
   /// converter's office by it on the office's command line.

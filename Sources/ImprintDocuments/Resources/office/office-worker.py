@@ -259,22 +259,7 @@ class Office:
 
     def temporary_mb(self):
         """The megabytes the office's temporary files take on disk."""
-        total = 0
-        folders = [self.temporary]
-        while folders:
-            try:
-                entries = list(os.scandir(folders.pop()))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        folders.append(entry.path)
-                    else:
-                        total += entry.stat(follow_symlinks=False).st_blocks * 512
-                except OSError:
-                    pass
-        return total >> 20
+        return folder_mb(self.temporary)
 
     @staticmethod
     def cpu_seconds(pid):
@@ -423,7 +408,35 @@ def application_of(path):
     return "writer"
 
 
+def folder_mb(folder):
+    """The megabytes the files in `folder` and below take on disk."""
+    total = 0
+    folders = [folder]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                else:
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+            except OSError:
+                pass
+    return total >> 20
+
+
 def convert_once(profile, request):
+    """See `_convert_once`; whatever happens, its temporary folder is emptied after."""
+    try:
+        return _convert_once(profile, request)
+    finally:
+        shutil.rmtree(os.path.join(profile, "tmp"), ignore_errors=True)
+
+
+def _convert_once(profile, request):
     """`soffice.bin --convert-to pdf` in a process of its own, fenced in as the warm office is
     (no network, the profile's settings, the request's limits): for a file whose loading through
     UNO ended the warm office. Debian's -nogui Writer lacks `modules/swriter/ui/annotation.ui`,
@@ -460,7 +473,7 @@ def convert_once(profile, request):
         if pid == 0:
             try:
                 no_network()
-                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu + 2, cpu + 3))
                 devnull = os.open(os.devnull, os.O_RDWR)
                 for stream in (0, 1, 2):
                     os.dup2(devnull, stream)
@@ -474,15 +487,19 @@ def convert_once(profile, request):
             if done == pid:
                 status = waited
                 break
+            # The watchdog of the warm office: memory with the temporary files it spools,
+            # CPU time (LibreOffice catches SIGXCPU and aborts: told by this, not the signal),
+            # wall time.
             try:
-                with open("/proc/%d/statm" % pid) as statm:
-                    resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+                resident = Office.resident_mb(pid) + folder_mb(scratch)
+                used = Office.cpu_seconds(pid)
             except (OSError, IndexError, ValueError):
-                resident = 0
-            if resident > memory or time.monotonic() > deadline:
+                resident, used = 0, 0
+            code = ("memoryLimit" if resident > memory else "cpuLimit" if used > cpu
+                    else "timeLimit" if time.monotonic() > deadline else None)
+            if code is not None:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
-                code = "memoryLimit" if resident > memory else "timeLimit"
                 return {"status": "failed", "code": code, "detail": "stopped"}
             time.sleep(0.02)
         if os.waitstatus_to_exitcode(status) != 81:
@@ -493,7 +510,6 @@ def convert_once(profile, request):
     if len(made) != 1:
         return None
     os.replace(os.path.join(outdir, made[0]), os.path.abspath(request["output"]))
-    os.rmdir(outdir)
     return {"status": "converted", "application": application}
 
 
