@@ -121,6 +121,22 @@ struct OfficeConverterTests {
     #expect(!text.contains("speaker note"))
   }
 
+  @Test("a deck without slides has no pages: nothing to print or price")
+  func emptyDeck() throws {
+    let folder = TemporaryFolder()
+    let path = try officeFixture("pptx-empty", in: folder)
+    #expect {
+      _ = try convert(path, in: folder)
+    } throws: { error in
+      guard case .noPages = error as? DocumentError else { return false }
+      return true
+    }
+    // The same office converts the next deck.
+    let (next, _, _) = try convert(
+      try officeFixture("pptx-hidden", ["2", "1"], in: folder), in: folder)
+    #expect(next.pages == 1)
+  }
+
   @Test("a spreadsheet and an OpenDocument text convert")
   func sheetAndODF() throws {
     let folder = try TemporaryFolder()

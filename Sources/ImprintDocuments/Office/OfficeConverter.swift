@@ -300,6 +300,7 @@ public final class OfficeConverter: Sendable {
       case "cpuLimit": throw .cpuLimit(file: file, seconds: limits.cpuSeconds)
       case "memoryLimit": throw .memoryLimit(file: file, megabytes: limits.memoryMB)
       case "officeDied": throw .workerCrashed(file: file, detail: "LibreOffice ended")
+      case "noPages": throw .noPages(file: file)
       default:
         throw .conversionFailed(
           file: file, detail: SafeText.excerpt(answer.detail ?? answer.code ?? "", limit: 200))

@@ -8,6 +8,7 @@ odfpy, msoffcrypto-tool from PyPI; LibreOffice for the old binary formats):
 KIND:
   docx-pages N       N pages, each "Page K" and words in Korean and Arabic, split by page breaks
   pptx-hidden N H    N slides titled "Slide K", slide H (1-based) hidden
+  pptx-empty         a deck without slides
   xlsx-rows N        one sheet, N rows of "row K" (about 50 rows a printed page)
   docx-linked URL    one page with a picture linked (not embedded) from URL
   docx-comment TEXT  one page with a Word comment saying TEXT (comments do not print)
@@ -79,6 +80,9 @@ def main():
             slide.notes_slide.notes_text_frame.text = f"speaker note {number}"
         presentation.slides[hidden - 1]._element.set("show", "0")
         presentation.save(output)
+    elif kind == "pptx-empty":
+        import pptx
+        pptx.Presentation().save(output)
     elif kind == "xlsx-rows":
         import openpyxl
         workbook = openpyxl.Workbook()

@@ -326,6 +326,10 @@ class Office:
             if kind is None:
                 return {"status": "failed", "code": "unreadable",
                         "detail": "not a text document, spreadsheet, presentation or drawing"}
+            if kind == "impress" and slide_count(request["input"]) == 0:
+                # LibreOffice gives a deck without slides one empty slide of its own: that is
+                # no page the customer made, and none to print or price.
+                return {"status": "failed", "code": "noPages", "detail": "no slides"}
             data = uno.Any("[]com.sun.star.beans.PropertyValue",
                            tuple(prop(k, v) for k, v in EXPORT_DATA.items()))
             try:
@@ -406,6 +410,24 @@ def application_of(path):
     if any(name.startswith("xl/") for name in names):
         return "calc"
     return "writer"
+
+
+def slide_count(path):
+    """The slides a PowerPoint or OpenDocument presentation package holds, from its part names
+    or its content; None when the package does not say (a .ppt, a damaged file)."""
+    try:
+        with zipfile.ZipFile(path) as package:
+            names = package.namelist()
+            if any(name.startswith("ppt/") for name in names):
+                return sum(1 for name in names if name.startswith("ppt/slides/slide")
+                           and name.endswith(".xml"))
+            if "content.xml" in names:
+                content = package.open("content.xml").read(1 << 26)
+                return content.count(b"<draw:page ") + content.count(b"<draw:page>")
+    except (zipfile.BadZipFile, OSError, KeyError, ValueError, NotImplementedError,
+            RuntimeError):
+        return None
+    return None
 
 
 def folder_mb(folder):
