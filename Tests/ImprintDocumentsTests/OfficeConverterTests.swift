@@ -121,6 +121,16 @@ struct OfficeConverterTests {
     #expect(!text.contains("speaker note"))
   }
 
+  @Test("a sheet prints its print area, not the cells outside it")
+  func printArea() throws {
+    let folder = TemporaryFolder()
+    let (conversion, text, _) = try convert(
+      try officeFixture("xlsx-print-area", ["150"], in: folder), in: folder)
+    #expect(conversion.pages == 1)
+    #expect(text.contains("row 10"))
+    #expect(!text.contains("row 11") && !text.contains("row 150"))
+  }
+
   @Test("a deck without slides has no pages: nothing to print or price")
   func emptyDeck() throws {
     let folder = TemporaryFolder()

@@ -10,6 +10,7 @@ KIND:
   pptx-hidden N H    N slides titled "Slide K", slide H (1-based) hidden
   pptx-empty         a deck without slides
   xlsx-rows N        one sheet, N rows of "row K" (about 50 rows a printed page)
+  xlsx-print-area N  xlsx-rows N whose print area is A1:A10
   docx-linked URL    one page with a picture linked (not embedded) from URL
   docx-comment TEXT  one page with a Word comment saying TEXT (comments do not print)
   docx-encrypted PW  docx-pages 2, protected with the password PW (agile encryption)
@@ -83,12 +84,15 @@ def main():
     elif kind == "pptx-empty":
         import pptx
         pptx.Presentation().save(output)
-    elif kind == "xlsx-rows":
+    elif kind in ("xlsx-rows", "xlsx-print-area"):
         import openpyxl
         workbook = openpyxl.Workbook()
         sheet = workbook.active
         for row in range(1, int(argument) + 1):
             sheet.cell(row, 1, f"row {row}")
+        if kind == "xlsx-print-area":
+            # Only the first ten rows are the sheet's print area.
+            sheet.print_area = "A1:A10"
         workbook.save(output)
     elif kind == "docx-linked":
         import docx
