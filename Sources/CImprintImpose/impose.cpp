@@ -308,8 +308,10 @@ int32_t normalize(const unsigned char *bytes, size_t length, CImprintImpose_Resu
   silence(in);
   in.processMemoryFile("converted", reinterpret_cast<const char *>(bytes), length);
   result.foundPages = static_cast<int32_t>(QPDFPageDocumentHelper(in).getAllPages().size());
-  // The converter's /ID is random; qpdf would keep its first half.
+  // The converter's /ID is random (qpdf would keep its first half), and LibreOffice's own
+  // trailer key /DocChecksum changes from run to run for the same pages.
   in.getTrailer().removeKey("/ID");
+  in.getTrailer().removeKey("/DocChecksum");
   QPDFObjectHandle info = in.getTrailer().getKey("/Info");
   if (info.isDictionary()) {
     info.removeKey("/CreationDate");
