@@ -61,19 +61,33 @@ public final class OfficeReader: Sendable {
   /// - Throws: `DocumentError`: `.unsupportedType` for HWP and HWPX (no converter reads them
   ///   here), what `OfficeConverter.convert` throws, `FileError` for an unreadable file.
   public func convert(path: String, file: String, password: String?) throws -> ConvertedUpload? {
+    guard let (bytes, type) = try office(path: path, file: file) else { return nil }
+    return try convert(bytes, type: type, path: path, file: file, password: password)
+  }
+
+  /// The file at `path` mapped, when its bytes are an Office document, with its type (nil for
+  /// a password-protected OOXML package, which hides it); nil when they are not one.
+  ///
+  /// - Throws: `DocumentError.unsupportedType` for HWP and HWPX; `FileError`.
+  private func office(path: String, file: String) throws -> (DocumentBytes, DocumentType?)? {
     let bytes = try DocumentBytes(mapping: path)
-    let type: DocumentType?
     switch OfficeSniff.sniff(bytes) {
-    case .office(let office): type = DocumentType(office)
-    case .encryptedOffice: type = nil
+    case .office(let office): return (bytes, DocumentType(office))
+    case .encryptedOffice: return (bytes, nil)
     case .hwp:
       throw DocumentError.unsupportedType(file: file, found: "a Hangul (HWP) document")
     case .hwpx:
       throw DocumentError.unsupportedType(file: file, found: "a Hangul (HWPX) document")
     case .unknownZip, .unknownCompound, nil: return nil
     }
+  }
+
+  /// Converts the Office document in `bytes` (the file at `path`), or takes it from the cache.
+  private func convert(
+    _ bytes: DocumentBytes, type: DocumentType?, path: String, file: String, password: String?
+  ) throws -> ConvertedUpload {
     let digest = bytes.withBuffer { SHA256.hash($0) }.map { String(format: "%02x", $0) }.joined()
-    let office = try self.office()
+    let office = try officeConverter()
     func typed(_ conversion: OfficeConversion) -> DocumentType {
       // A password-protected OOXML package hides which one it is: the application says.
       type
@@ -101,18 +115,24 @@ public final class OfficeReader: Sendable {
 
   /// `convert(path:file:password:)` off the caller's thread (a conversion blocks for up to the
   /// converter's time limit; Swift's cooperative threads must not wait that long).
+  ///
+  /// Only a conversion leaves the caller's thread: a PDF or an image is told apart on it (a
+  /// look at the file's directory), and read on at once.
   public func convert(path: String, file: String, password: String?) async throws
     -> ConvertedUpload?
   {
-    try await withCheckedThrowingContinuation { continuation in
+    guard let (bytes, type) = try office(path: path, file: file) else { return nil }
+    return try await withCheckedThrowingContinuation { continuation in
       DispatchQueue.global().async {
         continuation.resume(
-          with: Result { try self.convert(path: path, file: file, password: password) })
+          with: Result {
+            try self.convert(bytes, type: type, path: path, file: file, password: password)
+          })
       }
     }
   }
 
-  private func office() throws -> OfficeConverter {
+  private func officeConverter() throws -> OfficeConverter {
     try converter.withLock { converter in
       if let converter { return converter }
       let made = try OfficeConverter(limits: limits, workers: workers)
