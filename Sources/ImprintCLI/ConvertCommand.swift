@@ -66,7 +66,6 @@ enum ConvertCommand {
     let reader = OfficeReader(limits: limits, cache: try? ConversionCache())
     defer { reader.stop() }
     let files = Array(inputs.prefix(outputs.count))
-    let protected = FileIdentities(files)
     struct Entry: Encodable, Sendable {
       var file: String
       var status: ItemStatus
@@ -79,27 +78,23 @@ enum ConvertCommand {
     var errors: [ErrorRecord] = []
     for (index, (file, output)) in zip(files, outputs).enumerated() {
       do {
-        if protected.contains(output) { throw FileError.outputIsInput(path: output) }
+        // No output replaces an input, nor another file's output.
+        if FileIdentities(files).contains(output) { throw FileError.outputIsInput(path: output) }
         if let first = outputs[..<index].firstIndex(of: output) {
           throw FileError.outputCollision(path: output, first: files[first], second: file)
         }
-        guard
-          let converted = try await reader.convert(
-            path: file, file: file, password: arguments.value(DocumentCommands.Key.password))
-        else {
-          throw DocumentError.notOffice(file: file, found: try describe(file))
-        }
-        defer { converted.release() }
-        try AtomicFile.write(try FileIO.read(converted.pdf, limit: Int.max), to: output)
+        let (type, conversion) = try await reader.write(
+          path: file, file: file, password: arguments.value(DocumentCommands.Key.password),
+          to: output)
         entries.append(
           Entry(
-            file: file, status: .ok, output: output, pages: converted.conversion.pages,
-            pdfSHA256: converted.conversion.pdfSHA256))
+            file: file, status: .ok, output: output, pages: conversion.pages,
+            pdfSHA256: conversion.pdfSHA256))
         if !arguments.flag(DocumentCommands.Key.json) {
           console.stdout.write(
             "\(SafeText.escaped(file)) -> \(SafeText.escaped(output)): "
-              + "\(converted.type.rawValue.uppercased()), \(converted.conversion.pages) page"
-              + (converted.conversion.pages == 1 ? "" : "s") + "\n")
+              + "\(type.rawValue.uppercased()), \(conversion.pages) page"
+              + (conversion.pages == 1 ? "" : "s") + "\n")
         }
       } catch {
         let record = ErrorRecord(error)
@@ -112,14 +107,5 @@ enum ConvertCommand {
     }
     DocumentCommands.reportFailures(errors, console)
     return errors.isEmpty ? ImprintCLI.success : ImprintCLI.failure
-  }
-
-  /// What the file at `path` looks like, from its first bytes (never quoting them).
-  private static func describe(_ path: String) throws -> String {
-    let (descriptor, _) = try FileIO.openForReading(path)
-    defer { close(descriptor) }
-    var head = [UInt8](repeating: 0, count: 512)
-    let count = read(descriptor, &head, head.count)
-    return ContentKind.describe(head.prefix(max(0, count)))
   }
 }

@@ -28,21 +28,59 @@ public final class OfficeReader: Sendable {
   /// The converter's limits.
   public let limits: OfficeLimits
   private let workers: Int
-  private let cache: ConversionCache?
   private let converter = Mutex<OfficeConverter?>(nil)
+  /// The cache, opened on the first Office upload (a sandbox that never sees one makes no
+  /// folder): nil until then, `.some(nil)` when none can be opened.
+  private let cache: Mutex<ConversionCache??>
+  private let openCache: @Sendable () -> ConversionCache?
 
   /// A reader converting with up to `workers` office workers under `limits`, keeping PDFs in
   /// `cache` (none: each conversion is a temporary file, made again for the next request).
   public init(limits: OfficeLimits = OfficeLimits(), workers: Int = 1, cache: ConversionCache?) {
     self.limits = limits
     self.workers = max(1, workers)
-    self.cache = cache
+    self.cache = Mutex(.some(cache))
+    openCache = { cache }
+  }
+
+  /// A reader with `limits`, one office worker and the cache in
+  /// `ConversionCache.defaultFolder`, made on the first Office upload (none when that folder
+  /// cannot be made).
+  public init(limits: OfficeLimits = OfficeLimits(), cachingIn folder: String) {
+    self.limits = limits
+    workers = 1
+    cache = Mutex(nil)
+    openCache = { try? ConversionCache(folder: folder) }
   }
 
   /// A reader with the default limits, one office worker and the cache in
-  /// `ConversionCache.defaultFolder` (none when that folder cannot be made).
+  /// `ConversionCache.defaultFolder` (opened on the first Office upload).
   public static func standard() -> OfficeReader {
-    OfficeReader(cache: try? ConversionCache())
+    OfficeReader(cachingIn: ConversionCache.defaultFolder)
+  }
+
+  /// Converts the Office document at `path` and writes its PDF to `output` (atomically; never
+  /// over the input): what `imprint convert` does.
+  ///
+  /// - Returns: the upload's type and the conversion written.
+  /// - Throws: `FileError.outputIsInput`; `DocumentError.notOffice` for a file that is no Office
+  ///   document (a PDF or an image is read as it is); what `convert(path:file:password:)`
+  ///   throws; `FileError` when the output cannot be written.
+  public func write(path: String, file: String, password: String?, to output: String)
+    async throws -> (type: DocumentType, conversion: OfficeConversion)
+  {
+    if FileIdentities([path]).contains(output) { throw FileError.outputIsInput(path: output) }
+    guard let converted = try await convert(path: path, file: file, password: password) else {
+      let (descriptor, _) = try FileIO.openForReading(path)
+      defer { close(descriptor) }
+      var head = [UInt8](repeating: 0, count: 512)
+      let count = read(descriptor, &head, head.count)
+      throw DocumentError.notOffice(
+        file: file, found: ContentKind.describe(head.prefix(max(0, count))))
+    }
+    defer { converted.release() }
+    try AtomicFile.write(try FileIO.read(converted.pdf, limit: Int.max), to: output)
+    return (converted.type, converted.conversion)
   }
 
   deinit { converter.withLock { $0?.stop() } }
@@ -93,6 +131,10 @@ public final class OfficeReader: Sendable {
       type
         ?? (conversion.application == "calc"
           ? .xlsx : conversion.application == "impress" ? .pptx : .docx)
+    }
+    let cache = self.cache.withLock { cache in
+      if cache == nil { cache = .some(openCache()) }
+      return cache ?? nil
     }
     if let cache {
       let key = ConversionCache.key(digest: digest, converter: OfficeConverter.version)
