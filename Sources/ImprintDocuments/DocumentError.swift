@@ -107,6 +107,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case tooManyPages(file: String, pages: Int, maximum: Int)
   /// `convert` was given a file that is not an Office document.
   case notOffice(file: String, found: String)
+  /// An Office file's container cannot be read: a ZIP archive without its central directory (a
+  /// file cut short), a Compound File whose header or directory is broken.
+  case officeDamaged(file: String, container: OfficeContainer)
 
   public var code: String {
     switch self {
@@ -155,6 +158,7 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .conversionFailed: "document.conversionFailed"
     case .tooManyPages: "document.tooManyPages"
     case .notOffice: "document.notOffice"
+    case .officeDamaged: "document.officeDamaged"
     }
   }
 
@@ -280,6 +284,12 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .notOffice(let file, let found):
       "'\(file)' is not a Word, Excel, PowerPoint, OpenDocument or RTF document: it looks like "
         + "\(found)"
+    case .officeDamaged(let file, .zip):
+      "'\(file)' is a damaged Office file: a ZIP archive whose list of entries, at its end, "
+        + "cannot be read (missing, broken or too long; the file may be cut short)"
+    case .officeDamaged(let file, .compound):
+      "'\(file)' is a damaged Office file: a Compound File (an old Word, Excel or PowerPoint "
+        + "file) whose header or directory is broken (the file may be cut short)"
     }
   }
 
@@ -353,6 +363,9 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .officeUnreadable, .conversionFailed:
       "open it in its application and save or export it again (a PDF is read directly)"
     case .tooManyPages: "split the document, or send the pages to print as a PDF"
+    case .officeDamaged:
+      "copy or upload the file again (it may have been cut short on its way), or open it in "
+        + "its application and save it again"
     case .notOffice: "a PDF or an image is read as it is: inspect, thumb and quote take it directly"
     default: nil
     }
@@ -367,4 +380,12 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     default: nil
     }
   }
+}
+
+/// The container an Office file is packed in.
+public enum OfficeContainer: String, Sendable, Codable {
+  /// A ZIP archive: OOXML (DOCX, XLSX, PPTX), OpenDocument, HWPX.
+  case zip
+  /// A Compound File (OLE2): DOC, XLS, PPT, HWP, a password-protected OOXML file.
+  case compound
 }

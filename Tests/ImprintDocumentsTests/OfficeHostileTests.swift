@@ -397,27 +397,53 @@ struct OfficeHostileTests {
     defer { sandbox.stopIdleWorkers() }
     let docx = try officeFixture("docx-pages", ["3"], in: folder)
     let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: docx)))
-    var cases: [(name: String, bytes: [UInt8])] = []
-    // Cut short: the central directory, at the end, is gone or damaged, so the bytes are no
-    // Office package; read as what they are, a ZIP archive no reader here takes.
+    var cases: [(name: String, bytes: [UInt8], code: String, says: String)] = []
+    // Cut short: the central directory, at the end, is gone or damaged: a damaged Office file
+    // (most often a copy or an upload cut short), said so.
     for length in [30, bytes.count / 3, bytes.count * 2 / 3, bytes.count - 10] {
-      cases.append(("cut-\(length).docx", Array(bytes.prefix(length))))
+      cases.append(
+        ("cut-\(length).docx", Array(bytes.prefix(length)), "document.officeDamaged", "cut short"))
     }
     // A ZIP's first signature, then noise.
     var random = SeededGenerator(state: 31)
     let noise = (0..<100_000).map { _ in UInt8.random(in: 0...255, using: &random) }
-    cases.append(("random.docx", [0x50, 0x4B, 0x03, 0x04] + noise))
-    // A DOCX whose word/ folder is renamed: no Office package (LibreOffice would still take it).
+    cases.append(
+      ("random.docx", [0x50, 0x4B, 0x03, 0x04] + noise, "document.officeDamaged", "ZIP archive"))
+    // An old Word file cut short: its Compound File's directory is past the end.
+    let doc = try officeFixture("docx-pages", ["1"], in: folder)
+    let converted = try runMeasured(
+      [
+        "/usr/lib/libreoffice/program/soffice",
+        "-env:UserInstallation=file://" + folder.file("soffice-profile"), "--headless",
+        "--convert-to", "doc", "--outdir", folder.file("doc"), doc,
+      ], timeout: 120)
+    try #require(converted.status == 0, "\(converted.stderr)")
+    let made = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: folder.file("doc")).first)
+    let word = [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder.file("doc/" + made))))
+    for length in [600, word.count / 2] {
+      cases.append(
+        ("cut-\(length).doc", Array(word.prefix(length)), "document.officeDamaged", "Compound File")
+      )
+    }
+    // A DOCX whose word/ folder is renamed: no Office package (LibreOffice would still take it),
+    // and a ZIP of something else.
     let noword = try officeFixture("docx-noword", in: folder)
-    cases.append(("noword.docx", [UInt8](try Data(contentsOf: URL(fileURLWithPath: noword)))))
-    for (name, content) in cases {
+    cases.append(
+      (
+        "noword.docx", [UInt8](try Data(contentsOf: URL(fileURLWithPath: noword))),
+        "document.unsupportedType", "ZIP archive holding no Word"
+      ))
+    for (name, content, code, says) in cases {
       let path = folder.file(name)
       try Data(content).write(to: URL(fileURLWithPath: path))
       let error = await #expect(throws: DocumentError.self) {
         try await sandbox.inspect(path: path, file: name)
       }
-      #expect(error?.code == "document.unsupportedType", "\(name): \(String(describing: error))")
+      #expect(error?.code == code, "\(name): \(String(describing: error))")
       #expect(error?.message.contains(name) == true, "\(String(describing: error?.message))")
+      #expect(error?.message.contains(says) == true, "\(String(describing: error?.message))")
+      #expect(error?.hint != nil)
     }
     // Intact central directory, damaged data: the main part's compressed bytes overwritten.
     // LibreOffice cannot read it; nothing asks it to repair the file.

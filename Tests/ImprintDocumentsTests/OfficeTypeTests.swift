@@ -304,27 +304,32 @@ private func patched(_ bytes: [UInt8], at offset: Int, _ value: UInt32, width: I
   return bytes
 }
 
-/// Sniffs `bytes`, expecting it to take under `seconds` (ten times more under a sanitizer).
-private func sniffQuickly(_ bytes: [UInt8], seconds: Double = 2) -> OfficeSniff? {
-  let start = ContinuousClock.now
-  let verdict = OfficeSniff.sniff(bytes)
-  let took = ContinuousClock.now - start
-  #expect(took < .seconds(Sanitizer.seconds(seconds)), "took \(took) for \(bytes.count) bytes")
-  return verdict
+/// Sniffs `bytes`.
+///
+/// Every walk in the sniffer is bounded by the file's size (each chain and
+/// directory is read at most once: loops end there), which the cases below exercise; how long
+/// they take is not asserted (tests hold no timings: the fuzz target and the benchmarks
+/// watch speed).
+private func sniffQuickly(_ bytes: [UInt8]) -> OfficeSniff? {
+  OfficeSniff.sniff(bytes)
 }
 
-@Suite("Hostile Office files: no trap, linear time", .liveHandlesChecked)
+@Suite("Hostile Office files: no trap, damage told apart", .liveHandlesChecked)
 struct HostileOfficeTests {
-  @Test("a docx and a doc cut at 200 lengths: the whole file's type or unknown, never a trap")
+  @Test("a docx and a doc cut at 200 lengths: the whole file's type or damaged, never a trap")
   func truncated() throws {
     let folder = TemporaryFolder()
     try makeProducerFiles(in: folder)
     let docx = try contents(folder.file("sample.docx"))
     let doc = try contents(try convert("sample.docx", to: "doc", in: folder))
-    let cases: [([UInt8], OfficeType, OfficeSniff, Int)] = [
-      (docx, .docx, .unknownZip, 4), (doc, .doc, .unknownCompound, 8),
+    // A ZIP keeps its directory at its end: cut anywhere, it is damaged. A Compound File keeps
+    // its header first: cut after its directory, a stream's entry may still be read (its type),
+    // or the directory read short of it (unknown).
+    let cases: [([UInt8], OfficeType, Set<OfficeSniff>, Int)] = [
+      (docx, .docx, [.damagedZip], 4),
+      (doc, .doc, [.damagedCompound, .unknownCompound], 8),
     ]
-    for (bytes, type, unknown, signature) in cases {
+    for (bytes, type, cut, signature) in cases {
       #expect(OfficeSniff.sniff(bytes) == .office(type))
       var seen: Set<OfficeSniff?> = []
       for step in 0..<200 {
@@ -334,10 +339,11 @@ struct HostileOfficeTests {
         if length < signature {
           #expect(verdict == nil)
         } else {
-          #expect(verdict == .office(type) || verdict == unknown, "cut at \(length)")
+          #expect(
+            verdict == .office(type) || verdict.map(cut.contains) == true, "cut at \(length)")
         }
       }
-      #expect(seen.contains(unknown))
+      #expect(seen.contains(type == .docx ? .damagedZip : .damagedCompound))
     }
   }
 
@@ -371,10 +377,10 @@ struct HostileOfficeTests {
   @Test("hostile Compound File headers: sector shift 30, 2^32 - 1 FAT sectors, a looping DIFAT")
   func compoundHeaders() {
     let bytes = CompoundFileBytes.make(hwpStreams())
-    #expect(sniffQuickly(patched(bytes, at: 30, 30, width: 2)) == .unknownCompound)
-    #expect(sniffQuickly(patched(bytes, at: 30, 12, width: 2)) == .unknownCompound)
-    #expect(sniffQuickly(patched(bytes, at: 28, 0xFEFF, width: 2)) == .unknownCompound)
-    #expect(sniffQuickly(Array(bytes.prefix(511))) == .unknownCompound)
+    #expect(sniffQuickly(patched(bytes, at: 30, 30, width: 2)) == .damagedCompound)
+    #expect(sniffQuickly(patched(bytes, at: 30, 12, width: 2)) == .damagedCompound)
+    #expect(sniffQuickly(patched(bytes, at: 28, 0xFEFF, width: 2)) == .damagedCompound)
+    #expect(sniffQuickly(Array(bytes.prefix(511))) == .damagedCompound)
     // A DIFAT sector (added at the end) whose every entry, and next sector, is itself.
     let extra = (bytes.count - 512) / 512
     let difat = bytes + (0..<128).flatMap { _ in (0..<4).map { UInt8(extra >> (8 * $0) & 0xFF) } }
@@ -382,9 +388,9 @@ struct HostileOfficeTests {
     #expect(sniffQuickly(hostile) == .hwp)
     // The first directory sector past the end, then the FAT's own sector.
     hostile = patched(bytes, at: 48, 0xFFFF_FFF0)
-    #expect(sniffQuickly(hostile) == .unknownCompound)
+    #expect(sniffQuickly(hostile) == .damagedCompound)
     hostile = patched(bytes, at: 48, 0)
-    #expect(sniffQuickly(hostile) == .unknownCompound)
+    #expect(sniffQuickly(hostile) == .damagedCompound)
     // Names 65 535 bytes long and links to entries that do not exist.
     hostile = patched(patched(bytes, at: 1024 + 128 + 64, 0xFFFF, width: 2), at: 1024 + 76, 9999)
     #expect(sniffQuickly(hostile) == .unknownCompound)
@@ -396,25 +402,25 @@ struct HostileOfficeTests {
     let zip = try pythonZip([("mimetype", "application/hwp+zip", true)], in: folder)
     #expect(OfficeSniff.sniff(zip) == .hwpx)
     let end = zip.count - 22
-    #expect(sniffQuickly(patched(zip, at: end + 16, UInt32(zip.count + 100))) == .unknownZip)
-    #expect(sniffQuickly(patched(zip, at: end + 12, 0xFFFF_FFF0)) == .unknownZip)
-    #expect(sniffQuickly(patched(zip, at: end + 4, 1, width: 2)) == .unknownZip)
+    #expect(sniffQuickly(patched(zip, at: end + 16, UInt32(zip.count + 100))) == .damagedZip)
+    #expect(sniffQuickly(patched(zip, at: end + 12, 0xFFFF_FFF0)) == .damagedZip)
+    #expect(sniffQuickly(patched(zip, at: end + 4, 1, width: 2)) == .damagedZip)
     // The entry's local header offset past the end: the mimetype cannot be read.
     let entry = Int(le32(zip, end + 16))
     #expect(sniffQuickly(patched(zip, at: entry + 42, 0x7FFF_FFFF)) == .unknownZip)
     // A comment longer than what follows the record.
-    #expect(sniffQuickly(patched(zip, at: end + 20, 100, width: 2)) == .unknownZip)
+    #expect(sniffQuickly(patched(zip, at: end + 20, 100, width: 2)) == .damagedZip)
     // 65 535 entries, a 4 GiB directory at 0, in a 60-byte file.
     let tiny: [UInt8] =
       [0x50, 0x4B, 0x03, 0x04] + Array(repeating: 0, count: 34)
       + [0x50, 0x4B, 0x05, 0x06, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]
       + [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0]
-    #expect(sniffQuickly(tiny) == .unknownZip)
+    #expect(sniffQuickly(tiny) == .damagedZip)
     // The same with a ZIP64 locator that points at itself, then past the end.
     let locator: [UInt8] = [0x50, 0x4B, 0x06, 0x07, 0, 0, 0, 0] + Array(repeating: 0, count: 12)
     let zip64 = Array(tiny.prefix(38)) + locator + Array(tiny.suffix(22))
-    #expect(sniffQuickly(zip64) == .unknownZip)
-    #expect(sniffQuickly(patched(zip64, at: 38 + 8, 0xFFFF_FF00)) == .unknownZip)
+    #expect(sniffQuickly(zip64) == .damagedZip)
+    #expect(sniffQuickly(patched(zip64, at: 38 + 8, 0xFFFF_FF00)) == .damagedZip)
   }
 
   @Test("1000 seeded cases: random bytes after each signature, and real files with bytes changed")
@@ -458,7 +464,7 @@ struct HostileOfficeTests {
     let counts = zip64 ? [100_000, 100_001] : [65_535]
     for count in counts {
       let verdict = sniffQuickly(handZip(entries: count, zip64: zip64))
-      #expect(verdict == (count <= 100_000 ? .hwpx : .unknownZip), "\(count) entries")
+      #expect(verdict == (count <= 100_000 ? .hwpx : .damagedZip), "\(count) entries")
     }
   }
 }

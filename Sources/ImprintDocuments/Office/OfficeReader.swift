@@ -106,7 +106,9 @@ public final class OfficeReader: Sendable {
   /// The file at `path` mapped, when its bytes are an Office document, with its type (nil for
   /// a password-protected OOXML package, which hides it); nil when they are not one.
   ///
-  /// - Throws: `DocumentError.unsupportedType` for HWP and HWPX; `FileError`.
+  /// - Throws: `DocumentError.unsupportedType` for HWP and HWPX and for a ZIP archive or
+  ///   Compound File holding no Office document, `.officeDamaged` for one that cannot be read;
+  ///   `FileError`.
   private func office(path: String, file: String) throws -> (DocumentBytes, DocumentType?)? {
     let bytes = try DocumentBytes(mapping: path)
     switch OfficeSniff.sniff(bytes) {
@@ -116,7 +118,19 @@ public final class OfficeReader: Sendable {
       throw DocumentError.unsupportedType(file: file, found: "a Hangul (HWP) document")
     case .hwpx:
       throw DocumentError.unsupportedType(file: file, found: "a Hangul (HWPX) document")
-    case .unknownZip, .unknownCompound, nil: return nil
+    case .damagedZip: throw DocumentError.officeDamaged(file: file, container: .zip)
+    case .damagedCompound: throw DocumentError.officeDamaged(file: file, container: .compound)
+    case .unknownZip:
+      throw DocumentError.unsupportedType(
+        file: file,
+        found: "a ZIP archive holding no Word, Excel, PowerPoint or OpenDocument document")
+    case .unknownCompound:
+      throw DocumentError.unsupportedType(
+        file: file,
+        found:
+          "a Compound File (the container of old Office files) holding no Word, Excel or PowerPoint document"
+      )
+    case nil: return nil
     }
   }
 
@@ -124,7 +138,7 @@ public final class OfficeReader: Sendable {
   private func convert(
     _ bytes: DocumentBytes, type: DocumentType?, path: String, file: String, password: String?
   ) throws -> ConvertedUpload {
-    let digest = bytes.withBuffer { SHA256.hash($0) }.map { String(format: "%02x", $0) }.joined()
+    let digest = SHA256.hex(bytes.withBuffer { SHA256.hash($0) })
     let office = try officeConverter()
     func typed(_ conversion: OfficeConversion) -> DocumentType {
       // A password-protected OOXML package hides which one it is: the application says.

@@ -47,10 +47,15 @@ public enum OfficeSniff: Sendable, Hashable, Codable {
   /// An OOXML document protected by a password: a Compound File holding `EncryptionInfo` and
   /// `EncryptedPackage`.
   case encryptedOffice
-  /// A ZIP archive that is none of the above, or whose central directory cannot be read.
+  /// A ZIP archive that is none of the above.
   case unknownZip
-  /// A Compound File that is none of the above, or whose header or directory cannot be read.
+  /// A Compound File that is none of the above.
   case unknownCompound
+  /// A ZIP archive whose central directory (the list of its entries, at its end) is missing or
+  /// broken: most often a file cut short.
+  case damagedZip
+  /// A Compound File whose header, allocation table or root directory cannot be read.
+  case damagedCompound
 
   /// What `document` is, from its bytes.
   ///
@@ -180,7 +185,7 @@ public enum OfficeSniff: Sendable, Hashable, Codable {
   private static func zip(_ bytes: LittleEndianBytes) -> OfficeSniff {
     var facts = ZipFacts()
     guard ZipDirectory.forEachEntry(in: bytes, { facts.note($0, in: bytes) }) else {
-      return .unknownZip
+      return .damagedZip
     }
     return facts.verdict
   }
@@ -191,7 +196,7 @@ public enum OfficeSniff: Sendable, Hashable, Codable {
 
   private static func compound(_ bytes: LittleEndianBytes) -> OfficeSniff {
     guard let file = CompoundFile(bytes), let (root, children) = file.rootEntries() else {
-      return .unknownCompound
+      return .damagedCompound
     }
     // The root's streams by name, compared without regard to case as [MS-CFB] 2.6.4 does;
     // the first of two alike.
