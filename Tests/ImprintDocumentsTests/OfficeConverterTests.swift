@@ -246,6 +246,78 @@ struct OfficeConverterTests {
     #expect(try macroRuns(opening: path, marker: marker, in: folder))
   }
 
+  /// `soffice --convert-to FORMAT` of `path` into a folder of its own; the file it made.
+  func plainSoffice(_ path: String, to format: String, in folder: TemporaryFolder) throws
+    -> String
+  {
+    let output = folder.file("soffice-\(format)-\(UUID().uuidString.prefix(8))")
+    let run = try runMeasured(
+      [
+        "/usr/lib/libreoffice/program/soffice",
+        "-env:UserInstallation=file://" + folder.file("soffice-profile"), "--headless",
+        "--convert-to", format, "--outdir", output, path,
+      ], timeout: 120)
+    try #require(run.status == 0, "soffice --convert-to \(format): \(run.stderr)")
+    let made = try #require(try FileManager.default.contentsOfDirectory(atPath: output).first)
+    return output + "/" + made
+  }
+
+  @Test("fonts Word files name and Debian lacks are drawn with their stand-ins of that style")
+  func fontStandIns() throws {
+    let folder = TemporaryFolder()
+    let path = try officeFixture("docx-fonts", in: folder)
+    func fonts(_ pdf: String) throws -> Set<String> {
+      let listing = try runTool("pdffonts", [pdf]).stdout.split(separator: "\n").dropFirst(2)
+      // "ABCDEF+Name ..." -> "Name": the subset's tag dropped.
+      return Set(
+        listing.compactMap { line in
+          line.split(separator: " ").first.map { String($0.split(separator: "+").last ?? $0) }
+        })
+    }
+    let (_, text, pdf) = try convert(path, in: folder)
+    let drawn = try fonts(pdf)
+    // Verdana: DejaVu Sans; MS Mincho: IPA Mincho; Malgun Gothic: NanumGothic; Batang:
+    // NanumMyeongjo; Traditional Arabic: Noto Naskh Arabic.
+    for font in [
+      "DejaVuSans", "IPAMincho", "NanumGothic", "NanumMyeongjo", "NotoNaskhArabic-Regular",
+    ] {
+      #expect(drawn.contains(font), "\(drawn)")
+    }
+    #expect(text.contains("Verdana imprint") && text.contains("바탕 안녕하세요"))
+    // Plain LibreOffice picks others for some (its own table, then fontconfig's defaults).
+    let plain = try fonts(try plainSoffice(path, to: "pdf", in: folder))
+    #expect(
+      !plain.contains("NanumMyeongjo") && !plain.contains("NotoNaskhArabic-Regular"), "\(plain)")
+  }
+
+  @Test("a Word file's endnotes print after its text on its last page, as Word prints them")
+  func endnotes() throws {
+    let folder = TemporaryFolder()
+    let docx = try officeFixture("docx-endnote", ["3", "endnote imprint"], in: folder)
+    // Plain LibreOffice 7.4 gives a Word file's endnotes a page of their own: one page more
+    // than Word prints (and than a shop should charge).
+    #expect(try pdfInfo(try plainSoffice(docx, to: "pdf", in: folder))["Pages"] == "4")
+    // The same Word file as RTF and DOC (saved by LibreOffice), and as LibreOffice's own ODT.
+    let rtf = try plainSoffice(docx, to: "rtf", in: folder)
+    let doc = try plainSoffice(docx, to: "doc", in: folder)
+    let odt = try plainSoffice(docx, to: "odt", in: folder)
+    for path in [docx, rtf, doc] {
+      let (conversion, _, pdf) = try convert(path, in: folder)
+      #expect(conversion.pages == 3, "\(path)")
+      let last = try runTool("pdftotext", ["-f", "3", "-l", "3", pdf, "-"]).stdout
+      #expect(last.contains("Page 3 ") && last.contains("endnote imprint"), "\(path): \(last)")
+      let before = try runTool("pdftotext", ["-f", "1", "-l", "2", pdf, "-"]).stdout
+      #expect(!before.contains("endnote imprint"))
+    }
+    // An OpenDocument file prints as LibreOffice, its producer, lays it out: its endnotes on a
+    // page of their own.
+    let (own, ownText, _) = try convert(odt, in: folder)
+    #expect(own.pages == 4)
+    #expect(
+      "\(own.pages)" == (try pdfInfo(try plainSoffice(odt, to: "pdf", in: folder))["Pages"]))
+    #expect(ownText.contains("endnote imprint"))
+  }
+
   @Test("a Word file with comments converts, the comments left out, and the next file too")
   func comments() throws {
     let folder = TemporaryFolder()

@@ -47,8 +47,7 @@ public final class ConversionCache: Sendable {
   /// The entry's name for an upload with `digest` (lower-case hex SHA-256) converted by
   /// `converter` (a short text naming the converter and its settings).
   static func key(digest: String, converter: String) -> String {
-    let version = SHA256.hash(Array(converter.utf8)).prefix(6)
-      .map { String(format: "%02x", $0) }.joined()
+    let version = SHA256.hex(Array(SHA256.hash(Array(converter.utf8)).prefix(6)))
     return "\(digest)-\(version)"
   }
 

@@ -59,15 +59,21 @@ public struct OfficeConversion: Sendable, Codable, Equatable {
 /// that the same file converts to the same bytes.
 public final class OfficeConverter: Sendable {
   /// Names the conversion: the LibreOffice installed (its `versionrc`) and this converter's
-  /// settings.
+  /// settings (the SHA-256 of the worker script that holds them: how files are loaded, laid
+  /// out and exported).
   ///
   /// A cached PDF made by another is not reused.
+  /// The worker script (nil when its bundle is not installed).
+  static let scriptPath = ResourceBundle.path(
+    of: "office/office-worker.py", module: "ImprintDocuments", bundle: .module)
+
   public static let version: String = {
     let office =
       (try? FileIO.read("/usr/lib/libreoffice/program/versionrc", limit: 65_536)).map {
         String(decoding: $0, as: UTF8.self)
       } ?? "none"
-    return "imprint-office-1 " + office
+    let settings = scriptPath.flatMap { try? SHA256.hex(ofFile: $0, limit: 1 << 20) } ?? "none"
+    return "imprint-office-2 \(settings) " + office
   }()
 
   /// The limits of each conversion.
@@ -100,8 +106,7 @@ public final class OfficeConverter: Sendable {
   ) throws(FileError) {
     self.limits = limits
     self.python = python
-    script = ResourceBundle.path(
-      of: "office/office-worker.py", module: "ImprintDocuments", bundle: .module)
+    script = Self.scriptPath
     Self.removeAbandonedScratch()
     var template = Array(
       (NSTemporaryDirectory() + "/imprint-office-\(getpid())-XXXXXX").utf8CString)
@@ -358,6 +363,6 @@ public final class OfficeConverter: Sendable {
     }
     return OfficeConversion(
       application: application, pages: Int(result.foundPages),
-      pdfSHA256: digest.map { String(format: "%02x", $0) }.joined())
+      pdfSHA256: SHA256.hex(digest))
   }
 }

@@ -13,6 +13,9 @@ KIND:
   xlsx-print-area N  xlsx-rows N whose print area is A1:A10
   docx-linked URL    one page with a picture linked (not embedded) from URL
   docx-comment TEXT  one page with a Word comment saying TEXT (comments do not print)
+  docx-endnote N TEXT  docx-pages N with an endnote saying TEXT on its last page's words
+  docx-fonts         a paragraph in each of Verdana, MS Mincho, Malgun Gothic, Batang and
+                     Traditional Arabic (fonts Debian lacks), in its script's words
   docx-encrypted PW  docx-pages 2, protected with the password PW (agile encryption)
   odt-macro MARKER   an ODT whose Basic macro, bound to the document's load event, writes the
                      file MARKER when the document is opened with macros allowed
@@ -71,6 +74,10 @@ def main():
         paragraph = document.add_paragraph("Commented text")
         document.add_comment(paragraph.runs, text=argument, author="Reviewer")
         document.save(output)
+    elif kind == "docx-endnote":
+        docx_endnote(output, int(argument), sys.argv[4])
+    elif kind == "docx-fonts":
+        docx_fonts(output)
     elif kind == "pptx-hidden":
         import pptx
         count, hidden = int(argument), int(sys.argv[4])
@@ -275,6 +282,57 @@ def ods_macro(path, marker):
 
 
 # Hostile files.
+
+
+def docx_endnote(path, count, text):
+    """docx-pages COUNT whose last paragraph ends with a reference to an endnote saying TEXT:
+    the parts Word writes for one (word/endnotes.xml with its separators, its relationship
+    and content type; python-docx has no API for endnotes)."""
+    plain = io.BytesIO()
+    docx_pages(count).save(plain)
+    parts = read_parts(plain)
+    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    superscript = '<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
+    parts["word/endnotes.xml"] = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        f'<w:endnotes xmlns:w="{w}">'
+        '<w:endnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p>'
+        '</w:endnote><w:endnote w:type="continuationSeparator" w:id="0"><w:p><w:r>'
+        '<w:continuationSeparator/></w:r></w:p></w:endnote>'
+        f'<w:endnote w:id="1"><w:p><w:r>{superscript}<w:endnoteRef/></w:r>'
+        f'<w:r><w:t xml:space="preserve"> {text}</w:t></w:r></w:p></w:endnote>'
+        "</w:endnotes>").encode()
+    document = parts["word/document.xml"].decode()
+    last = document.rindex("</w:p>")
+    reference = f'<w:r>{superscript}<w:endnoteReference w:id="1"/></w:r>'
+    parts["word/document.xml"] = (document[:last] + reference + document[last:]).encode()
+    relationships = parts["word/_rels/document.xml.rels"].decode()
+    parts["word/_rels/document.xml.rels"] = relationships.replace(
+        "</Relationships>",
+        '<Relationship Id="rIdImprintEndnotes" Type="http://schemas.openxmlformats.org/'
+        'officeDocument/2006/relationships/endnotes" Target="endnotes.xml"/></Relationships>'
+    ).encode()
+    types = parts["[Content_Types].xml"].decode()
+    parts["[Content_Types].xml"] = types.replace(
+        "</Types>",
+        '<Override PartName="/word/endnotes.xml" ContentType="application/vnd.openxmlformats-'
+        'officedocument.wordprocessingml.endnotes+xml"/></Types>').encode()
+    write_parts(path, parts)
+
+
+def docx_fonts(path):
+    import docx
+    from docx.oxml.ns import qn
+    document = docx.Document()
+    for family, words in (("Verdana", "Verdana imprint"), ("ＭＳ 明朝", "明朝 こんにちは"),
+                          ("맑은 고딕", "고딕 안녕하세요"), ("바탕", "바탕 안녕하세요"),
+                          ("Traditional Arabic", "مرحبا بالعالم")):
+        run = document.add_paragraph().add_run(words)
+        run.font.name = family
+        fonts = run._element.rPr.rFonts
+        for script in ("w:eastAsia", "w:cs"):
+            fonts.set(qn(script), family)
+    document.save(path)
 
 
 def read_parts(path):
