@@ -92,25 +92,6 @@ void setMessage(CImprintImpose_Result *result, const std::string &text) {
   std::snprintf(result->message, sizeof result->message, "%s", text.c_str());
 }
 
-/// Columns, rows, and whether the sheet is read in landscape (CUPS number-up, pdfjam).
-struct Grid {
-  int columns;
-  int rows;
-  bool landscape;
-};
-
-bool gridFor(int nUp, Grid &grid) {
-  switch (nUp) {
-  case 1: grid = {1, 1, false}; return true;
-  case 2: grid = {2, 1, true}; return true;
-  case 4: grid = {2, 2, false}; return true;
-  case 6: grid = {3, 2, true}; return true;
-  case 9: grid = {3, 3, false}; return true;
-  case 16: grid = {4, 4, false}; return true;
-  default: return false;
-  }
-}
-
 /// The box `form` covers: its /BBox mapped by its /Matrix.
 QPDFObjectHandle::Rectangle formBox(QPDFObjectHandle form, bool &valid) {
   QPDFObjectHandle dict = form.getDict();
@@ -196,12 +177,11 @@ bool write(QPDFWriter &writer, CImprintImpose_Result &result, const int &writeEr
 
 int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pipeline &output,
                int &writeError) {
-  Grid grid{};
   // Each page on a sheet of its own size: one cell, the sheet sized by the page below.
-  if (job.ownSize) grid = {1, 1, false};
-  if ((!job.ownSize && !gridFor(job.nUp, grid)) || job.pageCount < 0 || (job.pageCount > 0 && !job.pages) ||
-      (!job.ownSize && (!(job.paperWidth > 0) || !(job.paperHeight > 0) ||
-                        !std::isfinite(job.paperWidth) || !std::isfinite(job.paperHeight)))) {
+  if ((!job.ownSize && (job.cellCount < 1 || !job.cells)) || job.pageCount < 0 ||
+      (job.pageCount > 0 && !job.pages) ||
+      (!job.ownSize && (!(job.sheetWidth > 0) || !(job.sheetHeight > 0) ||
+                        !std::isfinite(job.sheetWidth) || !std::isfinite(job.sheetHeight)))) {
     setMessage(&result, "the imposition job is not valid");
     return CImprintImpose_badJob;
   }
@@ -224,13 +204,11 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pip
   silence(out);
   out.emptyPDF();
   QPDFPageDocumentHelper sheets(out);
-  double sheetWidth = grid.landscape ? job.paperHeight : job.paperWidth;
-  double sheetHeight = grid.landscape ? job.paperWidth : job.paperHeight;
-  double cellWidth = sheetWidth / grid.columns;
-  double cellHeight = sheetHeight / grid.rows;
+  double sheetWidth = job.sheetWidth;
+  double sheetHeight = job.sheetHeight;
   std::map<int32_t, QPDFObjectHandle> forms;  // input page -> form in `out`
   int32_t sides = 0;
-  int32_t perSheet = job.ownSize ? 1 : job.nUp;
+  int32_t perSheet = job.ownSize ? 1 : job.cellCount;
   for (int32_t first = 0; first < job.pageCount; first += perSheet) {
     QPDFObjectHandle xobjects = QPDFObjectHandle::newDictionary();
     std::string content;
@@ -248,6 +226,7 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pip
             all[static_cast<size_t>(pageNumber - 1)].getFormXObjectForPage(true);
         found = forms.emplace(pageNumber, out.copyForeignObject(form)).first;
       }
+      double cellX = 0, cellY = 0, cellWidth = 0, cellHeight = 0;
       if (job.ownSize) {
         bool valid = false;
         QPDFObjectHandle::Rectangle box = formBox(found->second, valid);
@@ -260,11 +239,13 @@ int32_t impose(const CImprintImpose_Job &job, CImprintImpose_Result &result, Pip
           result.page = pageNumber;
           return CImprintImpose_emptyPage;
         }
+      } else {
+        const double *box = job.cells + 4 * cell;
+        cellX = box[0];
+        cellY = box[1];
+        cellWidth = box[2];
+        cellHeight = box[3];
       }
-      int column = cell % grid.columns;
-      int row = cell / grid.columns;
-      double cellX = column * cellWidth;
-      double cellY = sheetHeight - (row + 1) * cellHeight;
       std::string cm;
       if (!placement(found->second, cellX, cellY, cellWidth, cellHeight, cm)) {
         result.page = pageNumber;

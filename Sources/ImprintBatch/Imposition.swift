@@ -7,66 +7,7 @@ import ImprintCards
 import ImprintCore
 import ImprintGraphics
 
-/// Sheet stocks for imposition.
-public enum SheetStock: String, Sendable, CaseIterable {
-  case a4 = "A4"
-  case letter = "Letter"
-  case a3 = "A3"
-  case sra3 = "SRA3"
-
-  /// Width and height in millimetres, portrait.
-  public var millimetres: (width: Double, height: Double) {
-    switch self {
-    case .a4: (210, 297)
-    case .letter: (215.9, 279.4)
-    case .a3: (297, 420)
-    case .sra3: (320, 450)
-    }
-  }
-}
-
-/// The grid of cards on a sheet, in millimetres.
-public struct SheetGrid: Sendable, Equatable {
-  /// Columns and rows.
-  public var columns: Int
-  /// Rows.
-  public var rows: Int
-  /// Whether cards are turned 90° (landscape cards standing up).
-  public var rotated: Bool
-  /// One cell (a card with its bleed) on the sheet.
-  public var cellWidth: Double
-  /// Cell height on the sheet.
-  public var cellHeight: Double
-  /// Top-left corner of the grid.
-  public var originX: Double
-  /// Top-left corner of the grid.
-  public var originY: Double
-
-  /// Cards per sheet side.
-  public var capacity: Int { columns * rows }
-
-  /// The best grid of `card` (with bleed) on `sheet`, inside a `margin` on every side: the
-  /// orientation that fits more (unrotated on a tie), centred.
-  public static func best(
-    cardWidth: Double, cardHeight: Double, sheet: (width: Double, height: Double), margin: Double
-  ) -> SheetGrid {
-    let usableWidth = sheet.width - 2 * margin
-    let usableHeight = sheet.height - 2 * margin
-    func grid(_ rotated: Bool) -> SheetGrid {
-      let w = rotated ? cardHeight : cardWidth
-      let h = rotated ? cardWidth : cardHeight
-      let columns = max(0, Int((usableWidth / w).rounded(.down)))
-      let rows = max(0, Int((usableHeight / h).rounded(.down)))
-      return SheetGrid(
-        columns: columns, rows: rows, rotated: rotated, cellWidth: w, cellHeight: h,
-        originX: (sheet.width - Double(columns) * w) / 2,
-        originY: (sheet.height - Double(rows) * h) / 2)
-    }
-    let plain = grid(false)
-    let turned = grid(true)
-    return turned.capacity > plain.capacity ? turned : plain
-  }
-
+extension SheetGrid {
   /// Where the back of the card at (row, column) goes.
   ///
   /// So that it lands behind its front when the sheet is flipped: about the vertical axis (long edge of a portrait sheet) the columns
@@ -108,14 +49,14 @@ public struct PlacedCard: Sendable, Equatable {
 public enum BatchLayout: Sendable, Equatable {
   /// One PDF, front and back pages of every card in order, at card size (`card-printer.pdf`).
   case cardPrinter
-  /// N-up sheets (`sheets-STOCK.pdf`) and their map (`sheet-map.csv`).
-  case sheets(SheetStock, cropMarks: Bool, flip: DuplexFlip)
+  /// N-up sheets of a sheet stock (`sheets-A4.pdf`...) and their map (`sheet-map.csv`).
+  case sheets(PaperSize, cropMarks: Bool, flip: DuplexFlip)
 
   /// The file the cards go to, relative to the output folder.
   public var fileName: String {
     switch self {
     case .cardPrinter: "card-printer.pdf"
-    case .sheets(let stock, _, _): "sheets-\(stock.rawValue).pdf"
+    case .sheets(let paper, _, _): "sheets-\(paper.rawValue).pdf"
     }
   }
 
@@ -123,9 +64,9 @@ public enum BatchLayout: Sendable, Equatable {
   public func imposer(folder: String) -> CardImposer {
     switch self {
     case .cardPrinter: CardPrinterImposer(path: folder + "/" + fileName)
-    case .sheets(let stock, let cropMarks, let flip):
+    case .sheets(let paper, let cropMarks, let flip):
       SheetImposer(
-        stock: stock, cropMarks: cropMarks, flip: flip, path: folder + "/" + fileName,
+        paper: paper, cropMarks: cropMarks, flip: flip, path: folder + "/" + fileName,
         mapPath: folder + "/sheet-map.csv")
     }
   }
@@ -214,7 +155,7 @@ public final class CardPrinterImposer: CardImposer {
 /// the duplex flip; crop marks at the sheet edges, only on the trim lines of cards that are
 /// there; and the sheet map (sheet, side, row, column, id, copy), written a sheet at a time.
 public final class SheetImposer: CardImposer {
-  private let stock: SheetStock
+  private let paper: PaperSize
   private let cropMarks: Bool
   private let flip: DuplexFlip
   private let path: String
@@ -228,9 +169,10 @@ public final class SheetImposer: CardImposer {
   private var sheets = 0
   private var pages = 0
 
-  /// Sheets of `stock` into `path`, their map into `mapPath` (both atomically).
-  public init(stock: SheetStock, cropMarks: Bool, flip: DuplexFlip, path: String, mapPath: String) {
-    self.stock = stock
+  /// Sheets of `paper` (a sheet stock) into `path`, their map into `mapPath` (both
+  /// atomically).
+  public init(paper: PaperSize, cropMarks: Bool, flip: DuplexFlip, path: String, mapPath: String) {
+    self.paper = paper
     self.cropMarks = cropMarks
     self.flip = flip
     self.path = path
@@ -239,7 +181,7 @@ public final class SheetImposer: CardImposer {
 
   private var pageSize: Size {
     Size(
-      width: stock.millimetres.width * Imposition.k, height: stock.millimetres.height * Imposition.k
+      width: paper.millimetres.width * Imposition.k, height: paper.millimetres.height * Imposition.k
     )
   }
 
@@ -247,16 +189,16 @@ public final class SheetImposer: CardImposer {
   private func start(_ card: PreparedCard) throws -> SheetGrid {
     let k = Imposition.k
     let grid = SheetGrid.best(
-      cardWidth: card.size.width / k, cardHeight: card.size.height / k, sheet: stock.millimetres,
-      margin: 5)
-    guard grid.capacity > 0 else { throw ImposeError.doesNotFit(stock: stock.rawValue) }
+      cardWidth: card.size.width / k, cardHeight: card.size.height / k, sheet: paper.millimetres,
+      margin: Imposition.margin)
+    guard grid.capacity > 0 else { throw ImposeError.doesNotFit(stock: paper.rawValue) }
     let temporary = try AtomicFile.temporaryPath(for: path)
     self.temporary = temporary
     let mapFile = try AtomicOutput(path: mapPath)
     self.mapFile = mapFile
     try mapFile.write("sheet,side,row,column,id,copy\n")
     document = try VectorDocument(
-      format: .pdf, size: pageSize, metadata: DocumentMetadata(title: "\(stock.rawValue) sheets"),
+      format: .pdf, size: pageSize, metadata: DocumentMetadata(title: "\(paper.rawValue) sheets"),
       fonts: card.fonts, path: temporary)
     self.grid = grid
     bleed = card.bleed
@@ -295,14 +237,14 @@ public final class SheetImposer: CardImposer {
       var used: [(row: Int, column: Int)] = []
       try document?.page(size: pageSize) { canvas in
         for (offset, placed) in pending.enumerated() where side < placed.card.layouts.count {
-          var row = offset / grid.columns
-          var column = offset % grid.columns
+          var (row, column) = grid.position(ofCell: offset)
           if side == 1 {
             (row, column) = grid.backPosition(row: row, column: column, flip: flip)
           }
           used.append((row, column))
-          let x = (grid.originX + Double(column) * grid.cellWidth) * k
-          let y = (grid.originY + Double(row) * grid.cellHeight) * k
+          let corner = grid.cellOrigin(row: row, column: column)
+          let x = corner.x * k
+          let y = corner.y * k
           canvas.save()
           canvas.addRect(Rect(x: x, y: y, width: grid.cellWidth * k, height: grid.cellHeight * k))
           canvas.clip()
@@ -319,8 +261,7 @@ public final class SheetImposer: CardImposer {
             + "\(SpreadsheetCSV.field(placed.id)),\(placed.copy)\n"
         }
         if cropMarks {
-          Imposition.drawMarks(
-            canvas, grid: grid, used: used, bleed: bleed, sheet: stock.millimetres)
+          Imposition.drawMarks(canvas, grid: grid, used: used, bleed: bleed)
         }
       }
       pages += 1
@@ -358,6 +299,8 @@ public final class SheetImposer: CardImposer {
 /// shards ran on other machines): a chunk at a time laid out in parallel, then drawn in order.
 public enum Imposition {
   static let k = 72 / 25.4
+  /// The margin around the grid of cards on every sheet, in millimetres.
+  static let margin = 5.0
 
   /// Feeds every card copy of `next`, laid out by `prepare`, to `imposer`, then finishes it.
   ///
@@ -401,21 +344,19 @@ public enum Imposition {
 
   /// Hairlines on every trim line of the used cells, in the margins outside the grid.
   static func drawMarks(
-    _ canvas: borrowing Canvas, grid: SheetGrid, used: [(row: Int, column: Int)], bleed: Double,
-    sheet: (width: Double, height: Double)
+    _ canvas: borrowing Canvas, grid: SheetGrid, used: [(row: Int, column: Int)], bleed: Double
   ) {
     var xs = Set<Double>()
     var ys = Set<Double>()
     for cell in used {
-      let left = grid.originX + Double(cell.column) * grid.cellWidth
-      let top = grid.originY + Double(cell.row) * grid.cellHeight
+      let (left, top) = grid.cellOrigin(row: cell.row, column: cell.column)
       xs.insert(left + bleed)
       xs.insert(left + grid.cellWidth - bleed)
       ys.insert(top + bleed)
       ys.insert(top + grid.cellHeight - bleed)
     }
-    let gridBottom = grid.originY + Double(grid.rows) * grid.cellHeight
-    let gridRight = grid.originX + Double(grid.columns) * grid.cellWidth
+    // The grid's far corner: the origin of the cell past its last row and column.
+    let (gridRight, gridBottom) = grid.cellOrigin(row: grid.rows, column: grid.columns)
     let gap = 1.0
     let width = 0.25
     // In order: a set's order changes from run to run, and the bytes must not.
@@ -446,7 +387,7 @@ public enum Imposition {
 public enum ImposeError: ImprintError, Equatable {
   /// No card job succeeded.
   case noCards
-  /// The card does not fit the stock.
+  /// The card does not fit the sheet stock (its name, as `PaperSize` writes it).
   case doesNotFit(stock: String)
   /// A card of another size than the one the sheets were laid out for (millimetres, with bleed).
   case sizeMismatch(id: String, size: (Double, Double), expected: (Double, Double))
@@ -467,7 +408,8 @@ public enum ImposeError: ImprintError, Equatable {
     switch self {
     case .noCards: "no card was made, so there is nothing to impose"
     case .doesNotFit(let stock):
-      "a card with its bleed does not fit on \(stock) inside 5 mm margins"
+      "a card with its bleed does not fit on \(stock) inside "
+        + "\(Formatting.number(Imposition.margin)) mm margins"
     case .sizeMismatch(let id, let size, let expected):
       "card '\(id)' is \(mm(size.0)) x \(mm(size.1)) mm with its bleed, but the sheets were "
         + "laid out for the first card's \(mm(expected.0)) x \(mm(expected.1)) mm"

@@ -13,7 +13,7 @@ enum BatchCommand {
     static let allowMissingGlyphs = OptionKey.flag(
       "allow-missing-glyphs", "Cards warn instead of failing when no font can draw a character.")
     static let layout = OptionKey.choice(
-      "layout", "<layout>", ["card-printer"] + SheetStock.allCases.map(\.rawValue),
+      "layout", "<layout>", ["card-printer"] + PaperSize.sheetStocks.map(\.rawValue),
       "card-printer, A4, Letter, A3 or SRA3 (cards on sheets).")
     static let cropMarks = OptionKey.flag(
       "crop-marks", "Crop marks on sheets, on the trim lines of the cards there.")
@@ -273,7 +273,7 @@ enum BatchCommand {
           DuplexFlip(rawValue: $0)
         } ?? .longEdge
       return .sheets(
-        SheetStock(rawValue: name) ?? .a4, cropMarks: arguments.flag(Key.cropMarks), flip: flip)
+        PaperSize(rawValue: name) ?? .a4, cropMarks: arguments.flag(Key.cropMarks), flip: flip)
     }
   }
 

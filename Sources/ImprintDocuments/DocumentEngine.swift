@@ -111,7 +111,7 @@ public enum DocumentEngine {
   }
 
   /// Each page's colour verdict, decided on what prints: the pages as the print-ready file
-  /// carries them (`SheetImposer.printablePages`: the annotations it draws in, and no others).
+  /// carries them (`PageImposer.printablePages`: the annotations it draws in, and no others).
   ///
   /// Those pages hold no annotation and no optional-content configuration, so poppler's
   /// screen rendering draws exactly their content (its printing mode would draw nothing
@@ -138,7 +138,7 @@ public enum DocumentEngine {
     let printable: PDFDocument
     do {
       printable = try open(
-        try SheetImposer.printablePages(
+        try PageImposer.printablePages(
           data, file: file, password: password, expectedPages: pages), file: file, password: nil)
     } catch .memoryLimit {
       throw memoryLimit(file: file)

@@ -65,41 +65,6 @@ public enum DocumentType: String, Sendable, Codable {
   }
 }
 
-/// Standard paper sizes, portrait, in millimetres.
-public enum PaperSize: String, Sendable, Codable, CaseIterable {
-  case a3 = "A3"
-  case a4 = "A4"
-  case a5 = "A5"
-  case b4 = "B4"
-  case b5 = "B5"
-  case letter = "Letter"
-  case legal = "Legal"
-  case tabloid = "Tabloid"
-
-  /// Width and height in millimetres, portrait.
-  public var millimetres: (width: Double, height: Double) {
-    switch self {
-    case .a3: (297, 420)
-    case .a4: (210, 297)
-    case .a5: (148, 210)
-    case .b4: (250, 353)
-    case .b5: (176, 250)
-    case .letter: (215.9, 279.4)
-    case .legal: (215.9, 355.6)
-    case .tabloid: (279.4, 431.8)
-    }
-  }
-
-  /// The size within ±2 mm of `width` × `height` (either orientation), or nil.
-  public static func matching(widthMM: Double, heightMM: Double) -> PaperSize? {
-    let short = min(widthMM, heightMM)
-    let long = max(widthMM, heightMM)
-    return allCases.first {
-      abs($0.millimetres.width - short) <= 2 && abs($0.millimetres.height - long) <= 2
-    }
-  }
-}
-
 /// One page's size.
 public struct PageSize: Sendable, Codable, Equatable {
   /// 1-based page number.
@@ -108,7 +73,7 @@ public struct PageSize: Sendable, Codable, Equatable {
   public var widthMM: Double
   /// Height in millimetres, as displayed.
   public var heightMM: Double
-  /// The standard size within ±2 mm, if any.
+  /// The standard size within ±2 mm, if any (`PaperSize.matching`: never a sheet stock only).
   public var paper: PaperSize?
   /// `portrait`, `landscape` or `square`.
   public var orientation: String

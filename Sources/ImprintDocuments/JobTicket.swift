@@ -103,11 +103,11 @@ public struct JobTicket: Codable, Sendable, Equatable {
   /// document's long edge is book-style). IPP's is the paper's. Each page stands in its cell
   /// the way the cell stands (it is turned when it does not), so the two agree on portrait
   /// sheets (1, 4, 9 and 16 up) and swap on the landscape sheets of 2 and 6 up, whose cells
-  /// stand across the sheet (`SheetImposer`; CUPS's pdftopdf does not adjust): a book-style
+  /// stand across the sheet (`PageImposer`; CUPS's pdftopdf does not adjust): a book-style
   /// flip of a 2-up booklet sheet is IPP's `two-sided-short-edge`.
   static func sides(duplex: String, nUp: Int) -> String {
     guard let edge = Duplex(rawValue: duplex), edge != .none else { return "one-sided" }
-    let landscapeSheet = nUp == 2 || nUp == 6
+    let landscapeSheet = SheetGrid.isLandscape(nUp: nUp)
     return (edge == .longEdge) != landscapeSheet ? "two-sided-long-edge" : "two-sided-short-edge"
   }
 
@@ -136,6 +136,7 @@ extension PaperSize {
     case .letter: "na_letter_8.5x11in"
     case .legal: "na_legal_8.5x14in"
     case .tabloid: "na_ledger_11x17in"
+    case .sra3: "iso_sra3_320x450mm"
     }
   }
 }

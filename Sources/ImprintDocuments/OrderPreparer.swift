@@ -61,7 +61,7 @@ public struct PreparedOrder: Sendable, Equatable {
 ///
 /// The pages are placed by libqpdf in the sandbox's workers (the files are untrusted), under
 /// the same CPU, memory and time limits as quoting. Content is carried over losslessly: each
-/// page is a form XObject of its own streams, fonts and images (`SheetImposer`). A prepared
+/// page is a form XObject of its own streams, fonts and images (`PageImposer`). A prepared
 /// file holds exactly the quote's impressions (plus its blank back), checked before anything
 /// is written. All files and tickets are written, or none.
 public struct OrderPreparer: Sendable {

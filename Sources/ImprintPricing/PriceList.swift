@@ -2,6 +2,7 @@
 // ImprintPricing: a store's price list (JSON, schemaVersion 1; documented in docs/quotes.md).
 
 import Foundation
+import ImprintCore
 
 /// Colour mode of a file.
 public enum ColorMode: String, Sendable, Codable, CaseIterable {
@@ -138,9 +139,9 @@ public struct PriceList: Sendable, Equatable {
   public var cardTwoSided: Int?
 
   /// Paper sizes the price lists and orders may name.
-  public static let paperSizes = ["A3", "A4", "A5", "B4", "B5", "Letter", "Legal", "Tabloid"]
+  public static let paperSizes = PaperSize.pageSizes.map(\.rawValue)
   /// Allowed pages per sheet side.
-  public static let nUpValues = [1, 2, 4, 6, 9, 16]
+  public static let nUpValues = SheetGrid.nUpValues
   /// The largest price (rate, paper, extra, card, minimum order) a list may state.
   ///
   /// In minor units: 10^12 (ten billion dollars in cents). Larger values are refused with

@@ -5,6 +5,7 @@
 import Foundation
 import ImprintBatch
 import ImprintCLI
+import ImprintCore
 import ImprintTestSupport
 import Testing
 

@@ -40,7 +40,7 @@ struct ImagePrintSizeTests {
     #expect(size.widthMM == (1000 / row.dpi * 254).rounded() / 10, "\(what)")
     #expect(size.heightMM == (872 / row.dpi * 254).rounded() / 10, "\(what)")
     // The PDF an image is printed from (before it is fitted to the paper), read by pdfinfo.
-    let pdf = try SheetImposer.pdf(ofImage: bytes, file: "photo.jpg")
+    let pdf = try PageImposer.pdf(ofImage: bytes, file: "photo.jpg")
     try HostileDocuments.write(pdf, to: folder.file("photo.pdf"))
     let points = try #require(try pdfInfo(folder.file("photo.pdf"))["Page size"])
     let expected = [1000 / row.dpi * 72, 872 / row.dpi * 72]

@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/// What to make: the selected pages of one PDF, `nUp` to a sheet side.
+/// What to make: the selected pages of one PDF, one a cell, `cellCount` to a sheet side.
 typedef struct CImprintImpose_Job {
   /// The PDF's bytes (not copied; must outlive the call).
   const unsigned char *bytes;
@@ -24,17 +24,20 @@ typedef struct CImprintImpose_Job {
   int32_t pageCount;
   /// The page count the caller counted (the quote's); another count is status 3.
   int32_t expectedPages;
-  /// Pages per sheet side: 1, 2, 4, 6, 9 or 16.
-  int32_t nUp;
-  /// The paper, portrait, in points.
-  double paperWidth;
-  double paperHeight;
+  /// The sheet as it lies (landscape for 2 and 6 up), in points.
+  double sheetWidth;
+  double sheetHeight;
+  /// The cells of a sheet side in reading order, four doubles a cell: x and y of its
+  /// bottom-left corner (PDF's coordinates, y upwards from the sheet's bottom edge), width and
+  /// height, in points (`cellCount` cells; ImprintCore's `SheetGrid` computes them).
+  const double *cells;
+  int32_t cellCount;
   /// 1: add one blank sheet side at the end (the back of a duplex job's odd last sheet).
   int32_t blankBack;
   /// The output goes to this descriptor (not closed); unused by `CImprintImpose_runToMemory`.
   int descriptor;
-  /// 1: each page on a sheet of its own size (its form's box), unscaled; `nUp`, the paper and
-  /// `blankBack` are ignored. The pages as the print-ready file carries them: what is analysed
+  /// 1: each page on a sheet of its own size (its form's box), unscaled; the sheet, the cells
+  /// and `blankBack` are ignored. The pages as the print-ready file carries them: what is analysed
   /// for colour.
   int32_t ownSize;
 } CImprintImpose_Job;
@@ -52,7 +55,7 @@ enum {
   CImprintImpose_emptyPage = 4,
   /// Writing to the descriptor failed (`systemError` is errno).
   CImprintImpose_writeFailed = 5,
-  /// The job itself is wrong (a page outside the document, an n-up value not offered).
+  /// The job itself is wrong (a page outside the document, no cells, an empty sheet).
   CImprintImpose_badJob = 6,
   /// An allocation failed (the worker's memory limit).
   CImprintImpose_outOfMemory = 7,

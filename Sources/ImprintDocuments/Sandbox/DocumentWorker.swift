@@ -151,7 +151,7 @@ public enum DocumentWorker {
     _ request: WorkerRequest, _ bytes: DocumentBytes, layout: SheetLayout, output: String
   ) throws -> (StagedThumbnail, Int) {
     try StagedThumbnail.write(to: output) { descriptor in
-      try SheetImposer.impose(
+      try PageImposer.impose(
         bytes, file: request.file, password: request.password, layout: layout,
         descriptor: descriptor, output: output)
     }

@@ -30,14 +30,16 @@ public struct SheetLayout: Sendable, Codable, Equatable {
   }
 }
 
-/// Places pages on sheets with `CImprintImpose_run`.
+/// Places pages on sheets with `CImprintImpose_run`: the page imposer, beside the card
+/// imposer of a batch (ImprintBatch's `SheetImposer`); both place their cells on a `SheetGrid`.
 ///
-/// Each page becomes a form XObject of its own content streams, fonts and images (nothing is
-/// drawn again or re-encoded), turned a quarter counter-clockwise when its orientation differs
-/// from its cell's, scaled uniformly to fit the cell and centred: CUPS's number-up. Cells fill
-/// left to right, top to bottom; 2-up and 6-up sheets are landscape, the others portrait; 1-up
-/// fits the page to the paper. Annotations and form fields are drawn into the pages first.
-enum SheetImposer {
+/// The grid is `SheetGrid.nUp`: the sheet divided into `nUp` cells, without margin or gutter,
+/// filled in reading order; 2-up and 6-up sheets are landscape, the others portrait; 1-up fits
+/// the page to the paper. Each page becomes a form XObject of its own content streams, fonts
+/// and images (nothing is drawn again or re-encoded), rotated a quarter turn counter-clockwise
+/// when its orientation differs from its cell's, scaled uniformly to fit the cell and centred:
+/// CUPS's number-up. Annotations and form fields are drawn into the pages first.
+enum PageImposer {
   /// The sheets of `layout` for the PDF in `bytes`, written to `descriptor`.
   ///
   /// - Parameters:
@@ -67,9 +69,12 @@ enum SheetImposer {
       throw DocumentError.badPageRange(file: file, range: layout.pages ?? "all")
     }
     let (width, height) = layout.paper.millimetres
+    guard let grid = SheetGrid.nUp(layout.nUp, sheet: (width / 25.4 * 72, height / 25.4 * 72))
+    else {
+      throw DocumentError.prepareFailed(file: file, reason: "the imposition job is not valid")
+    }
     let result = run(
-      bytes, password: password, pages: pages, expectedPages: layout.expectedPages,
-      nUp: layout.nUp, paper: (width / 25.4 * 72, height / 25.4 * 72),
+      bytes, password: password, pages: pages, expectedPages: layout.expectedPages, grid: grid,
       blankBack: layout.blankBack, descriptor: descriptor)
     if Int(result.status) == Int(CImprintImpose_writeFailed) {
       throw FileError.unwritable(path: output, reason: .system(result.systemError))
@@ -98,8 +103,8 @@ enum SheetImposer {
     let pages = (0..<Int32(clamping: expectedPages)).map { $0 + 1 }
     var output = CImprintImpose_Output()
     let result = run(
-      bytes, password: password, pages: pages, expectedPages: expectedPages, nUp: 1,
-      paper: (0, 0), blankBack: false, descriptor: -1, ownSize: true
+      bytes, password: password, pages: pages, expectedPages: expectedPages, grid: nil,
+      blankBack: false, descriptor: -1
     ) { job, result in
       CImprintImpose_runToMemory(&job, &result, &output)
     }
@@ -114,26 +119,38 @@ enum SheetImposer {
     return DocumentBytes(copying: UnsafeBufferPointer(start: start, count: output.length))
   }
 
-  /// Runs one imposition job with `call` (`CImprintImpose_run` unless told otherwise).
+  /// Runs one imposition job with `call` (`CImprintImpose_run` unless told otherwise): the
+  /// pages placed in the cells of `grid` (points), or with no grid each on a sheet of its own
+  /// size.
   private static func run(
-    _ bytes: DocumentBytes, password: String?, pages: [Int32], expectedPages: Int, nUp: Int,
-    paper: (width: Double, height: Double), blankBack: Bool, descriptor: Int32,
-    ownSize: Bool = false,
+    _ bytes: DocumentBytes, password: String?, pages: [Int32], expectedPages: Int,
+    grid: SheetGrid?, blankBack: Bool, descriptor: Int32,
     call: (inout CImprintImpose_Job, inout CImprintImpose_Result) -> Int32 = {
       CImprintImpose_run(&$0, &$1)
     }
   ) -> CImprintImpose_Result {
+    // Each cell's bottom-left corner (PDF's coordinates) and size, in reading order.
+    let cells = (0..<(grid?.capacity ?? 0)).flatMap { index -> [Double] in
+      guard let grid else { return [] }
+      let (row, column) = grid.position(ofCell: index)
+      let corner = grid.pdfCellOrigin(row: row, column: column)
+      return [corner.x, corner.y, grid.cellWidth, grid.cellHeight]
+    }
     var result = CImprintImpose_Result()
     pages.withUnsafeBufferPointer { list in
-      bytes.buffer.withMemoryRebound(to: UInt8.self) { data in
-        (password ?? "").withCString { secret in
-          var job = CImprintImpose_Job(
-            bytes: data.baseAddress, length: data.count, password: password == nil ? nil : secret,
-            pages: list.baseAddress, pageCount: Int32(clamping: list.count),
-            expectedPages: Int32(clamping: expectedPages), nUp: Int32(clamping: nUp),
-            paperWidth: paper.width, paperHeight: paper.height,
-            blankBack: blankBack ? 1 : 0, descriptor: descriptor, ownSize: ownSize ? 1 : 0)
-          _ = call(&job, &result)
+      cells.withUnsafeBufferPointer { cells in
+        bytes.buffer.withMemoryRebound(to: UInt8.self) { data in
+          (password ?? "").withCString { secret in
+            var job = CImprintImpose_Job(
+              bytes: data.baseAddress, length: data.count,
+              password: password == nil ? nil : secret, pages: list.baseAddress,
+              pageCount: Int32(clamping: list.count),
+              expectedPages: Int32(clamping: expectedPages),
+              sheetWidth: grid?.sheetWidth ?? 0, sheetHeight: grid?.sheetHeight ?? 0,
+              cells: cells.baseAddress, cellCount: Int32(clamping: grid?.capacity ?? 0),
+              blankBack: blankBack ? 1 : 0, descriptor: descriptor, ownSize: grid == nil ? 1 : 0)
+            _ = call(&job, &result)
+          }
         }
       }
     }
