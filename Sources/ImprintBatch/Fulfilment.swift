@@ -38,14 +38,12 @@ public enum Fulfilment {
     return shipped
   }
 
-  /// A4 label stock: 3 columns × 8 rows of 70 × 37 mm, no margins (Avery 3475 and similar).
-  public static let labelColumns = 3
-  /// Rows of labels.
-  public static let labelRows = 8
-  /// Label width in millimetres.
-  public static let labelWidth = 70.0
-  /// Label height in millimetres.
-  public static let labelHeight = 37.0
+  /// A4 label stock, in millimetres: 3 columns × 8 rows of 70 × 37 mm cells from the sheet's
+  /// corner, no margin (Avery 3475 and similar).
+  public static let labelSheet = SheetGrid(
+    columns: 3, rows: 8, cellWidth: 70, cellHeight: 37, sheet: PaperSize.a4.millimetres)
+  /// The blank inside a label around its address, in millimetres.
+  static let labelPadding = 5.0
 
   /// Writes a CSV packing list (id, copies, name, email, address, zip) of the shipped results.
   ///
@@ -79,7 +77,7 @@ public enum Fulfilment {
       .map(\.0)
     guard !shipped.isEmpty else { return 0 }
     let k = 72 / 25.4
-    let page = Size(width: 210 * k, height: 297 * k)
+    let page = Size(width: labelSheet.sheetWidth * k, height: labelSheet.sheetHeight * k)
     try AtomicFile.write(to: path) { temporary in
       do {
         try drawLabels(shipped, page: page, fonts: fonts, to: temporary)
@@ -97,24 +95,27 @@ public enum Fulfilment {
     let document = try VectorDocument(
       format: .pdf, size: page, metadata: DocumentMetadata(title: "address labels"),
       fonts: fonts, path: temporary)
+    let grid = labelSheet
     var index = 0
     while index < shipped.count {
-      let sheet = shipped[index..<min(index + labelColumns * labelRows, shipped.count)]
+      let sheet = shipped[index..<min(index + grid.capacity, shipped.count)]
       try document.page(size: page) { canvas in
         for (offset, ship) in sheet.enumerated() {
-          let x = (Double(offset % labelColumns) * labelWidth + 5) * k
-          let y = (Double(offset / labelColumns) * labelHeight + 5) * k
+          let (row, column) = grid.position(ofCell: offset)
+          let corner = grid.cellOrigin(row: row, column: column)
+          let x = (corner.x + labelPadding) * k
+          let y = (corner.y + labelPadding) * k
           let lines =
             ([ship.name] + ship.address.split(separator: "\n").map(String.init) + [ship.zip ?? ""])
             .filter { !$0.isEmpty }.joined(separator: "\n")
           try canvas.draw(
             TextBlock(
               lines, style: TextStyle(family: "DejaVu Sans", size: 9),
-              width: (labelWidth - 10) * k,
+              width: (grid.cellWidth - 2 * labelPadding) * k,
               maxLines: 5, ellipsis: .end), x: x, y: y)
         }
       }
-      index += labelColumns * labelRows
+      index += grid.capacity
     }
     _ = try document.finish()
   }

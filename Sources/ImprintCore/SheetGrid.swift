@@ -107,3 +107,18 @@ public struct SheetGrid: Sendable, Equatable {
     (originX + Double(column) * cellWidth, sheetHeight - (originY + Double(row + 1) * cellHeight))
   }
 }
+
+extension SheetGrid {
+  /// A grid of `columns` × `rows` cells of a fixed size whose top-left corner is at
+  /// (`originX`, `originY`) on `sheet` (portrait): label stock, whose cells are cut where they
+  /// are.
+  public init(
+    columns: Int, rows: Int, cellWidth: Double, cellHeight: Double,
+    sheet: (width: Double, height: Double), originX: Double = 0, originY: Double = 0
+  ) {
+    self.init(
+      sheetWidth: sheet.width, sheetHeight: sheet.height, landscape: false, columns: columns,
+      rows: rows, rotated: false, cellWidth: cellWidth, cellHeight: cellHeight, originX: originX,
+      originY: originY)
+  }
+}

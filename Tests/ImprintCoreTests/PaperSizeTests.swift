@@ -52,6 +52,15 @@ struct SheetGridTests {
     #expect(grid.position(ofCell: 7) == (2, 1))
   }
 
+  @Test("a fixed grid from the sheet's corner: label stock")
+  func labels() {
+    let grid = SheetGrid(
+      columns: 3, rows: 8, cellWidth: 70, cellHeight: 37, sheet: PaperSize.a4.millimetres)
+    #expect(grid.capacity == 24 && grid.sheetWidth == 210 && grid.sheetHeight == 297)
+    #expect(grid.cellOrigin(row: 0, column: 0) == (0, 0))
+    #expect(grid.cellOrigin(row: 7, column: 2) == (140, 259))
+  }
+
   @Test("nothing fits: an empty grid")
   func tooLarge() {
     let grid = SheetGrid.best(cardWidth: 300, cardHeight: 400, sheet: (210, 297), margin: 5)
