@@ -104,9 +104,10 @@ QPDFObjectHandle::Rectangle formBox(QPDFObjectHandle form, bool &valid) {
   return matrix.transformRectangle(bbox.getArrayAsRectangle());
 }
 
-/// The `cm` that draws `form` (its /BBox mapped by its /Matrix) into the cell: turned 90°
-/// counter-clockwise when its orientation differs from the cell's, scaled uniformly to fit,
-/// centred. Returns false for an empty or non-finite box.
+/// The `cm` that draws `form` (its /BBox mapped by its /Matrix) into the cell: rotated a
+/// quarter turn counter-clockwise when its orientation differs from the cell's, scaled
+/// uniformly to fit, centred. Returns false for an empty or non-finite box. (The cells are
+/// ImprintCore's `SheetGrid`'s, whose words these are: sheet, cell, rotated.)
 bool placement(QPDFObjectHandle form, double cellX, double cellY, double cellWidth,
                double cellHeight, std::string &cm) {
   bool valid = false;
@@ -115,10 +116,10 @@ bool placement(QPDFObjectHandle form, double cellX, double cellY, double cellWid
   double width = box.urx - box.llx;
   double height = box.ury - box.lly;
   if (!std::isfinite(width) || !std::isfinite(height) || width <= 0 || height <= 0) return false;
-  bool turn = (width > height) != (cellWidth > cellHeight) && width != height &&
+  bool rotated = (width > height) != (cellWidth > cellHeight) && width != height &&
               cellWidth != cellHeight;
-  double shownWidth = turn ? height : width;
-  double shownHeight = turn ? width : height;
+  double shownWidth = rotated ? height : width;
+  double shownHeight = rotated ? width : height;
   double scale = std::min(cellWidth / shownWidth, cellHeight / shownHeight);
   if (!std::isfinite(scale) || scale <= 0) return false;
   double centreX = (box.llx + box.urx) / 2;
@@ -126,7 +127,7 @@ bool placement(QPDFObjectHandle form, double cellX, double cellY, double cellWid
   double targetX = cellX + cellWidth / 2;
   double targetY = cellY + cellHeight / 2;
   double a, b, c, d, e, f;
-  if (turn) {
+  if (rotated) {
     // (x, y) -> (-(y - cy), x - cx) * scale + target: a quarter turn counter-clockwise.
     a = 0, b = scale, c = -scale, d = 0;
     e = targetX + scale * centreY;

@@ -101,9 +101,9 @@ public struct JobTicket: Codable, Sendable, Equatable {
   ///
   /// The order's edge is the customer's: the edge of their pages the sheet turns on (a portrait
   /// document's long edge is book-style). IPP's is the paper's. Each page stands in its cell
-  /// the way the cell stands (it is turned when it does not), so the two agree on portrait
+  /// the way the cell stands (it is rotated when it does not), so the two agree on portrait
   /// sheets (1, 4, 9 and 16 up) and swap on the landscape sheets of 2 and 6 up, whose cells
-  /// stand across the sheet (`PageImposer`; CUPS's pdftopdf does not adjust): a book-style
+  /// stand across the sheet (`SheetGrid.nUp`; CUPS's pdftopdf does not adjust): a book-style
   /// flip of a 2-up booklet sheet is IPP's `two-sided-short-edge`.
   static func sides(duplex: String, nUp: Int) -> String {
     guard let edge = Duplex(rawValue: duplex), edge != .none else { return "one-sided" }

@@ -13,9 +13,9 @@ public struct SheetLayout: Sendable, Codable, Equatable {
   public var pages: String?
   /// The pages the file had when it was quoted; the file must still have them.
   public var expectedPages: Int
-  /// Pages per sheet side: 1, 2, 4, 6, 9 or 16.
+  /// Pages per sheet side (cells of `SheetGrid.nUp`): 1, 2, 4, 6, 9 or 16.
   public var nUp: Int
-  /// The paper.
+  /// The paper size of the sheets (one of `PaperSize.pageSizes`, as the order's line names).
   public var paper: PaperSize
   /// Whether a blank side ends the file (the back of a duplex job's odd last sheet).
   public var blankBack: Bool
