@@ -44,7 +44,7 @@ extension ImprintService {
       throw ServiceError.missingPart(path: request.path, name: "manifest")
     }
     let record = try jobs.reserve(
-      kind: "batch", bytes: parts.values.reduce(0) { $0 + $1.bytes.count }, callback: callback)
+      kind: .batch, bytes: parts.values.reduce(0) { $0 + $1.bytes.count }, callback: callback)
     let folder = record.folder
     let csv =
       (manifest.filename ?? "").lowercased().hasSuffix(".csv") || manifest.contentType == "text/csv"
@@ -342,13 +342,13 @@ struct JobReport: Encodable {
   /// Its id.
   var job: String
   /// What made it (`batch`).
-  var kind: String
+  var kind: JobKind
   var state: JobState
   /// This report's path.
   var status: String
-  var accepted: String
-  var started: String?
-  var finished: String?
+  var accepted: Timestamp
+  var started: Timestamp?
+  var finished: Timestamp?
   /// Where the call of its callback is, when its request gave one.
   var webhook: WebhookStatus?
   /// Item counts, once it ended.

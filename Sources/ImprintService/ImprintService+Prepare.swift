@@ -71,7 +71,7 @@ extension ImprintService {
     let record: JobStore.Record
     do {
       record = try jobs.reserve(
-        kind: "prepare", bytes: parts.values.reduce(0) { $0 + $1.bytes.count }, callback: callback)
+        kind: .prepare, bytes: parts.values.reduce(0) { $0 + $1.bytes.count }, callback: callback)
     } catch {
       if let key { idempotencyKeys.release(key) }
       throw error

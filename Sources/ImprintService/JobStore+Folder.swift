@@ -29,13 +29,13 @@ struct JobFile: Codable, Equatable {
 
   var schemaVersion = JobFile.currentSchema
   var job: String
-  var kind: String
+  var kind: JobKind
   /// The acceptance order (the oldest finished jobs are removed first).
   var number: Int
   var state: JobState
-  var accepted: String
-  var started: String?
-  var finished: String?
+  var accepted: Timestamp
+  var started: Timestamp?
+  var finished: Timestamp?
   var summary: JobSummary?
   var error: ErrorRecord?
   var callback: String?
@@ -63,7 +63,7 @@ extension JobStore {
   /// What a start found in the jobs folder, one JSON log line each.
   struct LoadEvent: Sendable, Encodable, Equatable {
     /// When the start read the folder (ISO 8601, UTC).
-    var time: String
+    var time: Timestamp
     /// `jobs.skipped` (an entry that is not a job this server can read: left where it is; or
     /// a line of the removed jobs' keys, `.idempotency-keys.jsonl`, that cannot be read),
     /// `jobs.interrupted` (a job the stopped process left queued or running: now `failed`),
@@ -139,7 +139,7 @@ extension JobStore {
   static func load(_ root: String, limits: JobLimits, keys: RemovedKeys) -> (
     [Record], [LoadEvent]
   ) {
-    let now = HTTPServer.timestamp(Date())
+    let now = Timestamp.now
     var events = keys.problems.map {
       LoadEvent(time: now, event: "jobs.skipped", path: keys.path, reason: $0)
     }
@@ -151,7 +151,7 @@ extension JobStore {
       do throws(Skip) {
         var record = try read(name, in: root)
         if !record.state.isFinished {
-          let ended = record.kind == "batch" ? files(in: path + "/output/.state").count : 0
+          let ended = record.kind == .batch ? files(in: path + "/output/.state").count : 0
           let lost = ServiceError.jobLost(
             id: record.id, kind: record.kind, was: record.state.rawValue, ended: ended)
           record.state = .failed
@@ -214,7 +214,7 @@ extension JobStore {
   /// `output`).
   static func leftRunning(_ record: Record, drainSeconds: Double) -> ServiceError {
     let output = record.folder + "/output"
-    let ended = record.kind == "batch" ? files(in: output + "/.state").count : 0
+    let ended = record.kind == .batch ? files(in: output + "/.state").count : 0
     let journal = try? PrintJournal(path: record.folder + "/" + ServicePrinter.journalName)
     let entries = journal?.entries ?? []
     let prepared = files(in: output).filter { $0.hasSuffix(".ticket.json") }.count
@@ -303,14 +303,7 @@ extension JobStore {
   /// What is wrong with record `file` of the folder `name`, or nil.
   private static func problem(of file: JobFile, named name: String) -> String? {
     if file.job != name { return "it names job '\(SafeText.excerpt(file.job, limit: 60))'" }
-    if !["batch", "prepare"].contains(file.kind) {
-      return "kind '\(SafeText.excerpt(file.kind, limit: 60))'; expected batch or prepare"
-    }
     if !(0...(1 << 52)).contains(file.number) { return "number \(file.number)" }
-    for time in [file.accepted, file.started, file.finished].compactMap({ $0 })
-    where time.isEmpty || time.utf8.count > 64 {
-      return "a time of \(time.utf8.count) bytes"
-    }
     if let summary = file.summary,
       [summary.total, summary.ok, summary.skipped, summary.failed].contains(where: { $0 < 0 })
     {

@@ -59,7 +59,7 @@ extension JobStore {
   ///   `.owner` names; a `jobs.skipped` one for a folder that could not be removed whole.
   static func removeAbandonedFolders(in parent: String) -> [LoadEvent] {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: parent)) ?? []
-    let now = HTTPServer.timestamp(Date())
+    let now = Timestamp.now
     var removed: [LoadEvent] = []
     for name in names.sorted()
     where name.hasPrefix(privatePrefix) && name.utf8.count == privatePrefix.utf8.count + 6 {

@@ -116,16 +116,16 @@ final class JobStore: Sendable {
   /// One job as the store keeps it.
   struct Record: Sendable {
     let id: String
-    /// What made it (`batch`), for reports.
-    let kind: String
+    /// What made it, for reports.
+    let kind: JobKind
     let folder: String
     /// The acceptance order, from 0.
     let number: Int
     var state = JobState.queued
-    /// When it was accepted, started and ended (ISO 8601, UTC).
-    let accepted: String
-    var started: String?
-    var finished: String?
+    /// When it was accepted, started and ended.
+    let accepted: Timestamp
+    var started: Timestamp?
+    var finished: Timestamp?
     var outcome: JobOutcome?
     /// The bytes its folder is counted for.
     var bytes: Int
@@ -234,7 +234,7 @@ final class JobStore: Sendable {
     removedWebhooks = webhooks
     let (records, found) = Self.load(root, limits: limits, keys: keys)
     var events = found
-    let now = HTTPServer.timestamp(Date())
+    let now = Timestamp.now
     events.insert(
       contentsOf: webhooks.problems.map {
         LoadEvent(time: now, event: "jobs.skipped", path: $0.path, reason: $0.reason)
@@ -274,13 +274,13 @@ final class JobStore: Sendable {
   ///   it does not fit beside the queued and running jobs even once the finished ones are
   ///   removed (the oldest finished jobs are removed to make room first); `.stopping` once the
   ///   service began to stop; `FileError` when the folder cannot be made.
-  func reserve(kind: String, bytes: Int, callback: String? = nil) throws -> Record {
+  func reserve(kind: JobKind, bytes: Int, callback: String? = nil) throws -> Record {
     guard bytes <= limits.maximumBytes else {
       throw ServiceError.jobTooLarge(bytes: bytes, limit: limits.maximumBytes)
     }
     let id = UUID().uuidString.lowercased()
     let folder = root + "/" + id
-    let now = HTTPServer.timestamp(Date())
+    let now = Timestamp.now
     let outcome = store.withLock { store -> Result<(Record, [Record]), any Error> in
       guard !store.stopping else { return .failure(HTTPError.stopping) }
       let active = store.records.values.filter { !$0.state.isFinished }
@@ -470,7 +470,7 @@ final class JobStore: Sendable {
   /// in a jobs folder they end `canceled` instead (`service.interrupted`), their records
   /// written, their webhooks left pending for the next start.
   func beginStop() {
-    let now = HTTPServer.timestamp(Date())
+    let now = Timestamp.now
     let dropped = store.withLock { store -> [String] in
       store.stopping = true
       let queued = store.records.values.filter { $0.state == .queued }.sorted {
@@ -519,7 +519,7 @@ final class JobStore: Sendable {
     while !running().isEmpty && ContinuousClock.now < deadline - grace { usleep(10_000) }
     for id in running() { halt(id, .stopping) }
     while !running().isEmpty && ContinuousClock.now < deadline { usleep(10_000) }
-    let now = HTTPServer.timestamp(Date())
+    let now = Timestamp.now
     let left = store.withLock { store in
       store.records.values.filter { $0.state == .running }.sorted { $0.number < $1.number }
     }
@@ -588,7 +588,7 @@ final class JobStore: Sendable {
         let folder = record.folder
         let task = Task.detached { await work(folder) }
         record.state = .running
-        record.started = HTTPServer.timestamp(Date())
+        record.started = Timestamp.now
         record.work = nil
         record.task = task
         store.records[id] = record
@@ -678,7 +678,7 @@ final class JobStore: Sendable {
               id: id, bytes: bytes, held: held, limit: limits.maximumBytes))
         }
         record.state = state
-        record.finished = HTTPServer.timestamp(Date())
+        record.finished = Timestamp.now
         record.outcome = JobOutcome(summary: outcome.summary, error: error)
         record.bytes = bytes
         record.task = nil

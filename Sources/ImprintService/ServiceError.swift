@@ -69,11 +69,11 @@ public enum ServiceError: ImprintError, Equatable {
   /// batch's items that had ended; `sent` of `prepared`: a prepare job's documents the printer
   /// had accepted, of those it had prepared, and `sending` more it was sending. Never an answer.
   case jobLeftRunning(
-    id: String, kind: String, seconds: Double, ended: Int, sent: Int, prepared: Int, sending: Int)
+    id: String, kind: JobKind, seconds: Double, ended: Int, sent: Int, prepared: Int, sending: Int)
   /// Job `id` (`kind`) was `queued` or `running` (`was`) when the server's process ended
   /// without stopping it (killed, crashed, the machine went down), found so by the next start
   /// on the same jobs folder; `ended`: a batch's items that had ended. Never an answer.
-  case jobLost(id: String, kind: String, was: String, ended: Int)
+  case jobLost(id: String, kind: JobKind, was: String, ended: Int)
   /// A manifest sent to the service names a printer (line `line`, job `id`).
   case printerNotAllowed(line: Int, id: String)
   /// A callback URL that is not http(s), does not resolve, or leads to a refused address.
@@ -213,14 +213,14 @@ public enum ServiceError: ImprintError, Equatable {
       let id, let kind, let seconds, let ended, let sent, let prepared, let sending):
       "the server stopped while job '\(id)' was still running (it had not ended within the "
         + "drain timeout of \(ServiceMetrics.number(seconds)) s); "
-        + (kind == "batch"
+        + (kind == .batch
           ? "\(ended) of its items had ended"
           : "\(sent) of the \(prepared) documents it had prepared had been sent to the printer"
             + (sending > 0 ? ", \(sending) more was being sent" : ""))
     case .jobLost(let id, let kind, let was, let ended):
       "job '\(id)' was \(was) when the server stopped without ending it (killed, crashed or "
         + "its machine went down); "
-        + (kind == "batch"
+        + (kind == .batch
           ? "\(ended) of its items had ended" : "the files it had prepared are kept")
     case .printerNotAllowed(let line, let id):
       "manifest line \(line) (job '\(SafeText.excerpt(id, limit: 100))') names a printer; a "
@@ -292,7 +292,7 @@ public enum ServiceError: ImprintError, Equatable {
         + "system call to a printer, a scheduler or a file system that does not answer) was "
         + "left behind: the process ended without it; check what it waits for"
     case .jobLost(_, let kind, _, _), .jobLeftRunning(_, let kind, _, _, _, _, _):
-      kind == "prepare"
+      kind == .prepare
         ? "its print journal (print-journal.json in the job's folder under the server's "
           + "--jobs-dir) and the printer's job list tell what was sent; check them before "
           + "sending the order again with a new Idempotency-Key"

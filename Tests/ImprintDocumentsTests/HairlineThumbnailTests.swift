@@ -152,7 +152,7 @@ import Testing
     "hairline drawings are thumbnailed as pdftoppm draws them",
     arguments: Drawing.allCases, [64, 256, 700])
   func matchesSplash(_ drawing: Drawing, size: Int) throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (ours, splash) = try Self.bothThumbnails(drawing.pdf, size: size, in: folder)
     #expect(abs(ours.width - splash.width) <= 1 && abs(ours.height - splash.height) <= 1)
     #expect(max(ours.width, ours.height) == size)
@@ -163,7 +163,7 @@ import Testing
 
   @Test("a hatching keeps its tone where cairo's widened hairlines made a black block")
   func toneKept() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let pdf = Self.drawing(Self.gradedHatching)
     let (ours, _) = try Self.bothThumbnails(pdf, size: 256, in: folder)
     let path = folder.file("hairlines-256.pdf")

@@ -98,7 +98,7 @@ struct OfficeConverterTests {
 
   @Test("a Word document's pages, words and scripts survive the conversion")
   func word() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (conversion, text, _) = try convert(
       try officeFixture("docx-pages", ["5"], in: folder), in: folder)
     #expect(conversion.application == "writer")
@@ -111,7 +111,7 @@ struct OfficeConverterTests {
 
   @Test("a hidden slide and the speaker notes do not print")
   func presentation() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (conversion, text, _) = try convert(
       try officeFixture("pptx-hidden", ["4", "3"], in: folder), in: folder)
     #expect(conversion.application == "impress")
@@ -149,7 +149,7 @@ struct OfficeConverterTests {
 
   @Test("a spreadsheet and an OpenDocument text convert")
   func sheetAndODF() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (sheet, sheetText, _) = try convert(
       try officeFixture("xlsx-rows", ["150"], in: folder), in: folder)
     #expect(sheet.application == "calc")
@@ -164,7 +164,7 @@ struct OfficeConverterTests {
 
   @Test("the same file converts to the same bytes, named by their SHA-256")
   func deterministic() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let path = try officeFixture("docx-pages", ["2"], in: folder)
     let (first, _, firstPDF) = try convert(path, in: folder)
     let (second, _, secondPDF) = try convert(path, in: folder)
@@ -179,7 +179,7 @@ struct OfficeConverterTests {
 
   @Test("a password-protected document: refused without its password, converted with it")
   func encrypted() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let path = try officeFixture("docx-encrypted", ["s3cret"], in: folder)
     for (password, given) in [(nil, false), ("wrong", true)] as [(String?, Bool)] {
       #expect {
@@ -198,7 +198,7 @@ struct OfficeConverterTests {
 
   @Test("a linked picture is not fetched, where soffice --convert-to fetches it")
   func nothingFetched() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let canary = try PhotoServer(folder: folder, photo: fixturesFolder + "/Images/rotated.jpg")
     defer { canary.stop() }
     let path = try officeFixture("docx-linked", [canary.url("/photo.jpg")], in: folder)
@@ -218,7 +218,7 @@ struct OfficeConverterTests {
 
   @Test("a document macro bound to the load event does not run, where LibreOffice runs it")
   func noMacro() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let marker = folder.file("macro-ran")
     let path = try officeFixture("odt-macro", [marker], in: folder)
     let (conversion, text, _) = try convert(path, in: folder)
@@ -334,7 +334,7 @@ struct OfficeConverterTests {
 
   @Test("past a limit the conversion ends with its error, and the next file converts")
   func limits() throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let path = try officeFixture("docx-pages", ["5"], in: folder)
     let small = try OfficeConverter(limits: OfficeLimits(memoryMB: 64))
     defer { small.stop() }

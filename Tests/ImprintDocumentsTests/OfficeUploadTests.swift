@@ -33,7 +33,7 @@ private func sha256(_ path: String) throws -> String {
 struct OfficeUploadTests {
   @Test("inspect reports an Office file's type, its converted pages and the PDF they came from")
   func inspect() async throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (sandbox, cache) = try officeSandbox(folder)
     defer { sandbox.stopIdleWorkers() }
     // Named to mislead: the type comes from the bytes.
@@ -63,7 +63,7 @@ struct OfficeUploadTests {
 
   @Test("thumbnails of a presentation are the converted PDF's pages as pdftoppm draws them")
   func thumbnails() async throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (sandbox, cache) = try officeSandbox(folder)
     defer { sandbox.stopIdleWorkers() }
     let pptx = try officeFixture("pptx-hidden", ["4", "2"], in: folder)
@@ -105,7 +105,7 @@ struct OfficeUploadTests {
 
   @Test("an order of a DOCX, a PPTX and a PDF: the hand-computed quote and print-ready files")
   func quoteAndPrepare() async throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (sandbox, _) = try officeSandbox(folder)
     defer { sandbox.stopIdleWorkers() }
     try FileManager.default.moveItem(
@@ -153,7 +153,7 @@ struct OfficeUploadTests {
 
   @Test("every Office type converts: the old binary formats, OpenDocument and RTF")
   func everyType() async throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (sandbox, _) = try officeSandbox(folder, workers: 1)
     defer { sandbox.stopIdleWorkers() }
     let sources = [
@@ -216,7 +216,7 @@ struct OfficeUploadTests {
   @Test(
     "HWP and HWPX are refused with a hint to export a PDF", arguments: ["hwp", "hwpx"])
   func hangul(kind: String) async throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let (sandbox, _) = try officeSandbox(folder)
     defer { sandbox.stopIdleWorkers() }
     let path = folder.file("report.\(kind)")
@@ -249,7 +249,7 @@ struct OfficeUploadTests {
 
   @Test("the cache keeps at most its size, the newest entry always")
   func bounded() async throws {
-    let folder = try TemporaryFolder()
+    let folder = TemporaryFolder()
     let cache = try ConversionCache(folder: folder.file("cache"), maximumBytes: 200_000)
     let reader = OfficeReader(cache: cache)
     defer { reader.stop() }
