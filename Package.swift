@@ -19,6 +19,7 @@ let package = Package(
     .library(name: "ImprintQR", targets: ["ImprintQR"]),
     .library(name: "ImprintCards", targets: ["ImprintCards"]),
     .library(name: "ImprintDocuments", targets: ["ImprintDocuments"]),
+    .library(name: "ImprintPrinting", targets: ["ImprintPrinting"]),
     .library(name: "ImprintPricing", targets: ["ImprintPricing"]),
     .library(name: "ImprintBatch", targets: ["ImprintBatch"]),
     .library(name: "ImprintHTTP", targets: ["ImprintHTTP"]),
@@ -87,11 +88,19 @@ let package = Package(
       name: "ImprintDocuments",
       dependencies: [
         "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPoppler", "CQPDF",
-        "CImprintProcess", "CImprintImpose", "CImprintSplash", "CCups",
+        "CImprintProcess", "CImprintImpose", "CImprintSplash",
       ],
       // The office worker (Office documents converted by LibreOffice), found through
       // ResourceBundle (OfficeConverter).
       resources: [.copy("Resources/office")]),
+    // Orders prepared for print (tickets, the colour split) and sent to IPP printers and CUPS
+    // queues, with the print journal and credentials: the one owner of libcups (CCups).
+    .target(
+      name: "ImprintPrinting",
+      dependencies: [
+        "ImprintCore", "ImprintGraphics", "ImprintPricing", "ImprintDocuments", "CCups",
+      ]
+    ),
     .target(
       name: "ImprintPricing", dependencies: ["ImprintCore"],
       // The receipt's words in other languages, found through Bundle.module
@@ -102,7 +111,7 @@ let package = Package(
       name: "ImprintBatch",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPricing",
+        "ImprintPrinting", "ImprintPricing",
       ]
     ),
     // The HTTP/1.1 transport: connections, llhttp's parsing and the server's own rules,
@@ -113,7 +122,7 @@ let package = Package(
       name: "ImprintService",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPricing", "ImprintBatch", "ImprintHTTP",
+        "ImprintPrinting", "ImprintPricing", "ImprintBatch", "ImprintHTTP",
       ],
       // The OpenAPI document served at /openapi.json, found through Bundle.module
       // (ImprintService.openAPIDocument()).
@@ -123,7 +132,7 @@ let package = Package(
       name: "ImprintCLI",
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPricing", "ImprintBatch", "ImprintHTTP", "ImprintService",
+        "ImprintPrinting", "ImprintPricing", "ImprintBatch", "ImprintHTTP", "ImprintService",
       ]
     ),
     .executableTarget(name: "imprint", dependencies: ["ImprintCLI", "ImprintDocuments"]),
@@ -146,20 +155,28 @@ let package = Package(
       exclude: ["Goldens"]),
     .testTarget(
       name: "ImprintDocumentsTests",
-      dependencies: ["ImprintDocuments", "ImprintPDF", "ImprintPricing", "ImprintTestSupport"]),
+      dependencies: [
+        "ImprintDocuments", "ImprintPrinting", "ImprintPDF", "ImprintPricing", "ImprintTestSupport",
+      ]),
+    .testTarget(
+      name: "ImprintPrintingTests",
+      dependencies: ["ImprintPrinting", "ImprintDocuments", "ImprintPricing", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintPricingTests", dependencies: ["ImprintPricing", "ImprintTestSupport"],
       exclude: ["Receipts"]),
     .testTarget(
       name: "ImprintBatchTests",
-      dependencies: ["ImprintBatch", "ImprintCards", "ImprintDocuments", "ImprintTestSupport"]),
+      dependencies: [
+        "ImprintBatch", "ImprintCards", "ImprintDocuments", "ImprintPrinting", "ImprintTestSupport",
+      ]),
     .testTarget(
       name: "ImprintServiceTests",
       dependencies: ["ImprintService", "ImprintHTTP", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: [
-        "ImprintCLI", "ImprintQR", "ImprintBatch", "ImprintService", "ImprintTestSupport",
+        "ImprintCLI", "ImprintQR", "ImprintBatch", "ImprintPrinting", "ImprintService",
+        "ImprintTestSupport",
       ],
       exclude: ["Goldens"]
     ),

@@ -6,6 +6,7 @@ import ImprintCards
 import ImprintCore
 import ImprintDocuments
 import ImprintPricing
+import ImprintPrinting
 import ImprintQR
 import Synchronization
 

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintPrinting
 import ImprintQR
 
 /// What a job makes.

@@ -6,6 +6,7 @@ import ImprintBatch
 import ImprintCards
 import ImprintCore
 import ImprintDocuments
+import ImprintPrinting
 
 enum BatchCommand {
   /// The options of `imprint batch` and `imprint batch merge`.

@@ -4,6 +4,7 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintPrinting
 
 enum PrepareCommand {
   /// The options of `imprint prepare` beside those it shares with `imprint quote`.

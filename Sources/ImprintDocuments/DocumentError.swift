@@ -61,40 +61,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
   case printNotAllowed(file: String)
   /// The prepared file holds another number of sheet sides than the quote counted.
   case impressionsMismatch(file: String, quoted: Int, prepared: Int)
-  /// Previews were asked for at a size outside `OrderPreparer.previewSizes`.
+  /// Previews were asked for at a size outside `OrderPreparer.previewSizes` (ImprintPrinting).
   case previewSize(size: Int)
-  /// The printer cannot be reached (`detail`: what libcups said, or what is wrong with the URI).
-  case printerUnreachable(printer: String, detail: String)
-  /// The printer refused a job or its document (`detail`: the step and libcups' text).
-  case printRefused(file: String, printer: String, detail: String)
-  /// A print journal says the printer created job `jobID` for the file but not that it took
-  /// the whole document (a run stopped while sending): sending it again could print it twice.
-  case printUnconfirmed(file: String, printer: String, jobID: Int, journal: String)
-  /// A print journal that cannot be read (`reason`).
-  case printJournalDamaged(path: String, reason: String)
-  /// An earlier run sent some parts of the order's line of `file` (`sent`, described), of the
-  /// `parts` its colour split made, and this run's split makes `now` other parts: sending
-  /// them could print sheets twice, or never.
-  case printPartlySent(file: String, sent: [String], parts: Int, now: Int, journal: String)
-  /// A job waited for ended without printing completely: `state` is `aborted` or `canceled`,
-  /// with the printer's `job-state-reasons` and `job-state-message`.
-  case printJobEnded(
-    file: String, printer: String, jobID: Int, state: String, reasons: [String], message: String?)
-  /// A job waited for was not finished after `seconds` (`state`: its last state).
-  case printWaitTimedOut(file: String, printer: String, jobID: Int, state: String, seconds: Double)
-  /// The printer does not know the job waited for (printers forget finished jobs).
-  case printJobUnknown(file: String, printer: String, jobID: Int)
-  /// The CUPS scheduler (`scheduler`: its host and port, or socket) has no queue named
-  /// `printer`.
-  case printerUnknown(printer: String, scheduler: String)
-  /// The printer or scheduler asked for credentials and refused the ones given (`user`), or
-  /// none were given (`user` nil); `detail` is libcups' text.
-  case printUnauthorized(printer: String, user: String?, detail: String)
-  /// A password file that cannot be used (`problem`: what is wrong with it).
-  case printPasswordFile(path: String, problem: String)
-  /// The printer or scheduler asked for credentials over a connection that is neither
-  /// encrypted nor to this machine: the password was not sent.
-  case printInsecureCredentials(printer: String)
   /// An Office document cannot be converted here: LibreOffice or its Python bridge is missing.
   case officeUnavailable(detail: String)
   /// LibreOffice cannot read the Office document (damaged, or not what it looks like).
@@ -139,19 +107,6 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .printNotAllowed: "pdf.printNotAllowed"
     case .impressionsMismatch: "document.impressionsMismatch"
     case .previewSize: "document.previewSize"
-    case .printerUnreachable: "print.unreachable"
-    case .printRefused: "print.refused"
-    case .printUnconfirmed: "print.unconfirmed"
-    case .printJournalDamaged: "print.journalDamaged"
-    case .printPartlySent: "print.partlySent"
-    case .printJobEnded(_, _, _, let state, _, _):
-      state == "canceled" ? "print.canceled" : "print.aborted"
-    case .printWaitTimedOut: "print.timeout"
-    case .printJobUnknown: "print.jobUnknown"
-    case .printerUnknown: "print.unknownPrinter"
-    case .printUnauthorized: "print.unauthorized"
-    case .printPasswordFile: "print.passwordFile"
-    case .printInsecureCredentials: "print.insecureCredentials"
     case .officeUnavailable: "document.officeUnavailable"
     case .officeUnreadable: "document.officeUnreadable"
     case .officeEncrypted: "document.encrypted"
@@ -160,12 +115,6 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .notOffice: "document.notOffice"
     case .officeDamaged: "document.officeDamaged"
     }
-  }
-
-  /// Seconds for a message: whole ones without a fraction (`300`, `0.5`).
-  private static func seconds(_ value: Double) -> String {
-    value.isFinite && value.magnitude < 1e9 && value == value.rounded()
-      ? String(Int(value)) : String(value)
   }
 
   /// A page's size for a message: `210 x 297 mm`; a side larger than any paper (1e30 points,
@@ -235,41 +184,8 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .impressionsMismatch(let file, let quoted, let prepared):
       "the print-ready file of '\(file)' has \(prepared) sheet sides; the quote counted \(quoted)"
     case .previewSize(let size):
-      "a preview size of \(size) px is outside \(OrderPreparer.previewSizes.lowerBound) to "
-        + "\(OrderPreparer.previewSizes.upperBound) px"
-    case .printerUnreachable(let printer, let detail):
-      "cannot reach the printer '\(printer)' (\(detail))"
-    case .printRefused(let file, let printer, let detail):
-      "the printer '\(printer)' refused '\(file)' (\(detail))"
-    case .printUnconfirmed(let file, let printer, let jobID, let journal):
-      "'\(file)' may have been printed already: job \(jobID) on '\(printer)' was created, but "
-        + "'\(journal)' does not record that the printer took the whole document"
-    case .printJournalDamaged(let path, let reason):
-      "the print journal '\(path)' cannot be read (\(reason))"
-    case .printPartlySent(let file, let sent, let parts, let now, _):
-      "'\(file)' was partly sent by an earlier run that split it into \(parts) "
-        + "part\(parts == 1 ? "" : "s") (\(sent.joined(separator: "; "))), and this run makes "
-        + "\(now) part\(now == 1 ? "" : "s") of it: sending them could print sheets twice"
-    case .printJobEnded(let file, let printer, let jobID, let state, let reasons, let message):
-      "job \(jobID) of '\(file)' on '\(printer)' was \(state) ("
-        + ([reasons.joined(separator: ", ")] + (message.map { [$0] } ?? []))
-        .filter { !$0.isEmpty }.joined(separator: ": ") + ")"
-    case .printWaitTimedOut(let file, let printer, let jobID, let state, let seconds):
-      "job \(jobID) of '\(file)' on '\(printer)' is still \(state) after "
-        + "\(Self.seconds(seconds)) s"
-    case .printJobUnknown(let file, let printer, let jobID):
-      "the printer '\(printer)' does not know job \(jobID) of '\(file)'"
-    case .printerUnknown(let printer, let scheduler):
-      "the CUPS scheduler at '\(scheduler)' has no queue named '\(printer)'"
-    case .printUnauthorized(let printer, let user?, let detail):
-      "the printer '\(printer)' refused the credentials of '\(user)' (\(detail))"
-    case .printUnauthorized(let printer, nil, let detail):
-      "the printer '\(printer)' asks for credentials and none were given (\(detail))"
-    case .printPasswordFile(let path, let problem):
-      "the password file '\(path)' cannot be used: \(problem)"
-    case .printInsecureCredentials(let printer):
-      "the printer '\(printer)' asks for credentials over an unencrypted connection to another "
-        + "machine; the password was not sent"
+      "a preview size of \(size) px is outside \(DocumentSandbox.previewSizes.lowerBound) to "
+        + "\(DocumentSandbox.previewSizes.upperBound) px"
     case .officeUnavailable(let detail): "Office documents cannot be converted here: \(detail)"
     case .officeUnreadable(let file):
       "LibreOffice cannot read '\(file)' (damaged, or not the Office document it looks like)"
@@ -318,44 +234,6 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     case .prepareFailed: "export or print the document to PDF again"
     case .printNotAllowed: "ask the author for a copy that allows printing"
     case .previewSize: "previews fit a square box; give its side in pixels"
-    case .printerUnreachable:
-      ErrorSurface.hint(
-        "give the printer's IPP URI (ipp://host:port/ipp/print) or CUPS queue name, and check "
-          + "that the printer (or the CUPS scheduler, for a queue) is on",
-        http: "check that the printer is on; where it is, is the server's configuration "
-          + "(printers)")
-    case .printRefused:
-      "compare the ticket with what the printer supports (ipptool URI get-printer-attributes.test)"
-    case .printUnconfirmed(_, _, let jobID, let journal):
-      "check job \(jobID) on the printer; to send the file again, remove its entry from '\(journal)'"
-    case .printPartlySent(_, _, _, _, let journal):
-      "rerun with the colour split the earlier run had (splitColor, --split-color), or print "
-        + "the rest by hand and remove the file's entries from '\(journal)'"
-    case .printJournalDamaged:
-      "check what the printer printed, then remove the journal to send every file again"
-    case .printJobEnded:
-      "the file was not printed completely: see the printer's reasons, then send it again"
-    case .printWaitTimedOut:
-      ErrorSurface.hint(
-        "the job stays on the printer: wait longer (--wait-timeout) or check the printer",
-        http: "the job stays on the printer: wait longer (waitTimeout) or check the printer")
-    case .printJobUnknown:
-      "printers forget finished jobs after a while: check on the printer whether it printed"
-    case .printerUnknown:
-      "'lpstat -e' lists the scheduler's queues (CUPS_SERVER or client.conf choose the "
-        + "scheduler); or give the printer's ipp:// URI"
-    case .printUnauthorized(_, nil, _):
-      ErrorSurface.hint(
-        "give a user name and password with --password-file FILE (one line user:password, a "
-          + "file only its owner can read)",
-        http: "the printer's credentials are the server's to give (its printCredentials): ask "
-          + "its operator")
-    case .printUnauthorized:
-      "check the user name and password in the password file"
-    case .printPasswordFile:
-      "write one line user:password in a file only its owner can read (chmod 600 FILE)"
-    case .printInsecureCredentials:
-      "use the printer's ipps:// URI, or a CUPS queue on this machine that holds the credentials"
     case .officeUnavailable:
       "install LibreOffice and its Python bridge (scripts/bootstrap, or the packages "
         + "libreoffice-core-nogui, libreoffice-writer-nogui, libreoffice-calc-nogui, "

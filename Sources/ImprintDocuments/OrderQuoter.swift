@@ -143,7 +143,7 @@ public struct OrderQuoter: Sendable {
 /// failing index (every index before it was started, so the choice does not depend on
 /// timing); `discard` receives each output that succeeded before the failure is thrown (to
 /// remove what it wrote).
-func inOrder<Output: Sendable>(
+package func inOrder<Output: Sendable>(
   count: Int, jobs: Int, discard: (Output) -> Void = { _ in },
   work: @escaping @Sendable (Int) async throws -> Output
 ) async throws -> [Output] {

@@ -9,6 +9,7 @@ import ImprintCore
 import ImprintDocuments
 import ImprintHTTP
 import ImprintPricing
+import ImprintPrinting
 
 extension ImprintService {
   /// `POST /v1/prepare`: the order prepared (and printed) as `imprint prepare --json` does it,

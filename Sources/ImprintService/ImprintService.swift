@@ -9,6 +9,7 @@ import ImprintDocuments
 import ImprintGraphics
 import ImprintHTTP
 import ImprintPricing
+import ImprintPrinting
 import Synchronization
 
 /// How a service listens, what it allows and where its resources come from.

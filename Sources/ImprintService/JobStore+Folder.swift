@@ -9,6 +9,7 @@ import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintHTTP
+import ImprintPrinting
 
 /// The `Idempotency-Key` of the request that made a job, kept with the job.
 struct IdempotencyRecord: Sendable, Codable, Equatable {

@@ -6,6 +6,7 @@
 import Foundation
 import ImprintCore
 import ImprintHTTP
+import ImprintPrinting
 
 /// A request the service cannot take, or a server that cannot start.
 public enum ServiceError: ImprintError, Equatable {
@@ -345,8 +346,11 @@ enum ServiceStatus {
   /// understood but refused (an invalid
   /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
   /// not Imprint's, files the server could not write).
+  ///
+  /// `HTTPError` and `PrintError` know their own status (`status`, `httpStatus`).
   static func of(_ error: any Error) -> Int {
     if let error = error as? HTTPError { return error.status }
+    if let error = error as? PrintError { return error.httpStatus }
     if let error = error as? ServiceError {
       switch error {
       case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: return 404

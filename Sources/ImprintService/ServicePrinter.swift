@@ -3,6 +3,7 @@
 // only kind of printer a client can have an order sent to.
 
 import ImprintDocuments
+import ImprintPrinting
 
 /// A printer of the server's configuration, which `POST /v1/prepare?printer=NAME` names.
 ///

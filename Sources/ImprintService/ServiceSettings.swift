@@ -6,6 +6,7 @@ import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintHTTP
+import ImprintPrinting
 
 /// A service's settings as a configuration file or the command line gives them; nil: not given.
 ///

@@ -7,6 +7,7 @@ import Foundation
 import ImprintCards
 import ImprintCore
 import ImprintDocuments
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 

@@ -5,6 +5,7 @@
 import Foundation
 import ImprintCLI
 import ImprintDocuments
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 

@@ -8,6 +8,7 @@ import Foundation
 import ImprintCore
 import ImprintGraphics
 import ImprintPricing
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 

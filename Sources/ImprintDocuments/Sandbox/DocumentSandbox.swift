@@ -364,7 +364,7 @@ public final class DocumentSandbox: ImageDecoding {
   ///
   /// - Returns: the staged file and its sheet sides.
   /// - Throws: `FileError` or `DocumentError`; no temporary is left when it fails.
-  func prepare(
+  package func prepare(
     path: String, file: String, password: String? = nil, layout: SheetLayout, output: String
   ) async throws -> (document: StagedThumbnail, sheetSides: Int) {
     try AtomicFile.checkWritable(output)
@@ -397,7 +397,7 @@ public final class DocumentSandbox: ImageDecoding {
   /// - Returns: the staged previews, in page order.
   /// - Throws: `FileError` or `DocumentError` naming `file`; no temporary is left when it
   ///   fails.
-  func previews(of path: String, pages: Int, file: String, size: Int, output: String)
+  package func previews(of path: String, pages: Int, file: String, size: Int, output: String)
     async throws -> [StagedThumbnail]
   {
     let source = try absolute(path)
@@ -420,6 +420,9 @@ public final class DocumentSandbox: ImageDecoding {
     }
   }
 
+  /// The preview sizes accepted, in pixels: the side of the square box a preview fits.
+  package static let previewSizes = 16...2048
+
   /// The most previews one worker request draws.
   static let previewRun = 100
 
@@ -434,7 +437,7 @@ public final class DocumentSandbox: ImageDecoding {
   /// Renames staged thumbnails to their final names (each is synced already), then syncs
   /// the folder once; when a final name is an input or a rename fails, nothing is renamed
   /// or the ones renamed are removed with the rest.
-  static func commit(_ pages: [StagedThumbnail], protected: FileIdentities)
+  package static func commit(_ pages: [StagedThumbnail], protected: FileIdentities)
     throws(FileError) -> [String]
   {
     // A numbered page (`a-2.png`) can be an input: known only now that the pages are.

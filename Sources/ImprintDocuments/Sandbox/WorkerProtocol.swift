@@ -82,7 +82,7 @@ extension StagedThumbnail {
   ///
   /// - Returns: the staged file and what `body` returned.
   /// - Throws: `FileError.unwritable`, or what `body` throws.
-  static func write<Result>(to path: String, _ body: (Int32) throws -> Result) throws
+  package static func write<Result>(to path: String, _ body: (Int32) throws -> Result) throws
     -> (StagedThumbnail, Result)
   {
     let temporary = try AtomicFile.temporaryPath(for: path)

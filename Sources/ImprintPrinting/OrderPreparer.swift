@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocuments: print what was quoted: each file of an order as a print-ready PDF with its
+// ImprintPrinting: print what was quoted: each file of an order as a print-ready PDF with its
 // job ticket, the pages placed in the document sandbox's workers.
 
 import Foundation
 import ImprintCore
+import ImprintDocuments
 import ImprintPricing
 
 /// What `OrderPreparer` makes besides each file's print-ready PDF and ticket.
@@ -68,7 +69,7 @@ public struct OrderPreparer: Sendable {
   /// The quoter, whose sandbox also places the pages.
   public let quoter: OrderQuoter
   /// The preview sizes accepted, in pixels.
-  public static let previewSizes = 16...2048
+  public static let previewSizes = DocumentSandbox.previewSizes
   /// The preview size when none is given, in pixels.
   public static let defaultPreviewSize = 400
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: the test printer leaves nothing running: its D-Bus session, its daemon
+// ImprintPrintingTests: the test printer leaves nothing running: its D-Bus session, its daemon
 // and the printer end with it (stopped, or the printer dying by itself), and a ProcessTree ends
 // what its program left behind, a process that left its group included, and hands down none of
 // the test runner's descriptors.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocuments: the record of an order's lines sent to printers, so that a run started
+// ImprintPrinting: the record of an order's lines sent to printers, so that a run started
 // again never prints a line twice, and never silently skips one.
 
 import Foundation
@@ -20,13 +20,13 @@ import ImprintPricing
 /// and the job. `PrintSubmitter.submit` decides from them, line by line: a line whose recorded
 /// parts are all sent is printed (its recorded jobs are reported, nothing is sent); one partly
 /// sent sends only its missing parts when this run's split makes the same parts, and is
-/// refused otherwise (`DocumentError.printPartlySent`).
+/// refused otherwise (`PrintError.partlySent`).
 ///
 /// Each entry is written, and flushed to the disk, twice: when the printer has created the job
 /// (the document not yet sent) and when it has accepted the whole document. An entry left at
 /// the first step (a run killed while sending) cannot say whether the printer printed:
 /// `PrintSubmitter` refuses to send that line again on a guess
-/// (`DocumentError.printUnconfirmed`).
+/// (`PrintError.unconfirmed`).
 ///
 /// Not Sendable: one journal belongs to one submission.
 public final class PrintJournal {
@@ -113,7 +113,7 @@ public final class PrintJournal {
 
   /// The journal at `path`: its entries when the file exists, none otherwise.
   ///
-  /// - Throws: `DocumentError.printJournalDamaged` when the file exists but is not a journal
+  /// - Throws: `PrintError.journalDamaged` when the file exists but is not a journal
   ///   of this schema (never ignored: a lost entry could print a file twice), and for a journal
   ///   written by an earlier imprint (schema 1), which keyed files by their prepared bytes and
   ///   did not record the schedulers of queues; `FileError` reading it.
@@ -125,10 +125,10 @@ public final class PrintJournal {
     }
     let data = Data(try FileIO.read(path, limit: FileIO.Limit.structured))
     guard let version = try? JSONDecoder().decode(Version.self, from: data) else {
-      throw DocumentError.printJournalDamaged(path: path, reason: "not a print journal")
+      throw PrintError.journalDamaged(path: path, reason: "not a print journal")
     }
     guard version.schemaVersion == Self.schemaVersion else {
-      throw DocumentError.printJournalDamaged(
+      throw PrintError.journalDamaged(
         path: path,
         reason: version.schemaVersion == 1
           ? "written by an earlier imprint (schemaVersion 1), which recorded prepared files, "
@@ -136,7 +136,7 @@ public final class PrintJournal {
           : "schemaVersion \(version.schemaVersion), expected \(Self.schemaVersion)")
     }
     guard let contents = try? JSONDecoder().decode(Contents.self, from: data) else {
-      throw DocumentError.printJournalDamaged(path: path, reason: "not a print journal")
+      throw PrintError.journalDamaged(path: path, reason: "not a print journal")
     }
     entries = contents.entries
   }

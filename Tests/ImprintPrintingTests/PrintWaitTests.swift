@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: following print jobs to their end on a real IPP printer (CUPS's
+// ImprintPrintingTests: following print jobs to their end on a real IPP printer (CUPS's
 // ippeveprinter, whose job hook completes, aborts or holds a job): the states reported against
 // what ipptool reads from the printer, the printer's reasons, a timeout, a printer that is gone
 // and a job it does not know.
@@ -7,6 +7,7 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
@@ -32,7 +33,8 @@ struct PrintWaitTests {
     var target = PrintTarget(printer: printer)
     target.waitSeconds = seconds
     let preparer = OrderPreparer(
-      quoter: OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 1), jobs: 1))
+      quoter: OrderQuoter(
+        sandbox: DocumentSandbox(executable: imprintExecutable, workers: 1), jobs: 1))
     return try await OrderPrinter(preparer: preparer).run(
       order: folder.file("order.json"), prices: folder.file("prices.json"),
       output: folder.file("out"), target: target)
@@ -103,7 +105,7 @@ struct PrintWaitTests {
     var unknown = job
     unknown.jobID = 999
     unknown.state = nil
-    let notKnown = #expect(throws: DocumentError.self) {
+    let notKnown = #expect(throws: PrintError.self) {
       try PrintSubmitter.wait(for: [unknown], seconds: 5)
     }
     #expect(notKnown?.code == "print.jobUnknown")
@@ -113,7 +115,7 @@ struct PrintWaitTests {
     var gone = job
     gone.printer = nowhere
     gone.state = nil
-    let error = #expect(throws: DocumentError.self) {
+    let error = #expect(throws: PrintError.self) {
       try PrintSubmitter.wait(for: [gone], seconds: 5)
     }
     #expect(error?.code == "print.unreachable")

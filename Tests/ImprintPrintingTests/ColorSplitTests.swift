@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: `auto` colour files split into their colour and monochrome runs,
+// ImprintPrintingTests: `auto` colour files split into their colour and monochrome runs,
 // against quotes computed by hand: pdfinfo's pages, pdftotext's page marks on each side, the
 // tickets' counts, qpdf --check, and the same bytes twice.
 
@@ -7,6 +7,7 @@ import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintPricing
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: a duplex ticket names the paper's edge: the order's edge (its pages')
+// ImprintPrintingTests: a duplex ticket names the paper's edge: the order's edge (its pages')
 // swapped where n-up sheets are landscape, checked against each sheet's orientation as pdfinfo
 // reads it and against what an IPP printer (ippeveprinter) received.
 
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 

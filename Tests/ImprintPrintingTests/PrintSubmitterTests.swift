@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: prepared files sent to a real IPP printer (CUPS's ippeveprinter on a
+// ImprintPrintingTests: prepared files sent to a real IPP printer (CUPS's ippeveprinter on a
 // free port), checked by what it received: the bytes, the pages, and each job's attributes.
 
 import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintPricing
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
@@ -82,7 +83,7 @@ struct PrintSubmitterTests {
     let folder = TemporaryFolder()
     let order = try await preparedForPrinter(in: folder, files: [#"{"path":"a.pdf","paper":"A3"}"#])
     let printer = try TestPrinter(folder: folder)
-    let error = #expect(throws: DocumentError.self) {
+    let error = #expect(throws: PrintError.self) {
       try PrintSubmitter.submit(order.files, printer: printer.uri)
     }
     #expect(error?.code == "print.refused")
@@ -134,13 +135,13 @@ struct PrintSubmitterTests {
     let folder = TemporaryFolder()
     let order = try await preparedForPrinter(in: folder, files: [#"{"path":"a.pdf"}"#])
     let printer = try TestPrinter(folder: folder, users: ["clerk": "s3cret"])
-    let none = #expect(throws: DocumentError.self) {
+    let none = #expect(throws: PrintError.self) {
       try PrintSubmitter.submit(order.files, printer: printer.uri)
     }
     #expect(
       none
-        == .printUnauthorized(printer: printer.uri, user: nil, detail: "Create-Job: Unauthorized"))
-    let wrong = #expect(throws: DocumentError.self) {
+        == .unauthorized(printer: printer.uri, user: nil, detail: "Create-Job: Unauthorized"))
+    let wrong = #expect(throws: PrintError.self) {
       try PrintSubmitter.submit(
         order.files, printer: printer.uri,
         access: PrintAccess(credentials: PrintCredentials(user: "clerk", password: "s3cre")))
@@ -172,10 +173,10 @@ struct PrintSubmitterTests {
     let address = try #require(Self.networkAddress(), "no IPv4 address but loopback")
     let elsewhere = try AskingPrinter(folder: folder)
     let remote = "ipp://\(address):\(elsewhere.port)/ipp/print"
-    let refused = #expect(throws: DocumentError.self) {
+    let refused = #expect(throws: PrintError.self) {
       try PrintSubmitter.submit(order.files, printer: remote, access: access)
     }
-    #expect(refused == .printInsecureCredentials(printer: remote))
+    #expect(refused == .insecureCredentials(printer: remote))
     // It was asked, and never got the password.
     #expect(!elsewhere.requests.isEmpty)
     #expect(!elsewhere.requests.contains(true))
@@ -185,7 +186,7 @@ struct PrintSubmitterTests {
       printer.jobs(count: 1)[jobs[0].jobID]?.attributes["job-originating-user-name"] == "clerk")
     // A password in a URI is refused, and the message names the URI without it.
     let withPassword = printer.uri.replacingOccurrences(of: "//", with: "//clerk:s3cret@")
-    let inURI = #expect(throws: DocumentError.self) {
+    let inURI = #expect(throws: PrintError.self) {
       try PrintSubmitter.submit(order.files, printer: withPassword)
     }
     #expect(inURI?.code == "print.unreachable")
@@ -233,7 +234,7 @@ struct PrintSubmitterTests {
     let order = try await preparedForPrinter(in: folder, files: [#"{"path":"a.pdf"}"#])
     let uri =
       kind == "free port" ? "ipp://localhost:\(TestPrinter.freePort())/ipp/print" : kind
-    let error = #expect(throws: DocumentError.self) {
+    let error = #expect(throws: PrintError.self) {
       try PrintSubmitter.submit(order.files, printer: uri)
     }
     #expect(error?.code == "print.unreachable")

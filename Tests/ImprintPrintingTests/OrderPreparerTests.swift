@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: print-ready files from orders, checked from outside: pdfinfo's pages
+// ImprintPrintingTests: print-ready files from orders, checked from outside: pdfinfo's pages
 // and sizes, pdftotext's positions of each page's number, pdffonts, pdfimages, qpdf --check,
 // and the same bytes twice.
 
@@ -7,6 +7,7 @@ import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintPricing
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
@@ -273,7 +274,8 @@ func prepareOrder(
   let order = #"{"schemaVersion":1,"files":[\#(files.joined(separator: ","))]}"#
   try Data(order.utf8).write(to: URL(fileURLWithPath: folder.file("order.json")))
   let preparer = OrderPreparer(
-    quoter: OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 2), jobs: 2))
+    quoter: OrderQuoter(
+      sandbox: DocumentSandbox(executable: imprintExecutable, workers: 2), jobs: 2))
   return try await preparer.prepare(
     order: folder.file("order.json"), prices: folder.file("prices.json"),
     output: folder.file(output), options: options)
@@ -364,7 +366,8 @@ struct OrderPreparerPageTests {
     try Data(prices.utf8).write(to: URL(fileURLWithPath: folder.file("prices.json")))
     try Data(#"{"schemaVersion":1,"files":[{"path":"p.pdf"}]}"#.utf8).write(
       to: URL(fileURLWithPath: folder.file("order.json")))
-    let quoter = OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 1), jobs: 1)
+    let quoter = OrderQuoter(
+      sandbox: DocumentSandbox(executable: imprintExecutable, workers: 1), jobs: 1)
     var quoted = try await quoter.quote(
       order: folder.file("order.json"), prices: folder.file("prices.json"))
     // The file is replaced by a 4-page one after it was quoted.

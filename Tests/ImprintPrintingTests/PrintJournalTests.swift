@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: the print journal keeps an order's lines, not prepared bytes: reruns
+// ImprintPrintingTests: the print journal keeps an order's lines, not prepared bytes: reruns
 // against another scheduler, with the colour split turned on or off, with another monochrome
 // printer, after a split sent part-way, with a file named twice, a changed upload and a changed
 // price list, each checked by what real printers (ippeveprinter, a private cupsd's queues)
@@ -8,6 +8,7 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
@@ -46,7 +47,8 @@ struct PrintJournalTests {
     target.access = access
     target.waitSeconds = wait
     let preparer = OrderPreparer(
-      quoter: OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 1), jobs: 1))
+      quoter: OrderQuoter(
+        sandbox: DocumentSandbox(executable: imprintExecutable, workers: 1), jobs: 1))
     return try await OrderPrinter(preparer: preparer).run(
       order: folder.file("order.json"), prices: folder.file("prices.json"),
       output: folder.file("out"), options: PrepareOptions(splitColor: split), target: target)
@@ -185,7 +187,7 @@ struct PrintJournalTests {
     #expect(stopped.jobs?.first?.jobID == colorJob)
 
     // Split off: refused, naming the file, the part sent, its job and printer; nothing sent.
-    let refused = await #expect(throws: DocumentError.self) {
+    let refused = await #expect(throws: PrintError.self) {
       try await run(folder, files, printer: color.uri, mono: mono.uri)
     }
     #expect(refused?.code == "print.partlySent")
@@ -265,7 +267,7 @@ struct PrintJournalTests {
     let folder = TemporaryFolder()
     let path = folder.file("print.json")
     try Data(#"{"schemaVersion":1,"entries":[]}"#.utf8).write(to: URL(fileURLWithPath: path))
-    let error = #expect(throws: DocumentError.self) { try PrintJournal(path: path) }
+    let error = #expect(throws: PrintError.self) { try PrintJournal(path: path) }
     #expect(error?.code == "print.journalDamaged")
     #expect(error?.message.contains("written by an earlier imprint (schemaVersion 1)") == true)
     #expect(error?.hint?.hasPrefix("check what the printer printed, then remove") == true)

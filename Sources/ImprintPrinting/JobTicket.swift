@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocuments: the job ticket of a print-ready file: the IPP attributes a printer needs
+// ImprintPrinting: the job ticket of a print-ready file: the IPP attributes a printer needs
 // and the quote's line the file was made from.
 
 import ImprintCore
+import ImprintDocuments
 import ImprintPricing
 
 /// The IPP job attributes of one print-ready file, named as IPP names them.

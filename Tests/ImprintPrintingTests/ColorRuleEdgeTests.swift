@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: the colour rule's edge, as README states it: a page is colour when more
+// ImprintPrintingTests: the colour rule's edge, as README states it: a page is colour when more
 // than 0.001 % of its pixels at 50 dpi have a chroma above 8; 2 of A4's 241 605 pixels stay
 // mono, 3 make it colour; one blue link, a line of them, a colour image on page 3 only.
 
 import Foundation
 import ImprintCore
 import ImprintGraphics
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
@@ -88,7 +89,7 @@ struct ColorRuleEdgeTests {
       """, hyperref: "colorlinks,urlcolor=blue", image: (30, 120, 200), in: folder,
       name: "links")
     let expected = [true, true, false, true]
-    let sandbox = DocumentSandbox(executable: worker)
+    let sandbox = DocumentSandbox(executable: imprintExecutable)
     let info = try await sandbox.inspect(path: pdf, file: "links.pdf", colors: ColorRule())
     let colors = try #require(info.colors)
     #expect(colors.map(\.color) == expected)

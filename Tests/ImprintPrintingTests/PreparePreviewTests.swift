@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: previews of the prepared sheets, read back by Pillow: one PNG a sheet
+// ImprintPrintingTests: previews of the prepared sheets, read back by Pillow: one PNG a sheet
 // side, the box's size, each page where the sheet puts it, blank backs blank, the same bytes
 // twice.
 
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocuments: the user name and password for printers and CUPS schedulers that ask for
+// ImprintPrinting: the user name and password for printers and CUPS schedulers that ask for
 // them, read from a file only its owner can read (`--password-file`).
 
 import Foundation
@@ -36,47 +36,47 @@ public struct PrintCredentials: Sendable, Equatable, CustomStringConvertible,
   /// others can read is refused rather than used.
   ///
   /// - Throws: `FileError` when the file cannot be read (missing, a folder, a FIFO, too
-  ///   large); `DocumentError.printPasswordFile` when others may read it, or when its text is
+  ///   large); `PrintError.passwordFile` when others may read it, or when its text is
   ///   not one `user:password` line of UTF-8 without control characters.
   public init(file path: String) throws {
     let bytes = try FileIO.readSecret(path, limit: Self.fileLimit, access: .ownerOnly) {
-      DocumentError.printPasswordFile(path: path, problem: $0)
+      PrintError.passwordFile(path: path, problem: $0)
     }
     try self.init(text: bytes, source: path)
   }
 
   /// The credentials in `text`, one line `user:password` (`source` names it in errors).
   ///
-  /// - Throws: `DocumentError.printPasswordFile` when `text` is not such a line.
-  init(text: [UInt8], source: String) throws(DocumentError) {
+  /// - Throws: `PrintError.passwordFile` when `text` is not such a line.
+  init(text: [UInt8], source: String) throws(PrintError) {
     var line = text[...]
     if line.last == UInt8(ascii: "\n") { line = line.dropLast() }
     if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
     guard let string = String(validating: line, as: UTF8.self) else {
-      throw .printPasswordFile(path: source, problem: "it is not UTF-8 text")
+      throw .passwordFile(path: source, problem: "it is not UTF-8 text")
     }
     guard !string.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     else {
-      throw .printPasswordFile(
+      throw .passwordFile(
         path: source,
         problem: "it holds more than one line, or control characters; one line user:password "
           + "was expected")
     }
     guard let colon = string.firstIndex(of: ":") else {
-      throw .printPasswordFile(
+      throw .passwordFile(
         path: source, problem: "it has no ':'; one line user:password was expected")
     }
     let user = String(string[..<colon])
     let password = String(string[string.index(after: colon)...])
     guard !user.isEmpty, !password.isEmpty else {
-      throw .printPasswordFile(
+      throw .passwordFile(
         path: source,
         problem: "its \(user.isEmpty ? "user name" : "password") is empty; one line "
           + "user:password was expected")
     }
     // libcups keeps `user:password` base64-encoded in 256 bytes.
     guard line.count <= Self.lineLimit else {
-      throw .printPasswordFile(
+      throw .passwordFile(
         path: source,
         problem: "its line is \(line.count) bytes; user:password may be \(Self.lineLimit) at most")
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: colour is decided on what prints. Pages whose only colour is in
+// ImprintPrintingTests: colour is decided on what prints. Pages whose only colour is in
 // annotations the print-ready file does not carry (hyperref's link boxes, annotations without
 // the print flag or without an appearance) are monochrome; `inspect`'s verdicts, the quote's
 // colour impressions and the prepared file's colour sides agree page by page, the prepared
@@ -8,6 +8,7 @@
 import Foundation
 import ImprintCore
 import ImprintGraphics
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
@@ -203,7 +204,7 @@ struct PrintedColorTests {
     #expect(dump.components(separatedBy: "/Subtype /Link").count - 1 >= 80)
     #expect(!dump.contains("/F 4"))
     let expected = [false, false, true]
-    let sandbox = DocumentSandbox(executable: worker)
+    let sandbox = DocumentSandbox(executable: imprintExecutable)
     let info = try await sandbox.inspect(path: pdf, file: "boxes.pdf", colors: ColorRule())
     #expect(info.colors?.map(\.color) == expected)
     // The screen's rule (link boxes drawn) finds colour on page 1: the boxes were the cause.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocuments: an `auto` colour file split into its colour and monochrome runs, each a
+// ImprintPrinting: an `auto` colour file split into its colour and monochrome runs, each a
 // print-ready file of its own, by the quote's own count of colour impressions.
 
 import ImprintCore

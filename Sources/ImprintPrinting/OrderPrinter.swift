@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocuments: print what was quoted, in one call: the order prepared (OrderPreparer), then
+// ImprintPrinting: print what was quoted, in one call: the order prepared (OrderPreparer), then
 // optionally sent to a printer (PrintSubmitter), recorded so that a run started again never
 // prints a file twice.
 
@@ -58,7 +58,7 @@ public struct PrintedOrder: Encodable, Sendable, Equatable {
   /// it took), or, waited for, the first job aborted, canceled or still going
   /// (`PrintSubmitter.failure`), or the error asking the printer. Not in the report (its jobs carry their states): the caller reports
   /// it as an error.
-  public var failure: DocumentError?
+  public var failure: PrintError?
 
   enum CodingKeys: String, CodingKey {
     case schemaVersion, quote, files, jobs
@@ -102,8 +102,8 @@ public struct OrderPrinter: Sendable {
   /// - Returns: the quote, the files and, with a target, their jobs (`PrintedOrder.jobs`, with
   ///   their states when waited for).
   /// - Throws: what `OrderPreparer.prepare(order:prices:filesRoot:output:)`,
-  ///   `PrintSubmitter.lookUp` and `PrintSubmitter.send` throw (`.printUnconfirmed`,
-  ///   `.printPartlySent` before anything is sent); `DocumentError.printJournalDamaged` for a
+  ///   `PrintSubmitter.lookUp` and `PrintSubmitter.send` throw (`.unconfirmed`,
+  ///   `.partlySent` before anything is sent); `PrintError.journalDamaged` for a
   ///   journal that cannot be read or was written by an earlier imprint.
   public func run(
     order orderPath: String, prices pricesPath: String, filesRoot: String? = nil,
@@ -137,7 +137,7 @@ public struct OrderPrinter: Sendable {
           let waited = try PrintSubmitter.wait(
             for: jobs, seconds: seconds, journal: journal, access: target.access)
           return (waited, PrintSubmitter.failure(of: waited, seconds: seconds))
-        } catch let error as DocumentError {
+        } catch let error as PrintError {
           return (jobs, error)
         }
       }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocumentsTests: prepared files sent to CUPS queues by name, through a private cupsd
+// ImprintPrintingTests: prepared files sent to CUPS queues by name, through a private cupsd
 // (TestScheduler) whose queues point at ippeveprinter (TestPrinter): what the printer received,
 // the scheduler's own record of the jobs (lpstat), the journal, an unknown queue, a scheduler
 // that does not answer, and a scheduler that asks for credentials (users only it knows).
@@ -8,6 +8,7 @@ import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintPricing
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
@@ -121,10 +122,10 @@ struct PrintQueueTests {
     let folder = TemporaryFolder()
     let shop = try Shop(in: folder)
     let access = PrintAccess(scheduler: shop.scheduler.address)
-    let error = #expect(throws: DocumentError.self) {
+    let error = #expect(throws: PrintError.self) {
       try PrintSubmitter.lookUp("front-desk", access: access)
     }
-    #expect(error == .printerUnknown(printer: "front-desk", scheduler: shop.scheduler.address))
+    #expect(error == .unknownPrinter(printer: "front-desk", scheduler: shop.scheduler.address))
     #expect(error?.code == "print.unknownPrinter")
     #expect(error?.hint?.contains("lpstat -e") == true)
     // OrderPrinter asks before preparing: no output folder.
@@ -136,9 +137,10 @@ struct PrintQueueTests {
     var target = PrintTarget(printer: "shop", monoPrinter: "front-desk")
     target.access = access
     let preparer = OrderPreparer(
-      quoter: OrderQuoter(sandbox: DocumentSandbox(executable: worker, workers: 1), jobs: 1))
+      quoter: OrderQuoter(
+        sandbox: DocumentSandbox(executable: imprintExecutable, workers: 1), jobs: 1))
     await #expect(
-      throws: DocumentError.printerUnknown(printer: "front-desk", scheduler: shop.scheduler.address)
+      throws: PrintError.unknownPrinter(printer: "front-desk", scheduler: shop.scheduler.address)
     ) {
       try await OrderPrinter(preparer: preparer).run(
         order: folder.file("order.json"), prices: folder.file("prices.json"),
@@ -150,7 +152,7 @@ struct PrintQueueTests {
   @Test("a scheduler that does not answer is print.unreachable, naming it")
   func schedulerDown() async throws {
     let address = "127.0.0.1:\(TestPrinter.freePort())"
-    let error = #expect(throws: DocumentError.self) {
+    let error = #expect(throws: PrintError.self) {
       try PrintSubmitter.lookUp("shop", access: PrintAccess(scheduler: address))
     }
     #expect(error?.code == "print.unreachable")
@@ -161,7 +163,7 @@ struct PrintQueueTests {
     "names that are neither IPP URIs nor queue names are refused without asking anyone",
     arguments: ["lpd://host/queue", "", "front desk", "a/b", "shop@host", "q#1", "x\u{7}"])
   func badNames(name: String) {
-    #expect(throws: DocumentError.self) { try PrintSubmitter.checkPrinter(name) }
+    #expect(throws: PrintError.self) { try PrintSubmitter.checkPrinter(name) }
     #expect((try? PrintSubmitter.checkPrinter("front-desk_2")) != nil)
   }
 
@@ -171,14 +173,14 @@ struct PrintQueueTests {
     let order = try await preparedForPrinter(in: folder, files: [#"{"path":"a.pdf"}"#])
     let shop = try Shop(in: folder, users: ["clerk": "s3cret-2"])
     let scheduler = shop.scheduler.address
-    let none = #expect(throws: DocumentError.self) {
+    let none = #expect(throws: PrintError.self) {
       try PrintSubmitter.submit(
         order.files, printer: "shop", access: PrintAccess(scheduler: scheduler))
     }
     #expect(none?.code == "print.unauthorized")
     #expect(none?.message.hasPrefix("the printer 'shop' asks for credentials") == true)
     #expect(none?.hint?.contains("--password-file") == true)
-    let wrong = #expect(throws: DocumentError.self) {
+    let wrong = #expect(throws: PrintError.self) {
       try PrintSubmitter.submit(
         order.files, printer: "shop",
         access: PrintAccess(
@@ -225,7 +227,7 @@ struct PrintCredentialsTests {
     arguments: [0o640, 0o604, 0o620, 0o666] as [mode_t])
   func exposed(mode: mode_t) throws {
     let folder = TemporaryFolder()
-    let error = #expect(throws: DocumentError.self) {
+    let error = #expect(throws: PrintError.self) {
       try read("clerk:s3cret\n", mode: mode, in: folder)
     }
     #expect(error?.code == "print.passwordFile")
@@ -238,7 +240,7 @@ struct PrintCredentialsTests {
     arguments: ["clerk\n", ":s3cret", "clerk:", "clerk:a\nb:c\n", "clerk:a\u{0}", ""])
   func malformed(text: String) throws {
     let folder = TemporaryFolder()
-    let error = #expect(throws: DocumentError.self) { try read(text, in: folder) }
+    let error = #expect(throws: PrintError.self) { try read(text, in: folder) }
     #expect(error?.code == "print.passwordFile")
   }
 
@@ -258,7 +260,7 @@ struct PrintCredentialsTests {
       try read("clerk:" + String(repeating: "x", count: 5000), in: folder)
     }
     #expect(large?.code == "file.tooLarge")
-    let long = #expect(throws: DocumentError.self) {
+    let long = #expect(throws: PrintError.self) {
       try read("clerk:" + String(repeating: "x", count: 200), in: folder)
     }
     #expect(long?.code == "print.passwordFile")
