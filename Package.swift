@@ -171,7 +171,7 @@ let package = Package(
       ]),
     .testTarget(
       name: "ImprintServiceTests",
-      dependencies: ["ImprintService", "ImprintHTTP", "ImprintTestSupport"]),
+      dependencies: ["ImprintService", "ImprintHTTP", "ImprintPrinting", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: [

@@ -2,7 +2,6 @@
 // ImprintPrinting: prepared files sent to an IPP printer or a CUPS queue through libcups, each
 // with its job ticket's attributes, and an order's lines reconciled with the print journal.
 
-internal import CCups
 import Foundation
 import ImprintCore
 

@@ -4,6 +4,7 @@
 
 import ImprintCore
 import ImprintHTTP
+import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
@@ -94,5 +95,17 @@ struct BoundaryTests {
     ])
   func refused(value: String) {
     #expect(HTTPMessageHeaders.boundary(value) == nil)
+  }
+
+  @Test("a printer's errors are answered with their own status, also once their paths are shown")
+  func printErrorStatus() {
+    let errors: [PrintError] = [
+      .unreachable(printer: "front", detail: "cups: No route"),
+      .journalDamaged(path: "/jobs/1/print-journal.json", reason: "not a print journal"),
+    ]
+    for error in errors {
+      #expect(ServiceStatus.of(error) == error.httpStatus)
+      #expect(ServiceStatus.of(ImprintService.withoutFolders(error, ["/jobs/1"])) == 422)
+    }
   }
 }
