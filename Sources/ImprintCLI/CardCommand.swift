@@ -6,6 +6,7 @@ import ImprintCards
 import ImprintCore
 import ImprintDocuments
 import ImprintGraphics
+import ImprintService
 
 enum CardCommand {
   /// The options of `imprint card`.
@@ -221,9 +222,9 @@ enum CardCommand {
 }
 
 enum TemplatesCommand {
-  /// `--templates <dir>`, as `imprint card` and `imprint serve` take it too.
-  static let templates = OptionKey.directory(
-    "templates", "<dir>", "Folder of designs (default: IMPRINT_TEMPLATES, else Imprint's own).")
+  /// `--templates <dir>`, as `imprint card` and `imprint serve` take it too (a setting of
+  /// `imprint serve`, declared with them).
+  static let templates = OptionKey<String>(ServiceSetting.templates)
   /// `imprint templates list --json`.
   static let json = OptionKey.flag("json", "Print the list as JSON.")
 

@@ -4,19 +4,17 @@
 import Foundation
 import ImprintCore
 import ImprintDocuments
+import ImprintService
 
 enum DocumentCommands {
   /// The options of `imprint inspect` and `imprint thumb`, and the limits `quote`, `prepare`
   /// and `serve` share.
   enum Key {
     static let password = OptionKey.text("password", "<text>", "Password of encrypted PDFs.")
-    static let cpuLimit = OptionKey.integer(
-      "cpu-limit", "<s>", in: 1...3600, "CPU seconds one file may use (default 30).")
-    static let memoryLimit = OptionKey.integer(
-      "memory-limit", "<MB>", in: 128...65_536,
-      "Memory of a worker process in MB (default \(SandboxLimits.defaultMemoryMB)).")
-    static let timeout = OptionKey.number(
-      "timeout", "<s>", in: 0.5...3600, "Wall-clock seconds one file may take (default 60).")
+    // The workers' limits are settings of `imprint serve` too, declared with them.
+    static let cpuLimit = OptionKey<Int>(ServiceSetting.cpuLimit)
+    static let memoryLimit = OptionKey<Int>(ServiceSetting.memoryLimit)
+    static let timeout = OptionKey<Double>(ServiceSetting.timeout)
     static let jobs = OptionKey.integer(
       "jobs", short: "j", "<n>", in: 1...256, "Files handled at once (default: all cores).")
     static let json = OptionKey.flag("json", "Print a JSON report.")

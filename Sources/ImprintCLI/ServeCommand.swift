@@ -7,81 +7,10 @@ import ImprintHTTP
 import ImprintService
 
 enum ServeCommand {
-  /// The options of `imprint serve`, each a setting of `ServiceSettings`.
+  /// The options of `imprint serve` beside its settings (`ServiceSetting.all`, each an option).
   enum Key {
     static let config = OptionKey.file(
       "config", "<file>", "A JSON file of settings (see above).")
-    static let listen = OptionKey.text(
-      "listen", "<addr:port>", "IPv4 address and port (default 127.0.0.1:8080; port 0: any).")
-    static let maxBody = OptionKey.integer(
-      "max-body", "<bytes>", in: ServiceSettings.Range.maxBody,
-      "The largest request body (default 33554432, 32 MiB).")
-    static let maxPart = OptionKey.integer(
-      "max-part", "<bytes>", in: ServiceSettings.Range.maxPart,
-      "The largest part of a multipart body (default 16777216, 16 MiB).")
-    static let bodyMemory = OptionKey.integer(
-      "body-memory", "<bytes>", in: ServiceSettings.Range.bodyMemory,
-      "Bytes of request bodies held at once; more are 503 (default: 1/16 of memory).")
-    static let queue = OptionKey.integer(
-      "queue", "<n>", in: ServiceSettings.Range.queue,
-      "Requests waiting at most before 503 (default 64).")
-    static let templates = TemplatesCommand.templates
-    static let jobs = OptionKey.integer(
-      "jobs", short: "j", "<n>", in: ServiceSettings.Range.jobs,
-      "Requests worked at once, and document workers kept (default: all cores).")
-    static let requestTimeout = OptionKey.number(
-      "request-timeout", "<s>", in: ServiceSettings.Range.requestTimeout,
-      "Seconds a request may take, body and queue included (default 120); then 503.")
-    static let connectionTimeout = OptionKey.integer(
-      "connection-timeout", "<s>", in: ServiceSettings.Range.connectionTimeout,
-      "Seconds a connection may stay idle (default 30).")
-    static let headTimeout = OptionKey.number(
-      "head-timeout", "<s>", in: ServiceSettings.Range.headTimeout,
-      "Seconds a request's head may take from its first byte; then closed (default 10).")
-    static let maxConnections = OptionKey.integer(
-      "max-connections", "<n>", in: ServiceSettings.Range.maxConnections,
-      "Connections open at once; more wait in the backlog (default 1000).")
-    static let maxConnectionsPerIP = OptionKey.integer(
-      "max-connections-per-ip", "<n>", in: ServiceSettings.Range.maxConnectionsPerIp,
-      "Connections open at once from one address; more are closed (default 200).")
-    static let accessLog = OptionKey.flag(
-      "access-log", "Write one JSON line per request on standard error.")
-    static let tokenFile = OptionKey.file(
-      "token-file", "<file>", "Ask every request but /healthz and /readyz for this bearer token.")
-    static let publicMetrics = OptionKey.flag(
-      "public-metrics", "Serve /metrics without the token.")
-    static let jobQueue = OptionKey.integer(
-      "job-queue", "<n>", in: ServiceSettings.Range.jobQueue,
-      "Long jobs (/v1/batch, /v1/prepare) queued or running at most before 503 (default 8).")
-    static let jobsKept = OptionKey.integer(
-      "jobs-kept", "<n>", in: ServiceSettings.Range.jobsKept,
-      "Finished long jobs kept; the oldest are removed (default 32).")
-    static let jobsDisk = OptionKey.integer(
-      "jobs-disk", "<bytes>", in: ServiceSettings.Range.jobsDisk,
-      "Bytes the long jobs' files may hold (default 1073741824, 1 GiB).")
-    static let jobLines = OptionKey.integer(
-      "job-lines", "<n>", in: ServiceSettings.Range.jobLines,
-      "Manifest lines one long job may have; more are 413 (default 10000).")
-    static let jobTimeout = OptionKey.number(
-      "job-timeout", "<s>", in: ServiceSettings.Range.jobTimeout,
-      "Seconds one long job may run; then it is stopped and fails (default 3600).")
-    static let jobsDir = OptionKey.directory(
-      "jobs-dir", "<dir>",
-      "Keep long jobs in this folder across restarts (one server a folder; default: none).")
-    static let drainTimeout = OptionKey.number(
-      "drain-timeout", "<s>", in: ServiceSettings.Range.drainTimeout,
-      "Seconds a stop may take: requests finished, a running job let end (default 30).")
-    static let priceListCheck = OptionKey.number(
-      "price-list-check", "<s>", in: ServiceSettings.Range.priceListCheck,
-      "Seconds between checks of the price-list files for a change (default 1; 0: none).")
-    static let webhookAllowPrivate = OptionKey.flag(
-      "webhook-allow-private",
-      "Let callback URLs reach loopback and private addresses (never link-local).")
-    static let webhookSecretFile = OptionKey.file(
-      "webhook-secret-file", "<file>",
-      "Sign webhook calls with this whsec_ secret (Standard Webhooks; mode 600 or 640).")
-    static let passwordFile = OptionKey.file(
-      "password-file", "<file>", "The user:password line for the printers that ask (mode 600).")
   }
 
   static let spec = CommandSpec(
@@ -117,79 +46,14 @@ enum ServeCommand {
       answered 503), and exits 0; 3 when work was still stuck (in a system call, at a \
       printer) 2 s past the drain, named on standard error.
       """,
-    options: [
-      Key.config, Key.listen, Key.maxBody, Key.maxPart, Key.bodyMemory, Key.queue, Key.templates,
-      Key.jobs, Key.requestTimeout, Key.connectionTimeout, Key.headTimeout, Key.maxConnections,
-      Key.maxConnectionsPerIP, Key.accessLog, Key.tokenFile, Key.publicMetrics, Key.jobQueue,
-      Key.jobsKept, Key.jobsDisk, Key.jobLines, Key.jobTimeout, Key.jobsDir, Key.drainTimeout,
-      Key.priceListCheck, Key.webhookAllowPrivate, Key.webhookSecretFile, Key.passwordFile,
-    ] + DocumentCommands.sandboxLimitOptions
+    options: [Key.config as any OptionDeclaration]
+      + ServiceSetting.all.map(OptionKey<Any>.init)
   ) { arguments, console in
     var settings =
       try arguments.value(Key.config).map { try ServiceSettings.load($0) }
       ?? ServiceSettings()
-    settings.listen = arguments.value(Key.listen) ?? settings.listen
-    settings.maxBody =
-      try arguments.int(Key.maxBody) ?? settings.maxBody
-    settings.maxPart =
-      try arguments.int(Key.maxPart) ?? settings.maxPart
-    settings.bodyMemory =
-      try arguments.int(Key.bodyMemory) ?? settings.bodyMemory
-    settings.queue = try arguments.int(Key.queue) ?? settings.queue
-    settings.jobs = try arguments.int(Key.jobs) ?? settings.jobs
-    settings.templates = arguments.value(Key.templates) ?? settings.templates
-    settings.requestTimeout =
-      try arguments.double(Key.requestTimeout)
-      ?? settings.requestTimeout
-    settings.connectionTimeout =
-      try arguments.int(Key.connectionTimeout)
-      ?? settings.connectionTimeout
-    settings.headTimeout =
-      try arguments.double(Key.headTimeout)
-      ?? settings.headTimeout
-    settings.maxConnections =
-      try arguments.int(Key.maxConnections)
-      ?? settings.maxConnections
-    settings.maxConnectionsPerIp =
-      try arguments.int(Key.maxConnectionsPerIP)
-      ?? settings.maxConnectionsPerIp
-    if arguments.flag(Key.accessLog) { settings.accessLog = true }
-    settings.tokenFile = arguments.value(Key.tokenFile) ?? settings.tokenFile
-    if arguments.flag(Key.publicMetrics) { settings.publicMetrics = true }
-    settings.cpuLimit =
-      try arguments.int(DocumentCommands.Key.cpuLimit) ?? settings.cpuLimit
-    settings.memoryLimit =
-      try arguments.int(DocumentCommands.Key.memoryLimit)
-      ?? settings.memoryLimit
-    settings.timeout =
-      try arguments.double(DocumentCommands.Key.timeout) ?? settings.timeout
-    settings.jobQueue =
-      try arguments.int(Key.jobQueue) ?? settings.jobQueue
-    settings.jobsKept =
-      try arguments.int(Key.jobsKept) ?? settings.jobsKept
-    settings.jobsDisk =
-      try arguments.int(Key.jobsDisk) ?? settings.jobsDisk
-    settings.jobLines =
-      try arguments.int(Key.jobLines) ?? settings.jobLines
-    settings.jobTimeout =
-      try arguments.double(Key.jobTimeout)
-      ?? settings.jobTimeout
-    if let folder = arguments.value(Key.jobsDir) {
-      guard !folder.isEmpty else {
-        throw UsageError(message: "option '--jobs-dir' needs a folder's path, not ''")
-      }
-      settings.jobsDir = folder
-    }
-    settings.drainTimeout =
-      try arguments.double(Key.drainTimeout)
-      ?? settings.drainTimeout
-    settings.priceListCheck =
-      try arguments.double(Key.priceListCheck)
-      ?? settings.priceListCheck
-    if arguments.flag(Key.webhookAllowPrivate) { settings.webhookAllowPrivate = true }
-    settings.webhookSecretFile =
-      arguments.value(Key.webhookSecretFile) ?? settings.webhookSecretFile
-    settings.printPasswordFile = arguments.value(Key.passwordFile) ?? settings.printPasswordFile
+    // The command line wins over the file.
+    for setting in ServiceSetting.all { try setting.read(arguments, into: &settings) }
 
     let address: ListenAddress
     do throws(HTTPError) {
@@ -240,5 +104,54 @@ enum ServeCommand {
       })
     console.stderr.write("serve: stopped\n")
     return ImprintCLI.success
+  }
+}
+
+extension OptionKey {
+  /// The option of a setting of `imprint serve` (`ServiceSetting`), declared there once with
+  /// its `--config` key: `Value` must be what the setting holds (`String`, `Bool`, `Int`,
+  /// `Double`), or `Any` for a spec's list.
+  init(_ setting: ServiceSetting) {
+    let kind: OptionKind =
+      switch setting.value {
+      case .address: .text
+      case .file: .file
+      case .folder: .directory
+      case .flag: .flag
+      case .integer(_, let range): .integer(range)
+      case .number(_, let range): .number(range)
+      }
+    self.init(
+      spec: OptionSpec(
+        name: setting.option, short: setting.short, value: setting.placeholder,
+        help: setting.help, kind: kind))
+  }
+}
+
+extension ServiceSetting {
+  /// Sets the field of `settings` this setting names when its option was given.
+  ///
+  /// - Throws: `UsageError` for a value out of the setting's range, or an empty folder where
+  ///   one is needed.
+  func read(_ arguments: ParsedArguments, into settings: inout ServiceSettings)
+    throws(UsageError)
+  {
+    switch value {
+    case .address(let field), .file(let field):
+      settings[keyPath: field] = arguments.value(OptionKey(self)) ?? settings[keyPath: field]
+    case .folder(let field, let nonEmpty):
+      guard let folder = arguments.value(OptionKey(self)) else { return }
+      if nonEmpty && folder.isEmpty {
+        throw UsageError(message: "option '--\(option)' needs a folder's path, not ''")
+      }
+      settings[keyPath: field] = folder
+    case .flag(let field):
+      if arguments.flag(OptionKey(self)) { settings[keyPath: field] = true }
+    case .integer(let field, _):
+      settings[keyPath: field] = try arguments.int(OptionKey(self)) ?? settings[keyPath: field]
+    case .number(let field, _):
+      settings[keyPath: field] =
+        try arguments.double(OptionKey(self)) ?? settings[keyPath: field]
+    }
   }
 }

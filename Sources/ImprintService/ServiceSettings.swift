@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintService: the settings of `imprint serve --config FILE`, one key per command-line
-// option, read strictly (unknown keys refused) and checked against the options' ranges.
+// option (`ServiceSetting.all`), read strictly (unknown keys refused) and checked against the
+// table's ranges.
 
 import Foundation
 import ImprintCore
@@ -10,14 +11,10 @@ import ImprintPrinting
 
 /// A service's settings as a configuration file or the command line gives them; nil: not given.
 ///
-/// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): `listen`, `maxBody`, `maxPart`,
-/// `bodyMemory`, `queue`,
-/// `jobs`, `templates`, `accessLog`, `tokenFile`, `publicMetrics`, `requestTimeout`,
-/// `connectionTimeout`, `maxConnections`, `maxConnectionsPerIp`, `headTimeout`, `drainTimeout`,
-/// `cpuLimit`, `memoryLimit`, `timeout`, `jobQueue`, `jobsKept`, `jobsDisk`, `jobLines`,
-/// `jobTimeout`, `jobsDir`, `priceListCheck`, `webhookAllowPrivate`, `webhookSecretFile`,
-/// `printPasswordFile`, `priceLists` (name → file) and `printers` (name → `ServicePrinter`).
-/// Paths are relative to the file's folder.
+/// The file is a JSON object (`StrictJSON`, `JSONObjectReader`): the keys of
+/// `ServiceSetting.all` (each field below but `priceLists` and `printers`), `priceLists`
+/// (name → file) and `printers` (name → `ServicePrinter`). Paths are relative to the file's
+/// folder.
 public struct ServiceSettings: Sendable, Equatable {
   /// `ADDRESS:PORT`.
   public var listen: String?
@@ -82,50 +79,6 @@ public struct ServiceSettings: Sendable, Equatable {
   /// The file holding the `user:password` line for printers that ask (`--password-file`).
   public var printPasswordFile: String?
 
-  /// The ranges the numbers must be in (the command line's too).
-  public enum Range {
-    /// `maxBody`, bytes.
-    public static let maxBody = 1...(1 << 31)
-    /// `maxPart`, bytes.
-    public static let maxPart = 1...(1 << 31)
-    /// `bodyMemory`, bytes.
-    public static let bodyMemory = 1...(1 << 40)
-    /// `queue`.
-    public static let queue = 0...100_000
-    /// `jobs`.
-    public static let jobs = 1...256
-    /// `requestTimeout`, seconds.
-    public static let requestTimeout = 1...3600.0
-    /// `connectionTimeout`, seconds.
-    public static let connectionTimeout = 1...3600
-    /// `maxConnections`.
-    public static let maxConnections = 1...65_536
-    /// `maxConnectionsPerIp`.
-    public static let maxConnectionsPerIp = 1...65_536
-    /// `headTimeout`, seconds.
-    public static let headTimeout = 1...3600.0
-    /// `cpuLimit`, seconds.
-    public static let cpuLimit = 1...3600
-    /// `memoryLimit`, MB.
-    public static let memoryLimit = 128...65_536
-    /// `timeout`, seconds.
-    public static let timeout = 0.5...3600.0
-    /// `jobQueue`.
-    public static let jobQueue = 1...10_000
-    /// `jobsKept`.
-    public static let jobsKept = 0...100_000
-    /// `jobsDisk`, bytes.
-    public static let jobsDisk = 1...(1 << 50)
-    /// `jobLines`.
-    public static let jobLines = 1...10_000_000
-    /// `jobTimeout`, seconds (a week at most).
-    public static let jobTimeout = 1...604_800.0
-    /// `drainTimeout`, seconds.
-    public static let drainTimeout = 1...3600.0
-    /// `priceListCheck`, seconds (0: no checks; below 0.1, checked every 0.1 s).
-    public static let priceListCheck = 0...3600.0
-  }
-
   /// No settings.
   public init() {}
 
@@ -157,57 +110,35 @@ public struct ServiceSettings: Sendable, Equatable {
         problem: "is \(value); expected \(range.lowerBound) to \(range.upperBound)")
     }
     var settings = ServiceSettings()
-    settings.listen = try reader.string("listen")
-    if let listen = settings.listen, (try? ListenAddress(parsing: listen)) == nil {
-      throw ServiceError.invalidSetting(
-        file: path, key: "listen",
-        problem: "is '\(SafeText.excerpt(listen, limit: 100))'; expected IPV4-ADDRESS:PORT "
-          + "such as 127.0.0.1:8080")
-    }
-    settings.maxBody = try ranged("maxBody", try reader.integer("maxBody"), Range.maxBody)
-    settings.maxPart = try ranged("maxPart", try reader.integer("maxPart"), Range.maxPart)
-    settings.bodyMemory = try ranged(
-      "bodyMemory", try reader.integer("bodyMemory"), Range.bodyMemory)
-    settings.queue = try ranged("queue", try reader.integer("queue"), Range.queue)
-    settings.jobs = try ranged("jobs", try reader.integer("jobs"), Range.jobs)
-    settings.templates = try reader.string("templates").map(resolved)
-    settings.accessLog = try reader.bool("accessLog")
-    settings.tokenFile = try reader.string("tokenFile").map(resolved)
-    settings.publicMetrics = try reader.bool("publicMetrics")
-    settings.requestTimeout = try ranged(
-      "requestTimeout", try reader.number("requestTimeout")?.doubleValue, Range.requestTimeout)
-    settings.connectionTimeout = try ranged(
-      "connectionTimeout", try reader.integer("connectionTimeout"), Range.connectionTimeout)
-    settings.maxConnections = try ranged(
-      "maxConnections", try reader.integer("maxConnections"), Range.maxConnections)
-    settings.maxConnectionsPerIp = try ranged(
-      "maxConnectionsPerIp", try reader.integer("maxConnectionsPerIp"), Range.maxConnectionsPerIp)
-    settings.headTimeout = try ranged(
-      "headTimeout", try reader.number("headTimeout")?.doubleValue, Range.headTimeout)
-    settings.cpuLimit = try ranged("cpuLimit", try reader.integer("cpuLimit"), Range.cpuLimit)
-    settings.memoryLimit = try ranged(
-      "memoryLimit", try reader.integer("memoryLimit"), Range.memoryLimit)
-    settings.timeout = try ranged(
-      "timeout", try reader.number("timeout")?.doubleValue, Range.timeout)
-    settings.jobQueue = try ranged("jobQueue", try reader.integer("jobQueue"), Range.jobQueue)
-    settings.jobsKept = try ranged("jobsKept", try reader.integer("jobsKept"), Range.jobsKept)
-    settings.jobsDisk = try ranged("jobsDisk", try reader.integer("jobsDisk"), Range.jobsDisk)
-    settings.jobLines = try ranged("jobLines", try reader.integer("jobLines"), Range.jobLines)
-    settings.jobTimeout = try ranged(
-      "jobTimeout", try reader.number("jobTimeout")?.doubleValue, Range.jobTimeout)
-    if let folder = try reader.string("jobsDir") {
-      guard !folder.isEmpty else {
-        throw ServiceError.invalidSetting(
-          file: path, key: "jobsDir", problem: "is empty; expected a folder's path")
+    for setting in ServiceSetting.all {
+      let key = setting.key
+      switch setting.value {
+      case .address(let field):
+        guard let listen = try reader.string(key) else { break }
+        guard (try? ListenAddress(parsing: listen)) != nil else {
+          throw ServiceError.invalidSetting(
+            file: path, key: key,
+            problem: "is '\(SafeText.excerpt(listen, limit: 100))'; expected IPV4-ADDRESS:PORT "
+              + "such as 127.0.0.1:8080")
+        }
+        settings[keyPath: field] = listen
+      case .file(let field):
+        settings[keyPath: field] = try reader.string(key).map(resolved)
+      case .folder(let field, let nonEmpty):
+        guard let folder = try reader.string(key) else { break }
+        if nonEmpty && folder.isEmpty {
+          throw ServiceError.invalidSetting(
+            file: path, key: key, problem: "is empty; expected a folder's path")
+        }
+        settings[keyPath: field] = resolved(folder)
+      case .flag(let field):
+        settings[keyPath: field] = try reader.bool(key)
+      case .integer(let field, let range):
+        settings[keyPath: field] = try ranged(key, try reader.integer(key), range)
+      case .number(let field, let range):
+        settings[keyPath: field] = try ranged(key, try reader.number(key)?.doubleValue, range)
       }
-      settings.jobsDir = resolved(folder)
     }
-    settings.drainTimeout = try ranged(
-      "drainTimeout", try reader.number("drainTimeout")?.doubleValue, Range.drainTimeout)
-    settings.priceListCheck = try ranged(
-      "priceListCheck", try reader.number("priceListCheck")?.doubleValue, Range.priceListCheck)
-    settings.webhookAllowPrivate = try reader.bool("webhookAllowPrivate")
-    settings.webhookSecretFile = try reader.string("webhookSecretFile").map(resolved)
     if var lists = try reader.child("priceLists") {
       var files: [String: String] = [:]
       for name in lists.object.keys.sorted() {
@@ -219,7 +150,6 @@ public struct ServiceSettings: Sendable, Equatable {
       }
       settings.priceLists = files
     }
-    settings.printPasswordFile = try reader.string("printPasswordFile").map(resolved)
     if var printers = try reader.child("printers") {
       var found: [String: ServicePrinter] = [:]
       for name in printers.object.keys.sorted() {

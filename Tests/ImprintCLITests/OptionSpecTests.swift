@@ -3,6 +3,7 @@
 // a key the command does not declare stops the program.
 
 import Foundation
+import ImprintHTTP
 import ImprintService
 import ImprintTestSupport
 import Testing
@@ -23,6 +24,17 @@ func sampleValue(_ option: OptionSpec) -> String {
   case .number(let range): String(range.lowerBound)
   case .choice(let words): words[0]
   }
+}
+
+/// A service's configuration with `settings` applied, as text (`dump`), to compare.
+private func configuration(_ settings: ServiceSettings) throws -> String {
+  var configuration = ServiceConfiguration(
+    listen: try ListenAddress(parsing: "127.0.0.1:0"), workerExecutable: "/bin/true",
+    placeholder: (bytes: [], source: "none"))
+  try configuration.apply(settings)
+  var text = ""
+  dump(configuration, to: &text)
+  return text
 }
 
 /// The words a command needs besides its options (one per required argument).
@@ -83,12 +95,76 @@ struct OptionSpecTests {
     #expect(run.stderr.contains("option '--size' expects an integer from 16 to 2048; got '15'"))
   }
 
-  @Test("serve's worker limits are the service's ranges")
-  func serveLimits() {
-    #expect(DocumentCommands.Key.cpuLimit.spec.kind == .integer(ServiceSettings.Range.cpuLimit))
+  @Test("serve's options are its settings, declared once; the worker limits are theirs")
+  func serveSettings() throws {
+    let options = ServeCommand.spec.options.map(\.name)
     #expect(
-      DocumentCommands.Key.memoryLimit.spec.kind == .integer(ServiceSettings.Range.memoryLimit))
-    #expect(DocumentCommands.Key.timeout.spec.kind == .number(ServiceSettings.Range.timeout))
+      options == ["config"] + ServiceSetting.all.map(\.option) + ["verbose", "help"])
+    for setting in ServiceSetting.all {
+      let option = try #require(ServeCommand.spec.options.first { $0.name == setting.option })
+      #expect(option.help == setting.help)
+      #expect(option.short == setting.short)
+    }
+    #expect(DocumentCommands.Key.cpuLimit.spec == OptionKey<Int>(ServiceSetting.cpuLimit).spec)
+    #expect(
+      DocumentCommands.Key.memoryLimit.spec == OptionKey<Int>(ServiceSetting.memoryLimit).spec)
+    #expect(DocumentCommands.Key.timeout.spec == OptionKey<Double>(ServiceSetting.timeout).spec)
+  }
+
+  @Test("ServiceConfiguration.apply takes every number and flag of serve's settings")
+  func serveApply() throws {
+    for setting in ServiceSetting.all {
+      var settings = ServiceSettings()
+      switch setting.value {
+      // The access log's destination is the caller's (`imprint serve` writes it).
+      case .flag(let field) where setting.key != "accessLog": settings[keyPath: field] = true
+      case .integer(let field, let range): settings[keyPath: field] = range.upperBound
+      case .number(let field, let range): settings[keyPath: field] = range.upperBound
+      default: continue
+      }
+      #expect(try configuration(settings) != configuration(ServiceSettings()), "\(setting.key)")
+    }
+  }
+
+  @Test("the default each serve setting's help states is the configuration's own")
+  func serveDefaults() throws {
+    var checked = 0
+    for setting in ServiceSetting.all {
+      // The number the help states first ("33554432, 32 MiB", "1; 0: none"); none for a
+      // default that is not a number ("all cores").
+      guard let stated = OptionKey<Any>(setting).spec.documentedDefault else { continue }
+      let digits = stated.prefix { $0.isNumber || $0 == "." }
+      guard let number = Double(digits),
+        [nil, ",", ";"].contains(stated.dropFirst(digits.count).first)
+      else { continue }
+      var settings = ServiceSettings()
+      switch setting.value {
+      case .integer(let field, _): settings[keyPath: field] = Int(number)
+      case .number(let field, _): settings[keyPath: field] = number
+      default: continue
+      }
+      #expect(
+        try configuration(settings) == configuration(ServiceSettings()),
+        "--\(setting.option): \(stated)")
+      checked += 1
+    }
+    #expect(checked >= 15)
+  }
+
+  @Test("serve's command line sets each setting's field, the file's value otherwise kept")
+  func serveParsing() throws {
+    for setting in ServiceSetting.all {
+      let option = OptionKey<Any>(setting).spec
+      var words = ["--\(option.name)"]
+      if option.kind != .flag { words.append(sampleValue(option)) }
+      let parsed = try ServeCommand.spec.parse(words, path: ["serve"])
+      var settings = ServiceSettings()
+      try setting.read(parsed, into: &settings)
+      #expect(settings != ServiceSettings(), "--\(option.name)")
+      var untouched = ServiceSettings()
+      try setting.read(try ServeCommand.spec.parse([], path: ["serve"]), into: &untouched)
+      #expect(untouched == ServiceSettings(), "--\(option.name)")
+    }
   }
 
   @Test("reading a key the command does not declare stops the program")

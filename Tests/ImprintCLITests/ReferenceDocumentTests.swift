@@ -2,6 +2,7 @@
 // ImprintCLITests: docs/cli.md against what the command specs make, and the root help.
 
 import Foundation
+import ImprintService
 import ImprintTestSupport
 import Testing
 
@@ -48,10 +49,11 @@ struct ReferenceDocumentTests {
   }
 
   @Test("the default an option's help states, as the man pages and docs/cli.md show it")
-  func defaults() {
+  func defaults() throws {
     #expect(QRCommand.Key.module.spec.documentedDefault == "8")
     #expect(QRCommand.Key.format.spec.documentedDefault == "from -o, else text")
-    #expect(ServeCommand.Key.listen.spec.documentedDefault == "127.0.0.1:8080")
+    let listen = try #require(ServiceSetting.named("listen"))
+    #expect(OptionKey<String>(listen).spec.documentedDefault == "127.0.0.1:8080")
     #expect(DocumentCommands.Key.format.spec.documentedDefault == "png")
     #expect(BatchCommand.Key.duplex.spec.documentedDefault == "long-edge")
     #expect(QRCommand.Key.size.spec.documentedDefault == nil)
