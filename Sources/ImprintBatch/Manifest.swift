@@ -593,8 +593,9 @@ public struct ManifestReader: ~Copyable {
   ///
   /// Each is checked as the command line checks it: a flag is `true` or `false` (in CSV the
   /// text `true` or `false`), `previewSize` a whole number of pixels in
-  /// `OrderPreparer.previewSizes` that needs `previews`, `waitTimeout` seconds from 0 to 86400
-  /// that needs `"wait": true`; `monoPrinter` and `wait` need `printer`.
+  /// `OrderPreparer.previewSizes` that needs `previews`, `waitTimeout` seconds in
+  /// `PrintTarget.waitSecondsRange` that needs `"wait": true`; `monoPrinter` and `wait` need
+  /// `printer` (`PrepareRequest.conflict`).
   private func readPrintOptions(
     _ fields: inout JSONObjectReader<ManifestLineError>, into made: inout ManifestJob,
     job: String, csv: Bool, failure: (String) -> ManifestLineError
@@ -623,8 +624,9 @@ public struct ManifestReader: ~Copyable {
       return number
     }
     made.monoPrinter = try fields.string("monoPrinter").flatMap { $0.isEmpty ? nil : $0 }
-    made.splitColor = try flag("splitColor") ?? false
-    let previews = try flag("previews") ?? false
+    var asked = PrepareRequest()
+    asked.splitColor = try flag("splitColor") ?? false
+    asked.previews = try flag("previews") ?? false
     let sizes = OrderPreparer.previewSizes
     let size = try number(
       "previewSize", Double(sizes.lowerBound)...Double(sizes.upperBound),
@@ -632,19 +634,29 @@ public struct ManifestReader: ~Copyable {
     if let size, size.rounded() != size {
       throw failure("\(job): 'previewSize' is '\(size)'; expected a whole number of pixels")
     }
-    if size != nil && !previews {
+    asked.previewSize = size.map { Int($0) }
+    asked.printer = made.printer != nil
+    asked.monoPrinter = made.monoPrinter != nil
+    asked.wait = try flag("wait")
+    let waits = PrintTarget.waitSecondsRange
+    asked.waitTimeout = try number(
+      "waitTimeout", waits,
+      "\(Int(waits.lowerBound)) to \(Int(waits.upperBound)) seconds")
+    // The library's rule, worded as the manifest's fields (the command line words it as flags).
+    switch asked.conflict() {
+    case nil: break
+    case .previewSizeWithoutPreviews:
       throw failure("\(job): 'previewSize' needs \"previews\": true")
-    }
-    made.previewSize = previews ? size.map { Int($0) } ?? OrderPreparer.defaultPreviewSize : nil
-    made.wait = try flag("wait")
-    made.waitTimeout = try number("waitTimeout", 0...86_400, "0 to 86400 seconds")
-    if made.waitTimeout != nil && made.wait != true {
+    case .waitTimeoutWithoutWait:
       throw failure("\(job): 'waitTimeout' needs \"wait\": true")
-    }
-    if made.printer == nil, made.monoPrinter != nil || made.wait == true {
+    case let conflict?:
       throw failure(
-        "\(job): '\(made.monoPrinter != nil ? "monoPrinter" : "wait")' needs 'printer' (the "
-          + "printer the files are sent to)")
+        "\(job): '\(conflict.option.rawValue)' needs 'printer' (the printer the files are sent "
+          + "to)")
     }
+    made.splitColor = asked.splitColor
+    made.previewSize = asked.options.previewSize
+    made.wait = asked.wait
+    made.waitTimeout = asked.waitTimeout
   }
 }

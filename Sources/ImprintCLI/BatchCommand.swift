@@ -57,7 +57,7 @@ enum BatchCommand {
     static let wait = OptionKey.flag(
       "wait", "Print jobs wait for each printer job to end; one that does not complete fails.")
     static let waitTimeout = OptionKey.number(
-      "wait-timeout", "<s>", in: 0...86_400,
+      "wait-timeout", "<s>", in: PrintTarget.waitSecondsRange,
       "How long --wait waits for a print job's jobs, in seconds (default 300).")
     static let passwordFile = OptionKey.file(
       "password-file", "<file>",
@@ -181,7 +181,7 @@ enum BatchCommand {
     // A timeout alone would be ignored: the batch's print jobs wait only with --wait (a line's
     // own `wait` has its own `waitTimeout`).
     if waitTimeout != nil && !arguments.flag(Key.wait) {
-      throw UsageError(message: "--wait-timeout needs --wait")
+      throw PrepareCommand.usageError(.waitTimeoutWithoutWait)
     }
     var options = try batchOptions(
       folder, jobs: try arguments.int(Key.jobs) ?? activeProcessorCount, arguments, console)

@@ -31,7 +31,7 @@ enum PrepareCommand {
     static let wait = OptionKey.flag(
       "wait", "With --printer, wait for each job to end and report how it ended.")
     static let waitTimeout = OptionKey.number(
-      "wait-timeout", "<s>", in: 0...86_400,
+      "wait-timeout", "<s>", in: PrintTarget.waitSecondsRange,
       "With --wait: how long to wait for all the jobs, in seconds (default 300).")
     static let json = OptionKey.flag(
       "json", "Print the quote, the prepared files and their tickets (and jobs) as JSON.")
@@ -85,24 +85,17 @@ enum PrepareCommand {
     guard let folder = arguments.value(Key.output) else {
       throw UsageError(message: "missing -o <dir>")
     }
-    if arguments.isGiven(Key.monoPrinter) && !arguments.isGiven(Key.printer) {
-      throw UsageError(message: "--mono-printer needs --printer <uri|queue> (the colour printer)")
-    }
-    let previewSize = try arguments.int(Key.previewSize)
-    if previewSize != nil && !arguments.flag(Key.previews) {
-      throw UsageError(message: "--preview-size needs --previews")
-    }
-    let waitTimeout = try arguments.double(Key.waitTimeout)
-    if arguments.flag(Key.wait) && !arguments.isGiven(Key.printer) {
-      throw UsageError(message: "--wait needs --printer <uri|queue>")
-    }
-    // A timeout alone would be ignored: the jobs are followed only with --wait.
-    if waitTimeout != nil && !arguments.flag(Key.wait) {
-      throw UsageError(message: "--wait-timeout needs --wait")
-    }
-    if arguments.isGiven(Key.passwordFile) && !arguments.isGiven(Key.printer) {
-      throw UsageError(message: "--password-file needs --printer <uri|queue>")
-    }
+    var request = PrepareRequest()
+    request.splitColor = arguments.flag(Key.splitColor)
+    request.previews = arguments.flag(Key.previews)
+    request.previewSize = try arguments.int(Key.previewSize)
+    request.printer = arguments.isGiven(Key.printer)
+    request.monoPrinter = arguments.isGiven(Key.monoPrinter)
+    request.passwordFile = arguments.isGiven(Key.passwordFile)
+    request.wait = arguments.flag(Key.wait)
+    request.waitTimeout = try arguments.double(Key.waitTimeout)
+    // The library's rule, worded as flags (the service and manifests word it as their keys).
+    if let conflict = request.conflict() { throw usageError(conflict) }
     let credentials = try arguments.value(Key.passwordFile).map {
       try PrintCredentials(file: $0)
     }
@@ -111,8 +104,7 @@ enum PrepareCommand {
     defer { sandbox.stopIdleWorkers() }
     let target = arguments.value(Key.printer).map { printer in
       var target = PrintTarget(printer: printer, monoPrinter: arguments.value(Key.monoPrinter))
-      target.waitSeconds =
-        arguments.flag(Key.wait) ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
+      target.waitSeconds = request.waitSeconds
       target.access.credentials = credentials
       return target
     }
@@ -121,11 +113,7 @@ enum PrepareCommand {
     ).run(
       order: arguments.positionals[0], prices: pricesPath,
       filesRoot: arguments.value(QuoteCommand.Key.filesRoot), output: folder,
-      options: PrepareOptions(
-        splitColor: arguments.flag(Key.splitColor),
-        previewSize: arguments.flag(Key.previews)
-          ? previewSize ?? OrderPreparer.defaultPreviewSize : nil),
-      target: target)
+      options: request.options, target: target)
     if arguments.flag(Key.json) {
       console.stdout.write(JSONOutput.pretty(printed))
     } else {
@@ -167,5 +155,21 @@ enum PrepareCommand {
       return ImprintCLI.failure
     }
     return ImprintCLI.success
+  }
+
+  /// The usage error for a combination of flags the library refuses (`PrepareRequest.conflict`).
+  static func usageError(_ conflict: PrepareConflict) -> UsageError {
+    switch conflict {
+    case .previewSizeWithoutPreviews:
+      UsageError(message: "--preview-size needs --previews")
+    case .monoPrinterWithoutPrinter:
+      UsageError(message: "--mono-printer needs --printer <uri|queue> (the colour printer)")
+    case .waitWithoutPrinter:
+      UsageError(message: "--wait needs --printer <uri|queue>")
+    case .waitTimeoutWithoutWait:
+      UsageError(message: "--wait-timeout needs --wait")
+    case .passwordFileWithoutPrinter:
+      UsageError(message: "--password-file needs --printer <uri|queue>")
+    }
   }
 }

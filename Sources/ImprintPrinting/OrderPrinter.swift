@@ -25,6 +25,8 @@ public struct PrintTarget: Sendable, Equatable {
   /// How long `imprint prepare --wait` and a batch print job wait when no time is given, in
   /// seconds.
   public static let defaultWaitSeconds: Double = 300
+  /// The seconds one may ask them to wait (`--wait-timeout`, `waitTimeout`): a day at most.
+  public static let waitSecondsRange: ClosedRange<Double> = 0...86_400
 
   /// Files sent to `printer` (monochrome ones to `monoPrinter` when given), recorded in
   /// `journal` when one is given.

@@ -29,23 +29,18 @@ extension ImprintService {
     let key = try IdempotencyKeys.key(of: request)
     var query = try RequestOptions(query: request)
     let listName = try query.string("prices")
-    let splitColor = try query.flag("splitColor")
-    let previews = try query.flag("previews")
-    let previewSize = try query.integer("previewSize", in: OrderPreparer.previewSizes)
+    var asked = PrepareRequest()
+    asked.splitColor = try query.flag("splitColor")
+    asked.previews = try query.flag("previews")
+    asked.previewSize = try query.integer("previewSize", in: OrderPreparer.previewSizes)
     let printerName = try query.string("printer")
-    let wait = try query.flag("wait")
-    let waitTimeout = try query.number("waitTimeout", in: 0...86_400)
+    asked.printer = printerName != nil
+    asked.wait = try query.flag("wait")
+    asked.waitTimeout = try query.number("waitTimeout", in: PrintTarget.waitSecondsRange)
     let callback = try callback(&query)
     try query.finish()
-    if previewSize != nil && !previews {
-      throw ServiceError.invalidParameter(name: "previewSize", problem: "needs previews=true")
-    }
-    if wait && printerName == nil {
-      throw ServiceError.invalidParameter(name: "wait", problem: "needs printer=NAME")
-    }
-    if waitTimeout != nil && !wait {
-      throw ServiceError.invalidParameter(name: "waitTimeout", problem: "needs wait=true")
-    }
+    // The library's rule, worded as the query's keys (the command line words it as flags).
+    if let conflict = asked.conflict() { throw Self.parameterError(conflict) }
     let printer = try printerName.map { (name) throws(ServiceError) in try configuredPrinter(name) }
     let prices = try priceList(listName, route: request.path)
     let parts = try Self.parts(of: request, known: nil)
@@ -92,10 +87,8 @@ extension ImprintService {
     var target = printer?.target(
       credentials: configuration.printCredentials,
       journal: folder + "/" + ServicePrinter.journalName)
-    target?.waitSeconds = wait ? waitTimeout ?? PrintTarget.defaultWaitSeconds : nil
-    let options = PrepareOptions(
-      splitColor: splitColor,
-      previewSize: previews ? previewSize ?? OrderPreparer.defaultPreviewSize : nil)
+    target?.waitSeconds = asked.waitSeconds
+    let options = asked.options
     let printing = OrderPrinter(
       preparer: OrderPreparer(
         quoter: OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)))
@@ -129,6 +122,23 @@ extension ImprintService {
     }
     if let key { idempotencyKeys.bind(key, job: record.id) }
     return accepted(record)
+  }
+
+  /// The 400 for a combination of prepare options the library refuses, naming the query's keys.
+  ///
+  /// `PrepareRequest.conflict` finds it. The query has no monochrome printer or credentials
+  /// (the configuration's printers hold them).
+  static func parameterError(_ conflict: PrepareConflict) -> ServiceError {
+    switch conflict {
+    case .previewSizeWithoutPreviews:
+      .invalidParameter(name: "previewSize", problem: "needs previews=true")
+    case .waitWithoutPrinter:
+      .invalidParameter(name: "wait", problem: "needs printer=NAME")
+    case .waitTimeoutWithoutWait:
+      .invalidParameter(name: "waitTimeout", problem: "needs wait=true")
+    case .monoPrinterWithoutPrinter, .passwordFileWithoutPrinter:
+      preconditionFailure("the query has no \(conflict.option.rawValue)")
+    }
   }
 
   /// The printer of the configuration named `name`.
