@@ -21,17 +21,20 @@ enum CardCommand {
       "template", "<name|path>", "A shipped design (see 'imprint templates list') or a file.")
     static let templates = TemplatesCommand.templates
     static let side = OptionKey.choice(
-      "side", "<side>", ["front", "back", "both"], "front, back or both (default both).")
+      CardOption.side.names.flag, "<side>", CardOption.sides, "front, back or both (default both).")
     static let locale = OptionKey.text(
-      "locale", "<id>",
+      CardOption.locale.names.flag, "<id>",
       "The card's language (BCP 47: ko, ja, zh-Hant, hi, ar, es, pt-BR...; default: the "
         + "template's, en).")
     static let dpi = OptionKey.number(
-      "dpi", "<n>", in: 72...1200, "PNG resolution, 72 to 1200 (default 300).")
+      CardOption.dpi.names.flag, "<n>", in: CardOption.dpiRange,
+      "PNG resolution, 72 to 1200 (default 300).")
     static let bleed = OptionKey.number(
-      "bleed", "<mm>", in: 0...10, "Bleed per side in millimetres (default: the template's, 3.175)."
+      CardOption.bleed.names.flag, "<mm>", in: CardOption.bleedRange,
+      "Bleed per side in millimetres (default: the template's, 3.175)."
     )
-    static let cropMarks = OptionKey.flag("crop-marks", "Draw crop marks outside the bleed (PDF).")
+    static let cropMarks = OptionKey.flag(
+      CardOption.cropMarks.names.flag, "Draw crop marks outside the bleed (PDF).")
     static let photo = OptionKey.file(
       "photo", "<file>", "The photo (JPEG, PNG, HEIF, WebP, TIFF or GIF) for one profile.")
     static let photoCache = OptionKey.directory(
@@ -47,10 +50,11 @@ enum CardCommand {
     static let followCounts = OptionKey.file(
       "follow-counts", "<file>", "A get_follow_count result for the back (single profile).")
     static let platform = OptionKey.choice(
-      "platform", "<name>", Platform.allCases.map(\.rawValue),
+      CardOption.platform.names.flag, "<name>", Platform.allCases.map(\.rawValue),
       "steem or hive (default: detected, else steem).")
     static let allowMissingGlyphs = OptionKey.flag(
-      "allow-missing-glyphs", "Warn instead of failing when no font can draw a character.")
+      CardOption.allowMissingGlyphs.names.flag,
+      "Warn instead of failing when no font can draw a character.")
     static let jobs = OptionKey.integer(
       "jobs", short: "j", "<n>", in: 1...256,
       "Parallel jobs for several profiles (default: all cores).")
@@ -105,21 +109,12 @@ enum CardCommand {
       explicit: arguments.value(Key.templates))
     let template = try CardTemplate.load(
       arguments.value(Key.template) ?? "classic", folder: templatesFolder)
-    var options = CardOptions()
-    switch try arguments.choice(Key.side) ?? "both" {
-    case "front": options.faces = [.front]
-    case "back": options.faces = [.back]
-    default: options.faces = [.front, .back]
-    }
-    options.dpi = try arguments.double(Key.dpi) ?? 300
-    options.bleed = try arguments.double(Key.bleed)
-    options.cropMarks = arguments.flag(Key.cropMarks)
-    options.allowMissingGlyphs = arguments.flag(Key.allowMissingGlyphs)
+    // The library reads the options by their names (`CardOption`), as the service does.
+    var source = ArgumentSource(arguments)
+    let read = try CardOptions.read(from: &source, defaultFaces: [.front, .back])
+    var options = read.options
     options.fonts = try DeploymentResources.fonts()
-    options.locale = arguments.value(Key.locale)
-    let platform = try arguments.choice(Key.platform).flatMap {
-      Platform(rawValue: $0)
-    }
+    let platform = read.platform
     let output = arguments.value(Key.output)
     let folder = arguments.value(Key.outputDir)
     var format = try arguments.choice(Key.format).flatMap {
@@ -135,7 +130,7 @@ enum CardCommand {
     }
     let chosen = format ?? .pdf
     // Options the format does not use are refused, as the service refuses them.
-    if let unused = chosen.unusedOption(options, dpiGiven: arguments.isGiven(Key.dpi)) {
+    if let unused = chosen.unusedOption(options, dpiGiven: read.dpiGiven) {
       throw UsageError(message: "\(unused.flag) \(unused.appliesTo)")
     }
     let photo = arguments.value(Key.photo)

@@ -13,46 +13,54 @@ enum QRCommand {
       "eth", "The payload is an Ethereum address (0x + 40 hex digits).")
     static let btc = OptionKey.flag("btc", "The payload is a Bitcoin address (1…, 3…, bc1…).")
     static let request = OptionKey.flag(
-      "request", "Encode an EIP-681 / BIP-21 payment request instead of the bare address.")
+      QROption.request.names.flag,
+      "Encode an EIP-681 / BIP-21 payment request instead of the bare address.")
     static let amount = OptionKey.text(
-      "amount", "<number>", "Amount: ether, token units with --token, or BTC.")
+      QROption.amount.names.flag, "<number>", "Amount: ether, token units with --token, or BTC.")
     static let token = OptionKey.text(
-      "token", "<contract>", "ERC-20 token contract: a token transfer request.")
+      QROption.token.names.flag, "<contract>", "ERC-20 token contract: a token transfer request.")
     static let decimals = OptionKey.integer(
-      "decimals", "<n>", in: 0...36, "The token's decimals (default 18).")
+      QROption.decimals.names.flag, "<n>", in: QROption.decimalsRange,
+      "The token's decimals (default 18).")
     static let chainID = OptionKey.text(
-      "chain-id", "<n>", "EIP-155 chain id (omitted unless given; 1 is mainnet).")
+      QROption.chainID.names.flag, "<n>", "EIP-155 chain id (omitted unless given; 1 is mainnet).")
     static let gasLimit = OptionKey.text(
-      "gas-limit", "<n>", "Suggested gas limit, 21000 to 30000000.")
+      QROption.gasLimit.names.flag, "<n>", "Suggested gas limit, 21000 to 30000000.")
     static let gasPrice = OptionKey.text(
-      "gas-price", "<gwei>", "Suggested gas price in gwei, 1 to 100.")
-    static let label = OptionKey.text("label", "<text>", "BIP-21 label (Bitcoin).")
-    static let message = OptionKey.text("message", "<text>", "BIP-21 message (Bitcoin).")
+      QROption.gasPrice.names.flag, "<gwei>", "Suggested gas price in gwei, 1 to 100.")
+    static let label = OptionKey.text(
+      QROption.label.names.flag, "<text>", "BIP-21 label (Bitcoin).")
+    static let message = OptionKey.text(
+      QROption.message.names.flag, "<text>", "BIP-21 message (Bitcoin).")
     static let level = OptionKey.choice(
-      "level", "<L|M|Q|H>", ["L", "M", "Q", "H"], "Error correction (default M).")
+      QROption.level.names.flag, "<L|M|Q|H>", QROption.levels, "Error correction (default M).")
     static let format = OptionKey.choice(
       "format", "<format>", formatNames,
       "png, svg, pdf, eps or text (default: from -o, else text).")
     static let output = OptionKey.file(
       "output", short: "o", "<file>", "Output file, or - for standard output.")
     static let module = OptionKey.integer(
-      "module", "<px>", in: 1...64, "Pixels per module in PNG output, 1 to 64 (default 8).")
+      QROption.module.names.flag, "<px>", in: QROption.moduleRange,
+      "Pixels per module in PNG output, 1 to 64 (default 8).")
     static let size = OptionKey.number(
-      "size", "<mm>", in: 5...1000,
+      QROption.size.names.flag, "<mm>", in: QROption.sizeRange,
       "Printed width of the symbol without quiet zone, in millimetres.")
     static let dpi = OptionKey.number(
-      "dpi", "<n>", in: 72...4800, "Resolution stored in PNGs and used with --size (default 300).")
+      QROption.dpi.names.flag, "<n>", in: QROption.dpiRange,
+      "Resolution stored in PNGs and used with --size (default 300).")
     static let quietZone = OptionKey.integer(
-      "quiet-zone", "<n>", in: 0...16, "Light modules around the symbol, 0 to 16 (default 4).")
+      QROption.quietZone.names.flag, "<n>", in: QROption.quietZoneRange,
+      "Light modules around the symbol, 0 to 16 (default 4).")
     static let foreground = OptionKey.text(
-      "foreground", "<color>", "Dark-module colour, #RRGGBB (default #000000).")
+      QROption.foreground.names.flag, "<color>", "Dark-module colour, #RRGGBB (default #000000).")
     static let background = OptionKey.text(
-      "background", "<color>", "Light-module colour, #RRGGBB (default #FFFFFF).")
+      QROption.background.names.flag, "<color>", "Light-module colour, #RRGGBB (default #FFFFFF).")
     static let allowLowContrast = OptionKey.flag(
-      "allow-low-contrast", "Render colours that fail the contrast check.")
-    static let caption = OptionKey.text("caption", "<text>", "Text printed under the code.")
+      QROption.allowLowContrast.names.flag, "Render colours that fail the contrast check.")
+    static let caption = OptionKey.text(
+      QROption.caption.names.flag, "<text>", "Text printed under the code.")
     static let captionAddress = OptionKey.flag(
-      "caption-address", "Print the address under the code, grouped in fours.")
+      QROption.captionAddress.names.flag, "Print the address under the code, grouped in fours.")
     static let input = OptionKey.file(
       "input", "<file>", "Read one payload per line from a file, or - for standard input.")
     static let outputDir = OptionKey.directory(
@@ -124,37 +132,13 @@ enum QRCommand {
     }
     let kind: QRPayloadKind =
       arguments.flag(Key.eth) ? .ethereum : arguments.flag(Key.btc) ? .bitcoin : .text
-    var payment = PaymentOptions()
-    payment.request = arguments.flag(Key.request)
-    payment.amount = arguments.value(Key.amount)
-    payment.token = arguments.value(Key.token)
-    payment.decimals = try arguments.int(Key.decimals)
-    payment.chainID = arguments.value(Key.chainID)
-    payment.gasLimit = arguments.value(Key.gasLimit)
-    payment.gasPrice = arguments.value(Key.gasPrice)
-    payment.label = arguments.value(Key.label)
-    payment.message = arguments.value(Key.message)
-    var style = QRStyle()
-    if let level = try arguments.choice(Key.level) {
-      style.level = QRErrorCorrection(rawValue: level) ?? .medium
-    }
-    let module = try arguments.int(Key.module)
-    style.modulePixels = module ?? style.modulePixels
-    style.sizeMillimetres = try arguments.double(Key.size)
-    style.dpi = try arguments.double(Key.dpi) ?? style.dpi
-    style.quietZone = try arguments.int(Key.quietZone) ?? style.quietZone
-    style.foreground = try color(arguments, Key.foreground) ?? style.foreground
-    style.background = try color(arguments, Key.background) ?? style.background
-    style.allowLowContrast = arguments.flag(Key.allowLowContrast)
-    style.caption = arguments.value(Key.caption)
-    style.fonts = try DeploymentResources.fonts()
-    let settings = QRSettings(
-      kind: kind, payment: payment, style: style,
-      captionAddress: arguments.flag(Key.captionAddress))
+    // The library reads the options by their names (`QROption`), as the service does.
+    var source = ArgumentSource(arguments)
+    let read = try QRSettings.read(kind: kind, from: &source)
+    var settings = read.settings
+    settings.style.fonts = try DeploymentResources.fonts()
     // The library's rules, worded as flags (the service words them as its keys).
-    if let conflict = settings.conflict(moduleGiven: module != nil) { throw usageError(conflict) }
-    try QRPayload.validate(payment, kind: kind)
-    try style.validate()
+    try settings.validate(moduleGiven: read.moduleGiven, refusing: usageError)
     return settings
   }
 
@@ -177,17 +161,6 @@ enum QRCommand {
       return UsageError(
         message: "--module and --size cannot be combined; --size sets the module's size")
     }
-  }
-
-  private static func color(_ arguments: ParsedArguments, _ key: OptionKey<String>)
-    throws(UsageError) -> Color?
-  {
-    guard let text = arguments.value(key) else { return nil }
-    guard let color = Color(parsing: text) else {
-      throw UsageError(
-        message: "option '--\(key.name)' expects a colour like #1A2B3C; got '\(text)'")
-    }
-    return color
   }
 
   /// The JSON report of one code.

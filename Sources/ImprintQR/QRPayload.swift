@@ -115,8 +115,11 @@ public struct QRPayload: Sendable, Hashable {
     let token = try payment.token.map { (text: String) throws(QRError) in try EthereumAddress(text)
     }
     let decimals = payment.decimals ?? 18
-    guard (0...36).contains(decimals) else {
-      throw .invalidAmount(field: .decimals, value: "\(decimals)", expected: "0 to 36")
+    let range = QROption.decimalsRange
+    guard range.contains(decimals) else {
+      throw .invalidAmount(
+        field: .decimals, value: "\(decimals)",
+        expected: "\(range.lowerBound) to \(range.upperBound)")
     }
     let amount = try payment.amount.map { (text: String) throws(QRError) in
       let amount = try DecimalAmount(text, decimals: decimals, field: .amount)

@@ -74,17 +74,28 @@ public struct QRStyle: Sendable, Hashable {
   ///
   /// - Throws: `QRError.invalidOption`, `QRError.invertedColors` or `QRError.lowContrast`.
   public func validate() throws(QRError) {
-    guard (0...16).contains(quietZone) else {
-      throw .invalidOption(name: "--quiet-zone", value: "\(quietZone)", expected: "0 to 16 modules")
+    func expected<T>(_ range: ClosedRange<T>, _ unit: String = "") -> String {
+      "\(range.lowerBound) to \(range.upperBound)" + (unit.isEmpty ? "" : " " + unit)
     }
-    guard (1...64).contains(modulePixels) else {
-      throw .invalidOption(name: "--module", value: "\(modulePixels)", expected: "1 to 64 pixels")
+    let (zones, modules) = (QROption.quietZoneRange, QROption.moduleRange)
+    let (dpis, sizes) = (QROption.dpiRange, QROption.sizeRange)
+    guard zones.contains(quietZone) else {
+      throw .invalidOption(
+        name: QROption.quietZone.flag, value: "\(quietZone)", expected: expected(zones, "modules"))
     }
-    guard dpi >= 72, dpi <= 4800 else {
-      throw .invalidOption(name: "--dpi", value: "\(dpi)", expected: "72 to 4800")
+    guard modules.contains(modulePixels) else {
+      throw .invalidOption(
+        name: QROption.module.flag, value: "\(modulePixels)", expected: expected(modules, "pixels"))
     }
-    if let size = sizeMillimetres, !(size >= 5 && size <= 1000) {
-      throw .invalidOption(name: "--size", value: "\(size)", expected: "5 to 1000 millimetres")
+    guard dpis.contains(dpi) else {
+      throw .invalidOption(
+        name: QROption.dpi.flag, value: "\(dpi)",
+        expected: expected(Int(dpis.lowerBound)...Int(dpis.upperBound)))
+    }
+    if let size = sizeMillimetres, !sizes.contains(size) {
+      throw .invalidOption(
+        name: QROption.size.flag, value: "\(size)",
+        expected: expected(Int(sizes.lowerBound)...Int(sizes.upperBound), "millimetres"))
     }
     guard !allowLowContrast else { return }
     if foreground.relativeLuminance >= background.relativeLuminance {

@@ -4,10 +4,12 @@
 
 import ImprintCore
 
-/// An option of `QRSettings` that can conflict with the payload kind or another option.
+/// An option of `QRSettings`, as every surface reads it (`QRSettings.read`); some can conflict
+/// with the payload kind or another option.
 public enum QROption: String, Sendable, CaseIterable {
   case request, amount, token, decimals, chainID, gasLimit, gasPrice, label, message, caption,
-    captionAddress
+    captionAddress, level, module, size, dpi, quietZone, foreground, background,
+    allowLowContrast
 
   /// The option as `imprint qr` spells it: `--gas-price`.
   public var flag: String {
@@ -16,6 +18,8 @@ public enum QROption: String, Sendable, CaseIterable {
     case .gasLimit: "--gas-limit"
     case .gasPrice: "--gas-price"
     case .captionAddress: "--caption-address"
+    case .quietZone: "--quiet-zone"
+    case .allowLowContrast: "--allow-low-contrast"
     default: "--" + rawValue
     }
   }

@@ -39,43 +39,15 @@ extension ImprintService {
     let kind = kindName.flatMap(QRPayloadKind.init(shortName:)) ?? .text
     let formats = ["png", "svg", "pdf", "eps"]
     let format = QRFormat(rawValue: try options.choice("format", formats) ?? "png") ?? .png
-    var payment = PaymentOptions()
-    payment.request = try options.flag("request")
-    // Amounts are strings (a JSON number may lose digits of an 18-decimal amount); a chain id
-    // and gas limit may be JSON integers too, read as their exact digits.
-    payment.amount = try options.decimalText("amount")
-    payment.token = try options.string("token")
-    payment.decimals = try options.integer("decimals", in: 0...36)
-    payment.chainID = try options.integerText("chainId")
-    payment.gasLimit = try options.integerText("gasLimit")
-    payment.gasPrice = try options.decimalText("gasPrice")
-    payment.label = try options.string("label")
-    payment.message = try options.string("message")
-    var style = QRStyle()
-    if let level = try options.choice("level", ["L", "M", "Q", "H"]) {
-      style.level = QRErrorCorrection(rawValue: level) ?? style.level
-    }
-    let module = try options.integer("module", in: 1...64)
-    style.modulePixels = module ?? style.modulePixels
-    style.sizeMillimetres = try options.number("size", in: 5...1000)
-    style.dpi = try options.number("dpi", in: 72...4800) ?? style.dpi
-    style.quietZone = try options.integer("quietZone", in: 0...16) ?? style.quietZone
-    style.foreground = try Self.color(&options, "foreground") ?? style.foreground
-    style.background = try Self.color(&options, "background") ?? style.background
-    style.allowLowContrast = try options.flag("allowLowContrast")
-    style.caption = try options.string("caption")
-    style.fonts = configuration.fonts
-    let captionAddress = try options.flag("captionAddress")
+    // The library reads the options by their names (`QROption`), as `imprint qr` does.
+    let read = try QRSettings.read(kind: kind, from: &options)
     try options.finish()
-    let settings = QRSettings(
-      kind: kind, payment: payment, style: style, captionAddress: captionAddress)
+    var settings = read.settings
+    settings.style.fonts = configuration.fonts
     // The library's own checks, as `imprint qr` runs them: options that do not apply to the
-    // payload or exclude each other, payment options against the kind, ranges and contrast.
-    if let conflict = settings.conflict(moduleGiven: module != nil) {
-      throw Self.parameterError(conflict)
-    }
-    try QRPayload.validate(payment, kind: kind)
-    try style.validate()
+    // payload or exclude each other (worded as the request's keys), payment options against
+    // the kind, ranges and contrast.
+    try settings.validate(moduleGiven: read.moduleGiven, refusing: Self.parameterError)
     let (_, rendering) = try settings.make(text, format: format, source: "the payload")
     return HTTPResponse(
       status: 200, contentType: Self.mediaTypes[format.rawValue] ?? "application/octet-stream",
@@ -114,31 +86,21 @@ extension ImprintService {
       CardRun.Format(
         rawValue: try options.choice("format", CardRun.Format.allCases.map(\.rawValue)) ?? "pdf")
       ?? .pdf
-    var cardOptions = CardOptions()
-    let side = try options.choice("side", ["front", "back", "both"])
-    switch side ?? (format == .png ? "front" : "both") {
-    case "front": cardOptions.faces = [.front]
-    case "back": cardOptions.faces = [.back]
-    default:
-      guard format != .png else {
-        throw ServiceError.invalidParameter(
-          name: "side", problem: "must be front or back with format png: a response is one image")
-      }
-      cardOptions.faces = [.front, .back]
+    // The library reads the options by their names (`CardOption`), as `imprint card` does; a
+    // PNG is one side, the front unless `side` says back.
+    let read = try CardOptions.read(
+      from: &options, defaultFaces: format == .png ? [.front] : [.front, .back])
+    guard format != .png || read.options.faces.count == 1 else {
+      throw ServiceError.invalidParameter(
+        name: CardOption.side.names.key,
+        problem: "must be front or back with format png: a response is one image")
     }
-    cardOptions.locale = try options.string("locale")
-    let dpi = try options.number("dpi", in: 72...1200)
-    cardOptions.dpi = dpi ?? cardOptions.dpi
-    cardOptions.bleed = try options.number("bleed", in: 0...10)
-    cardOptions.cropMarks = try options.flag("cropMarks")
-    cardOptions.allowMissingGlyphs = try options.flag("allowMissingGlyphs")
+    var cardOptions = read.options
     cardOptions.fonts = configuration.fonts
-    let platform = try options.choice("platform", Platform.allCases.map(\.rawValue)).flatMap {
-      Platform(rawValue: $0)
-    }
+    let platform = read.platform
     try options.finish()
     // Options the format does not use are refused, as `imprint card` refuses them.
-    if let unused = format.unusedOption(cardOptions, dpiGiven: dpi != nil) {
+    if let unused = format.unusedOption(cardOptions, dpiGiven: read.dpiGiven) {
       throw ServiceError.invalidParameter(name: unused.key, problem: unused.appliesTo)
     }
     // Drawn in memory (`CardRun.render`): the bytes `imprint card` writes, without a temporary
@@ -371,16 +333,6 @@ extension ImprintService {
       .invalidParameter(
         name: "module", problem: "cannot be combined with size, which sets the module's size")
     }
-  }
-
-  private static func color(_ options: inout RequestOptions, _ name: String) throws(ServiceError)
-    -> Color?
-  {
-    guard let text = try options.string(name) else { return nil }
-    guard let color = Color(parsing: text) else {
-      throw .invalidParameter(name: name, problem: "must be a colour like #1A2B3C; got '\(text)'")
-    }
-    return color
   }
 }
 

@@ -182,6 +182,15 @@ struct RequestOptions {
     return text
   }
 
+  /// Option `name` as a colour (`#RRGGBB`), if given.
+  mutating func color(_ name: String) throws(ServiceError) -> Color? {
+    guard let text = try string(name) else { return nil }
+    guard let color = Color(parsing: text) else {
+      throw .invalidParameter(name: name, problem: "must be a colour like #1A2B3C; got '\(text)'")
+    }
+    return color
+  }
+
   /// Refuses the first option (in sorted order) nothing read, naming those the route reads.
   ///
   /// - Throws: `ServiceError.unknownParameter`.
@@ -195,4 +204,40 @@ struct RequestOptions {
       throw .unknownParameter(name: unknown, known: asked.sorted())
     }
   }
+}
+
+/// A request's options as a capability's (`OptionSource`): each read by its `key`, refused
+/// with `ServiceError.invalidParameter` as the route's own are.
+extension RequestOptions: OptionSource {
+  mutating func text(_ name: OptionName) throws(ServiceError) -> String? {
+    try string(name.key)
+  }
+
+  mutating func decimalText(_ name: OptionName) throws(ServiceError) -> String? {
+    try decimalText(name.key)
+  }
+
+  mutating func integerText(_ name: OptionName) throws(ServiceError) -> String? {
+    try integerText(name.key)
+  }
+
+  mutating func flag(_ name: OptionName) throws(ServiceError) -> Bool { try flag(name.key) }
+
+  mutating func integer(_ name: OptionName, in range: ClosedRange<Int>) throws(ServiceError)
+    -> Int?
+  {
+    try integer(name.key, in: range)
+  }
+
+  mutating func number(_ name: OptionName, in range: ClosedRange<Double>) throws(ServiceError)
+    -> Double?
+  {
+    try number(name.key, in: range)
+  }
+
+  mutating func choice(_ name: OptionName, _ choices: [String]) throws(ServiceError) -> String? {
+    try choice(name.key, choices)
+  }
+
+  mutating func color(_ name: OptionName) throws(ServiceError) -> Color? { try color(name.key) }
 }

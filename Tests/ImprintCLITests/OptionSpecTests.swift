@@ -3,7 +3,10 @@
 // a key the command does not declare stops the program.
 
 import Foundation
+import ImprintCards
+import ImprintCore
 import ImprintHTTP
+import ImprintQR
 import ImprintService
 import ImprintTestSupport
 import Testing
@@ -35,6 +38,35 @@ private func configuration(_ settings: ServiceSettings) throws -> String {
   var text = ""
   dump(configuration, to: &text)
   return text
+}
+
+/// A source that gives nothing and records each option read, with the kind it is read as.
+struct RecordingSource: OptionSource {
+  var reads: [(name: OptionName, kind: OptionKind)] = []
+
+  mutating func text(_ name: OptionName) -> String? {
+    reads.append((name, .text))
+    return nil
+  }
+  mutating func decimalText(_ name: OptionName) -> String? { text(name) }
+  mutating func integerText(_ name: OptionName) -> String? { text(name) }
+  mutating func flag(_ name: OptionName) -> Bool {
+    reads.append((name, .flag))
+    return false
+  }
+  mutating func integer(_ name: OptionName, in range: ClosedRange<Int>) -> Int? {
+    reads.append((name, .integer(range)))
+    return nil
+  }
+  mutating func number(_ name: OptionName, in range: ClosedRange<Double>) -> Double? {
+    reads.append((name, .number(range)))
+    return nil
+  }
+  mutating func choice(_ name: OptionName, _ choices: [String]) -> String? {
+    reads.append((name, .choice(choices)))
+    return nil
+  }
+  mutating func color(_ name: OptionName) -> Color? { text(name) == nil ? nil : .black }
 }
 
 /// The words a command needs besides its options (one per required argument).
@@ -109,6 +141,27 @@ struct OptionSpecTests {
     #expect(
       DocumentCommands.Key.memoryLimit.spec == OptionKey<Int>(ServiceSetting.memoryLimit).spec)
     #expect(DocumentCommands.Key.timeout.spec == OptionKey<Double>(ServiceSetting.timeout).spec)
+  }
+
+  @Test(
+    "imprint qr and imprint card declare each option the library reads, by its name and kind",
+    arguments: ["qr", "card"])
+  func capabilityOptions(command: String) throws {
+    var source = RecordingSource()
+    let (spec, names) =
+      command == "qr"
+      ? (QRCommand.spec, QROption.allCases.map(\.names))
+      : (CardCommand.spec, CardOption.allCases.map(\.names))
+    if command == "qr" {
+      _ = try QRSettings.read(kind: .text, from: &source)
+    } else {
+      _ = try CardOptions.read(from: &source, defaultFaces: [.front])
+    }
+    #expect(Set(source.reads.map(\.name)) == Set(names))
+    for (name, kind) in source.reads {
+      let option = spec.options.first { $0.name == name.flag }
+      #expect(option?.kind == kind, "--\(name.flag)")
+    }
   }
 
   @Test("ServiceConfiguration.apply takes every number and flag of serve's settings")
