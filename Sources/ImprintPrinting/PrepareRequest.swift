@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintDocuments: the options of preparing (and printing) an order as each surface takes
+// ImprintPrinting: the options of preparing (and printing) an order as each surface takes
 // them (`imprint prepare`'s flags, `/v1/prepare`'s query, a batch print job's fields), and the
 // combinations they refuse: one rule for every surface, each naming the option in its own words.
 

@@ -3,6 +3,7 @@
 // the combinations refused, one rule for the command line, the service and manifests.
 
 import ImprintDocuments
+import ImprintPrinting
 import Testing
 
 @Suite("Prepare options: one rule for every surface")
