@@ -79,18 +79,85 @@ struct WorkerProtocolTests {
     #expect(info.pages == 3)
   }
 
+  @Test("each operation's request is one flat JSON line of the fields it needs, read back alike")
+  func wireLines() throws {
+    let input = WorkerRequest.Input(path: "/tmp/a.pdf", file: "a.pdf", cpuSeconds: 5)
+    let layout = SheetLayout(pages: "2-3", expectedPages: 4, nUp: 2, paper: .a4, blankBack: true)
+    let cases: [(WorkerRequest, String)] = [
+      (
+        .inspect(.init(input: input, password: "pw", colors: nil)),
+        #"{"cpuSeconds":5,"file":"a.pdf","operation":"inspect","password":"pw","path":"/tmp/a.pdf"}"#
+      ),
+      (
+        .prepare(.init(input: input, password: nil, layout: layout, output: "/tmp/o.pdf")),
+        #"{"cpuSeconds":5,"file":"a.pdf","layout":{"blankBack":true,"expectedPages":4,"nUp":2,"#
+          + #""pages":"2-3","paper":"A4"},"operation":"prepare","output":"/tmp/o.pdf","#
+          + #""path":"/tmp/a.pdf"}"#
+      ),
+      (
+        .decodeImage(.init(input: input, output: "/tmp/px")),
+        #"{"cpuSeconds":5,"file":"a.pdf","operation":"decodeImage","output":"/tmp/px","#
+          + #""path":"/tmp/a.pdf"}"#
+      ),
+    ]
+    for (request, line) in cases {
+      #expect(JSONOutput.line(request) == line)
+      let back = WorkerRequest.decode(Array(line.utf8))
+      switch (request, back) {
+      case (.inspect(let sent), .success(.inspect(let read))): #expect(sent == read)
+      case (.prepare(let sent), .success(.prepare(let read))): #expect(sent == read)
+      case (.decodeImage(let sent), .success(.decodeImage(let read))): #expect(sent == read)
+      default: Issue.record("\(line): \(back)")
+      }
+    }
+    // The lines an earlier sandbox wrote still read: an empty `text`, `pages` beside a layout.
+    let earlier = [
+      #"{"cpuSeconds":5,"file":"a.pdf","format":"png","operation":"thumbnail","#
+        + #""output":"/tmp/a.png","pages":"1","path":"/tmp/a.pdf","size":64,"text":[]}"#,
+      #"{"cpuSeconds":5,"file":"a.pdf","layout":{"expectedPages":4,"nUp":2,"#
+        + #""paper":"A4","blankBack":false},"operation":"prepare","output":"/tmp/o.pdf","#
+        + #""pages":"2-3","path":"/tmp/a.pdf"}"#,
+    ]
+    for line in earlier {
+      guard case .success(let request) = WorkerRequest.decode(Array(line.utf8)) else {
+        Issue.record("\(line) no longer reads")
+        continue
+      }
+      #expect(request.input == input)
+    }
+  }
+
+  @Test(
+    "a request without a field its operation needs is document.badRequest, before any file",
+    arguments: [
+      #"{"operation":"thumbnail","path":"/dev/null","file":"x","cpuSeconds":5}"#,
+      #"{"operation":"prepare","path":"/dev/null","file":"x","cpuSeconds":5,"output":"/tmp/o"}"#,
+      #"{"operation":"decodeImage","path":"/dev/null","file":"x","cpuSeconds":5}"#,
+      #"{"operation":"inspect","path":"/dev/null","file":"x","cpuSeconds":5,"colors":7}"#,
+    ])
+  func missingField(line: String) {
+    guard case .failure(let error) = WorkerRequest.decode(Array(line.utf8)) else {
+      Issue.record("\(line) was read as a request")
+      return
+    }
+    #expect(error.code == "document.badRequest")
+  }
+
   @Test("requests and answers are typed values that survive their JSON line")
   func roundTrip() throws {
-    let request = WorkerRequest(
-      operation: .thumbnail, path: "/tmp/a.pdf", file: "a.pdf", pages: "1-3", size: 64,
-      format: .jpeg, output: "/tmp/a.jpg", cpuSeconds: 5)
+    let request = WorkerRequest.thumbnail(
+      .init(
+        input: .init(path: "/tmp/a.pdf", file: "a.pdf", cpuSeconds: 5), password: nil,
+        pages: "1-3", size: 64, format: .jpeg, output: "/tmp/a.jpg",
+        text: [("Thumb::MTime", "7")]))
     let line = JSONOutput.line(request)
     let decoded = WorkerRequest.decode(Array(line.utf8))
-    guard case .success(let back) = decoded else {
+    guard case .success(.thumbnail(let back)) = decoded else {
       Issue.record("\(decoded)")
       return
     }
-    #expect(back.operation == .thumbnail && back.pages == "1-3" && back.format == .jpeg)
+    #expect(back.pages == "1-3" && back.format == .jpeg && back.output == "/tmp/a.jpg")
+    #expect(back.text.map { [$0.key, $0.value] } == [["Thumb::MTime", "7"]])
     let staged = WorkerResponse.staged(
       pages: [StagedThumbnail(temporary: "/tmp/.a.tmp", final: "/tmp/a.jpg")])
     let answer = try JSONDecoder().decode(

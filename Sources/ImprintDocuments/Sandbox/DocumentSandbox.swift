@@ -203,9 +203,8 @@ public final class DocumentSandbox: ImageDecoding {
   private func inspect(
     pdf path: String, file: String, password: String? = nil, colors: ColorRule?
   ) async throws -> DocumentInfo {
-    let request = WorkerRequest(
-      operation: .inspect, path: try absolute(path), file: file, password: password,
-      colors: colors, cpuSeconds: limits.cpuSeconds)
+    let request = WorkerRequest.inspect(
+      .init(input: try input(absolute(path), file: file), password: password, colors: colors))
     guard case .inspected(let info) = try await exchange(request) else {
       throw DocumentError.workerCrashed(file: file, detail: "an answer to another request")
     }
@@ -245,9 +244,8 @@ public final class DocumentSandbox: ImageDecoding {
       unlink(input)
       unlink(output)
     }
-    let request = WorkerRequest(
-      operation: .decodeImage, path: input, file: source, output: output,
-      cpuSeconds: limits.cpuSeconds)
+    let request = WorkerRequest.decodeImage(
+      .init(input: self.input(input, file: source), output: output))
     let response: WorkerResponse
     do {
       response = try await exchange(request)
@@ -318,10 +316,10 @@ public final class DocumentSandbox: ImageDecoding {
     let password = converted == nil ? password : nil
     let path = converted?.pdf ?? path
     func request(_ pages: String) -> WorkerRequest {
-      WorkerRequest(
-        operation: .thumbnail, path: source, file: file, password: password,
-        pages: pages, size: size, format: format, output: output,
-        text: text.map { [$0.key, $0.value] }, cpuSeconds: limits.cpuSeconds)
+      .thumbnail(
+        .init(
+          input: input(source, file: file), password: password, pages: pages, size: size,
+          format: format, output: output, text: text))
     }
     let runs =
       parallel > 1 && pages != "1"
@@ -370,10 +368,10 @@ public final class DocumentSandbox: ImageDecoding {
     try AtomicFile.checkWritable(output)
     let converted = try await office.convert(path: path, file: file, password: password)
     defer { converted?.release() }
-    let request = WorkerRequest(
-      operation: .prepare, path: try absolute(converted?.pdf ?? path), file: file,
-      password: converted == nil ? password : nil,
-      pages: layout.pages, output: output, layout: layout, cpuSeconds: limits.cpuSeconds)
+    let request = WorkerRequest.prepare(
+      .init(
+        input: try input(absolute(converted?.pdf ?? path), file: file),
+        password: converted == nil ? password : nil, layout: layout, output: output))
     do {
       guard case .prepared(let staged, let sides) = try await exchange(request) else {
         throw DocumentError.workerCrashed(file: file, detail: "an answer to another request")
@@ -407,9 +405,10 @@ public final class DocumentSandbox: ImageDecoding {
         // Always `a-b` (a bare `1` names the unsuffixed file).
         let run = "\(start)-\(min(start + Self.previewRun - 1, pages))"
         staged += try await stage(
-          WorkerRequest(
-            operation: .thumbnail, path: source, file: file, pages: run, size: size,
-            format: .png, output: output, cpuSeconds: limits.cpuSeconds))
+          .thumbnail(
+            .init(
+              input: input(source, file: file), password: nil, pages: run, size: size,
+              format: .png, output: output, text: [])))
       }
       return staged
     } catch {
@@ -429,7 +428,8 @@ public final class DocumentSandbox: ImageDecoding {
   /// The thumbnails a worker staged for `request`.
   private func stage(_ request: WorkerRequest) async throws -> [StagedThumbnail] {
     guard case .staged(let pages) = try await exchange(request) else {
-      throw DocumentError.workerCrashed(file: request.file, detail: "an answer to another request")
+      throw DocumentError.workerCrashed(
+        file: request.input.file, detail: "an answer to another request")
     }
     return pages
   }
@@ -494,6 +494,11 @@ public final class DocumentSandbox: ImageDecoding {
     }
   }
 
+  /// The file at `path` (absolute), named `file` in messages, with this sandbox's CPU limit.
+  private func input(_ path: String, file: String) -> WorkerRequest.Input {
+    WorkerRequest.Input(path: path, file: file, cpuSeconds: limits.cpuSeconds)
+  }
+
   /// The absolute path of `path`, refused here (as every input is, by `FileIO`) unless it is
   /// a regular file: a FIFO or device is `file.notRegular` at once, without blocking.
   private func absolute(_ path: String) throws(FileError) -> String {
@@ -511,10 +516,10 @@ public final class DocumentSandbox: ImageDecoding {
     let line = Array(JSONOutput.line(request).utf8) + [UInt8(ascii: "\n")]
     // A request cancelled while it waits for a worker leaves the queue.
     guard await permits.acquireUnlessCancelled() else {
-      throw DocumentError.canceled(file: request.file)
+      throw DocumentError.canceled(file: request.input.file)
     }
     defer { permits.release() }
-    guard !Task.isCancelled else { throw DocumentError.canceled(file: request.file) }
+    guard !Task.isCancelled else { throw DocumentError.canceled(file: request.input.file) }
     let worker = try checkOut()
     // The block holds the worker and the time, never the sandbox: libdispatch releases a block
     // after it ran, that is after `resume`, so a block holding the sandbox could drop its last
@@ -536,7 +541,7 @@ public final class DocumentSandbox: ImageDecoding {
       checkIn(worker, reusable: !worker.wasInterrupted)
       if worker.wasInterrupted { canceled.add(1, ordering: .relaxed) }
       guard let response = try? JSONDecoder().decode(WorkerResponse.self, from: data) else {
-        throw DocumentError.workerCrashed(file: request.file, detail: "an unreadable answer")
+        throw DocumentError.workerCrashed(file: request.input.file, detail: "an unreadable answer")
       }
       switch response {
       case .inspected, .staged, .prepared, .decodedImage: return response
@@ -548,15 +553,15 @@ public final class DocumentSandbox: ImageDecoding {
     case .timedOut:
       replaced.add(1, ordering: .relaxed)
       retire(worker)
-      throw DocumentError.timeout(file: request.file, seconds: limits.wallSeconds)
+      throw DocumentError.timeout(file: request.input.file, seconds: limits.wallSeconds)
     case .died(let exit):
       retire(worker)
       if worker.wasInterrupted {
         canceled.add(1, ordering: .relaxed)
-        throw DocumentError.canceled(file: request.file)
+        throw DocumentError.canceled(file: request.input.file)
       }
       replaced.add(1, ordering: .relaxed)
-      throw exit.error(file: request.file, limits: limits)
+      throw exit.error(file: request.input.file, limits: limits)
     }
   }
 }

@@ -94,7 +94,7 @@ public enum DocumentWorker {
       var usage = rusage()
       getrusage(RUSAGE_SELF.rawValue, &usage)
       let used = rlim_t(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + 1
-      let seconds = rlim_t(min(max(request.cpuSeconds, 1), 1 << 31))
+      let seconds = rlim_t(min(max(request.input.cpuSeconds, 1), 1 << 31))
       // Only the soft limit moves (SIGXCPU, whose default ends the worker; rlim_t.max is
       // RLIM_INFINITY): a hard limit once lowered cannot be raised again without
       // CAP_SYS_RESOURCE, which containers drop, so a lowered one would cap the CPU of every
@@ -115,57 +115,52 @@ public enum DocumentWorker {
       // the caller checked it is refused without blocking.
       let bytes: DocumentBytes
       do {
-        bytes = try DocumentBytes(mapping: request.path)
+        bytes = try DocumentBytes(mapping: request.input.path)
       } catch {
-        throw error.naming(request.file)
+        throw error.naming(request.input.file)
       }
-      switch request.operation {
-      case .thumbnail:
-        return .staged(pages: try thumbnails(request, bytes))
-      case .decodeImage:
-        return try decodeImage(request, bytes)
-      case .inspect:
+      switch request {
+      case .thumbnail(let thumbnail):
+        return .staged(pages: try thumbnails(thumbnail, bytes))
+      case .decodeImage(let image):
+        return try decodeImage(image, bytes)
+      case .inspect(let inspect):
         return .inspected(
           info: try DocumentEngine.inspect(
-            bytes, file: request.file, password: request.password, colors: request.colors))
-      case .prepare:
-        guard let layout = request.layout, let output = request.output else {
-          return .refused(error: .malformedRequest)
-        }
-        let (staged, sides) = try prepare(request, bytes, layout: layout, output: output)
+            bytes, file: inspect.input.file, password: inspect.password, colors: inspect.colors))
+      case .prepare(let prepare):
+        let (staged, sides) = try self.prepare(prepare, bytes)
         return .prepared(document: staged, sheetSides: sides)
       }
     } catch let error as DocumentError {
       return .failed(error: error)
-    } catch let error as WorkerProtocolError {
-      return .refused(error: error)
     } catch {
       // With its causes: the caller shows them with --verbose.
       return .otherFailure(record: ErrorRecord(error, causes: true))
     }
   }
 
-  /// Places the pages on sheets and writes the PDF to a synced temporary file beside `output`,
-  /// removed again when anything fails (the caller renames it).
-  static func prepare(
-    _ request: WorkerRequest, _ bytes: DocumentBytes, layout: SheetLayout, output: String
-  ) throws -> (StagedThumbnail, Int) {
-    try StagedThumbnail.write(to: output) { descriptor in
+  /// Places the pages on sheets and writes the PDF to a synced temporary file beside the
+  /// request's `output`, removed again when anything fails (the caller renames it).
+  static func prepare(_ request: WorkerRequest.Prepare, _ bytes: DocumentBytes) throws
+    -> (StagedThumbnail, Int)
+  {
+    try StagedThumbnail.write(to: request.output) { descriptor in
       try PageImposer.impose(
-        bytes, file: request.file, password: request.password, layout: layout,
-        descriptor: descriptor, output: output)
+        bytes, file: request.input.file, password: request.password, layout: request.layout,
+        descriptor: descriptor, output: request.output)
     }
   }
 
   /// Decodes the image and writes its pixels to the request's `output`, a file this creates
   /// (the caller reads and removes it; nothing is synced: it lives as long as the request).
-  static func decodeImage(_ request: WorkerRequest, _ bytes: DocumentBytes) throws
+  static func decodeImage(_ request: WorkerRequest.DecodeImage, _ bytes: DocumentBytes) throws
     -> WorkerResponse
   {
-    guard let output = request.output else { throw WorkerProtocolError.malformedRequest }
+    let output = request.output
     let bitmap: Bitmap
     do {
-      bitmap = try ImageDecoder.decode(bytes.array, source: request.file)
+      bitmap = try ImageDecoder.decode(bytes.array, source: request.input.file)
     } catch {
       throw DocumentError.image(error)
     }
@@ -186,19 +181,18 @@ public enum DocumentWorker {
   /// The caller renames them. When a page fails, the temporaries are removed; when the worker is
   /// killed (CPU or memory limit), the caller removes them (`AtomicFile` names them after
   /// this process, which is then gone).
-  static func thumbnails(_ request: WorkerRequest, _ bytes: DocumentBytes) throws
+  static func thumbnails(_ request: WorkerRequest.Thumbnail, _ bytes: DocumentBytes) throws
     -> [StagedThumbnail]
   {
-    let output = request.output ?? "/dev/null"
-    let spec = request.pages ?? "1"
+    let output = request.output
+    let spec = request.pages
     var staged: [StagedThumbnail] = []
     var failure: (any Error)?
     defer { if failure != nil { for page in staged { unlink(page.temporary) } } }
     do {
       try DocumentEngine.thumbnails(
-        bytes, file: request.file, password: request.password, pages: spec,
-        size: request.size ?? 256, format: request.format ?? .png,
-        text: (request.text ?? []).compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+        bytes, file: request.input.file, password: request.password, pages: spec,
+        size: request.size, format: request.format, text: request.text
       ) { page, image throws(DocumentError) in
         guard failure == nil else { return }
         let path =

@@ -5,52 +5,126 @@
 import Foundation
 import ImprintCore
 
-/// What a worker is asked to do.
+/// What a worker is asked to do: a request's case, named on the wire by its `operation` field.
 public enum WorkerOperation: String, Codable, Sendable, CaseIterable {
   /// Count, measure and (with a colour rule) classify the pages.
   case inspect
   /// Draw pages as PNG or JPEG thumbnails.
   case thumbnail
-  /// Place the pages on printer sheets (`layout`), as a print-ready PDF.
+  /// Place the pages on printer sheets, as a print-ready PDF.
   case prepare
-  /// Decode an image (a card photo) upright, writing its pixels to `output`.
+  /// Decode an image (a card photo) upright, writing its pixels to a file.
   case decodeImage
 }
 
-/// One request to a worker, as a JSON line.
-public struct WorkerRequest: Codable, Sendable {
-  /// What to do with the file.
-  public var operation: WorkerOperation
-  /// The absolute path of the file to read.
-  public var path: String
-  /// The name used in messages.
-  public var file: String
-  /// The PDF password, if any.
-  public var password: String?
-  /// The colour rule, for `inspect` with colours.
-  public var colors: ColorRule?
-  /// The pages for `thumbnail`: `1`, `all` or ranges such as `1-3,5`.
-  public var pages: String?
-  /// Thumbnail box in pixels.
-  public var size: Int?
-  /// Thumbnail format.
-  public var format: ThumbnailFormat?
-  /// Where the thumbnail goes; for `decodeImage`, the new file the pixels go to (premultiplied
-  /// BGRA rows, `Bitmap`'s layout).
-  ///
-  /// With several pages, `-N` is added before the extension for page N. The worker writes each
-  /// page to a temporary file beside it (`staged` in the answer) and the caller renames them all
-  /// once every page has succeeded.
-  public var output: String?
-  /// PNG text chunks, as [key, value] pairs.
-  public var text: [[String]]?
-  /// The sheets for `prepare` (written to `output`, staged like thumbnails).
-  public var layout: SheetLayout?
-  /// CPU seconds for this file.
-  public var cpuSeconds: Int
+/// One request to a worker, as a JSON line: one case per operation, each holding exactly the
+/// fields that operation reads.
+///
+/// What every request names, the file (`Input`: its path, the name messages use, the CPU
+/// seconds it may take), is one struct that each case's struct holds as `input`, not fields
+/// repeated four times: the worker reads it before it looks at the operation (it maps the file,
+/// names it in errors, sets the CPU limit), and the sandbox names the file in its own errors
+/// whatever the operation. The password is not part of it: it opens a PDF, and an image has
+/// none, so the three document operations carry it and `decodeImage` does not.
+///
+/// On the wire a request is one flat JSON object, as it was before the cases: `operation`,
+/// the input's fields and the operation's own side by side
+/// (`{"cpuSeconds":30,"file":"a.pdf","operation":"inspect","path":"/tmp/a.pdf"}`), so that
+/// the lines of either end read as they did.
+public enum WorkerRequest: Sendable {
+  /// Count, measure and (with `colors`) classify the pages.
+  case inspect(Inspect)
+  /// Draw pages as PNG or JPEG thumbnails, staged beside `output`.
+  case thumbnail(Thumbnail)
+  /// Place the pages on printer sheets, as a print-ready PDF staged beside `output`.
+  case prepare(Prepare)
+  /// Decode an image upright, writing its pixels to `output`.
+  case decodeImage(DecodeImage)
+
+  /// The file a request reads, whatever the operation.
+  public struct Input: Sendable, Equatable {
+    /// The absolute path of the file to read.
+    public var path: String
+    /// The name used in messages.
+    public var file: String
+    /// CPU seconds for this file.
+    public var cpuSeconds: Int
+  }
+
+  /// `inspect`: the file's pages counted and measured.
+  public struct Inspect: Sendable, Equatable {
+    /// The file.
+    public var input: Input
+    /// The PDF password, if any.
+    public var password: String?
+    /// The colour rule; nil for no colour analysis.
+    public var colors: ColorRule?
+  }
+
+  /// `thumbnail`: pages drawn into a box, each written to a synced temporary file (`staged` in
+  /// the answer) that the caller renames once every page has succeeded.
+  public struct Thumbnail: Sendable {
+    /// The file.
+    public var input: Input
+    /// The PDF password, if any.
+    public var password: String?
+    /// The pages: `1`, `all` or ranges such as `1-3,5` (on the wire, `1` when absent).
+    public var pages: String
+    /// The side of the box in pixels (on the wire, 256 when absent).
+    public var size: Int
+    /// PNG or JPEG (on the wire, PNG when absent).
+    public var format: ThumbnailFormat
+    /// The thumbnail's path; with any pages but `1`, `-N` is added before the extension for
+    /// page N.
+    public var output: String
+    /// PNG text chunks (on the wire, `[key, value]` pairs; absent when there are none).
+    public var text: [(key: String, value: String)]
+  }
+
+  /// `prepare`: the pages placed on sheets by `layout`, written to a synced temporary file
+  /// beside `output` (staged like thumbnails).
+  public struct Prepare: Sendable, Equatable {
+    /// The file.
+    public var input: Input
+    /// The PDF password, if any.
+    public var password: String?
+    /// The sheets, and the pages that go on them.
+    public var layout: SheetLayout
+    /// The print-ready PDF's path.
+    public var output: String
+  }
+
+  /// `decodeImage`: an image decoded upright, its pixels written to `output`.
+  public struct DecodeImage: Sendable, Equatable {
+    /// The file.
+    public var input: Input
+    /// The new file the pixels go to (premultiplied BGRA rows, `Bitmap`'s layout).
+    public var output: String
+  }
+
+  /// The operation, as the wire names it.
+  public var operation: WorkerOperation {
+    switch self {
+    case .inspect: .inspect
+    case .thumbnail: .thumbnail
+    case .prepare: .prepare
+    case .decodeImage: .decodeImage
+    }
+  }
+
+  /// The file the request reads.
+  public var input: Input {
+    switch self {
+    case .inspect(let request): request.input
+    case .thumbnail(let request): request.input
+    case .prepare(let request): request.input
+    case .decodeImage(let request): request.input
+    }
+  }
 
   /// The request in `line`, or why it cannot be served: an operation this worker does not know
-  /// (`document.unknownOperation`) or a line that is not a request (`document.badRequest`).
+  /// (`document.unknownOperation`) or a line that is not a request (`document.badRequest`: not
+  /// JSON, or a field the operation needs missing or of the wrong type).
   static func decode(_ line: [UInt8]) -> Result<WorkerRequest, WorkerProtocolError> {
     let data = Data(line)
     if let request = try? JSONDecoder().decode(WorkerRequest.self, from: data) {
@@ -64,6 +138,78 @@ public struct WorkerRequest: Codable, Sendable {
       return .failure(.unknownOperation(name: named.operation))
     }
     return .failure(.malformedRequest)
+  }
+}
+
+extension WorkerRequest: Codable {
+  /// The fields of the flat JSON object, every operation's.
+  private enum Field: String, CodingKey {
+    case operation, path, file, cpuSeconds, password, colors, pages, size, format, output, text
+    case layout
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let fields = try decoder.container(keyedBy: Field.self)
+    let operation = try fields.decode(WorkerOperation.self, forKey: .operation)
+    let input = Input(
+      path: try fields.decode(String.self, forKey: .path),
+      file: try fields.decode(String.self, forKey: .file),
+      cpuSeconds: try fields.decode(Int.self, forKey: .cpuSeconds))
+    func password() throws -> String? { try fields.decodeIfPresent(String.self, forKey: .password) }
+    func output() throws -> String { try fields.decode(String.self, forKey: .output) }
+    switch operation {
+    case .inspect:
+      self = .inspect(
+        Inspect(
+          input: input, password: try password(),
+          colors: try fields.decodeIfPresent(ColorRule.self, forKey: .colors)))
+    case .thumbnail:
+      let pairs = try fields.decodeIfPresent([[String]].self, forKey: .text) ?? []
+      self = .thumbnail(
+        Thumbnail(
+          input: input, password: try password(),
+          pages: try fields.decodeIfPresent(String.self, forKey: .pages) ?? "1",
+          size: try fields.decodeIfPresent(Int.self, forKey: .size) ?? 256,
+          format: try fields.decodeIfPresent(ThumbnailFormat.self, forKey: .format) ?? .png,
+          output: try output(),
+          // Anything but a pair is no text chunk: left out, as it always was.
+          text: pairs.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }))
+    case .prepare:
+      self = .prepare(
+        Prepare(
+          input: input, password: try password(),
+          layout: try fields.decode(SheetLayout.self, forKey: .layout), output: try output()))
+    case .decodeImage:
+      self = .decodeImage(DecodeImage(input: input, output: try output()))
+    }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var fields = encoder.container(keyedBy: Field.self)
+    try fields.encode(operation, forKey: .operation)
+    try fields.encode(input.path, forKey: .path)
+    try fields.encode(input.file, forKey: .file)
+    try fields.encode(input.cpuSeconds, forKey: .cpuSeconds)
+    switch self {
+    case .inspect(let request):
+      try fields.encodeIfPresent(request.password, forKey: .password)
+      try fields.encodeIfPresent(request.colors, forKey: .colors)
+    case .thumbnail(let request):
+      try fields.encodeIfPresent(request.password, forKey: .password)
+      try fields.encode(request.pages, forKey: .pages)
+      try fields.encode(request.size, forKey: .size)
+      try fields.encode(request.format, forKey: .format)
+      try fields.encode(request.output, forKey: .output)
+      if !request.text.isEmpty {
+        try fields.encode(request.text.map { [$0.key, $0.value] }, forKey: .text)
+      }
+    case .prepare(let request):
+      try fields.encodeIfPresent(request.password, forKey: .password)
+      try fields.encode(request.layout, forKey: .layout)
+      try fields.encode(request.output, forKey: .output)
+    case .decodeImage(let request):
+      try fields.encode(request.output, forKey: .output)
+    }
   }
 }
 
