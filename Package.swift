@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "ImprintPDF", targets: ["ImprintPDF"]),
     .library(name: "ImprintGraphics", targets: ["ImprintGraphics"]),
     .library(name: "ImprintQR", targets: ["ImprintQR"]),
+    .library(name: "ImprintNetwork", targets: ["ImprintNetwork"]),
     .library(name: "ImprintCards", targets: ["ImprintCards"]),
     .library(name: "ImprintDocuments", targets: ["ImprintDocuments"]),
     .library(name: "ImprintPrinting", targets: ["ImprintPrinting"]),
@@ -44,7 +45,7 @@ let package = Package(
     // is decoded (ImprintGraphics/HEIFDecoder.swift says why).
     .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
     // Our C, each target imported by the one Swift module that owns its library: libdeflate (the
-    // Adler-32 and CRC-32 of PNG files) and libjpeg (ImprintGraphics), libcurl (ImprintCards), zlib (ImprintPDF), processes
+    // Adler-32 and CRC-32 of PNG files) and libjpeg (ImprintGraphics), libcurl (ImprintNetwork), zlib (ImprintPDF), processes
     // (ImprintDocuments).
     .target(
       name: "CImprintShims", dependencies: ["CJPEG"],
@@ -78,9 +79,12 @@ let package = Package(
       resources: [.copy("Resources/fonts")]
     ),
     .target(name: "ImprintQR", dependencies: ["ImprintCore", "ImprintGraphics", "CQRencode"]),
+    // Fetches over the network: the address policy, photo downloads, webhook calls (the one
+    // owner of CImprintFetch, libcurl).
+    .target(name: "ImprintNetwork", dependencies: ["ImprintCore", "CImprintFetch"]),
     .target(
       name: "ImprintCards",
-      dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR", "CImprintFetch"],
+      dependencies: ["ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintNetwork"],
       // The shipped designs and the placeholder photo, found through Bundle.module.
       resources: [.copy("Resources/templates"), .copy("Resources/placeholder-photo.png")]
     ),
@@ -121,8 +125,8 @@ let package = Package(
     .target(
       name: "ImprintService",
       dependencies: [
-        "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintCards", "ImprintDocuments",
-        "ImprintPrinting", "ImprintPricing", "ImprintBatch", "ImprintHTTP",
+        "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintNetwork", "ImprintCards",
+        "ImprintDocuments", "ImprintPrinting", "ImprintPricing", "ImprintBatch", "ImprintHTTP",
       ],
       // The OpenAPI document served at /openapi.json, found through Bundle.module
       // (ImprintService.openAPIDocument()).
@@ -150,8 +154,10 @@ let package = Package(
     ),
     .testTarget(name: "ImprintQRTests", dependencies: ["ImprintQR", "ImprintTestSupport"]),
     .testTarget(
+      name: "ImprintNetworkTests", dependencies: ["ImprintNetwork", "ImprintTestSupport"]),
+    .testTarget(
       name: "ImprintCardsTests",
-      dependencies: ["ImprintCards", "ImprintDocuments", "ImprintTestSupport"],
+      dependencies: ["ImprintCards", "ImprintNetwork", "ImprintDocuments", "ImprintTestSupport"],
       exclude: ["Goldens"]),
     .testTarget(
       name: "ImprintDocumentsTests",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintFetch: card photo downloads through libcurl (see CImprintFetch.h), for ImprintCards alone.
+// CImprintFetch: card photo downloads and webhook calls through libcurl (see CImprintFetch.h), for
+// ImprintNetwork alone.
 //
 // libcurl is the library FoundationNetworking's URLSession drives; Imprint links no library of
 // its own for it (Package.swift declares none), so its functions are looked up with dlopen/dlsym

@@ -4,7 +4,8 @@
 import ImprintCore
 import ImprintGraphics
 
-/// A profile, template, photo or card that cannot be used.
+/// A profile, template, photo or card that cannot be used (a photo that cannot be downloaded is
+/// ImprintNetwork's `NetworkError`).
 public enum CardError: ImprintError, Equatable {
   /// The profile file is not JSON (`cause`: the JSON reader's error, when there is one).
   case profileNotJSON(source: String, detail: String, cause: JSONError? = nil)
@@ -28,16 +29,11 @@ public enum CardError: ImprintError, Equatable {
   case missingGlyphs(field: String, text: String, count: Int, characters: [String] = [])
   /// The photo cannot be used (`cause`: the image's own error, when it could not be decoded).
   case photo(source: String, reason: String, cause: ImageError? = nil)
-  /// The photo could not be downloaded.
-  case photoDownload(url: String, reason: String)
   /// A photo with no sandbox to decode it in (`CardInputLoader.decoder` is nil).
   case photoNotSandboxed(source: String)
   /// A template or photo-cache file that cannot be read or leads out of its folder (the file
   /// error's own code, message and hint).
   case file(FileError)
-  /// The photo's server (or a redirect's) is on a network downloads may not reach: `detail`
-  /// names the host, the address and its range; `never` when no option allows it.
-  case photoAddressRefused(url: String, detail: String, never: Bool)
   /// A locale identifier no language data exists for (`xx`, `english`, `ko!`).
   case unknownLocale(identifier: String)
   /// A known locale the template has no strings for; `available` lists the ones it has.
@@ -55,9 +51,7 @@ public enum CardError: ImprintError, Equatable {
     case .missingAsset: "template.missingAsset"
     case .missingGlyphs: "card.missingGlyphs"
     case .photo: "card.photo"
-    case .photoDownload: "card.photoDownload"
     case .photoNotSandboxed: "card.photoNotSandboxed"
-    case .photoAddressRefused: "card.photoAddressRefused"
     case .unknownLocale: "card.unknownLocale"
     case .untranslatedLocale: "card.untranslatedLocale"
     case .file(let error): error.code
@@ -91,15 +85,9 @@ public enum CardError: ImprintError, Equatable {
         + "font can draw"
         + (characters.isEmpty ? "" : ": " + characters.joined(separator: ", "))
     case .photo(let source, let reason, _): "photo '\(source)' cannot be used (\(reason))"
-    case .photoDownload(let url, let reason): "photo '\(url)' cannot be downloaded (\(reason))"
     case .photoNotSandboxed(let source):
       "photo '\(source)' is not decoded: no sandbox was given to decode photos in"
     case .file(let error): error.message
-    case .photoAddressRefused(let url, let detail, let never):
-      "photo '\(url)' is not downloaded: \(detail), "
-        + (never
-          ? "an address never fetched"
-          : "a local-network address, fetched only with --allow-private-network")
     case .unknownLocale(let identifier):
       "locale '\(identifier)' is not a language Imprint has data for: expected a BCP 47 "
         + "identifier such as ko, ja, zh-Hant or pt-BR"
@@ -124,15 +112,10 @@ public enum CardError: ImprintError, Equatable {
     // The image's own hint when it has one (damaged: export it again; too large: scale it
     // down); the formats a photo may be in otherwise.
     case .photo(_, _, let cause): cause?.hint ?? "use a \(ImageType.accepted) file"
-    case .photoDownload: "check the URL, or pass --photo or --photo-cache"
     case .photoNotSandboxed:
       "give CardInputLoader a DocumentSandbox (its workers decode photos from strangers), or "
         + "InProcessImageDecoder() for photos you trust"
     case .file(let error): error.hint
-    case .photoAddressRefused(_, _, let never):
-      never
-        ? "pass --photo or --photo-cache"
-        : "pass --allow-private-network if this is the shop's own photo server, or --photo"
     case .unknownLocale: "give a language code (ISO 639), optionally with a script or region"
     case .untranslatedLocale(let identifier, _, _):
       "pick one of these, or add a '\(identifier)' table to the template's strings "

@@ -5,6 +5,7 @@
 import Foundation
 import ImprintCore
 import ImprintGraphics
+import ImprintNetwork
 
 /// The files one card is made from.
 public struct CardRequest: Sendable {
@@ -136,8 +137,9 @@ public struct CardInputLoader: Sendable {
   /// this process are not decoded again.
   ///
   /// - Throws: `FileError` for a file that cannot be read; `CardError` for a profile, follow
-  ///   counts or photo that cannot be used or a download that failed (`card.photoDownload`,
-  ///   `card.photoAddressRefused`), or a photo without a decoder (`card.photoNotSandboxed`);
+  ///   counts or photo that cannot be used (a download that is not an image included), or a
+  ///   photo without a decoder (`card.photoNotSandboxed`); `NetworkError` for a download that
+  ///   failed (`card.photoDownload`, `card.photoAddressRefused`);
   ///   the decoder's own errors (`document.memoryLimit` ...); `ImageError` for a template
   ///   image.
   public func load(_ request: CardRequest, template: CardTemplate) async throws -> LoadedCardInput {
@@ -187,9 +189,7 @@ public struct CardInputLoader: Sendable {
       }
     }
     if photo == nil, photos.fetch, let url = profile.profileImage {
-      let bytes = try await PhotoFetcher.fetch(
-        url, allowPrivateNetwork: photos.allowPrivateNetwork)
-      photo = (bytes, url)
+      photo = (try await download(url), url)
       decoded = try await decode(photo)
       choice = .fetched(url: url, cachedAt: nil)
     }
@@ -206,6 +206,22 @@ public struct CardInputLoader: Sendable {
       }
     }
     return LoadedCardInput(input: input, photo: choice, warnings: warnings)
+  }
+
+  /// Downloads the photo at `url` (`PhotoFetcher`, under `photos.allowPrivateNetwork`) and
+  /// checks that the bytes are an image type Imprint reads, whatever the server says they are.
+  ///
+  /// - Throws: `NetworkError` when the download fails or is refused; `CardError.photo` when the
+  ///   bytes are not an image.
+  private func download(_ url: String) async throws -> [UInt8] {
+    let bytes = try await PhotoFetcher.fetch(
+      url, policy: AddressPolicy(allowPrivateNetwork: photos.allowPrivateNetwork))
+    guard ImageType(sniffing: bytes) != nil else {
+      throw CardError.photo(
+        source: SafeText.excerpt(url, limit: 200),
+        reason: "the server sent something that is not a \(ImageType.accepted) image")
+    }
+    return bytes
   }
 
   /// Decodes a photo with `decoder` (or the earlier decoding of the same bytes).

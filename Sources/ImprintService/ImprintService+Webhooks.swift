@@ -4,9 +4,9 @@
 // link-local address unless allowed), bounded in time and attempts, off every request's path.
 
 import Foundation
-import ImprintCards
 import ImprintCore
 import ImprintHTTP
+import ImprintNetwork
 
 /// How a service calls the webhooks of long jobs.
 public struct WebhookSettings: Sendable, Equatable {
@@ -28,6 +28,9 @@ public struct WebhookSettings: Sendable, Equatable {
 
   /// The defaults above.
   public init() {}
+
+  /// The addresses a call may reach (`allowPrivateNetwork`).
+  var policy: AddressPolicy { AddressPolicy(allowPrivateNetwork: allowPrivateNetwork) }
 }
 
 /// Where a job's webhook call is, as its report gives it.
@@ -70,9 +73,7 @@ extension ImprintService {
   ///   does not resolve, or any of whose addresses is refused.
   func callback(_ options: inout RequestOptions) throws(ServiceError) -> String? {
     guard let url = try options.string("callback") else { return nil }
-    if let refused = WebhookSender.check(
-      url, allowPrivateNetwork: configuration.webhooks.allowPrivateNetwork)
-    {
+    if let refused = WebhookSender.check(url, policy: configuration.webhooks.policy) {
       throw .callbackRefused(url: WebhookStatus.withoutCredentials(url), reason: refused.reason)
     }
     return url
@@ -118,7 +119,7 @@ extension ImprintService {
       for attempt in first...last {
         let result = await WebhookSender.post(
           url, body: body, contentType: "application/json", timeout: settings.timeout,
-          allowPrivateNetwork: settings.allowPrivateNetwork, deliveryID: id,
+          policy: settings.policy, deliveryID: id,
           signingKey: settings.secret?.key)
         switch result {
         case .success(let status):

@@ -6,6 +6,7 @@
 import Foundation
 import ImprintCore
 import ImprintHTTP
+import ImprintNetwork
 import ImprintPrinting
 
 /// A request the service cannot take, or a server that cannot start.
@@ -344,13 +345,16 @@ enum ServiceStatus {
   /// or the job queue is full, 507 when a job's files do not fit
   /// beside the running ones, 422 for input
   /// understood but refused (an invalid
-  /// address, a damaged PDF, a profile without an account), 500 for the rest (errors that are
+  /// address, a damaged PDF, a profile without an account, a photo that cannot be downloaded:
+  /// `NetworkError.status`), 500 for the rest (errors that are
   /// not Imprint's, files the server could not write).
   ///
-  /// `HTTPError` and `PrintError` know their own status (`status`, `httpStatus`).
+  /// `HTTPError`, `PrintError` and `NetworkError` know their own status (`status`,
+  /// `httpStatus`, `status`).
   static func of(_ error: any Error) -> Int {
     if let error = error as? HTTPError { return error.status }
     if let error = error as? PrintError { return error.httpStatus }
+    if let error = error as? NetworkError { return error.status }
     if let error = error as? ServiceError {
       switch error {
       case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: return 404

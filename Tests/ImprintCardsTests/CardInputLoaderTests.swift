@@ -6,6 +6,7 @@ import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintGraphics
+import ImprintNetwork
 import ImprintTestSupport
 import Synchronization
 import Testing
@@ -112,7 +113,7 @@ struct CardInputLoaderTests {
       photos: PhotoOptions(cache: cache, fetch: true, allowPrivateNetwork: true), decoder: decoder)
     await #expect {
       _ = try await fetching.load(CardRequest(profile: path), template: template)
-    } throws: { ($0 as? CardError)?.code == "card.photoAddressRefused" }
+    } throws: { ($0 as? NetworkError)?.code == "card.photoAddressRefused" }
     #expect(!FileManager.default.fileExists(atPath: folder.file("cache")))
   }
 
@@ -206,7 +207,7 @@ struct CardInputLoaderTests {
     )
     await #expect {
       _ = try await loader.load(CardRequest(profile: path), template: template)
-    } throws: { ($0 as? CardError)?.code == "card.photoDownload" }
+    } throws: { ($0 as? NetworkError)?.code == "card.photoDownload" }
     #expect((try? FileManager.default.contentsOfDirectory(atPath: cache)) ?? [] == [])
   }
 }

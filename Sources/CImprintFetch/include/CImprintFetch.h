@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // CImprintFetch: one HTTP(S) download (or POST: the service's webhooks) through libcurl for card photos, with the address of every
 // connection checked as it is opened (no DNS rebinding between the check and the connect), a total
-// deadline and a size cap counted on the decoded bytes as they arrive. Imported by ImprintCards
-// alone (PhotoFetcher.swift), so libcurl belongs to the module that downloads photos.
+// deadline and a size cap counted on the decoded bytes as they arrive. Imported by ImprintNetwork
+// alone (AddressPolicy.swift, Download.swift), so libcurl belongs to the module that fetches.
 #ifndef CIMPRINTFETCH_H
 #define CIMPRINTFETCH_H
 

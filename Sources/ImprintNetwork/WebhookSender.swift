@@ -1,21 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintCards: POSTs a small document to a URL a client gave (the service's webhooks), under the
-// rules photo downloads follow: the address of every connection checked, a deadline, a cap.
+// ImprintNetwork: POSTs a small document to a URL a client gave (the service's webhooks), under
+// the rules photo downloads follow: the address of every connection checked, a deadline, a cap.
 
-internal import CImprintFetch
 import Foundation
 import ImprintCore
 
-/// Sends webhook calls: one POST to an http or https URL, with the checks `PhotoFetcher` makes
-/// of every download.
+/// Sends webhook calls: one POST to an http or https URL, its addresses checked by the
+/// `AddressPolicy` photo downloads follow.
 ///
 /// A callback URL comes from a client, so the call never reaches the machine's own network: a
-/// host any of whose addresses is loopback, private, CGNAT or unique local is refused unless
-/// `allowPrivateNetwork` (a deployment's own receivers); link-local (cloud metadata), multicast,
-/// unspecified and reserved addresses are always refused. The address connected to is the
-/// address checked (libcurl's socket callback), no redirect is followed (a redirect answered is
-/// a final failure: the callback must be the receiver's own URL), proxies from the environment
-/// are not used, and an answer other than 2xx is a failure.
+/// host any of whose addresses is loopback, private, CGNAT or unique local is refused unless the
+/// policy allows private addresses (a deployment's own receivers); link-local (cloud metadata),
+/// multicast, unspecified and reserved addresses are always refused. The address connected to is
+/// the address checked (libcurl's socket callback), no redirect is followed (a redirect answered
+/// is a final failure: the callback must be the receiver's own URL), proxies from the
+/// environment are not used, and an answer other than 2xx is a failure.
 public enum WebhookSender {
   /// Why a call was not delivered.
   public struct Failure: Error, Sendable, Equatable {
@@ -42,22 +41,14 @@ public enum WebhookSender {
   /// The URL must be http or https with a host that resolves, none of its addresses refused.
   ///
   /// - Returns: nil when a call may be made; else why not.
-  public static func check(_ url: String, allowPrivateNetwork: Bool) -> Failure? {
+  public static func check(_ url: String, policy: AddressPolicy) -> Failure? {
     guard !url.utf8.contains(0), url.utf8.count <= 2048 else {
       return Failure(reason: "it is not a URL of at most 2048 bytes", refused: true)
     }
-    let lower = url.lowercased()
-    guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+    guard AddressPolicy.isHTTP(url) else {
       return Failure(reason: "only http and https URLs are called", refused: true)
     }
-    var fetch = CImprintFetch_Fetch()
-    fetch.allow_private = allowPrivateNetwork ? 1 : 0
-    let outcome = Int(CImprintFetch_check(url, &fetch))
-    guard outcome != Int(CImprintFetch_FETCH_OK) else { return nil }
-    let detail = withUnsafeBytes(of: fetch.detail) { raw in
-      String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-    }
-    return Failure(reason: SafeText.escaped(detail), refused: true)
+    return policy.check(url).map { Failure(reason: $0.reason, refused: true) }
   }
 
   /// The header naming a delivery (`Webhook-Id`, as the Standard Webhooks specification names
@@ -72,7 +63,7 @@ public enum WebhookSender {
   ///   - body: the bytes sent.
   ///   - contentType: their media type.
   ///   - timeout: the whole call's deadline in seconds, connection included.
-  ///   - allowPrivateNetwork: call loopback and private addresses too.
+  ///   - policy: the addresses that may be called.
   ///   - deliveryID: sent as `Webhook-Id` (`deliveryHeader`) when given: 1 to 200 characters
   ///     among letters, digits, `-`, `_`, `.` and `:`.
   ///   - signingKey: with a `deliveryID`, the call is signed as the Standard Webhooks
@@ -83,9 +74,9 @@ public enum WebhookSender {
   ///   its rule is refused before any connection).
   public static func post(
     _ url: String, body: [UInt8], contentType: String, timeout: TimeInterval,
-    allowPrivateNetwork: Bool, deliveryID: String? = nil, signingKey: [UInt8]? = nil
+    policy: AddressPolicy, deliveryID: String? = nil, signingKey: [UInt8]? = nil
   ) async -> Result<Int, Failure> {
-    if let refused = check(url, allowPrivateNetwork: allowPrivateNetwork) {
+    if let refused = check(url, policy: policy) {
       return .failure(refused)
     }
     if let deliveryID, !isDeliveryID(deliveryID) {
@@ -100,8 +91,8 @@ public enum WebhookSender {
         id: deliveryID, timestamp: Int(Date().timeIntervalSince1970), body: body, key: signingKey)
     }
     let call = Download(
-      url: url, limit: answerLimit, timeout: timeout, allowPrivate: allowPrivateNetwork,
-      post: (body, contentType), headers: headers)
+      url: url, limit: answerLimit, timeout: timeout, policy: policy, post: (body, contentType),
+      headers: headers)
     switch await call.run() {
     case .success(let answer): return .success(answer.status)
     case .failure(let failure):

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintCardsTests: WebhookSender against a real Python receiver: the delivery id sent as the
+// ImprintNetworkTests: WebhookSender against a real Python receiver: the delivery id sent as the
 // Webhook-Id header when given, none when not, and an id that could end or fold a header line
 // refused before any connection; a redirect never followed, and final.
 
 import Foundation
-import ImprintCards
+import ImprintNetwork
 import ImprintTestSupport
 import Testing
 
@@ -18,7 +18,7 @@ struct WebhookSenderTests {
     func post(_ id: String?) async -> Result<Int, WebhookSender.Failure> {
       await WebhookSender.post(
         receiver.url("/hook"), body: body, contentType: "application/json", timeout: 10,
-        allowPrivateNetwork: true, deliveryID: id)
+        policy: AddressPolicy(allowPrivateNetwork: true), deliveryID: id)
     }
     let id = "5f0c3a52-2f4e-4f7e-9c3b-0d2f5e6a7b8c"
     #expect(await post(id) == .success(204))
@@ -48,7 +48,7 @@ struct WebhookSenderTests {
     let receiver = try WebhookReceiver(folder: folder)
     let result = await WebhookSender.post(
       receiver.url(path), body: Array("{}".utf8), contentType: "application/json", timeout: 10,
-      allowPrivateNetwork: true, deliveryID: "d-1")
+      policy: AddressPolicy(allowPrivateNetwork: true), deliveryID: "d-1")
     guard case .failure(let failure) = result else {
       Issue.record("\(path): \(result)")
       return
@@ -63,7 +63,7 @@ struct WebhookSenderTests {
     guard
       case .failure(let down) = await WebhookSender.post(
         receiver.url("/down"), body: [], contentType: "application/json", timeout: 10,
-        allowPrivateNetwork: true)
+        policy: AddressPolicy(allowPrivateNetwork: true))
     else {
       Issue.record("/down was taken")
       return
