@@ -177,7 +177,9 @@ let package = Package(
       ]),
     .testTarget(
       name: "ImprintServiceTests",
-      dependencies: ["ImprintService", "ImprintHTTP", "ImprintPrinting", "ImprintTestSupport"]),
+      dependencies: [
+        "ImprintService", "ImprintHTTP", "ImprintNetwork", "ImprintPrinting", "ImprintTestSupport",
+      ]),
     .testTarget(
       name: "ImprintCLITests",
       dependencies: [

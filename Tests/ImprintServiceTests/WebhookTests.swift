@@ -6,6 +6,7 @@
 
 import Foundation
 import ImprintHTTP
+import ImprintNetwork
 import ImprintTestSupport
 import Testing
 
@@ -271,6 +272,17 @@ struct WebhookTests {
     ])
   func hiddenCredentials(url: String, shown: String) {
     #expect(WebhookStatus.withoutCredentials(url) == shown)
+  }
+
+  @Test("a photo download's errors are answered with NetworkError's status, 422 as before")
+  func networkErrorStatus() {
+    let errors: [NetworkError] = [
+      .photoDownload(url: "u", reason: "r"),
+      .photoAddressRefused(url: "u", detail: "d", never: true),
+    ]
+    for error in errors {
+      #expect(ServiceStatus.of(error) == 422 && ServiceStatus.of(error) == error.status)
+    }
   }
 
   @Test("callbacks to loopback, private and link-local addresses or other schemes are refused")
