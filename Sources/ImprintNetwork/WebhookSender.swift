@@ -102,6 +102,57 @@ public enum WebhookSender {
     }
   }
 
+  /// One call of a delivery (`deliver`), as it ended.
+  public struct Attempt: Sendable {
+    /// The call's number among the delivery's calls (the first of `attempts` for the first).
+    public let number: Int
+    /// The 2xx status answered, or why the call failed.
+    public let result: Result<Int, Failure>
+    /// Whether no call follows: delivered, a final failure, or the last of the attempts.
+    public let last: Bool
+  }
+
+  /// Delivers `body` to `url`: calls `post` until one is answered 2xx, a failure is final
+  /// (`Failure.final`) or the attempts are spent, waiting `backoff` seconds before the first
+  /// retry and twice as long before each later one.
+  ///
+  /// Every call carries the same `deliveryID` and body, so that a receiver can drop a call it has
+  /// already taken.
+  ///
+  /// - Parameters:
+  ///   - url: the http or https URL.
+  ///   - body: the bytes sent.
+  ///   - contentType: their media type.
+  ///   - timeout: each call's deadline in seconds, connection included.
+  ///   - policy: the addresses that may be called.
+  ///   - deliveryID: sent as `Webhook-Id` with every call (`post`).
+  ///   - signingKey: each call signed with it (`post`).
+  ///   - attempts: the numbers of the calls that may be made (`1...3`; a delivery resumed after
+  ///     calls made before starts past them); one call at least.
+  ///   - backoff: seconds before the first retry, doubled before each later one.
+  ///   - ended: told each call as it ends, before any wait.
+  public static func deliver(
+    _ url: String, body: [UInt8], contentType: String, timeout: TimeInterval,
+    policy: AddressPolicy, deliveryID: String? = nil, signingKey: [UInt8]? = nil,
+    attempts: ClosedRange<Int>, backoff: TimeInterval, ended: (Attempt) -> Void
+  ) async {
+    var delay = backoff
+    for number in attempts {
+      let result = await post(
+        url, body: body, contentType: contentType, timeout: timeout, policy: policy,
+        deliveryID: deliveryID, signingKey: signingKey)
+      let last =
+        switch result {
+        case .success: true
+        case .failure(let failure): number == attempts.upperBound || failure.final
+        }
+      ended(Attempt(number: number, result: result, last: last))
+      if last { return }
+      try? await Task.sleep(for: .seconds(delay))
+      delay *= 2
+    }
+  }
+
   /// The Standard Webhooks signature lines of a call: `Webhook-Timestamp: <timestamp>` and
   /// `Webhook-Signature: v1,<base64 of HMAC-SHA256(key, "<id>.<timestamp>.<body>")>`.
   public static func signatureHeaders(id: String, timestamp: Int, body: [UInt8], key: [UInt8])

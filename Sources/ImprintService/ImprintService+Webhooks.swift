@@ -115,40 +115,33 @@ extension ImprintService {
     let first = min(max(0, made), 1 << 30) + 1
     let last = max(first, settings.attempts)
     Task.detached {
-      var delay = settings.backoff
-      for attempt in first...last {
-        let result = await WebhookSender.post(
-          url, body: body, contentType: "application/json", timeout: settings.timeout,
-          policy: settings.policy, deliveryID: id,
-          signingKey: settings.secret?.key)
-        switch result {
+      await WebhookSender.deliver(
+        url, body: body, contentType: "application/json", timeout: settings.timeout,
+        policy: settings.policy, deliveryID: id, signingKey: settings.secret?.key,
+        attempts: first...last, backoff: settings.backoff
+      ) { attempt in
+        switch attempt.result {
         case .success(let status):
           jobs.updateWebhook(id) {
-            $0.attempts = attempt
+            $0.attempts = attempt.number
             $0.status = status
             $0.error = nil
             $0.state = "delivered"
           }
-          metrics.recordWebhook(delivered: true, failedCalls: attempt - first)
-          return
+          metrics.recordWebhook(delivered: true, failedCalls: attempt.number - first)
         case .failure(let failure):
-          let final = attempt == last || failure.final
           jobs.updateWebhook(id) {
-            $0.attempts = attempt
+            $0.attempts = attempt.number
             $0.error = failure.reason
-            if final { $0.state = "failed" }
+            if attempt.last { $0.state = "failed" }
           }
-          if final {
-            metrics.recordWebhook(delivered: false, failedCalls: attempt - first + 1)
-            events?(
-              "webhook of job \(id) to "
-                + "\(SafeText.excerpt(WebhookStatus.withoutCredentials(url), limit: 200)) failed after "
-                + "\(attempt) attempt\(attempt == 1 ? "" : "s"): \(failure.reason)")
-            return
-          }
+          guard attempt.last else { return }
+          metrics.recordWebhook(delivered: false, failedCalls: attempt.number - first + 1)
+          events?(
+            "webhook of job \(id) to "
+              + "\(SafeText.excerpt(WebhookStatus.withoutCredentials(url), limit: 200)) failed after "
+              + "\(attempt.number) attempt\(attempt.number == 1 ? "" : "s"): \(failure.reason)")
         }
-        try? await Task.sleep(for: .seconds(delay))
-        delay *= 2
       }
     }
   }

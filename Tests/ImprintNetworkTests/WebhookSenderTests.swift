@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintNetworkTests: WebhookSender against a real Python receiver: the delivery id sent as the
 // Webhook-Id header when given, none when not, and an id that could end or fold a header line
-// refused before any connection; a redirect never followed, and final.
+// refused before any connection; a redirect never followed, and final; a delivery's retries,
+// stopped by an answer, a final failure or the last attempt.
 
 import Foundation
 import ImprintNetwork
 import ImprintTestSupport
+import Synchronization
 import Testing
 
-@Suite("WebhookSender: the delivery id, redirects", .liveHandlesChecked, .serialized)
+@Suite("WebhookSender: the delivery id, redirects, retries", .liveHandlesChecked, .serialized)
 struct WebhookSenderTests {
   @Test("sent as Webhook-Id; an id with a line break, a blank or over 200 bytes is refused")
   func deliveryID() async throws {
@@ -69,5 +71,33 @@ struct WebhookSenderTests {
       return
     }
     #expect(!down.final && !down.refused)
+  }
+
+  @Test(
+    "a delivery retries after a failure until answered, never past a final failure or the attempts",
+    arguments: [
+      ("/flaky", 1...3, ["500", "204"]), ("/down", 1...3, ["503", "503", "503"]),
+      ("/down", 3...3, ["503"]), ("/moved-302", 1...3, ["302"]), ("/hook", 2...3, ["204"]),
+    ])
+  func deliver(path: String, attempts: ClosedRange<Int>, answers: [String]) async throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    let ended = Mutex<[WebhookSender.Attempt]>([])
+    await WebhookSender.deliver(
+      receiver.url(path), body: Array("{}".utf8), contentType: "application/json", timeout: 10,
+      policy: AddressPolicy(allowPrivateNetwork: true), deliveryID: "d-2", attempts: attempts,
+      backoff: 0.01
+    ) { attempt in ended.withLock { $0.append(attempt) } }
+    let calls = ended.withLock { $0 }
+    #expect(receiver.calls.map(\.id) == Array(repeating: "d-2", count: answers.count))
+    #expect(calls.map(\.number) == Array(attempts.lowerBound..<attempts.lowerBound + answers.count))
+    #expect(calls.map(\.last) == answers.indices.map { $0 == answers.count - 1 })
+    let shown = calls.map { attempt in
+      switch attempt.result {
+      case .success(let status): "\(status)"
+      case .failure(let failure): String(failure.reason.split(separator: " ")[4].prefix(3))
+      }
+    }
+    #expect(shown == answers, "\(calls)")
   }
 }
