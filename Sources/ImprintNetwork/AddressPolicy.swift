@@ -39,7 +39,7 @@ public struct AddressPolicy: Sendable, Equatable {
   }
 
   /// A URL this policy does not fetch, and why.
-  public struct Refusal: Error, Sendable, Equatable {
+  public struct Refusal: Sendable, Equatable {
     /// What is refused (`host 'x' resolves to 127.0.0.1 (loopback, 127.0.0.0/8)`, `only http
     /// and https URLs are downloaded`), its text escaped for messages.
     public let reason: String
