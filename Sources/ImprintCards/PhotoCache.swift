@@ -70,14 +70,16 @@ public struct PhotoCache: Sendable {
     guard let stem = Self.stem(for: account) else { return nil }
     for ext in Self.extensions {
       let name = "\(stem).\(ext)"
-      let path: String
+      // A name that is not there cannot lead out of the folder (its deepest existing part is
+      // the folder itself), so only an entry that exists is resolved: `realpath` reads every
+      // link on the way, and most extensions are misses.
+      var status = stat()
+      guard lstat((folder.isEmpty ? "." : folder) + "/" + name, &status) == 0 else { continue }
       do {
-        path = try ConfinedPath.resolve(name, in: folder, what: "photo cache entry")
+        return (try ConfinedPath.resolve(name, in: folder, what: "photo cache entry"), nil)
       } catch {
         return (folder + "/" + name, error)
       }
-      var status = stat()
-      if lstat(path, &status) == 0 { return (path, nil) }
     }
     return nil
   }
