@@ -98,6 +98,8 @@ public final class CardLayoutEngine {
   private let fonts: FontLibrary?
   /// The paragraph direction of the side being laid out (`fromText` on right-to-left cards).
   private var direction = TextDirection.byAlignment
+  /// Whether fitted texts are shaped for a PDF drawn on another thread (`jpeg` layouts).
+  private var shapesForDrawing = false
 
   /// `U+0E01 (Thai)` for each character of `text` no loaded font covers (for the error only).
   private func uncovered(_ text: String) -> [String] {
@@ -144,6 +146,7 @@ public final class CardLayoutEngine {
   ) throws -> CardLayout {
     let side = face == .front ? template.front : template.back
     direction = locale.isRightToLeft ? .fromText : .byAlignment
+    shapesForDrawing = jpeg
     let elements =
       locale.isRightToLeft
       ? side.elements.map { $0.mirrored(width: template.width) } : side.elements
@@ -227,17 +230,23 @@ public final class CardLayoutEngine {
       return (block, measurer.measure(block))
     }
     var chosen: (TextBlock, TextMetrics)?
+    // Fits as it is at its size on one line (the common case): the box width only sets the
+    // alignment. Measured as it is drawn, so that its layout is the one drawn (`shaped`); the
+    // same answer as the natural width's test below, which decides when this one does not.
+    let boxed = TextBlock(
+      text, style: style(element.size), width: width, maxLines: 1, ellipsis: element.ellipsis,
+      direction: direction)
+    let asDrawn = measurer.measure(boxed)
+    if asDrawn.lineCount == 1 && !asDrawn.isEllipsized && asDrawn.width <= width
+      && asDrawn.height <= height + 0.01
+    {
+      return try placed(boxed, asDrawn, text, element, repeated: repeated)
+    }
     // (1) One line, shrinking. A first guess from the natural width saves most iterations.
     let natural = measurer.measure(
       TextBlock(text, style: style(element.size), direction: direction))
     if natural.lineCount == 1 && natural.width <= width && natural.height <= height + 0.01 {
-      // Fits as it is (the common case): the box width only sets the alignment.
-      chosen = (
-        TextBlock(
-          text, style: style(element.size), width: width, maxLines: 1, ellipsis: element.ellipsis,
-          direction: direction),
-        natural
-      )
+      chosen = (boxed, natural)
     }
     if chosen == nil && natural.lineCount == 1 {
       var size = min(element.size, element.size * width / max(natural.width, 0.001))
@@ -283,6 +292,15 @@ public final class CardLayoutEngine {
       warnings.append("'\(text)' does not fit its box and is cut with an ellipsis")
     }
     guard let (block, metrics) = chosen else { preconditionFailure("a candidate was chosen") }
+    return try placed(block, metrics, text, element, repeated: repeated)
+  }
+
+  /// The fitted `block` placed in its element's box; missing glyphs checked.
+  private func placed(
+    _ block: TextBlock, _ metrics: TextMetrics, _ text: String, _ element: TextElement,
+    repeated: Bool
+  ) throws(CardError) -> LaidOutItem {
+    let pt = 72 / 25.4
     if metrics.unknownGlyphs > 0 {
       if allowMissingGlyphs {
         warnings.append(
@@ -300,6 +318,7 @@ public final class CardLayoutEngine {
       case .middle: element.box.y + (element.box.height - textHeight) / 2
       case .bottom: element.box.y + element.box.height - textHeight
       }
+    if shapesForDrawing { measurer.prepareDrawing(block) }
     return .text(block, box: element.box, top: top, metrics: metrics, repeated: repeated)
   }
 

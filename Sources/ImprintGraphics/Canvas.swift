@@ -200,6 +200,15 @@ public struct Canvas: ~Copyable {
   @discardableResult
   public func draw(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) -> TextMetrics {
     let engine = try engine()
+    // A document's page (PDF) draws text shaped where it was laid out, when it was.
+    if forms != nil, cairo_surface_has_show_text_glyphs(cairo_get_target(cr)) != 0,
+      let shaped = ShapedTextCache.shared.text(block, library: engine.library)
+    {
+      setColor(block.style.color)
+      cairo_move_to(cr, x, y)
+      shaped.draw(on: cr)
+      return shaped.metrics
+    }
     let layout = engine.makeLayout(block)
     defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
     setColor(block.style.color)

@@ -151,6 +151,8 @@ final class TextEngine {
   private let fontMap: UnsafeMutablePointer<PangoFontMap>
   private let context: OpaquePointer
   private let fallback: String
+  /// The fonts this engine sets text with.
+  let library: FontLibrary
 
   /// The engine of the calling thread for `library`, created on first use and kept.
   ///
@@ -176,6 +178,7 @@ final class TextEngine {
 
   init(library: FontLibrary, counted: Bool = true) {
     self.counted = counted
+    self.library = library
     fontMap = library.makeFontMap()
     fallback = library.fallbackFamilies.map { ", " + $0 }.joined()
     guard let context = pango_font_map_create_context(fontMap) else {
@@ -197,6 +200,7 @@ final class TextEngine {
   }
 
   deinit {
+    if let (_, layout) = lastLayout { g_object_unref(UnsafeMutableRawPointer(layout)) }
     g_object_unref(UnsafeMutableRawPointer(context))
     g_object_unref(UnsafeMutableRawPointer(fontMap))
     if counted { LiveHandles.closed("PangoFontMap", in: handleScope) }
@@ -283,15 +287,39 @@ final class TextEngine {
   /// fonts and context never change), and templates repeat their labels on every card.
   private var measured: [TextBlock: TextMetrics] = [:]
 
+  /// The layout of the block measured last, kept for `prepareDrawing` (a fitted text is
+  /// usually the last one measured).
+  private var lastLayout: (TextBlock, OpaquePointer)?
+
   /// Measures `block`.
   func measure(_ block: TextBlock) -> TextMetrics {
     if let known = measured[block] { return known }
     let layout = makeLayout(block)
-    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    if let (_, previous) = lastLayout { g_object_unref(UnsafeMutableRawPointer(previous)) }
+    lastLayout = (block, layout)
     let result = metrics(of: layout)
     if measured.count >= 4096 { measured.removeAll(keepingCapacity: true) }
     measured[block] = result
     return result
+  }
+
+  /// Shapes `block` for drawing on another thread (`ShapedTextCache`), unless it already is;
+  /// the layout of the block measured last is used when it is this one.
+  func prepareDrawing(_ block: TextBlock) {
+    let cache = ShapedTextCache.shared
+    guard cache.text(block, library: library) == nil else { return }
+    var made: OpaquePointer?
+    let layout: OpaquePointer
+    if let (last, kept) = lastLayout, last == block {
+      layout = kept
+    } else {
+      layout = makeLayout(block)
+      made = layout
+    }
+    defer { if let made { g_object_unref(UnsafeMutableRawPointer(made)) } }
+    if let shaped = ShapedText.make(from: layout, metrics: metrics(of: layout)) {
+      cache.keep(shaped, for: block, library: library)
+    }
   }
 
   /// Measures `text` set in `style`, wrapped at `width` points when given.
@@ -361,6 +389,12 @@ public final class TextMeasurer {
   /// Measures `block` with the calling thread's engine.
   public func measure(_ block: TextBlock) -> TextMetrics {
     TextEngine.forCurrentThread(library).measure(block)
+  }
+
+  /// Shapes `block` once more for a PDF that draws it on another thread (see `ShapedText`);
+  /// cheap right after `measure(block)`, which keeps the layout.
+  public func prepareDrawing(_ block: TextBlock) {
+    TextEngine.forCurrentThread(library).prepareDrawing(block)
   }
 
   /// The glyph runs `block` is drawn with (see `TextEngine.shapedRuns`).

@@ -359,6 +359,54 @@ struct SurfaceTests {
     _ = try document.finish()
   }
 
+  @Test("text shaped on another thread draws the PDF Pango draws, in every direction and script")
+  func shapedElsewhere() throws {
+    // A size no other test uses, so that the shared cache holds none of these blocks yet.
+    func style(_ alignment: TextAlignment) -> TextStyle {
+      TextStyle(family: "DejaVu Sans", weight: 700, size: 9.37, alignment: alignment)
+    }
+    let blocks = [
+      TextBlock("Nora Scott", style: style(.left)),
+      TextBlock("محمد بن عبد الله", style: style(.natural), width: 150, direction: .fromText),
+      TextBlock("Ana — آنا — アナ", style: style(.right), width: 150, maxLines: 1, ellipsis: .end),
+      TextBlock("张伟 (Zhāng Wěi) 김민준 🚀 ✨", style: style(.center), width: 150),
+      TextBlock(
+        "Evangeline Alexandra Marigold Montgomery-Whitfield-Featherstonehaugh",
+        style: style(.left), width: 120, maxLines: 2, ellipsis: .end),
+      TextBlock("ᏣᎳᎩ e\u{301}", style: style(.left)),
+    ]
+    let size = Size(width: 200, height: 300)
+    func make() throws -> [UInt8] {
+      let document = try VectorDocument(format: .pdf, size: size, labelForms: false)
+      try document.page(size: size) { canvas in
+        for (index, block) in blocks.enumerated() {
+          try canvas.draw(block, x: 10.3, y: 10.7 + Double(index) * 40)
+        }
+      }
+      return try document.finish()
+    }
+    let library = try FontLibrary.bundled()
+    #expect(blocks.allSatisfy { ShapedTextCache.shared.text($0, library: library) == nil })
+    let byPango = try make()
+    let shaped = DispatchSemaphore(value: 0)
+    let thread = Thread {
+      if let measurer = try? TextMeasurer() {
+        for block in blocks {
+          _ = measurer.measure(block)
+          measurer.prepareDrawing(block)
+        }
+      }
+      shaped.signal()
+    }
+    thread.start()
+    shaped.wait()
+    // A character no font has is drawn by Pango (a box of hex digits): never shaped ahead.
+    #expect(
+      blocks.map { ShapedTextCache.shared.text($0, library: library) != nil }
+        == [true, true, true, true, true, false])
+    #expect(try make() == byPango)
+  }
+
   @Test("the same drawing gives the same PDF bytes, with the fixed date and embedded fonts")
   func deterministicPDF() throws {
     func make() throws -> [UInt8] {

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphics: text shaped once where it was measured and drawn on another thread, as the
+// glyphs Pango's cairo renderer would draw.
+
+internal import CCairo
+internal import CPango
+import Foundation
+import Synchronization
+
+/// A block's glyphs as Pango laid them out, ready to be drawn by any thread: the glyph runs
+/// `pango_cairo_show_layout` would hand to cairo, with the same fonts, positions and text.
+///
+/// A card's texts are measured (shaped) while it is laid out, on whichever thread prepares it,
+/// and drawn into the PDF by the one thread writing it: without this, each text was shaped a
+/// second time there. A thread's Pango objects never leave it; only cairo scaled fonts do.
+///
+/// `@unchecked Sendable`: immutable once made; its cairo scaled fonts are reference counted
+/// atomically and locked by cairo itself, which shares them between threads by design.
+final class ShapedText: @unchecked Sendable {
+  /// One glyph item of a line: Pango's `PangoGlyphItem` as its cairo renderer draws it.
+  struct Run {
+    /// The font, one reference owned.
+    let font: OpaquePointer
+    /// The item's text (UTF-8), for the PDF's text extraction.
+    let text: [CChar]
+    /// Where the run starts, in Pango units from the layout's top-left corner.
+    let x: Int32
+    let y: Int32
+    /// Glyph ids, and their offsets from the run's start in Pango units.
+    let glyphs: [(index: UInt, dx: Int32, dy: Int32)]
+    /// How many bytes and glyphs each cluster has, as cairo wants them.
+    let clusters: [cairo_text_cluster_t]
+    /// Whether the run is right to left (clusters in backward order).
+    let backward: Bool
+  }
+
+  let runs: [Run]
+  let metrics: TextMetrics
+
+  private init(runs: [Run], metrics: TextMetrics) {
+    self.runs = runs
+    self.metrics = metrics
+  }
+
+  deinit {
+    for run in runs { cairo_scaled_font_destroy(run.font) }
+  }
+
+  /// The glyphs `pango_cairo_show_layout` would draw for `layout` (Pango 1.50's renderer:
+  /// lines at their logical x and baseline, runs one after another with their offsets), or nil
+  /// when the layout holds what only Pango draws (a character no font has, drawn as a box of
+  /// hex digits; vertical text).
+  static func make(from layout: OpaquePointer, metrics: TextMetrics) -> ShapedText? {
+    guard let text = pango_layout_get_text(layout), let iterator = pango_layout_get_iter(layout)
+    else { return nil }
+    defer { pango_layout_iter_free(iterator) }
+    let empty = UInt32(0x0FFF_FFFF)  // PANGO_GLYPH_EMPTY
+    let unknown = UInt32(0x1000_0000)  // PANGO_GLYPH_UNKNOWN_FLAG
+    var runs: [Run] = []
+    var made = true
+    func release() { for run in runs { cairo_scaled_font_destroy(run.font) } }
+    repeat {
+      guard let line = pango_layout_iter_get_line_readonly(iterator) else { continue }
+      var logical = PangoRectangle()
+      pango_layout_iter_get_line_extents(iterator, nil, &logical)
+      let baseline = pango_layout_iter_get_baseline(iterator)
+      var offset: Int32 = 0
+      var node = line.pointee.runs
+      while let current = node, made {
+        node = current.pointee.next
+        guard let data = current.pointee.data else { continue }
+        let run = data.assumingMemoryBound(to: PangoGlyphItem.self)
+        guard let item = run.pointee.item, let glyphs = run.pointee.glyphs,
+          item.pointee.analysis.flags & UInt8(PANGO_ANALYSIS_FLAG_CENTERED_BASELINE) == 0,
+          let font = item.pointee.analysis.font,
+          let scaled = pango_cairo_font_get_scaled_font(OpaquePointer(font)),
+          cairo_scaled_font_status(scaled) == CAIRO_STATUS_SUCCESS
+        else {
+          made = false
+          break
+        }
+        let width = pango_glyph_string_get_width(glyphs)
+        offset += run.pointee.start_x_offset
+        var placed: [(index: UInt, dx: Int32, dy: Int32)] = []
+        var position: Int32 = 0
+        for index in 0..<Int(glyphs.pointee.num_glyphs) {
+          let glyph = glyphs.pointee.glyphs[index]
+          if glyph.glyph != empty {
+            if glyph.glyph & unknown != 0 {
+              made = false
+              break
+            }
+            placed.append(
+              (UInt(glyph.glyph), position + glyph.geometry.x_offset, glyph.geometry.y_offset))
+          }
+          position += glyph.geometry.width
+        }
+        guard made else { break }
+        let backward = item.pointee.analysis.level & 1 != 0
+        var clusters: [cairo_text_cluster_t] = []
+        var cluster = PangoGlyphItemIter()
+        if pango_glyph_item_iter_init_start(&cluster, run, text) != 0 {
+          repeat {
+            var count =
+              backward
+              ? cluster.start_glyph - cluster.end_glyph : cluster.end_glyph - cluster.start_glyph
+            for index in min(
+              cluster.start_glyph, cluster.end_glyph + 1)..<max(
+                cluster.start_glyph + 1, cluster.end_glyph)
+            where glyphs.pointee.glyphs[Int(index)].glyph == empty {
+              count -= 1
+            }
+            clusters.append(
+              cairo_text_cluster_t(
+                num_bytes: cluster.end_index - cluster.start_index, num_glyphs: count))
+          } while pango_glyph_item_iter_next_cluster(&cluster) != 0
+        }
+        let start = Int(item.pointee.offset)
+        let bytes = UnsafeBufferPointer(start: text + start, count: Int(item.pointee.length))
+        runs.append(
+          Run(
+            font: cairo_scaled_font_reference(scaled), text: Array(bytes),
+            x: logical.x + offset, y: baseline - run.pointee.y_offset, glyphs: placed,
+            clusters: clusters, backward: backward))
+        offset += width + run.pointee.end_x_offset
+      }
+    } while made && pango_layout_iter_next_line(iterator) != 0
+    guard made else {
+      release()
+      return nil
+    }
+    return ShapedText(runs: runs, metrics: metrics)
+  }
+
+  /// Draws the runs with the layout's top-left corner at the current point of `cr`, as
+  /// `pango_cairo_show_layout` does on a surface that keeps text (PDF): each run in its own
+  /// saved state, its font installed, its glyphs shown with their text and clusters.
+  func draw(on cr: OpaquePointer) {
+    var originX = 0.0
+    var originY = 0.0
+    // The current point as cairo keeps it (fixed point), which is what Pango starts from.
+    cairo_get_current_point(cr, &originX, &originY)
+    let scale = Double(PANGO_SCALE)
+    for run in runs {
+      let baseX = originX + Double(run.x) / scale
+      let baseY = originY + Double(run.y) / scale
+      cairo_save(cr)
+      cairo_set_scaled_font(cr, run.font)
+      var glyphs = run.glyphs.map { glyph in
+        cairo_glyph_t(
+          index: glyph.index, x: baseX + Double(glyph.dx) / scale,
+          y: glyph.dy == 0 ? baseY : baseY + Double(glyph.dy) / scale)
+      }
+      var clusters = run.clusters
+      run.text.withUnsafeBufferPointer { text in
+        cairo_show_text_glyphs(
+          cr, text.baseAddress, Int32(text.count), &glyphs, Int32(glyphs.count), &clusters,
+          Int32(clusters.count),
+          run.backward ? CAIRO_TEXT_CLUSTER_FLAG_BACKWARD : cairo_text_cluster_flags_t(0))
+      }
+      cairo_restore(cr)
+    }
+  }
+}
+
+/// Shaped texts by block and font library, shared by a process's threads: filled where cards
+/// are laid out (`TextMeasurer.prepareDrawing`), read where they are drawn into a PDF.
+///
+/// Holds at most `limit` texts; when full it is emptied and fills again, so memory stays bounded
+/// however many cards a run has. A library is kept alive by its entries, so its identity is
+/// never another library's.
+final class ShapedTextCache: Sendable {
+  static let shared = ShapedTextCache(limit: 4096)
+
+  private struct Key: Hashable {
+    let library: ObjectIdentifier
+    let block: TextBlock
+  }
+
+  private let limit: Int
+  private let entries = Mutex<[Key: (FontLibrary, ShapedText)]>([:])
+
+  init(limit: Int) { self.limit = limit }
+
+  func text(_ block: TextBlock, library: FontLibrary) -> ShapedText? {
+    entries.withLock { $0[Key(library: ObjectIdentifier(library), block: block)]?.1 }
+  }
+
+  func keep(_ text: ShapedText, for block: TextBlock, library: FontLibrary) {
+    entries.withLock { entries in
+      if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+      entries[Key(library: ObjectIdentifier(library), block: block)] = (library, text)
+    }
+  }
+}
