@@ -21,7 +21,7 @@ private let prices = #"""
    "extras":{"staple":{"per":"copy","amount":10}}}
   """#
 
-@Suite("imprint batch: print jobs", .liveHandlesChecked)
+@Suite("imprint batch: print jobs", .liveHandlesChecked, .tags(.slow), .skippedWhenQuick)
 struct BatchPrintTests {
   /// A folder with `a.pdf` (5 A4 pages), `b.pdf` (3), `prices.json`, and one order file per
   /// entry of `orders` (its files' JSON).

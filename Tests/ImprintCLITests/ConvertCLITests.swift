@@ -32,7 +32,7 @@ private func convert(_ arguments: [String], cache: String) throws -> (
   )
 }
 
-@Suite("imprint convert", .serialized)
+@Suite("imprint convert", .serialized, .tags(.slow), .skippedWhenQuick)
 struct ConvertCLITests {
   @Test("two processes convert one file at once on one cache: the same PDF, one entry")
   func concurrent() throws {

@@ -9,7 +9,7 @@ import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
-@Suite("imprint prepare", .liveHandlesChecked)
+@Suite("imprint prepare", .liveHandlesChecked, .tags(.slow), .skippedWhenQuick)
 struct PrepareCLITests {
   static let examples = repositoryRoot + "/examples/"
 

@@ -11,7 +11,9 @@ import ImprintPrinting
 import ImprintTestSupport
 import Testing
 
-@Suite("Print jobs canceled on the printer while followed", .liveHandlesChecked)
+@Suite(
+  "Print jobs canceled on the printer while followed", .liveHandlesChecked, .tags(.slow),
+  .skippedWhenQuick)
 struct PrintCancelTests {
   /// USD rates on A4.
   private static let prices = #"""

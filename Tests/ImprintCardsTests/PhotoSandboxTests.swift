@@ -130,12 +130,13 @@ struct PhotoSandboxTests {
     } else {
       #expect(["document.memoryLimit", "document.timeout"].contains(imprintError.code))
     }
-    // Decoded here, this process's peak would pass 1.2 GB. Under a sanitizer the peak is the
-    // whole instrumented suite's, running beside this test (ASan: 812 492 -> 1 301 028 KB in a
-    // full run, while this test alone stays under the bound); that the decoder was asked, and
+    // Decoded here, this process's peak would pass 1.2 GB. The peak is the whole test process's,
+    // suites running beside this one included (772 424 KB seen in a full run of 840 tests),
+    // so the bound sits between: 1 000 000 KB. Under a sanitizer the instrumented suite alone
+    // passes it (ASan: 812 492 -> 1 301 028 KB in a full run); that the decoder was asked, and
     // the worker's verdict above, still show where the photo was decoded.
     if Sanitizer.measuresMemory {
-      #expect(after <= max(before, 700 << 10), "peak \(before) KB -> \(after) KB")
+      #expect(after <= max(before, 1_000_000), "peak \(before) KB -> \(after) KB")
     }
   }
 

@@ -81,7 +81,7 @@ func offices(mentioning text: String) -> [pid_t] {
   }
 }
 
-@Suite("Office documents converted by LibreOffice", .serialized)
+@Suite("Office documents converted by LibreOffice", .serialized, .tags(.slow), .skippedWhenQuick)
 struct OfficeConverterTests {
   /// Converts `path` and returns the conversion and the PDF's text (pdftotext).
   func convert(_ path: String, password: String? = nil, in folder: TemporaryFolder) throws

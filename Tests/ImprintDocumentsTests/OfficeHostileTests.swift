@@ -161,7 +161,7 @@ private func imageCount(_ pdf: String) throws -> Int {
   try runTool("pdfimages", ["-list", pdf]).stdout.split(separator: "\n").count - 2
 }
 
-@Suite("Office uploads made to attack the converter", .serialized)
+@Suite("Office uploads made to attack the converter", .serialized, .tags(.slow), .skippedWhenQuick)
 struct OfficeHostileTests {
   @Test("a zip bomb ends at the memory limit, spooling nothing outside the scratch folder")
   func zipBomb() throws {

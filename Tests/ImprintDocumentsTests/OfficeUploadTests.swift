@@ -30,7 +30,8 @@ private func sha256(_ path: String) throws -> String {
 }
 
 @Suite(
-  "Office uploads: inspected, thumbnailed, quoted and prepared from one conversion", .serialized)
+  "Office uploads: inspected, thumbnailed, quoted and prepared from one conversion", .serialized,
+  .tags(.slow), .skippedWhenQuick)
 struct OfficeUploadTests {
   @Test("inspect reports an Office file's type, its converted pages and the PDF they came from")
   func inspect() async throws {

@@ -19,7 +19,9 @@ private let journalPrices = #"""
    "paper":{"A4":{"plain":2}}}
   """#
 
-@Suite("PrintJournal: an order's lines printed once", .liveHandlesChecked)
+@Suite(
+  "PrintJournal: an order's lines printed once", .liveHandlesChecked, .tags(.slow),
+  .skippedWhenQuick)
 struct PrintJournalTests {
   /// `a.pdf` (5 A4 pages), `b.pdf` (3) and `c.pdf` (4, page 3 colour) and the price list in
   /// `folder`.

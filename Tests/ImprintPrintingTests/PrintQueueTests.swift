@@ -49,7 +49,9 @@ private struct Shop {
   }
 }
 
-@Suite("PrintSubmitter: CUPS queues by name on a private scheduler", .liveHandlesChecked)
+@Suite(
+  "PrintSubmitter: CUPS queues by name on a private scheduler", .liveHandlesChecked, .tags(.slow),
+  .skippedWhenQuick)
 struct PrintQueueTests {
   @Test("each file reaches the queue's printer whole, with its copies, sides, media and colour")
   func received() async throws {
@@ -201,7 +203,7 @@ struct PrintQueueTests {
   }
 }
 
-@Suite("PrintCredentials: the password file", .liveHandlesChecked)
+@Suite("PrintCredentials: the password file", .liveHandlesChecked, .tags(.slow), .skippedWhenQuick)
 struct PrintCredentialsTests {
   /// Writes `text` to a file of `mode` in `folder` and reads it.
   private func read(_ text: String, mode: mode_t = 0o600, in folder: TemporaryFolder) throws

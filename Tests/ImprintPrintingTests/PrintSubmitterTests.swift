@@ -28,7 +28,9 @@ func preparedForPrinter(in folder: TemporaryFolder, files: [String]) async throw
   return try await prepareOrder(in: folder, prices: printerPrices, files: files)
 }
 
-@Suite("PrintSubmitter: prepared files to an IPP printer", .liveHandlesChecked)
+@Suite(
+  "PrintSubmitter: prepared files to an IPP printer", .liveHandlesChecked, .tags(.slow),
+  .skippedWhenQuick)
 struct PrintSubmitterTests {
   @Test("each file arrives whole, with its pages, copies, sides, media, colour and finishings")
   func received() async throws {

@@ -18,7 +18,8 @@ private let prices = #"""
    "paper":{"A4":{"plain":2}}}
   """#
 
-@Suite("OrderPrinter: jobs followed to their end", .liveHandlesChecked)
+@Suite(
+  "OrderPrinter: jobs followed to their end", .liveHandlesChecked, .tags(.slow), .skippedWhenQuick)
 struct PrintWaitTests {
   /// An order of `files` (each of the 3-page `a.pdf`) in `folder`, printed to `printer`,
   /// waiting up to `seconds` for its jobs.

@@ -8,7 +8,9 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-@Suite("TestPrinter and ProcessTree: nothing left running", .liveHandlesChecked)
+@Suite(
+  "TestPrinter and ProcessTree: nothing left running", .liveHandlesChecked, .tags(.slow),
+  .skippedWhenQuick)
 struct TestPrinterTests {
   /// The processes of `tree`'s group but its keeper, by name (the kernel's 15-character names).
   private func members(of tree: ProcessTree) -> [String: pid_t] {

@@ -94,7 +94,9 @@ func printShop(in folder: TemporaryFolder, printer uri: String) throws -> (
   }
 }
 
-@Suite("imprint serve: jobs kept across restarts (--jobs-dir)", .liveHandlesChecked, .serialized)
+@Suite(
+  "imprint serve: jobs kept across restarts (--jobs-dir)", .liveHandlesChecked, .serialized,
+  .tags(.slow), .skippedWhenQuick)
 struct JobsFolderTests {
   @Test("a finished batch after SIGTERM and a restart: the same report, the same files' bytes")
   func finishedBatchRestarted() throws {

@@ -92,7 +92,9 @@ private func spooled(_ printer: TestPrinter) -> [String] {
   }.sorted()
 }
 
-@Suite("imprint serve: prepare and print", .liveHandlesChecked, .serialized)
+@Suite(
+  "imprint serve: prepare and print", .liveHandlesChecked, .serialized, .tags(.slow),
+  .skippedWhenQuick)
 struct PrepareRouteTests {
   @Test("without a printer: the job's files are imprint prepare's, whole PDFs (pdfinfo, qpdf)")
   func prepareOnly() throws {

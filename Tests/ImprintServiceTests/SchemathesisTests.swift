@@ -8,12 +8,8 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-extension Tag {
-  /// Tests that take a minute or more.
-  @Tag static var slow: Self
-}
-
-@Suite("imprint serve: Schemathesis", .liveHandlesChecked, .serialized, .tags(.slow))
+@Suite(
+  "imprint serve: Schemathesis", .liveHandlesChecked, .serialized, .tags(.slow), .skippedWhenQuick)
 struct SchemathesisTests {
   @Test("st run with every check finds no failure in /openapi.json's operations")
   func everyCheck() throws {

@@ -33,7 +33,7 @@ private func connected(_ log: String) -> Bool {
   (try? String(contentsOfFile: log, encoding: .utf8))?.contains("connected") == true
 }
 
-@Suite("imprint serve: the stop", .liveHandlesChecked, .serialized)
+@Suite("imprint serve: the stop", .liveHandlesChecked, .serialized, .tags(.slow), .skippedWhenQuick)
 struct StopTests {
   @Test(
     "SIGTERM while a prepare job is stuck sending to a printer that never answers: exit 3 after the drain, naming the job"

@@ -416,7 +416,7 @@ struct QuoteRouteTests {
   }
 }
 
-@Suite("imprint serve: Office uploads", .serialized)
+@Suite("imprint serve: Office uploads", .serialized, .tags(.slow), .skippedWhenQuick)
 struct OfficeUploadRouteTests {
   @Test("a DOCX posted raw or as a part is inspected and thumbnailed as its conversion")
   func officeRoutes() throws {
