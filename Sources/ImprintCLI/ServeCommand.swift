@@ -98,7 +98,7 @@ enum ServeCommand {
         guard !report.isComplete else { return }
         // Work stuck in a system call may hold the threads this command would go on on: the
         // process ends here, on the stop's own thread, saying what was left.
-        console.report(ServiceError.stopIncomplete(stuck: report.stuck, seconds: drain))
+        console.report(ServerError.stopIncomplete(stuck: report.stuck, seconds: drain))
         fflush(nil)
         _exit(ImprintCLI.stopIncomplete)
       })

@@ -60,7 +60,7 @@ public enum PrintError: ImprintError, Equatable, Codable {
 
   /// The HTTP status `imprint serve` answers the error with: 422 for all of them (the request
   /// was understood; the printer, its credentials or the journal refused the work).
-  public var httpStatus: Int {
+  public var status: Int {
     switch self {
     case .unreachable, .refused, .unconfirmed, .journalDamaged, .partlySent, .jobEnded,
       .waitTimedOut, .jobUnknown, .unknownPrinter, .unauthorized, .passwordFile,

@@ -23,19 +23,19 @@ public struct BearerToken: Sendable {
   /// as a Kubernetes secret mounted for the pod's `fsGroup` is read).
   ///
   /// - Throws: `FileError` when the file cannot be read (up to 4 KiB);
-  ///   `ServiceError.invalidToken` when others may read it or its text is not such a token.
+  ///   `ServerError.invalidToken` when others may read it or its text is not such a token.
   public init(file path: String) throws {
     let text = try FileIO.readSecretLine(path, limit: 4096, access: .groupMayRead) {
-      ServiceError.invalidToken(source: path, problem: "cannot be used: " + $0)
+      ServerError.invalidToken(source: path, problem: "cannot be used: " + $0)
     }
     try self.init(text, source: path)
   }
 
   /// `token` itself (`source` names where it came from in errors).
   ///
-  /// - Throws: `ServiceError.invalidToken` when it is not 16 to 512 characters of RFC 6750's
+  /// - Throws: `ServerError.invalidToken` when it is not 16 to 512 characters of RFC 6750's
   ///   token alphabet.
-  public init(_ token: String, source: String) throws(ServiceError) {
+  public init(_ token: String, source: String) throws(ServerError) {
     let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/".utf8)
     let body = token.utf8.reversed().drop { $0 == UInt8(ascii: "=") }
     guard (16...512).contains(token.utf8.count) else {

@@ -319,18 +319,18 @@ private final class CutItems: Sendable {
 extension JobHalt {
   /// The error of item `item` of job `job`, cut short by this stop (its document's worker
   /// killed): the code the job ends with.
-  func error(job: String, item: String) -> ServiceError {
-    let (stop, reason): (ServiceError, String) =
+  func error(job: String, item: String) -> JobError {
+    let (stop, reason): (JobError, String) =
       switch self {
-      case .canceled: (.jobCanceled(id: job, ended: 0), "the job was canceled")
+      case .canceled: (.canceled(id: job, ended: 0), "the job was canceled")
       case .timeLimit:
-        (.jobTimeLimit(id: job, seconds: 0, ended: 0), "the job ran past its time limit")
+        (.timeLimit(id: job, seconds: 0, ended: 0), "the job ran past its time limit")
       case .diskLimit:
         (
-          .jobDiskLimit(id: job, bytes: 0, held: 0, limit: 0),
+          .diskLimit(id: job, bytes: 0, held: 0, limit: 0),
           "the job's files grew past the disk limit"
         )
-      case .stopping: (.jobInterrupted(id: job, ended: 0), "the server stopped")
+      case .stopping: (.interrupted(id: job, ended: 0), "the server stopped")
       }
     return .itemStopped(id: job, item: item, code: stop.code, reason: reason)
   }

@@ -169,7 +169,7 @@ public final class ImprintService: Sendable {
   /// Loads the card designs and the OpenAPI document and prepares the sandbox; nothing listens
   /// yet.
   ///
-  /// - Throws: `ServiceError.invalidSetting` when `bodyMemoryBytes` is below
+  /// - Throws: `ServerError.invalidSetting` when `bodyMemoryBytes` is below
   ///   `maximumBodyBytes` (the largest body could never be read); `CardError` when a design
   ///   cannot be loaded; `FileError` when the OpenAPI document is not deployed
   ///   (`openAPIDocument()`) or the jobs' folder cannot be made.
@@ -177,7 +177,7 @@ public final class ImprintService: Sendable {
     self.configuration = configuration
     let bodyBudget = configuration.bodyMemoryBytes ?? configuration.defaultBodyMemory
     guard bodyBudget >= configuration.maximumBodyBytes else {
-      throw ServiceError.invalidSetting(
+      throw ServerError.invalidSetting(
         file: "the settings", key: "bodyMemory",
         problem: "is \(bodyBudget); expected at least maxBody (\(configuration.maximumBodyBytes)), "
           + "or the largest body could never be read")

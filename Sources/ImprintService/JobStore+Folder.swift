@@ -92,7 +92,7 @@ extension JobStore {
   ///
   /// - Returns: the lock file's descriptor, held open while the lock is.
   /// - Throws: `FileError` when the folder cannot be made or is not a folder, or the lock file
-  ///   cannot be opened; `ServiceError.jobsFolderInUse` when another process holds the lock.
+  ///   cannot be opened; `ServerError.jobsFolderInUse` when another process holds the lock.
   static func lockFolder(_ folder: String) throws -> Int32 {
     var status = stat()
     if stat(folder, &status) != 0 {
@@ -109,7 +109,7 @@ extension JobStore {
     guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
       let code = errno
       Foundation.close(descriptor)
-      if code == EWOULDBLOCK { throw ServiceError.jobsFolderInUse(folder: folder) }
+      if code == EWOULDBLOCK { throw ServerError.jobsFolderInUse(folder: folder) }
       throw FileError.unwritable(path: path, reason: .system(code))
     }
     return descriptor
@@ -129,7 +129,7 @@ extension JobStore {
   /// be a job's folder: named by its id (a lowercase UUID), a folder (not a link), holding a
   /// `job.json` of schema 1 (a regular file, naming that id) and, if any, an `output` folder
   /// (not a link). Anything else is skipped, logged and left where it is. A job that was
-  /// queued or running ends `failed` (`ServiceError.jobLost`), its folder as the stopped
+  /// queued or running ends `failed` (`JobError.lost`), its folder as the stopped
   /// process left it; a webhook still pending stays so (the service calls it again,
   /// `pendingWebhooks`). Then the oldest finished jobs past
   /// `limits.kept`, then past `limits.maximumBytes`, are removed with their files, their
@@ -153,7 +153,7 @@ extension JobStore {
         var record = try read(name, in: root)
         if !record.state.isFinished {
           let ended = record.kind == .batch ? files(in: path + "/output/.state").count : 0
-          let lost = ServiceError.jobLost(
+          let lost = JobError.lost(
             id: record.id, kind: record.kind, was: record.state.rawValue, ended: ended)
           record.state = .failed
           record.finished = now
@@ -213,14 +213,14 @@ extension JobStore {
   /// (their resume records, `output/.state`); a prepare job's documents sent to the printer
   /// and being sent (its print journal's entries), of those it had prepared (their tickets in
   /// `output`).
-  static func leftRunning(_ record: Record, drainSeconds: Double) -> ServiceError {
+  static func leftRunning(_ record: Record, drainSeconds: Double) -> JobError {
     let output = record.folder + "/output"
     let ended = record.kind == .batch ? files(in: output + "/.state").count : 0
     let journal = try? PrintJournal(path: record.folder + "/" + ServicePrinter.journalName)
     let entries = journal?.entries ?? []
     let prepared = files(in: output).filter { $0.hasSuffix(".ticket.json") }.count
     let sent = entries.filter(\.sent).count
-    return .jobLeftRunning(
+    return .leftRunning(
       id: record.id, kind: record.kind, seconds: drainSeconds, ended: ended, sent: sent,
       prepared: max(prepared, entries.count), sending: entries.count - sent)
   }

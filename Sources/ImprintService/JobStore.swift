@@ -196,7 +196,7 @@ final class JobStore: Sendable {
   ///   - webhookBody: the body of a job's webhook calls, asked for as a job whose webhook is
   ///     still pending is removed from a jobs folder (nil: not kept).
   /// - Throws: `FileError` when the folder cannot be made, is not a folder, or its lock file
-  ///   cannot be opened; `ServiceError.jobsFolderInUse` when another store (another server)
+  ///   cannot be opened; `ServerError.jobsFolderInUse` when another store (another server)
   ///   holds `folder`.
   init(
     parent: String?, folder: String? = nil, limits: JobLimits,
@@ -486,14 +486,14 @@ final class JobStore: Sendable {
         store.records[record.id]?.finished = now
         store.records[record.id]?.work = nil
         store.records[record.id]?.outcome = JobOutcome(
-          error: ErrorRecord(ServiceError.jobInterrupted(id: record.id, ended: 0)))
+          error: ErrorRecord(JobError.interrupted(id: record.id, ended: 0)))
       }
       store.waiting.removeAll()
       return queued.map(\.id)
     }
     for id in dropped {
       persist(id)
-      told(ServiceError.jobInterrupted(id: id, ended: 0).message)
+      told(JobError.interrupted(id: id, ended: 0).message)
     }
   }
 
@@ -503,7 +503,7 @@ final class JobStore: Sendable {
   /// A job canceled here is told (`told`), its webhook not called: the server is going, and
   /// its report and files with it (in a jobs folder, they are kept, and the next start calls
   /// the webhook). A job still running at `deadline` (its work stuck in a system call: a
-  /// printer that does not answer) is told too (`ServiceError.jobLeftRunning`: what it had
+  /// printer that does not answer) is told too (`JobError.leftRunning`: what it had
   /// done), and in a jobs folder its record is written so, `failed`, its webhook pending: the
   /// next start serves it as the stop left it, never as a crash's. It runs on in this
   /// process; should it end before `close`, its own end is written instead.
@@ -662,19 +662,19 @@ final class JobStore: Sendable {
         case nil: break
         case .canceled:
           state = .canceled
-          error = ErrorRecord(ServiceError.jobCanceled(id: id, ended: ended))
+          error = ErrorRecord(JobError.canceled(id: id, ended: ended))
         case .stopping:
           state = .canceled
-          error = ErrorRecord(ServiceError.jobInterrupted(id: id, ended: ended))
+          error = ErrorRecord(JobError.interrupted(id: id, ended: ended))
           stopped = error?.message
         case .timeLimit:
           state = .failed
           error = ErrorRecord(
-            ServiceError.jobTimeLimit(id: id, seconds: limits.seconds, ended: ended))
+            JobError.timeLimit(id: id, seconds: limits.seconds, ended: ended))
         case .diskLimit(let bytes, let held):
           state = .failed
           error = ErrorRecord(
-            ServiceError.jobDiskLimit(
+            JobError.diskLimit(
               id: id, bytes: bytes, held: held, limit: limits.maximumBytes))
         }
         record.state = state

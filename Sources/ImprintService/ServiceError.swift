@@ -9,8 +9,11 @@ import ImprintHTTP
 import ImprintNetwork
 import ImprintPrinting
 
-/// A request the service cannot take, or a server that cannot start.
+/// A request the service cannot take: a route's errors, each with its HTTP status (`status`).
+///
+/// How a job ended is `JobError`; the server's own start and stop, `ServerError`.
 public enum ServiceError: ImprintError, Equatable {
+
   /// No route has this path.
   case notFound(method: String, path: String)
   /// The route exists but not for this method.
@@ -48,34 +51,6 @@ public enum ServiceError: ImprintError, Equatable {
   case tooManyLines(lines: Int, limit: Int)
   /// A batch's manifest (the part whose file name is `part`) holds no job line.
   case emptyManifest(part: String)
-  /// Job `id` was canceled (`DELETE /v1/jobs/ID`) after `ended` of its items ended; never an
-  /// answer, a job's report gives it.
-  case jobCanceled(id: String, ended: Int)
-  /// Job `id` ran longer than the limit (`seconds`); never an answer.
-  case jobTimeLimit(id: String, seconds: Double, ended: Int)
-  /// Job `id`'s files grew past what the jobs' disk limit leaves it (`bytes` of `limit`,
-  /// `held` by the other jobs queued or running); never an answer.
-  case jobDiskLimit(id: String, bytes: Int, held: Int, limit: Int)
-  /// Job `id` was canceled because the service stopped before it ended; never an answer.
-  case jobInterrupted(id: String, ended: Int)
-  /// Item `item` of job `id` was cut short (its document's worker killed) when the job was
-  /// stopped for `reason`; `code` is the job's (`service.jobCanceled`, `.jobTimeLimit`,
-  /// `.jobDiskLimit`, `.interrupted`). Never an answer: a job's results give it.
-  case itemStopped(id: String, item: String, code: String, reason: String)
-  /// The server's stop returned with work still stuck (`stuck`, `StopReport.stuck`) past the
-  /// drain timeout (`seconds`) and its margin; never an answer (`imprint serve` reports it as
-  /// it exits).
-  case stopIncomplete(stuck: String, seconds: Double)
-  /// Job `id` (`kind`) was still running when the server's stop ended (it had not ended within
-  /// the drain timeout, `seconds`): recorded so, `failed`, before the process exits. `ended`: a
-  /// batch's items that had ended; `sent` of `prepared`: a prepare job's documents the printer
-  /// had accepted, of those it had prepared, and `sending` more it was sending. Never an answer.
-  case jobLeftRunning(
-    id: String, kind: JobKind, seconds: Double, ended: Int, sent: Int, prepared: Int, sending: Int)
-  /// Job `id` (`kind`) was `queued` or `running` (`was`) when the server's process ended
-  /// without stopping it (killed, crashed, the machine went down), found so by the next start
-  /// on the same jobs folder; `ended`: a batch's items that had ended. Never an answer.
-  case jobLost(id: String, kind: JobKind, was: String, ended: Int)
   /// A manifest sent to the service names a printer (line `line`, job `id`).
   case printerNotAllowed(line: Int, id: String)
   /// A callback URL that is not http(s), does not resolve, or leads to a refused address.
@@ -94,15 +69,6 @@ public enum ServiceError: ImprintError, Equatable {
   case idempotentJobGone(key: String, id: String)
   /// The request lacks the bearer token, or carries another (`presented`: one was given).
   case unauthorized(path: String, presented: Bool)
-  /// The token file's text is not a bearer token.
-  case invalidToken(source: String, problem: String)
-  /// A webhook secret file (`--webhook-secret-file`) others may read, or whose text is not a
-  /// Standard Webhooks secret.
-  case invalidWebhookSecret(source: String, problem: String)
-  /// A configuration file's key is unknown, of the wrong type or out of range.
-  case invalidSetting(file: String, key: String, problem: String)
-  /// Another server holds the jobs folder `folder` (its lock file `.lock` is locked).
-  case jobsFolderInUse(folder: String)
 
   public var code: String {
     switch self {
@@ -123,13 +89,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobStorageFull: "http.jobStorageFull"
     case .tooManyLines: "http.tooManyLines"
     case .emptyManifest: "http.emptyManifest"
-    // A new job refused and a request cut short: either way, the server is stopping.
-    case .jobCanceled: "service.jobCanceled"
-    case .jobTimeLimit: "service.jobTimeLimit"
-    case .jobDiskLimit: "service.jobDiskLimit"
-    case .jobInterrupted, .jobLost, .jobLeftRunning: "service.interrupted"
-    case .stopIncomplete: "service.stopIncomplete"
-    case .itemStopped(_, _, let code, _): code
     case .printerNotAllowed: "http.printerNotAllowed"
     case .callbackRefused: "http.callbackRefused"
     case .unknownPrinter: "http.unknownPrinter"
@@ -139,10 +98,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .idempotencyKeyInUse: "http.idempotencyKeyInUse"
     case .idempotentJobGone: "http.idempotentJobGone"
     case .unauthorized: "http.unauthorized"
-    case .invalidToken: "service.invalidToken"
-    case .invalidWebhookSecret: "service.invalidWebhookSecret"
-    case .invalidSetting: "service.invalidSetting"
-    case .jobsFolderInUse: "service.jobsFolderInUse"
     }
   }
 
@@ -195,35 +150,6 @@ public enum ServiceError: ImprintError, Equatable {
         + "; a job may have \(limit)"
     case .emptyManifest(let part):
       "manifest '\(SafeText.excerpt(part, limit: 100))' holds no job line; expected at least one"
-    case .jobCanceled(let id, let ended):
-      "job '\(id)' was canceled after \(ended) of its items ended; the lines after them were not run"
-    case .jobTimeLimit(let id, let seconds, let ended):
-      "job '\(id)' ran longer than its limit of \(ServiceMetrics.number(seconds)) s and was "
-        + "stopped after \(ended) of its items ended; the lines after them were not run"
-    case .jobDiskLimit(let id, let bytes, let held, let limit):
-      "job '\(id)' was stopped: its files reached \(bytes) bytes and the other jobs queued or "
-        + "running hold \(held); all jobs together may hold \(limit)"
-    case .jobInterrupted(let id, let ended):
-      "job '\(id)' was canceled after \(ended) of its items ended: the server stopped"
-    case .itemStopped(let id, let item, _, let reason):
-      "job '\(id)', item '\(SafeText.excerpt(item, limit: 100))' was stopped part-way: "
-        + reason
-    case .stopIncomplete(let stuck, let seconds):
-      "the server stopped with work still stuck past the drain timeout of "
-        + "\(ServiceMetrics.number(seconds)) s: \(SafeText.excerpt(stuck, limit: 2000))"
-    case .jobLeftRunning(
-      let id, let kind, let seconds, let ended, let sent, let prepared, let sending):
-      "the server stopped while job '\(id)' was still running (it had not ended within the "
-        + "drain timeout of \(ServiceMetrics.number(seconds)) s); "
-        + (kind == .batch
-          ? "\(ended) of its items had ended"
-          : "\(sent) of the \(prepared) documents it had prepared had been sent to the printer"
-            + (sending > 0 ? ", \(sending) more was being sent" : ""))
-    case .jobLost(let id, let kind, let was, let ended):
-      "job '\(id)' was \(was) when the server stopped without ending it (killed, crashed or "
-        + "its machine went down); "
-        + (kind == .batch
-          ? "\(ended) of its items had ended" : "the files it had prepared are kept")
     case .printerNotAllowed(let line, let id):
       "manifest line \(line) (job '\(SafeText.excerpt(id, limit: 100))') names a printer; a "
         + "batch sent to the service prints nowhere"
@@ -251,14 +177,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .unauthorized(let path, let presented):
       "'\(SafeText.excerpt(path, limit: 200))' needs the server's bearer token; the request "
         + (presented ? "carries another" : "carries none")
-    case .invalidToken(let source, let problem):
-      "the token file '\(source)' \(problem)"
-    case .invalidWebhookSecret(let source, let problem):
-      "the webhook secret file '\(source)' \(problem)"
-    case .invalidSetting(let file, let key, let problem):
-      "configuration '\(file)': '\(key)' \(problem)"
-    case .jobsFolderInUse(let folder):
-      "jobs folder '\(folder)' is in use by another server ('\(folder)/.lock' is locked)"
     }
   }
 
@@ -284,21 +202,6 @@ public enum ServiceError: ImprintError, Equatable {
     case .jobTooLarge: "send fewer files in each job, or start the server with a larger --jobs-disk"
     case .tooManyLines:
       "send the lines in several jobs, or start the server with a larger --job-lines"
-    case .jobTimeLimit:
-      "send fewer lines in each job, or start the server with a larger --job-timeout"
-    case .jobDiskLimit:
-      "send fewer lines in each job, or start the server with a larger --jobs-disk"
-    case .jobInterrupted: "send the job again"
-    case .stopIncomplete:
-      "work that cannot be canceled (a prepare job sending to or waiting for its printer, a "
-        + "system call to a printer, a scheduler or a file system that does not answer) was "
-        + "left behind: the process ended without it; check what it waits for"
-    case .jobLost(_, let kind, _, _), .jobLeftRunning(_, let kind, _, _, _, _, _):
-      kind == .prepare
-        ? "its print journal (print-journal.json in the job's folder under the server's "
-          + "--jobs-dir) and the printer's job list tell what was sent; check them before "
-          + "sending the order again with a new Idempotency-Key"
-        : "send the job again; its files list the outputs of the items that ended"
     case .emptyManifest:
       "send a manifest of JSON Lines, one job a line, or a CSV file with a header line and a "
         + "job a line"
@@ -320,16 +223,28 @@ public enum ServiceError: ImprintError, Equatable {
       "retry after the time in Retry-After, once the first request was answered"
     case .idempotentJobGone: "send a new key to make a new job"
     case .unauthorized: "send the header 'Authorization: Bearer <token>'"
-    case .invalidToken:
-      "put one token on one line, e.g. from 'openssl rand -hex 32', in a file others cannot "
-        + "read (chmod 600 FILE)"
-    case .invalidWebhookSecret:
-      "put one secret on one line, e.g. from 'echo whsec_$(openssl rand -base64 32)', in a file "
-        + "others cannot read (chmod 600 FILE)"
-    case .invalidSetting: "the settings are the long options of imprint serve, in camelCase"
-    case .jobsFolderInUse:
-      "give each server its own --jobs-dir (one writer a folder), or stop the other one first"
     default: nil
+    }
+  }
+
+  /// The HTTP status this error is answered with (`ServiceStatus.of` says it for every error).
+  public var status: Int {
+    switch self {
+    case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: 404
+    case .methodNotAllowed: 405
+    case .unsupportedMediaType, .unsupportedCharset: 415
+    case .invalidParameter, .unknownParameter, .missingParameter, .unknownPart, .missingPart,
+      .duplicatePart, .invalidIdempotencyKey:
+      400
+    case .unauthorized: 401
+    case .jobQueueFull: 503
+    case .jobTooLarge, .tooManyLines: 413
+    case .jobStorageFull: 507
+    case .printerNotAllowed, .callbackRefused, .printerAddressRefused, .idempotencyKeyReused,
+      .emptyManifest:
+      422
+    case .idempotencyKeyInUse: 409
+    case .idempotentJobGone: 410
     }
   }
 }
@@ -353,35 +268,12 @@ enum ServiceStatus {
   /// `httpStatus`, `status`).
   static func of(_ error: any Error) -> Int {
     if let error = error as? HTTPError { return error.status }
-    if let error = error as? PrintError { return error.httpStatus }
+    if let error = error as? PrintError { return error.status }
     if let error = error as? NetworkError { return error.status }
-    if let error = error as? ServiceError {
-      switch error {
-      case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: return 404
-      case .methodNotAllowed: return 405
-      case .unsupportedMediaType, .unsupportedCharset: return 415
-      case .invalidParameter, .unknownParameter, .missingParameter,
-        .unknownPart, .missingPart, .duplicatePart:
-        return 400
-      case .unauthorized: return 401
-      case .jobQueueFull: return 503
-      case .jobTooLarge: return 413
-      case .jobStorageFull: return 507
-      case .tooManyLines: return 413
-      case .printerNotAllowed, .callbackRefused, .printerAddressRefused, .idempotencyKeyReused,
-        .emptyManifest:
-        return 422
-      case .invalidIdempotencyKey: return 400
-      case .idempotencyKeyInUse: return 409
-      case .idempotentJobGone: return 410
-      // A job's report gives these; no request is answered with them.
-      case .jobCanceled, .jobTimeLimit, .jobDiskLimit, .jobInterrupted, .itemStopped, .jobLost,
-        .jobLeftRunning, .stopIncomplete:
-        return 500
-      case .invalidToken, .invalidWebhookSecret, .invalidSetting, .jobsFolderInUse:
-        return 500
-      }
-    }
+    if let error = error as? ServiceError { return error.status }
+    // A job's report and the server's start and stop give these; no request is answered with
+    // them, and one that reached a route would be the server's fault.
+    if error is JobError || error is ServerError { return 500 }
     if let error = error as? RecordedError { return error.status }
     guard let error = error as? any ImprintError else { return 500 }
     // A body that is not JSON at all (a profile's `profile.notJSON` included) is malformed.

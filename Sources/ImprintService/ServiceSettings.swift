@@ -85,13 +85,13 @@ public struct ServiceSettings: Sendable, Equatable {
   /// Reads the configuration file at `path`.
   ///
   /// - Throws: `FileError` when it cannot be read; `JSONError` when it is not JSON;
-  ///   `ServiceError.invalidSetting` for a key that is unknown, of the wrong type or out of
+  ///   `ServerError.invalidSetting` for a key that is unknown, of the wrong type or out of
   ///   range, each naming the file and the key.
   public static func load(_ path: String) throws -> ServiceSettings {
     let bytes = try FileIO.read(path, limit: FileIO.Limit.structured)
     let value = try StrictJSON.parse(bytes, source: path)
     var reader = try JSONObjectReader(value, source: path, path: "") { problem in
-      ServiceError.invalidSetting(
+      ServerError.invalidSetting(
         file: problem.source, key: problem.field.isEmpty ? "(top level)" : problem.field,
         problem: problem.kind == .unknownKey
           ? "is not a setting"
@@ -102,7 +102,7 @@ public struct ServiceSettings: Sendable, Equatable {
       file.hasPrefix("/") || folder.isEmpty ? file : folder + "/" + file
     }
     func ranged<T: Comparable>(_ key: String, _ value: T?, _ range: ClosedRange<T>)
-      throws(ServiceError) -> T?
+      throws(ServerError) -> T?
     {
       guard let value, !range.contains(value) else { return value }
       throw .invalidSetting(
@@ -116,7 +116,7 @@ public struct ServiceSettings: Sendable, Equatable {
       case .address(let field):
         guard let listen = try reader.string(key) else { break }
         guard (try? ListenAddress(parsing: listen)) != nil else {
-          throw ServiceError.invalidSetting(
+          throw ServerError.invalidSetting(
             file: path, key: key,
             problem: "is '\(SafeText.excerpt(listen, limit: 100))'; expected IPV4-ADDRESS:PORT "
               + "such as 127.0.0.1:8080")
@@ -127,7 +127,7 @@ public struct ServiceSettings: Sendable, Equatable {
       case .folder(let field, let nonEmpty):
         guard let folder = try reader.string(key) else { break }
         if nonEmpty && folder.isEmpty {
-          throw ServiceError.invalidSetting(
+          throw ServerError.invalidSetting(
             file: path, key: key, problem: "is empty; expected a folder's path")
         }
         settings[keyPath: field] = resolved(folder)
@@ -158,7 +158,7 @@ public struct ServiceSettings: Sendable, Equatable {
           throw printers.wrongType(name, expected: .object)
         }
         guard let uri = try entry.string("uri") else {
-          throw ServiceError.invalidSetting(
+          throw ServerError.invalidSetting(
             file: path, key: entry.key("uri"),
             problem: "is missing; expected the printer's IPP URI or CUPS queue name")
         }
@@ -170,7 +170,7 @@ public struct ServiceSettings: Sendable, Equatable {
           do {
             try PrintSubmitter.checkPrinter(value)
           } catch {
-            throw ServiceError.invalidSetting(
+            throw ServerError.invalidSetting(
               file: path, key: entry.key(key),
               problem: "is not a printer: " + error.message)
           }
@@ -186,9 +186,9 @@ public struct ServiceSettings: Sendable, Equatable {
   /// Checks that `name`, a member of `key` (`priceLists`, `printers`), is 1 to 64 letters,
   /// digits, `-` or `_`: a name a client gives in a query.
   ///
-  /// - Throws: `ServiceError.invalidSetting` naming the file and the member.
+  /// - Throws: `ServerError.invalidSetting` naming the file and the member.
   private static func checkName(_ name: String, key: String, what: String, file: String)
-    throws(ServiceError)
+    throws(ServerError)
   {
     guard (1...64).contains(name.utf8.count),
       name.utf8.allSatisfy({
@@ -218,7 +218,7 @@ extension ServiceConfiguration {
   /// for a change, the printers and their credentials (read from their file). The address, the designs' folder and
   /// the access log's destination are the caller's to resolve.
   ///
-  /// - Throws: `FileError` or `ServiceError.invalidToken` for the token file; `FileError` or
+  /// - Throws: `FileError` or `ServerError.invalidToken` for the token file; `FileError` or
   ///   `PricingError` for a price list (each message names the file).
   public mutating func apply(_ settings: ServiceSettings) throws {
     maximumBodyBytes = settings.maxBody ?? maximumBodyBytes

@@ -22,19 +22,19 @@ public struct WebhookSecret: Sendable, Equatable, CustomStringConvertible {
   /// `--token-file`'s).
   ///
   /// - Throws: `FileError` when the file cannot be read (up to 4 KiB);
-  ///   `ServiceError.invalidWebhookSecret` when others may read it or its text is not a secret.
+  ///   `ServerError.invalidWebhookSecret` when others may read it or its text is not a secret.
   public init(file path: String) throws {
     let text = try FileIO.readSecretLine(path, limit: 4096, access: .groupMayRead) {
-      ServiceError.invalidWebhookSecret(source: path, problem: "cannot be used: " + $0)
+      ServerError.invalidWebhookSecret(source: path, problem: "cannot be used: " + $0)
     }
     try self.init(text, source: path)
   }
 
   /// `secret` itself (`source` names where it came from in errors, which never show it).
   ///
-  /// - Throws: `ServiceError.invalidWebhookSecret` when it is not `whsec_` and the base64 of
+  /// - Throws: `ServerError.invalidWebhookSecret` when it is not `whsec_` and the base64 of
   ///   24 to 64 bytes.
-  public init(_ secret: String, source: String) throws(ServiceError) {
+  public init(_ secret: String, source: String) throws(ServerError) {
     guard secret.hasPrefix("whsec_") else {
       throw .invalidWebhookSecret(source: source, problem: "does not start with 'whsec_'")
     }

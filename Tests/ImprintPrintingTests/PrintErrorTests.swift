@@ -92,7 +92,7 @@ struct PrintErrorTests {
   }
 
   @Test("the service answers every print error with 422, as it did")
-  func httpStatus() {
-    #expect(Self.cases.allSatisfy { $0.0.httpStatus == 422 })
+  func status() {
+    #expect(Self.cases.allSatisfy { $0.0.status == 422 })
   }
 }

@@ -306,9 +306,9 @@ struct ConfigurationTests {
     #expect(!bearer.admits("Bearer \(token) x"))
     #expect(!bearer.admits("Bearer  "))
     #expect(!bearer.admits(token))
-    #expect(throws: ServiceError.self) { try BearerToken("short", source: "test") }
+    #expect(throws: ServerError.self) { try BearerToken("short", source: "test") }
     #expect(
       try BearerToken("abcdefghijklmnop==", source: "test").admits("Bearer abcdefghijklmnop=="))
-    #expect(throws: ServiceError.self) { try BearerToken("abc=defghijklmnop", source: "test") }
+    #expect(throws: ServerError.self) { try BearerToken("abc=defghijklmnop", source: "test") }
   }
 }

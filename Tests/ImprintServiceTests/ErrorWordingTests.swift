@@ -104,7 +104,7 @@ struct BoundaryTests {
       .journalDamaged(path: "/jobs/1/print-journal.json", reason: "not a print journal"),
     ]
     for error in errors {
-      #expect(ServiceStatus.of(error) == error.httpStatus)
+      #expect(ServiceStatus.of(error) == error.status)
       #expect(ServiceStatus.of(ImprintService.withoutFolders(error, ["/jobs/1"])) == 422)
     }
   }

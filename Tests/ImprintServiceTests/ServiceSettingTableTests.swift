@@ -76,7 +76,7 @@ struct ServiceSettingTableTests {
       default: continue
       }
       try Data("{\"\(setting.key)\": \(outside)}".utf8).write(to: URL(fileURLWithPath: path))
-      #expect(throws: ServiceError.self, "\(setting.key)") { try ServiceSettings.load(path) }
+      #expect(throws: ServerError.self, "\(setting.key)") { try ServiceSettings.load(path) }
     }
   }
 }
