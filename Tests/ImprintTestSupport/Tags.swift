@@ -5,21 +5,26 @@
 // name, not by tag (`swift test --filter tag:slow` runs nothing in Swift 6.3).
 
 import Foundation
-import Testing
 
-extension Tag {
-  /// A suite that takes a minute or more (see the file's comment).
-  @Tag public static var slow: Self
-}
+// A release build compiles this module too (SwiftPM builds every target), where Testing cannot
+// be imported.
+#if canImport(Testing)
+  import Testing
 
-extension Trait where Self == ConditionTrait {
-  /// Skips a `.slow` suite when the environment has `IMPRINT_QUICK` (any value).
-  ///
-  /// The quick loop, `IMPRINT_QUICK=1 swift test --disable-xctest`, runs everything else. CI and
-  /// the README's test command do not set it, so every suite runs there.
-  public static var skippedWhenQuick: Self {
-    .disabled(
-      if: ProcessInfo.processInfo.environment["IMPRINT_QUICK"] != nil,
-      "a slow suite (LibreOffice, a printer, Schemathesis): IMPRINT_QUICK is set")
+  extension Tag {
+    /// A suite that takes a minute or more (see the file's comment).
+    @Tag public static var slow: Self
   }
-}
+
+  extension Trait where Self == ConditionTrait {
+    /// Skips a `.slow` suite when the environment has `IMPRINT_QUICK` (any value).
+    ///
+    /// The quick loop, `IMPRINT_QUICK=1 swift test --disable-xctest`, runs everything else. CI and
+    /// the README's test command do not set it, so every suite runs there.
+    public static var skippedWhenQuick: Self {
+      .disabled(
+        if: ProcessInfo.processInfo.environment["IMPRINT_QUICK"] != nil,
+        "a slow suite (LibreOffice, a printer, Schemathesis): IMPRINT_QUICK is set")
+    }
+  }
+#endif
