@@ -65,7 +65,6 @@ public enum ServerError: ImprintError, Equatable {
     case .invalidSetting: "the settings are the long options of imprint serve, in camelCase"
     case .jobsFolderInUse:
       "give each server its own --jobs-dir (one writer a folder), or stop the other one first"
-    default: nil
     }
   }
 }
