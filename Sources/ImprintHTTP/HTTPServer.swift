@@ -410,16 +410,7 @@ package final class HTTPServer: @unchecked Sendable {
 
   /// `date` as ISO 8601 in UTC with milliseconds (`2026-12-01T16:04:05.123Z`).
   package static func timestamp(_ date: Date) -> String {
-    var time = timespec()
-    let seconds = date.timeIntervalSince1970
-    time.tv_sec = Int(seconds.rounded(.down))
-    var parts = tm()
-    gmtime_r(&time.tv_sec, &parts)
-    let millis = min(999, Int(((seconds - seconds.rounded(.down)) * 1000).rounded(.down)))
-    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    let fraction = String(millis + 1000).dropFirst()
-    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-      + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
+    Timestamp(date).description
   }
 }
 

@@ -1,44 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintService: what a service job is and when things happened to it, as types: its kind, and
-// instants kept as whole milliseconds (written in reports and job records as ISO 8601 UTC,
-// "2026-12-05T14:37:00.123Z", and read back to the same instant).
+// ImprintHTTP: an instant to the millisecond, in UTC, kept as whole milliseconds and written as
+// ISO 8601 ("2026-12-05T14:37:00.123Z"): the access log's times, and the service's job times
+// (written in reports and job records, read back to the same instant).
 
 import Foundation
-
-/// What made a service job: the route that accepted it.
-public enum JobKind: String, Codable, Sendable, CaseIterable {
-  /// `POST /v1/batch`: a manifest's items.
-  case batch
-  /// `POST /v1/prepare`: an order prepared (and printed, with a printer).
-  case prepare
-}
 
 /// An instant, to the millisecond, in UTC.
 ///
 /// Kept as whole milliseconds since 1970 so that one read back from a record is the instant that
 /// was written (a `Date` round trip through text can lose the last millisecond).
-struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+package struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
   /// Milliseconds since 1970-01-01T00:00:00Z.
-  let milliseconds: Int64
+  package let milliseconds: Int64
 
-  init(milliseconds: Int64) { self.milliseconds = milliseconds }
+  package init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
   /// The instant `date`, its fraction of a millisecond dropped.
-  init(_ date: Date) {
+  package init(_ date: Date) {
     milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
   }
 
   /// Now.
-  static var now: Timestamp { Timestamp(Date()) }
+  package static var now: Timestamp { Timestamp(Date()) }
 
-  var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+  package var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 
-  static func < (left: Timestamp, right: Timestamp) -> Bool {
+  package static func < (left: Timestamp, right: Timestamp) -> Bool {
     left.milliseconds < right.milliseconds
   }
 
   /// ISO 8601 in UTC with milliseconds: `2026-12-05T14:37:00.123Z`.
-  var description: String {
+  package var description: String {
     var seconds = time_t(milliseconds.quotientFloor(1000))
     let millis = Int(milliseconds - Int64(seconds) * 1000)
     var parts = tm()
@@ -53,7 +45,7 @@ struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertib
   }
 
   /// The instant `text` spells in `description`'s form; nil for any other text.
-  init?(_ text: String) {
+  package init?(_ text: String) {
     let bytes = Array(text.utf8)
     // YYYY-MM-DDTHH:MM:SS.mmmZ
     guard bytes.count == 24, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54,
@@ -85,7 +77,7 @@ struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertib
     self.milliseconds = Int64(seconds) * 1000 + Int64(millis)
   }
 
-  init(from decoder: any Decoder) throws {
+  package init(from decoder: any Decoder) throws {
     let text = try decoder.singleValueContainer().decode(String.self)
     guard let instant = Timestamp(text) else {
       throw DecodingError.dataCorrupted(
@@ -96,7 +88,7 @@ struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertib
     self = instant
   }
 
-  func encode(to encoder: any Encoder) throws {
+  package func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     try container.encode(description)
   }
