@@ -103,13 +103,13 @@ public struct BatchOptions: Sendable {
 }
 
 /// One line of results.jsonl.
-public struct JobResult: Codable, Sendable, Equatable {
+public struct ItemResult: Codable, Sendable, Equatable {
   /// The job's id (or `line-N` when the line had none).
   public var id: String
   /// The manifest line.
   public var line: Int
   /// The kind, when the line had a valid one.
-  public var kind: JobKind?
+  public var kind: ItemKind?
   /// `ok`, `skipped` (done by an earlier run, inputs unchanged) or `failed`.
   public var status: ItemStatus
   /// The files made, relative to the output folder.
@@ -139,12 +139,12 @@ public struct BatchSummary: Sendable, Equatable {
 }
 
 /// A finished job and, when the run lays cards out, its card ready to draw.
-struct JobOutcome: Sendable {
-  var result: JobResult
+struct ItemOutcome: Sendable {
+  var result: ItemResult
   var card: PreparedCard?
   /// The job's resume record, still to be written once its outputs are durable (when outputs
   /// are not flushed one by one: see `StateRecords`).
-  var state: (path: String, record: BatchRunner.JobState)?
+  var state: (path: String, record: BatchRunner.ItemState)?
 }
 
 /// Resume records waiting for their outputs to be on the disk.
@@ -161,7 +161,7 @@ struct JobOutcome: Sendable {
 final class StateRecords {
   /// The output folder, whose file system each checkpoint flushes.
   private let folder: String
-  private var waiting: [(path: String, record: BatchRunner.JobState)] = []
+  private var waiting: [(path: String, record: BatchRunner.ItemState)] = []
   private var lastCheckpoint: Date?
   /// Seconds between checkpoints (records wait at most this long, or for 1024 others).
   private let interval: TimeInterval
@@ -172,7 +172,7 @@ final class StateRecords {
   }
 
   /// Adds a record; makes a checkpoint when enough wait or enough time has passed.
-  func add(_ state: (path: String, record: BatchRunner.JobState)) throws(FileError) {
+  func add(_ state: (path: String, record: BatchRunner.ItemState)) throws(FileError) {
     waiting.append(state)
     if waiting.count >= 1024
       || lastCheckpoint.map({ Date().timeIntervalSince($0) >= interval }) ?? true
@@ -250,14 +250,14 @@ public enum BatchRunner {
     var writeError: FileError?
     var issued: [Int] = []
     var issuedStart = 0
-    var pending: [Int: JobOutcome] = [:]
+    var pending: [Int: ItemOutcome] = [:]
     var stop = false
     // Cards go onto the layout here, in manifest order, as their results are written.
     let imposer =
       options.shard.count == 1 ? options.layout?.imposer(folder: options.outputFolder) : nil
     var imposeError: (any Error)?
     let states = StateRecords(folder: options.outputFolder)
-    let next = { () -> Result<ManifestJob, ManifestLineError>? in
+    let next = { () -> Result<ManifestItem, ManifestLineError>? in
       // A cancelled run (a service's job canceled or past its limits) starts no new job; those
       // under way end, and their results are written as usual.
       while !stop, !Task.isCancelled, let item = reader.next() {
@@ -273,9 +273,9 @@ public enum BatchRunner {
                 ManifestLineError(
                   line: job.line, id: job.id,
                   message:
-                    "manifest '\(manifestName)': job '\(job.id)' (line \(job.line)): "
+                    "manifest '\(manifestName)': item '\(job.id)' (line \(job.line)): "
                     + "the id is used by an earlier line",
-                  code: "batch.duplicateId", hint: "give every job its own id"))
+                  code: "batch.duplicateId", hint: "give every item its own id"))
             }
             continue
           }
@@ -297,13 +297,13 @@ public enum BatchRunner {
       // A slow job (a large upload) holds back the results after it, each with its card: no
       // new job starts while that many wait, so memory stays bounded.
       ready: { pending.count < 16 * options.jobs + 64 },
-      work: { [imposing = imposer != nil] item -> JobOutcome in
+      work: { [imposing = imposer != nil] item -> ItemOutcome in
         switch item {
         case .success(let job):
           return await execute(job, options: options, templates: templates, impose: imposing)
         case .failure(let error):
-          return JobOutcome(
-            result: JobResult(
+          return ItemOutcome(
+            result: ItemResult(
               id: error.id ?? "line-\(error.line)", line: error.line, kind: nil,
               status: .failed, outputs: [], error: ErrorRecord(error), seconds: 0))
         }
@@ -417,18 +417,18 @@ public enum BatchRunner {
   ///
   /// With `impose`, a card job's card is laid out (also when skipped) for the run's layout.
   static func execute(
-    _ job: ManifestJob, options: BatchOptions, templates: TemplateCache, impose: Bool
-  ) async -> JobOutcome {
+    _ job: ManifestItem, options: BatchOptions, templates: TemplateCache, impose: Bool
+  ) async -> ItemOutcome {
     let started = Date()
-    var outcome = JobOutcome(
-      result: JobResult(
+    var outcome = ItemOutcome(
+      result: ItemResult(
         id: job.id, line: job.line, kind: job.kind, status: .ok, outputs: [], error: nil,
-        seconds: 0, copies: job.kind == .card ? job.copies : nil, shipTo: job.shipTo))
+        seconds: 0, copies: job.card?.copies, shipTo: job.shipTo))
     let statePath = "\(options.outputFolder)/.state/\(job.id).json"
     do {
-      if job.kind == .card && !options.writesCardFiles {
+      if let card = job.card, !options.writesCardFiles {
         // The card exists only on the layout, which every run draws: nothing to skip.
-        let card = try await prepare(job, options: options, templates: templates)
+        let card = try await prepare(id: job.id, card, options: options, templates: templates)
         outcome.card = impose ? card : nil
         outcome.result.outputs = options.layout.map { [$0.fileName] } ?? []
       } else {
@@ -442,8 +442,9 @@ public enum BatchRunner {
         {
           outcome.result.status = .skipped
           outcome.result.outputs = state.outputs
-          if impose && job.kind == .card {
-            outcome.card = try await prepare(job, options: options, templates: templates)
+          if impose, let card = job.card {
+            outcome.card = try await prepare(
+              id: job.id, card, options: options, templates: templates)
           }
         } else {
           let made = try await make(job, options: options, templates: templates)
@@ -456,7 +457,7 @@ public enum BatchRunner {
           // names the entry as the job left it, so that the next run skips the job rather than
           // make it again from the cache.
           let downloads = options.photos.fetch && options.photos.cache != nil
-          let state = JobState(
+          let state = ItemState(
             fingerprint: downloads
               ? digest(inputs, job, photos: options.photos, printWait: options.printWaitSeconds)
               : fingerprint,
@@ -511,14 +512,14 @@ public enum BatchRunner {
     return next is CancellationError
   }
 
-  struct JobState: Codable, Sendable {
+  struct ItemState: Codable, Sendable {
     var fingerprint: String
     var outputs: [String]
   }
 
-  static func readState(_ path: String) -> JobState? {
+  static func readState(_ path: String) -> ItemState? {
     guard let bytes = try? FileIO.read(path, limit: FileIO.Limit.structured) else { return nil }
-    return try? JSONDecoder().decode(JobState.self, from: Data(bytes))
+    return try? JSONDecoder().decode(ItemState.self, from: Data(bytes))
   }
 
   /// SHA-256 of the job's line, every file it reads (each streamed: memory holds a chunk,
@@ -527,7 +528,7 @@ public enum BatchRunner {
   ///
   /// - Throws: `FileError` for a file that is missing or not a regular file (a FIFO or a
   ///   device is that job's error, never read), or an order file that leads outside its folder.
-  static func fingerprint(_ job: ManifestJob, photos: PhotoOptions = PhotoOptions())
+  static func fingerprint(_ job: ManifestItem, photos: PhotoOptions = PhotoOptions())
     throws(FileError) -> String
   {
     digest(try inputBytes(job), job, photos: photos)
@@ -537,18 +538,23 @@ public enum BatchRunner {
   /// that waits for its printer jobs because the batch does (`--wait`, not its own `wait`) is
   /// marked too, so that a rerun with `--wait` follows the jobs a run without it sent.
   static func digest(
-    _ inputs: [UInt8], _ job: ManifestJob, photos: PhotoOptions, printWait: Double? = nil
+    _ inputs: [UInt8], _ job: ManifestItem, photos: PhotoOptions, printWait: Double? = nil
   ) -> String {
-    let waits = job.kind == .print && job.printer != nil && job.wait == nil && printWait != nil
+    let waits: Bool
+    if case .print(let print) = job.work {
+      waits = print.printer != nil && print.wait == nil && printWait != nil
+    } else {
+      waits = false
+    }
     return FileDigest.hex(
       SHA256.hash(inputs + photoInputs(job, photos: photos) + Array((waits ? "\nwait" : "").utf8)))
   }
 
   /// How long a print job waits for its printer jobs, in seconds, or nil when it does not: its
   /// own `wait` and `waitTimeout`, else the batch's `--wait` and `--wait-timeout`.
-  static func waitSeconds(_ job: ManifestJob, _ options: BatchOptions) -> Double? {
-    guard job.wait ?? (options.printWaitSeconds != nil) else { return nil }
-    return job.waitTimeout ?? options.printWaitSeconds ?? PrintTarget.defaultWaitSeconds
+  static func waitSeconds(_ print: PrintItem, _ options: BatchOptions) -> Double? {
+    guard print.wait ?? (options.printWaitSeconds != nil) else { return nil }
+    return print.waitTimeout ?? options.printWaitSeconds ?? PrintTarget.defaultWaitSeconds
   }
 
   /// What a card job's photo depends on besides its line and files.
@@ -556,14 +562,13 @@ public enum BatchRunner {
   /// With a photo cache or downloads and no photo file of its own: those options and the
   /// account's cache entry (its path and digest). Empty otherwise, so fingerprints without
   /// photo options are unchanged.
-  static func photoInputs(_ job: ManifestJob, photos: PhotoOptions) -> [UInt8] {
-    guard job.kind == .card, job.photo == nil, !photos.isDefault else { return [] }
+  static func photoInputs(_ job: ManifestItem, photos: PhotoOptions) -> [UInt8] {
+    guard let card = job.card, card.photo == nil, !photos.isDefault else { return [] }
     var bytes = Array("\nphotos \(photos.cache?.folder ?? "-") fetch \(photos.fetch)\n".utf8)
     // A profile that cannot be read or parsed fails the job when it is made.
     guard let cache = photos.cache,
-      let profile = try? job.inlineProfile
-        ?? FileIO.read(job.profile ?? "", limit: FileIO.Limit.structured),
-      let account = try? Profile.parse(profile, source: job.profile ?? job.id).account,
+      let profile = try? card.profileBytes(),
+      let account = try? Profile.parse(profile, source: card.profile.path ?? job.id).account,
       let (path, problem) = cache.locate(account)
     else { return bytes }
     bytes += Array(path.utf8)
@@ -575,22 +580,25 @@ public enum BatchRunner {
   /// A job's manifest line and every file it reads, each with its path and digest.
   ///
   /// - Throws: as `fingerprint`.
-  static func inputBytes(_ job: ManifestJob) throws(FileError) -> [UInt8] {
+  static func inputBytes(_ job: ManifestItem) throws(FileError) -> [UInt8] {
     var bytes = Array(job.source.utf8)
-    // A template without a slash is a shipped design's name, not a file.
-    let template = job.template.flatMap { $0.contains("/") ? $0 : nil }
-    var paths = [job.profile, job.photo, job.followCounts, job.file, job.prices, template]
-      .compactMap { $0 }
+    var paths = job.work.files
     // A quote or print depends on the files its order names: a changed upload is quoted (and
-    // prepared) again. (An order that cannot be read fails when the job is made.)
-    if job.kind == .quote || job.kind == .print, let orderPath = job.file,
+    // prepared) again. (An order that cannot be read fails when the item is made.)
+    let (orderPath, filesRoot): (String?, String?) =
+      switch job.work {
+      case .quote(let order): (order.order, nil)
+      case .print(let print): (print.order.order, print.filesRoot)
+      case .card, .qr, .thumb: (nil, nil)
+      }
+    if let orderPath,
       let order = try? Order.parse(
         try FileIO.read(orderPath, limit: FileIO.Limit.structured), source: orderPath)
     {
       // Confined as the quoter confines them (see `OrderQuoter`).
       paths += try order.filePaths(
-        root: job.filesRoot ?? Order.filesRoot(ofOrderAt: orderPath),
-        explicitRoot: job.filesRoot != nil)
+        root: filesRoot ?? Order.filesRoot(ofOrderAt: orderPath),
+        explicitRoot: filesRoot != nil)
     }
     for path in paths {
       bytes += Array(path.utf8)
@@ -599,95 +607,94 @@ public enum BatchRunner {
     return bytes
   }
 
-  /// The decoded inputs of a card job (`CardInputLoader.load`, as `imprint card` reads them).
-  static func cardInput(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache)
-    async throws -> LoadedCardInput
-  {
-    try await options.cardLoader.load(
+  /// The decoded inputs of a card item (`CardInputLoader.load`, as `imprint card` reads them).
+  static func cardInput(
+    id: String, _ card: CardItem, options: BatchOptions, templates: TemplateCache
+  ) async throws -> LoadedCardInput {
+    let (path, inline): (String, [UInt8]?) =
+      switch card.profile {
+      case .file(let path): (path, nil)
+      case .inline(let bytes): ("item '\(id)'", bytes)
+      }
+    return try await options.cardLoader.load(
       CardRequest(
-        profile: job.profile ?? "job '\(job.id)'", inlineProfile: job.inlineProfile,
-        photo: job.photo, followCounts: job.followCounts),
-      template: try templates.get(job.template ?? "classic"))
+        profile: path, inlineProfile: inline, photo: card.photo,
+        followCounts: card.followCounts),
+      template: try templates.get(card.template ?? "classic"))
   }
 
-  /// Lays a card job's card out (what its PDF and the layout draw).
-  static func prepare(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache)
-    async throws -> PreparedCard
-  {
+  /// Lays a card item's card out (what its PDF and the layout draw).
+  static func prepare(
+    id: String, _ card: CardItem, options: BatchOptions, templates: TemplateCache
+  ) async throws -> PreparedCard {
     try CardMaker.prepare(
-      try await cardInput(job, options: options, templates: templates).input,
-      options: cardOptions(job, options))
+      try await cardInput(id: id, card, options: options, templates: templates).input,
+      options: cardOptions(card, options))
   }
 
-  /// The batch's card options with the job's own locale, when it names one.
-  static func cardOptions(_ job: ManifestJob, _ options: BatchOptions) -> CardOptions {
-    var card = options.cardOptions
-    if let locale = job.locale { card.locale = locale }
-    return card
+  /// The batch's card options with the item's own locale, when it names one.
+  static func cardOptions(_ card: CardItem, _ options: BatchOptions) -> CardOptions {
+    var cardOptions = options.cardOptions
+    if let locale = card.locale { cardOptions.locale = locale }
+    return cardOptions
   }
 
-  /// Lays card jobs out again, for imposition after a sharded run (the same drawing as their
+  /// Lays card items out again, for imposition after a sharded run (the same drawing as their
   /// PDFs).
   public static func preparer(options: BatchOptions)
-    -> @Sendable (ManifestJob) async throws -> PreparedCard
+    -> @Sendable (_ id: String, _ card: CardItem) async throws -> PreparedCard
   {
     let templates = TemplateCache(folder: options.templatesFolder)
-    return { job in try await prepare(job, options: options, templates: templates) }
+    return { id, card in try await prepare(id: id, card, options: options, templates: templates) }
   }
 
   /// Makes a job's outputs (atomically); returns their paths relative to the output folder and,
   /// for a card job, the card.
-  static func make(_ job: ManifestJob, options: BatchOptions, templates: TemplateCache) async throws
+  static func make(_ job: ManifestItem, options: BatchOptions, templates: TemplateCache)
+    async throws
     -> (outputs: [String], card: PreparedCard?)
   {
     let folder = options.outputFolder
-    switch job.kind {
-    case .card:
-      let loaded = try await cardInput(job, options: options, templates: templates)
-      let cardOptions = cardOptions(job, options)
+    switch job.work {
+    case .card(let item):
+      let loaded = try await cardInput(id: job.id, item, options: options, templates: templates)
+      let cardOptions = cardOptions(item, options)
       let card = try CardMaker.prepare(loaded.input, options: cardOptions)
       let relative = "cards/\(job.id).pdf"
       try AtomicFile.write(
         try CardMaker.pdf(card, of: loaded.input, options: cardOptions).bytes,
         to: folder + "/" + relative)
       return ([relative], card)
-    case .qr:
+    case .qr(let item):
       // The library path `imprint qr` takes (`QRSettings.make`), with the default style.
       var style = QRStyle()
       style.fonts = options.cardOptions.fonts
-      let format = job.qrFormat ?? .png
-      let (_, rendering) = try QRSettings(kind: job.payloadType ?? .text, style: style).make(
-        job.payload ?? "", format: format, source: "job '\(job.id)' payload")
+      let format = item.format
+      let (_, rendering) = try QRSettings(kind: item.payloadType, style: style).make(
+        item.payload, format: format, source: "item '\(job.id)' payload")
       let relative = "qr/\(job.id).\(format == .text ? "txt" : format.rawValue)"
       try AtomicFile.write(rendering.bytes, to: folder + "/" + relative)
       return ([relative], nil)
-    case .thumb:
-      guard let sandbox = options.sandbox, let file = job.file else {
-        throw BatchError.noSandbox(id: job.id)
-      }
-      let format = job.thumbnailFormat ?? .png
+    case .thumb(let item):
+      guard let sandbox = options.sandbox else { throw BatchError.noSandbox(id: job.id) }
+      let file = item.file
+      let format = item.format
       let relative = "thumbs/\(job.id).\(format == .png ? "png" : "jpg")"
       try await sandbox.thumbnails(
         path: file, file: file, size: 256, format: format, output: folder + "/" + relative)
       return ([relative], nil)
-    case .quote:
-      guard let sandbox = options.sandbox, let orderPath = job.file, let pricesPath = job.prices
-      else {
-        throw BatchError.noSandbox(id: job.id)
-      }
+    case .quote(let item):
+      guard let sandbox = options.sandbox else { throw BatchError.noSandbox(id: job.id) }
       // The one quoter `imprint quote` uses (the store check included); one file at a time,
       // since the batch runs its jobs in parallel.
       let quote = try await OrderQuoter(sandbox: sandbox, jobs: 1).quote(
-        order: orderPath, prices: pricesPath
+        order: item.order, prices: item.prices
       ).quote
       let relative = "quotes/\(job.id).json"
       try AtomicFile.write(Array(JSONOutput.pretty(quote).utf8), to: folder + "/" + relative)
       return ([relative], nil)
-    case .print:
-      guard let sandbox = options.sandbox, let orderPath = job.file, let pricesPath = job.prices
-      else {
-        throw BatchError.noSandbox(id: job.id)
-      }
+    case .print(let item):
+      guard let sandbox = options.sandbox else { throw BatchError.noSandbox(id: job.id) }
       // What `imprint prepare` does (`OrderPrinter`), into the job's own folder; the files sent
       // are recorded beside the resume records, so that no run sends one twice (a rerun after a
       // failure sends only what was not sent).
@@ -695,14 +702,13 @@ public enum BatchRunner {
       let printed = try await OrderPrinter(
         preparer: OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: 1))
       ).run(
-        order: orderPath, prices: pricesPath, filesRoot: job.filesRoot,
-        output: folder + "/" + relativeFolder,
-        options: PrepareOptions(splitColor: job.splitColor, previewSize: job.previewSize),
-        target: job.printer.map {
+        order: item.order.order, prices: item.order.prices, filesRoot: item.filesRoot,
+        output: folder + "/" + relativeFolder, options: item.options,
+        target: item.printer.map {
           var target = PrintTarget(
-            printer: $0, monoPrinter: job.monoPrinter,
+            printer: $0, monoPrinter: item.monoPrinter,
             journal: "\(folder)/.state/\(job.id).print.json")
-          target.waitSeconds = waitSeconds(job, options)
+          target.waitSeconds = waitSeconds(item, options)
           target.access = options.printAccess
           return target
         })
@@ -749,7 +755,7 @@ public enum BatchError: ImprintError, Equatable {
 
   public var message: String {
     switch self {
-    case .noSandbox(let id): "job '\(id)' reads an upload, but no document worker is available"
+    case .noSandbox(let id): "item '\(id)' reads an upload, but no document worker is available"
     case .badShard(let text): "shard '\(SafeText.escaped(text))' is not I/N with 0 <= I < N"
     case .noShardEnvironment:
       "shard 'auto' needs JOB_COMPLETION_INDEX and JOB_COMPLETION_COUNT, or SLURM_ARRAY_TASK_ID "
@@ -757,7 +763,7 @@ public enum BatchError: ImprintError, Equatable {
     case .shardsMissing(let folder, let detail), .shardMismatch(let folder, let detail):
       "cannot merge the shards in '\(folder)': \(detail)"
     case .resultUnreadable(let file, let line, let reason, _):
-      "'\(file)' line \(line) cannot be read as a job's result (\(reason))"
+      "'\(file)' line \(line) cannot be read as an item's result (\(reason))"
     }
   }
 
@@ -768,7 +774,7 @@ public enum BatchError: ImprintError, Equatable {
     case .shardMismatch:
       "run the stale shards again with this manifest, or remove the results of the other run "
         + "(or name the shard count with --shards N)"
-    case .resultUnreadable: "run that job's shard again"
+    case .resultUnreadable: "run that item's shard again"
     default: nil
     }
   }

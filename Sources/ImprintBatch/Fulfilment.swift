@@ -11,7 +11,7 @@ public enum Fulfilment {
   /// there are any.
   ///
   /// - Throws: `FileError` when a file cannot be written; `GraphicsError` when drawing fails.
-  public static func write(_ shipped: [JobResult], folder: String, fonts: FontLibrary?) throws {
+  public static func write(_ shipped: [ItemResult], folder: String, fonts: FontLibrary?) throws {
     guard !shipped.isEmpty else { return }
     try packingList(shipped, to: folder + "/packing-list.csv")
     try labels(shipped, to: folder + "/labels.pdf", fonts: fonts)
@@ -23,14 +23,14 @@ public enum Fulfilment {
   /// for in the text.
   ///
   /// - Throws: `FileError` when the file cannot be read.
-  public static func shipped(inResults path: String) throws -> [JobResult] {
-    var shipped: [JobResult] = []
+  public static func shipped(inResults path: String) throws -> [ItemResult] {
+    var shipped: [ItemResult] = []
     var lines = try LineReader(path: path)
     let shipTo = Array("\"shipTo\"".utf8)
     while let line = try lines.next() {
       // Only shipped orders are needed: skip decoding the other lines.
       guard line.firstRange(of: shipTo) != nil,
-        let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)),
+        let result = try? JSONDecoder().decode(ItemResult.self, from: Data(line)),
         result.status.succeeded, result.shipTo != nil
       else { continue }
       shipped.append(result)
@@ -49,7 +49,7 @@ public enum Fulfilment {
   ///
   /// RFC 4180 (CRLF between records; fields with a comma, quote or line break quoted), and
   /// every text cell neutralised against spreadsheet formula injection (`SpreadsheetCSV`).
-  public static func packingList(_ results: [JobResult], to path: String) throws {
+  public static func packingList(_ results: [ItemResult], to path: String) throws {
     var text = SpreadsheetCSV.record(["id", "copies", "name", "email", "address", "zip"])
     for result in results where result.shipTo != nil && result.status.succeeded {
       guard let ship = result.shipTo else { continue }
@@ -70,7 +70,7 @@ public enum Fulfilment {
   /// - Returns: the number of labels.
   /// - Throws: `FileError` when the file cannot be written; `GraphicsError` when drawing fails.
   @discardableResult
-  public static func labels(_ results: [JobResult], to path: String, fonts: FontLibrary? = nil)
+  public static func labels(_ results: [ItemResult], to path: String, fonts: FontLibrary? = nil)
     throws -> Int
   {
     let shipped = results.compactMap { $0.status.succeeded ? $0.shipTo.map { ($0, $0) } : nil }

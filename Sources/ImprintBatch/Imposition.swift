@@ -28,20 +28,20 @@ public enum DuplexFlip: String, Sendable, CaseIterable {
   case shortEdge = "short-edge"
 }
 
-/// One card copy to place: the job that makes it and which copy it is.
+/// One card copy to place: the item that makes it and which copy it is.
 public struct PlacedCard: Sendable, Equatable {
-  /// The job's id.
+  /// The item's id.
   public var id: String
   /// 1-based copy.
   public var copy: Int
-  /// The job (to lay the card out again, exactly as its PDF was made).
-  public var job: ManifestJob
+  /// The card item (to lay the card out again, exactly as its PDF was made).
+  public var card: CardItem
 
   /// Creates a placement.
-  public init(id: String, copy: Int, job: ManifestJob) {
+  public init(id: String, copy: Int, card: CardItem) {
     self.id = id
     self.copy = copy
-    self.job = job
+    self.card = card
   }
 }
 
@@ -307,7 +307,7 @@ public enum Imposition {
   /// - Throws: what `prepare` or the imposer throws (the imposer's temporaries removed).
   public static func impose(
     next: () -> PlacedCard?,
-    prepare: @escaping @Sendable (ManifestJob) async throws -> PreparedCard,
+    prepare: @escaping @Sendable (_ id: String, _ card: CardItem) async throws -> PreparedCard,
     into imposer: CardImposer
   ) async throws -> Imposed {
     var refused: [ImposeError] = []
@@ -316,10 +316,10 @@ public enum Imposition {
         var chunk: [PlacedCard] = []
         while chunk.count < 32, let card = next() { chunk.append(card) }
         if chunk.isEmpty { break }
-        var unique: [String: ManifestJob] = [:]
-        for card in chunk { unique[card.id] = card.job }
+        var unique: [String: CardItem] = [:]
+        for placed in chunk { unique[placed.id] = placed.card }
         let prepared = try await withThrowingTaskGroup(of: (String, PreparedCard).self) { group in
-          for (id, job) in unique { group.addTask { (id, try await prepare(job)) } }
+          for (id, card) in unique { group.addTask { (id, try await prepare(id, card)) } }
           var prepared: [String: PreparedCard] = [:]
           for try await (id, card) in group { prepared[id] = card }
           return prepared

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintBatch: manifests (JSON Lines or CSV with a header), read one line at a time.
+//
+// Words: a manifest's line is an *item* (`ManifestItem`); a service's unit of work is a *job*
+// (ImprintService's `ItemKind`); what a printer queues is a *printer job* (`SubmittedJob`).
 
 import Foundation
 import ImprintCore
@@ -7,8 +10,8 @@ import ImprintDocuments
 import ImprintPrinting
 import ImprintQR
 
-/// What a job makes.
-public enum JobKind: String, Sendable, Codable, CaseIterable {
+/// What a batch item makes.
+public enum ItemKind: String, Sendable, Codable, CaseIterable {
   /// An ID card (front and back PDF) from a profile.
   case card
   /// A QR code.
@@ -33,67 +36,213 @@ public struct ShipTo: Sendable, Codable, Equatable {
   public var zip: String?
 }
 
-/// One job of a manifest.
+/// One item of a manifest: a line that makes one thing, with the fields of its kind.
 ///
 /// Paths are resolved against the manifest's folder (or the inputs root) and confined to it:
 /// see `ManifestReader.init(path:inputsRoot:)`.
-public struct ManifestJob: Sendable, Equatable {
+public struct ManifestItem: Sendable, Equatable {
   /// The 1-based line of the manifest (the header of a CSV is line 1).
   public var line: Int
-  /// The job's id, unique in the manifest.
+  /// The item's id, unique in the manifest.
   public var id: String
-  /// What it makes.
-  public var kind: JobKind
-  /// Copies (cards on sheets, card-printer pages).
-  public var copies: Int
-  /// card: the profile file, or the inline profile object as JSON bytes.
-  public var profile: String?
-  /// card: the inline profile, serialised.
-  public var inlineProfile: [UInt8]?
-  /// card: the template name or file.
-  public var template: String?
-  /// card: the photo file.
-  public var photo: String?
-  /// card: a get_follow_count result file.
-  public var followCounts: String?
-  /// card: the card's language (BCP 47); the template's own when nil.
-  public var locale: String?
-  /// qr: the payload; `payloadType` says what it is.
-  public var payload: String?
-  /// qr: what the payload is, read from `payloadType` (`text`, `eth` or `btc`); nil is text.
-  public var payloadType: QRPayloadKind?
-  /// thumb, quote and print: the input file (an upload, or an order).
-  public var file: String?
-  /// quote and print: the price list.
-  public var prices: String?
-  /// print: the folder the order's files are relative to and confined to (nil: the order's
-  /// folder).
-  public var filesRoot: String?
-  /// print: the printer the prepared files are sent to, an IPP URI or a CUPS queue name (nil:
-  /// prepared only).
-  public var printer: String?
-  /// print: the printer the monochrome files are sent to instead of `printer`, an IPP URI or a
-  /// CUPS queue name (nil: all to `printer`), as `imprint prepare --mono-printer`.
-  public var monoPrinter: String?
-  /// print: whether each `auto` colour file is split into its colour and monochrome files, as
-  /// `imprint prepare --split-color`.
-  public var splitColor = false
-  /// print: the previews' box in pixels when the job draws each sheet side (`previews`, with
-  /// `previewSize` or 400), nil for none, as `imprint prepare --previews --preview-size`.
-  public var previewSize: Int?
-  /// print: whether the job follows its printer jobs to their end (nil: the batch's `--wait`).
-  public var wait: Bool?
-  /// print: how long it waits for them, in seconds (nil: the batch's `--wait-timeout`).
-  public var waitTimeout: Double?
-  /// qr: the code's format, read from `format` (`png`, `svg`, `pdf`, `eps` or `text`); nil is
-  /// PNG.
-  public var qrFormat: QRFormat?
-  /// thumb: the thumbnail's format, read from `format` (`png` or `jpeg`); nil is PNG.
-  public var thumbnailFormat: ThumbnailFormat?
-  /// card orders: the shipping address.
+  /// What it makes, with what it makes it from.
+  public var work: ItemWork
+  /// Where what it makes is mailed (the packing list and labels), when it is.
   public var shipTo: ShipTo?
   /// The line's text, for the resume fingerprint.
   public var source: String
+
+  /// What it makes.
+  public var kind: ItemKind { work.kind }
+
+  /// An item of `line`.
+  public init(line: Int, id: String, work: ItemWork, shipTo: ShipTo? = nil, source: String) {
+    self.line = line
+    self.id = id
+    self.work = work
+    self.shipTo = shipTo
+    self.source = source
+  }
+
+  /// The card this item makes, when it is a card item.
+  public var card: CardItem? {
+    if case .card(let card) = work { return card }
+    return nil
+  }
+}
+
+/// An item's kind and the fields that kind reads.
+public enum ItemWork: Sendable, Equatable {
+  /// An ID card.
+  case card(CardItem)
+  /// A QR code.
+  case qr(QRItem)
+  /// A thumbnail of an upload.
+  case thumb(ThumbItem)
+  /// A quote for an order.
+  case quote(OrderItem)
+  /// An order prepared, and sent to a printer when it names one.
+  case print(PrintItem)
+
+  /// What it makes.
+  public var kind: ItemKind {
+    switch self {
+    case .card: .card
+    case .qr: .qr
+    case .thumb: .thumb
+    case .quote: .quote
+    case .print: .print
+    }
+  }
+
+  /// The files it reads (confined paths), in the order its fingerprint takes them.
+  var files: [String] {
+    switch self {
+    case .card(let card):
+      // A template without a slash is a shipped design's name, not a file.
+      [
+        card.profile.path, card.photo, card.followCounts,
+        card.template.flatMap { $0.contains("/") ? $0 : nil },
+      ]
+      .compactMap { $0 }
+    case .qr: []
+    case .thumb(let thumb): [thumb.file]
+    case .quote(let order): [order.order, order.prices]
+    case .print(let print): [print.order.order, print.order.prices]
+    }
+  }
+}
+
+/// A card item: a profile drawn with a design.
+public struct CardItem: Sendable, Equatable {
+  /// Where the profile is.
+  public enum Profile: Sendable, Equatable {
+    /// A profile file.
+    case file(String)
+    /// The profile written inline in the line, as JSON bytes.
+    case inline([UInt8])
+
+    /// The file's path (nil for an inline profile).
+    public var path: String? {
+      if case .file(let path) = self { return path }
+      return nil
+    }
+  }
+
+  /// The profile.
+  public var profile: Profile
+  /// The template: a shipped design's name or a template file (nil: `classic`).
+  public var template: String?
+  /// The photo file (nil: the profile's, through the batch's photo options).
+  public var photo: String?
+  /// A get_follow_count result file.
+  public var followCounts: String?
+  /// The card's language (BCP 47); the batch's or the template's when nil.
+  public var locale: String?
+  /// Copies on sheets and card-printer files.
+  public var copies = 1
+
+  /// The profile's bytes: the inline object, or the file's (up to the limit of structured
+  /// files).
+  func profileBytes() throws(FileError) -> [UInt8] {
+    switch profile {
+    case .file(let path): try FileIO.read(path, limit: FileIO.Limit.structured)
+    case .inline(let bytes): bytes
+    }
+  }
+
+  /// A card of `profile`.
+  public init(
+    profile: Profile, template: String? = nil, photo: String? = nil, followCounts: String? = nil,
+    locale: String? = nil, copies: Int = 1
+  ) {
+    self.profile = profile
+    self.template = template
+    self.photo = photo
+    self.followCounts = followCounts
+    self.locale = locale
+    self.copies = copies
+  }
+}
+
+/// A QR item: a payload drawn as `imprint qr` draws it.
+public struct QRItem: Sendable, Equatable {
+  /// The payload.
+  public var payload: String
+  /// What the payload is (`payloadType`: `text`, `eth` or `btc`).
+  public var payloadType: QRPayloadKind = .text
+  /// The code's format (`format`: `png`, `svg`, `pdf`, `eps` or `text`).
+  public var format: QRFormat = .png
+
+  /// A code of `payload`.
+  public init(payload: String, payloadType: QRPayloadKind = .text, format: QRFormat = .png) {
+    self.payload = payload
+    self.payloadType = payloadType
+    self.format = format
+  }
+}
+
+/// A thumbnail item: page 1 of an upload at 256 px.
+public struct ThumbItem: Sendable, Equatable {
+  /// The upload.
+  public var file: String
+  /// The thumbnail's format (`format`: `png` or `jpeg`).
+  public var format: ThumbnailFormat = .png
+
+  /// A thumbnail of `file`.
+  public init(file: String, format: ThumbnailFormat = .png) {
+    self.file = file
+    self.format = format
+  }
+}
+
+/// A quote item: an order and its price list (`file`, `prices`).
+public struct OrderItem: Sendable, Equatable {
+  /// The order.
+  public var order: String
+  /// The price list.
+  public var prices: String
+
+  /// A quote of `order` at `prices`.
+  public init(order: String, prices: String) {
+    self.order = order
+    self.prices = prices
+  }
+}
+
+/// A print item: an order prepared as `imprint prepare` prepares it, and sent to `printer`.
+public struct PrintItem: Sendable, Equatable {
+  /// The order and its price list.
+  public var order: OrderItem
+  /// The folder the order's files are relative to and confined to (nil: the order's folder).
+  public var filesRoot: String?
+  /// The printer the prepared files are sent to, an IPP URI or a CUPS queue name (nil:
+  /// prepared only).
+  public var printer: String?
+  /// The printer the monochrome files are sent to instead (nil: all to `printer`), as
+  /// `imprint prepare --mono-printer`.
+  public var monoPrinter: String?
+  /// How the files are prepared (`splitColor`; `previews` with `previewSize`).
+  public var options = PrepareOptions()
+  /// Whether the item follows its printer jobs to their end (nil: the batch's `--wait`).
+  public var wait: Bool?
+  /// How long it waits for them, in seconds (nil: the batch's `--wait-timeout`).
+  public var waitTimeout: Double?
+
+  /// A print item of `order`.
+  public init(
+    order: OrderItem, filesRoot: String? = nil, printer: String? = nil,
+    monoPrinter: String? = nil, options: PrepareOptions = PrepareOptions(), wait: Bool? = nil,
+    waitTimeout: Double? = nil
+  ) {
+    self.order = order
+    self.filesRoot = filesRoot
+    self.printer = printer
+    self.monoPrinter = monoPrinter
+    self.options = options
+    self.wait = wait
+    self.waitTimeout = waitTimeout
+  }
 }
 
 /// A manifest record that is not a job: that job's error (the others run).
@@ -347,13 +496,13 @@ public struct ManifestReader: ~Copyable {
     }
   }
 
-  /// The next job, or the error of a bad record; nil at the end.
-  public mutating func next() -> Result<ManifestJob, ManifestLineError>? {
+  /// The next item, or the error of a bad record; nil at the end.
+  public mutating func next() -> Result<ManifestItem, ManifestLineError>? {
     switch source.next() {
     case nil: return nil
     case .failure(let error): return .failure(error)
     case .object(let object, let line, let source):
-      return job(object, line: line, source: source, csv: false)
+      return item(object, line: line, source: source, csv: false)
     case .row(let fields, let header, let line, let source):
       var object: [String: Any] = [:]
       var ship: [String: Any] = [:]
@@ -366,7 +515,7 @@ public struct ManifestReader: ~Copyable {
         }
       }
       if !ship.isEmpty { object["shipTo"] = ship }
-      return job(object, line: line, source: source, csv: true)
+      return item(object, line: line, source: source, csv: true)
     }
   }
 
@@ -386,19 +535,27 @@ public struct ManifestReader: ~Copyable {
     return try ConfinedPath.resolve(path, root: folder, absolute: absolutePaths, what: what)
   }
 
-  static let knownKeys = Set<String>(
-    [
-      "id", "kind", "copies", "profile", "template", "photo", "followCounts", "payload",
-      "payloadType", "file", "prices", "format", "shipTo", "locale", "filesRoot", "printer",
-    ] + printOptionKeys)
+  /// The keys each kind reads besides `id` and `kind`; a key of another kind fails the line
+  /// (a field an item would ignore is a mistake in the manifest, never skipped silently).
+  static let keys: [ItemKind: [String]] = [
+    .card: ["copies", "profile", "template", "photo", "followCounts", "locale"],
+    .qr: ["payload", "payloadType", "format"],
+    .thumb: ["file", "format"],
+    .quote: ["file", "prices"],
+    .print: ["file", "prices", "filesRoot", "printer"] + printOptionKeys,
+  ]
 
-  /// The keys only a print job reads (how `imprint prepare` prepares and prints), refused on
-  /// the other kinds.
+  /// The keys every kind reads.
+  static let commonKeys = ["id", "kind", "shipTo"]
+
+  static let knownKeys = Set(commonKeys + keys.values.joined())
+
+  /// The keys only a print item reads (how `imprint prepare` prepares and prints).
   static let printOptionKeys: [String] = [
     "monoPrinter", "splitColor", "previews", "previewSize", "wait", "waitTimeout",
   ]
 
-  /// The job of one record, or its error (this line's alone) when the record is not a job.
+  /// The item of one record, or its error (this line's alone) when the record is not an item.
   ///
   /// - Parameters:
   ///   - object: the record's fields.
@@ -406,12 +563,12 @@ public struct ManifestReader: ~Copyable {
   ///   - source: its text, for the fingerprint.
   ///   - csv: whether the record is a CSV row, whose fields are all text (a `copies` that is
   ///     not a number is then a value out of range, not a field of the wrong type).
-  /// - Returns: the job, or the line's error.
-  private func job(_ object: [String: Any], line: Int, source: String, csv: Bool)
-    -> Result<ManifestJob, ManifestLineError>
+  /// - Returns: the item, or the line's error.
+  private func item(_ object: [String: Any], line: Int, source: String, csv: Bool)
+    -> Result<ManifestItem, ManifestLineError>
   {
     do throws(ManifestLineError) {
-      return .success(try readJob(object, line: line, source: source, csv: csv))
+      return .success(try readItem(object, line: line, source: source, csv: csv))
     } catch {
       return .failure(error)
     }
@@ -421,13 +578,13 @@ public struct ManifestReader: ~Copyable {
   ///
   /// A field of the wrong type is the line's `batch.invalidField` error, naming the manifest,
   /// the line, the field, what was expected and what was found; a key the manifest does not
-  /// know (in `shipTo` too) is its `batch.badLine` error. `null` is an absent field, as in
-  /// templates and orders.
-  private func readJob(_ object: [String: Any], line: Int, source: String, csv: Bool)
-    throws(ManifestLineError) -> ManifestJob
+  /// know (in `shipTo` too), or one its kind does not read, is its `batch.badLine` error.
+  /// `null` is an absent field, as in templates and orders.
+  private func readItem(_ object: [String: Any], line: Int, source: String, csv: Bool)
+    throws(ManifestLineError) -> ManifestItem
   {
     let display = display
-    // The id first, so that every later message names the job. A number is accepted as its
+    // The id first, so that every later message names the item. A number is accepted as its
     // digits (order numbers).
     let id: String? =
       switch object["id"] {
@@ -451,22 +608,22 @@ public struct ManifestReader: ~Copyable {
       !id.hasPrefix(".")
     else {
       throw failure(
-        "job '\(SafeText.excerpt(id))' (line \(line)): 'id' may hold only letters, digits, '-', "
+        "item '\(SafeText.excerpt(id))' (line \(line)): 'id' may hold only letters, digits, '-', "
           + "'_' and '.'")
     }
-    let job = "job '\(id)' (line \(line))"
+    let item = "item '\(id)' (line \(line))"
     if let unknown = object.keys.sorted().first(where: { !Self.knownKeys.contains($0) }) {
-      throw failure("\(job): '\(SafeText.excerpt(unknown))' is not a known key")
+      throw failure("\(item): '\(SafeText.excerpt(unknown))' is not a known key")
     }
     var fields = try JSONObjectReader(
       object, source: display, path: "",
       makeError: { problem in
         switch problem.kind {
         case .unknownKey:
-          failure("\(job): '\(SafeText.excerpt(problem.field))' is not a known key")
+          failure("\(item): '\(SafeText.excerpt(problem.field))' is not a known key")
         case .wrongType(let expected):
           failure(
-            "\(job): '\(SafeText.excerpt(problem.field))' is "
+            "\(item): '\(SafeText.excerpt(problem.field))' is "
               + "\(JSONFieldProblem.describe(problem.value)); expected \(expected.phrase)",
             code: "batch.invalidField")
         }
@@ -474,120 +631,150 @@ public struct ManifestReader: ~Copyable {
     _ = fields.value("id")
     let kinds = "card, qr, thumb, quote or print"
     let kindValue = fields.value("kind")
-    guard let kindText = kindValue as? String, let kind = JobKind(rawValue: kindText) else {
+    guard let kindText = kindValue as? String, let kind = ItemKind(rawValue: kindText) else {
       if kindValue != nil && !(kindValue is String) {
         throw fields.wrongType("kind", expected: .described(kinds))
       }
       throw failure(
-        "\(job): 'kind' is \(kindValue.map { "'\(SafeText.excerpt("\($0)"))'" } ?? "missing"); "
+        "\(item): 'kind' is \(kindValue.map { "'\(SafeText.excerpt("\($0)"))'" } ?? "missing"); "
           + "expected \(kinds)")
     }
-    var copies = 1
-    if let value = fields.value("copies") {
-      let isNumber = value is NSNumber && !Formatting.isJSONBool(value)
-      guard isNumber || (csv && value is String) else {
-        throw fields.wrongType("copies", expected: .described("1 to 10000"))
-      }
-      guard isNumber, let count = (value as? NSNumber).flatMap({ Int(exactly: $0.doubleValue) }),
-        (1...10_000).contains(count)
-      else {
-        throw failure("\(job): 'copies' is '\(SafeText.excerpt("\(value)"))'; expected 1 to 10000")
-      }
-      copies = count
-    }
-    var made = ManifestJob(
-      line: line, id: id, kind: kind, copies: copies, profile: nil, inlineProfile: nil,
-      template: try fields.string("template"), photo: nil, followCounts: nil,
-      payload: try fields.string("payload"), file: nil, prices: nil, shipTo: nil, source: source)
-    // Named by the kind's enum below; empty (a blank CSV cell) is absent.
-    let payloadType = try fields.string("payloadType").flatMap { $0.isEmpty ? nil : $0 }
-    let format = try fields.string("format").flatMap { $0.isEmpty ? nil : $0 }
-    made.locale = try fields.string("locale").flatMap { $0.isEmpty ? nil : $0 }
-    let photo = try fields.string("photo")
-    let followCounts = try fields.string("followCounts")
-    let file = try fields.string("file")
-    let prices = try fields.string("prices")
-    let filesRoot = try fields.string("filesRoot")
-    made.printer = try fields.string("printer").flatMap { $0.isEmpty ? nil : $0 }
-    if kind == .print {
-      try readPrintOptions(&fields, into: &made, job: job, csv: csv, failure: { failure($0) })
-    } else if let key = (["printer", "filesRoot"] + Self.printOptionKeys).first(where: {
-      fields.has($0)
+    // A key of another kind would be ignored: a quote's files are confined to its order's
+    // folder whatever `filesRoot` says, and a qr item has no photo.
+    let own = Set(Self.commonKeys + (Self.keys[kind] ?? []))
+    if let foreign = object.keys.sorted().first(where: {
+      !own.contains($0) && !(object[$0] is NSNull)
     }) {
-      // Read by print jobs alone: another kind would ignore it silently (a quote job's files
-      // are confined to its order's folder, and nothing else prints).
-      throw failure("\(job): '\(key)' is for print jobs only")
+      let readers = ItemKind.allCases.filter { Self.keys[$0]?.contains(foreign) ?? false }
+      let names = readers.map(\.rawValue)
+      let list = names.dropLast().joined(separator: ", ") + (names.count > 1 ? " and " : "")
+      throw failure(
+        "\(item): '\(foreign)' is for \(list + (names.last ?? "")) items, not \(kind.rawValue) "
+          + "items")
     }
-    var profilePath: String?
-    switch fields.value("profile") {
-    case nil: break
-    case let path as String: profilePath = path
-    case let inline as [String: Any]:
-      made.inlineProfile = (try? JSONSerialization.data(withJSONObject: inline)).map { [UInt8]($0) }
-    default: throw fields.wrongType("profile", expected: .described("a path or a profile object"))
+    // Another kind's key that is null is absent, as any null field.
+    for key in object.keys where !own.contains(key) {
+      _ = fields.value(key)
     }
-    do throws(FileError) {
-      made.photo = try resolve(photo, "photo")
-      made.followCounts = try resolve(followCounts, "follow counts file")
-      made.file = try resolve(file, kind == .quote || kind == .print ? "order" : "file")
-      made.prices = try resolve(prices, "price list")
-      made.filesRoot = try resolve(filesRoot, "files root")
-      if let template = made.template, template.contains("/") || template.hasSuffix(".json") {
-        made.template = try resolve(template, "template")
+    // Empty (a blank CSV cell) is absent.
+    func text(_ name: String) throws(ManifestLineError) -> String? {
+      try fields.string(name).flatMap { $0.isEmpty ? nil : $0 }
+    }
+    // A path joined to the folder and confined to it.
+    func path(_ name: String, _ what: String) throws(ManifestLineError) -> String? {
+      let value = try fields.string(name)
+      do throws(FileError) {
+        return try resolve(value, what)
+      } catch {
+        throw ManifestLineError(
+          line: line, id: id, message: "manifest '\(display)': \(item): \(error.message)",
+          code: error.code, hint: error.hint, cause: error.underlying.map(ErrorCause.init))
       }
-      if let profilePath { made.profile = try resolve(profilePath, "profile") }
-    } catch {
-      throw ManifestLineError(
-        line: line, id: id, message: "manifest '\(display)': \(job): \(error.message)",
-        code: error.code, hint: error.hint, cause: error.underlying.map(ErrorCause.init))
     }
+    // The value `text` of `field` names among `Value`'s cases (nil when absent).
+    func choice<Value: CaseIterable>(_ field: String, names: (Value) -> String)
+      throws(ManifestLineError) -> Value?
+    {
+      guard let text = try text(field) else { return nil }
+      guard let value = Value.allCases.first(where: { names($0) == text }) else {
+        let expected = Formatting.alternatives(Value.allCases.map(names))
+        throw failure("\(item): '\(field)' is '\(SafeText.excerpt(text))'; expected \(expected)")
+      }
+      return value
+    }
+    // An order and its price list (quote and print items).
+    func order() throws(ManifestLineError) -> OrderItem {
+      let order = try path("file", "order")
+      let prices = try path("prices", "price list")
+      guard let order, let prices else {
+        throw failure("\(item): a \(kind.rawValue) item needs 'file' (the order) and 'prices'")
+      }
+      return OrderItem(order: order, prices: prices)
+    }
+    let work: ItemWork
+    switch kind {
+    case .card:
+      var card = CardItem(profile: .inline([]))
+      card.copies = try copies(&fields, item: item, csv: csv, failure: { failure($0) })
+      card.template = try fields.string("template")
+      card.locale = try text("locale")
+      let profile = fields.value("profile")
+      card.photo = try path("photo", "photo")
+      card.followCounts = try path("followCounts", "follow counts file")
+      if let template = card.template, template.contains("/") || template.hasSuffix(".json") {
+        card.template = try path("template", "template")
+      }
+      switch profile {
+      case nil: throw failure("\(item): a card needs 'profile'")
+      case let inline as [String: Any]:
+        card.profile = .inline(
+          (try? JSONSerialization.data(withJSONObject: inline)).map { [UInt8]($0) } ?? [])
+      case is String:
+        guard let resolved = try path("profile", "profile") else {
+          throw failure("\(item): a card needs 'profile'")
+        }
+        card.profile = .file(resolved)
+      default:
+        throw fields.wrongType("profile", expected: .described("a path or a profile object"))
+      }
+      work = .card(card)
+    case .qr:
+      guard let payload = try fields.string("payload"), !payload.isEmpty else {
+        throw failure("\(item): a qr item needs 'payload'")
+      }
+      var qr = QRItem(payload: payload)
+      qr.payloadType = try choice("payloadType", names: \QRPayloadKind.shortName) ?? .text
+      qr.format = try choice("format", names: \QRFormat.rawValue) ?? .png
+      work = .qr(qr)
+    case .thumb:
+      guard let file = try path("file", "file") else {
+        throw failure("\(item): a thumb item needs 'file'")
+      }
+      work = .thumb(
+        ThumbItem(
+          file: file, format: try choice("format", names: \ThumbnailFormat.rawValue) ?? .png))
+    case .quote:
+      work = .quote(try order())
+    case .print:
+      var print = PrintItem(order: try order())
+      print.filesRoot = try path("filesRoot", "files root")
+      print.printer = try text("printer")
+      try readPrintOptions(&fields, into: &print, item: item, csv: csv, failure: { failure($0) })
+      work = .print(print)
+    }
+    var shipTo: ShipTo?
     if var ship = try fields.child("shipTo") {
       guard let name = try ship.string("name"), let address = try ship.string("address") else {
-        throw failure("\(job): 'shipTo' needs 'name' and 'address'")
+        throw failure("\(item): 'shipTo' needs 'name' and 'address'")
       }
-      made.shipTo = ShipTo(
+      shipTo = ShipTo(
         name: name, email: try ship.string("email"), address: address, zip: try ship.string("zip"))
       try ship.finish()
     }
     // Every other key was refused above.
     try fields.finish()
-    switch kind {
-    case .card where made.profile == nil && made.inlineProfile == nil:
-      throw failure("\(job): a card needs 'profile'")
-    case .qr where (made.payload ?? "").isEmpty:
-      throw failure("\(job): a qr job needs 'payload'")
-    case .thumb where made.file == nil:
-      throw failure("\(job): a thumb job needs 'file'")
-    case .quote where made.file == nil || made.prices == nil:
-      throw failure("\(job): a quote job needs 'file' (the order) and 'prices'")
-    case .print where made.file == nil || made.prices == nil:
-      throw failure("\(job): a print job needs 'file' (the order) and 'prices'")
-    default: break
-    }
-    // The value `text` of `field` names among `Value`'s cases (nil when absent).
-    func choice<Value: CaseIterable>(
-      _ field: String, _ text: String?, names: (Value) -> String
-    ) throws(ManifestLineError) -> Value? {
-      guard let text else { return nil }
-      guard let value = Value.allCases.first(where: { names($0) == text }) else {
-        let expected = Formatting.alternatives(Value.allCases.map(names))
-        throw failure("\(job): '\(field)' is '\(SafeText.excerpt(text))'; expected \(expected)")
-      }
-      return value
-    }
-    // Each kind reads the fields it uses (a card or quote job ignores a format, as before).
-    switch kind {
-    case .qr:
-      made.payloadType = try choice("payloadType", payloadType, names: \QRPayloadKind.shortName)
-      made.qrFormat = try choice("format", format, names: \QRFormat.rawValue)
-    case .thumb:
-      made.thumbnailFormat = try choice("format", format, names: \ThumbnailFormat.rawValue)
-    case .card, .quote, .print: break
-    }
-    return made
+    return ManifestItem(line: line, id: id, work: work, shipTo: shipTo, source: source)
   }
 
-  /// Reads a print job's options: `monoPrinter`, `splitColor`, `previews` with `previewSize`,
+  /// A card's `copies`: 1 to 10 000 (1 when absent).
+  private func copies(
+    _ fields: inout JSONObjectReader<ManifestLineError>, item: String, csv: Bool,
+    failure: (String) -> ManifestLineError
+  ) throws(ManifestLineError) -> Int {
+    guard let value = fields.value("copies") else { return 1 }
+    let isNumber = value is NSNumber && !Formatting.isJSONBool(value)
+    guard isNumber || (csv && value is String) else {
+      throw fields.wrongType("copies", expected: .described("1 to 10000"))
+    }
+    guard isNumber, let count = (value as? NSNumber).flatMap({ Int(exactly: $0.doubleValue) }),
+      (1...10_000).contains(count)
+    else {
+      throw failure("\(item): 'copies' is '\(SafeText.excerpt("\(value)"))'; expected 1 to 10000")
+    }
+    return count
+  }
+
+  /// Reads a print item's options: `monoPrinter`, `splitColor`, `previews` with `previewSize`,
   /// `wait` with `waitTimeout` (what `imprint prepare` takes besides the order, prices, files
   /// root and printer).
   ///
@@ -597,13 +784,13 @@ public struct ManifestReader: ~Copyable {
   /// `PrintTarget.waitSecondsRange` that needs `"wait": true`; `monoPrinter` and `wait` need
   /// `printer` (`PrepareRequest.conflict`).
   private func readPrintOptions(
-    _ fields: inout JSONObjectReader<ManifestLineError>, into made: inout ManifestJob,
-    job: String, csv: Bool, failure: (String) -> ManifestLineError
+    _ fields: inout JSONObjectReader<ManifestLineError>, into made: inout PrintItem,
+    item: String, csv: Bool, failure: (String) -> ManifestLineError
   ) throws(ManifestLineError) {
     func flag(_ name: String) throws(ManifestLineError) -> Bool? {
       if csv, let text = fields.value(name) as? String {
         guard let value = ["true": true, "false": false][text] else {
-          throw failure("\(job): '\(name)' is '\(SafeText.excerpt(text))'; expected true or false")
+          throw failure("\(item): '\(name)' is '\(SafeText.excerpt(text))'; expected true or false")
         }
         return value
       }
@@ -619,7 +806,7 @@ public struct ManifestReader: ~Copyable {
       }
       guard let number = (value as? NSNumber)?.doubleValue, range.contains(number) else {
         throw failure(
-          "\(job): '\(name)' is '\(SafeText.excerpt("\(value)"))'; expected \(expected)")
+          "\(item): '\(name)' is '\(SafeText.excerpt("\(value)"))'; expected \(expected)")
       }
       return number
     }
@@ -632,7 +819,7 @@ public struct ManifestReader: ~Copyable {
       "previewSize", Double(sizes.lowerBound)...Double(sizes.upperBound),
       "\(sizes.lowerBound) to \(sizes.upperBound) pixels, a whole number")
     if let size, size.rounded() != size {
-      throw failure("\(job): 'previewSize' is '\(size)'; expected a whole number of pixels")
+      throw failure("\(item): 'previewSize' is '\(size)'; expected a whole number of pixels")
     }
     asked.previewSize = size.map { Int($0) }
     asked.printer = made.printer != nil
@@ -646,16 +833,15 @@ public struct ManifestReader: ~Copyable {
     switch asked.conflict() {
     case nil: break
     case .previewSizeWithoutPreviews:
-      throw failure("\(job): 'previewSize' needs \"previews\": true")
+      throw failure("\(item): 'previewSize' needs \"previews\": true")
     case .waitTimeoutWithoutWait:
-      throw failure("\(job): 'waitTimeout' needs \"wait\": true")
+      throw failure("\(item): 'waitTimeout' needs \"wait\": true")
     case let conflict?:
       throw failure(
-        "\(job): '\(conflict.option.rawValue)' needs 'printer' (the printer the files are sent "
+        "\(item): '\(conflict.option.rawValue)' needs 'printer' (the printer the files are sent "
           + "to)")
     }
-    made.splitColor = asked.splitColor
-    made.previewSize = asked.options.previewSize
+    made.options = asked.options
     made.wait = asked.wait
     made.waitTimeout = asked.waitTimeout
   }

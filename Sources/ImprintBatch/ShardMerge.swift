@@ -37,7 +37,7 @@ public struct MergedResults: Sendable {
   /// Ids of the card jobs that succeeded (to lay out again).
   public var cards = Set<String>()
   /// The shipped orders that succeeded (for the packing list and labels).
-  public var shipped: [JobResult] = []
+  public var shipped: [ItemResult] = []
 }
 
 /// What `ShardMerge.run` did.
@@ -92,10 +92,10 @@ public enum ShardMerge {
     var placedIDs = Set<String>()
     let next = { () -> PlacedCard? in
       while queue.isEmpty, let item = reader.next() {
-        guard case .success(let job) = item, job.kind == .card, cards.contains(job.id),
-          placedIDs.insert(job.id).inserted
+        guard case .success(let item) = item, let card = item.card, cards.contains(item.id),
+          placedIDs.insert(item.id).inserted
         else { continue }
-        queue = (1...job.copies).map { PlacedCard(id: job.id, copy: $0, job: job) }
+        queue = (1...card.copies).map { PlacedCard(id: item.id, copy: $0, card: card) }
       }
       return queue.isEmpty ? nil : queue.removeFirst()
     }
@@ -157,21 +157,21 @@ public enum ShardMerge {
     while let item = reader.next() {
       let shard = readers[ordinal % count]
       ordinal += 1
-      let expected: (id: String, line: Int, kind: JobKind?) =
+      let expected: (id: String, line: Int, kind: ItemKind?) =
         switch item {
         case .success(let job): (job.id, job.line, job.kind)
         case .failure(let error): (error.id ?? "line-\(error.line)", error.line, nil)
         }
       merged.jobs += 1
       let line: [UInt8]
-      let result: JobResult
+      let result: ItemResult
       switch shard.next() {
       case nil:
         missing.append((shard.index, expected.id, expected.line))
         continue
       case .failure(let problem):
         // One unreadable line is that job's failure; the merge goes on.
-        result = JobResult(
+        result = ItemResult(
           id: expected.id, line: expected.line, kind: expected.kind, status: .failed,
           outputs: [], error: ErrorRecord(problem), seconds: 0)
         line = Array(JSONOutput.line(result).utf8)
@@ -181,8 +181,8 @@ public enum ShardMerge {
           throw BatchError.shardMismatch(
             folder: folder,
             detail: "shard \(shard.index) of \(count) (\(shard.name) line \(shard.lineNumber)) "
-              + "has job '\(read.result.id)' (line \(read.result.line)) where the manifest has "
-              + "job '\(expected.id)' (line \(expected.line))")
+              + "has item '\(read.result.id)' (line \(read.result.line)) where the manifest has "
+              + "item '\(expected.id)' (line \(expected.line))")
         }
         result = read.result
         line = read.line
@@ -201,7 +201,7 @@ public enum ShardMerge {
       let more = missing.count > 1 ? " and \(missing.count - 1) more" : ""
       throw BatchError.shardsMissing(
         folder: folder,
-        detail: "shard \(first.shard) of \(count) has no result for job '\(first.id)' (line "
+        detail: "shard \(first.shard) of \(count) has no result for item '\(first.id)' (line "
           + "\(first.line))\(more): it stopped early")
     }
     for shard in readers where shard.hasMore() {
@@ -209,7 +209,7 @@ public enum ShardMerge {
       throw BatchError.shardMismatch(
         folder: folder,
         detail: "shard \(shard.index) of \(count) (\(shard.name)) has more results than the "
-          + "manifest has jobs for it")
+          + "manifest has items for it")
     }
     try output.commit()
     return merged
@@ -282,7 +282,7 @@ private final class ShardResultsReader {
 
   /// The next result with its line's bytes; a line that is too long or not a result is that
   /// line's failure (reading goes on); nil at the end.
-  func next() -> Result<(result: JobResult, line: [UInt8]), BatchError>? {
+  func next() -> Result<(result: ItemResult, line: [UInt8]), BatchError>? {
     let line: [UInt8]
     do {
       guard let next = try reader.next() else { return nil }
@@ -292,9 +292,9 @@ private final class ShardResultsReader {
         .resultUnreadable(
           file: name, line: reader.lineNumber, reason: error.message, cause: error))
     }
-    guard let result = try? JSONDecoder().decode(JobResult.self, from: Data(line)) else {
+    guard let result = try? JSONDecoder().decode(ItemResult.self, from: Data(line)) else {
       return .failure(
-        .resultUnreadable(file: name, line: reader.lineNumber, reason: "not a job's result"))
+        .resultUnreadable(file: name, line: reader.lineNumber, reason: "not an item's result"))
     }
     return .success((result, line))
   }

@@ -240,7 +240,7 @@ extension ImprintService {
         let lines = try? file.read(limit: Self.inlineResultsLimit)
       {
         report.results = lines.split(separator: UInt8(ascii: "\n")).compactMap {
-          try? JSONDecoder().decode(JobResult.self, from: Data($0))
+          try? JSONDecoder().decode(ItemResult.self, from: Data($0))
         }
       }
     }
@@ -294,8 +294,8 @@ extension ImprintService {
       guard lines <= maximumLines else {
         throw ServiceError.tooManyLines(lines: lines, limit: maximumLines)
       }
-      if case .success(let job) = item, job.printer != nil {
-        throw ServiceError.printerNotAllowed(line: job.line, id: job.id)
+      if case .success(let item) = item, case .print(let print) = item.work, print.printer != nil {
+        throw ServiceError.printerNotAllowed(line: item.line, id: item.id)
       }
     }
     // A job of no line would end done with nothing made: the client sent the wrong part.
@@ -356,7 +356,7 @@ struct JobReport: Encodable {
   /// Why the work as a whole failed.
   var error: ErrorRecord?
   /// The lines of its `results.jsonl`, when the file is at most 1 MiB.
-  var results: [JobResult]?
+  var results: [ItemResult]?
   /// The path of its `results.jsonl`.
   var resultsFile: String?
   /// Its outputs, relative to `/v1/jobs/ID/files/`, once it ended.

@@ -38,7 +38,7 @@ struct BatchPhotoFormatTests {
     #expect(summary.ok == 4 && summary.failed == 1)
     let results = try String(contentsOfFile: options.resultsFile, encoding: .utf8)
       .split(separator: "\n").map {
-        try JSONDecoder().decode(JobResult.self, from: Data($0.utf8))
+        try JSONDecoder().decode(ItemResult.self, from: Data($0.utf8))
       }
     #expect(results.map(\.status) == [.ok, .ok, .ok, .ok, .failed])
     #expect(results.last?.error?.code == "card.photo")

@@ -39,9 +39,9 @@ struct BatchPhotoTests {
     return options
   }
 
-  func results(_ options: BatchOptions) throws -> [JobResult] {
+  func results(_ options: BatchOptions) throws -> [ItemResult] {
     try String(contentsOfFile: options.resultsFile, encoding: .utf8).split(separator: "\n").map {
-      try JSONDecoder().decode(JobResult.self, from: Data($0.utf8))
+      try JSONDecoder().decode(ItemResult.self, from: Data($0.utf8))
     }
   }
 
@@ -116,9 +116,7 @@ struct BatchPhotoTests {
     #expect(try card(folder) == made)
     // `batch merge` lays cards out with the same loader.
     let prepared = try await BatchRunner.preparer(options: options)(
-      ManifestJob(
-        line: 1, id: "a", kind: .card, copies: 1, profile: folder.file("p.json"),
-        source: "{}"))
+      "a", CardItem(profile: .file(folder.file("p.json"))))
     #expect(prepared.layouts.count == 2)
     #expect(server.requests == ["/photo.jpg"])
   }

@@ -55,12 +55,12 @@ struct BatchPrintTests {
     return options
   }
 
-  private func results(_ options: BatchOptions) throws -> [String: JobResult] {
+  private func results(_ options: BatchOptions) throws -> [String: ItemResult] {
     let lines = try String(contentsOfFile: options.resultsFile, encoding: .utf8)
       .split(separator: "\n")
-    var byID: [String: JobResult] = [:]
+    var byID: [String: ItemResult] = [:]
     for line in lines {
-      let result = try JSONDecoder().decode(JobResult.self, from: Data(line.utf8))
+      let result = try JSONDecoder().decode(ItemResult.self, from: Data(line.utf8))
       byID[result.id] = result
     }
     return byID

@@ -9,19 +9,34 @@ import ImprintQR
 import ImprintTestSupport
 import Testing
 
-/// The jobs and line errors of the manifest `text`, written as `name` in a new folder.
+/// The items and line errors of the manifest `text`, written as `name` in a new folder.
 private func read(_ text: String, name: String = "m.jsonl") throws
-  -> [Result<ManifestJob, ManifestLineError>]
+  -> [Result<ManifestItem, ManifestLineError>]
 {
   let folder = TemporaryFolder()
   try Data(text.utf8).write(to: URL(fileURLWithPath: folder.file(name)))
   var reader = try ManifestReader(path: folder.file(name))
-  var items: [Result<ManifestJob, ManifestLineError>] = []
+  var items: [Result<ManifestItem, ManifestLineError>] = []
   while let item = reader.next() { items.append(item) }
   return items
 }
 
-/// A print job's required fields.
+extension ManifestItem {
+  fileprivate var qr: QRItem? {
+    if case .qr(let qr) = work { return qr }
+    return nil
+  }
+  fileprivate var thumb: ThumbItem? {
+    if case .thumb(let thumb) = work { return thumb }
+    return nil
+  }
+  fileprivate var print: PrintItem? {
+    if case .print(let print) = work { return print }
+    return nil
+  }
+}
+
+/// A print item's required fields.
 private let printFields = #""kind":"print","file":"o.json","prices":"p.json""#
 
 @Suite("Manifest fields, read strictly", .liveHandlesChecked)
@@ -31,7 +46,7 @@ struct ManifestFieldTests {
     arguments: [
       // A string for a number.
       (
-        #""kind":"qr","payload":"x","copies":"3""#,
+        #""kind":"card","profile":"p.json","copies":"3""#,
         "'copies' is '3'; expected 1 to 10000"
       ),
       // A number for a string (was read as no format: a PNG).
@@ -47,13 +62,19 @@ struct ManifestFieldTests {
         "'photo' is an object; expected a string"
       ),
       // A boolean for a count.
-      (#""kind":"qr","payload":"x","copies":false"#, "'copies' is false; expected 1 to 10000"),
+      (
+        #""kind":"card","profile":"p.json","copies":false"#,
+        "'copies' is false; expected 1 to 10000"
+      ),
       // A number for a ZIP code (its leading zeros would be lost).
       (
-        #""kind":"qr","payload":"x","shipTo":{"name":"A","address":"B","zip":2134}"#,
+        #""kind":"card","profile":"p.json","shipTo":{"name":"A","address":"B","zip":2134}"#,
         "'shipTo.zip' is 2134; expected a string"
       ),
-      (#""kind":"qr","payload":"x","shipTo":"A, B""#, "'shipTo' is 'A, B'; expected an object"),
+      (
+        #""kind":"card","profile":"p.json","shipTo":"A, B""#,
+        "'shipTo' is 'A, B'; expected an object"
+      ),
       (#""kind":7,"payload":"x""#, "'kind' is 7; expected card, qr, thumb, quote or print"),
       (#""kind":"card","profile":7"#, "'profile' is 7; expected a path or a profile object"),
     ])
@@ -66,7 +87,7 @@ struct ManifestFieldTests {
       return
     }
     #expect(error.code == "batch.invalidField", "\(error.message)")
-    #expect(error.message == "manifest 'm.jsonl': job 'j' (line 1): " + message)
+    #expect(error.message == "manifest 'm.jsonl': item 'j' (line 1): " + message)
     #expect(error.line == 1 && error.id == "j")
     // The next line is read as usual.
     guard case .success(let job) = items.last else {
@@ -83,6 +104,7 @@ struct ManifestFieldTests {
         #"{"id":"a","kind":null,"payload":"x"}"#,
         #"{"id":"b","kind":"qr","payload":null}"#,
         #"{"id":"c","kind":"qr","payload":"x","format":null,"template":null,"shipTo":null}"#,
+        #"{"id":"d","kind":"card","profile":"p.json","template":null,"shipTo":null}"#,
       ].joined(separator: "\n"))
     let messages = items.map { item -> String? in
       if case .failure(let error) = item { return "\(error.code): \(error.message)" }
@@ -90,16 +112,18 @@ struct ManifestFieldTests {
     }
     #expect(
       messages[0]
-        == "batch.badLine: manifest 'm.jsonl': job 'a' (line 1): 'kind' is missing; expected "
+        == "batch.badLine: manifest 'm.jsonl': item 'a' (line 1): 'kind' is missing; expected "
         + "card, qr, thumb, quote or print")
     #expect(
-      messages[1] == "batch.badLine: manifest 'm.jsonl': job 'b' (line 2): a qr job needs 'payload'"
+      messages[1]
+        == "batch.badLine: manifest 'm.jsonl': item 'b' (line 2): a qr item needs 'payload'"
     )
     guard case .success(let job) = items[2] else {
       Issue.record("nulls must read as absent")
       return
     }
-    #expect(job.qrFormat == nil && job.template == nil && job.shipTo == nil)
+    #expect(job.qr?.format == .png)
+    #expect(items[3].map { $0.card?.template == nil && $0.shipTo == nil } == .success(true))
   }
 
   @Test("a key nobody reads is refused, in shipTo too (not dropped from the label)")
@@ -107,8 +131,8 @@ struct ManifestFieldTests {
     let items = try read(
       [
         #"{"id":"a","kind":"qr","payload":"x","colour":"red"}"#,
-        #"{"id":"b","kind":"qr","payload":"x","shipTo":{"name":"A","address":"B","country":"SE"}}"#,
-        #"{"id":"c","kind":"qr","payload":"x","shipTo":{"name":"A","address":"B","zip":"02134"}}"#,
+        #"{"id":"b","kind":"card","profile":"p.json","shipTo":{"name":"A","address":"B","country":"SE"}}"#,
+        #"{"id":"c","kind":"card","profile":"p.json","shipTo":{"name":"A","address":"B","zip":"02134"}}"#,
       ].joined(separator: "\n"))
     let errors = items.compactMap { item -> ManifestLineError? in
       if case .failure(let error) = item { return error }
@@ -116,10 +140,10 @@ struct ManifestFieldTests {
     }
     #expect(errors.map(\.code) == ["batch.badLine", "batch.badLine"])
     #expect(
-      errors.first?.message == "manifest 'm.jsonl': job 'a' (line 1): 'colour' is not a known key")
+      errors.first?.message == "manifest 'm.jsonl': item 'a' (line 1): 'colour' is not a known key")
     #expect(
       errors.last?.message
-        == "manifest 'm.jsonl': job 'b' (line 2): 'shipTo.country' is not a known key")
+        == "manifest 'm.jsonl': item 'b' (line 2): 'shipTo.country' is not a known key")
     guard case .success(let job) = items.last else {
       Issue.record("a full shipTo must be read")
       return
@@ -131,17 +155,18 @@ struct ManifestFieldTests {
   @Test("CSV rows keep their reading: every field is text, copies a number or the row's error")
   func csv() throws {
     let items = try read(
-      "id,kind,payload,copies,template,zip,name,address\n"
-        + "a,qr,x,3,42,02134,A,B\n"
-        + "b,qr,y,three,,,,\n"
-        + "7,qr,z,,,,,\n",
+      "id,kind,profile,copies,template,zip,name,address\n"
+        + "a,card,p.json,3,42,02134,A,B\n"
+        + "b,card,p.json,three,,,,\n"
+        + "7,card,p.json,,,,,\n",
       name: "m.csv")
     guard case .success(let first) = items[0] else {
       Issue.record("row 2 must be a job")
       return
     }
     // Numbers in text columns stay text: a template named 42, ZIP code 02134.
-    #expect(first.copies == 3 && first.template == "42" && first.shipTo?.zip == "02134")
+    #expect(first.card?.copies == 3 && first.card?.template == "42")
+    #expect(first.shipTo?.zip == "02134")
     guard case .failure(let error) = items[1] else {
       Issue.record("row 3 must fail")
       return
@@ -149,7 +174,7 @@ struct ManifestFieldTests {
     #expect(error.code == "batch.badLine")
     #expect(
       error.message
-        == "manifest 'm.csv': job 'b' (line 3): 'copies' is 'three'; expected 1 to 10000")
+        == "manifest 'm.csv': item 'b' (line 3): 'copies' is 'three'; expected 1 to 10000")
     guard case .success(let last) = items[2] else {
       Issue.record("row 4 must be a job")
       return
@@ -171,9 +196,11 @@ struct ManifestFieldTests {
       Issue.record("rows 2 and 4 must be jobs, row 3 its error: \(items)")
       return
     }
-    #expect(qr.printer == nil && print.printer == "front-desk")
+    #expect(qr.kind == .qr && print.print?.printer == "front-desk")
     #expect(error.code == "batch.badLine")
-    #expect(error.message == "manifest 'm.csv': job 'r' (line 3): 'printer' is for print jobs only")
+    #expect(
+      error.message
+        == "manifest 'm.csv': item 'r' (line 3): 'printer' is for print items, not qr items")
   }
 
   @Test(
@@ -205,7 +232,7 @@ struct ManifestFieldTests {
       return
     }
     #expect(error.code == "batch.badLine")
-    #expect(error.message == "manifest 'm.jsonl': job 'j' (line 1): " + message)
+    #expect(error.message == "manifest 'm.jsonl': item 'j' (line 1): " + message)
     guard case .success = items.last else {
       Issue.record("the next line must be a job")
       return
@@ -220,18 +247,16 @@ struct ManifestFieldTests {
       #"{"id":"c","kind":"qr","payload":"x","payloadType":"eth","format":"svg"}"#,
       #"{"id":"d","kind":"qr","payload":"x","payloadType":"btc","format":"eps"}"#,
       #"{"id":"e","kind":"thumb","file":"a.pdf","format":"jpeg"}"#,
-      // A card job has no format: ignored, as before.
-      #"{"id":"f","kind":"card","profile":"p.json","format":"gif"}"#,
     ]
     let jobs = try read(lines.joined(separator: "\n")).map { try $0.get() }
-    #expect(jobs.map(\.payloadType) == [nil, .text, .ethereum, .bitcoin, nil, nil])
-    #expect(jobs.map(\.qrFormat) == [nil, .text, .svg, .eps, nil, nil])
-    #expect(jobs.map(\.thumbnailFormat) == [nil, nil, nil, nil, .jpeg, nil])
+    #expect(jobs.map(\.qr?.payloadType) == [.text, .text, .ethereum, .bitcoin, nil])
+    #expect(jobs.map(\.qr?.format) == [.png, .text, .svg, .eps, nil])
+    #expect(jobs.map(\.thumb?.format) == [nil, nil, nil, nil, .jpeg])
     let csv = try read(
       "id,kind,payload,payloadType,format\na,qr,x,,\nb,qr,y,btc,pdf\n", name: "m.csv"
     ).map { try $0.get() }
-    #expect(csv.map(\.payloadType) == [nil, .bitcoin])
-    #expect(csv.map(\.qrFormat) == [nil, .pdf])
+    #expect(csv.map(\.qr?.payloadType) == [.text, .bitcoin])
+    #expect(csv.map(\.qr?.format) == [.png, .pdf])
   }
 
   @Test("a print job's prepare options: each read as `imprint prepare` reads its flags")
@@ -246,22 +271,23 @@ struct ManifestFieldTests {
       #"{"id":"f",\#(printFields),"previews":false,"wait":false}"#,
     ]
     let jobs = try read(lines.joined(separator: "\n")).map { try $0.get() }
-    #expect(jobs.map(\.splitColor) == [false, true, false, false, false, false])
+    let prints = jobs.compactMap(\.print)
+    #expect(prints.map(\.options.splitColor) == [false, true, false, false, false, false])
     // Previews at 400 px unless a size is given; none without `previews`.
-    #expect(jobs.map(\.previewSize) == [nil, 400, 128, nil, nil, nil])
-    #expect(jobs.map(\.monoPrinter) == [nil, nil, nil, "ipp://m:631/ipp/print", nil, nil])
-    #expect(jobs.map(\.wait) == [nil, nil, nil, true, false, false])
-    #expect(jobs.map(\.waitTimeout) == [nil, nil, nil, 2.5, nil, nil])
+    #expect(prints.map(\.options.previewSize) == [nil, 400, 128, nil, nil, nil])
+    #expect(prints.map(\.monoPrinter) == [nil, nil, nil, "ipp://m:631/ipp/print", nil, nil])
+    #expect(prints.map(\.wait) == [nil, nil, nil, true, false, false])
+    #expect(prints.map(\.waitTimeout) == [nil, nil, nil, 2.5, nil, nil])
     // CSV: the flags as the text true or false, the numbers as text.
     let csv = try read(
       "id,kind,file,prices,printer,splitColor,previews,previewSize,wait,waitTimeout\n"
         + "a,print,o.json,p.json,ipp://h/ipp/print,true,true,64,true,30\n"
         + "b,print,o.json,p.json,,false,,,,\n",
       name: "m.csv"
-    ).map { try $0.get() }
-    #expect(csv.map(\.splitColor) == [true, false])
-    #expect(csv.map(\.previewSize) == [64, nil])
-    #expect(csv.map(\.wait) == [true, nil] && csv.map(\.waitTimeout) == [30, nil])
+    ).map { try $0.get().print }
+    #expect(csv.map { $0?.options.splitColor } == [true, false])
+    #expect(csv.map { $0?.options.previewSize } == [64, nil])
+    #expect(csv.map { $0?.wait } == [true, nil] && csv.map { $0?.waitTimeout } == [30, nil])
   }
 
   @Test(
@@ -313,23 +339,23 @@ struct ManifestFieldTests {
       ),
       (
         #","kind":"quote","file":"o.json","prices":"p.json","splitColor":true"#, "batch.badLine",
-        "'splitColor' is for print jobs only"
+        "'splitColor' is for print items, not quote items"
       ),
       (
         #","kind":"qr","payload":"x","wait":false"#, "batch.badLine",
-        "'wait' is for print jobs only"
+        "'wait' is for print items, not qr items"
       ),
       (
         #","kind":"quote","file":"o.json","prices":"p.json","printer":"ipp://h/ipp/print""#,
-        "batch.badLine", "'printer' is for print jobs only"
+        "batch.badLine", "'printer' is for print items, not quote items"
       ),
       (
         #","kind":"quote","file":"o.json","prices":"p.json","filesRoot":"uploads""#,
-        "batch.badLine", "'filesRoot' is for print jobs only"
+        "batch.badLine", "'filesRoot' is for print items, not quote items"
       ),
       (
         #","kind":"thumb","file":"a.pdf","printer":"front-desk""#, "batch.badLine",
-        "'printer' is for print jobs only"
+        "'printer' is for print items, not thumb items"
       ),
       (#",\#(printFields),"preview":true"#, "batch.badLine", "'preview' is not a known key"),
     ])
@@ -341,7 +367,7 @@ struct ManifestFieldTests {
       return
     }
     #expect(error.code == code, "\(error.message)")
-    #expect(error.message == "manifest 'm.jsonl': job 'j' (line 1): " + message)
+    #expect(error.message == "manifest 'm.jsonl': item 'j' (line 1): " + message)
     #expect(error.line == 1 && error.id == "j")
     guard case .success = items.last else {
       Issue.record("the next line must be a job")
@@ -362,9 +388,92 @@ struct ManifestFieldTests {
     }
     #expect(
       messages == [
-        "manifest 'm.csv': job 'a' (line 2): 'splitColor' is 'yes'; expected true or false",
-        "manifest 'm.csv': job 'b' (line 3): 'previewSize' is 'large'; expected 16 to 2048 "
+        "manifest 'm.csv': item 'a' (line 2): 'splitColor' is 'yes'; expected true or false",
+        "manifest 'm.csv': item 'b' (line 3): 'previewSize' is 'large'; expected 16 to 2048 "
           + "pixels, a whole number",
+      ])
+  }
+
+  /// Each key a kind reads, with a value of the right type, and the kinds that read it
+  /// (written out here from docs/batch.md, not from the reader's table).
+  static let keyOwners: [(key: String, value: String, kinds: [String])] = [
+    ("copies", "2", ["card"]), ("profile", #""p.json""#, ["card"]),
+    ("template", #""classic""#, ["card"]), ("photo", #""a.jpg""#, ["card"]),
+    ("followCounts", #""f.json""#, ["card"]), ("locale", #""ko""#, ["card"]),
+    ("payload", #""x""#, ["qr"]),
+    ("payloadType", #""eth""#, ["qr"]), ("format", #""png""#, ["qr", "thumb"]),
+    ("file", #""a.pdf""#, ["thumb", "quote", "print"]),
+    ("prices", #""p.json""#, ["quote", "print"]),
+    ("filesRoot", #""u""#, ["print"]), ("printer", #""front-desk""#, ["print"]),
+    ("monoPrinter", #""mono""#, ["print"]), ("splitColor", "true", ["print"]),
+    ("previews", "true", ["print"]), ("previewSize", "64", ["print"]), ("wait", "false", ["print"]),
+    ("waitTimeout", "5", ["print"]),
+  ]
+
+  /// The fields each kind needs.
+  static let required: [String: String] = [
+    "card": #""profile":"p.json""#, "qr": #""payload":"x""#, "thumb": #""file":"a.pdf""#,
+    "quote": #""file":"o.json","prices":"p.json""#, "print": #""file":"o.json","prices":"p.json""#,
+  ]
+
+  @Test("a key another kind reads fails its line, naming the kinds that read it; JSON and CSV")
+  func foreignKeys() throws {
+    var lines: [String] = []
+    var expected: [String?] = []
+    for (key, value, owners) in Self.keyOwners {
+      for kind in ["card", "qr", "thumb", "quote", "print"] {
+        let base = Self.required[kind]!
+        if base.contains("\"\(key)\"") { continue }
+        lines.append(#"{"id":"j\#(lines.count)","kind":"\#(kind)",\#(base),"\#(key)":\#(value)}"#)
+        let readers =
+          owners.count == 1
+          ? owners[0] : owners.dropLast().joined(separator: ", ") + " and " + owners.last!
+        expected.append(
+          owners.contains(kind)
+            ? nil
+            : "manifest 'm.jsonl': item 'j\(lines.count - 1)' (line \(lines.count)): '\(key)' is "
+              + "for \(readers) items, not \(kind) items")
+      }
+    }
+    let items = try read(lines.joined(separator: "\n"))
+    #expect(items.count == lines.count)
+    for (item, message) in zip(items, expected) {
+      switch item {
+      case .failure(let error):
+        // An owner's line may fail for its own reasons (a monoPrinter without a printer), never
+        // as a foreign key.
+        if let message {
+          #expect(error.message == message)
+          #expect(error.code == "batch.badLine")
+        } else {
+          #expect(!error.message.contains("items, not"), "\(error.message)")
+        }
+      case .success(let made):
+        #expect(message == nil, "line \(made.line) must fail: \(message ?? "")")
+      }
+    }
+    // Counted by hand: 6 card keys × 4 kinds, payload and payloadType × 4, format × 3, file
+    // × 2, prices × 3, 8 print keys × 4.
+    #expect(expected.compactMap { $0 }.count == 72)
+    // CSV: a filled cell of another kind's column fails the row; an empty one is absent.
+    let csv = try read(
+      "id,kind,payload,profile,name,address,format\n"
+        + "a,qr,x,,,,svg\n"
+        + "b,qr,x,p.json,,,\n"
+        + "c,qr,x,,Mara,Hamngatan 4,\n"
+        + "d,card,,p.json,,,png\n",
+      name: "m.csv")
+    let messages = csv.map { item -> String? in
+      if case .failure(let error) = item { return error.message }
+      return nil
+    }
+    #expect(
+      messages == [
+        nil,
+        "manifest 'm.csv': item 'b' (line 3): 'profile' is for card items, not qr items",
+        // Anything made can be mailed: shipTo is every kind's.
+        nil,
+        "manifest 'm.csv': item 'd' (line 5): 'format' is for qr and thumb items, not card items",
       ])
   }
 }

@@ -72,15 +72,15 @@ struct BatchShardTests {
 struct ItemStatusTests {
   @Test("a job's status is encoded as its raw value and decoded strictly")
   func coding() throws {
-    let result = JobResult(
+    let result = ItemResult(
       id: "a", line: 1, kind: .qr, status: .skipped, outputs: ["qr/a.png"], error: nil,
       seconds: 0)
     let line = JSONOutput.line(result)
     #expect(line.contains(#""status":"skipped""#))
-    #expect(try JSONDecoder().decode(JobResult.self, from: Data(line.utf8)) == result)
+    #expect(try JSONDecoder().decode(ItemResult.self, from: Data(line.utf8)) == result)
     let unknown = line.replacingOccurrences(of: #""skipped""#, with: #""done""#)
     #expect(throws: DecodingError.self) {
-      try JSONDecoder().decode(JobResult.self, from: Data(unknown.utf8))
+      try JSONDecoder().decode(ItemResult.self, from: Data(unknown.utf8))
     }
     #expect(ItemStatus.allCases.filter(\.succeeded) == [.ok, .skipped])
   }
@@ -146,7 +146,7 @@ struct ShardMergeTests {
       .split(separator: "\n").map(String.init)
     #expect(merged.count == 5 && merged[0] == lines[0])
     let statuses = try merged.map {
-      try JSONDecoder().decode(JobResult.self, from: Data($0.utf8)).status
+      try JSONDecoder().decode(ItemResult.self, from: Data($0.utf8)).status
     }
     #expect(statuses == [.ok, .ok, .failed, .ok, .ok])
     // The shipped card's packing list and labels.

@@ -121,7 +121,7 @@ struct BatchConfinementTests {
     // The message names the manifest, the job, its line and the path as written.
     let message = (results["dotdot"]?["error"] as? [String: Any])?["message"] as? String ?? ""
     #expect(
-      message.contains("'m.jsonl'") && message.contains("job 'dotdot' (line 3)"), "\(message)")
+      message.contains("'m.jsonl'") && message.contains("item 'dotdot' (line 3)"), "\(message)")
     #expect(message.contains("'../outside/p.json'"), "\(message)")
   }
 

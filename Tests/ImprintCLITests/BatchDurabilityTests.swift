@@ -11,9 +11,9 @@ import Testing
 
 @Suite("imprint batch: resume records follow durable outputs", .liveHandlesChecked)
 struct BatchDurabilityTests {
-  func job(_ id: String) -> ManifestJob {
-    ManifestJob(
-      line: 1, id: id, kind: .qr, copies: 1, payload: "p-\(id)", source: "{\"id\":\"\(id)\"}")
+  func job(_ id: String) -> ManifestItem {
+    ManifestItem(
+      line: 1, id: id, work: .qr(QRItem(payload: "p-\(id)")), source: "{\"id\":\"\(id)\"}")
   }
 
   @Test("with outputs flushed together a job leaves its resume record to the runner")
@@ -43,7 +43,7 @@ struct BatchDurabilityTests {
     // An hour between timed checkpoints: on a loaded machine a second can pass between two
     // adds, and this test is about the first record and the count.
     let records = StateRecords(folder: folder.path, interval: 3600)
-    let record = BatchRunner.JobState(fingerprint: "f", outputs: ["qr/x.png"])
+    let record = BatchRunner.ItemState(fingerprint: "f", outputs: ["qr/x.png"])
     try records.add((folder.file("first.json"), record))
     #expect(folder.contents() == ["first.json"])
     for index in 0..<10 { try records.add((folder.file("r\(index).json"), record)) }
@@ -59,7 +59,7 @@ struct BatchDurabilityTests {
   func timedCheckpoint() throws {
     let folder = TemporaryFolder()
     let records = StateRecords(folder: folder.path, interval: 0.2)
-    let record = BatchRunner.JobState(fingerprint: "f", outputs: ["qr/x.png"])
+    let record = BatchRunner.ItemState(fingerprint: "f", outputs: ["qr/x.png"])
     try records.add((folder.file("first.json"), record))
     usleep(300_000)
     try records.add((folder.file("late.json"), record))

@@ -8,15 +8,18 @@ import Testing
 
 @Suite("imprint batch: manifest fields", .liveHandlesChecked)
 struct BatchManifestFieldTests {
-  @Test("imprint batch: each wrong-typed line fails alone, the rest are made, exit 1")
+  @Test(
+    "imprint batch: each wrong-typed or foreign-key line fails alone, the rest are made, exit 1")
   func batch() async throws {
     let folder = TemporaryFolder()
     let lines = [
       #"{"id":"first","kind":"qr","payload":"one"}"#,
-      #"{"id":"text","kind":"qr","payload":"two","copies":"2"}"#,
+      #"{"id":"text","kind":"card","profile":"p.json","copies":"2"}"#,
       #"{"id":"number","kind":"qr","payload":"three","format":1}"#,
       #"{"id":"list","kind":"qr","payload":["four"]}"#,
-      #"{"id":"flag","kind":"qr","payload":"five","copies":true}"#,
+      #"{"id":"flag","kind":"card","profile":"p.json","copies":true}"#,
+      // A key of another kind would be ignored: refused instead.
+      #"{"id":"foreign","kind":"qr","payload":"seven","copies":2}"#,
       #"{"id":"last","kind":"qr","payload":"six"}"#,
     ]
     try Data(lines.joined(separator: "\n").utf8).write(
@@ -26,12 +29,12 @@ struct BatchManifestFieldTests {
     let results = try results(folder.file("out/results.jsonl"))
     #expect(
       results.map { $0["status"] as? String } == [
-        "ok", "failed", "failed", "failed", "failed", "ok",
+        "ok", "failed", "failed", "failed", "failed", "failed", "ok",
       ])
     #expect(
       results.map { ($0["error"] as? [String: Any])?["code"] as? String } == [
         nil, "batch.invalidField", "batch.invalidField", "batch.invalidField",
-        "batch.invalidField", nil,
+        "batch.invalidField", "batch.badLine", nil,
       ])
     let made = try FileManager.default.contentsOfDirectory(atPath: folder.file("out/qr")).sorted()
     #expect(made == ["first.png", "last.png"])

@@ -92,14 +92,14 @@ struct BatchQRCLITests {
     let messages = errors.map { $0?["message"] as? String ?? "" }
     #expect(
       messages[1].hasSuffix(
-        "job 'type' (line 2): 'payloadType' is 'ethereum'; expected text, eth or btc"),
+        "item 'type' (line 2): 'payloadType' is 'ethereum'; expected text, eth or btc"),
       "\(messages[1])")
     #expect(
       messages[2].hasSuffix(
-        "job 'format' (line 3): 'format' is 'gif'; expected png, svg, pdf, eps or text"),
+        "item 'format' (line 3): 'format' is 'gif'; expected png, svg, pdf, eps or text"),
       "\(messages[2])")
     #expect(
-      messages[3].hasSuffix("job 'thumb' (line 4): 'format' is 'tiff'; expected png or jpeg"),
+      messages[3].hasSuffix("item 'thumb' (line 4): 'format' is 'tiff'; expected png or jpeg"),
       "\(messages[3])")
     let made = try FileManager.default.contentsOfDirectory(atPath: folder.file("out/qr")).sorted()
     #expect(made == ["first.png", "last.png"])

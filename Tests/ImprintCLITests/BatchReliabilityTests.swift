@@ -164,10 +164,11 @@ struct BatchReliabilityTests {
     let folder = TemporaryFolder()
     let rows = [
       "id,kind,payload,copies,name,address,zip",
-      "q1,qr,https://example.org/1,1,Ann,\"Road 4\r\nTown, Country\",123",
-      "q2,qr,\"text, with comma\",2,\"Bo \"\"B\"\" C\",\"Line 1\nLine 2\nLine 3\",",
+      // A QR code has no copies: the column's cells are left empty on its rows.
+      "q1,qr,https://example.org/1,,Ann,\"Road 4\r\nTown, Country\",123",
+      "q2,qr,\"text, with comma\",,\"Bo \"\"B\"\" C\",\"Line 1\nLine 2\nLine 3\",",
       "",
-      "q3,qr,plain,1,Cy,Street 9,9",
+      "q3,qr,plain,,Cy,Street 9,9",
     ]
     try Data([0xEF, 0xBB, 0xBF] + Array(rows.joined(separator: "\r\n").utf8)).write(
       to: URL(fileURLWithPath: folder.file("m.csv")))
@@ -278,9 +279,9 @@ struct BatchReliabilityTests {
   func booleans() async throws {
     let folder = TemporaryFolder()
     let lines = [
-      #"{"id":"a","kind":"qr","payload":"x","copies":true}"#,
+      #"{"id":"a","kind":"card","profile":"p.json","copies":true}"#,
       #"{"id":true,"kind":"qr","payload":"y"}"#,
-      #"{"id":7,"kind":"qr","payload":"z","copies":1}"#,
+      #"{"id":7,"kind":"qr","payload":"z"}"#,
     ]
     try write(lines.joined(separator: "\n"), to: folder.file("m.jsonl"))
     let run = await imprint(["batch", folder.file("m.jsonl"), "-o", folder.file("out"), "-q"])
@@ -289,7 +290,7 @@ struct BatchReliabilityTests {
     #expect(results.map { $0["status"] as? String } == ["failed", "failed", "ok"])
     let messages = results.map { ($0["error"] as? [String: Any])?["message"] as? String }
     #expect(
-      messages[0] == "manifest 'm.jsonl': job 'a' (line 1): 'copies' is true; expected 1 to 10000")
+      messages[0] == "manifest 'm.jsonl': item 'a' (line 1): 'copies' is true; expected 1 to 10000")
     #expect(messages[1] == "manifest 'm.jsonl': line 2: 'id' is true; expected text or a number")
     #expect(
       results.map { ($0["error"] as? [String: Any])?["code"] as? String } == [
@@ -517,14 +518,14 @@ struct BatchReliabilityTests {
     #expect(run.code == 1, "\(run.stderr)")
     #expect(
       run.stderr.contains(
-        "shard 0 of 2 (results-0-of-2.jsonl line 3) has job 'q2' (line 3) where the manifest has job 'q4' (line 5)"
+        "shard 0 of 2 (results-0-of-2.jsonl line 3) has item 'q2' (line 3) where the manifest has item 'q4' (line 5)"
       ), "\(run.stderr)")
     // A job missing (cut short).
     lines.removeLast()
     try write(lines.joined(separator: "\n") + "\n", to: file)
     run = await merge()
     #expect(
-      run.code == 1 && run.stderr.contains("shard 0 of 2 has no result for job 'c1' (line 13)"),
+      run.code == 1 && run.stderr.contains("shard 0 of 2 has no result for item 'c1' (line 13)"),
       "\(run.stderr)")
     #expect(!FileManager.default.fileExists(atPath: shared + "/results.jsonl"))
     // --fail-fast stopped the shard at its first failure (q4, the bad line).
@@ -535,7 +536,7 @@ struct BatchReliabilityTests {
     run = await merge()
     #expect(
       run.code == 1 && run.stderr.contains("error: cannot merge the shards in"), "\(run.stderr)")
-    #expect(run.stderr.contains("has no result for job"), "\(run.stderr)")
+    #expect(run.stderr.contains("has no result for item"), "\(run.stderr)")
     #expect(temporaries(under: shared).isEmpty)
   }
 
@@ -607,7 +608,7 @@ struct BatchReliabilityTests {
     let run = await imprint(["batch", "merge", manifest, "-o", shared])
     #expect(run.code == 1)
     #expect(
-      run.stderr.contains("has job '\\u{1B}[2J\\u{1B}]0;owned\\u{7}' (line 2)"), "\(run.stderr)")
+      run.stderr.contains("has item '\\u{1B}[2J\\u{1B}]0;owned\\u{7}' (line 2)"), "\(run.stderr)")
     #expect(!run.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
   }
 
