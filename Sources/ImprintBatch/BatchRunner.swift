@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintBatch: runs a manifest's jobs in parallel, resumably, on one shard of the manifest.
+// ImprintBatch: runs a manifest's items in parallel, resumably, on one shard of the manifest.
 
 import Foundation
 import ImprintCards
@@ -14,9 +14,9 @@ import Synchronization
 public struct BatchOptions: Sendable {
   /// The output folder (shared storage when sharded).
   public var outputFolder: String
-  /// Jobs at once (default: all cores).
+  /// Items at once (default: all cores).
   public var jobs = activeProcessorCount
-  /// Stop starting jobs after the first failure.
+  /// Stop starting items after the first failure.
   public var failFast = false
   /// This process's share of the manifest (default: all of it).
   public var shard = BatchShard.whole
@@ -28,40 +28,40 @@ public struct BatchOptions: Sendable {
   public var inputsRoot: String?
   /// The names of the input files a service's client uploaded; nil on the command line.
   ///
-  /// The names are its parts', paths under `inputsRoot`. A job's file that does not exist
+  /// The names are its parts', paths under `inputsRoot`. An item's file that does not exist
   /// under `inputsRoot` and is none of them gets a hint saying so, listing them.
   public var sentInputs: [String]?
   /// The placeholder photo for profiles without one.
   public var placeholder: (bytes: [UInt8], source: String)
-  /// Where card jobs without a photo of their own find one: a photo cache, downloads (default:
+  /// Where card items without a photo of their own find one: a photo cache, downloads (default:
   /// neither, only the placeholder).
   ///
   /// Downloads should be kept in a cache (the CLI requires one): otherwise every run that lays
-  /// out a card (a rerun that skips it, `batch merge`) downloads its photo again. A job's
+  /// out a card (a rerun that skips it, `batch merge`) downloads its photo again. An item's
   /// fingerprint covers its cache entry, so a photo put into the cache makes it again.
   public var photos = PhotoOptions()
-  /// The sandbox for uploads (thumb and quote jobs) and card photos; those jobs fail without
+  /// The sandbox for uploads (thumb and quote items) and card photos; those items fail without
   /// one.
   public var sandbox: DocumentSandbox?
   /// Card rendering options.
   public var cardOptions = CardOptions()
-  /// How cards are laid out for printing; nil for none (each card job writes its own PDF).
+  /// How cards are laid out for printing; nil for none (each card item writes its own PDF).
   ///
-  /// An unsharded run draws the layout as jobs finish, in manifest order; sharded runs leave
+  /// An unsharded run draws the layout as items finish, in manifest order; sharded runs leave
   /// it to `imprint batch merge`.
   public var layout: BatchLayout?
-  /// Whether card jobs also write their own PDF (`cards/ID.pdf`) when there is a layout.
+  /// Whether card items also write their own PDF (`cards/ID.pdf`) when there is a layout.
   ///
   /// Without a layout they always do. Without these files a card's output is the layout's
-  /// file, which every run draws again (resuming skips only jobs with files of their own).
+  /// file, which every run draws again (resuming skips only items with files of their own).
   public var cardFiles = false
-  /// How long a print job waits for its printer's jobs to end, in seconds, or nil not to wait
-  /// (see `PrintTarget.waitSeconds`); a job that does not complete fails the print job.
+  /// How long a print item waits for its printer's jobs to end, in seconds, or nil not to wait
+  /// (see `PrintTarget.waitSeconds`); a printer job that does not complete fails the print item.
   public var printWaitSeconds: Double?
-  /// How print jobs reach their printers: the CUPS scheduler for queue names, and the
-  /// credentials for printers that ask (`--password-file`); one for every print job.
+  /// How print items reach their printers: the CUPS scheduler for queue names, and the
+  /// credentials for printers that ask (`--password-file`); one for every print item.
   public var printAccess = PrintAccess()
-  /// The error a job cut short by the run's cancellation ends with, given its id.
+  /// The error an item cut short by the run's cancellation ends with, given its id.
   ///
   /// Instead of the sandbox's `document.canceled` (its document's worker was killed): a
   /// service's own stop (the job's cancel code). Nil: that error as it is.
@@ -78,10 +78,10 @@ public struct BatchOptions: Sendable {
   /// A service gives the name its client sent it by (`ManifestReader.init`'s `displayName`).
   public var manifestName: String?
 
-  /// Whether card jobs write `cards/ID.pdf`.
+  /// Whether card items write `cards/ID.pdf`.
   public var writesCardFiles: Bool { cardFiles || layout == nil }
 
-  /// The loader of card jobs' inputs, with this run's placeholder and photo options; photos
+  /// The loader of card items' inputs, with this run's placeholder and photo options; photos
   /// are decoded by `sandbox` (without one, a card with a photo fails with
   /// `card.photoNotSandboxed`).
   public var cardLoader: CardInputLoader {
@@ -104,7 +104,7 @@ public struct BatchOptions: Sendable {
 
 /// One line of results.jsonl.
 public struct ItemResult: Codable, Sendable, Equatable {
-  /// The job's id (or `line-N` when the line had none).
+  /// The item's id (or `line-N` when the line had none).
   public var id: String
   /// The manifest line.
   public var line: Int
@@ -118,15 +118,15 @@ public struct ItemResult: Codable, Sendable, Equatable {
   public var error: ErrorRecord?
   /// Seconds it took.
   public var seconds: Double
-  /// Copies (card jobs).
+  /// Copies (card items).
   public var copies: Int?
-  /// The shipping address (card jobs).
+  /// The shipping address (card items).
   public var shipTo: ShipTo?
 }
 
 /// What a batch did.
 public struct BatchSummary: Sendable, Equatable {
-  /// Jobs of this shard.
+  /// Items of this shard.
   public var total = 0
   /// Made now.
   public var ok = 0
@@ -138,25 +138,25 @@ public struct BatchSummary: Sendable, Equatable {
   public var imposed: Imposed?
 }
 
-/// A finished job and, when the run lays cards out, its card ready to draw.
+/// A finished item and, when the run lays cards out, its card ready to draw.
 struct ItemOutcome: Sendable {
   var result: ItemResult
   var card: PreparedCard?
-  /// The job's resume record, still to be written once its outputs are durable (when outputs
+  /// The item's resume record, still to be written once its outputs are durable (when outputs
   /// are not flushed one by one: see `StateRecords`).
   var state: (path: String, record: BatchRunner.ItemState)?
 }
 
 /// Resume records waiting for their outputs to be on the disk.
 ///
-/// A resume record says a job's outputs exist: a rerun skips the job. So it must never outlive
+/// A resume record says an item's outputs exist: a rerun skips the item. So it must never outlive
 /// an output a power cut could still lose. When every output is flushed as it is written (the
-/// default) the job writes its record itself, after its outputs. Inside
+/// default) the item writes its record itself, after its outputs. Inside
 /// `AtomicFile.withDeferredFlush` outputs are not flushed one by one, so the records wait here
 /// and go out at checkpoints: one `syncfs` of the output folder's file system (every output
 /// written so far is then durable, or its write-back error is the run's), then the records (not
-/// flushed themselves: a lost record only makes a rerun make the job again).
-/// A checkpoint at the first record, then every second or 1024 jobs, bounds what a killed run
+/// flushed themselves: a lost record only makes a rerun make the item again).
+/// A checkpoint at the first record, then every second or 1024 items, bounds what a killed run
 /// makes again to about a second of work.
 final class StateRecords {
   /// The output folder, whose file system each checkpoint flushes.
@@ -195,11 +195,11 @@ final class StateRecords {
 
 /// Runs manifests.
 public enum BatchRunner {
-  /// Runs the jobs of `manifest` that belong to this shard; writes per-job outputs, a state file
-  /// per finished job (for resuming) and the results file.
+  /// Runs the items of `manifest` that belong to this shard; writes per-item outputs, a state file
+  /// per finished item (for resuming) and the results file.
   ///
-  /// Cancelling the calling task stops it from starting more jobs: the jobs under way end, and
-  /// the results file lists the jobs that ended (the summary counts them).
+  /// Cancelling the calling task stops it from starting more items: the items under way end, and
+  /// the results file lists the items that ended (the summary counts them).
   ///
   /// Run inside `AtomicFile.withDeferredFlush`, outputs are synced together at checkpoints
   /// instead of one by one; the state files and the results still only follow durable outputs
@@ -208,7 +208,7 @@ public enum BatchRunner {
   /// - Parameters:
   ///   - manifest: the manifest's path.
   ///   - options: how to run.
-  ///   - progress: called on the calling task after each job with the summary so far.
+  ///   - progress: called on the calling task after each item with the summary so far.
   /// - Returns: the summary.
   /// - Throws: `FileError` when the manifest cannot be read or the folder cannot be written.
   public static func run(
@@ -243,7 +243,7 @@ public enum BatchRunner {
     var seen = Set<String>()
     var ordinal = 0
     var summary = BatchSummary()
-    // Results are written in manifest order as they complete: a job finishing early waits in
+    // Results are written in manifest order as they complete: an item finishing early waits in
     // `pending` until the lines before it are written (at most 16 × jobs + 64 of them: see
     // `ready` below), so memory does not grow with the manifest.
     let output = try AtomicOutput(path: options.resultsFile)
@@ -258,7 +258,7 @@ public enum BatchRunner {
     var imposeError: (any Error)?
     let states = StateRecords(folder: options.outputFolder)
     let next = { () -> Result<ManifestItem, ManifestLineError>? in
-      // A cancelled run (a service's job canceled or past its limits) starts no new job; those
+      // A cancelled run (a service's job canceled or past its limits) starts no new item; those
       // under way end, and their results are written as usual.
       while !stop, !Task.isCancelled, let item = reader.next() {
         let mine = options.shard.owns(ordinal: ordinal)
@@ -294,8 +294,8 @@ public enum BatchRunner {
     }
     await forEachConcurrently(
       inputs: next, jobs: options.jobs,
-      // A slow job (a large upload) holds back the results after it, each with its card: no
-      // new job starts while that many wait, so memory stays bounded.
+      // A slow item (a large upload) holds back the results after it, each with its card: no
+      // new item starts while that many wait, so memory stays bounded.
       ready: { pending.count < 16 * options.jobs + 64 },
       work: { [imposing = imposer != nil] item -> ItemOutcome in
         switch item {
@@ -355,7 +355,7 @@ public enum BatchRunner {
             do throws(FileError) {
               try output.write(JSONOutput.line(ready.result) + "\n")
             } catch {
-              // A full disk: no results file rather than a partial one; stop starting jobs.
+              // A full disk: no results file rather than a partial one; stop starting items.
               writeError = error
               stop = true
             }
@@ -379,7 +379,7 @@ public enum BatchRunner {
       do {
         summary.imposed = try imposer.finish()
       } catch ImposeError.noCards {
-        // No card job succeeded: no layout file.
+        // No card item succeeded: no layout file.
       } catch {
         output.discard()
         throw error
@@ -413,9 +413,9 @@ public enum BatchRunner {
     return summary
   }
 
-  /// Runs one job, or skips it when an earlier run finished it with the same inputs.
+  /// Runs one item, or skips it when an earlier run finished it with the same inputs.
   ///
-  /// With `impose`, a card job's card is laid out (also when skipped) for the run's layout.
+  /// With `impose`, a card item's card is laid out (also when skipped) for the run's layout.
   static func execute(
     _ job: ManifestItem, options: BatchOptions, templates: TemplateCache, impose: Bool
   ) async -> ItemOutcome {
@@ -452,9 +452,9 @@ public enum BatchRunner {
           outcome.card = impose ? made.card : nil
           // After the outputs are in place (and durable: with deferred flushing the record
           // waits for a checkpoint, see `StateRecords`); a state cut short by a kill fails to
-          // decode and the job is made again, so it needs no temporary file.
-          // A photo the job downloaded into the cache is an input from now on: the record
-          // names the entry as the job left it, so that the next run skips the job rather than
+          // decode and the item is made again, so it needs no temporary file.
+          // A photo the item downloaded into the cache is an input from now on: the record
+          // names the entry as the item left it, so that the next run skips the item rather than
           // make it again from the cache.
           let downloads = options.photos.fetch && options.photos.cache != nil
           let state = ItemState(
@@ -480,7 +480,7 @@ public enum BatchRunner {
     return outcome
   }
 
-  /// The hint for a file a job names that does not exist because no part of its name was
+  /// The hint for a file an item names that does not exist because no part of its name was
   /// uploaded (`BatchOptions.sentInputs`): the parts sent when they are few, else their count.
   static func missingInputHint(_ error: any Error, _ options: BatchOptions) -> String? {
     guard let sent = options.sentInputs, let root = options.inputsRoot,
@@ -522,21 +522,21 @@ public enum BatchRunner {
     return try? JSONDecoder().decode(ItemState.self, from: Data(bytes))
   }
 
-  /// SHA-256 of the job's line, every file it reads (each streamed: memory holds a chunk,
-  /// whatever the size of an upload), a quote's order files included, and for a card job with
+  /// SHA-256 of the item's line, every file it reads (each streamed: memory holds a chunk,
+  /// whatever the size of an upload), a quote's order files included, and for a card item with
   /// photo options its photo's sources (`photoInputs`).
   ///
   /// - Throws: `FileError` for a file that is missing or not a regular file (a FIFO or a
-  ///   device is that job's error, never read), or an order file that leads outside its folder.
+  ///   device is that item's error, never read), or an order file that leads outside its folder.
   static func fingerprint(_ job: ManifestItem, photos: PhotoOptions = PhotoOptions())
     throws(FileError) -> String
   {
     digest(try inputBytes(job), job, photos: photos)
   }
 
-  /// The fingerprint of a job whose line and files are `inputs` (`inputBytes`); a print job
+  /// The fingerprint of an item whose line and files are `inputs` (`inputBytes`); a print item
   /// that waits for its printer jobs because the batch does (`--wait`, not its own `wait`) is
-  /// marked too, so that a rerun with `--wait` follows the jobs a run without it sent.
+  /// marked too, so that a rerun with `--wait` follows the printer jobs a run without it sent.
   static func digest(
     _ inputs: [UInt8], _ job: ManifestItem, photos: PhotoOptions, printWait: Double? = nil
   ) -> String {
@@ -550,14 +550,14 @@ public enum BatchRunner {
       SHA256.hash(inputs + photoInputs(job, photos: photos) + Array((waits ? "\nwait" : "").utf8)))
   }
 
-  /// How long a print job waits for its printer jobs, in seconds, or nil when it does not: its
+  /// How long a print item waits for its printer jobs, in seconds, or nil when it does not: its
   /// own `wait` and `waitTimeout`, else the batch's `--wait` and `--wait-timeout`.
   static func waitSeconds(_ print: PrintItem, _ options: BatchOptions) -> Double? {
     guard print.wait ?? (options.printWaitSeconds != nil) else { return nil }
     return print.waitTimeout ?? options.printWaitSeconds ?? PrintTarget.defaultWaitSeconds
   }
 
-  /// What a card job's photo depends on besides its line and files.
+  /// What a card item's photo depends on besides its line and files.
   ///
   /// With a photo cache or downloads and no photo file of its own: those options and the
   /// account's cache entry (its path and digest). Empty otherwise, so fingerprints without
@@ -565,7 +565,7 @@ public enum BatchRunner {
   static func photoInputs(_ job: ManifestItem, photos: PhotoOptions) -> [UInt8] {
     guard let card = job.card, card.photo == nil, !photos.isDefault else { return [] }
     var bytes = Array("\nphotos \(photos.cache?.folder ?? "-") fetch \(photos.fetch)\n".utf8)
-    // A profile that cannot be read or parsed fails the job when it is made.
+    // A profile that cannot be read or parsed fails the item when it is made.
     guard let cache = photos.cache,
       let profile = try? card.profileBytes(),
       let account = try? Profile.parse(profile, source: card.profile.path ?? job.id).account,
@@ -577,7 +577,7 @@ public enum BatchRunner {
     return bytes
   }
 
-  /// A job's manifest line and every file it reads, each with its path and digest.
+  /// An item's manifest line and every file it reads, each with its path and digest.
   ///
   /// - Throws: as `fingerprint`.
   static func inputBytes(_ job: ManifestItem) throws(FileError) -> [UInt8] {
@@ -648,8 +648,8 @@ public enum BatchRunner {
     return { id, card in try await prepare(id: id, card, options: options, templates: templates) }
   }
 
-  /// Makes a job's outputs (atomically); returns their paths relative to the output folder and,
-  /// for a card job, the card.
+  /// Makes an item's outputs (atomically); returns their paths relative to the output folder and,
+  /// for a card item, the card.
   static func make(_ job: ManifestItem, options: BatchOptions, templates: TemplateCache)
     async throws
     -> (outputs: [String], card: PreparedCard?)
@@ -686,7 +686,7 @@ public enum BatchRunner {
     case .quote(let item):
       guard let sandbox = options.sandbox else { throw BatchError.noSandbox(id: job.id) }
       // The one quoter `imprint quote` uses (the store check included); one file at a time,
-      // since the batch runs its jobs in parallel.
+      // since the batch runs its items in parallel.
       let quote = try await OrderQuoter(sandbox: sandbox, jobs: 1).quote(
         order: item.order, prices: item.prices
       ).quote
@@ -695,7 +695,7 @@ public enum BatchRunner {
       return ([relative], nil)
     case .print(let item):
       guard let sandbox = options.sandbox else { throw BatchError.noSandbox(id: job.id) }
-      // What `imprint prepare` does (`OrderPrinter`), into the job's own folder; the files sent
+      // What `imprint prepare` does (`OrderPrinter`), into the item's own folder; the files sent
       // are recorded beside the resume records, so that no run sends one twice (a rerun after a
       // failure sends only what was not sent).
       let relativeFolder = "prints/\(job.id)"
@@ -714,8 +714,8 @@ public enum BatchRunner {
         })
       let report = relativeFolder + "/report.json"
       try AtomicFile.write(Array(JSONOutput.pretty(printed).utf8), to: folder + "/" + report)
-      // The report says how each job ended; a job that did not complete fails the print job
-      // (a rerun asks again about the jobs not recorded as ended, and sends nothing again).
+      // The report says how each printer job ended; one that did not complete fails the print item
+      // (a rerun asks again about the printer jobs not recorded as ended, and sends nothing again).
       if let failure = printed.failure { throw failure }
       let prefix = folder + "/"
       let made = printed.files.flatMap { [$0.document, $0.ticketPath] + ($0.previews ?? []) }.map {
@@ -726,20 +726,20 @@ public enum BatchRunner {
   }
 }
 
-/// Errors of the batch itself (per-job errors are the capability's own).
+/// Errors of the batch itself (per-item errors are the capability's own).
 public enum BatchError: ImprintError, Equatable {
-  /// A thumb, quote or print job without a document sandbox.
+  /// A thumb, quote or print item without a document sandbox.
   case noSandbox(id: String)
   /// A `--shard` value that is not I/N with 0 <= I < N (after `auto` is resolved).
   case badShard(String)
-  /// A shard of `auto` where neither a Kubernetes Indexed Job's nor a Slurm array's variables
+  /// A shard of `auto` where neither a Kubernetes Indexed Item's nor a Slurm array's variables
   /// are set.
   case noShardEnvironment
-  /// `batch merge`: shards without results, or that did not finish, or jobs without a result.
+  /// `batch merge`: shards without results, or that did not finish, or items without a result.
   case shardsMissing(folder: String, detail: String)
-  /// `batch merge`: results of another shard count or manifest, or not the manifest's jobs.
+  /// `batch merge`: results of another shard count or manifest, or not the manifest's items.
   case shardMismatch(folder: String, detail: String)
-  /// `batch merge`: a shard's result line that cannot be read (that job fails).
+  /// `batch merge`: a shard's result line that cannot be read (that item fails).
   case resultUnreadable(file: String, line: Int, reason: String, cause: FileError? = nil)
 
   public var code: String {
@@ -785,7 +785,7 @@ public enum BatchError: ImprintError, Equatable {
   }
 }
 
-/// Templates loaded once per run, shared by every job.
+/// Templates loaded once per run, shared by every item.
 final class TemplateCache: Sendable {
   private let folder: String?
   private let loaded = Mutex<[String: Result<CardTemplate, CardError>]>([:])

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintBatch: one process's share of a manifest (`--shard I/N`, or `auto` from a Kubernetes
-// Indexed Job or a Slurm array).
+// Indexed Item or a Slurm array).
 
-/// One process's share of a manifest: job k (0-based, in manifest order, counting every line
-/// that is a job) belongs to shard k mod `count`.
+/// One process's share of a manifest: item k (0-based, in manifest order, counting every line
+/// that is an item) belongs to shard k mod `count`.
 public struct BatchShard: Sendable, Equatable, CustomStringConvertible {
   /// This shard's index, from 0.
   public let index: Int
@@ -26,7 +26,7 @@ public struct BatchShard: Sendable, Equatable, CustomStringConvertible {
     self.init(checkedIndex: index, count: count)
   }
 
-  /// Parses `I/N`, or `auto`: the shard of this process in a Kubernetes Indexed Job
+  /// Parses `I/N`, or `auto`: the shard of this process in a Kubernetes Indexed Item
   /// (`JOB_COMPLETION_INDEX`, `JOB_COMPLETION_COUNT`) or a Slurm array (`SLURM_ARRAY_TASK_ID`
   /// less `SLURM_ARRAY_TASK_MIN`, `SLURM_ARRAY_TASK_COUNT`), read from `environment`.
   ///
@@ -58,11 +58,11 @@ public struct BatchShard: Sendable, Equatable, CustomStringConvertible {
   /// `I/N`.
   public var description: String { "\(index)/\(count)" }
 
-  /// Whether the job at `ordinal` (0-based, counting every job line) is this shard's.
+  /// Whether the item at `ordinal` (0-based, counting every item line) is this shard's.
   public func owns(ordinal: Int) -> Bool { ordinal % count == index }
 
-  /// How many of a manifest's `records` jobs are this shard's.
-  public func jobs(of records: Int) -> Int {
+  /// How many of a manifest's `records` items are this shard's.
+  public func items(of records: Int) -> Int {
     records / count + (records % count > index ? 1 : 0)
   }
 }

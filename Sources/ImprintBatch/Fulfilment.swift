@@ -17,7 +17,7 @@ public enum Fulfilment {
     try labels(shipped, to: folder + "/labels.pdf", fonts: fonts)
   }
 
-  /// The finished jobs of a results file that ship (streamed, a line at a time).
+  /// The finished items of a results file that ship (streamed, a line at a time).
   ///
   /// Only lines holding `"shipTo"` are decoded; each one's status is decoded, never searched
   /// for in the text.
@@ -64,7 +64,7 @@ public enum Fulfilment {
   /// Writes address labels, one per shipped card order, on A4 3 × 8 stock.
   ///
   /// - Parameters:
-  ///   - results: the jobs; those with a shipping address get a label.
+  ///   - results: the items; those with a shipping address get a label.
   ///   - path: the PDF to write.
   ///   - fonts: the fonts the labels are set with; Imprint's own when nil.
   /// - Returns: the number of labels.

@@ -295,7 +295,7 @@ public final class SheetImposer: CardImposer {
   }
 }
 
-/// Imposes cards that must be laid out again from their jobs (`imprint batch merge`, after
+/// Imposes cards that must be laid out again from their items (`imprint batch merge`, after
 /// shards ran on other machines): a chunk at a time laid out in parallel, then drawn in order.
 public enum Imposition {
   static let k = 72 / 25.4
@@ -385,7 +385,7 @@ public enum Imposition {
 
 /// Why sheets could not be made.
 public enum ImposeError: ImprintError, Equatable {
-  /// No card job succeeded.
+  /// No card item succeeded.
   case noCards
   /// The card does not fit the sheet stock (its name, as `PaperSize` writes it).
   case doesNotFit(stock: String)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintBatch: manifests (JSON Lines or CSV with a header), read one line at a time.
 //
-// Words: a manifest's line is an *item* (`ManifestItem`); a service's unit of work is a *job*
+// Words: a manifest's line is an *item* (`ManifestItem`); a service's unit of work is a *item*
 // (ImprintService's `ItemKind`); what a printer queues is a *printer job* (`SubmittedJob`).
 
 import Foundation
@@ -245,7 +245,7 @@ public struct PrintItem: Sendable, Equatable {
   }
 }
 
-/// A manifest record that is not a job: that job's error (the others run).
+/// A manifest record that is not an item: that item's error (the others run).
 public struct ManifestLineError: ImprintError, Equatable {
   /// The 1-based line the record starts on.
   public var line: Int
@@ -283,13 +283,13 @@ public struct ManifestLineError: ImprintError, Equatable {
   public var underlying: (any Error)? { cause?.error }
 }
 
-/// The records of a manifest, before they are read as jobs.
+/// The records of a manifest, before they are read as items.
 enum ManifestRecord {
   /// A JSON Lines object.
   case object([String: Any], line: Int, source: String)
   /// A CSV data row with its header.
   case row([String], header: [String], line: Int, source: String)
-  /// A record that cannot be a job.
+  /// A record that cannot be an item.
   case failure(ManifestLineError)
 }
 
@@ -446,14 +446,14 @@ private final class CSVSource: ManifestSource {
 /// Reads a manifest a record at a time (flat memory, whatever its length).
 ///
 /// JSON Lines: one object a line, blank lines and `#` comments skipped, each line parsed
-/// strictly (a repeated key is that job's error) and its fields read with Core's
+/// strictly (a repeated key is that item's error) and its fields read with Core's
 /// `JSONObjectReader`: a field of the wrong type (`"copies": "2"`, `"format": 1`, a number for
-/// a ZIP code) is that job's `batch.invalidField`, a key the manifest does not know (in
+/// a ZIP code) is that item's `batch.invalidField`, a key the manifest does not know (in
 /// `shipTo` too) its `batch.badLine`, and `null` an absent field. CSV (`.csv`): RFC 4180 with a
-/// header row, every field text; a job's line is the line its record starts on.
+/// header row, every field text; an item's line is the line its record starts on.
 public struct ManifestReader: ~Copyable {
   private let source: any ManifestSource
-  /// The folder the job's relative paths are joined to and confined to.
+  /// The folder the item's relative paths are joined to and confined to.
   private let folder: String
   /// What an absolute path in the manifest may name.
   private let absolutePaths: ConfinedPath.AbsolutePaths
@@ -464,9 +464,9 @@ public struct ManifestReader: ~Copyable {
 
   /// Opens `path` (`.csv` files are CSV with a header; anything else is JSON Lines).
   ///
-  /// The files a job names (profile, photo, follow counts, template file, upload, order, price
+  /// The files an item names (profile, photo, follow counts, template file, upload, order, price
   /// list) are confined (`ConfinedPath`): a relative path is joined to the manifest's folder
-  /// and may not leave it (`..`, or a link leading out, fails that job with
+  /// and may not leave it (`..`, or a link leading out, fails that item with
   /// `file.escapesFolder`); an absolute path is taken as written, as on a command line. With
   /// `inputsRoot`, every path is confined to that folder instead: relative paths are joined to
   /// it, absolute paths are accepted only inside it (for manifests that a backend generates
@@ -519,9 +519,9 @@ public struct ManifestReader: ~Copyable {
     }
   }
 
-  /// The records of the manifest that are jobs or job errors (what `next()` returns).
+  /// The records of the manifest that are items or item errors (what `next()` returns).
   ///
-  /// Counted without making jobs, for a progress display; zero when it cannot be read.
+  /// Counted without making items, for a progress display; zero when it cannot be read.
   public static func count(path: String) -> Int {
     guard let reader = try? ManifestReader(path: path) else { return 0 }
     var count = 0
@@ -529,7 +529,7 @@ public struct ManifestReader: ~Copyable {
     return count
   }
 
-  /// A job's path joined to the folder and confined to it (nil when absent or empty).
+  /// An item's path joined to the folder and confined to it (nil when absent or empty).
   private func resolve(_ path: String?, _ what: String) throws(FileError) -> String? {
     guard let path, !path.isEmpty else { return nil }
     return try ConfinedPath.resolve(path, root: folder, absolute: absolutePaths, what: what)

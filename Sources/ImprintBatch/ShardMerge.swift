@@ -15,7 +15,7 @@ struct ShardCompletion: Codable, Equatable {
   /// `FileDigest.hex` of the manifest.
   var manifest: String
 
-  /// Where shard `index` of `count` keeps its record (a hidden name: no job id starts with `.`).
+  /// Where shard `index` of `count` keeps its record (a hidden name: no item id starts with `.`).
   static func path(folder: String, index: Int, count: Int) -> String {
     "\(folder)/.state/.shard-\(index)-of-\(count).json"
   }
@@ -28,13 +28,13 @@ struct ShardCompletion: Codable, Equatable {
 
 /// What `ShardMerge.merge` combined.
 public struct MergedResults: Sendable {
-  /// Jobs (manifest records).
-  public var jobs = 0
-  /// Failed jobs (by their status).
+  /// Items (manifest records).
+  public var items = 0
+  /// Failed items (by their status).
   public var failed = 0
   /// The shard count.
   public var shards = 0
-  /// Ids of the card jobs that succeeded (to lay out again).
+  /// Ids of the card items that succeeded (to lay out again).
   public var cards = Set<String>()
   /// The shipped orders that succeeded (for the packing list and labels).
   public var shipped: [ItemResult] = []
@@ -47,7 +47,7 @@ public struct MergeReport: Sendable {
   /// The layout drawn from the finished cards (with a layout and at least one such card).
   public var imposed: Imposed?
 
-  /// Failed jobs: by their status, and cards the layout could not take.
+  /// Failed items: by their status, and cards the layout could not take.
   public var failed: Int { merged.failed + (imposed?.refused.count ?? 0) }
 }
 
@@ -80,7 +80,7 @@ public enum ShardMerge {
   }
 
   /// Lays out the cards the shards finished: the manifest is read again, in order, and each
-  /// finished card job laid out again (`BatchRunner.preparer`) and placed `copies` times.
+  /// finished card item laid out again (`BatchRunner.preparer`) and placed `copies` times.
   ///
   /// - Returns: the layout, or nil when no card finished.
   static func impose(
@@ -109,8 +109,8 @@ public enum ShardMerge {
   ///
   /// Every shard 0..<N must have its results and completion record, all of one shard count
   /// (`shards`, or the only count present) and of this manifest's bytes, with one result for
-  /// each of the manifest's jobs, in order, none twice. A result line that cannot be read fails
-  /// that job (`batch.resultUnreadable`); the others are merged.
+  /// each of the manifest's items, in order, none twice. A result line that cannot be read fails
+  /// that item (`batch.resultUnreadable`); the others are merged.
   ///
   /// - Throws: `BatchError.shardsMissing`, `.shardMismatch`, `FileError`; no results file is
   ///   written then.
@@ -162,7 +162,7 @@ public enum ShardMerge {
         case .success(let job): (job.id, job.line, job.kind)
         case .failure(let error): (error.id ?? "line-\(error.line)", error.line, nil)
         }
-      merged.jobs += 1
+      merged.items += 1
       let line: [UInt8]
       let result: ItemResult
       switch shard.next() {
@@ -170,7 +170,7 @@ public enum ShardMerge {
         missing.append((shard.index, expected.id, expected.line))
         continue
       case .failure(let problem):
-        // One unreadable line is that job's failure; the merge goes on.
+        // One unreadable line is that item's failure; the merge goes on.
         result = ItemResult(
           id: expected.id, line: expected.line, kind: expected.kind, status: .failed,
           outputs: [], error: ErrorRecord(problem), seconds: 0)

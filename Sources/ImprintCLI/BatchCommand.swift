@@ -49,19 +49,19 @@ enum BatchCommand {
       "The shard count to merge (when results of several are there).")
     static let output = OptionKey.directory("output", short: "o", "<dir>", "The output folder.")
     static let jobs = OptionKey.integer(
-      "jobs", short: "j", "<n>", in: 1...256, "Jobs at once (default: all cores).")
+      "jobs", short: "j", "<n>", in: 1...256, "Items made at once (default: all cores).")
     static let failFast = OptionKey.flag(
-      "fail-fast", "Stop starting jobs after the first failure.")
+      "fail-fast", "Stop starting items after the first failure.")
     static let shard = OptionKey.text(
       "shard", "<I/N>", "Run only shard I of N (from 0), or 'auto'.")
     static let wait = OptionKey.flag(
-      "wait", "Print jobs wait for each printer job to end; one that does not complete fails.")
+      "wait", "Print items wait for each printer job to end; one that does not complete fails.")
     static let waitTimeout = OptionKey.number(
       "wait-timeout", "<s>", in: PrintTarget.waitSecondsRange,
-      "How long --wait waits for a print job's jobs, in seconds (default 300).")
+      "How long --wait waits for a print item's printer jobs, in seconds (default 300).")
     static let passwordFile = OptionKey.file(
       "password-file", "<file>",
-      "Print jobs: the user:password line for printers that ask (mode 600).")
+      "Print items: the user:password line for printers that ask (mode 600).")
   }
 
   /// The card and layout options both `batch` and `batch merge` take.
@@ -77,7 +77,7 @@ enum BatchCommand {
     discussion: """
       Refuses (exit 1, no results written) unless every shard I/N ran this manifest to the end: \
       a shard missing or unfinished is batch.shardsMissing; results of another shard count or \
-      another manifest, or not one per job in order, are batch.shardMismatch.
+      another manifest, or not one per item in order, are batch.shardMismatch.
       """,
     arguments: [ArgumentSpec("manifest", "The manifest the shards ran.", kind: .file)],
     options: [Key.mergeOutput, Key.shards] + layoutOptions
@@ -99,7 +99,7 @@ enum BatchCommand {
     }
     if !arguments.flag(Key.quiet) {
       console.stderr.write(
-        "batch merge: \(outcome.merged.jobs) jobs from \(outcome.merged.shards) shards, "
+        "batch merge: \(outcome.merged.items) items from \(outcome.merged.shards) shards, "
           + "\(outcome.failed) failed\n")
     }
     return outcome.failed > 0 ? ImprintCLI.failure : ImprintCLI.success
@@ -107,26 +107,26 @@ enum BatchCommand {
   static let spec = CommandSpec(
     name: "batch",
     abstract:
-      "Run a manifest of card, QR, thumbnail, quote and print jobs: parallel, resumable, shardable.",
+      "Run a manifest of card, QR, thumbnail, quote and print items: parallel, resumable, shardable.",
     discussion: """
-      MANIFEST is JSON Lines (one job object a line) or CSV with a header (see docs/batch.md \
-      for every key). Each job's outputs go to DIR (cards/, qr/, thumbs/, quotes/, prints/ID/); \
+      MANIFEST is JSON Lines (one item object a line) or CSV with a header (see docs/batch.md \
+      for every key). Each item's outputs go to DIR (cards/, qr/, thumbs/, quotes/, prints/ID/); \
       DIR/results.jsonl \
-      has one line per job with its status, outputs, error and time. With --layout the cards \
+      has one line per item with its status, outputs, error and time. With --layout the cards \
       go onto the layout's file, drawn again on every run (and to cards/ too with \
-      --card-files). A rerun skips jobs whose outputs exist and whose inputs are unchanged. \
-      --shard I/N runs job k when k mod N = I (--shard auto reads JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or SLURM_ARRAY_TASK_ID/ \
+      --card-files). A rerun skips items whose outputs exist and whose inputs are unchanged. \
+      --shard I/N runs item k when k mod N = I (--shard auto reads JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or SLURM_ARRAY_TASK_ID/ \
       SLURM_ARRAY_TASK_COUNT); then 'imprint batch merge' combines the shards. \
-      The files a job names are confined: a relative path is relative to the manifest's folder \
-      and may not leave it ('..' or a link leading out fails that job with file.escapesFolder, \
-      the other jobs go on); an absolute path is read as written, like a path on the command \
+      The files an item names are confined: a relative path is relative to the manifest's folder \
+      and may not leave it ('..' or a link leading out fails that item with file.escapesFolder, \
+      the other items go on); an absolute path is read as written, like a path on the command \
       line. When the manifest is made from uploads, pass --inputs-root DIR: then every path is \
       relative to DIR and confined to it, and an absolute path outside DIR is refused too. A \
-      quote job's order files are confined to the order's folder, as in 'imprint quote'. A \
-      print job prepares its order as 'imprint prepare' does and, when its line names a \
+      quote item's order files are confined to the order's folder, as in 'imprint quote'. A \
+      print item prepares its order as 'imprint prepare' does and, when its line names a \
       printer, sends the files there; the files sent are recorded in DIR/.state, and no rerun \
       sends a file again. A printer is an IPP URI or a CUPS queue name, as with 'imprint \
-      prepare --printer'; --password-file FILE gives every print job the user and password for \
+      prepare --printer'; --password-file FILE gives every print item the user and password for \
       printers and schedulers that ask.
       """,
     arguments: [ArgumentSpec("manifest", "The manifest (.jsonl or .csv).", kind: .file)],
@@ -195,7 +195,7 @@ enum BatchCommand {
     }
     // Jobs of this shard, counted by a pass over the manifest's records (for the progress
     // display; a quoted line break does not start a job).
-    let total = options.shard.jobs(of: ManifestReader.count(path: manifest))
+    let total = options.shard.items(of: ManifestReader.count(path: manifest))
     let quiet = arguments.flag(Key.quiet)
     let started = Date()
     var lastReport = started  // the first plain line after 2 s, when the rate means something
@@ -219,7 +219,7 @@ enum BatchCommand {
               + "\(done)/\(total) \(String(format: "%.1f", rate))/s ETA \(eta)s ")
         } else {
           console.stderr.write(
-            "batch: \(done)/\(total) done, \(String(format: "%.1f", rate)) jobs/s, ETA \(eta) s\n")
+            "batch: \(done)/\(total) done, \(String(format: "%.1f", rate)) items/s, ETA \(eta) s\n")
         }
       }
     }

@@ -57,10 +57,10 @@ struct BatchShardTests {
     for count in 1...5 {
       let shards = try (0..<count).map { try BatchShard(index: $0, count: count) }
       for records in 0...11 {
-        #expect(shards.map { $0.jobs(of: records) }.reduce(0, +) == records)
+        #expect(shards.map { $0.items(of: records) }.reduce(0, +) == records)
         for (index, shard) in shards.enumerated() {
           let owned = (0..<records).filter { shard.owns(ordinal: $0) }
-          #expect(owned.count == shard.jobs(of: records))
+          #expect(owned.count == shard.items(of: records))
           #expect(owned.allSatisfy { $0 % count == index })
         }
       }
@@ -136,7 +136,7 @@ struct ShardMergeTests {
       FileManager.default.createFile(
         atPath: path, contents: Data((lines.joined(separator: "\n") + "\n").utf8)))
     let report = try await ShardMerge.run(manifest: manifest, options: options)
-    #expect(report.merged.jobs == 5 && report.merged.shards == 2)
+    #expect(report.merged.items == 5 && report.merged.shards == 2)
     #expect(report.failed == 1 && report.merged.failed == 1)
     #expect(report.merged.cards == ["c1"])
     #expect(report.merged.shipped.map(\.id) == ["c1"])

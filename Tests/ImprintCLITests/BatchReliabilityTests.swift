@@ -557,7 +557,7 @@ struct BatchReliabilityTests {
     let run = await imprint(["batch", "merge", manifest, "-o", shared])
     #expect(run.code == 1)
     // q4 (the bad line), q3 and q5.
-    #expect(run.stderr.contains("batch merge: 14 jobs from 2 shards, 3 failed"), "\(run.stderr)")
+    #expect(run.stderr.contains("batch merge: 14 items from 2 shards, 3 failed"), "\(run.stderr)")
     let merged = try results(shared + "/results.jsonl")
     #expect(merged.count == 14)
     #expect(merged.map { $0["id"] as? String } == (0..<12).map { "q\($0)" } + ["c1", "c2"])
