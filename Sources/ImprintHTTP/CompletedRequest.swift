@@ -6,8 +6,8 @@ import ImprintCore
 
 /// One request as the server saw it end: what the access log writes and the metrics count.
 public struct CompletedRequest: Sendable, Encodable {
-  /// When the request's head arrived (ISO 8601, UTC, milliseconds).
-  public var time: String
+  /// When the request's head arrived (written as ISO 8601, UTC, milliseconds).
+  public var time: Timestamp
   /// The request id: the client's `X-Request-Id` when it is a usable one, else made here.
   public var requestId: String
   /// `GET`, `POST`, ...
@@ -38,7 +38,7 @@ public struct CompletedRequest: Sendable, Encodable {
 
   /// A record of each field.
   public init(
-    time: String, requestId: String, method: String, path: String, status: Int?, bytesIn: Int,
+    time: Timestamp, requestId: String, method: String, path: String, status: Int?, bytesIn: Int,
     bytesOut: Int, durationMs: Double, errorCode: String?
   ) {
     self.time = time

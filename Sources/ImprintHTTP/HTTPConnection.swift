@@ -795,7 +795,7 @@ package final class HTTPConnection: @unchecked Sendable {
       + Double(elapsed.components.attoseconds / 1_000_000_000) / 1_000_000
     server.observer(
       CompletedRequest(
-        time: HTTPServer.timestamp(exchange.startedAt), requestId: exchange.requestID,
+        time: Timestamp(exchange.startedAt), requestId: exchange.requestID,
         method: exchange.method, path: exchange.path, status: response?.status,
         bytesIn: exchange.bytesIn, bytesOut: response?.bodyBytes ?? 0,
         durationMs: (milliseconds * 1000).rounded() / 1000, errorCode: errorCode))

@@ -407,11 +407,6 @@ package final class HTTPServer: @unchecked Sendable {
 
   /// The `Server` header of every answer: the build's version, as `imprint --version` gives it.
   package static let serverHeader = "imprint/" + ImprintVersion.current
-
-  /// `date` as ISO 8601 in UTC with milliseconds (`2026-12-01T16:04:05.123Z`).
-  package static func timestamp(_ date: Date) -> String {
-    Timestamp(date).description
-  }
 }
 
 /// The one answer a request worked in the pool gets: its work's, its deadline's or the stop's,

@@ -9,28 +9,28 @@ import Foundation
 ///
 /// Kept as whole milliseconds since 1970 so that one read back from a record is the instant that
 /// was written (a `Date` round trip through text can lose the last millisecond).
-package struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
   /// Milliseconds since 1970-01-01T00:00:00Z.
-  package let milliseconds: Int64
+  public let milliseconds: Int64
 
-  package init(milliseconds: Int64) { self.milliseconds = milliseconds }
+  public init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
   /// The instant `date`, its fraction of a millisecond dropped.
-  package init(_ date: Date) {
+  public init(_ date: Date) {
     milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
   }
 
   /// Now.
-  package static var now: Timestamp { Timestamp(Date()) }
+  public static var now: Timestamp { Timestamp(Date()) }
 
-  package var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+  public var date: Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 
-  package static func < (left: Timestamp, right: Timestamp) -> Bool {
+  public static func < (left: Timestamp, right: Timestamp) -> Bool {
     left.milliseconds < right.milliseconds
   }
 
   /// ISO 8601 in UTC with milliseconds: `2026-12-05T14:37:00.123Z`.
-  package var description: String {
+  public var description: String {
     var seconds = time_t(milliseconds.quotientFloor(1000))
     let millis = Int(milliseconds - Int64(seconds) * 1000)
     var parts = tm()
@@ -45,7 +45,7 @@ package struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringC
   }
 
   /// The instant `text` spells in `description`'s form; nil for any other text.
-  package init?(_ text: String) {
+  public init?(_ text: String) {
     let bytes = Array(text.utf8)
     // YYYY-MM-DDTHH:MM:SS.mmmZ
     guard bytes.count == 24, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54,
@@ -77,7 +77,7 @@ package struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringC
     self.milliseconds = Int64(seconds) * 1000 + Int64(millis)
   }
 
-  package init(from decoder: any Decoder) throws {
+  public init(from decoder: any Decoder) throws {
     let text = try decoder.singleValueContainer().decode(String.self)
     guard let instant = Timestamp(text) else {
       throw DecodingError.dataCorrupted(
@@ -88,7 +88,7 @@ package struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringC
     self = instant
   }
 
-  package func encode(to encoder: any Encoder) throws {
+  public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     try container.encode(description)
   }

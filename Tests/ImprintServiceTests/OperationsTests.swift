@@ -116,15 +116,18 @@ struct OperationsTests {
     let metrics = ServiceMetrics(routes: ["/a"])
     metrics.record(
       CompletedRequest(
-        time: "", requestId: "r", method: "GET", path: "/a", status: 200, bytesIn: 0,
+        time: Timestamp(milliseconds: 0), requestId: "r", method: "GET", path: "/a", status: 200,
+        bytesIn: 0,
         bytesOut: 2, durationMs: 2, errorCode: nil))
     metrics.record(
       CompletedRequest(
-        time: "", requestId: "r", method: "GET", path: "/a", status: 200, bytesIn: 0,
+        time: Timestamp(milliseconds: 0), requestId: "r", method: "GET", path: "/a", status: 200,
+        bytesIn: 0,
         bytesOut: 2, durationMs: 20_000, errorCode: nil))
     metrics.record(
       CompletedRequest(
-        time: "", requestId: "r", method: "POST", path: "/a", status: nil, bytesIn: 0,
+        time: Timestamp(milliseconds: 0), requestId: "r", method: "POST", path: "/a", status: nil,
+        bytesIn: 0,
         bytesOut: 0, durationMs: 1, errorCode: nil))
     let text = metrics.render(
       ServiceMetrics.Gauges(inFlight: 0, running: 0, queued: 0, queueLimit: 1, workerRestarts: 0))

@@ -47,10 +47,12 @@ struct TimestampTests {
       let read = try #require(formatter.date(from: text))
       #expect(abs(read.timeIntervalSince1970 * 1000 - Double(milliseconds)) < 1, "\(text)")
     }
-    // The access log writes its times with this type.
-    #expect(
-      HTTPServer.timestamp(Timestamp(milliseconds: 1_796_481_420_000).date)
-        == "2026-12-05T14:37:00.000Z")
+    // The access log's record holds its time as this type and writes its text.
+    let record = CompletedRequest(
+      time: Timestamp(milliseconds: 1_796_481_420_000), requestId: "r", method: "GET",
+      path: "/", status: 200, bytesIn: 0, bytesOut: 0, durationMs: 1, errorCode: nil)
+    let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(record))
+    #expect((json as? [String: Any])?["time"] as? String == "2026-12-05T14:37:00.000Z")
   }
 
   @Test("text in any other form is no time")
