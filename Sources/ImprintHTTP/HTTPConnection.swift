@@ -492,54 +492,21 @@ package final class HTTPConnection: @unchecked Sendable {
     let chunked = !head.values("transfer-encoding").isEmpty
     let declared = head.value("content-length").flatMap { Int($0) }
     let announced = chunked || (declared ?? 0) > 0
-    let pathProblem = RequestText.problem(decodedPath).map {
-      HTTPError.invalidPath(path: String(decoding: rawPath, as: UTF8.self), problem: $0)
+    // Refused from the head, before any of the body is read (`AdmissionCheck.ordered`); the
+    // connection is closed after the answer when a body was announced, since it will not be
+    // read.
+    var candidate = HeadCandidate(
+      method: head.method, path: path, rawPath: Array(rawPath),
+      pathProblem: RequestText.problem(decodedPath), authorization: head.value("authorization"),
+      queryProblem: query.problem, declared: declared, isJSON: exchange.isJSON,
+      limit: exchange.limit(server), workFactor: exchange.workFactor,
+      mediaType: exchange.contentType, contentType: head.value("content-type"))
+    for admission in AdmissionCheck.ordered {
+      let refusal = admission.check(server, &candidate)
+      exchange.reserved = candidate.reserved
+      if let refusal { return refuseHead(refusal, announced: announced) }
     }
-    // Refused from the head (no token, a path or query that is not text), before any of the
-    // body is read; the connection is closed after the answer when a body was announced, since
-    // it will not be read.
-    if let refusal = server.gate(head.method, path, head.value("authorization"), query.problem)
-      ?? pathProblem.map(HTTPResponse.error)
-    {
-      return refuseHead(refusal, announced: announced)
-    }
-    // 413 before the body is read, from its declared length (curl then sends none of it after
-    // `Expect: 100-continue`).
-    if let declared, declared > server.maximumBodyBytes {
-      return refuseHead(
-        .error(
-          HTTPError.bodyTooLarge(path: path, bytes: declared, limit: server.maximumBodyBytes)),
-        announced: true)
-    }
-    if exchange.isJSON, let declared, declared > exchange.limit(server) {
-      return refuseHead(
-        .error(
-          HTTPError.jsonTooLarge(path: path, bytes: declared, limit: exchange.limit(server))),
-        announced: true)
-    }
-    // A declared body takes its bytes of the budget before any is read (a JSON body the work of
-    // decoding it too): refused 503 when the bodies being received hold too much already.
-    if let declared, declared > 0 {
-      guard server.reserve(declared * exchange.workFactor) else {
-        return refuseHead(
-          .error(
-            HTTPError.bodiesBusy(
-              path: path, bytes: declared, held: server.bodyBytesHeld, limit: server.bodyBudget)),
-          announced: true)
-      }
-      exchange.reserved = declared * exchange.workFactor
-    }
-    if exchange.contentType == "multipart/form-data" {
-      guard let boundary = head.value("content-type").flatMap(HTTPMessageHeaders.boundary) else {
-        return refuseHead(
-          .error(
-            HTTPError.malformedMultipart(
-              path: path, problem: "its Content-Type gives no usable boundary")),
-          announced: announced)
-      }
-      exchange.form = MultipartParser(
-        boundary: boundary, path: path, limits: server.multipartLimits)
-    }
+    exchange.form = candidate.form
     if announced, head.minor == 1, head.value("expect")?.lowercased() == "100-continue" {
       let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
       _ = line.withUnsafeBytes { send(all: $0) }
