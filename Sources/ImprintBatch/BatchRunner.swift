@@ -681,7 +681,8 @@ public enum BatchRunner {
       let format = item.format
       let relative = "thumbs/\(job.id).\(format == .png ? "png" : "jpg")"
       try await sandbox.thumbnails(
-        path: file, file: file, size: 256, format: format, output: folder + "/" + relative)
+        path: file, file: file, size: ThumbnailOptions().size, format: format,
+        output: folder + "/" + relative)
       return ([relative], nil)
     case .quote(let item):
       guard let sandbox = options.sandbox else { throw BatchError.noSandbox(id: job.id) }

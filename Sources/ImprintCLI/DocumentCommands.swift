@@ -28,11 +28,13 @@ enum DocumentCommands {
     static let output = OptionKey.directory(
       "output", short: "o", "<dir>", "Folder for the thumbnails.")
     static let size = OptionKey.integer(
-      "size", "<px>", in: 16...2048, "Box size in pixels, 16 to 2048 (default 256).")
+      ThumbnailOption.size.names.flag, "<px>", in: ThumbnailOption.sizeRange,
+      "Box size in pixels, 16 to 2048 (default 256).")
     static let pages = OptionKey.text(
       "pages", "<pages>", "1 (default), all, or a range such as 1-3,5.")
     static let format = OptionKey.choice(
-      "format", "<format>", ["png", "jpeg"], "png (default) or jpeg.")
+      ThumbnailOption.format.names.flag, "<format>", ThumbnailFormat.allCases.map(\.rawValue),
+      "png (default) or jpeg.")
     static let freedesktop = OptionKey.flag(
       "freedesktop", "Write the Thumb::URI and Thumb::MTime PNG chunks.")
   }
@@ -210,10 +212,10 @@ enum DocumentCommands {
     options: [Key.output, Key.size, Key.pages, Key.format, Key.freedesktop, Key.json]
       + limitOptions
   ) { arguments, console in
-    let size = try arguments.int(Key.size) ?? 256
-    let format =
-      try arguments.choice(Key.format).flatMap { ThumbnailFormat(rawValue: $0) }
-      ?? .png
+    // The library reads size and format by their names (`ThumbnailOption`), as the service.
+    var source = ArgumentSource(arguments)
+    let thumbnail = try ThumbnailOptions.read(from: &source)
+    let (size, format) = (thumbnail.size, thumbnail.format)
     let (files, destination) = try destination(
       arguments.positionals, folder: arguments.value(Key.output), format: format)
     let jobs = try arguments.int(Key.jobs) ?? DocumentSandbox.defaultWorkers

@@ -146,9 +146,9 @@ extension ImprintService {
     let name = try documentName(&options, upload: upload)
     let password = try options.string("password")
     let page = try options.integer("page", in: 1...1_000_000) ?? 1
-    let size = try options.integer("size", in: 16...2048) ?? 256
-    let format =
-      ThumbnailFormat(rawValue: try options.choice("format", ["png", "jpeg"]) ?? "png") ?? .png
+    // The library reads size and format by their names (`ThumbnailOption`), as `imprint thumb`.
+    let thumbnail = try ThumbnailOptions.read(from: &options)
+    let (size, format) = (thumbnail.size, thumbnail.format)
     try options.finish()
     let folder = try RequestFolder()
     let input = folder.path + "/upload"
@@ -156,8 +156,9 @@ extension ImprintService {
     let written = try await sandbox.thumbnails(
       path: input, file: name, password: password, pages: String(page), size: size,
       format: format, output: folder.path + (format == .png ? "/page.png" : "/page.jpg"))
+    // One page asked, one file written: the sandbox throws when it cannot write it.
     guard let file = written.first else {
-      preconditionFailure("a one-page thumbnail wrote no file")
+      throw DocumentError.badOutput(file: name, detail: "the worker wrote no thumbnail")
     }
     return HTTPResponse(
       status: 200, contentType: format == .png ? "image/png" : "image/jpeg",

@@ -5,6 +5,7 @@
 import Foundation
 import ImprintCards
 import ImprintCore
+import ImprintDocuments
 import ImprintHTTP
 import ImprintQR
 import ImprintService
@@ -144,18 +145,21 @@ struct OptionSpecTests {
   }
 
   @Test(
-    "imprint qr and imprint card declare each option the library reads, by its name and kind",
-    arguments: ["qr", "card"])
+    "imprint qr, card and thumb declare each option the library reads, by its name and kind",
+    arguments: ["qr", "card", "thumb"])
   func capabilityOptions(command: String) throws {
     var source = RecordingSource()
-    let (spec, names) =
-      command == "qr"
-      ? (QRCommand.spec, QROption.allCases.map(\.names))
-      : (CardCommand.spec, CardOption.allCases.map(\.names))
-    if command == "qr" {
+    let (spec, names): (CommandSpec, [OptionName])
+    switch command {
+    case "qr":
+      (spec, names) = (QRCommand.spec, QROption.allCases.map(\.names))
       _ = try QRSettings.read(kind: .text, from: &source)
-    } else {
+    case "card":
+      (spec, names) = (CardCommand.spec, CardOption.allCases.map(\.names))
       _ = try CardOptions.read(from: &source, defaultFaces: [.front])
+    default:
+      (spec, names) = (DocumentCommands.thumb, ThumbnailOption.allCases.map(\.names))
+      #expect(try ThumbnailOptions.read(from: &source) == ThumbnailOptions())
     }
     #expect(Set(source.reads.map(\.name)) == Set(names))
     for (name, kind) in source.reads {
