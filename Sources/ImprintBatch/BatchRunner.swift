@@ -754,6 +754,15 @@ public enum BatchError: ImprintError, Equatable {
     }
   }
 
+  /// 422, as the service has always answered them.
+  public var status: Int {
+    switch self {
+    case .noSandbox, .badShard, .noShardEnvironment, .shardsMissing, .shardMismatch,
+      .resultUnreadable:
+      422
+    }
+  }
+
   public var message: String {
     switch self {
     case .noSandbox(let id): "item '\(id)' reads an upload, but no document worker is available"
@@ -784,6 +793,12 @@ public enum BatchError: ImprintError, Equatable {
   public var underlying: (any Error)? {
     if case .resultUnreadable(_, _, _, let cause?) = self { cause } else { nil }
   }
+}
+
+extension ManifestLineError {
+  /// The status of the reader's error this one restates (422 for `batch.badLine`), from its
+  /// code.
+  public var status: Int { ErrorStatus.of(code: code) }
 }
 
 /// Templates loaded once per run, shared by every item.

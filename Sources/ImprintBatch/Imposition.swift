@@ -404,6 +404,13 @@ public enum ImposeError: ImprintError, Equatable {
     }
   }
 
+  /// 422: cards understood and refused.
+  public var status: Int {
+    switch self {
+    case .noCards, .doesNotFit, .sizeMismatch: 422
+    }
+  }
+
   public var message: String {
     switch self {
     case .noCards: "no card was made, so there is nothing to impose"

@@ -58,6 +58,20 @@ public enum CardError: ImprintError, Equatable {
     }
   }
 
+  /// 400 for a profile that is not JSON, 404 for an unknown template, the file error's own for
+  /// a file, 422 for the rest (input understood but refused).
+  public var status: Int {
+    switch self {
+    case .profileNotJSON: 400
+    case .templateNotFound: 404
+    case .accountNotFound, .accountUnavailable, .noAccount, .missingAccountName, .invalidTemplate,
+      .missingAsset, .missingGlyphs, .photo, .photoNotSandboxed, .unknownLocale,
+      .untranslatedLocale:
+      422
+    case .file(let error): error.status
+    }
+  }
+
   public var message: String {
     switch self {
     case .profileNotJSON(let source, let detail, _):

@@ -68,6 +68,14 @@ public enum CSVError: ImprintError, Equatable {
     }
   }
 
+  /// 422 for a record that cannot be read; the file error's own for a file.
+  public var status: Int {
+    switch self {
+    case .recordTooLong, .unclosedQuote, .strayQuote, .notUTF8: 422
+    case .file(let error): error.status
+    }
+  }
+
   /// A file error's own cause (the errno behind it).
   public var underlying: (any Error)? {
     if case .file(let error) = self { error.underlying } else { nil }

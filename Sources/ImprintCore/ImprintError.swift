@@ -22,6 +22,16 @@ public protocol ImprintError: Error, Sendable, CustomStringConvertible {
   var hint: String? { get }
   /// The error that caused this one, when it wraps one (nil by default).
   var underlying: (any Error)? { get }
+  /// The HTTP status a service (`imprint serve`) answers the error with: 400 for malformed
+  /// input (not JSON, a request that breaks its rules), 404 for an unknown named thing (a
+  /// template, a route, a job), 413 for input too large, 422 for input understood but refused
+  /// (the most common: a damaged PDF, an invalid address), 500 for the server's fault (a file it
+  /// could not write), 503 for what it cannot do now (no LibreOffice, a full queue).
+  ///
+  /// Every error type says it, case by case: no default, so that a new case is given one. An
+  /// error known only by its code (a worker's report, a restated one) asks
+  /// `ErrorStatus.of(code:)`.
+  var status: Int { get }
 }
 
 extension ImprintError {
@@ -32,6 +42,28 @@ extension ImprintError {
   public var description: String {
     if let hint { return "\(message) (hint: \(hint))" }
     return message
+  }
+}
+
+/// The HTTP status of an error known only by its code (`ImprintError.status`), for errors that
+/// restate another's code: a document worker's report, a manifest line's error.
+public enum ErrorStatus {
+  /// The status the capability modules' error of `code` says.
+  ///
+  /// 400 for `json.*` and `*.notJSON`, 404 for `template.notFound`, 413 for `file.tooLarge`,
+  /// 422 for `file.escapesFolder`, 503 for `document.officeUnavailable`, 500 for the other
+  /// `file.*`, 422 for the rest, as `FileError`, `JSONError`, `CardError`, `DocumentError`...
+  /// say. The service's own errors (`http.*`, `service.*`) are never restated, and not told
+  /// apart here.
+  public static func of(code: String) -> Int {
+    if code.hasPrefix("json.") || code.hasSuffix(".notJSON") { return 400 }
+    switch code {
+    case "template.notFound": return 404
+    case "file.escapesFolder": return 422
+    case "file.tooLarge": return 413
+    case "document.officeUnavailable": return 503
+    default: return code.hasPrefix("file.") ? 500 : 422
+    }
   }
 }
 
@@ -132,6 +164,18 @@ public enum FileError: ImprintError, Equatable {
     }
   }
 
+  /// 413 for a file too large, 422 for a path that leads out of its folder (input refused),
+  /// 500 for the rest: a file the server could not read or write is its own fault.
+  public var status: Int {
+    switch self {
+    case .tooLarge: 413
+    case .escapesFolder: 422
+    case .notFound, .isDirectory, .unreadable, .unwritable, .notUTF8, .notRegularFile,
+      .lineTooLong, .outputIsInput, .folderNotFound, .outputCollision:
+      500
+    }
+  }
+
   /// The system's error (`system.ENOSPC`...) when a system call failed.
   public var underlying: (any Error)? {
     switch self {
@@ -180,6 +224,9 @@ public struct SystemError: ImprintError, Equatable {
 
   /// The C library's text (`strerror`).
   public var message: String { String(cString: strerror(errno)) }
+
+  /// 422, as any error not of a file (a system error is a cause; a `FileError` is thrown).
+  public var status: Int { 422 }
 
   private static let names: [Int32: String] = [
     EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", ENXIO: "ENXIO",

@@ -413,4 +413,11 @@ public enum JSONError: ImprintError, Equatable {
     case .notUTF8, .empty: "save the file as UTF-8 JSON"
     }
   }
+
+  /// 400: input that is not strict JSON is malformed.
+  public var status: Int {
+    switch self {
+    case .syntax, .duplicateKey, .tooDeep, .numberOutOfRange, .notUTF8, .empty: 400
+    }
+  }
 }

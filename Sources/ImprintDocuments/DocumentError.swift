@@ -117,6 +117,22 @@ public enum DocumentError: ImprintError, Equatable, Codable {
     }
   }
 
+  /// 503 without LibreOffice (not the request's fault, and not one a retry mends), the image
+  /// error's own for an image, 422 for the rest: a document understood and refused.
+  public var status: Int {
+    switch self {
+    case .officeUnavailable: 503
+    case .image(let error): error.status
+    case .empty, .unsupportedType, .damaged, .encrypted, .noPages, .countMismatch,
+      .pageTreeCycle, .brokenXref, .imageBomb, .pageTooLarge, .emptyPage, .badPageRange,
+      .pageOutOfRange, .cpuLimit, .memoryLimit, .timeout, .canceled, .fileChanged,
+      .workerCrashed, .badOutput, .changedSinceQuote, .prepareFailed, .printNotAllowed,
+      .impressionsMismatch, .previewSize, .officeUnreadable, .officeEncrypted,
+      .conversionFailed, .tooManyPages, .notOffice, .officeDamaged:
+      422
+    }
+  }
+
   /// A page's size for a message: `210 x 297 mm`; a side larger than any paper (1e30 points,
   /// infinity) is "over 1000 m", not a 309-digit number, and never followed by "mm"
   /// (`over 1000 m x 5 mm`, `over 1000 m a side`).

@@ -23,6 +23,13 @@ public enum PDFOpenFailure: ImprintError, Equatable, Codable {
     }
   }
 
+  /// 422: a PDF poppler refused.
+  public var status: Int {
+    switch self {
+    case .encrypted, .damaged, .invalid: 422
+    }
+  }
+
   public var message: String {
     switch self {
     case .encrypted: "poppler cannot open the document without its password"

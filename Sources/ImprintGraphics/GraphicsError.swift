@@ -29,6 +29,13 @@ public enum GraphicsError: ImprintError, Equatable, Codable {
     }
   }
 
+  /// 422, as the service has always answered them.
+  public var status: Int {
+    switch self {
+    case .cairo, .pngEncode, .jpegEncode, .fontsUnavailable, .rasterTooLarge: 422
+    }
+  }
+
   public var message: String {
     switch self {
     case .cairo(let operation, let status): "\(operation) failed (cairo: \(status))"

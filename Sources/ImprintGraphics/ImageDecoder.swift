@@ -86,6 +86,15 @@ public enum ImageError: ImprintError, Equatable, Codable {
     }
   }
 
+  /// 422: an image understood and refused.
+  public var status: Int {
+    switch self {
+    case .unsupportedType, .damaged, .tooLarge, .outOfMemory, .unsupportedVariant,
+      .decoderUnavailable:
+      422
+    }
+  }
+
   public var message: String {
     switch self {
     case .unsupportedType(let source, let found):

@@ -57,6 +57,18 @@ public enum PricingError: ImprintError, Equatable {
     }
   }
 
+  /// The JSON or file error's own for those, 422 for the rest (an order or list refused).
+  public var status: Int {
+    switch self {
+    case .invalidJSON(let error): error.status
+    case .file(let error): error.status
+    case .invalidField, .unknownKey, .unknownCurrency, .negativePrice, .missingRate,
+      .missingPaperPrice, .unknownExtra, .rangeOutsideDocument, .noCardPrice, .outOfRange,
+      .overflow, .unknownLocale:
+      422
+    }
+  }
+
   public var message: String {
     // Names taken from input (paths, keys, extras) are cut and escaped: a 10 MB key is not
     // echoed whole.

@@ -61,6 +61,8 @@ public enum Base58 {
     public let offset: Int
 
     public var code: String { "base58.invalidCharacter" }
+    /// 422: text understood and refused.
+    public var status: Int { 422 }
     public var message: String {
       "the text has a character that is not Base58 at byte \(offset + 1)"
     }

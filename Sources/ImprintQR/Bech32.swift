@@ -127,6 +127,8 @@ public enum Bech32 {
     init(_ reason: String) { self.reason = reason }
 
     public var code: String { "bech32.invalid" }
+    /// 422: text understood and refused.
+    public var status: Int { 422 }
     public var message: String { "the Bech32 text \(reason)" }
   }
 }

@@ -55,6 +55,16 @@ public enum QRError: ImprintError, Equatable {
     }
   }
 
+  /// 422: a payload or option understood and refused.
+  public var status: Int {
+    switch self {
+    case .emptyPayload, .invalidEthereumAddress, .ethereumChecksumMismatch, .invalidBitcoinAddress,
+      .invalidAmount, .invalidOption, .invertedColors, .lowContrast, .unknownFormat,
+      .payloadNotUTF8, .amountOutOfRange, .imageTooLarge, .payloadTooLarge, .encode:
+      422
+    }
+  }
+
   public var message: String {
     switch self {
     case .emptyPayload(let source): "\(source) is empty; a QR code needs at least one character"

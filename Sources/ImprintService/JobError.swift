@@ -45,6 +45,13 @@ public enum JobError: ImprintError, Equatable {
     }
   }
 
+  /// 500: never an answer; one that reached a route would be the server's fault.
+  public var status: Int {
+    switch self {
+    case .canceled, .timeLimit, .diskLimit, .interrupted, .itemStopped, .leftRunning, .lost: 500
+    }
+  }
+
   public var message: String {
     switch self {
     case .canceled(let id, let ended):

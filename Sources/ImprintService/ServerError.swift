@@ -34,6 +34,15 @@ public enum ServerError: ImprintError, Equatable {
     }
   }
 
+  /// 500: never an answer; one that reached a route would be the server's fault.
+  public var status: Int {
+    switch self {
+    case .stopIncomplete, .invalidToken, .invalidWebhookSecret, .invalidSetting,
+      .jobsFolderInUse:
+      500
+    }
+  }
+
   public var message: String {
     switch self {
     case .stopIncomplete(let stuck, let seconds):

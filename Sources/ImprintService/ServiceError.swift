@@ -227,7 +227,7 @@ public enum ServiceError: ImprintError, Equatable {
     }
   }
 
-  /// The HTTP status this error is answered with (`ServiceStatus.of` says it for every error).
+  /// The HTTP status this error is answered with.
   public var status: Int {
     switch self {
     case .notFound, .unknownPriceList, .unknownJob, .unknownJobFile, .unknownPrinter: 404
@@ -251,42 +251,14 @@ public enum ServiceError: ImprintError, Equatable {
 
 /// The HTTP status an error is answered with.
 enum ServiceStatus {
-  /// 400 for a malformed request or body (not JSON, a multipart body that breaks its rules, a
-  /// malformed `Idempotency-Key`), 401 without the bearer token, 404 for an unknown route,
-  /// template, price list, printer, job or job file, 405, 409 for an `Idempotency-Key` whose
-  /// first request is still being accepted, 410 for one whose job is no longer kept, 413 (a
-  /// body or part over its limit, too many parts, a job's files over the jobs' limit, a
-  /// manifest over the lines of a job), 415, 503 when busy, past the request timeout, stopping
-  /// or the job queue is full, 507 when a job's files do not fit
-  /// beside the running ones, 422 for input
-  /// understood but refused (an invalid
-  /// address, a damaged PDF, a profile without an account, a photo that cannot be downloaded:
-  /// `NetworkError.status`), 500 for the rest (errors that are
-  /// not Imprint's, files the server could not write).
+  /// The error's own `status`; 500 for an error that is not Imprint's.
   ///
-  /// `HTTPError`, `PrintError` and `NetworkError` know their own status (`status`,
-  /// `httpStatus`, `status`).
+  /// `ImprintError.status` says what each means (400 malformed, 404 unknown, 413 too large, 422
+  /// refused, 500 the server's fault, 503 unavailable now); `HTTPError` and `ServiceError` add
+  /// the transport's and the routes' own (401, 405, 408, 409, 410, 415, 507...). docs/service.md
+  /// lists every answer.
   static func of(_ error: any Error) -> Int {
-    if let error = error as? HTTPError { return error.status }
-    if let error = error as? PrintError { return error.status }
-    if let error = error as? NetworkError { return error.status }
-    if let error = error as? ServiceError { return error.status }
-    // A job's report and the server's start and stop give these; no request is answered with
-    // them, and one that reached a route would be the server's fault.
-    if error is JobError || error is ServerError { return 500 }
-    if let error = error as? RecordedError { return error.status }
-    guard let error = error as? any ImprintError else { return 500 }
-    // A body that is not JSON at all (a profile's `profile.notJSON` included) is malformed.
-    if error.code.hasPrefix("json.") || error.code.hasSuffix(".notJSON") { return 400 }
-    if error.code == "template.notFound" { return 404 }
-    // An order's file path that leads out of its folder is input refused; an inline photo over
-    // the image limit, a body part too large.
-    if error.code == "file.escapesFolder" { return 422 }
-    if error.code == "file.tooLarge" { return 413 }
-    // A server without LibreOffice: not the request's fault, and not one a retry mends.
-    if error.code == "document.officeUnavailable" { return 503 }
-    if error.code.hasPrefix("file.") { return 500 }
-    return 422
+    (error as? any ImprintError)?.status ?? 500
   }
 }
 

@@ -14,6 +14,7 @@ struct ErrorCauseTests {
     let depth: Int
     var code: String { "test.wrapper" }
     var message: String { "wrapper \(depth)" }
+    var status: Int { 422 }
     var underlying: (any Error)? {
       depth == 0
         ? FileError.unwritable(path: "x", reason: .system(ENOSPC)) : Wrapper(depth: depth - 1)

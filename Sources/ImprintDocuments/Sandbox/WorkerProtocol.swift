@@ -286,6 +286,13 @@ public enum WorkerProtocolError: ImprintError, Codable, Equatable {
     }
   }
 
+  /// 422, as the service has always answered them.
+  public var status: Int {
+    switch self {
+    case .malformedRequest, .unknownOperation: 422
+    }
+  }
+
   public var message: String {
     switch self {
     case .malformedRequest: "the document worker received a request it cannot read"
@@ -312,6 +319,8 @@ struct ReportedError: ImprintError {
   var code: String { record.code }
   var message: String { record.message }
   var hint: String? { record.hint }
+  /// The status of the error the worker reported, from its code.
+  var status: Int { ErrorStatus.of(code: record.code) }
 
   /// The first cause the worker reported, with the rest beneath it.
   var underlying: (any Error)? {
