@@ -24,6 +24,7 @@ let package = Package(
     .library(name: "ImprintPricing", targets: ["ImprintPricing"]),
     .library(name: "ImprintBatch", targets: ["ImprintBatch"]),
     .library(name: "ImprintHTTP", targets: ["ImprintHTTP"]),
+    .library(name: "ImprintJobsDB", targets: ["ImprintJobsDB"]),
     .library(name: "ImprintService", targets: ["ImprintService"]),
     .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
     .executable(name: "imprint", targets: ["imprint"]),
@@ -39,6 +40,8 @@ let package = Package(
     system("CWebP", "libwebpdemux", ["libwebp-dev"]),
     system("CTIFF", "libtiff-4", ["libtiff-dev"]),
     system("CGIF", "libgif", ["libgif-dev"]),
+    // PostgreSQL's client library, for the jobs database several replicas share (ImprintJobsDB).
+    system("CLibpq", "libpq", ["libpq-dev"]),
     // libcups: Debian 12's libcups2-dev has no cups.pc, so the module map links it.
     .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
     // Declarations only (no pkg-config, no link): libheif is loaded with dlopen when a HEIF image
@@ -121,6 +124,9 @@ let package = Package(
     // The HTTP/1.1 transport: connections, llhttp's parsing and the server's own rules,
     // bodies and multipart, answers, the bounded pool (the one owner of CImprintHTTP).
     .target(name: "ImprintHTTP", dependencies: ["ImprintCore", "CImprintHTTP"]),
+    // The jobs database several replicas of `imprint serve` share (issue #29): connections to
+    // PostgreSQL and the schema they migrate (the one owner of CLibpq, libpq).
+    .target(name: "ImprintJobsDB", dependencies: ["ImprintCore", "CLibpq"]),
     // `imprint serve`: the capabilities over HTTP (ImprintHTTP), a front end beside the CLI.
     .target(
       name: "ImprintService",
@@ -175,6 +181,8 @@ let package = Package(
       dependencies: [
         "ImprintBatch", "ImprintCards", "ImprintDocuments", "ImprintPrinting", "ImprintTestSupport",
       ]),
+    .testTarget(
+      name: "ImprintJobsDBTests", dependencies: ["ImprintJobsDB", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintServiceTests",
       dependencies: [

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintJobsDB: the jobs database several replicas of `imprint serve` share (issue #29), kept
+// in PostgreSQL. One module for that capability, named after what it holds (the jobs' database),
+// not after the engine, and the one owner of libpq (CLibpq): connections, statements with
+// parameters, the schema migrated at connect. The queue, leases and notifications built on it
+// belong here too; the service reaches the database through this module alone.
+
+internal import CLibpq
+import Foundation
+
+/// One connection to the jobs database (libpq's `PGconn`), its schema migrated when it opens.
+///
+/// Owns one `PGconn`, made by `PQconnectdbParams` and released by `PQfinish` when the value is
+/// destroyed. Statements are sent with `PQexecParams` alone: their values are parameters
+/// (`$1`...), never written into the SQL, and each call runs one statement. libpq does not let
+/// two threads use one connection at once, so a connection is not Sendable: it belongs to the
+/// task that opened it.
+///
+/// The server's notices (`NOTICE`, `WARNING` outside an error) are kept in `notices`, never
+/// written to standard error as libpq's default would.
+public struct JobsDBConnection: ~Copyable {
+  private let raw: OpaquePointer
+  private let address: JobsDBURL
+  private let noticeLog: NoticeLog
+  /// The URL as given, without its password.
+  public var url: String { address.shown }
+  /// The schema versions this connection applied when it opened (empty when another had, or
+  /// when it was opened without migrating).
+  public let migrated: [Int]
+
+  /// Connects to the database at `url` and, unless `migrate` is false, brings its schema to
+  /// `JobsDBSchema.latest` (`JobsDBSchema.migrate`).
+  ///
+  /// `url` is a `postgres://` or `postgresql://` URI or libpq's `key=value` pairs; libpq's
+  /// environment variables (`PGHOST`, `PGPASSWORD`...) and password file fill in what it leaves
+  /// out. Unless it says otherwise, the connection gives up after 10 s (`connect_timeout`) and
+  /// names itself `imprint` (`application_name`); it always speaks UTF-8 (`client_encoding`).
+  ///
+  /// - Parameters:
+  ///   - url: where the database is, with the user and password to connect as.
+  ///   - migrate: whether to migrate the schema (true: a replica's first connection).
+  /// - Throws: `JobsDBError.invalidURL` when libpq cannot read `url`; `.unreachable` when no
+  ///   connection can be made; `.schemaTooNew`, `.query` from the migration.
+  public init(url: String, migrate: Bool = true) throws(JobsDBError) {
+    let address = JobsDBURL(url)
+    var problem: UnsafeMutablePointer<CChar>?
+    guard let parsed = PQconninfoParse(url, &problem) else {
+      let reason = problem.map { String(cString: $0) } ?? "out of memory"
+      PQfreemem(problem)
+      throw .invalidURL(url: address.shown, reason: address.scrub(Self.oneLine(reason)))
+    }
+    PQconninfoFree(parsed)
+    // The URL's own values override those before it (expand_dbname), not those after it.
+    let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
+    let values = ["10", "imprint", url, "UTF8"]
+    let made = withCStrings(keywords) { keywords in
+      withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) }
+    }
+    guard let raw = made, PQstatus(raw) == CONNECTION_OK else {
+      let reason = made.map { Self.oneLine(String(cString: PQerrorMessage($0))) }
+      PQfinish(made)
+      throw .unreachable(url: address.shown, reason: address.scrub(reason ?? "out of memory"))
+    }
+    let log = NoticeLog()
+    PQsetNoticeProcessor(raw, noticeProcessor, Unmanaged.passUnretained(log).toOpaque())
+    do {
+      migrated =
+        migrate
+        ? try JobsDBSchema.migrate(url: address.shown) { (sql, parameters) throws(JobsDBError) in
+          try Self.execute(raw, address, sql, parameters)
+        } : []
+    } catch {
+      PQfinish(raw)
+      throw error
+    }
+    self.raw = raw
+    self.address = address
+    self.noticeLog = log
+  }
+
+  deinit { PQfinish(raw) }
+
+  /// Runs one statement with `PQexecParams` and returns its rows as Swift values.
+  ///
+  /// Its `$1`, `$2`... take `parameters` (nil is NULL).
+  ///
+  /// - Parameters:
+  ///   - sql: one statement, its values as parameters.
+  ///   - parameters: the parameters' values, `$1` first.
+  /// - Returns: the rows and the count of rows changed.
+  /// - Throws: `JobsDBError.query` when the server refuses the statement (the SQLSTATE with
+  ///   it); `.unreachable` when the connection is lost; `.parameter` for a value with a NUL
+  ///   character, which text parameters cannot carry.
+  @discardableResult
+  public func query(_ sql: String, _ parameters: [(any JobsDBParameter)?] = [])
+    throws(JobsDBError) -> JobsDBResult
+  {
+    try Self.execute(raw, address, sql, parameters)
+  }
+
+  /// The database's clock: `now()`, the start of the current transaction, in seconds since
+  /// 1970.
+  ///
+  /// Leases are written and compared with this clock alone, never a replica's (replicas' clocks
+  /// may disagree).
+  ///
+  /// - Throws: `JobsDBError` as `query` does.
+  public func now() throws(JobsDBError) -> Double {
+    let result = try query("SELECT extract(epoch FROM now())::float8 AS now")
+    guard let now = try result.rows.first?.double("now") else {
+      preconditionFailure("SELECT now() returned no row")
+    }
+    return now
+  }
+
+  /// The server's latest notices on this connection, oldest first (at most
+  /// `NoticeLog.limit`), each as libpq wrote it without its final newline.
+  public var notices: [String] { noticeLog.lines }
+
+  /// A connection option as libpq uses it (`PQconninfo`), for tests; nil when unset.
+  func option(_ keyword: String) -> String? {
+    guard let options = PQconninfo(raw) else { return nil }
+    defer { PQconninfoFree(options) }
+    var option = options
+    while let name = option.pointee.keyword {
+      if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+      option += 1
+    }
+    return nil
+  }
+
+  /// Runs `sql` on `raw` (see `query`); the migration runs through it before the connection's
+  /// value exists.
+  private static func execute(
+    _ raw: OpaquePointer, _ address: JobsDBURL, _ sql: String,
+    _ parameters: [(any JobsDBParameter)?]
+  ) throws(JobsDBError) -> JobsDBResult {
+    let texts = parameters.map { $0?.jobsDBText }
+    if let index = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+      throw .parameter(
+        statement: shown(sql), index: index + 1, problem: "holds a NUL character")
+    }
+    let result = withOptionalCStrings(texts) { values in
+      PQexecParams(raw, sql, Int32(texts.count), nil, values, nil, nil, 0)
+    }
+    defer { PQclear(result) }
+    guard let result, [PGRES_COMMAND_OK, PGRES_TUPLES_OK].contains(PQresultStatus(result)) else {
+      throw failure(raw, address, sql, result)
+    }
+    let columns = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
+    let rows = (0..<PQntuples(result)).map { row in
+      JobsDBRow(
+        columns: columns,
+        values: (0..<Int32(columns.count)).map { column in
+          PQgetisnull(result, row, column) == 1
+            ? nil : String(cString: PQgetvalue(result, row, column))
+        })
+    }
+    return JobsDBResult(
+      columns: columns, rows: rows, changed: Int(String(cString: PQcmdTuples(result))) ?? 0)
+  }
+
+  /// The error of a statement that failed: `.unreachable` when the connection is gone (libpq
+  /// says so, or wrote the error itself, without a SQLSTATE: a lost connection can leave
+  /// `PQstatus` OK until the next call; or the server's SQLSTATE is a connection exception,
+  /// class 08, or a shutdown, 57P01 to 57P03), else `.query` with the server's primary message
+  /// and SQLSTATE.
+  private static func failure(
+    _ raw: OpaquePointer, _ address: JobsDBURL, _ sql: String, _ result: OpaquePointer?
+  ) -> JobsDBError {
+    // PG_DIAG_SQLSTATE and PG_DIAG_MESSAGE_PRIMARY are character macros ('C', 'M').
+    let field = { (code: Character) -> String? in
+      guard let result, let ascii = code.asciiValue,
+        let text = PQresultErrorField(result, Int32(ascii))
+      else { return nil }
+      return String(cString: text)
+    }
+    let connection = oneLine(String(cString: PQerrorMessage(raw)))
+    let reason = address.scrub(
+      field("M").map(oneLine) ?? (connection.isEmpty ? "no result" : connection))
+    guard let state = field("C"), PQstatus(raw) == CONNECTION_OK, !state.hasPrefix("08"),
+      !["57P01", "57P02", "57P03"].contains(state)
+    else { return .unreachable(url: address.shown, reason: reason) }
+    return .query(statement: shown(sql), state: state, reason: reason)
+  }
+
+  /// A statement as messages show it: its whitespace runs as one space, at most 160
+  /// characters.
+  static func shown(_ sql: String) -> String {
+    let words = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    return words.count > 160 ? words.prefix(159) + "…" : words
+  }
+
+  /// libpq's text on one line: each line trimmed, joined by a space.
+  static func oneLine(_ text: String) -> String {
+    text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+      !$0.isEmpty
+    }.joined(separator: " ")
+  }
+}
+
+/// The server's notices on one connection, the latest `limit` kept.
+///
+/// A class: libpq's notice processor gets its address (`Unmanaged`, unretained: the connection
+/// holds it for as long as the `PGconn` lives). Called only inside the connection's own libpq
+/// calls, on the thread making them.
+final class NoticeLog {
+  /// Notices kept at most; older ones are dropped.
+  static let limit = 16
+  private(set) var lines: [String] = []
+
+  func add(_ line: String) {
+    lines.append(line)
+    if lines.count > Self.limit { lines.removeFirst(lines.count - Self.limit) }
+  }
+}
+
+/// libpq's notice processor: the notice into the connection's `NoticeLog`.
+private func noticeProcessor(_ context: UnsafeMutableRawPointer?, _ text: UnsafePointer<CChar>?) {
+  guard let context, let text else { return }
+  let line = String(cString: text)
+  Unmanaged<NoticeLog>.fromOpaque(context).takeUnretainedValue().add(
+    line.hasSuffix("\n") ? String(line.dropLast()) : line)
+}
+
+/// Calls `body` with `strings` as an array of C strings ending with a null pointer (libpq's
+/// keyword and value lists), valid during the call.
+private func withCStrings<T>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+  withOptionalCStrings(strings + [nil]) { body($0) }
+}
+
+/// Calls `body` with `strings` as an array of C strings (nil stays a null pointer), valid
+/// during the call.
+private func withOptionalCStrings<T>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> T)
+  -> T
+{
+  let copies = strings.map { $0.map { strdup($0) } ?? nil }
+  defer { for copy in copies { free(copy) } }
+  return body(copies.map { $0.map { UnsafePointer($0) } })
+}
