@@ -98,6 +98,22 @@ public struct JobsDBConnection: ~Copyable {
     try Self.execute(raw, address, sql, parameters)
   }
 
+  /// Connects again with the same URL and settings (`PQreset`), after `.unreachable`: the
+  /// server restarted, the network came back.
+  ///
+  /// Once, at once: waiting between tries is the caller's. The schema is not migrated again;
+  /// statements of a transaction under way when the connection was lost are gone.
+  ///
+  /// - Throws: `JobsDBError.unreachable` when no connection can be made.
+  public func reconnect() throws(JobsDBError) {
+    PQreset(raw)
+    guard PQstatus(raw) == CONNECTION_OK else {
+      throw .unreachable(
+        url: address.shown,
+        reason: address.scrub(Self.oneLine(String(cString: PQerrorMessage(raw)))))
+    }
+  }
+
   /// The database's clock: `now()`, the start of the current transaction, in seconds since
   /// 1970.
   ///

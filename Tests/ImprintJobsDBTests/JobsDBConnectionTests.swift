@@ -133,14 +133,27 @@ struct JobsDBConnectionTests {
     // A connection whose server stops, as a crash stops it or cleanly: the next statement is
     // unreachable too.
     let server = try PostgresServer()
+    try server.stop()
     for mode in [PostgresServer.StopMode.immediate, .fast] {
-      if server.processes.isEmpty { try server.start() }
+      try server.start()
       let db = try JobsDBConnection(url: server.url(password: Self.secret))
       #expect(db.url.contains("***") && !db.url.contains(Self.secret))
       try server.stop(mode)
       let lost = #expect(throws: JobsDBError.self) { try db.query("SELECT 1") }
       #expect(lost?.code == "jobsdb.unreachable", "\(mode): \(String(describing: lost))")
       #expect(lost?.message.contains(Self.secret) == false, "\(String(describing: lost))")
+      // Connecting again fails while the server is down, and works once it is back, with the
+      // connection's settings and notices kept.
+      let down = #expect(throws: JobsDBError.self) { try db.reconnect() }
+      #expect(down?.code == "jobsdb.unreachable")
+      #expect(down?.message.contains(Self.secret) == false, "\(String(describing: down))")
+      try server.start()
+      try db.reconnect()
+      let name = try db.query("SELECT current_setting('application_name') AS name").rows.first
+      #expect(name?.string("name") == "imprint")
+      try db.query("CREATE TABLE IF NOT EXISTS jobs ()")
+      #expect(db.notices.last?.contains(#"relation "jobs" already exists"#) == true)
+      try server.stop(.fast)
     }
   }
 

@@ -51,15 +51,17 @@ struct PostgresServerTests {
       #expect(db.migrated.isEmpty)
       #expect(try db.query("SELECT id FROM jobs").rows.first?.string("id") == "kept")
     }
-    // An immediate stop (a crash) with a session open: no backend is left, the next start
-    // recovers; removing the server removes its folder.
+    // An immediate stop (a crash) with a session open, just after a commit: no backend is left,
+    // the next start recovers with the commit; removing the server removes its folder.
     let open = try JobsDBConnection(url: server.url())
+    try open.query("INSERT INTO jobs (id, kind) VALUES ('committed', 'batch')")
     try server.stop(.immediate)
     #expect(!Self.anyAlive(restarted))
     #expect(throws: JobsDBError.self) { try open.query("SELECT 1") }
     try server.start()
     let last = server.processes
-    #expect(try JobsDBConnection(url: server.url()).query("SELECT 1 AS one").rows.count == 1)
+    let ids = try JobsDBConnection(url: server.url()).query("SELECT id FROM jobs ORDER BY id")
+    #expect(ids.rows.map { $0.string("id") } == ["committed", "kept"])
     server.remove()
     #expect(!Self.anyAlive(last) && !FileManager.default.fileExists(atPath: folder))
   }

@@ -13,9 +13,10 @@ import Foundation
 /// programs run as `user` (the `postgres` user Debian's package makes) through `setpriv`;
 /// otherwise as the tests' own user. The server runs in the foreground under a `ProcessTree`,
 /// so that whatever it leaves (a backend whose postmaster was killed) is ended with it;
-/// `stop` asks it to end with `pg_ctl stop`. Settings for speed, not durability: `fsync`,
-/// `synchronous_commit` and `full_page_writes` are off (a test's cluster lives as long as the
-/// test; an immediate stop still recovers, the kernel keeping what was written).
+/// `stop` asks it to end with `pg_ctl stop`. `fsync` and `full_page_writes` are off, for speed:
+/// they guard against the machine's crash, which a test's cluster does not outlive, while the
+/// kernel keeps what the server wrote through an immediate stop. `synchronous_commit` stays on:
+/// off, a transaction committed just before an immediate stop is lost to it.
 public final class PostgresServer {
   /// How `stop` asks the server to end (`pg_ctl stop -m`).
   public enum StopMode: String, Sendable {
@@ -110,7 +111,7 @@ public final class PostgresServer {
     tree = try ProcessTree(
       asUser + [
         programs + "/postgres", "-D", data, "-k", folder, "-c", "listen_addresses=",
-        "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+        "-c", "fsync=off", "-c", "full_page_writes=off",
       ], stderr: log)
     let ready = waitFor(tries: 6000) {
       tree?.isRunning != true || postmasterFile().count > 7 && postmasterFile()[7] == "ready"
