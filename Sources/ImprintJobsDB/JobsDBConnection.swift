@@ -2,15 +2,15 @@
 // ImprintJobsDB: the jobs database several replicas of `imprint serve` share (issue #29), kept
 // in PostgreSQL. One module for that capability, named after what it holds (the jobs' database),
 // not after the engine, and the one owner of libpq (CLibpq): connections, statements with
-// parameters, the schema migrated at connect. The queue, leases and notifications built on it
-// belong here too; the service reaches the database through this module alone.
+// parameters, the schema migrated at connect. The queue, leases and notifications that later
+// steps build on it belong here too; the service will reach the database through it alone.
 
 internal import CLibpq
 import Foundation
 
 /// One connection to the jobs database (libpq's `PGconn`), its schema migrated when it opens.
 ///
-/// Owns one `PGconn`, made by `PQconnectdbParams` and released by `PQfinish` when the value is
+/// Owns one `PGconn`, made by `PQconnectStartParams` and `PQconnectPoll` and released by `PQfinish` when the value is
 /// destroyed. Statements are sent with `PQexecParams` alone: their values are parameters
 /// (`$1`...), never written into the SQL, and each call runs one statement. libpq does not let
 /// two threads use one connection at once, so a connection is not Sendable: it belongs to the
@@ -54,15 +54,19 @@ public struct JobsDBConnection: ~Copyable {
     let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
     let values = ["10", "imprint", url, "UTF8"]
     let made = withCStrings(keywords) { keywords in
-      withCStrings(values) { values in PQconnectdbParams(keywords, values, 1) }
+      withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
     }
-    guard let raw = made, PQstatus(raw) == CONNECTION_OK else {
-      let reason = made.map { Self.oneLine(String(cString: PQerrorMessage($0))) }
-      PQfinish(made)
-      throw .unreachable(url: address.shown, reason: address.scrub(reason ?? "out of memory"))
+    guard let raw = made else {
+      throw .unreachable(url: address.shown, reason: "out of memory")
     }
+    // Before the connection is made: a server may warn while it starts a session (a
+    // collation version mismatch), and libpq's default processor prints to standard error.
     let log = NoticeLog()
     PQsetNoticeProcessor(raw, noticeProcessor, Unmanaged.passUnretained(log).toOpaque())
+    if let problem = Self.complete(raw) {
+      PQfinish(raw)
+      throw .unreachable(url: address.shown, reason: address.scrub(problem))
+    }
     do {
       migrated =
         migrate
@@ -79,6 +83,33 @@ public struct JobsDBConnection: ~Copyable {
   }
 
   deinit { PQfinish(raw) }
+
+  /// Makes the connection `PQconnectStartParams` began: `PQconnectPoll` as its socket is
+  /// ready, within `connect_timeout` seconds (at least 2, as libpq's own wait; none when 0).
+  ///
+  /// - Returns: nil once connected, else why not (libpq's text, on one line).
+  private static func complete(_ raw: OpaquePointer) -> String? {
+    let seconds = option(raw, "connect_timeout").flatMap { Int($0) } ?? 0
+    let clock = ContinuousClock()
+    let deadline = seconds > 0 ? clock.now.advanced(by: .seconds(max(seconds, 2))) : nil
+    var state = PGRES_POLLING_WRITING
+    while state != PGRES_POLLING_OK {
+      guard state != PGRES_POLLING_FAILED, PQstatus(raw) != CONNECTION_BAD, PQsocket(raw) >= 0
+      else { return oneLine(String(cString: PQerrorMessage(raw))) }
+      var socket = pollfd(
+        fd: PQsocket(raw), events: Int16(state == PGRES_POLLING_READING ? POLLIN : POLLOUT),
+        revents: 0)
+      // Milliseconds left, as poll takes them (-1: no deadline).
+      let left =
+        deadline.map { Int32(min(max(0, clock.now.duration(to: $0) / .milliseconds(1)), 1e9)) }
+        ?? -1
+      let ready = poll(&socket, 1, left)
+      if ready < 0 && errno == EINTR { continue }
+      if ready == 0 { return "timeout expired after \(max(seconds, 2)) s" }
+      state = PQconnectPoll(raw)
+    }
+    return nil
+  }
 
   /// Runs one statement with `PQexecParams` and returns its rows as Swift values.
   ///
@@ -134,7 +165,9 @@ public struct JobsDBConnection: ~Copyable {
   public var notices: [String] { noticeLog.lines }
 
   /// A connection option as libpq uses it (`PQconninfo`), for tests; nil when unset.
-  func option(_ keyword: String) -> String? {
+  func option(_ keyword: String) -> String? { Self.option(raw, keyword) }
+
+  private static func option(_ raw: OpaquePointer, _ keyword: String) -> String? {
     guard let options = PQconninfo(raw) else { return nil }
     defer { PQconninfoFree(options) }
     var option = options

@@ -157,6 +157,34 @@ struct JobsDBConnectionTests {
     }
   }
 
+  @Test("a server that never answers is jobsdb.unreachable once connect_timeout has passed")
+  func silentServer() throws {
+    // A socket where PostgreSQL's would be, listening, never accepting: the connection is made
+    // by the kernel, the server's answer never comes.
+    let folder = TemporaryFolder()
+    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(listener) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) {
+      $0.copyBytes(from: folder.file(".s.PGSQL.5432").utf8)
+    }
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    #expect(bound == 0 && listen(listener, 8) == 0)
+    let started = ContinuousClock.now
+    let error = Self.failure(
+      of: "postgres://imprint:\(Self.secret)@/imprint?host=\(folder.path)&connect_timeout=2",
+      "jobsdb.unreachable", 503)
+    let waited = ContinuousClock.now - started
+    #expect(
+      error?.message.contains("timeout expired after 2 s") == true, "\(String(describing: error))")
+    #expect(waited >= .milliseconds(1900) && waited < .seconds(15), "\(waited)")
+  }
+
   @Test("a URL libpq cannot read is jobsdb.invalidURL, its password taken out of libpq's text")
   func invalidURL() {
     // libpq quotes the first URI whole; the second is a pair without its '='.
