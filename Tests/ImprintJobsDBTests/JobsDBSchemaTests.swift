@@ -29,6 +29,16 @@ struct JobsDBSchemaTests {
     }
   }
 
+  /// Whether, within 10 s, the server has `db`'s session alone: every other connection was
+  /// closed (`PQfinish`) when its value was released, or when its opening failed.
+  static func aloneSoon(_ db: borrowing JobsDBConnection) throws -> Bool {
+    try waitFor(tries: 1000) {
+      try db.query(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend'"
+      ).rows.first?.int("n") == 1
+    }
+  }
+
   @Test("an empty database is migrated to the latest schema, each version recorded")
   func emptyDatabase() throws {
     let server = try PostgresServer()
@@ -83,6 +93,7 @@ struct JobsDBSchemaTests {
     #expect(migrated.filter { $0 == [1] }.count == 1 && migrated.filter(\.isEmpty).count == 4)
     let db = try JobsDBConnection(url: url, migrate: false)
     #expect(try Self.recorded(db) == [1] && Self.present(db) == Self.tables)
+    #expect(try Self.aloneSoon(db))
   }
 
   @Test("a schema migrated by a newer imprint is refused, and left as it was")
@@ -102,7 +113,7 @@ struct JobsDBSchemaTests {
     #expect(try Self.recorded(db) == [1, 2])
   }
 
-  @Test("a migration that fails leaves nothing of itself: one transaction")
+  @Test("a migration that fails leaves nothing of itself: one transaction, its connection closed")
   func failedMigration() throws {
     let server = try PostgresServer()
     try server.createDatabase("imprint")
@@ -112,6 +123,7 @@ struct JobsDBSchemaTests {
     try plain.query("CREATE TABLE idempotency_keys (other integer)")
     let error = #expect(throws: JobsDBError.self) { _ = try JobsDBConnection(url: url) }
     #expect(error?.sqlState == "42P07")
+    #expect(try Self.aloneSoon(plain))
     #expect(try Self.present(plain) == ["idempotency_keys"])
     #expect(
       try plain.query("SELECT to_regclass('schema_migrations') AS t").rows.first?
