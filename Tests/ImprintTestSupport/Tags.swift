@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintTestSupport: the tags every test target shares, and the quick loop. `.slow` marks a
-// suite that starts LibreOffice, an IPP printer or Schemathesis (minutes on the 2-core machine);
-// such a suite also carries `.skippedWhenQuick`, since Swift Testing's command line filters by
-// name, not by tag (`swift test --filter tag:slow` runs nothing in Swift 6.3).
+// suite that starts LibreOffice, an IPP printer, Schemathesis or PostgreSQL (minutes on the
+// 2-core machine); such a suite also carries `.skippedWhenQuick`, since Swift Testing's command
+// line filters by name, not by tag (`swift test --filter tag:slow` runs nothing in Swift 6.3).
 
 import Foundation
 
@@ -24,7 +24,7 @@ import Foundation
     public static var skippedWhenQuick: Self {
       .disabled(
         if: ProcessInfo.processInfo.environment["IMPRINT_QUICK"] != nil,
-        "a slow suite (LibreOffice, a printer, Schemathesis): IMPRINT_QUICK is set")
+        "a slow suite (LibreOffice, a printer, Schemathesis, PostgreSQL): IMPRINT_QUICK is set")
     }
   }
 #endif
