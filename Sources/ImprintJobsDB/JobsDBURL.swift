@@ -11,7 +11,8 @@ struct JobsDBURL: Sendable {
   let text: String
   /// The string with its password replaced by `***`.
   let shown: String
-  /// The password as written and, for a URI, percent-decoded; empty without one.
+  /// Its password as written and as libpq reads it (percent-decoded in a URI, unquoted and
+  /// unescaped in a pair), the longest first; empty without one.
   let passwords: [String]
 
   /// Reads where `text` holds a password: a URI's `user:password@` and `password` query
