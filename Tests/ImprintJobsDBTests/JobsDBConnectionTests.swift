@@ -39,12 +39,12 @@ struct JobsDBConnectionTests {
     #expect(try db.query("SELECT count(*) AS n FROM jobs").rows.first?.int("n") == 0)
     // A value read as the wrong type, and one text parameters cannot carry.
     let wrong = #expect(throws: JobsDBError.self) { _ = try row.int("t") }
-    #expect(wrong?.code == "jobsdb.value")
+    #expect(wrong?.code == "jobsdb.value" && wrong?.status == 500 && wrong?.sqlState == nil)
     #expect(wrong?.message == "jobs database column 't' holds '\(hostile)', expected an integer")
     let nul = #expect(throws: JobsDBError.self) {
       try db.query("SELECT $1::text", ["a\u{0}b"])
     }
-    #expect(nul?.code == "jobsdb.parameter")
+    #expect(nul?.code == "jobsdb.parameter" && nul?.status == 500)
     #expect(nul?.message == "parameter $1 of 'SELECT $1::text' holds a NUL character")
     // Rows changed are counted; NULL reads as nil whatever the type.
     try db.query("INSERT INTO jobs (id, kind) VALUES ($1, 'batch'), ($2, 'batch')", ["a", "b"])

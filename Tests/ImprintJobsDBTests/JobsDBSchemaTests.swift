@@ -106,7 +106,7 @@ struct JobsDBSchemaTests {
     let error = #expect(throws: JobsDBError.self) {
       _ = try JobsDBConnection(url: server.url(password: "pw-newer"))
     }
-    #expect(error?.code == "jobsdb.schemaTooNew")
+    #expect(error?.code == "jobsdb.schemaTooNew" && error?.status == 500)
     #expect(
       error?.message == "jobs database '\(server.url(password: "***"))' has schema version "
         + "\(JobsDBSchema.latest + 1); this imprint knows up to \(JobsDBSchema.latest)")
