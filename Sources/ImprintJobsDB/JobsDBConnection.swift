@@ -138,11 +138,7 @@ public struct JobsDBConnection: ~Copyable {
   /// - Throws: `JobsDBError.unreachable` when no connection can be made.
   public func reconnect() throws(JobsDBError) {
     PQreset(raw)
-    guard PQstatus(raw) == CONNECTION_OK else {
-      throw .unreachable(
-        url: address.shown,
-        reason: address.scrub(Self.oneLine(String(cString: PQerrorMessage(raw)))))
-    }
+    guard PQstatus(raw) == CONNECTION_OK else { throw lost() }
   }
 
   /// The database's clock: `now()`, the start of the current transaction, in seconds since
@@ -158,6 +154,47 @@ public struct JobsDBConnection: ~Copyable {
       preconditionFailure("SELECT now() returned no row")
     }
     return now
+  }
+
+  /// Waits until a notification (`NOTIFY`, `pg_notify`) of a channel this connection listens
+  /// to (`LISTEN`) arrives, at most `timeout`, without polling the database: `PQconsumeInput`
+  /// and `PQnotifies` each time `poll` finds the connection's socket (`PQsocket`) readable.
+  ///
+  /// A notification that arrived during an earlier statement is returned at once. The server
+  /// delivers a notification when the transaction that sent it commits; one sent while this
+  /// connection was lost is never delivered, so a waiter looks for work after each timeout too.
+  ///
+  /// - Parameter timeout: the longest wait (zero: only what already arrived).
+  /// - Returns: the oldest notification not yet returned, or nil when none came in time.
+  /// - Throws: `JobsDBError.unreachable` when the connection is lost.
+  public func notification(within timeout: Duration) throws(JobsDBError) -> JobsDBNotification? {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: timeout)
+    while true {
+      guard PQconsumeInput(raw) == 1 else { throw lost() }
+      if let notice = PQnotifies(raw) {
+        defer { PQfreemem(notice) }
+        return JobsDBNotification(
+          channel: String(cString: notice.pointee.relname),
+          payload: String(cString: notice.pointee.extra), sender: Int(notice.pointee.be_pid))
+      }
+      let left = clock.now.duration(to: deadline)
+      if left <= .zero { return nil }
+      var socket = pollfd(fd: PQsocket(raw), events: Int16(POLLIN), revents: 0)
+      guard socket.fd >= 0 else { throw lost() }
+      // Whole milliseconds, rounded up: a wait never ends before its deadline.
+      let milliseconds = Int32(min((left / .milliseconds(1)).rounded(.up), 1e9))
+      if poll(&socket, 1, milliseconds) < 0 && errno != EINTR {
+        throw .unreachable(url: address.shown, reason: "poll failed: errno \(errno)")
+      }
+    }
+  }
+
+  /// `.unreachable` with libpq's last error on this connection.
+  private func lost() -> JobsDBError {
+    .unreachable(
+      url: address.shown,
+      reason: address.scrub(Self.oneLine(String(cString: PQerrorMessage(raw)))))
   }
 
   /// The server's latest notices on this connection, oldest first (at most

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintJobsDB: the job queue several replicas share in the `jobs` table: jobs enqueued (with
+// their `Idempotency-Key`), claimed one at a time with `FOR UPDATE SKIP LOCKED` under a lease
+// the database's clock measures, renewed, ended by their lease's owner alone, taken over when
+// the lease expires; `NOTIFY` wakes idle replicas.
+
+/// A job's state in the `jobs` table.
+public enum JobsDBJobState: String, Sendable, CaseIterable {
+  /// Waiting for a replica to claim it.
+  case queued
+  /// Leased to a replica (`JobsDBJob.leaseOwner`), which runs it; claimable again once its
+  /// lease has expired.
+  case running
+  /// Ended: made what it had to.
+  case done
+  /// Ended: failed.
+  case failed
+  /// Ended: canceled before or while it ran.
+  case canceled
+
+  /// Whether the job has ended (`done`, `failed`, `canceled`): nothing changes it any more.
+  public var isFinal: Bool { self != .queued && self != .running }
+}
+
+/// One row of the `jobs` table, as the queue's statements return it.
+public struct JobsDBJob: Sendable, Equatable {
+  /// The job's identifier, the caller's.
+  public let id: String
+  /// Its place in the queue: the acceptance order.
+  public let number: Int
+  /// What it is (`batch`, `order`...): the caller's.
+  public let kind: String
+  public let state: JobsDBJobState
+  /// Its record, a JSON object as PostgreSQL's `jsonb` writes it back (keys sorted by length
+  /// then bytes, one space after `:` and `,`).
+  public let record: String
+  /// How many times it was claimed: 1 for its first run, each takeover one more.
+  public let attempts: Int
+  /// The replica that holds its lease; nil unless it is running.
+  public let leaseOwner: String?
+  /// When its lease ends, in seconds since 1970 by the database's clock; nil unless running.
+  public let leaseUntil: Double?
+  /// Whether a cancel was asked while it ran: its lease's owner ends it as `canceled`.
+  public let cancelRequested: Bool
+}
+
+/// What `enqueue` did.
+public struct JobsDBEnqueued: Sendable, Equatable {
+  /// The job: the new one, or the one its `Idempotency-Key` made before.
+  public let job: JobsDBJob
+  /// Whether the job was made by an earlier request with the same key and fingerprint (and
+  /// none was made now).
+  public let replayed: Bool
+}
+
+/// An `Idempotency-Key` and the fingerprint of the request that carries it.
+public struct JobsDBIdempotency: Sendable, Equatable {
+  /// The client's key.
+  public let key: String
+  /// What identifies the request (a digest of its route, parameters and parts, say): the same
+  /// key with another fingerprint is another request.
+  public let fingerprint: String
+
+  public init(key: String, fingerprint: String) {
+    self.key = key
+    self.fingerprint = fingerprint
+  }
+}
+
+/// How many jobs wait and run, read from the database (for `/metrics`).
+public struct JobsDBDepth: Sendable, Equatable {
+  /// Jobs waiting to be claimed for the first time, or handed back.
+  public let queued: Int
+  /// Jobs running under a lease that has not expired.
+  public let running: Int
+  /// Jobs running under a lease that has expired (their replica stopped renewing it): claimable
+  /// again.
+  public let expired: Int
+}
+
+/// A notification a listening connection received (`JobsDBConnection.notification(within:)`).
+public struct JobsDBNotification: Sendable, Equatable {
+  /// The channel it was sent on.
+  public let channel: String
+  /// Its payload (a job's id, on `JobsDBConnection.queueChannel`).
+  public let payload: String
+  /// The process id of the server session that sent it.
+  public let sender: Int
+}
+
+extension JobsDBConnection {
+  /// The channel `enqueue` and `release` notify with the job's id, which `listen` listens to.
+  public static let queueChannel = "imprint_jobs"
+
+  /// The columns the queue's statements return, read by `JobsDBJob.init(row:)`.
+  private static let jobColumns = """
+    id, number, kind, state, record::text AS record, attempts, lease_owner,
+    extract(epoch FROM lease_until)::float8 AS lease_until, cancel_requested
+    """
+
+  /// A lease's length as the SQL of an interval from parameter `$index` (seconds, a
+  /// `float8`).
+  private static func interval(_ index: Int) -> String {
+    "$\(index)::float8 * interval '1 second'"
+  }
+
+  /// Adds job `id` of `kind` with `record` to the queue and notifies `queueChannel`, in one
+  /// transaction; with `idempotency`, the key is recorded with the job in it.
+  ///
+  /// A key already recorded with the same fingerprint makes no job: its job is returned
+  /// (`replayed`). Two requests with one key at the same moment are served in turn (the key's
+  /// row is locked until the first commits).
+  ///
+  /// - Parameters:
+  ///   - id: the job's identifier (unique).
+  ///   - kind: what the job is.
+  ///   - record: a JSON object, the job's record.
+  ///   - idempotency: the request's `Idempotency-Key` and fingerprint, when it has one.
+  /// - Returns: the job, new or replayed.
+  /// - Throws: `JobsDBError.idempotencyKeyReused` for a key recorded with another fingerprint;
+  ///   `.idempotencyKeyInUse` for one whose job is not made yet; `.idempotentJobGone` for one
+  ///   whose job was removed; `.query` when the id is taken (SQLSTATE 23505) or `record` is
+  ///   not JSON (22P02); `.unreachable`.
+  @discardableResult
+  public func enqueue(
+    id: String, kind: String, record: String = "{}", idempotency: JobsDBIdempotency? = nil
+  ) throws(JobsDBError) -> JobsDBEnqueued {
+    try transaction { () throws(JobsDBError) -> JobsDBEnqueued in
+      if let idempotency {
+        let claimed = try query(
+          """
+          INSERT INTO idempotency_keys (key, fingerprint, job_id) VALUES ($1, $2, $3)
+          ON CONFLICT (key) DO NOTHING
+          """, [idempotency.key, idempotency.fingerprint, id])
+        if claimed.changed == 0 { return try replay(idempotency) }
+      }
+      let made = try query(
+        "INSERT INTO jobs (id, kind, record) VALUES ($1, $2, $3::jsonb) RETURNING "
+          + Self.jobColumns, [id, kind, record])
+      try query("SELECT pg_notify($1, $2)", [Self.queueChannel, id])
+      guard let job = try Self.job(made) else { preconditionFailure("INSERT returned no row") }
+      return JobsDBEnqueued(job: job, replayed: false)
+    }
+  }
+
+  /// The job an earlier request with `idempotency`'s key made, inside `enqueue`'s transaction.
+  private func replay(_ idempotency: JobsDBIdempotency) throws(JobsDBError) -> JobsDBEnqueued {
+    let key = idempotency.key
+    let recorded = try query(
+      "SELECT fingerprint, job_id FROM idempotency_keys WHERE key = $1", [key]
+    ).rows.first
+    guard let recorded, let job = recorded.string("job_id") else {
+      throw .idempotencyKeyInUse(key: key)
+    }
+    guard recorded.string("fingerprint") == idempotency.fingerprint else {
+      throw .idempotencyKeyReused(key: key, job: job)
+    }
+    guard let made = try self.job(id: job) else { throw .idempotentJobGone(key: key, job: job) }
+    return JobsDBEnqueued(job: made, replayed: true)
+  }
+
+  /// Job `id` as the database has it now; nil when there is none.
+  ///
+  /// - Throws: `JobsDBError.unreachable`, `.query`.
+  public func job(id: String) throws(JobsDBError) -> JobsDBJob? {
+    try Self.job(query("SELECT " + Self.jobColumns + " FROM jobs WHERE id = $1", [id]))
+  }
+
+  /// Claims the oldest job that waits (queued, or running under an expired lease: its replica
+  /// stopped) for replica `owner`, in one statement: the row is locked with `FOR UPDATE SKIP
+  /// LOCKED`, so that replicas claiming at once each get another job, and marked running, its
+  /// lease `owner`'s until the database's `now()` plus `lease`, its attempts one more.
+  ///
+  /// A job taken over resumes where its files say (the caller's). One whose cancel was asked
+  /// (`cancelRequested`) is ended as `canceled` by its new owner.
+  ///
+  /// - Parameters:
+  ///   - owner: the replica's name, unique among replicas.
+  ///   - lease: how long the lease lasts unless renewed.
+  /// - Returns: the job claimed, or nil when none waits.
+  /// - Throws: `JobsDBError.unreachable`, `.query`.
+  public func claim(owner: String, lease: Duration) throws(JobsDBError) -> JobsDBJob? {
+    try Self.job(
+      query(
+        """
+        UPDATE jobs SET state = 'running', lease_owner = $1, lease_until = now() + \
+        \(Self.interval(2)), attempts = attempts + 1, started_at = coalesce(started_at, now())
+        WHERE id = (
+          SELECT id FROM jobs
+          WHERE state = 'queued' OR (state = 'running' AND lease_until < now())
+          ORDER BY number LIMIT 1 FOR UPDATE SKIP LOCKED)
+        RETURNING
+        """ + " " + Self.jobColumns, [owner, Self.seconds(lease)]))
+  }
+
+  /// Extends `owner`'s lease of job `id` to the database's `now()` plus `lease`, while `owner`
+  /// holds it (it has not expired).
+  ///
+  /// - Returns: the job, with its new `leaseUntil` and whether its cancel was asked.
+  /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease, or
+  ///   that lease expired (even if no replica took it over yet); `.unreachable`, `.query`.
+  @discardableResult
+  public func renew(id: String, owner: String, lease: Duration) throws(JobsDBError) -> JobsDBJob {
+    let renewed = try query(
+      """
+      UPDATE jobs SET lease_until = now() + \(Self.interval(3))
+      WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND lease_until >= now()
+      RETURNING
+      """ + " " + Self.jobColumns, [id, owner, Self.seconds(lease)])
+    guard let job = try Self.job(renewed) else { throw .leaseLost(job: id, owner: owner) }
+    return job
+  }
+
+  /// Ends job `id` as `state` (`done`, `failed` or `canceled`), by its lease's owner alone.
+  ///
+  /// Its record is replaced by `record` when given, its lease released. A lease that expired
+  /// but that no replica took over is still `owner`'s; one taken over is not, and the new
+  /// owner's result stands.
+  ///
+  /// - Returns: the job ended.
+  /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease;
+  ///   `.query` for a `record` that is not JSON; `.unreachable`.
+  @discardableResult
+  public func finish(id: String, owner: String, as state: JobsDBJobState, record: String? = nil)
+    throws(JobsDBError) -> JobsDBJob
+  {
+    precondition(state.isFinal, "a job ends done, failed or canceled, not \(state)")
+    let ended = try query(
+      """
+      UPDATE jobs SET state = $3, record = coalesce($4::jsonb, record), finished_at = now(),
+        lease_owner = NULL, lease_until = NULL
+      WHERE id = $1 AND state = 'running' AND lease_owner = $2
+      RETURNING
+      """ + " " + Self.jobColumns, [id, owner, state.rawValue, record])
+    guard let job = try Self.job(ended) else { throw .leaseLost(job: id, owner: owner) }
+    return job
+  }
+
+  /// Ends job `id` as `done` (`finish`).
+  @discardableResult
+  public func complete(id: String, owner: String, record: String? = nil) throws(JobsDBError)
+    -> JobsDBJob
+  {
+    try finish(id: id, owner: owner, as: .done, record: record)
+  }
+
+  /// Ends job `id` as `failed` (`finish`).
+  @discardableResult
+  public func fail(id: String, owner: String, record: String? = nil) throws(JobsDBError)
+    -> JobsDBJob
+  {
+    try finish(id: id, owner: owner, as: .failed, record: record)
+  }
+
+  /// Hands job `id` back to the queue (a replica draining): queued again, its lease released, a
+  /// notification sent; by its lease's owner alone.
+  ///
+  /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease;
+  ///   `.unreachable`, `.query`.
+  @discardableResult
+  public func release(id: String, owner: String) throws(JobsDBError) -> JobsDBJob {
+    try transaction { () throws(JobsDBError) -> JobsDBJob in
+      let released = try query(
+        """
+        UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL
+        WHERE id = $1 AND state = 'running' AND lease_owner = $2
+        RETURNING
+        """ + " " + Self.jobColumns, [id, owner])
+      guard let job = try Self.job(released) else { throw .leaseLost(job: id, owner: owner) }
+      try query("SELECT pg_notify($1, $2)", [Self.queueChannel, id])
+      return job
+    }
+  }
+
+  /// Cancels job `id` from any replica: a queued job is `canceled` at once; a running one is
+  /// marked (`cancelRequested`) for its lease's owner, who sees it when it renews and ends the
+  /// job as `canceled`; an ended job is left as it is.
+  ///
+  /// - Returns: the job after the cancel.
+  /// - Throws: `JobsDBError.jobNotFound` when there is no job `id`; `.unreachable`, `.query`.
+  @discardableResult
+  public func cancel(id: String) throws(JobsDBError) -> JobsDBJob {
+    let canceled = try query(
+      """
+      UPDATE jobs SET
+        cancel_requested = cancel_requested OR state IN ('queued', 'running'),
+        state = CASE WHEN state = 'queued' THEN 'canceled' ELSE state END,
+        finished_at = CASE WHEN state = 'queued' THEN now() ELSE finished_at END
+      WHERE id = $1
+      RETURNING
+      """ + " " + Self.jobColumns, [id])
+    guard let job = try Self.job(canceled) else { throw .jobNotFound(id: id) }
+    return job
+  }
+
+  /// The queue's depth now, by the database's clock (one statement).
+  ///
+  /// - Throws: `JobsDBError.unreachable`, `.query`.
+  public func depth() throws(JobsDBError) -> JobsDBDepth {
+    let row = try query(
+      """
+      SELECT count(*) FILTER (WHERE state = 'queued') AS queued,
+        count(*) FILTER (WHERE state = 'running' AND lease_until >= now()) AS running,
+        count(*) FILTER (WHERE state = 'running' AND lease_until < now()) AS expired
+      FROM jobs WHERE state IN ('queued', 'running')
+      """
+    ).rows.first
+    guard let row else { preconditionFailure("SELECT count(*) returned no row") }
+    return JobsDBDepth(
+      queued: try row.int("queued") ?? 0, running: try row.int("running") ?? 0,
+      expired: try row.int("expired") ?? 0)
+  }
+
+  /// Listens to `queueChannel` (`LISTEN`), so that `notification(within:)` wakes when a job is
+  /// enqueued or handed back.
+  ///
+  /// - Throws: `JobsDBError.unreachable`, `.query`.
+  public func listen() throws(JobsDBError) {
+    // A channel is an identifier, which a parameter cannot be: the constant, quoted.
+    try query("LISTEN \"\(Self.queueChannel)\"")
+  }
+
+  /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+  private func transaction<T>(_ body: () throws(JobsDBError) -> T) throws(JobsDBError) -> T {
+    try query("BEGIN")
+    do {
+      let value = try body()
+      try query("COMMIT")
+      return value
+    } catch {
+      // The first error is the one to report; a rollback that fails too (the connection is
+      // gone) ends the transaction as surely.
+      _ = try? query("ROLLBACK")
+      throw error
+    }
+  }
+
+  /// `duration` in seconds, as the lease's parameter.
+  private static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+  }
+
+  /// The job of the first row of `result`; nil when it has none.
+  private static func job(_ result: JobsDBResult) throws(JobsDBError) -> JobsDBJob? {
+    guard let row = result.rows.first else { return nil }
+    let stateText = row.string("state") ?? "NULL"
+    guard let state = JobsDBJobState(rawValue: stateText) else {
+      throw .value(column: "state", text: stateText, expected: "a job's state")
+    }
+    // The other columns are NOT NULL.
+    let id = row.string("id") ?? ""
+    let kind = row.string("kind") ?? ""
+    let record = row.string("record") ?? "{}"
+    let number = try row.int("number") ?? 0
+    let attempts = try row.int("attempts") ?? 0
+    let cancel = try row.bool("cancel_requested") ?? false
+    return JobsDBJob(
+      id: id, number: number, kind: kind, state: state, record: record, attempts: attempts,
+      leaseOwner: row.string("lease_owner"), leaseUntil: try row.double("lease_until"),
+      cancelRequested: cancel)
+  }
+}
