@@ -109,7 +109,8 @@ extension JobsDBConnection {
   ///
   /// A key already recorded with the same fingerprint makes no job: its job is returned
   /// (`replayed`). Two requests with one key at the same moment are served in turn (the key's
-  /// row is locked until the first commits).
+  /// row is locked until the first commits). Runs its own transaction: not inside one the
+  /// caller began.
   ///
   /// - Parameters:
   ///   - id: the job's identifier (unique).
@@ -252,8 +253,10 @@ extension JobsDBConnection {
     try finish(id: id, owner: owner, as: .failed, record: record)
   }
 
-  /// Hands job `id` back to the queue (a replica draining): queued again, its lease released, a
-  /// notification sent; by its lease's owner alone.
+  /// Hands job `id` back to the queue (a replica draining), by its lease's owner alone.
+  ///
+  /// The job is queued again, its lease released, its attempts kept, a notification sent. Runs
+  /// its own transaction, as `enqueue`.
   ///
   /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease;
   ///   `.unreachable`, `.query`.
@@ -321,6 +324,8 @@ extension JobsDBConnection {
   }
 
   /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+  ///
+  /// Not inside a transaction the caller began (`BEGIN`): its `COMMIT` would end that one.
   private func transaction<T>(_ body: () throws(JobsDBError) -> T) throws(JobsDBError) -> T {
     try query("BEGIN")
     do {

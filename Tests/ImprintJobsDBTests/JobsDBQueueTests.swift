@@ -160,6 +160,15 @@ struct JobsDBQueueTests {
     // The lease's end is the database's epoch, whatever this process's clock says: it is only
     // ever compared with now() in SQL (`claim`, `renew`, `depth`).
     #expect(abs(renewed.leaseUntil! - (try db.now()) - 90) < 5)
+    // A replica's clock a minute ahead or behind changes nothing, since the module never reads
+    // one: no wall clock in its sources (ContinuousClock, for a wait's timeout, is monotonic).
+    let folder = repositoryRoot + "/Sources/ImprintJobsDB"
+    for file in try FileManager.default.contentsOfDirectory(atPath: folder) {
+      let text = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
+      for wall in ["Date(", "Date.now", "timeIntervalSince1970", "gettimeofday", "clock_gettime"] {
+        #expect(!text.contains(wall), "\(file) reads the replica's clock (\(wall))")
+      }
+    }
   }
 
   @Test("an Idempotency-Key makes one job: the same request gets it, another is refused")
