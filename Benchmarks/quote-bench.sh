@@ -23,10 +23,12 @@ median() { # NAME command...: median wall seconds of 5 runs
   for r in 1 2 3 4 5; do /usr/bin/time -f "%e" -o "$work/$name.$r" "$@" >/dev/null 2>&1; done
   sort -n "$work/$name".? | sed -n 3p
 }
-quote=$(median quote "$imprint" quote "$work/order.json" --prices "$root/examples/prices-usd.json" --json)
+# The order names the corpus files by absolute paths, outside its own folder: --files-root /
+# confines them to the whole tree, as an operator quoting local files would.
+quote=$(median quote "$imprint" quote "$work/order.json" --prices "$root/examples/prices-usd.json" --files-root / --json)
 inspect=$(median inspect "$imprint" inspect --json "${files[@]}")
 pdfinfo=$(median pdfinfo bash -c 'for f in "$@"; do pdfinfo "$f"; done' _ "${files[@]}")
-"$imprint" quote "$work/order.json" --prices "$root/examples/prices-usd.json" --json >"$work/quote.json"
+"$imprint" quote "$work/order.json" --prices "$root/examples/prices-usd.json" --files-root / --json >"$work/quote.json"
 python3 - "$quote" "$inspect" "$pdfinfo" "$work/quote.json" "${#files[@]}" <<'PY'
 import json, sys
 q, i, p = map(float, sys.argv[1:4])
