@@ -317,8 +317,9 @@ public struct CardPDFWriter: ~Copyable {
   ///   - options: bleed and crop marks.
   ///   - title: the document title (a card's @handle, or the job's name).
   ///   - path: the file to write as pages are added; in memory when nil.
-  ///   - labelForms: whether each fixed label is written once as a form that every card refers
-  ///     to (the default, for files of many cards); off for one card.
+  ///   - labelForms: whether each fixed label, and each run of what every card of the design
+  ///     shows (background, bands, labels: `CardRenderer.draw`), is written once as a form that
+  ///     every card refers to (the default, for files of many cards); off for one card.
   /// - Throws: `FileError.unwritable` when `path` cannot be created; `GraphicsError.cairo`.
   public init(
     template: CardTemplate, options: CardOptions, title: String, path: String? = nil,
@@ -327,7 +328,7 @@ public struct CardPDFWriter: ~Copyable {
     size = CardMaker.pageSize(template, options: options)
     document = try VectorDocument(
       format: .pdf, size: size, metadata: DocumentMetadata(title: title, creator: "Imprint"),
-      fonts: options.fonts, path: path, labelForms: labelForms)
+      fonts: options.fonts, path: path, labelForms: labelForms, layerForms: labelForms)
     self.template = template
     self.options = options
   }

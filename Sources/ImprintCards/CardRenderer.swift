@@ -36,8 +36,41 @@ public enum CardRenderer {
   static let pointsPerMM = 72 / 25.4
 
   /// Draws `layout` with the trim box's top-left corner at (`originX`, `originY`) points.
+  ///
+  /// On a page of a PDF of many cards (`CardPDFWriter`), each run of the design's fixed items
+  /// (the background, bands, rules, fixed labels and images: what every card of the design
+  /// shows) is a layer drawn once per document (`Canvas.drawLayer`), which every page refers to.
   static func draw(
     _ layout: CardLayout, on canvas: borrowing Canvas, originX: Double, originY: Double
+  ) throws {
+    guard canvas.recordsLayers else {
+      for item in layout.items { try draw(item, on: canvas, originX: originX, originY: originY) }
+      return
+    }
+    var index = layout.items.startIndex
+    while index < layout.items.endIndex {
+      var end = index
+      while end < layout.items.endIndex, FixedLayer.part(layout.items[end]) != nil { end += 1 }
+      if end - index < 2 {
+        // A lone fixed label is a form already; a lone shape costs less drawn in place.
+        try draw(layout.items[index], on: canvas, originX: originX, originY: originY)
+        index += 1
+        continue
+      }
+      let items = layout.items[index..<end]
+      let layer = FixedLayer(items)
+      try canvas.drawLayer(
+        key: layer.key, keeping: layer.bitmaps, bounds: layer.bounds, x: originX, y: originY
+      ) { inner in
+        for item in items { try draw(item, on: inner, originX: 0, originY: 0) }
+      }
+      index = end
+    }
+  }
+
+  /// Draws one item with the trim box's top-left corner at (`originX`, `originY`) points.
+  private static func draw(
+    _ item: LaidOutItem, on canvas: borrowing Canvas, originX: Double, originY: Double
   ) throws {
     let k = pointsPerMM
     func rect(_ box: Box) -> Rect {
@@ -45,64 +78,151 @@ public enum CardRenderer {
         x: originX + box.x * k, y: originY + box.y * k, width: box.width * k, height: box.height * k
       )
     }
-    for item in layout.items {
-      switch item {
-      case .background(let color, let box):
-        canvas.fill(rect(box), color: color)
-      case .backgroundImage(let bitmap, let box):
-        try canvas.draw(bitmap, in: rect(box), fit: .cover)
-      case .text(let block, let box, let top, _, let repeated):
-        // The block's width is the box's, so alignment holds whatever size it was fitted at.
-        if repeated {
-          try canvas.drawRepeated(block, x: originX + box.x * k, y: originY + top * k)
-        } else {
-          try canvas.draw(block, x: originX + box.x * k, y: originY + top * k)
-        }
-      case .photo(let bitmap, let element):
-        let target = rect(element.box)
-        canvas.save()
+    switch item {
+    case .background(let color, let box):
+      canvas.fill(rect(box), color: color)
+    case .backgroundImage(let bitmap, let box):
+      try canvas.draw(bitmap, in: rect(box), fit: .cover)
+    case .text(let block, let box, let top, _, let repeated):
+      // The block's width is the box's, so alignment holds whatever size it was fitted at.
+      if repeated {
+        try canvas.drawRepeated(block, x: originX + box.x * k, y: originY + top * k)
+      } else {
+        try canvas.draw(block, x: originX + box.x * k, y: originY + top * k)
+      }
+    case .photo(let bitmap, let element):
+      let target = rect(element.box)
+      canvas.save()
+      switch element.mask {
+      case .none: canvas.addRect(target)
+      case .circle: canvas.addEllipse(in: target)
+      case .rounded: canvas.addRoundedRect(target, radius: element.cornerRadius * k)
+      }
+      canvas.clip()
+      try canvas.draw(bitmap, in: target, fit: element.fit)
+      canvas.restore()
+      if let border = element.borderColor, element.borderWidth > 0 {
         switch element.mask {
         case .none: canvas.addRect(target)
         case .circle: canvas.addEllipse(in: target)
         case .rounded: canvas.addRoundedRect(target, radius: element.cornerRadius * k)
         }
-        canvas.clip()
-        try canvas.draw(bitmap, in: target, fit: element.fit)
-        canvas.restore()
-        if let border = element.borderColor, element.borderWidth > 0 {
-          switch element.mask {
-          case .none: canvas.addRect(target)
-          case .circle: canvas.addEllipse(in: target)
-          case .rounded: canvas.addRoundedRect(target, radius: element.cornerRadius * k)
-          }
-          canvas.stroke(width: element.borderWidth * k, color: border)
-        }
-      case .qr(let matrix, let element):
-        // One pixel a module, scaled without smoothing: pure black squares, and a few hundred
-        // bytes in a PDF instead of a path of hundreds of rectangles.
-        try canvas.draw(
-          matrix.bitmap(quietZone: element.quietZone),
-          in: rect(Box(x: element.x, y: element.y, width: element.size, height: element.size)),
-          fit: .contain, smooth: false)
-      case .rect(let element):
-        let target = rect(element.box)
-        if let fill = element.fill {
-          canvas.addRoundedRect(target, radius: element.cornerRadius * k)
-          canvas.setColor(fill)
-          canvas.fill()
-        }
-        if let stroke = element.stroke, element.strokeWidth > 0 {
-          canvas.addRoundedRect(target, radius: element.cornerRadius * k)
-          canvas.stroke(width: element.strokeWidth * k, color: stroke)
-        }
-      case .line(let line):
-        canvas.line(
-          from: (originX + line.x1 * k, originY + line.y1 * k),
-          to: (originX + line.x2 * k, originY + line.y2 * k), width: line.width * k,
-          color: line.color)
-      case .image(let bitmap, let element):
-        try canvas.draw(bitmap, in: rect(element.box), fit: element.fit)
+        canvas.stroke(width: element.borderWidth * k, color: border)
       }
+    case .qr(let matrix, let element):
+      // One pixel a module, scaled without smoothing: pure black squares, and a few hundred
+      // bytes in a PDF instead of a path of hundreds of rectangles.
+      try canvas.draw(
+        matrix.bitmap(quietZone: element.quietZone),
+        in: rect(Box(x: element.x, y: element.y, width: element.size, height: element.size)),
+        fit: .contain, smooth: false)
+    case .rect(let element):
+      let target = rect(element.box)
+      if let fill = element.fill {
+        canvas.addRoundedRect(target, radius: element.cornerRadius * k)
+        canvas.setColor(fill)
+        canvas.fill()
+      }
+      if let stroke = element.stroke, element.strokeWidth > 0 {
+        canvas.addRoundedRect(target, radius: element.cornerRadius * k)
+        canvas.stroke(width: element.strokeWidth * k, color: stroke)
+      }
+    case .line(let line):
+      canvas.line(
+        from: (originX + line.x1 * k, originY + line.y1 * k),
+        to: (originX + line.x2 * k, originY + line.y2 * k), width: line.width * k,
+        color: line.color)
+    case .image(let bitmap, let element):
+      try canvas.draw(bitmap, in: rect(element.box), fit: element.fit)
+    }
+  }
+
+  /// A run of a design's fixed items as a layer: its key, the bitmaps the key names, and
+  /// what it covers.
+  private struct FixedLayer {
+    /// One fixed item, as the layer's key holds it.
+    enum Part: Hashable {
+      case background(Color, Box)
+      /// A bitmap named by its pixels' storage, which the layer keeps alive.
+      case backgroundImage(UInt, Box)
+      case text(TextBlock, Box, top: Double)
+      case rect(RectElement)
+      case line(LineElement)
+      case image(UInt, ImageElement)
+    }
+
+    var key: [Part] = []
+    var bitmaps: [Bitmap] = []
+    var bounds = Rect(x: 0, y: 0, width: 0, height: 0)
+
+    /// `item` as a part of a fixed layer; nil for what changes from card to card (the photo,
+    /// texts with the profile's fields, codes).
+    static func part(_ item: LaidOutItem) -> Part? {
+      switch item {
+      case .background(let color, let box): .background(color, box)
+      case .backgroundImage(let bitmap, let box): .backgroundImage(storage(bitmap), box)
+      case .text(let block, let box, let top, _, let repeated):
+        repeated ? .text(block, box, top: top) : nil
+      case .rect(let element): .rect(element)
+      case .line(let element): .line(element)
+      case .image(let bitmap, let element): .image(storage(bitmap), element)
+      case .photo, .qr: nil
+      }
+    }
+
+    /// The address of `bitmap`'s pixels: the same storage is the same image (the pixels are
+    /// never changed in place), as long as it is alive.
+    private static func storage(_ bitmap: Bitmap) -> UInt {
+      bitmap.pixels.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+    }
+
+    init(_ items: ArraySlice<LaidOutItem>) {
+      let k = CardRenderer.pointsPerMM
+      var minX = Double.infinity
+      var minY = Double.infinity
+      var maxX = -Double.infinity
+      var maxY = -Double.infinity
+      // What an item may cover, in millimetres from the trim's corner: its box, with room for
+      // a stroke's half width or a text's overhanging ink.
+      func cover(_ box: Box, margin: Double) {
+        minX = min(minX, box.x - margin)
+        minY = min(minY, box.y - margin)
+        maxX = max(maxX, box.x + box.width + margin)
+        maxY = max(maxY, box.y + box.height + margin)
+      }
+      for item in items {
+        guard let part = Self.part(item) else { continue }
+        key.append(part)
+        switch item {
+        case .background(_, let box): cover(box, margin: 0)
+        case .backgroundImage(let bitmap, let box):
+          bitmaps.append(bitmap)
+          cover(box, margin: 0)
+        case .text(let block, let box, let top, let metrics, _):
+          // The label's own form allows one em on each side of its block.
+          let em = block.style.size / k
+          cover(
+            Box(
+              x: box.x, y: top, width: max(block.width ?? metrics.width, metrics.width) / k,
+              height: metrics.height / k), margin: em)
+          cover(box, margin: 0)
+        case .rect(let element): cover(element.box, margin: element.strokeWidth)
+        case .line(let line):
+          cover(
+            Box(
+              x: min(line.x1, line.x2), y: min(line.y1, line.y2), width: abs(line.x2 - line.x1),
+              height: abs(line.y2 - line.y1)), margin: line.width)
+        case .image(let bitmap, let element):
+          bitmaps.append(bitmap)
+          cover(element.box, margin: 0)
+        case .photo, .qr: break
+        }
+      }
+      // A point more all round: an edge drawn on the form's box would be antialiased twice
+      // (poppler shades its pixels differently from the same edge drawn in place).
+      bounds = Rect(
+        x: minX * k - 1, y: minY * k - 1, width: (maxX - minX) * k + 2,
+        height: (maxY - minY) * k + 2)
     }
   }
 

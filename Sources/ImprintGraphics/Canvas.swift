@@ -255,6 +255,64 @@ public struct Canvas: ~Copyable {
     cairo_restore(cr)
   }
 
+  /// Whether `drawLayer` records layers as forms here: a PDF page of a document made with
+  /// `layerForms` on.
+  public var recordsLayers: Bool { forms?.recordsLayers == true }
+
+  /// Draws a layer that many pages of the document show unchanged (a card design's background,
+  /// bands and fixed labels), its origin at (`x`, `y`).
+  ///
+  /// When `recordsLayers`, the layer is drawn once per document into a recording surface,
+  /// which the PDF writes once as a form that every page refers to; the next call with an equal
+  /// `key` only refers to it. Elsewhere `body` draws in place, the origin moved.
+  ///
+  /// - Parameters:
+  ///   - key: what the layer shows: equal keys must draw the same.
+  ///   - keeping: values `key` depends on staying alive while the layer is kept (the bitmaps
+  ///     a key names by their storage).
+  ///   - bounds: what the layer may cover, from its origin; drawing outside is cut.
+  ///   - x: where the layer's origin goes.
+  ///   - y: where the layer's origin goes.
+  ///   - body: draws the layer from its origin.
+  /// - Throws: what `body` throws; `GraphicsError.cairo` when cairo cannot record.
+  public func drawLayer(
+    key: AnyHashable, keeping: [any Sendable] = [], bounds: Rect, x: Double, y: Double,
+    _ body: (borrowing Canvas) throws -> Void
+  ) throws {
+    guard let forms, forms.recordsLayers else {
+      cairo_save(cr)
+      cairo_translate(cr, x, y)
+      try body(self)
+      cairo_restore(cr)
+      return
+    }
+    let layer: OpaquePointer
+    if let found = forms.layers[key] {
+      layer = found.surface
+    } else {
+      var extents = cairo_rectangle_t(
+        x: bounds.x, y: bounds.y, width: bounds.width, height: bounds.height)
+      guard let recording = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents)
+      else { preconditionFailure("cairo returned a NULL surface") }
+      LiveHandles.opened("cairo_surface_t", in: forms.handleScope)
+      do {
+        let inner = Canvas(surface: recording, engine: engine)
+        try body(inner)
+        try inner.check("recording a layer")
+      } catch {
+        cairo_surface_destroy(recording)
+        LiveHandles.closed("cairo_surface_t", in: forms.handleScope)
+        throw error
+      }
+      forms.layers[key] = (recording, keeping)
+      layer = recording
+    }
+    cairo_save(cr)
+    cairo_set_source_surface(cr, layer, x, y)
+    cairo_paint(cr)
+    cairo_restore(cr)
+  }
+
   /// Measures `block`.
   ///
   /// - Throws: `GraphicsError.fontsUnavailable`.
@@ -355,9 +413,13 @@ extension Bitmap {
 /// Owned by one document and used only by the thread drawing it.
 final class TextForms {
   var surfaces: [TextBlock: OpaquePointer] = [:]
+  /// The recorded layers (`Canvas.drawLayer`), with the values their keys depend on.
+  var layers: [AnyHashable: (surface: OpaquePointer, keeping: [any Sendable])] = [:]
   /// Whether labels are recorded as forms; false: drawn in place (`VectorDocument`'s
   /// `labelForms`).
   var recordsLabels = true
+  /// Whether `Canvas.drawLayer` records layers as forms (`VectorDocument`'s `layerForms`).
+  var recordsLayers = false
   /// The scope its recorded surfaces are counted in: the one bound when it was made.
   let handleScope = LiveHandles.scope
   /// The image surfaces of the last few JPEG photos drawn, by content identity.
@@ -375,7 +437,7 @@ final class TextForms {
   }
 
   deinit {
-    for surface in surfaces.values {
+    for surface in surfaces.values + layers.values.map(\.surface) {
       cairo_surface_destroy(surface)
       LiveHandles.closed("cairo_surface_t", in: handleScope)
     }

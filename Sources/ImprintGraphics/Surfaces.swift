@@ -113,11 +113,16 @@ public struct VectorDocument: ~Copyable {
   ///     disk fails the page or `finish()` that meets it.
   ///   - labelForms: whether `Canvas.drawRepeated` records each label once as a form (PDF
   ///     only); off for a document that shows each label once, where a form is only cost.
+  ///   - layerForms: whether `Canvas.drawLayer` records each layer once as a form (PDF only):
+  ///     for pages that each show the same layer at the same scale, unclipped. Off, a layer
+  ///     is drawn in place: on sheets, where each card is clipped to its cell, an edge of a
+  ///     layer's form on the cell's edge is antialiased differently from the same edge in place.
   /// - Throws: `FileError.unwritable` when `path` cannot be created; `GraphicsError.cairo` when
   ///   cairo cannot create the surface.
   public init(
     format: VectorFormat, size: Size, metadata: DocumentMetadata = DocumentMetadata(),
-    fonts: FontLibrary? = nil, path: String? = nil, labelForms: Bool = true
+    fonts: FontLibrary? = nil, path: String? = nil, labelForms: Bool = true,
+    layerForms: Bool = false
   ) throws {
     let sink = ByteSink()
     if let path, format == .pdf {
@@ -164,6 +169,7 @@ public struct VectorDocument: ~Copyable {
     self.engine = ThreadEngine(fonts: fonts)
     handleScope = LiveHandles.opened("cairo_surface_t")
     forms.recordsLabels = labelForms
+    forms.recordsLayers = layerForms && format == .pdf
   }
 
   deinit {

@@ -476,6 +476,55 @@ struct SurfaceTests {
     }
   }
 
+  @Test("a layer drawn on every page is one form in a PDF: shapes as drawn in place, text kept")
+  func layerOnce() throws {
+    let size = Size(width: 200, height: 100)
+    let label = TextBlock("Member", style: TextStyle(family: "DejaVu Sans", size: 9))
+    // Text recorded apart is set with the recording surface's font options (as a label form
+    // is), so pixels are compared on shapes only. The bounds leave room around the drawing: an
+    // edge on the form's box is antialiased twice.
+    func layer(_ canvas: borrowing Canvas, text: Bool) throws {
+      canvas.fill(
+        Rect(x: -5, y: -5, width: 150, height: 30), color: Color(red: 30, green: 78, blue: 140))
+      canvas.line(from: (0, 22), to: (140, 22), width: 0.7, color: .white)
+      if text { try canvas.draw(label, x: 4, y: 6) }
+    }
+    func make(forms: Bool, text: Bool = false) throws -> [UInt8] {
+      let document = try VectorDocument(format: .pdf, size: size, layerForms: forms)
+      for page in 0..<3 {
+        try document.page(size: size) { canvas in
+          try canvas.drawLayer(
+            key: "band", bounds: Rect(x: -8, y: -8, width: 156, height: 36), x: 10, y: 10
+          ) { inner in try layer(inner, text: text) }
+          try canvas.drawText(
+            "card \(page)", style: TextStyle(family: "DejaVu Sans", size: 9), x: 10, y: 60)
+        }
+      }
+      return try document.finish()
+    }
+    let folder = TemporaryFolder()
+    let recorded = try make(forms: true)
+    let inPlace = try make(forms: false)
+    func forms(_ bytes: [UInt8]) -> Int {
+      Data(bytes).ranges(of: Data("/Subtype /Form".utf8)).count
+    }
+    #expect(forms(recorded) == 1 && forms(inPlace) == 0)
+    try Data(recorded).write(to: URL(fileURLWithPath: folder.file("recorded.pdf")))
+    try Data(inPlace).write(to: URL(fileURLWithPath: folder.file("in-place.pdf")))
+    for page in ["1", "3"] {
+      let a = try runTool(
+        "pdftoppm", ["-r", "150", "-f", page, "-l", page, folder.file("recorded.pdf")])
+      let b = try runTool(
+        "pdftoppm", ["-r", "150", "-f", page, "-l", page, folder.file("in-place.pdf")])
+      #expect(a.status == 0 && a.stdout == b.stdout)
+    }
+    let labelled = try make(forms: true, text: true)
+    #expect(forms(labelled) == 1)
+    try Data(labelled).write(to: URL(fileURLWithPath: folder.file("labelled.pdf")))
+    let text = try runTool("pdftotext", [folder.file("labelled.pdf"), "-"]).stdout
+    #expect(text.components(separatedBy: "Member").count == 4, "\(text)")
+  }
+
   @Test("the key repair leaves damaged copies of cairo's output alone or whole, and never crashes")
   func repairDamaged() throws {
     let size = Size(width: 50, height: 50)
