@@ -63,6 +63,20 @@ struct ProfileShapeTests {
     #expect(p.warnings.isEmpty)
   }
 
+  @Test("the chain's naming rule: a warning for each name that breaks it, none otherwise")
+  func accountNames() throws {
+    let valid = ["abc", "a-b1", "harbor-lamp", "a12.bcd", "abc.def.gh1", "abcdefghijklmnop"]
+    let invalid = [
+      "ab", "abcdefghijklmnopq", "1abc", "abc-", "ab.cde", "abc..def", "abc.", "-abc",
+      "ab_c", "abé", "ab\u{301}c", "日本語です", "abc\r\n", "a.bc", ".abc", "abc.de",
+    ]
+    for name in valid + invalid {
+      let json = #"{"name": "\#(name.replacingOccurrences(of: "\r\n", with: "\\r\\n"))"}"#
+      let warned = try profile(json).warnings.contains { $0.contains("naming rule") }
+      #expect(warned == invalid.contains(name), "\(name)")
+    }
+  }
+
   @Test("get_accounts JSON-RPC reply, reputation as a bare number, json_metadata as a string")
   func getAccounts() throws {
     let data = try Data(contentsOf: URL(fileURLWithPath: Self.folder + "sora-park.json"))
