@@ -151,9 +151,7 @@ public struct Canvas: ~Copyable {
     // Names a JPEG by its content, so that a PDF holds each distinct photo once however many
     // cards show it (cairo keys its image objects on this identity).
     let identity = bitmap.jpeg.map { jpeg in
-      var hasher = Hasher()
-      jpeg.withUnsafeBytes { hasher.combine(bytes: $0) }
-      return "jpeg-\(jpeg.count)-\(hasher.finalize())"
+      forms?.identity(of: jpeg) ?? TextForms.identify(jpeg)
     }
     let image: OpaquePointer
     if let identity, let known = forms?.images[identity] {
@@ -424,6 +422,28 @@ final class TextForms {
   let handleScope = LiveHandles.scope
   /// The image surfaces of the last few JPEG photos drawn, by content identity.
   private(set) var images: [String: OpaquePointer] = [:]
+
+  /// The identities of the last few JPEG files drawn, by the address of their bytes (kept
+  /// alive here, so that an address names the same bytes while it is a key).
+  private var identities: [UInt: (identity: String, jpeg: [UInt8])] = [:]
+
+  /// Names a JPEG file by its content.
+  static func identify(_ jpeg: [UInt8]) -> String {
+    var hasher = Hasher()
+    jpeg.withUnsafeBytes { hasher.combine(bytes: $0) }
+    return "jpeg-\(jpeg.count)-\(hasher.finalize())"
+  }
+
+  /// `identify(jpeg)`, hashed once for each array of bytes however many cards show it (the
+  /// photo cache hands every card of a photo the same array).
+  func identity(of jpeg: [UInt8]) -> String {
+    let address = jpeg.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+    if let known = identities[address] { return known.identity }
+    let identity = Self.identify(jpeg)
+    if identities.count >= 16 { identities = [:] }
+    identities[address] = (identity, jpeg)
+    return identity
+  }
 
   /// Keeps a reference to `image` for the next draw of the same photo; at most 16 are kept.
   func remember(_ image: OpaquePointer, as identity: String) {
