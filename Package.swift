@@ -149,9 +149,7 @@ let package = Package(
 
     .target(
       name: "ImprintTestSupport",
-      dependencies: [
-        "ImprintCore", "ImprintGraphics", "ImprintCards", "ImprintHTTP", "ImprintService",
-      ],
+      dependencies: ["ImprintCore", "ImprintGraphics"],
       path: "Tests/ImprintTestSupport"
     ),
     .testTarget(name: "ImprintCoreTests", dependencies: ["ImprintCore", "ImprintTestSupport"]),

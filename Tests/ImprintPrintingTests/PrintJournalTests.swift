@@ -13,7 +13,11 @@ import ImprintTestSupport
 import Testing
 
 /// USD rates on A4, mono and colour.
-private let journalPrices = priceListFixture("usd-a4.json")
+private let journalPrices = #"""
+  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
+   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
+   "paper":{"A4":{"plain":2}}}
+  """#
 
 @Suite(
   "PrintJournal: an order's lines printed once", .liveHandlesChecked, .tags(.slow),

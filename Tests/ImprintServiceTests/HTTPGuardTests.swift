@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: the service against clients that try to hold or confuse it: query
-// parameters and paths that are not text, a body's length given twice (request smuggling),
-// options in both the query and the body, many connections from one address, a head sent a byte
-// at a time (in this process, with the raw client); bodies past the body memory (against
-// `imprint serve`, with Python clients: still to be moved; one measures the server's memory).
+// ImprintServiceTests: `imprint serve` against clients that try to hold or confuse it, with
+// real clients (Python sockets and http.client, curl): many connections from one address, a
+// head sent a byte at a time, query parameters and paths that are not text, a body's length
+// given twice (request smuggling), options in both the query and the body.
 
 import Foundation
-import ImprintCore
 import ImprintTestSupport
 import Testing
+
+/// Runs a Python client script with the server's port as its argument, and reads the JSON
+/// object it prints.
+private func pythonReport(_ script: String, port: Int) throws -> [String: Any] {
+  let client = try runTool("python3", ["-c", script, "\(port)"])
+  try #require(client.status == 0, "\(client.stderr)")
+  return try #require(
+    try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
+}
 
 /// Python: the imports the body tests' clients use, and `read_answer(s)`, which reads an answer
 /// until the server closes the connection and gives its status line, its error code (nil when
@@ -43,97 +50,123 @@ private func bodyLimitedServer(maxBody: Int, bodyMemory: Int) throws -> ServiceP
   .liveHandlesChecked, .serialized)
 struct HTTPGuardTests {
   @Test("connections from one address past --max-connections-per-ip are closed; others get in")
-  func perAddressLimit() async throws {
-    let server = try InProcessService(settings: {
-      $0.maxConnections = 16
-      $0.maxConnectionsPerIp = 8
-    })
-    let port = server.port
+  func perAddressLimit() throws {
+    let server = try ServiceProcess([
+      "--max-connections", "16", "--max-connections-per-ip", "8",
+    ])
     // 30 idle sockets from 127.0.0.2 (the limits count addresses; the probe comes from
     // 127.0.0.1): without the per-address limit they take all 16 places and /healthz waits.
-    let (closed, healthz, metrics) = try await onThread {
-      let held = try (0..<30).map { _ in try RawHTTPConnection(port: port, from: "127.0.0.2") }
-      // The server accepts and closes those past the limit: counted as they close (at most
-      // 20 s on a loaded machine), then once more after a pause for any closed beyond.
-      var closed = Set<Int>()
-      func look() {
-        for (index, socket) in held.enumerated() where !closed.contains(index) {
-          if socket.read(seconds: 0, settle: 0).closed { closed.insert(index) }
-        }
-      }
-      let deadline = Date() + 20
-      while closed.count < 22 && Date() < deadline {
-        look()
-        usleep(100_000)
-      }
-      usleep(500_000)
-      look()
-      // The probe asks on one connection: the open connections the server counts are the 8
-      // it kept, and this one.
-      let probe = try RawHTTPConnection(port: port)
-      probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-      let healthz = probe.read(seconds: 10, settle: 0).answers.first?.status
-      probe.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-      let metrics = probe.read(seconds: 10, settle: 0).answers.first?.text ?? ""
-      withExtendedLifetime(held) {}
-      return (closed.count, healthz, metrics)
-    }
-    #expect(healthz == 200)
+    let script = """
+      import http.client, json, select, socket, sys, time
+      port = int(sys.argv[1])
+      held = []
+      for _ in range(30):
+          s = socket.socket()
+          s.bind(("127.0.0.2", 0))
+          s.connect(("127.0.0.1", port))
+          held.append(s)
+      # The server accepts and closes those past the limit: counted as they close (at most
+      # 20 s on a loaded machine), then once more after a pause for any closed beyond.
+      def gone(s):
+          try:
+              return s.recv(1) == b""
+          except ConnectionResetError:
+              return True
+      closed, deadline = [], time.monotonic() + 20
+      while len(closed) < 22 and time.monotonic() < deadline:
+          ready, _, _ = select.select([s for s in held if s not in closed], [], [], 0.5)
+          closed += [s for s in ready if gone(s)]
+      time.sleep(0.5)
+      ready, _, _ = select.select([s for s in held if s not in closed], [], [], 0)
+      closed = len(closed) + len([s for s in ready if gone(s)])
+      probe = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+      try:
+          probe.request("GET", "/healthz")
+          response = probe.getresponse()
+          status = response.status
+          response.read()
+          # The open connections the server counts: the 8 it kept, and this one.
+          probe.request("GET", "/metrics")
+          text = probe.getresponse().read().decode()
+          gauge = [line for line in text.split("\\n")
+                   if line.startswith("imprint_http_connections ")]
+          connections = float(gauge[0].split()[1]) if gauge else None
+      except Exception as error:
+          status, connections = repr(error), None
+      print(json.dumps({"closed": closed, "healthz": status, "connections": connections}))
+      """
+    let report = try pythonReport(script, port: server.port)
+    #expect(report["healthz"] as? Int == 200, "\(report)")
     // 8 kept, the other 22 closed by the server.
-    #expect(closed == 22)
-    #expect(try PrometheusText(metrics).value("imprint_http_connections") == 9, "\(metrics)")
-    #expect(await server.stop().isComplete)
+    #expect(report["closed"] as? Int == 22, "\(report)")
+    #expect(report["connections"] as? Double == 9, "\(report)")
+    #expect(server.stop().status == 0)
   }
 
   @Test("a head sent a byte at a time is cut after --head-timeout; an idle connection is not")
-  func slowHead() async throws {
-    let server = try InProcessService(settings: {
-      $0.headTimeout = 2
-      $0.connectionTimeout = 60
-      $0.requestTimeout = 60
-    })
-    let port = server.port
-    // Each client trickles one byte every 0.5 s for at most 20 s (the connection is never
-    // idle) and reports whether the server closed it and how many bytes it sent.
-    @Sendable func trickle(_ connection: RawHTTPConnection, limit: Int = 40) -> (
-      closed: Bool, sent: Int
-    ) {
-      for sent in 0..<limit {
-        connection.send("a")
-        if connection.read(seconds: 0.5, settle: 0).closed { return (true, sent + 1) }
-      }
-      return (false, limit)
+  func slowHead() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess([
+      "--head-timeout", "2", "--connection-timeout", "60", "--request-timeout", "60",
+    ])
+    // Each client trickles one byte every 0.5 s for at most 20 s (libmicrohttpd's idle timeout
+    // never fires: the connection is never idle) and reports whether the server closed it.
+    let script = """
+      import json, select, socket, sys, time
+      port = int(sys.argv[1])
+      def trickle(s, limit=40):
+          for sent in range(limit):
+              try:
+                  s.sendall(b"a")
+              except (BrokenPipeError, ConnectionResetError):
+                  return {"closed": True, "sent": sent}
+              ready, _, _ = select.select([s], [], [], 0.5)
+              if ready:
+                  try:
+                      data = s.recv(65536)
+                  except ConnectionResetError:
+                      data = b""
+                  if data == b"":
+                      return {"closed": True, "sent": sent + 1}
+          return {"closed": False, "sent": limit}
+      def answer(s):
+          data = b""
+          while b"\\r\\n\\r\\n" not in data:
+              chunk = s.recv(65536)
+              if not chunk:
+                  break
+              data += chunk
+          return data.split(b"\\r\\n")[0].decode()
+      report = {}
+      s = socket.create_connection(("127.0.0.1", port))
+      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nX-Slow: ")
+      report["first"] = trickle(s)
+      # A kept-alive connection: one request answered, then the next head trickled.
+      s = socket.create_connection(("127.0.0.1", port))
+      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+      report["answered"] = answer(s)
+      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nX-Slow: ")
+      report["second"] = trickle(s)
+      # Idle for twice the head timeout, then a whole request: still served.
+      s = socket.create_connection(("127.0.0.1", port))
+      time.sleep(4)
+      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+      report["idle"] = answer(s)
+      print(json.dumps(report))
+      """
+    let report = try pythonReport(script, port: server.port)
+    for name in ["first", "second"] {
+      let trickled = try #require(report[name] as? [String: Any], "\(report)")
+      #expect(trickled["closed"] as? Bool == true, "\(name): \(trickled)")
+      #expect((trickled["sent"] as? Int ?? 40) < 40, "\(name): \(trickled)")
     }
-    let health = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-    let slow = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
-    let (first, answered, second, idle) = try await onThread {
-      let one = try RawHTTPConnection(port: port)
-      one.send(slow)
-      let first = trickle(one)
-      // A kept-alive connection: one request answered, then the next head trickled.
-      let two = try RawHTTPConnection(port: port)
-      two.send(health)
-      let answered = two.read(seconds: 20, settle: 0).answers.first
-      two.send(slow)
-      let second = trickle(two)
-      // Idle for twice the head timeout, then a whole request: still served.
-      let three = try RawHTTPConnection(port: port)
-      sleep(4)
-      three.send(health)
-      let idle = three.read(seconds: 20, settle: 0).answers.first
-      return (first, answered, second, idle)
-    }
-    for (name, trickled) in [("first", first), ("second", second)] {
-      #expect(trickled.closed, "\(name): \(trickled)")
-      #expect(trickled.sent < 40, "\(name): \(trickled)")
-    }
-    #expect(answered.map { "\($0.status) \($0.reason)" } == "200 OK")
-    #expect(idle.map { "\($0.status) \($0.reason)" } == "200 OK")
-    #expect(try await server.get("/healthz").status == 200)
+    #expect(report["answered"] as? String == "HTTP/1.1 200 OK")
+    #expect(report["idle"] as? String == "HTTP/1.1 200 OK")
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
     // The two cut connections are counted, the idle one is not.
-    let metrics = try await server.get("/metrics").text
+    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
     #expect(metrics.contains("\nimprint_http_slow_heads_closed_total 2\n"), "\(metrics)")
-    #expect(await server.stop().isComplete)
+    #expect(server.stop().status == 0)
   }
 
   @Test(
@@ -147,63 +180,91 @@ struct HTTPGuardTests {
       ("/v1/jobs/abc%00", "http.invalidPath", "the path '/v1/jobs/abc%00'", "NUL"),
       ("/v1/jobs/%C0%AF", "http.invalidPath", "the path '/v1/jobs/%C0%AF'", "not UTF-8"),
     ])
-  func requestText(target: String, code: String, names: String, found: String) async throws {
-    let server = try InProcessService()
+  func requestText(target: String, code: String, names: String, found: String) throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
     let method = target.hasPrefix("/v1/jobs") ? "GET" : "POST"
-    let answer = try await server.request(method, target)
+    let answer = try curlRequest(method, server.url(target), in: folder)
     #expect(answer.status == 400, "\(answer.text)")
     #expect(answer.errorCode == code, "\(answer.text)")
     let message = try #require(
       (answer.json?["error"] as? [String: Any])?["message"] as? String, "\(answer.text)")
     #expect(message.contains(names), "\(message)")
     #expect(message.contains(found), "\(message)")
-    #expect(await server.stop().isComplete)
+    #expect(server.stop().status == 0)
   }
 
   @Test("a query parameter in UTF-8 is taken whole: é encoded and read back by zbarimg")
-  func utf8Parameter() async throws {
+  func utf8Parameter() throws {
     let folder = TemporaryFolder()
-    let server = try InProcessService()
-    let png = try await server.request("POST", "/v1/qr?payload=caf%C3%A9%20%2B1")
+    let server = try ServiceProcess()
+    let png = try curlRequest("POST", server.url("/v1/qr?payload=caf%C3%A9%20%2B1"), in: folder)
     #expect(png.status == 200, "\(png.text)")
     let path = folder.file("code.png")
     try Data(png.body).write(to: URL(fileURLWithPath: path))
     // zbarimg's bytes as they are (-Sbinary: its text mode guesses a legacy charset for é).
     let read = try runTool("zbarimg", ["-q", "--raw", "--nodbus", "-Sbinary", path])
     #expect(read.stdoutBytes == Array("café +1".utf8), "\(read.stdout)")
-    #expect(await server.stop().isComplete)
+    #expect(server.stop().status == 0)
   }
 
   @Test("a body's length given twice is 400 http.ambiguousFraming and the connection closed")
-  func smuggling() async throws {
-    let server = try InProcessService()
-    let port = server.port
+  func smuggling() throws {
+    let server = try ServiceProcess()
     // Raw sockets: the bytes after the head would be a second request if they were read.
-    let smuggled = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-    let heads = [
-      "twoLengths": "POST /v1/qr HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
-        + "\r\nContent-Length: 0\r\nContent-Length: 5\r\n\r\n",
-      "lengthAndChunked": "POST /v1/qr HTTP/1.1\r\nHost: x\r\nContent-Type: "
-        + "application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
-        + "0\r\n\r\n",
-    ]
-    for (name, head) in heads.sorted(by: { $0.key < $1.key }) {
-      let seen = try await onThread {
-        try rawExchange(port: port, Array((head + smuggled).utf8), answers: 2, seconds: 20)
+    let script = """
+      import json, socket, sys
+      port = int(sys.argv[1])
+      smuggled = b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n"
+      heads = {
+          "twoLengths": b"POST /v1/qr HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json"
+              b"\\r\\nContent-Length: 0\\r\\nContent-Length: 5\\r\\n\\r\\n",
+          "lengthAndChunked": b"POST /v1/qr HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: "
+              b"application/json\\r\\nContent-Length: 5\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n"
+              b"0\\r\\n\\r\\n",
       }
-      #expect(seen.answers.count == 1, "\(name): \(seen.answers.map(\.status))")
-      let answer = try #require(seen.answers.first, "\(name)")
-      #expect("\(answer.status) \(answer.reason)" == "400 Bad Request", "\(name)")
-      #expect(seen.closed, "\(name): left open")
-      #expect(answer.errorCode == "http.ambiguousFraming", "\(name): \(answer.text)")
-      let error = HTTPExchange(answer).json?["error"] as? [String: Any]
-      #expect((error?["message"] as? String ?? "").contains("Content-Length: 5"), "\(answer.text)")
+      report = {}
+      for name, head in heads.items():
+          s = socket.create_connection(("127.0.0.1", port))
+          s.settimeout(20)
+          s.sendall(head + smuggled)
+          data = b""
+          try:
+              while True:
+                  chunk = s.recv(65536)
+                  if not chunk:
+                      break
+                  data += chunk
+              closed = True
+          except socket.timeout:
+              closed = False
+          except ConnectionResetError:
+              closed = True
+          text = data.decode("utf-8", "replace")
+          body = text.split("\\r\\n\\r\\n", 1)[-1]
+          try:
+              error = json.loads(body)["error"]
+          except ValueError:
+              error = {"code": None, "message": body}
+          report[name] = {"closed": closed, "responses": text.count("HTTP/1.1 "),
+                          "status": text.split("\\r\\n")[0], "code": error["code"],
+                          "message": error["message"]}
+      print(json.dumps(report))
+      """
+    let report = try pythonReport(script, port: server.port)
+    for name in ["twoLengths", "lengthAndChunked"] {
+      let seen = try #require(report[name] as? [String: Any], "\(report)")
+      #expect(seen["status"] as? String == "HTTP/1.1 400 Bad Request", "\(name): \(seen)")
+      #expect(seen["responses"] as? Int == 1, "\(name): \(seen)")
+      #expect(seen["closed"] as? Bool == true, "\(name): \(seen)")
+      #expect(seen["code"] as? String == "http.ambiguousFraming", "\(name): \(seen)")
+      #expect((seen["message"] as? String ?? "").contains("Content-Length: 5"), "\(seen)")
     }
-    #expect(await server.stop().isComplete)
+    #expect(server.stop().status == 0)
   }
 
   @Test("bodies past --body-memory are refused 503 http.bodiesBusy before they are read")
-  func bodyMemory() async throws {
+  func bodyMemory() throws {
     let folder = TemporaryFolder()
     let megabytes8 = 8 << 20
     let server = try bodyLimitedServer(maxBody: megabytes8, bodyMemory: 2 * megabytes8)
@@ -268,25 +329,25 @@ struct HTTPGuardTests {
     // The held bodies given back once their clients left: a body is read again.
     let mixed = fixturesFolder + "/Documents/mixed.pdf"
     #expect(
-      try await eventually {
-        try await server.request(
-          "POST", "/v1/inspect?name=mixed.pdf", headers: ["Content-Type: application/pdf"],
-          file: mixed
+      try waitFor {
+        try curlRequest(
+          "POST", server.url("/v1/inspect?name=mixed.pdf"), body: mixed,
+          headers: ["Content-Type: application/pdf"], in: folder
         ).status == 200
       })
     #expect(server.stop().status == 0)
   }
 
   @Test("chunked bodies take --body-memory as they grow: past it 503, past --max-body 413")
-  func chunkedBodyMemory() async throws {
+  func chunkedBodyMemory() throws {
     let folder = TemporaryFolder()
     let megabyte = 1 << 20
     let server = try bodyLimitedServer(maxBody: 8 * megabyte, bodyMemory: 16 * megabyte)
-    func metric(_ name: String) async throws -> Int? {
-      let text = try await server.request("GET", "/metrics").text
+    func metric(_ name: String) throws -> Int? {
+      let text = try curlRequest("GET", server.url("/metrics"), in: folder).text
       return try PrometheusText(text).value(name).map { Int($0) }
     }
-    #expect(try await metric("imprint_http_body_bytes_limit") == 16 * megabyte)
+    #expect(try metric("imprint_http_body_bytes_limit") == 16 * megabyte)
     // A client sends two chunked bodies of 6 MiB without their last chunk (held: 12 of the 16
     // MiB), says so, and waits for a line; then a third of 32 MiB, which does not fit, and a
     // fourth of 1 MiB, which does. Then it lets the two go, and sends 9 MiB (over --max-body).
@@ -347,12 +408,12 @@ struct HTTPGuardTests {
     }
     #expect(line() == "held")
     // The server counts the two bodies as it reads them (the kernel may still hold some).
-    #expect(try await eventually { try await metric("imprint_http_body_bytes") == 12 * megabyte })
+    #expect(try waitFor { try metric("imprint_http_body_bytes") == 12 * megabyte })
     try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
     _ = line()
     // The third body's bytes were given back when it was refused, the two held when their
     // client closed them.
-    #expect(try await eventually { try await metric("imprint_http_body_bytes") == 0 })
+    #expect(try waitFor { try metric("imprint_http_body_bytes") == 0 })
     try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
     let report = try #require(
       try JSONSerialization.jsonObject(with: Data(line().utf8)) as? [String: [String: Any]])
@@ -368,35 +429,32 @@ struct HTTPGuardTests {
     let overLimit = try #require(report["overLimit"])
     #expect(overLimit["status"] as? String == "HTTP/1.1 413 Content Too Large", "\(overLimit)")
     #expect(overLimit["code"] as? String == "http.bodyTooLarge", "\(overLimit)")
-    #expect(try await metric("imprint_http_body_bytes") == 0)
-    // A chunked body that fits is read and worked (the file in chunks of 64 KiB).
-    let mixed = try FileIO.read(fixturesFolder + "/Documents/mixed.pdf", limit: 1 << 30)
-    var chunked = Array(
-      ("POST /v1/inspect?name=mixed.pdf HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf"
-        + "\r\nTransfer-Encoding: chunked\r\n\r\n").utf8)
-    for start in stride(from: 0, to: mixed.count, by: 65536) {
-      let piece = mixed[start..<min(start + 65536, mixed.count)]
-      chunked += Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10]
-    }
-    chunked += Array("0\r\n\r\n".utf8)
-    let (port, request) = (server.port, chunked)
-    let fits = try await onThread { try rawExchange(port: port, request, seconds: 60, settle: 0) }
-    #expect(fits.answers.first?.status == 200, "\(fits.answers.first?.text ?? "")")
+    #expect(try metric("imprint_http_body_bytes") == 0)
+    // A chunked body that fits is read and worked (curl sends the file in chunks).
+    let mixed = fixturesFolder + "/Documents/mixed.pdf"
+    let fits = try curlRequest(
+      "POST", server.url("/v1/inspect?name=mixed.pdf"), body: mixed,
+      headers: ["Content-Type: application/pdf", "Transfer-Encoding: chunked"], in: folder)
+    #expect(fits.status == 200, "\(fits.text)")
     #expect(server.stop().status == 0)
   }
 
   @Test("/v1/qr with options in both the query and a JSON body is 400 naming the parameter")
-  func qrQueryAndBody() async throws {
-    let server = try InProcessService()
-    let answer = try await server.request(
-      "POST", "/v1/qr?payload=from-query", json: #"{"payload": "from-body"}"#)
+  func qrQueryAndBody() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess()
+    let answer = try curlRequest(
+      "POST", server.url("/v1/qr?payload=from-query"), data: #"{"payload": "from-body"}"#,
+      headers: ["Content-Type: application/json"], in: folder)
     #expect(answer.status == 400, "\(answer.text)")
     #expect(answer.errorCode == "http.invalidParameter")
     #expect(answer.text.contains("parameter 'payload' is given in the query"), "\(answer.text)")
     // Either alone is served.
-    let body = try await server.request("POST", "/v1/qr", json: #"{"payload": "from-body"}"#)
+    let body = try curlRequest(
+      "POST", server.url("/v1/qr"), data: #"{"payload": "from-body"}"#,
+      headers: ["Content-Type: application/json"], in: folder)
     #expect(body.status == 200)
-    #expect(try await server.request("POST", "/v1/qr?payload=q").status == 200)
-    #expect(await server.stop().isComplete)
+    #expect(try curlRequest("POST", server.url("/v1/qr?payload=q"), in: folder).status == 200)
+    #expect(server.stop().status == 0)
   }
 }

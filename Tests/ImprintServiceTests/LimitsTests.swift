@@ -1,124 +1,154 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: the limits that keep the service alive under load and slow clients:
+// ImprintServiceTests: the limits that keep `imprint serve` alive under load and slow clients:
 // a full queue answered 503 with Retry-After, a request past --request-timeout answered 503, a
 // body trickled or stalled past it dropped, an idle connection closed. A document worker stopped
 // with SIGSTOP holds a request in the pool for as long as the test needs, so nothing depends on
 // how fast the machine is.
 
 import Foundation
-import ImprintService
 import ImprintTestSupport
 import Testing
 
 private let mixed = fixturesFolder + "/Documents/mixed.pdf"
 
-/// A service with one document worker started, and that worker's pid.
-private func serverWithWorker(_ change: (inout ServiceSettings) -> Void) async throws
-  -> (InProcessService, Int32)
+/// A server with one document worker started, and that worker's pid.
+private func serverWithWorker(_ arguments: [String], in folder: TemporaryFolder) throws
+  -> (ServiceProcess, Int32)
 {
-  let server = try InProcessService(settings: {
-    $0.jobs = 1
-    change(&$0)
-  })
-  // The first document starts the worker; with a 1 s deadline on a loaded machine that may
-  // take longer than the deadline (its work canceled, the worker killed): asked again until a
-  // worker answered in time.
-  #expect(try await eventually(tries: 100) { try await inspect(server).status == 200 })
-  let workers = server.workers
+  let server = try ServiceProcess(["-j", "1"] + arguments)
+  #expect(try inspect(server, in: folder).status == 200)
+  let workers = server.childProcesses
   try #require(workers.count == 1, "\(workers)")
   return (server, workers[0])
 }
 
-private func inspect(_ server: InProcessService) async throws -> HTTPExchange {
-  try await server.request(
-    "POST", "/v1/inspect?name=mixed.pdf", headers: ["Content-Type: application/pdf"], file: mixed)
+private func inspect(_ server: ServiceProcess, in folder: TemporaryFolder) throws -> HTTPExchange {
+  try curlRequest(
+    "POST", server.url("/v1/inspect?name=mixed.pdf"), body: mixed,
+    headers: ["Content-Type: application/pdf"], in: folder)
 }
 
 /// A gauge or counter of `/metrics`.
 private func metric(
-  _ server: InProcessService, _ name: String, _ labels: [String: String] = [:]
-) async throws -> Double? {
-  try PrometheusText(try await server.get("/metrics").text).value(name, labels)
+  _ server: ServiceProcess, _ name: String, _ labels: [String: String] = [:],
+  in folder: TemporaryFolder
+) throws -> Double? {
+  try PrometheusText(curlRequest("GET", server.url("/metrics"), in: folder).text).value(
+    name, labels)
 }
 
-@Suite("service routes: queue, deadlines and slow clients", .liveHandlesChecked, .serialized)
+@Suite("imprint serve: queue, deadlines and slow clients", .liveHandlesChecked, .serialized)
 struct LimitsTests {
   @Test("a full queue is 503 http.busy with Retry-After; the request being worked is answered")
-  func queueFull() async throws {
-    let (server, worker) = try await serverWithWorker { $0.queue = 0 }
+  func queueFull() throws {
+    let folder = TemporaryFolder()
+    let (server, worker) = try serverWithWorker(["--queue", "0"], in: folder)
     kill(worker, SIGSTOP)
     // Request A takes the one place and waits on the stopped worker.
-    async let held = inspect(server)
-    #expect(try await eventually { try await metric(server, "imprint_http_requests_running") == 1 })
+    let held = Process()
+    held.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    held.arguments = [
+      "-s", "-o", folder.file("held.json"), "-w", "%{http_code}", "-H",
+      "Content-Type: application/pdf", "--data-binary", "@" + mixed,
+      server.url("/v1/inspect?name=mixed.pdf"),
+    ]
+    let heldOutput = Pipe()
+    held.standardOutput = heldOutput
+    try held.run()
+    #expect(try waitFor { try metric(server, "imprint_http_requests_running", in: folder) == 1 })
     // Probes and scrapes are still answered; any other request is refused.
-    #expect(try await server.request("GET", "/healthz").status == 200)
-    let document = try await server.request("GET", "/openapi.json")
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    let document = try curlRequest("GET", server.url("/openapi.json"), in: folder)
     #expect(document.status == 200)
     #expect(document.json?["openapi"] as? String != nil)
-    let refused = try await server.request("POST", "/v1/qr?payload=x")
+    let refused = try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder)
     #expect(refused.status == 503)
     #expect(refused.errorCode == "http.busy")
     #expect(refused.headers["retry-after"] == "1")
-    #expect(try await metric(server, "imprint_errors_total", ["code": "http.busy"]) == 1)
+    #expect(try metric(server, "imprint_errors_total", ["code": "http.busy"], in: folder) == 1)
     kill(worker, SIGCONT)
-    #expect(try await held.status == 200)
-    #expect(try await server.request("POST", "/v1/qr?payload=x").status == 200)
-    #expect(await server.stop().isComplete)
+    held.waitUntilExit()
+    let status = String(
+      decoding: heldOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(status == "200")
+    #expect(try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder).status == 200)
+    #expect(server.stop().status == 0)
   }
 
   @Test("work that outlasts --request-timeout is 503 http.deadlineExceeded with Retry-After")
-  func deadline() async throws {
-    let (server, worker) = try await serverWithWorker { $0.requestTimeout = 1 }
+  func deadline() throws {
+    let folder = TemporaryFolder()
+    let (server, worker) = try serverWithWorker(["--request-timeout", "1"], in: folder)
     kill(worker, SIGSTOP)
-    let late = try await inspect(server)
+    let late = try inspect(server, in: folder)
     kill(worker, SIGCONT)
     #expect(late.status == 503)
     #expect(late.errorCode == "http.deadlineExceeded")
     #expect(late.text.contains("within the request timeout of 1 s"))
     // A deadline passed under load: the client is told when to come back, as for a full queue.
     #expect(late.headers["retry-after"] == "1")
-    // The worker, continued, serves the next request (asked again when the loaded machine
-    // made one take longer than the 1 s deadline).
-    #expect(try await eventually(tries: 100) { try await inspect(server).status == 200 })
-    #expect(await server.stop().isComplete)
+    // The worker, continued, serves the next request.
+    #expect(try inspect(server, in: folder).status == 200)
+    #expect(server.stop().status == 0)
   }
 
   @Test("a body trickled or stalled past --request-timeout is dropped; an idle connection closes")
-  func slowClients() async throws {
-    let server = try InProcessService(settings: {
-      $0.requestTimeout = 1
-      $0.connectionTimeout = 2
-    })
-    // Raw sockets: a client sending 100 bytes of a 100 000-byte body every 0.1 s; one that
+  func slowClients() throws {
+    let folder = TemporaryFolder()
+    let server = try ServiceProcess(["--request-timeout", "1", "--connection-timeout", "2"])
+    // Python sockets: a client sending 100 bytes of a 100 000-byte body every 0.1 s; one that
     // sends 3 bytes of 10 and stops; one that connects and sends nothing. Each waits at most
     // 60 s for the server to close, and reports what it saw.
-    let port = server.port
-    let head = "POST /v1/inspect HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
-    let (trickle, sent): (RawHTTPExchange?, Int) = try await onThread {
-      let connection = try RawHTTPConnection(port: port)
-      connection.send(head + "Content-Length: 100000\r\n\r\n")
-      var sent = 0
-      for _ in 0..<600 {
-        connection.send(String(repeating: "%", count: 100))
-        sent += 100
-        let seen = connection.read(seconds: 0.1, settle: 0)
-        if !seen.answers.isEmpty || seen.closed { return (seen, sent) }
-      }
-      return (nil, sent)
-    }
-    let stalled = try await onThread {
-      try rawExchange(port: port, Array((head + "Content-Length: 10\r\n\r\nabc").utf8), seconds: 60)
-    }
-    let idle = try await onThread { try rawExchange(port: port, [], seconds: 60) }
+    let script = """
+      import json, select, socket, sys, time
+      port = int(sys.argv[1])
+      head = b"POST /v1/inspect HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/pdf\\r\\n"
+      def closed(s, wait):
+          ready, _, _ = select.select([s], [], [], wait)
+          if not ready:
+              return None
+          try:
+              return s.recv(65536)
+          except ConnectionResetError:
+              return b""
+      report = {}
+      s = socket.create_connection(("127.0.0.1", port))
+      s.sendall(head + b"Content-Length: 100000\\r\\n\\r\\n")
+      sent, answer = 0, None
+      for _ in range(600):
+          try:
+              s.sendall(b"%" * 100)
+              sent += 100
+          except (BrokenPipeError, ConnectionResetError):
+              answer = b""
+              break
+          answer = closed(s, 0.1)
+          if answer is not None:
+              break
+      report["trickle"] = {"sent": sent, "answer": None if answer is None else answer.decode()}
+      s = socket.create_connection(("127.0.0.1", port))
+      s.sendall(head + b"Content-Length: 10\\r\\n\\r\\nabc")
+      answer = closed(s, 60)
+      report["stalled"] = None if answer is None else answer.decode()
+      s = socket.create_connection(("127.0.0.1", port))
+      answer = closed(s, 60)
+      report["idle"] = None if answer is None else answer.decode()
+      print(json.dumps(report))
+      """
+    let client = try runTool("python3", ["-c", script, "\(server.port)"])
+    #expect(client.status == 0, "\(client.stderr)")
+    let report = try #require(
+      try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
+    let trickle = try #require(report["trickle"] as? [String: Any])
     // Answered 408 before the body was all sent, and closed.
-    for seen in [trickle, stalled] {
-      #expect(seen?.answers.map { "\($0.status) \($0.reason)" } == ["408 Request Timeout"])
-    }
-    #expect(sent < 100_000)
+    #expect((trickle["answer"] as? String ?? "").hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+    #expect((trickle["sent"] as? Int ?? 100_000) < 100_000)
+    #expect((report["stalled"] as? String ?? "").hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
     // A connection that never sent a request is closed without an answer.
-    #expect(idle.closed && idle.answers.isEmpty && idle.rest.isEmpty)
-    #expect(try await metric(server, "imprint_errors_total", ["code": "http.requestTimeout"]) == 2)
-    #expect(try await server.request("GET", "/healthz").status == 200)
-    #expect(await server.stop().isComplete)
+    #expect(report["idle"] as? String == "")
+    #expect(
+      try metric(server, "imprint_errors_total", ["code": "http.requestTimeout"], in: folder) == 2)
+    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    #expect(server.stop().status == 0)
   }
 }
