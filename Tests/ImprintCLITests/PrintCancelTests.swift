@@ -16,11 +16,7 @@ import Testing
   .skippedWhenQuick)
 struct PrintCancelTests {
   /// USD rates on A4.
-  private static let prices = #"""
-    {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-     "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-     "paper":{"A4":{"plain":2}}}
-    """#
+  private static let prices = priceListFixture("usd-a4.json")
 
   /// A printer whose hook holds each job (processing) until `release` exists, for at most
   /// about a quarter of an hour, and the order `order.json` of the 3-page `a.pdf` with its price list.

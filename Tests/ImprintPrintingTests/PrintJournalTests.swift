@@ -13,11 +13,7 @@ import ImprintTestSupport
 import Testing
 
 /// USD rates on A4, mono and colour.
-private let journalPrices = #"""
-  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-   "paper":{"A4":{"plain":2}}}
-  """#
+private let journalPrices = priceListFixture("usd-a4.json")
 
 @Suite(
   "PrintJournal: an order's lines printed once", .liveHandlesChecked, .tags(.slow),

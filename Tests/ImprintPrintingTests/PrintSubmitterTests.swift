@@ -99,11 +99,7 @@ struct PrintSubmitterTests {
     try HostileDocuments.write(
       NumberedPages.written(Array(repeating: .a4, count: 4), colorPages: [3]),
       to: folder.file("a.pdf"))
-    let prices = #"""
-      {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-       "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-       "paper":{"A4":{"plain":2}}}
-      """#
+    let prices = priceListFixture("usd-a4.json")
     let order = try await prepareOrder(
       in: folder, prices: prices, files: [#"{"path":"a.pdf","color":"auto"}"#],
       options: PrepareOptions(splitColor: true))

@@ -12,11 +12,7 @@ import ImprintTestSupport
 import Testing
 
 /// USD rates on A4.
-private let prices = #"""
-  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-   "paper":{"A4":{"plain":2}}}
-  """#
+private let prices = priceListFixture("usd-a4.json")
 
 @Suite(
   "OrderPrinter: jobs followed to their end", .liveHandlesChecked, .tags(.slow), .skippedWhenQuick)

@@ -11,11 +11,7 @@ import ImprintTestSupport
 import Testing
 
 /// USD rates on A4.
-private let prices = #"""
-  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-   "paper":{"A4":{"plain":2}}}
-  """#
+private let prices = priceListFixture("usd-a4.json")
 
 /// Columns and rows of each n-up grid (CUPS's number-up, pdfjam).
 private let grids: [Int: (columns: Double, rows: Double)] = [

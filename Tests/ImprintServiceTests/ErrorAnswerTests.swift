@@ -12,11 +12,7 @@ import Testing
 private let samples = repositoryRoot + "/assets/samples/"
 
 /// USD rates for mono and colour on A4.
-private let prices = #"""
-  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-   "paper":{"A4":{"plain":2}}}
-  """#
+private let prices = priceListFixture("usd-a4.json")
 
 private func write(_ text: String, to path: String) throws {
   try Data(text.utf8).write(to: URL(fileURLWithPath: path))

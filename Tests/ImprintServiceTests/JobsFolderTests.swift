@@ -70,13 +70,8 @@ private func regularFiles(_ folder: String) -> [String] {
 func printShop(in folder: TemporaryFolder, printer uri: String) throws -> (
   _ query: String, _ key: String?, _ server: ServiceProcess
 ) throws -> HTTPExchange {
-  try Data(
-    #"""
-    {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-     "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-     "paper":{"A4":{"plain":2}}}
-    """#.utf8
-  ).write(to: URL(fileURLWithPath: folder.file("prices.json")))
+  try Data(priceListFixture("usd-a4.json").utf8).write(
+    to: URL(fileURLWithPath: folder.file("prices.json")))
   try Data(
     #"{"priceLists": {"shop": "prices.json"}, "printers": {"front": {"uri": "\#(uri)"}}, "jobsDir": "jobs"}"#
       .utf8

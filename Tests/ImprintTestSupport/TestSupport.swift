@@ -18,6 +18,12 @@ public let imprintExecutable = Bundle.main.bundleURL.appendingPathComponent("imp
 /// `Tests/Fixtures` in the repository.
 public let fixturesFolder = repositoryRoot + "/Tests/Fixtures"
 
+/// The text of a price list of Tests/Fixtures/Prices (`usd-a4.json`: store S, v1, USD; mono 10/8
+/// and colour 30/25 cents a side simplex/duplex; A4 plain paper 2 cents a sheet).
+public func priceListFixture(_ name: String) -> String {
+  (try? String(contentsOfFile: fixturesFolder + "/Prices/\(name)", encoding: .utf8)) ?? ""
+}
+
 /// A document of Tests/Fixtures/Documents, mapped as the engine maps an upload.
 public func mappedDocumentFixture(_ name: String) throws -> DocumentBytes {
   try DocumentBytes(mapping: fixturesFolder + "/Documents/\(name)")
