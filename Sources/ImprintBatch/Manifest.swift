@@ -694,30 +694,32 @@ public struct ManifestReader: ~Copyable {
     let work: ItemWork
     switch kind {
     case .card:
-      var card = CardItem(profile: .inline([]))
-      card.copies = try copies(&fields, item: item, csv: csv, failure: { failure($0) })
-      card.template = try fields.string("template")
-      card.locale = try text("locale")
-      let profile = fields.value("profile")
-      card.photo = try path("photo", "photo")
-      card.followCounts = try path("followCounts", "follow counts file")
-      if let template = card.template, template.contains("/") || template.hasSuffix(".json") {
-        card.template = try path("template", "template")
+      let count = try copies(&fields, item: item, csv: csv, failure: { failure($0) })
+      var template = try fields.string("template")
+      let locale = try text("locale")
+      let photo = try path("photo", "photo")
+      let followCounts = try path("followCounts", "follow counts file")
+      if let name = template, name.contains("/") || name.hasSuffix(".json") {
+        template = try path("template", "template")
       }
-      switch profile {
+      let profile: CardItem.Profile
+      switch fields.value("profile") {
       case nil: throw failure("\(item): a card needs 'profile'")
       case let inline as [String: Any]:
-        card.profile = .inline(
+        profile = .inline(
           (try? JSONSerialization.data(withJSONObject: inline)).map { [UInt8]($0) } ?? [])
       case is String:
         guard let resolved = try path("profile", "profile") else {
           throw failure("\(item): a card needs 'profile'")
         }
-        card.profile = .file(resolved)
+        profile = .file(resolved)
       default:
         throw fields.wrongType("profile", expected: .described("a path or a profile object"))
       }
-      work = .card(card)
+      work = .card(
+        CardItem(
+          profile: profile, template: template, photo: photo, followCounts: followCounts,
+          locale: locale, copies: count))
     case .qr:
       guard let payload = try fields.string("payload"), !payload.isEmpty else {
         throw failure("\(item): a qr item needs 'payload'")
