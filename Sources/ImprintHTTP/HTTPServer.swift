@@ -357,6 +357,7 @@ package final class HTTPServer: @unchecked Sendable {
     let handler = handler
     let token = answer.token
     let path = request.path
+    let executor = pool.executor
     let accepted = pool.submit(id: token) { [weak self] in
       // Not worked: a request whose deadline passed while it waited, or whose client left
       // before its job was queued.
@@ -366,7 +367,7 @@ package final class HTTPServer: @unchecked Sendable {
         return
       }
       self?.working.withLock { $0[token] = request.method + " " + path }
-      let response = await answer.work { await handler(request) }
+      let response = await answer.work(on: executor) { await handler(request) }
       self?.working.withLock { _ = $0.removeValue(forKey: token) }
       answer.give(response)
     }
@@ -442,10 +443,12 @@ package final class Answer: @unchecked Sendable {
     self.settled = settled
   }
 
-  /// Runs `make` in a task of its own, which `cancelWork` cancels (at once when it was called
-  /// before), and returns what it made.
-  package func work(_ make: @escaping @Sendable () async -> HTTPResponse) async -> HTTPResponse {
-    let task = Task { await make() }
+  /// Runs `make` in a task of its own on `executor`, which `cancelWork` cancels (at once when
+  /// it was called before), and returns what it made.
+  package func work(
+    on executor: any TaskExecutor, _ make: @escaping @Sendable () async -> HTTPResponse
+  ) async -> HTTPResponse {
+    let task = Task(executorPreference: executor) { await make() }
     let canceled = working.withLock { working in
       working.task = task
       return working.canceled

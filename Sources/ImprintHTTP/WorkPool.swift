@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintHTTP: the bounded pool requests are worked in, off the connections' threads.
 
+import ImprintCore
 import Synchronization
 
 /// Runs jobs `width` at a time, keeping at most `queueLimit` waiting; refuses the rest.
+///
+/// The jobs run on `executor`, `width` threads of the pool's own, not on Swift's global pool
+/// (`ThreadExecutor` says why); `shutDown()` ends them once idle.
 package final class WorkPool: Sendable {
   /// A job: the work of one request.
   package typealias Job = @Sendable () async -> Void
@@ -17,13 +21,21 @@ package final class WorkPool: Sendable {
   package let width: Int
   /// Jobs kept waiting at most.
   package let queueLimit: Int
+  /// The threads the jobs run on, and the tasks they start (`Answer.work`).
+  package let executor: ThreadExecutor
   private let state = Mutex(State())
 
-  /// A pool running `width` jobs at once (at least 1) with up to `queueLimit` waiting.
-  package init(width: Int, queueLimit: Int) {
+  /// A pool running `width` jobs at once (at least 1) with up to `queueLimit` waiting, on
+  /// `width` threads named `name-1`, `name-2`, ….
+  package init(width: Int, queueLimit: Int, name: String = "imprint-work") {
     self.width = max(1, width)
     self.queueLimit = max(0, queueLimit)
+    executor = ThreadExecutor(name: name, threads: self.width)
   }
+
+  /// Ends the pool's threads once the jobs under way are done; a job submitted later runs on
+  /// Swift's global pool.
+  package func shutDown() { executor.shutDown() }
 
   /// Jobs running or waiting.
   package var pending: Int { state.withLock { $0.running + $0.waiting.count } }
@@ -62,7 +74,7 @@ package final class WorkPool: Sendable {
   /// frames until it did, the server's memory growing with each request (issue #15's memory
   /// run: 64 connections, 30 kB a request, 2.5 GB after 100 000).
   private func run(_ job: @escaping Job) {
-    Task.detached {
+    Task.detached(executorPreference: executor) {
       await job()
       let next = self.state.withLock { state -> Job? in
         guard !state.waiting.isEmpty else {

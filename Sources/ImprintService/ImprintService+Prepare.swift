@@ -105,8 +105,8 @@ extension ImprintService {
       let idempotency = key.map {
         IdempotencyRecord(key: $0, fingerprint: SHA256.hex(fingerprint))
       }
-      try jobs.start(record.id, idempotency: idempotency) { [target, printer] folder in
-        await Task {
+      try jobs.start(record.id, idempotency: idempotency) { [target, printer, jobs] folder in
+        await Task(executorPreference: jobs.executor) {
           // Read by the client: hints name what a request sends.
           await ErrorSurface.$current.withValue(.http) {
             await Self.runPrepare(

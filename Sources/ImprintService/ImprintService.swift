@@ -305,6 +305,8 @@ public final class ImprintService: Sendable {
       // not wherever the service's last reference drops.
       progress.begin("reaping the idle document workers")
       sandbox.stopIdleWorkers()
+      // The requests' threads end; the jobs' ended with the jobs folder.
+      server.pool.shutDown()
       progress.begin(nil)
     }
     var report = StopReport()

@@ -183,6 +183,9 @@ final class JobStore: Sendable {
   private let removedWebhooks: RemovedWebhooks?
   /// The body of a job's webhook calls (its report), made before its folder is removed.
   private let webhookBody: @Sendable (Record) -> [UInt8]?
+  /// The threads the jobs run on (a batch's items in parallel, and the watch), not Swift's
+  /// global pool (`ThreadExecutor` says why); ended by `close()`.
+  let executor = ThreadExecutor(name: "imprint-jobs", threads: activeProcessorCount + 1)
 
   /// A store under a new private folder in `parent` (the system's temporary folder when nil),
   /// or in the jobs folder `folder`, whose jobs it loads.
@@ -255,6 +258,7 @@ final class JobStore: Sendable {
   /// (the service stopped; a job still running fails its writes); a jobs folder is kept, each
   /// job's record as last written, and its lock released.
   func close() {
+    executor.shutDown()
     writer.withLock { $0 = true }
     if !persistent { try? FileManager.default.removeItem(atPath: root) }
     let descriptor = lock.withLock { descriptor -> Int32 in
@@ -586,7 +590,7 @@ final class JobStore: Sendable {
         let id = store.waiting.removeFirst()
         guard var record = store.records[id], let work = record.work else { continue }
         let folder = record.folder
-        let task = Task.detached { await work(folder) }
+        let task = Task.detached(executorPreference: executor) { await work(folder) }
         record.state = .running
         record.started = Timestamp.now
         record.work = nil
@@ -599,9 +603,9 @@ final class JobStore: Sendable {
     }
     guard let (record, task) = started else { return }
     persist(record.id)
-    Task.detached { [self] in
+    Task.detached(executorPreference: executor) { [self] in
       let began = ContinuousClock.now
-      let watch = Task.detached { [self] in
+      let watch = Task.detached(executorPreference: executor) { [self] in
         while !Task.isCancelled {
           try? await Task.sleep(for: .seconds(limits.checkInterval))
           guard !Task.isCancelled else { return }
