@@ -149,7 +149,9 @@ let package = Package(
 
     .target(
       name: "ImprintTestSupport",
-      dependencies: ["ImprintCore", "ImprintGraphics"],
+      dependencies: [
+        "ImprintCore", "ImprintGraphics", "ImprintCards", "ImprintHTTP", "ImprintService",
+      ],
       path: "Tests/ImprintTestSupport"
     ),
     .testTarget(name: "ImprintCoreTests", dependencies: ["ImprintCore", "ImprintTestSupport"]),

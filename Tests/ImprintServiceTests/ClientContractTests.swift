@@ -2,7 +2,7 @@
 // ImprintServiceTests: what a backend integrating `imprint serve` relies on beyond each route's
 // bytes: the server's version on every answer (`Server`) and in /metrics, JSON bodies read as
 // UTF-8 alone (another charset refused 415, naming it), HEAD on a job and its files (the GET's
-// headers, no body) and a job file's Content-Disposition, checked with curl -I and Python.
+// headers, no body) and a job file's Content-Disposition; against a service in this process.
 
 import Foundation
 import ImprintCore
@@ -14,12 +14,11 @@ import Testing
 
 private let samples = repositoryRoot + "/assets/samples/"
 
-@Suite("imprint serve: what a backend relies on", .liveHandlesChecked, .serialized)
+@Suite("service routes: what a backend relies on", .liveHandlesChecked, .serialized)
 struct ClientContractTests {
   @Test("every answer says Server: imprint/VERSION, /metrics has imprint_build_info")
-  func serverVersion() throws {
-    let folder = TemporaryFolder()
-    let server = try ServiceProcess()
+  func serverVersion() async throws {
+    let server = try InProcessService()
     // The version `imprint --version` prints, read from the executable itself.
     let printed = try runTool(imprintExecutable, ["--version"])
     let version = try #require(
@@ -29,34 +28,34 @@ struct ClientContractTests {
     // Answered on the event thread, by a worker, an error, an unknown route, a refusal from the
     // head, HEAD.
     let answers = [
-      try curlRequest("GET", server.url("/healthz"), in: folder),
-      try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder),
-      try curlRequest("POST", server.url("/v1/qr?level=H"), in: folder),
-      try curlRequest("GET", server.url("/v2/none"), in: folder),
-      try curlRequest("GET", server.url("/v1/qr"), in: folder),
-      try curlRequest("HEAD", server.url("/openapi.json"), in: folder),
+      try await server.get("/healthz"),
+      try await server.request("POST", "/v1/qr?payload=x"),
+      try await server.request("POST", "/v1/qr?level=H"),
+      try await server.get("/v2/none"),
+      try await server.get("/v1/qr"),
+      try await server.request("HEAD", "/openapi.json"),
     ]
     #expect(answers.map(\.status) == [200, 200, 400, 404, 405, 200])
     for answer in answers {
       #expect(answer.headers["server"] == "imprint/\(version)", "\(answer.headers)")
     }
     // No CORS: a browser's preflight is a method the routes do not take, and nothing allows it.
-    let preflight = try curlRequest(
-      "OPTIONS", server.url("/v1/qr"),
-      headers: ["Origin: https://shop.example", "Access-Control-Request-Method: POST"], in: folder)
+    let preflight = try await server.request(
+      "OPTIONS", "/v1/qr",
+      headers: ["Origin: https://shop.example", "Access-Control-Request-Method: POST"])
     #expect(preflight.status == 405)
     #expect(preflight.errorCode == "http.methodNotAllowed")
     #expect(!preflight.headers.keys.contains { $0.hasPrefix("access-control-") })
-    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder)
+    let metrics = try await server.get("/metrics")
     #expect(try PrometheusText(metrics.text).value("imprint_build_info", ["version": version]) == 1)
     #expect(metrics.text.contains("# TYPE imprint_build_info gauge\n"))
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("a JSON body in another charset is 415 http.unsupportedCharset naming it; utf-8 is read")
-  func charset() throws {
+  func charset() async throws {
     let folder = TemporaryFolder()
-    let server = try ServiceProcess()
+    let server = try InProcessService()
     let profile = samples + "profiles/sora-park.json"
     // Latin-1 bytes (Caf\xE9) a client declared as such: refused for the charset, not read as
     // a profile that is not UTF-8.
@@ -67,9 +66,10 @@ struct ClientContractTests {
       ("/v1/card", profile, "application/json;charset=\"windows-1252\""),
       ("/v1/qr", nil, "application/json; charset=utf-16"),
     ] {
-      let answer = try curlRequest(
-        "POST", server.url(route), body: body, data: body == nil ? #"{"payload": "x"}"# : nil,
-        headers: ["Content-Type: \(type)"], in: folder)
+      let bytes = try body.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0))) }
+      let answer = try await server.request(
+        "POST", route, headers: ["Content-Type: \(type)"],
+        body: bytes ?? Array(#"{"payload": "x"}"#.utf8))
       #expect(answer.status == 415, "\(type): \(answer.text)")
       #expect(answer.errorCode == "http.unsupportedCharset", "\(answer.text)")
       let message = (answer.json?["error"] as? [String: Any])?["message"] as? String ?? ""
@@ -84,96 +84,72 @@ struct ClientContractTests {
     for type in [
       "application/json; charset=utf-8", "application/json; charset=\"UTF-8\"", "application/json",
     ] {
-      let card = try curlRequest(
-        "POST", server.url("/v1/card"), body: profile, headers: ["Content-Type: \(type)"],
-        in: folder)
+      let card = try await server.request(
+        "POST", "/v1/card", headers: ["Content-Type: \(type)"], file: profile)
       #expect(card.status == 200, "\(type): \(card.text)")
       #expect(card.body.starts(with: Array("%PDF-".utf8)))
     }
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test(
     "a + in the query is a space and %2B a plus, as docs/service.md warns (zbarimg reads them back)"
   )
-  func plusInQuery() throws {
+  func plusInQuery() async throws {
     let folder = TemporaryFolder()
-    let server = try ServiceProcess()
+    let server = try InProcessService()
     for (query, payload) in [
       ("a+b", "a b"), ("a%2Bb", "a+b"),
       ("https%3A%2F%2Fexample.com%2F%3Fa%3D1%26b%3D2", "https://example.com/?a=1&b=2"),
     ] {
-      let code = try curlRequest("POST", server.url("/v1/qr?payload=\(query)"), in: folder)
+      let code = try await server.request("POST", "/v1/qr?payload=\(query)")
       #expect(code.status == 200, "\(query): \(code.text)")
       let path = folder.file("code.png")
       try Data(code.body).write(to: URL(fileURLWithPath: path))
       let read = try runTool("zbarimg", ["-q", "--raw", "--nodbus", path])
       #expect(read.stdout == payload + "\n", "\(query): \(read.stdout)")
     }
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("HEAD on a job and its files gives GET's headers without a body; files are attachments")
-  func headAndDisposition() throws {
+  func headAndDisposition() async throws {
     let folder = TemporaryFolder()
-    let server = try ServiceProcess()
+    let server = try InProcessService()
     let manifest = folder.file("orders.jsonl")
     try Data(#"{"id": "W-1", "kind": "qr", "payload": "head"}"#.utf8 + [0x0A]).write(
       to: URL(fileURLWithPath: manifest))
-    let accepted = try curlRequest(
-      "POST", server.url("/v1/batch"), form: ["manifest=@\(manifest)"], in: folder)
+    let accepted = try await server.request(
+      "POST", "/v1/batch", form: [.file("manifest", path: manifest)])
     let id = try #require(accepted.json?["job"] as? String, "\(accepted.text)")
-    #expect(try waitForJob(id, on: server, in: folder).json?["state"] as? String == "done")
+    #expect(try await waitForJob(id, on: server).json?["state"] as? String == "done")
     for path in ["/v1/jobs/\(id)", "/v1/jobs/\(id)/files/qr/W-1.png"] {
-      let got = try curlRequest("GET", server.url(path), in: folder)
-      // curl -I: a HEAD request, the headers printed.
-      let head = try runTool("curl", ["-s", "-I", server.url(path)])
-      let lines = head.stdout.split(separator: "\r\n").map(String.init)
-      #expect(lines.first?.hasPrefix("HTTP/1.1 200") == true, "\(path): \(head.stdout)")
-      var fields: [String: String] = [:]
-      for line in lines.dropFirst() {
-        guard let colon = line.firstIndex(of: ":") else { continue }
-        fields[line[..<colon].lowercased()] = line[line.index(after: colon)...]
-          .trimmingCharacters(in: .whitespaces)
-      }
+      let got = try await server.get(path)
+      let head = try await server.request("HEAD", path)
+      #expect(head.status == 200, "\(path): \(head.headers)")
       for name in ["content-type", "content-length", "content-disposition", "server"] {
-        #expect(fields[name] == got.headers[name], "\(path): \(name)")
+        #expect(head.headers[name] == got.headers[name], "\(path): \(name)")
       }
-      #expect(fields["content-length"] == "\(got.body.count)")
+      #expect(head.headers["content-length"] == "\(got.body.count)")
       // No body follows the headers: the server closes the connection after them
-      // (Connection: close) and nothing comes between (a raw socket, not a client that knows).
-      let raw = try runTool(
-        "python3",
-        [
-          "-c",
-          """
-          import socket, sys
-          s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
-          s.sendall(f"HEAD {sys.argv[2]} HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n".encode())
-          data = b""
-          while chunk := s.recv(65536):
-              data += chunk
-          print(len(data.partition(b"\\r\\n\\r\\n")[2]))
-          """, "\(server.port)", path,
-        ])
-      #expect(raw.stdout == "0\n", "\(path): \(raw.stdout)\(raw.stderr)")
+      // (Connection: close) and nothing comes between (read raw, up to the close).
+      let port = server.port
+      let raw = try await onThread {
+        try rawExchange(
+          port: port,
+          Array("HEAD \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8),
+          seconds: 20, bodiless: true)
+      }
+      #expect(raw.answers.map(\.status) == [200], "\(path)")
+      #expect(raw.closed && raw.rest.isEmpty, "\(path): \(raw.rest.count) bytes after the head")
     }
-    let file = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/qr%2FW-1.png"), in: folder)
+    let file = try await server.get("/v1/jobs/\(id)/files/qr%2FW-1.png")
     #expect(file.headers["content-disposition"] == "attachment; filename=\"W-1.png\"")
     #expect(file.body.starts(with: [0x89, 0x50, 0x4E, 0x47]))
     // The report is no attachment; a missing file is 404 to HEAD too.
-    #expect(
-      try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).headers[
-        "content-disposition"] == nil)
-    let missing = try runTool(
-      "curl",
-      [
-        "-s", "-I", "-o", "/dev/null", "-w", "%{http_code}",
-        server.url(
-          "/v1/jobs/\(id)/files/none.pdf"),
-      ])
-    #expect(missing.stdout == "404")
-    #expect(server.stop().status == 0)
+    #expect(try await server.get("/v1/jobs/\(id)").headers["content-disposition"] == nil)
+    #expect(try await server.request("HEAD", "/v1/jobs/\(id)/files/none.pdf").status == 404)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("Content-Disposition: ASCII names as they are, others in filename* (RFC 6266, 8187)")
@@ -182,17 +158,9 @@ struct ClientContractTests {
     // Python reads filename* back as the name (RFC 8187: UTF-8, percent-encoded).
     let names = ["Café menu.pdf", "서울 order.pdf", "say \"hi\".pdf", "50%.png", "back\\slash.pdf"]
     let values = names.map(ImprintService.attachment)
-    let script = """
-      import json, re, sys
-      from urllib.parse import unquote
-      out = []
-      for value in json.loads(sys.argv[1]):
-          encoded = re.fullmatch(r'attachment; filename="[^"\\\\]*"; filename\\*=UTF-8\\x27\\x27(\\S+)', value)
-          out.append(unquote(encoded.group(1), errors="strict") if encoded else None)
-      print(json.dumps(out, ensure_ascii=False))
-      """
     let encoded = String(decoding: try JSONEncoder().encode(values), as: UTF8.self)
-    let decoded = try runTool("python3", ["-c", script, encoded])
+    let decoded = try runTool(
+      "python3", [fixturesFolder + "/Python/filename_star.py", encoded])
     #expect(decoded.status == 0, "\(decoded.stderr)")
     let read = try JSONSerialization.jsonObject(with: Data(decoded.stdoutBytes)) as? [String]
     #expect(read == names, "\(values)")

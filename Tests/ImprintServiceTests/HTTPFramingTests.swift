@@ -9,39 +9,6 @@ import ImprintService
 import ImprintTestSupport
 import Testing
 
-/// A service on a free loopback port, in this process, stopped by `stop`.
-final class InProcessService {
-  let service: ImprintService
-  let port: Int
-  private let log = LockedLines()
-
-  init(_ adjust: (inout ServiceConfiguration) -> Void = { _ in }) throws {
-    var configuration = ServiceConfiguration(
-      listen: try ListenAddress(parsing: "127.0.0.1:0"), workerExecutable: imprintExecutable,
-      placeholder: (Array("placeholder".utf8), "test"))
-    configuration.drainSeconds = 2
-    let log = log
-    configuration.accessLog = { log.append($0.logLine) }
-    adjust(&configuration)
-    service = try ImprintService(configuration)
-    port = try service.start()
-  }
-
-  /// The access log's lines so far.
-  var accessLog: [String] { log.lines }
-
-  func stop() { _ = service.stop() }
-}
-
-/// Lines appended from any thread.
-final class LockedLines: @unchecked Sendable {
-  // @unchecked: the array is only touched under the lock.
-  private let lock = NSLock()
-  private var stored: [String] = []
-  func append(_ line: String) { lock.withLock { stored.append(line) } }
-  var lines: [String] { lock.withLock { stored } }
-}
-
 /// A request that, read leniently, would hide a second one: a DELETE of a job that does not
 /// exist, which would be answered 404 if it ran.
 private let hidden = "DELETE /v1/jobs/smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -253,9 +220,8 @@ struct HTTPFramingTests {
   ]
 
   @Test("each malformed or ambiguous request: one 4xx/5xx answer, the connection closed")
-  func refusedShapes() throws {
-    let server = try InProcessService()
-    defer { server.stop() }
+  func refusedShapes() async throws {
+    let server = try InProcessService(settings: { $0.accessLog = true })
     for shape in Self.refused {
       let seen = try rawExchange(port: server.port, Array(shape.request.utf8), seconds: 10)
       #expect(seen.answers.count == 1, "\(shape.name): \(seen.answers.map(\.status))")
@@ -271,16 +237,16 @@ struct HTTPFramingTests {
       #expect(seen.closed, "\(shape.name): the connection stayed open")
     }
     // Every one of them reached the access log with its status; none of the hidden requests did.
-    let log = server.accessLog
+    let log = server.log
     #expect(log.count == Self.refused.count, "\(log)")
     #expect(!log.contains { $0.contains("smuggled") }, "\(log)")
     #expect(log.allSatisfy { $0.contains("\"status\":4") || $0.contains("\"status\":5") })
+    await server.stop()
   }
 
   @Test("a head over 32 KiB or 100 header lines: 431, the connection closed")
-  func headLimits() throws {
+  func headLimits() async throws {
     let server = try InProcessService()
-    defer { server.stop() }
     let long =
       "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Long: " + String(repeating: "a", count: 40_000)
       + "\r\n\r\n"
@@ -300,12 +266,12 @@ struct HTTPFramingTests {
       "GET /healthz HTTP/1.1\r\nHost: a\r\n" + (0..<98).map { "X-Field-\($0): 1\r\n" }.joined()
       + "X-Long: " + String(repeating: "a", count: 28_000) + "\r\n\r\n"
     #expect(try rawExchange(port: server.port, Array(fits.utf8)).answers.map(\.status) == [200])
+    await server.stop()
   }
 
   @Test("well-formed shapes are served: pipelining, absolute form, HTTP/1.0, chunks, trailers")
-  func servedShapes() throws {
+  func servedShapes() async throws {
     let server = try InProcessService()
-    defer { server.stop() }
     let health = "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
     // Three pipelined requests in one write: three answers, in order, the connection kept.
     let pipelined = try rawExchange(
@@ -324,50 +290,55 @@ struct HTTPFramingTests {
     let old = try rawExchange(port: server.port, Array("GET /healthz HTTP/1.0\r\n\r\n".utf8))
     #expect(old.answers.map(\.status) == [200])
     #expect(old.closed)
-    // Bodies worked in the pool go to a server process of their own: in this process, the
-    // pool's tasks would wait for Swift's cooperative threads, which other suites' tests hold
-    // while they wait for their servers.
-    let process = try ServiceProcess()
-    defer { _ = process.stop() }
+    // Bodies are worked in the pool, on Swift's cooperative threads: the exchanges that wait
+    // for them run on a thread of their own (`onThread`), not on one of those.
+    let port = server.port
     // A chunked JSON body with an extension and a trailer, then a second request: two answers.
     let qr =
       "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
       + "Transfer-Encoding: chunked\r\n\r\n"
       + "5;name=value\r\n{\"pay\r\nF\r\nload\": \"hello\"}\r\n0\r\nX-Trailer: 1\r\n\r\n" + health
-    let chunked = try rawExchange(port: process.port, Array(qr.utf8), answers: 2)
+    let chunked = try await onThread { try rawExchange(port: port, Array(qr.utf8), answers: 2) }
     #expect(chunked.answers.map(\.status) == [200, 200], "\(chunked.answers.map(\.text))")
     #expect(chunked.answers.first?.header("Content-Type") == "image/png")
     // Chunk sizes in hexadecimal, any case, with leading zeros.
     let hex =
       "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
       + "Transfer-Encoding: Chunked\r\n\r\n0000000A\r\n{\"payload\"\r\na\r\n: \"hello\"}\r\n0\r\n\r\n"
-    #expect(try rawExchange(port: process.port, Array(hex.utf8)).answers.map(\.status) == [200])
+    let hexed = try await onThread { try rawExchange(port: port, Array(hex.utf8)) }
+    #expect(hexed.answers.map(\.status) == [200])
     // A method the parser does not know, on a route: the route's 405 and its methods, closed
     // (the rest of the message is not read); on no route, 404.
     for (target, status) in [("/healthz", 405), ("/v1/jobs/x", 405), ("/nowhere", 404)] {
-      let query = try rawExchange(
-        port: process.port, Array("QUERY \(target) HTTP/1.1\r\nHost: a\r\n\r\n\(hidden)".utf8))
+      let query = try await onThread {
+        try rawExchange(
+          port: port, Array("QUERY \(target) HTTP/1.1\r\nHost: a\r\n\r\n\(hidden)".utf8))
+      }
       #expect(query.answers.map(\.status) == [status], "\(target)")
       #expect(query.closed, "\(target)")
     }
-    let brew = try rawExchange(
-      port: process.port, Array("BREW /healthz HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+    let brew = try await onThread {
+      try rawExchange(port: port, Array("BREW /healthz HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+    }
     #expect(brew.answers.first?.header("Allow") == "GET, HEAD")
     // Expect: 100-continue: the interim answer, then the final one.
-    let connection = try RawHTTPConnection(port: process.port)
-    connection.send(
-      "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
-        + "Content-Length: 20\r\nExpect: 100-continue\r\n\r\n")
-    let interim = connection.read(answers: 1, seconds: 2)
+    let (interim, final) = try await onThread {
+      let connection = try RawHTTPConnection(port: port)
+      connection.send(
+        "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+          + "Content-Length: 20\r\nExpect: 100-continue\r\n\r\n")
+      let interim = connection.read(answers: 1, seconds: 2)
+      connection.send("{\"payload\": \"hello\"}")
+      return (interim, connection.read(answers: 1))
+    }
     #expect(interim.answers.map(\.status) == [100])
-    connection.send("{\"payload\": \"hello\"}")
-    #expect(connection.read(answers: 1).answers.map(\.status) == [200])
+    #expect(final.answers.map(\.status) == [200])
+    await server.stop()
   }
 
   @Test("a head sent slowly past --head-timeout: 408, the connection closed")
-  func slowHead() throws {
-    let server = try InProcessService { $0.headTimeout = 1 }
-    defer { server.stop() }
+  func slowHead() async throws {
+    let server = try InProcessService(settings: { $0.headTimeout = 1 })
     let connection = try RawHTTPConnection(port: server.port)
     connection.send("GET /healthz HTTP/1.1\r\n")
     let started = Date()
@@ -380,5 +351,6 @@ struct HTTPFramingTests {
     #expect(seen.answers.map(\.status) == [408])
     #expect(seen.answers.first?.errorCode == "http.headTimeout")
     #expect(seen.closed)
+    await server.stop()
   }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: long work over HTTP against a real `imprint serve`: a batch accepted with
+// ImprintServiceTests: long work over HTTP against the service in this process: a batch accepted with
 // 202 and a job id, polled to its end, its outputs fetched and compared with `imprint batch`'s;
 // unknown jobs and files, paths leading out, printers in manifests, and every limit (jobs
 // queued, jobs kept, bytes on disk) refused with their codes.
@@ -22,6 +22,30 @@ func waitForJob(_ id: String, on server: ServiceProcess, in folder: TemporaryFol
     return state != "queued" && state != "running"
   }
   return answer
+}
+
+/// Polls `/v1/jobs/ID` until the job is neither queued nor running (a wait for the server's
+/// work, not a measure of time), and returns the last answer.
+func waitForJob(_ id: String, on server: some LoopbackServer) async throws -> HTTPExchange {
+  var answer = try await server.get("/v1/jobs/\(id)")
+  try await eventually(tries: 30_000) {
+    answer = try await server.get("/v1/jobs/\(id)")
+    let state = answer.json?["state"] as? String
+    return state != "queued" && state != "running"
+  }
+  return answer
+}
+
+/// Posts a batch of `manifest` and `inputs` (files under assets/samples, each part named by
+/// its path there) and `files` (parts as given), and returns the answer.
+func postBatch(
+  _ manifest: String, inputs: [String] = [], files: [FormItem] = [],
+  on server: some LoopbackServer, query: String = "", headers: [String] = []
+) async throws -> HTTPExchange {
+  try await server.request(
+    "POST", "/v1/batch" + query, headers: headers,
+    form: [.file("manifest", path: manifest)]
+      + inputs.map { .file($0, path: samples + $0) } + files)
 }
 
 /// The folder of job `id` on the disk (`imprint-serve-jobs-*/ID` in the temporary folder, which
@@ -70,12 +94,12 @@ func acceptedID(_ answer: HTTPExchange) throws -> String {
   return id
 }
 
-@Suite("imprint serve: long jobs", .liveHandlesChecked, .serialized)
+@Suite("service routes: long jobs", .liveHandlesChecked, .serialized)
 struct JobRouteTests {
   @Test("batch: 202 and a job id; polled to done; its outputs are imprint batch's")
-  func batch() throws {
+  func batch() async throws {
     let folder = TemporaryFolder()
-    let server = try ServiceProcess()
+    let server = try InProcessService()
     let manifest = try writeManifest(
       [
         #"{"id": "A-1", "kind": "card", "profile": "profiles/harbor-lamp.json", "photo": "photos/harbor-lamp.jpg"}"#,
@@ -86,8 +110,8 @@ struct JobRouteTests {
     let inputs = [
       "profiles/harbor-lamp.json", "photos/harbor-lamp.jpg", "documents/course-notes.pdf",
     ]
-    let id = try acceptedID(try postBatch(manifest, inputs: inputs, on: server, in: folder))
-    let done = try waitForJob(id, on: server, in: folder)
+    let id = try acceptedID(try await postBatch(manifest, inputs: inputs, on: server))
+    let done = try await waitForJob(id, on: server)
     let report = try #require(done.json)
     #expect(report["state"] as? String == "done", "\(done.text)")
     #expect(report["kind"] as? String == "batch")
@@ -105,8 +129,7 @@ struct JobRouteTests {
     #expect(!files.contains { $0.hasPrefix(".") }, "\(files)")
 
     // The results file fetched is the report's results, line for line.
-    let resultsFile = try curlRequest(
-      "GET", server.url("/v1/jobs/\(id)/files/results.jsonl"), in: folder)
+    let resultsFile = try await server.request("GET", "/v1/jobs/\(id)/files/results.jsonl")
     #expect(resultsFile.status == 200)
     let lines = resultsFile.text.split(separator: "\n").map {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
@@ -131,8 +154,7 @@ struct JobRouteTests {
       for output in outputs {
         // A slash in the path may be sent as it is or escaped.
         let escaped = output.replacingOccurrences(of: "/", with: "%2F")
-        let fetched = try curlRequest(
-          "GET", server.url("/v1/jobs/\(id)/files/\(escaped)"), in: folder)
+        let fetched = try await server.request("GET", "/v1/jobs/\(id)/files/\(escaped)")
         #expect(fetched.status == 200, "\(output): \(fetched.text)")
         let path = folder.file("fetched-" + (output as NSString).lastPathComponent)
         try Data(fetched.body).write(to: URL(fileURLWithPath: path))
@@ -154,7 +176,7 @@ struct JobRouteTests {
     }
 
     // Polls and fetches are counted under the routes' templates, never under an id.
-    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    let metrics = try await server.request("GET", "/metrics").text
     #expect(metrics.contains(#"route="/v1/jobs/{id}",method="GET",status="200""#))
     #expect(metrics.contains(#"route="/v1/jobs/{id}/files/{path}",method="GET",status="200""#))
     #expect(!metrics.contains(id))
@@ -170,47 +192,45 @@ struct JobRouteTests {
     #expect(
       FileManager.default.fileExists(atPath: folderOnDisk + "/output/results.jsonl"),
       "\(folderOnDisk)")
-    let removed = try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder)
+    let removed = try await server.request("DELETE", "/v1/jobs/\(id)")
     #expect(removed.status == 200, "\(removed.text)")
     #expect(removed.json?["state"] as? String == "done")
     #expect(!FileManager.default.fileExists(atPath: folderOnDisk))
-    let gone = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
+    let gone = try await server.request("GET", "/v1/jobs/\(id)")
     #expect(gone.status == 404)
     #expect(gone.errorCode == "http.unknownJob")
     let jobsRoot = (folderOnDisk as NSString).deletingLastPathComponent
     #expect(FileManager.default.fileExists(atPath: jobsRoot))
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
     // The jobs' folder goes with the server.
     #expect(!FileManager.default.fileExists(atPath: jobsRoot))
   }
 
   @Test("batch: unknown jobs and files 404, paths leading out 422, printers 422, bad bodies 4xx")
-  func refusals() throws {
+  func refusals() async throws {
     let folder = TemporaryFolder()
-    let server = try ServiceProcess(["--jobs-kept", "1"])
-    let unknown = try curlRequest(
-      "GET", server.url("/v1/jobs/\(UUID().uuidString.lowercased())"), in: folder)
+    let server = try InProcessService(settings: { $0.jobsKept = 1 })
+    let unknown = try await server.request("GET", "/v1/jobs/\(UUID().uuidString.lowercased())")
     #expect(unknown.status == 404)
     #expect(unknown.errorCode == "http.unknownJob")
-    #expect(try curlRequest("DELETE", server.url("/v1/jobs/nope"), in: folder).status == 404)
-    #expect(try curlRequest("PUT", server.url("/v1/jobs/nope"), in: folder).status == 405)
-    #expect(try curlRequest("GET", server.url("/v1/jobs/"), in: folder).status == 404)
+    #expect(try await server.request("DELETE", "/v1/jobs/nope").status == 404)
+    let put = try await server.request("PUT", "/v1/jobs/nope")
+    #expect(put.status == 405, "\(put.status) \(put.headers) \(put.text)")
+    #expect(try await server.request("GET", "/v1/jobs/").status == 404)
     let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "x"}"#], in: folder)
 
-    let noManifest = try curlRequest(
-      "POST", server.url("/v1/batch"), form: ["a.pdf=@\(samples)documents/handout.pdf"],
-      in: folder)
+    let noManifest = try await server.request(
+      "POST", "/v1/batch", form: [.file("a.pdf", path: "\(samples)documents/handout.pdf")])
     #expect(noManifest.status == 400)
     #expect(noManifest.errorCode == "http.missingPart")
-    let json = try curlRequest(
-      "POST", server.url("/v1/batch"), body: qr, headers: ["Content-Type: application/json"],
-      in: folder)
+    let json = try await server.request(
+      "POST", "/v1/batch", headers: ["Content-Type: application/json"], file: qr)
     #expect(json.status == 415)
-    let query = try postBatch(qr, on: server, in: folder, query: "?fast=1")
+    let query = try await postBatch(qr, on: server, query: "?fast=1")
     #expect(query.status == 400)
     #expect(query.errorCode == "http.invalidParameter")
-    let escaping = try postBatch(
-      qr, inputs: ["../escape.pdf=@\(samples)documents/handout.pdf"], on: server, in: folder)
+    let escaping = try await postBatch(
+      qr, files: [.file("../escape.pdf", path: "\(samples)documents/handout.pdf")], on: server)
     #expect(escaping.status == 422, "\(escaping.text)")
     #expect(escaping.errorCode == "file.escapesFolder")
     #expect(!escaping.text.contains("imprint-serve-jobs-"), "\(escaping.text)")
@@ -221,18 +241,18 @@ struct JobRouteTests {
       (".", 400, "http.invalidPartName"), ("./", 400, "http.invalidPartName"),
       ("./.", 400, "http.invalidPartName"), ("/", 422, "file.escapesFolder"),
     ] {
-      let answer = try postBatch(
-        qr, inputs: ["\(name)=@\(samples)documents/handout.pdf"], on: server, in: folder)
+      let answer = try await postBatch(
+        qr, files: [.file("\(name)", path: "\(samples)documents/handout.pdf")], on: server)
       #expect(answer.status == status, "\(name): \(answer.text)")
       #expect(answer.errorCode == code, "\(name): \(answer.text)")
       #expect(!answer.text.contains("imprint-serve-jobs-"), "\(name): \(answer.text)")
     }
-    let twice = try postBatch(
+    let twice = try await postBatch(
       qr,
-      inputs: [
-        "a.pdf=@\(samples)documents/handout.pdf", "./a.pdf=@\(samples)documents/handout.pdf",
-      ],
-      on: server, in: folder)
+      files: [
+        .file("a.pdf", path: "\(samples)documents/handout.pdf"),
+        .file("./a.pdf", path: "\(samples)documents/handout.pdf"),
+      ], on: server)
     #expect(twice.status == 400)
     #expect(twice.errorCode == "http.duplicatePart")
     let printer = try writeManifest(
@@ -240,12 +260,12 @@ struct JobRouteTests {
         #"{"id": "W-1", "kind": "qr", "payload": "x"}"#,
         #"{"id": "P-1", "kind": "print", "file": "order.json", "prices": "p.json", "printer": "ipp://10.0.0.1/ipp/print"}"#,
       ], in: folder, name: "printer.jsonl")
-    let refused = try postBatch(printer, on: server, in: folder)
+    let refused = try await postBatch(printer, on: server)
     #expect(refused.status == 422, "\(refused.text)")
     #expect(refused.errorCode == "http.printerNotAllowed")
     #expect(refused.text.contains("line 2"))
     // None of the refused requests left a job behind.
-    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    let metrics = try await server.request("GET", "/metrics").text
     for state in ["queued", "running", "finished"] {
       #expect(metrics.contains("imprint_jobs{state=\"\(state)\"} 0\n"), "\(metrics)")
     }
@@ -255,18 +275,17 @@ struct JobRouteTests {
     // CSV.
     let csv = folder.file("orders.csv")
     try Data("id,kind,payload\nC-1,qr,hello\n".utf8).write(to: URL(fileURLWithPath: csv))
-    let first = try acceptedID(try postBatch(csv, on: server, in: folder))
-    let firstDone = try waitForJob(first, on: server, in: folder)
+    let first = try acceptedID(try await postBatch(csv, on: server))
+    let firstDone = try await waitForJob(first, on: server)
     #expect(firstDone.json?["state"] as? String == "done", "\(firstDone.text)")
     #expect((firstDone.json?["summary"] as? [String: Any])?["ok"] as? Int == 1)
-    let code = try curlRequest("GET", server.url("/v1/jobs/\(first)/files/qr/C-1.png"), in: folder)
+    let code = try await server.request("GET", "/v1/jobs/\(first)/files/qr/C-1.png")
     #expect(code.status == 200)
     let codePath = folder.file("c1.png")
     try Data(code.body).write(to: URL(fileURLWithPath: codePath))
     #expect(try zbarDecode(codePath) == "hello")
     for path in ["qr/none.png", ".state/C-1.json", "qr", "%2E%2E/manifest.csv"] {
-      let missing = try curlRequest(
-        "GET", server.url("/v1/jobs/\(first)/files/\(path)"), in: folder)
+      let missing = try await server.request("GET", "/v1/jobs/\(first)/files/\(path)")
       #expect([404, 422].contains(missing.status), "\(path): \(missing.text)")
       #expect(
         missing.errorCode == (path.hasPrefix("%2E") ? "file.escapesFolder" : "http.unknownJobFile"),
@@ -276,8 +295,8 @@ struct JobRouteTests {
     let garbage = try writeManifest(
       ["not json", #"{"id": "W-2", "kind": "qr", "payload": "x", "copies": "2"}"#], in: folder,
       name: "orders-17.jsonl")
-    let second = try acceptedID(try postBatch(garbage, on: server, in: folder))
-    let secondDone = try waitForJob(second, on: server, in: folder)
+    let second = try acceptedID(try await postBatch(garbage, on: server))
+    let secondDone = try await waitForJob(second, on: server)
     #expect(secondDone.json?["state"] as? String == "done")
     #expect((secondDone.json?["summary"] as? [String: Any])?["failed"] as? Int == 2)
     // Its lines' messages name the manifest as the client sent it, not as the server stored it.
@@ -289,17 +308,17 @@ struct JobRouteTests {
       #expect(message.contains("'orders-17.jsonl'"), "\(message)")
       #expect(!message.contains("manifest.jsonl"), "\(message)")
     }
-    let evicted = try curlRequest("GET", server.url("/v1/jobs/\(first)"), in: folder)
+    let evicted = try await server.request("GET", "/v1/jobs/\(first)")
     #expect(evicted.status == 404)
     #expect(evicted.errorCode == "http.unknownJob")
-    let after = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    let after = try await server.request("GET", "/metrics").text
     #expect(after.contains("imprint_jobs{state=\"finished\"} 1\n"))
     #expect(after.contains("imprint_jobs_removed_total 1\n"))
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("batch: a full queue 503, files over the disk limit 413 or 507, a running job canceled")
-  func limits() throws {
+  func limits() async throws {
     let folder = TemporaryFolder()
     let bomb = folder.file("bomb.pdf")
     try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
@@ -311,38 +330,40 @@ struct JobRouteTests {
     let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "x"}"#], in: folder)
     let qrBytes = (try Data(contentsOf: URL(fileURLWithPath: qr))).count
     // Room for the slow job and less than one more QR manifest beside it.
-    let server = try ServiceProcess([
-      "--job-queue", "2", "--jobs-disk", "\(slowBytes + qrBytes - 1)", "--cpu-limit", "4",
-    ])
+    let server = try InProcessService(settings: {
+      $0.jobQueue = 2
+      $0.jobsDisk = slowBytes + qrBytes - 1
+      $0.cpuLimit = 4
+    })
     let big = folder.file("big.bin")
     try Data(repeating: 0x41, count: slowBytes + qrBytes).write(to: URL(fileURLWithPath: big))
-    let tooLarge = try postBatch(qr, inputs: ["big.bin=@\(big)"], on: server, in: folder)
+    let tooLarge = try await postBatch(qr, files: [.file("big.bin", path: big)], on: server)
     #expect(tooLarge.status == 413, "\(tooLarge.text)")
     #expect(tooLarge.errorCode == "http.jobTooLarge")
 
     let running = try acceptedID(
-      try postBatch(slow, inputs: ["bomb.pdf=@\(bomb)"], on: server, in: folder))
+      try await postBatch(slow, files: [.file("bomb.pdf", path: bomb)], on: server))
     // The slow job holds its bytes until it ends: a second job does not fit beside it.
-    let full = try postBatch(qr, on: server, in: folder)
+    let full = try await postBatch(qr, on: server)
     #expect(full.status == 507, "\(full.text)")
     #expect(full.errorCode == "http.jobStorageFull")
     #expect(full.headers["retry-after"] == "10")
-    let state = try curlRequest("GET", server.url("/v1/jobs/\(running)"), in: folder)
+    let state = try await server.request("GET", "/v1/jobs/\(running)")
     #expect(["queued", "running"].contains(state.json?["state"] as? String ?? ""), "\(state.text)")
-    try waitFor {
-      try curlRequest("GET", server.url("/v1/jobs/\(running)"), in: folder).json?["state"]
+    try await eventually {
+      try await server.request("GET", "/v1/jobs/\(running)").json?["state"]
         as? String != "queued"
     }
     // DELETE asks it to stop: its one item, under way in a worker, is cut short (the worker
     // killed) and the job ends canceled (CanceledWorkTests shows the worker gone).
-    let busy = try curlRequest("DELETE", server.url("/v1/jobs/\(running)"), in: folder)
+    let busy = try await server.request("DELETE", "/v1/jobs/\(running)")
     if busy.status == 202 {
       #expect(busy.json?["removed"] as? Bool == false)
     } else {
       // The CPU limit ended the job between the two requests: a finished job is removed.
       #expect(busy.status == 200, "\(busy.text)")
     }
-    let ended = try waitForJob(running, on: server, in: folder)
+    let ended = try await waitForJob(running, on: server)
     if ended.status == 200 {
       let results = ended.json?["results"] as? [[String: Any]]
       let error = results?.first?["error"] as? [String: Any]
@@ -356,21 +377,24 @@ struct JobRouteTests {
         ].contains(outcome), "\(ended.text)")
     }
     // Once it ended, its room is given to the next job (the finished one removed for it).
-    let next = try acceptedID(try postBatch(qr, on: server, in: folder))
-    #expect(try waitForJob(next, on: server, in: folder).json?["state"] as? String == "done")
-    #expect(try curlRequest("GET", server.url("/v1/jobs/\(running)"), in: folder).status == 404)
-    #expect(server.stop().status == 0)
+    let next = try acceptedID(try await postBatch(qr, on: server))
+    #expect(try await waitForJob(next, on: server).json?["state"] as? String == "done")
+    #expect(try await server.request("GET", "/v1/jobs/\(running)").status == 404)
+    #expect(await server.stop().isComplete)
 
     // --job-queue 1: a job queued or running fills the queue.
-    let single = try ServiceProcess(["--job-queue", "1", "--cpu-limit", "4"])
+    let single = try InProcessService(settings: {
+      $0.jobQueue = 1
+      $0.cpuLimit = 4
+    })
     let holding = try acceptedID(
-      try postBatch(slow, inputs: ["bomb.pdf=@\(bomb)"], on: single, in: folder))
-    let refused = try postBatch(qr, on: single, in: folder)
+      try await postBatch(slow, files: [.file("bomb.pdf", path: bomb)], on: single))
+    let refused = try await postBatch(qr, on: single)
     #expect(refused.status == 503, "\(refused.text)")
     #expect(refused.errorCode == "http.jobQueueFull")
     #expect(refused.headers["retry-after"] == "10")
-    _ = try waitForJob(holding, on: single, in: folder)
-    #expect(try postBatch(qr, on: single, in: folder).status == 202)
-    #expect(single.stop().status == 0)
+    _ = try await waitForJob(holding, on: single)
+    #expect(try await postBatch(qr, on: single).status == 202)
+    #expect(await single.stop().isComplete)
   }
 }

@@ -1,86 +1,73 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: the limits that keep `imprint serve` alive under load and slow clients:
+// ImprintServiceTests: the limits that keep the service alive under load and slow clients:
 // a full queue answered 503 with Retry-After, a request past --request-timeout answered 503, a
 // body trickled or stalled past it dropped, an idle connection closed. A document worker stopped
 // with SIGSTOP holds a request in the pool for as long as the test needs, so nothing depends on
 // how fast the machine is.
 
 import Foundation
+import ImprintService
 import ImprintTestSupport
 import Testing
 
 private let mixed = fixturesFolder + "/Documents/mixed.pdf"
 
-/// A server with one document worker started, and that worker's pid.
-private func serverWithWorker(_ arguments: [String], in folder: TemporaryFolder) throws
-  -> (ServiceProcess, Int32)
+/// A service with one document worker started, and that worker's pid.
+private func serverWithWorker(_ change: (inout ServiceSettings) -> Void) async throws
+  -> (InProcessService, Int32)
 {
-  let server = try ServiceProcess(["-j", "1"] + arguments)
-  #expect(try inspect(server, in: folder).status == 200)
-  let workers = server.childProcesses
+  let server = try InProcessService(settings: {
+    $0.jobs = 1
+    change(&$0)
+  })
+  #expect(try await inspect(server).status == 200)
+  let workers = server.workers
   try #require(workers.count == 1, "\(workers)")
   return (server, workers[0])
 }
 
-private func inspect(_ server: ServiceProcess, in folder: TemporaryFolder) throws -> HTTPExchange {
-  try curlRequest(
-    "POST", server.url("/v1/inspect?name=mixed.pdf"), body: mixed,
-    headers: ["Content-Type: application/pdf"], in: folder)
+private func inspect(_ server: InProcessService) async throws -> HTTPExchange {
+  try await server.request(
+    "POST", "/v1/inspect?name=mixed.pdf", headers: ["Content-Type: application/pdf"], file: mixed)
 }
 
 /// A gauge or counter of `/metrics`.
 private func metric(
-  _ server: ServiceProcess, _ name: String, _ labels: [String: String] = [:],
-  in folder: TemporaryFolder
-) throws -> Double? {
-  try PrometheusText(curlRequest("GET", server.url("/metrics"), in: folder).text).value(
-    name, labels)
+  _ server: InProcessService, _ name: String, _ labels: [String: String] = [:]
+) async throws -> Double? {
+  try PrometheusText(try await server.get("/metrics").text).value(name, labels)
 }
 
-@Suite("imprint serve: queue, deadlines and slow clients", .liveHandlesChecked, .serialized)
+@Suite("service routes: queue, deadlines and slow clients", .liveHandlesChecked, .serialized)
 struct LimitsTests {
   @Test("a full queue is 503 http.busy with Retry-After; the request being worked is answered")
-  func queueFull() throws {
-    let folder = TemporaryFolder()
-    let (server, worker) = try serverWithWorker(["--queue", "0"], in: folder)
+  func queueFull() async throws {
+    let (server, worker) = try await serverWithWorker { $0.queue = 0 }
     kill(worker, SIGSTOP)
     // Request A takes the one place and waits on the stopped worker.
-    let held = Process()
-    held.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    held.arguments = [
-      "-s", "-o", folder.file("held.json"), "-w", "%{http_code}", "-H",
-      "Content-Type: application/pdf", "--data-binary", "@" + mixed,
-      server.url("/v1/inspect?name=mixed.pdf"),
-    ]
-    let heldOutput = Pipe()
-    held.standardOutput = heldOutput
-    try held.run()
-    #expect(try waitFor { try metric(server, "imprint_http_requests_running", in: folder) == 1 })
+    async let held = inspect(server)
+    #expect(try await eventually { try await metric(server, "imprint_http_requests_running") == 1 })
     // Probes and scrapes are still answered; any other request is refused.
-    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
-    let document = try curlRequest("GET", server.url("/openapi.json"), in: folder)
+    #expect(try await server.request("GET", "/healthz").status == 200)
+    let document = try await server.request("GET", "/openapi.json")
     #expect(document.status == 200)
     #expect(document.json?["openapi"] as? String != nil)
-    let refused = try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder)
+    let refused = try await server.request("POST", "/v1/qr?payload=x")
     #expect(refused.status == 503)
     #expect(refused.errorCode == "http.busy")
     #expect(refused.headers["retry-after"] == "1")
-    #expect(try metric(server, "imprint_errors_total", ["code": "http.busy"], in: folder) == 1)
+    #expect(try await metric(server, "imprint_errors_total", ["code": "http.busy"]) == 1)
     kill(worker, SIGCONT)
-    held.waitUntilExit()
-    let status = String(
-      decoding: heldOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    #expect(status == "200")
-    #expect(try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder).status == 200)
-    #expect(server.stop().status == 0)
+    #expect(try await held.status == 200)
+    #expect(try await server.request("POST", "/v1/qr?payload=x").status == 200)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("work that outlasts --request-timeout is 503 http.deadlineExceeded with Retry-After")
-  func deadline() throws {
-    let folder = TemporaryFolder()
-    let (server, worker) = try serverWithWorker(["--request-timeout", "1"], in: folder)
+  func deadline() async throws {
+    let (server, worker) = try await serverWithWorker { $0.requestTimeout = 1 }
     kill(worker, SIGSTOP)
-    let late = try inspect(server, in: folder)
+    let late = try await inspect(server)
     kill(worker, SIGCONT)
     #expect(late.status == 503)
     #expect(late.errorCode == "http.deadlineExceeded")
@@ -88,67 +75,46 @@ struct LimitsTests {
     // A deadline passed under load: the client is told when to come back, as for a full queue.
     #expect(late.headers["retry-after"] == "1")
     // The worker, continued, serves the next request.
-    #expect(try inspect(server, in: folder).status == 200)
-    #expect(server.stop().status == 0)
+    #expect(try await inspect(server).status == 200)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("a body trickled or stalled past --request-timeout is dropped; an idle connection closes")
-  func slowClients() throws {
-    let folder = TemporaryFolder()
-    let server = try ServiceProcess(["--request-timeout", "1", "--connection-timeout", "2"])
-    // Python sockets: a client sending 100 bytes of a 100 000-byte body every 0.1 s; one that
+  func slowClients() async throws {
+    let server = try InProcessService(settings: {
+      $0.requestTimeout = 1
+      $0.connectionTimeout = 2
+    })
+    // Raw sockets: a client sending 100 bytes of a 100 000-byte body every 0.1 s; one that
     // sends 3 bytes of 10 and stops; one that connects and sends nothing. Each waits at most
     // 60 s for the server to close, and reports what it saw.
-    let script = """
-      import json, select, socket, sys, time
-      port = int(sys.argv[1])
-      head = b"POST /v1/inspect HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/pdf\\r\\n"
-      def closed(s, wait):
-          ready, _, _ = select.select([s], [], [], wait)
-          if not ready:
-              return None
-          try:
-              return s.recv(65536)
-          except ConnectionResetError:
-              return b""
-      report = {}
-      s = socket.create_connection(("127.0.0.1", port))
-      s.sendall(head + b"Content-Length: 100000\\r\\n\\r\\n")
-      sent, answer = 0, None
-      for _ in range(600):
-          try:
-              s.sendall(b"%" * 100)
-              sent += 100
-          except (BrokenPipeError, ConnectionResetError):
-              answer = b""
-              break
-          answer = closed(s, 0.1)
-          if answer is not None:
-              break
-      report["trickle"] = {"sent": sent, "answer": None if answer is None else answer.decode()}
-      s = socket.create_connection(("127.0.0.1", port))
-      s.sendall(head + b"Content-Length: 10\\r\\n\\r\\nabc")
-      answer = closed(s, 60)
-      report["stalled"] = None if answer is None else answer.decode()
-      s = socket.create_connection(("127.0.0.1", port))
-      answer = closed(s, 60)
-      report["idle"] = None if answer is None else answer.decode()
-      print(json.dumps(report))
-      """
-    let client = try runTool("python3", ["-c", script, "\(server.port)"])
-    #expect(client.status == 0, "\(client.stderr)")
-    let report = try #require(
-      try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
-    let trickle = try #require(report["trickle"] as? [String: Any])
+    let port = server.port
+    let head = "POST /v1/inspect HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+    let (trickle, sent): (RawHTTPExchange?, Int) = try await onThread {
+      let connection = try RawHTTPConnection(port: port)
+      connection.send(head + "Content-Length: 100000\r\n\r\n")
+      var sent = 0
+      for _ in 0..<600 {
+        connection.send(String(repeating: "%", count: 100))
+        sent += 100
+        let seen = connection.read(seconds: 0.1, settle: 0)
+        if !seen.answers.isEmpty || seen.closed { return (seen, sent) }
+      }
+      return (nil, sent)
+    }
+    let stalled = try await onThread {
+      try rawExchange(port: port, Array((head + "Content-Length: 10\r\n\r\nabc").utf8), seconds: 60)
+    }
+    let idle = try await onThread { try rawExchange(port: port, [], seconds: 60) }
     // Answered 408 before the body was all sent, and closed.
-    #expect((trickle["answer"] as? String ?? "").hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
-    #expect((trickle["sent"] as? Int ?? 100_000) < 100_000)
-    #expect((report["stalled"] as? String ?? "").hasPrefix("HTTP/1.1 408 Request Timeout\r\n"))
+    for seen in [trickle, stalled] {
+      #expect(seen?.answers.map { "\($0.status) \($0.reason)" } == ["408 Request Timeout"])
+    }
+    #expect(sent < 100_000)
     // A connection that never sent a request is closed without an answer.
-    #expect(report["idle"] as? String == "")
-    #expect(
-      try metric(server, "imprint_errors_total", ["code": "http.requestTimeout"], in: folder) == 2)
-    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
-    #expect(server.stop().status == 0)
+    #expect(idle.closed && idle.answers.isEmpty && idle.rest.isEmpty)
+    #expect(try await metric(server, "imprint_errors_total", ["code": "http.requestTimeout"]) == 2)
+    #expect(try await server.request("GET", "/healthz").status == 200)
+    #expect(await server.stop().isComplete)
   }
 }

@@ -4,10 +4,16 @@
 
 import Foundation
 
+#if canImport(Testing)
+  import Testing
+#endif
+
 /// One answer read off a connection: status, headers in order, body (framed by its
 /// Content-Length).
 public struct RawHTTPAnswer: Sendable {
   public var status: Int
+  /// The status line's reason phrase (`Request Timeout`).
+  public var reason: String = ""
   public var headers: [(name: String, value: String)]
   public var body: [UInt8]
 
@@ -81,15 +87,29 @@ public final class RawHTTPConnection {
   /// Sends `text` as UTF-8.
   public func send(_ text: String) { send(Array(text.utf8)) }
 
-  /// Reads until the server closes the connection, `count` answers are whole, or `seconds`
-  /// pass without a byte (then, after the answers expected, `settle` more seconds for any
-  /// extra answer).
-  public func read(answers count: Int = 1, seconds: Double = 10, settle: Double = 0.2)
-    -> RawHTTPExchange
-  {
+  /// Sends `bytes` in pieces of 64 KiB, and stops once the server answered (it refused the
+  /// body before reading it: a 413, a 401), as a client does that reads while it sends.
+  public func sendUnlessAnswered(_ bytes: [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+      var fds = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+      if poll(&fds, 1, 0) > 0 { return }
+      let end = min(offset + 65536, bytes.count)
+      send(Array(bytes[offset..<end]))
+      offset = end
+    }
+  }
+
+  /// Reads until the server closes the connection or `count` answers are whole.
+  ///
+  /// Gives up when `seconds` pass without a byte; after the answers expected, waits `settle`
+  /// more seconds for any extra answer. The answers to HEAD have no body (`bodiless`).
+  public func read(
+    answers count: Int = 1, seconds: Double = 10, settle: Double = 0.2, bodiless: Bool = false
+  ) -> RawHTTPExchange {
     var answers: [RawHTTPAnswer] = []
     while true {
-      while let answer = takeAnswer() { answers.append(answer) }
+      while let answer = takeAnswer(bodiless: bodiless) { answers.append(answer) }
       if ended { break }
       let wait = answers.count >= count ? settle : seconds
       guard fill(seconds: wait) else { break }
@@ -112,8 +132,8 @@ public final class RawHTTPConnection {
   }
 
   /// Takes one whole answer off the bytes received, if they hold one (an interim 1xx answer is
-  /// one, without a body).
-  private func takeAnswer() -> RawHTTPAnswer? {
+  /// one, without a body, and so is every answer to HEAD).
+  private func takeAnswer(bodiless: Bool) -> RawHTTPAnswer? {
     let separator: [UInt8] = [13, 10, 13, 10]
     guard received.count >= 4,
       let end = (0...(received.count - 4)).first(where: {
@@ -123,6 +143,7 @@ public final class RawHTTPConnection {
     let lines = String(decoding: received[..<end], as: UTF8.self).components(separatedBy: "\r\n")
     let statusParts = lines[0].split(separator: " ", maxSplits: 2)
     guard statusParts.count >= 2, let status = Int(statusParts[1]) else { return nil }
+    let reason = statusParts.count > 2 ? String(statusParts[2]) : ""
     var headers: [(String, String)] = []
     for line in lines.dropFirst() {
       guard let colon = line.firstIndex(of: ":") else { continue }
@@ -134,21 +155,210 @@ public final class RawHTTPConnection {
     }
     // An interim answer (100 Continue) has no body.
     let length =
-      (100...199).contains(status)
+      bodiless || (100...199).contains(status)
       ? 0 : headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
     guard received.count >= end + 4 + length else { return nil }
     let body = Array(received[(end + 4)..<(end + 4 + length)])
     received.removeFirst(end + 4 + length)
-    return RawHTTPAnswer(status: status, headers: headers, body: body)
+    return RawHTTPAnswer(status: status, reason: reason, headers: headers, body: body)
   }
 }
 
 /// Sends `request` on a new connection to `port` and reads what comes back (see
 /// `RawHTTPConnection.read`).
 public func rawExchange(
-  port: Int, _ request: [UInt8], answers: Int = 1, seconds: Double = 10, settle: Double = 0.2
+  port: Int, _ request: [UInt8], answers: Int = 1, seconds: Double = 10, settle: Double = 0.2,
+  bodiless: Bool = false
 ) throws -> RawHTTPExchange {
   let connection = try RawHTTPConnection(port: port)
   connection.send(request)
-  return connection.read(answers: answers, seconds: seconds, settle: settle)
+  return connection.read(answers: answers, seconds: seconds, settle: settle, bodiless: bodiless)
+}
+
+// MARK: - Requests as a route test sends them
+
+/// A server on a loopback port: an `InProcessService` (route tests) or a `ServiceProcess` (a
+/// spawned `imprint serve`, for the tests whose subject is the process).
+public protocol LoopbackServer {
+  /// The port it listens on, at `127.0.0.1`.
+  var port: Int { get }
+}
+
+extension ServiceProcess: LoopbackServer {}
+
+/// One part of a `multipart/form-data` body, as `curl -F` would send it.
+public enum FormItem: Sendable {
+  /// A text field: `name=value` (no file name, no type).
+  case field(String, String)
+  /// The file at `path`, named by its last component (or `filename`), of type `type` (guessed
+  /// from the extension when nil, as curl guesses: `application/octet-stream` for others).
+  case file(String, path: String, filename: String? = nil, type: String? = nil)
+  /// Bytes sent as a file named `filename`, of type `type` (none when nil).
+  case bytes(String, [UInt8], filename: String, type: String? = nil)
+}
+
+/// A `multipart/form-data` body and the `Content-Type` that announces it.
+public struct MultipartBody: Sendable {
+  /// The boundary between parts.
+  public let boundary: String
+  /// The body's bytes, closing boundary included.
+  public let bytes: [UInt8]
+  /// `multipart/form-data; boundary=...`.
+  public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+  /// The body of `items`, in order.
+  ///
+  /// - Throws: when a file cannot be read.
+  public init(_ items: [FormItem], boundary: String = "imprint-test-" + UUID().uuidString)
+    throws
+  {
+    self.boundary = boundary
+    var body: [UInt8] = []
+    for item in items {
+      let (name, filename, type, content): (String, String?, String?, [UInt8])
+      switch item {
+      case .field(let field, let value):
+        (name, filename, type, content) = (field, nil, nil, Array(value.utf8))
+      case .file(let field, let path, let given, let declared):
+        let file = given ?? (path as NSString).lastPathComponent
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        (name, filename, type, content) = (field, file, declared ?? Self.guessedType(file), bytes)
+      case .bytes(let field, let bytes, let file, let declared):
+        (name, filename, type, content) = (field, file, declared, bytes)
+      }
+      var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\""
+      if let filename { head += "; filename=\"\(filename)\"" }
+      if let type { head += "\r\nContent-Type: \(type)" }
+      body += Array((head + "\r\n\r\n").utf8) + content + Array("\r\n".utf8)
+    }
+    bytes = body + Array("--\(boundary)--\r\n".utf8)
+  }
+
+  /// The type curl gives a file part by its extension.
+  static func guessedType(_ filename: String) -> String {
+    let types = [
+      "gif": "image/gif", "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png",
+      "svg": "image/svg+xml", "txt": "text/plain", "htm": "text/html", "html": "text/html",
+      "pdf": "application/pdf", "xml": "application/xml",
+    ]
+    return types[(filename as NSString).pathExtension.lowercased()] ?? "application/octet-stream"
+  }
+}
+
+extension LoopbackServer {
+  /// Sends one request on a new connection and waits for its answer.
+  ///
+  /// The request is `METHOD target HTTP/1.1` with `Host`, the `headers` given (`"Name: value"`)
+  /// and, when `body` is not nil, `Content-Length` and the body. Nothing else is added: no
+  /// `Content-Type` unless given. A body is sent in pieces, and no more once the server answered
+  /// (a 413 before the body was read).
+  ///
+  /// The socket is written and read on a thread of its own, never on one of Swift's cooperative
+  /// threads: an in-process service works requests on those (as many as the machine has cores),
+  /// and a test blocking one while it waits would starve the server it waits for.
+  ///
+  /// Every error answer is also held to `expectClientView`: it names none of the server's
+  /// private folders.
+  ///
+  /// - Parameters:
+  ///   - method: `GET`, `POST`, ...
+  ///   - target: the path and query (`/v1/qr?payload=x`).
+  ///   - headers: header lines, `"Name: value"`.
+  ///   - body: the body's bytes; nil for none (no `Content-Length` either).
+  ///   - seconds: how long the answer may take to come.
+  /// - Returns: the answer; status 0 when the connection closed before a whole answer.
+  /// - Throws: `POSIXError` when the connection cannot be made.
+  public func request(
+    _ method: String, _ target: String, headers: [String] = [], body: [UInt8]? = nil,
+    seconds: Double = 600
+  ) async throws -> HTTPExchange {
+    let port = port
+    let exchange = try await onThread {
+      let connection = try RawHTTPConnection(port: port)
+      var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+      for header in headers { head += header + "\r\n" }
+      if let body { head += "Content-Length: \(body.count)\r\n" }
+      connection.send(head + "\r\n")
+      if let body { connection.sendUnlessAnswered(body) }
+      let seen = connection.read(
+        answers: 1, seconds: seconds, settle: 0, bodiless: method == "HEAD")
+      return seen.answers.first.map(HTTPExchange.init)
+        ?? HTTPExchange(status: 0, contentType: "", body: [], headers: [:])
+    }
+    #if canImport(Testing)
+      expectClientView(exchange)
+    #endif
+    return exchange
+  }
+
+  /// Sends a `multipart/form-data` body of `form` (see `request(_:_:headers:body:seconds:)`).
+  public func request(
+    _ method: String, _ target: String, headers: [String] = [], form: [FormItem],
+    seconds: Double = 600
+  ) async throws -> HTTPExchange {
+    let body = try MultipartBody(form)
+    return try await request(
+      method, target, headers: headers + ["Content-Type: \(body.contentType)"], body: body.bytes,
+      seconds: seconds)
+  }
+
+  /// Sends `json` (JSON text, sent as it is) with `Content-Type: application/json`.
+  public func request(
+    _ method: String, _ target: String, headers: [String] = [], json: String,
+    seconds: Double = 600
+  ) async throws -> HTTPExchange {
+    try await request(
+      method, target, headers: headers + ["Content-Type: application/json"],
+      body: Array(json.utf8), seconds: seconds)
+  }
+
+  /// Sends the bytes of the file at `path` as the body.
+  public func request(
+    _ method: String, _ target: String, headers: [String] = [], file path: String,
+    seconds: Double = 600
+  ) async throws -> HTTPExchange {
+    try await request(
+      method, target, headers: headers,
+      body: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), seconds: seconds)
+  }
+
+  /// `GET target`.
+  public func get(_ target: String, headers: [String] = []) async throws -> HTTPExchange {
+    try await request("GET", target, headers: headers)
+  }
+}
+
+/// Runs `work` on a thread of its own and waits for it without holding a cooperative thread.
+public func onThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value)
+  async throws -> Value
+{
+  try await withCheckedThrowingContinuation { continuation in
+    Thread { continuation.resume(with: Result { try work() }) }.start()
+  }
+}
+
+/// Asks `condition` every 10 ms until it holds, at most `tries` times, sleeping between (not
+/// holding a thread): a wait for something a server does, never a measure of time.
+///
+/// - Returns: whether it held.
+@discardableResult
+public func eventually(tries: Int = 3000, _ condition: () async throws -> Bool) async rethrows
+  -> Bool
+{
+  for _ in 0..<tries {
+    if try await condition() { return true }
+    try? await Task.sleep(for: .milliseconds(10))
+  }
+  return try await condition()
+}
+
+extension HTTPExchange {
+  /// The answer read off a raw connection.
+  public init(_ answer: RawHTTPAnswer) {
+    var fields: [String: String] = [:]
+    for (name, value) in answer.headers { fields[name.lowercased()] = value }
+    self.init(
+      status: answer.status, contentType: fields["content-type"] ?? "", body: answer.body,
+      headers: fields)
+  }
 }
