@@ -55,85 +55,19 @@ private struct APICase: Encodable {
 /// success's request is checked too. 404 and 405 belong to no operation: their body is checked
 /// against the document's ErrorDocument schema with jsonschema. Prints one result a case, as
 /// JSON.
-private let checker = """
-  import http.client, json, re, sys
-  from urllib.parse import parse_qsl, urlsplit
-  import jsonschema
-  from openapi_core import OpenAPI
-  from openapi_core.testing import MockRequest, MockResponse
-
-  port, spec_path, cases_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-  spec = json.load(open(spec_path, encoding="utf-8"))
-  api = OpenAPI.from_dict(spec)
-  error_document = jsonschema.Draft202012Validator(
-      {"$ref": "#/components/schemas/ErrorDocument", "components": spec["components"]})
-  # Bodies the document describes by media type alone (OpenAPI 3.1: no schema for binary
-  # content) must at least be of that type.
-  magic = {"image/png": lambda d: d.startswith(b"\\x89PNG\\r\\n\\x1a\\n"),
-           "application/pdf": lambda d: d.startswith(b"%PDF-"),
-           "image/svg+xml": lambda d: b"<svg" in d[:400],
-           "application/postscript": lambda d: d.startswith(b"%!PS")}
-  # Paths hold letters, digits, '/', '.', and '{name}' templates (one segment each).
-  templates = [(re.compile("^" + re.sub(r"\\{[^}]+\\}", "[^/]+", path) + "$"), path)
-               for path in spec["paths"]]
-  def documented(path):
-      return next((template for pattern, template in templates if pattern.match(path)), None)
-  results = []
-  for case in json.load(open(cases_path, encoding="utf-8")):
-      body = open(case["file"], "rb").read() if case.get("file") else case.get("data", "").encode()
-      headers = {"Content-Type": case["type"]} if case.get("type") else {}
-      headers.update(case.get("headers") or {})
-      connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-      if case.get("declaredLength") is not None:
-          connection.putrequest(case["method"], case["target"])
-          for name, value in headers.items():
-              connection.putheader(name, value)
-          connection.putheader("Content-Length", str(case["declaredLength"]))
-          connection.putheader("Expect", "100-continue")
-          connection.endheaders()
-      else:
-          connection.request(case["method"], case["target"], body=body or None, headers=headers)
-      answer = connection.getresponse()
-      data = answer.read()
-      connection.close()
-      content_type = answer.getheader("Content-Type", "")
-      url = urlsplit(case["target"])
-      problems = []
-      if case["method"].lower() not in spec["paths"].get(documented(url.path), {}):
-          try:
-              error_document.validate(json.loads(data))
-          except Exception as error:
-              problems.append(f"error body: {error}"[:400])
-      else:
-          request = MockRequest(
-              f"http://127.0.0.1:{port}", case["method"].lower(), url.path,
-              args=dict(parse_qsl(url.query, keep_blank_values=True)), data=body,
-              content_type=case.get("type") or "application/octet-stream")
-          if 200 <= case["expect"] < 300:
-              try:
-                  api.validate_request(request)
-              except Exception as error:
-                  problems.append(f"request: {error!r} ({error.__cause__!r})"[:400])
-          try:
-              api.validate_response(
-                  request, MockResponse(data, status_code=answer.status, content_type=content_type))
-          except Exception as error:
-              problems.append(f"response: {error!r} ({error.__cause__!r})"[:400])
-          if case["method"] != "HEAD" and content_type in magic and not magic[content_type](data):
-              problems.append(f"the body is not {content_type}: {data[:40]!r}")
-      results.append({"name": case["name"], "status": answer.status,
-                      "contentType": content_type, "problems": problems})
-  print(json.dumps(results))
-  """
+private let checker = fixturesFolder + "/Python/openapi_check.py"
 
 /// Sends `cases` to `server` with the checker and expects each to get its status and to match
 /// the document.
 private func expectDocumented(
-  _ cases: [APICase], server: ServiceProcess, in folder: TemporaryFolder
-) throws {
+  _ cases: [APICase], server: InProcessService, in folder: TemporaryFolder
+) async throws {
   let casesPath = folder.file("cases.json")
   try JSONEncoder().encode(cases).write(to: URL(fileURLWithPath: casesPath))
-  let run = try runTool("python3", ["-c", checker, "\(server.port)", resource, casesPath])
+  let port = server.port
+  let run = try await onThread {
+    try runTool("python3", [checker, "\(port)", resource, casesPath])
+  }
   #expect(run.status == 0, "\(run.stderr)")
   let results = try #require(
     try JSONSerialization.jsonObject(with: Data(run.stdoutBytes)) as? [[String: Any]])
@@ -149,10 +83,10 @@ private func expectDocumented(
 @Suite("OpenAPI document", .liveHandlesChecked, .serialized)
 struct OpenAPITests {
   @Test("GET /openapi.json serves the module's resource, and openapi-spec-validator accepts it")
-  func valid() throws {
+  func valid() async throws {
     let folder = TemporaryFolder()
-    let server = try ServiceProcess()
-    let served = try curlRequest("GET", server.url("/openapi.json"), in: folder)
+    let server = try InProcessService()
+    let served = try await server.request("GET", "/openapi.json")
     #expect(served.status == 200)
     #expect(served.contentType == "application/json")
     let shipped = try ImprintService.openAPIDocument()
@@ -172,11 +106,11 @@ struct OpenAPITests {
     let brokenPath = folder.file("broken.json")
     try JSONSerialization.data(withJSONObject: broken).write(to: URL(fileURLWithPath: brokenPath))
     #expect(try runTool("openapi-spec-validator", [brokenPath]).status != 0)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("the routes the router answers are exactly the operations the document describes")
-  func routesDocumented() throws {
+  func routesDocumented() async throws {
     let document = try #require(
       try JSONSerialization.jsonObject(with: Data(try ImprintService.openAPIDocument()))
         as? [String: Any])
@@ -193,30 +127,32 @@ struct OpenAPITests {
     )
     // The live server agrees: every documented path exists (a method it does not take is 405,
     // not 404), and a path outside the table is 404.
-    let folder = TemporaryFolder()
-    let server = try ServiceProcess()
+    let server = try InProcessService()
     for path in Set(documented.map { String($0.split(separator: " ")[1]) }) {
       // A method the path does not take (a job's path takes DELETE).
       let method = ImprintService.routes[path]?.contains("DELETE") == true ? "PUT" : "DELETE"
-      let exchange = try curlRequest(method, server.url(path), in: folder)
+      let exchange = try await server.request(method, path)
       #expect(exchange.status == 405, "\(method) \(path): \(exchange.text)")
       #expect(exchange.errorCode == "http.methodNotAllowed")
     }
-    let unknown = try curlRequest("GET", server.url("/v1/unknown"), in: folder)
+    let unknown = try await server.request("GET", "/v1/unknown")
     #expect(unknown.status == 404)
     #expect(unknown.text.contains("/openapi.json"))
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("every route's responses, a success and an error each, match the document")
-  func responsesMatch() throws {
+  func responsesMatch() async throws {
     let folder = TemporaryFolder()
     let samples = repositoryRoot + "/assets/samples/"
     let config = folder.file("serve.json")
     try JSONSerialization.data(
       withJSONObject: ["priceLists": ["booster": samples + "prices-booster.json"]]
     ).write(to: URL(fileURLWithPath: config))
-    let server = try ServiceProcess(["--max-body", "100000", "--config", config])
+    // `--config` and `--max-body` (the command line wins over the file).
+    var settings = try ServiceSettings.load(config)
+    settings.maxBody = 100_000
+    let server = try InProcessService(settings)
     let profile = samples + "profiles/sora-park.json"
     let documents = fixturesFolder + "/Documents/"
     let json = "application/json"
@@ -245,12 +181,10 @@ struct OpenAPITests {
     ).write(to: URL(fileURLWithPath: batchBody))
     var finished: [String] = []
     for _ in 0..<2 {
-      let accepted = try curlRequest(
-        "POST", server.url("/v1/batch"), body: batchBody,
-        headers: ["Content-Type: \(multipartType)"],
-        in: folder)
+      let accepted = try await server.request(
+        "POST", "/v1/batch", headers: ["Content-Type: \(multipartType)"], file: batchBody)
       let id = try #require(accepted.json?["job"] as? String, "\(accepted.text)")
-      #expect(try waitForJob(id, on: server, in: folder).json?["state"] as? String == "done")
+      #expect(try await waitForJob(id, on: server).json?["state"] as? String == "done")
       finished.append(id)
     }
     let unknownJob = UUID().uuidString.lowercased()
@@ -448,7 +382,7 @@ struct OpenAPITests {
       #expect(mine.contains { (200..<300).contains($0.expect) }, "no success case for \(path)")
       #expect(mine.contains { $0.expect >= 400 }, "no error case for \(path)")
     }
-    try expectDocumented(cases, server: server, in: folder)
+    try await expectDocumented(cases, server: server, in: folder)
     // The checker is not vacuous: against a document that requires a field /healthz lacks,
     // documents no PNG for /v1/qr and wants another schemaVersion in errors, each case fails.
     var altered = try #require(
@@ -485,24 +419,26 @@ struct OpenAPITests {
     #expect(probes.count == 4)
     let probesPath = folder.file("probes.json")
     try JSONEncoder().encode(probes).write(to: URL(fileURLWithPath: probesPath))
-    let refused = try runTool(
-      "python3", ["-c", checker, "\(server.port)", alteredPath, probesPath])
+    let port = server.port
+    let refused = try await onThread {
+      try runTool("python3", [checker, "\(port)", alteredPath, probesPath])
+    }
     let refusals = try #require(
       try JSONSerialization.jsonObject(with: Data(refused.stdoutBytes)) as? [[String: Any]])
     #expect(refusals.count == probes.count)
     for result in refusals {
       #expect((result["problems"] as? [String])?.isEmpty == false, "\(result)")
     }
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("with --token-file the 401 answers match the document, and the probes need no token")
-  func unauthorizedDocumented() throws {
+  func unauthorizedDocumented() async throws {
     let folder = TemporaryFolder()
     let token = folder.file("token")
     try Data("0123456789abcdef0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: token))
     chmod(token, 0o600)
-    let server = try ServiceProcess(["--token-file", token])
+    let server = try InProcessService(settings: { $0.tokenFile = token })
     // Every documented operation, without the token (the checker sends no Authorization
     // header): the probes answer, the rest are 401 from their head (a body is declared, never
     // sent).
@@ -519,7 +455,7 @@ struct OpenAPITests {
         expect: ["/healthz", "/readyz"].contains(path) ? 200 : 401)
     }
     #expect(cases.filter { $0.expect == 401 }.count >= 7)
-    try expectDocumented(cases, server: server, in: folder)
-    #expect(server.stop().status == 0)
+    try await expectDocumented(cases, server: server, in: folder)
+    #expect(await server.stop().isComplete)
   }
 }

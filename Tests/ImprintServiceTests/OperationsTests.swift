@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: what an operator sees of `imprint serve`: `/metrics` scraped with curl
-// and read by a strict parser of the exposition format, the counts moving as requests are made;
-// a killed document worker counted as a restart; the JSON access log read back against what
-// Python's urllib sent and received.
+// ImprintServiceTests: what an operator sees of the service (in this process): `/metrics`
+// scraped and read by a strict parser of the exposition format, the counts moving as requests
+// are made; a killed document worker counted as a restart; the JSON access log read back against
+// what the client sent and received.
 
 import Foundation
+import ImprintCore
 import ImprintHTTP
 import ImprintTestSupport
 import Testing
@@ -13,21 +14,20 @@ import Testing
 
 private let documents = fixturesFolder + "/Documents/"
 
-/// Scrapes `/metrics` with curl and reads it strictly.
-private func scrape(_ server: ServiceProcess, in folder: TemporaryFolder) throws -> PrometheusText {
-  let answer = try curlRequest("GET", server.url("/metrics"), in: folder)
+/// Scrapes `/metrics` and reads it strictly.
+private func scrape(_ server: InProcessService) async throws -> PrometheusText {
+  let answer = try await server.request("GET", "/metrics")
   #expect(answer.status == 200)
   #expect(answer.contentType == "text/plain; version=0.0.4; charset=utf-8")
   return try PrometheusText(answer.text)
 }
 
-@Suite("imprint serve: metrics and access logs", .liveHandlesChecked, .serialized)
+@Suite("service routes: metrics and access logs", .liveHandlesChecked, .serialized)
 struct OperationsTests {
   @Test("/metrics parses strictly and its counters, histograms and error codes follow requests")
-  func metricsFollowRequests() throws {
-    let folder = TemporaryFolder()
-    let server = try ServiceProcess(["--queue", "7"])
-    let before = try scrape(server, in: folder)
+  func metricsFollowRequests() async throws {
+    let server = try InProcessService(settings: { $0.queue = 7 })
+    let before = try await scrape(server)
     #expect(before.types["imprint_http_requests_total"] == "counter")
     #expect(before.types["imprint_http_request_duration_seconds"] == "histogram")
     #expect(before.types["imprint_http_queue_depth"] == "gauge")
@@ -35,21 +35,21 @@ struct OperationsTests {
     #expect(before.value("imprint_http_queue_limit") == 7)
 
     for _ in 0..<3 {
-      #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+      #expect(try await server.request("GET", "/healthz").status == 200)
     }
-    #expect(try curlRequest("GET", server.url("/no/such?x=1"), in: folder).status == 404)
-    #expect(try curlRequest("PATCH", server.url("/healthz"), in: folder).status == 405)
+    #expect(try await server.request("GET", "/no/such?x=1").status == 404)
+    #expect(try await server.request("PATCH", "/healthz").status == 405)
     // A method the parser does not know: the route's 405 all the same, its methods in Allow.
-    let brew = try curlRequest("BREW", server.url("/healthz"), in: folder)
+    let brew = try await server.request("BREW", "/healthz")
     #expect(brew.status == 405 && brew.headers["allow"] == "GET, HEAD", "\(brew.text)")
     let json = ["Content-Type: application/json"]
-    let bad = try curlRequest(
-      "POST", server.url("/v1/qr"), data: "{\"payload\": ", headers: json, in: folder)
+    let bad = try await server.request(
+      "POST", "/v1/qr", headers: json, body: Array(("{\"payload\": ").utf8))
     #expect(bad.status == 400)
-    let qr = try curlRequest("POST", server.url("/v1/qr?payload=metrics"), in: folder)
+    let qr = try await server.request("POST", "/v1/qr?payload=metrics")
     #expect(qr.status == 200)
 
-    let after = try scrape(server, in: folder)
+    let after = try await scrape(server)
     #expect(after.value("imprint_http_requests_total", healthz) == 3)
     // One each; the first scrape is counted by the second.
     for (route, method, status) in [
@@ -78,38 +78,37 @@ struct OperationsTests {
     #expect(after.value("imprint_http_requests_running") == 0)
     #expect(after.value("imprint_http_requests_in_flight") == 1)
     #expect(after.value("imprint_sandbox_worker_restarts_total") == 0)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("a document worker killed while idle is replaced and counted in /metrics")
-  func workerRestartCounted() throws {
-    let folder = TemporaryFolder()
-    let server = try ServiceProcess(["-j", "1"])
-    func inspect() throws -> HTTPExchange {
-      try curlRequest(
-        "POST", server.url("/v1/inspect?name=mixed.pdf"), body: documents + "mixed.pdf",
-        headers: ["Content-Type: application/pdf"], in: folder)
+  func workerRestartCounted() async throws {
+    let server = try InProcessService(settings: { $0.jobs = 1 })
+    func inspect() async throws -> HTTPExchange {
+      try await server.request(
+        "POST", "/v1/inspect?name=mixed.pdf", headers: ["Content-Type: application/pdf"],
+        file: documents + "mixed.pdf")
     }
-    #expect(try inspect().status == 200)
-    let workers = server.childProcesses
+    #expect(try await inspect().status == 200)
+    let workers = server.workers
     try #require(workers.count == 1, "\(workers)")
     kill(workers[0], SIGKILL)
     // The dead worker's request fails with its own error; the next one gets a new worker.
     var answers: [Int] = []
-    for _ in 0..<2 { answers.append(try inspect().status) }
+    for _ in 0..<2 { answers.append(try await inspect().status) }
     #expect(answers.last == 200, "\(answers)")
-    let metrics = try scrape(server, in: folder)
+    let metrics = try await scrape(server)
     #expect(metrics.value("imprint_sandbox_worker_restarts_total") == 1)
     #expect(metrics.value("imprint_sandbox_worker_cancels_total") == 0)
-    let replacement = server.childProcesses
+    let replacement = server.workers
     #expect(replacement.count == 1 && replacement != workers)
     // The gauge counts the one worker alive, as /proc lists it.
     #expect(metrics.value("imprint_sandbox_workers") == 1)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("label values are escaped as the format says, and numbers written as Go writes them")
-  func exposition() throws {
+  func exposition() async throws {
     #expect(ServiceMetrics.escaped(#"a"b\c"# + "\nd") == #"a\"b\\c\nd"#)
     #expect(ServiceMetrics.number(30) == "30")
     #expect(ServiceMetrics.number(0.0025) == "0.0025")
@@ -151,43 +150,27 @@ struct OperationsTests {
   }
 
   @Test("--access-log: one JSON line per request, its id echoed or made, no query in the path")
-  func accessLog() throws {
-    let server = try ServiceProcess(["--access-log"])
-    // Python's urllib: a request with an id, one with an unusable id, an upload whose query
-    // carries a password, and a 404.
-    let script = """
-      import json, sys, urllib.request, urllib.error
-      base, path = sys.argv[1], sys.argv[2]
-      out = []
-      def send(url, data=None, headers={}):
-          request = urllib.request.Request(base + url, data=data, headers=headers)
-          try:
-              with urllib.request.urlopen(request) as answer:
-                  body = answer.read()
-                  out.append([answer.status, answer.headers["X-Request-Id"], len(body)])
-          except urllib.error.HTTPError as error:
-              body = error.read()
-              out.append([error.code, error.headers["X-Request-Id"], len(body)])
-      send("/healthz", headers={"X-Request-Id": "order-17.attempt:2"})
-      send("/readyz", headers={"X-Request-Id": "bad id with spaces"})
-      pdf = open(path, "rb").read()
-      send("/v1/inspect?name=mixed.pdf&password=hunter2", data=pdf,
-           headers={"Content-Type": "application/pdf"})
-      send("/v2/nothing?token=hunter2")
-      print(json.dumps({"answers": out, "uploaded": len(pdf)}))
-      """
-    let client = try runTool(
-      "python3", ["-c", script, server.url(""), documents + "mixed.pdf"])
-    #expect(client.status == 0, "\(client.stderr)")
-    let report = try #require(
-      try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
-    let answers = try #require(report["answers"] as? [[Any]])
-    try #require(answers.count == 4)
-    let stopped = server.stop()
-    #expect(stopped.status == 0)
-    #expect(!stopped.stderr.contains("hunter2"))
-    let lines = stopped.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }
-    try #require(lines.count == 4, "\(stopped.stderr)")
+  func accessLog() async throws {
+    let server = try InProcessService(settings: { $0.accessLog = true })
+    // A request with an id, one with an unusable id, an upload whose query carries a password,
+    // and a 404.
+    let pdf = try FileIO.read(documents + "mixed.pdf", limit: 1 << 30)
+    let exchanges = [
+      try await server.get("/healthz", headers: ["X-Request-Id: order-17.attempt:2"]),
+      try await server.get("/readyz", headers: ["X-Request-Id: bad id with spaces"]),
+      try await server.request(
+        "POST", "/v1/inspect?name=mixed.pdf&password=hunter2",
+        headers: ["Content-Type: application/pdf"], body: pdf),
+      try await server.get("/v2/nothing?token=hunter2"),
+    ]
+    let answers: [[Any]] = exchanges.map {
+      [$0.status, $0.headers["x-request-id"] as Any, $0.body.count]
+    }
+    #expect(await server.stop().isComplete)
+    let log = server.log.joined(separator: "\n")
+    #expect(!log.contains("hunter2"))
+    let lines = server.log.filter { $0.hasPrefix("{") }
+    try #require(lines.count == 4, "\(log)")
     // A line is written once its answer is sent, so the next request, on a connection of its
     // own, may be logged first: the lines are put in the order the requests were sent.
     let sent = ["/healthz", "/readyz", "/v1/inspect", "/v2/nothing"]
@@ -218,18 +201,17 @@ struct OperationsTests {
     #expect(UUID(uuidString: made) != nil)
     #expect(records[2]["path"] as? String == "/v1/inspect")
     #expect(records[2]["method"] as? String == "POST")
-    #expect(records[2]["bytesIn"] as? Int == report["uploaded"] as? Int)
+    #expect(records[2]["bytesIn"] as? Int == pdf.count)
     #expect(records[3]["errorCode"] as? String == "http.notFound")
     #expect(records[0]["errorCode"] == nil)
   }
 
   @Test("without --access-log nothing is logged per request")
-  func accessLogOff() throws {
-    let folder = TemporaryFolder()
-    let server = try ServiceProcess()
-    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
-    let stopped = server.stop()
-    #expect(stopped.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.isEmpty)
+  func accessLogOff() async throws {
+    let server = try InProcessService()
+    #expect(try await server.request("GET", "/healthz").status == 200)
+    #expect(await server.stop().isComplete)
+    #expect(server.log.filter { $0.hasPrefix("{") }.isEmpty)
   }
 }
 

@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: `/metrics` of a running `imprint serve`, after requests of every kind (each
+// ImprintServiceTests: `/metrics` of the service (in this process), after requests of every kind (each
 // route's successes and errors, a batch job with its webhook, a price-list reload), read by
 // Prometheus's own Python client and held to promtool's naming rules; the linter itself shown
 // to find what it looks for.
 
 import Foundation
+import ImprintCore
 import ImprintTestSupport
 import Testing
 
 private let samples = repositoryRoot + "/assets/samples/"
 private let documents = fixturesFolder + "/Documents/"
 
-@Suite("imprint serve: /metrics against Prometheus's parser and lint rules", .liveHandlesChecked)
+@Suite("service routes: /metrics against Prometheus's parser and lint rules", .liveHandlesChecked)
 struct PrometheusLintTests {
   @Test("the linter reports a parse error and every naming rule a family breaks")
-  func linterFindsProblems() throws {
+  func linterFindsProblems() async throws {
     let folder = TemporaryFolder()
     let broken = try PrometheusLint("imprint_x{route=\"/a\" 1\n", in: folder)
     #expect(broken.problems.count == 1)
@@ -56,16 +57,15 @@ struct PrometheusLintTests {
   }
 
   @Test("/metrics after every kind of request parses with prometheus_client and lints clean")
-  func metricsLintClean() throws {
+  func metricsLintClean() async throws {
     let folder = TemporaryFolder()
     let receiver = try WebhookReceiver(folder: folder)
-    let config = folder.file("serve.json")
-    try JSONSerialization.data(
-      withJSONObject: ["priceLists": ["booster": samples + "prices-booster.json"]]
-    ).write(to: URL(fileURLWithPath: config))
-    let server = try ServiceProcess(["--config", config, "--webhook-allow-private"])
+    let server = try InProcessService(settings: {
+      $0.priceLists = ["booster": samples + "prices-booster.json"]
+      $0.webhookAllowPrivate = true
+    })
     let fresh = try PrometheusLint(
-      try curlRequest("GET", server.url("/metrics"), in: folder).text, in: folder)
+      try await server.request("GET", "/metrics").text, in: folder)
     #expect(fresh.problems.isEmpty, "\(fresh.problems)")
 
     let json = "application/json"
@@ -84,9 +84,9 @@ struct PrometheusLintTests {
       (200, "POST", "/v1/thumbnail?size=64", mixed, pdf),
     ]
     for (status, method, path, body, type) in requests {
-      let answer = try curlRequest(
-        method, server.url(path), body: body, headers: type.map { ["Content-Type: \($0)"] } ?? [],
-        in: folder)
+      let answer = try await server.request(
+        method, path, headers: type.map { ["Content-Type: \($0)"] } ?? [],
+        body: try body.map { try FileIO.read($0, limit: 1 << 30) })
       #expect(answer.status == status, "\(method) \(path): \(answer.text.prefix(300))")
     }
     let order = folder.file("order.json")
@@ -95,9 +95,11 @@ struct PrometheusLintTests {
         .utf8
     ).write(to: URL(fileURLWithPath: order))
     for (prices, status) in [("booster", 200), ("none", 404)] {
-      let answer = try curlRequest(
-        "POST", server.url("/v1/quote?prices=" + prices),
-        form: ["order=@\(order);type=application/json", "doc.pdf=@\(mixed)"], in: folder)
+      let answer = try await server.request(
+        "POST", "/v1/quote?prices=" + prices,
+        form: [
+          .file("order", path: order, type: "application/json"), .file("doc.pdf", path: mixed),
+        ])
       #expect(answer.status == status, "quote \(prices): \(answer.text.prefix(300))")
     }
     // A batch job with a webhook, its report and a file fetched, then removed.
@@ -106,24 +108,24 @@ struct PrometheusLintTests {
     let hook =
       "?callback="
       + (receiver.url("/hook").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-    let id = try acceptedID(try postBatch(manifest, on: server, in: folder, query: hook))
-    #expect(try waitForJob(id, on: server, in: folder).json?["state"] as? String == "done")
-    #expect(try waitFor { receiver.calls.count == 1 })
-    let file = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/qr%2FL-1.png"), in: folder)
+    let id = try acceptedID(try await postBatch(manifest, on: server, query: hook))
+    #expect(try await waitForJob(id, on: server).json?["state"] as? String == "done")
+    #expect(await eventually { receiver.calls.count == 1 })
+    let file = try await server.request("GET", "/v1/jobs/\(id)/files/qr%2FL-1.png")
     #expect(file.status == 200)
-    try waitFor {
-      let report = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).json
+    try await eventually {
+      let report = try await server.request("GET", "/v1/jobs/\(id)").json
       return (report?["webhook"] as? [String: Any])?["state"] as? String == "delivered"
     }
-    #expect(try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder).status == 200)
-    // A price-list reload (SIGHUP), counted once it is logged.
-    kill(server.pid, SIGHUP)
-    try waitFor {
-      try curlRequest("GET", server.url("/metrics"), in: folder).text.contains(
+    #expect(try await server.request("DELETE", "/v1/jobs/\(id)").status == 200)
+    // A price-list reload (what SIGHUP asks of `imprint serve`), counted once it is logged.
+    server.service.reloadPriceLists()
+    try await eventually {
+      try await server.request("GET", "/metrics").text.contains(
         "imprint_price_list_reloads_total{result=\"loaded\"} 1\n")
     }
 
-    let scraped = try curlRequest("GET", server.url("/metrics"), in: folder)
+    let scraped = try await server.request("GET", "/metrics")
     #expect(scraped.status == 200)
     let lint = try PrometheusLint(scraped.text, in: folder)
     #expect(lint.problems.isEmpty, "\(lint.problems)")
@@ -156,11 +158,11 @@ struct PrometheusLintTests {
       #expect(scraped.text.contains(sample), "\(sample)")
     }
     #expect(lint.samples > 100)
-    // The workers gauge counts the server's worker processes, as /proc lists its children
-    // (idle now: the inspect and thumbnail requests started them).
-    let workers = server.childProcesses.count
+    // The workers gauge counts the service's worker processes, as /proc lists them (idle now:
+    // the inspect and thumbnail requests started them).
+    let workers = server.workers.count
     #expect(workers >= 1)
     #expect(scraped.text.contains("\nimprint_sandbox_workers \(workers)\n"), "\(workers)")
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 }

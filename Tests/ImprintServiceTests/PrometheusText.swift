@@ -4,6 +4,7 @@
 // independently of the code that writes it.
 
 import Foundation
+import ImprintTestSupport
 
 /// One problem in an exposition, with its line (1-based).
 struct ExpositionError: Error, CustomStringConvertible {
@@ -242,4 +243,11 @@ struct PrometheusText {
   private static func isLabelName(_ name: String) -> Bool {
     !name.contains(":") && isMetricName(name)
   }
+}
+
+/// `/metrics`' value of `name` (with `labels`) on `server`; nil when it has no such sample.
+func metric(_ server: some LoopbackServer, _ name: String, _ labels: [String: String] = [:])
+  async throws -> Double?
+{
+  try PrometheusText(try await server.get("/metrics").text).value(name, labels)
 }
