@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: `POST /v1/prepare` against a real `imprint serve`: an order prepared as
+// ImprintServiceTests: `POST /v1/prepare` against the service in this process: an order prepared as
 // `imprint prepare` prepares it (pdfinfo, qpdf --check, the CLI's bytes), sent to printers named
 // in the server's configuration (ippeveprinter: what it received is what the tickets say; a
 // colour split on two printers; credentials from the server's password file), printed once
@@ -7,6 +7,7 @@
 // keys reused and bad requests refused with their codes, nothing printed.
 
 import Foundation
+import ImprintService
 import ImprintTestSupport
 import Testing
 
@@ -28,13 +29,13 @@ private func write(_ text: String, to path: String) throws {
 /// (name → its JSON object), with `extra` settings.
 private func server(
   _ folder: TemporaryFolder, printers: [String: String] = [:], extra: String = ""
-) throws -> ServiceProcess {
+) throws -> InProcessService {
   try write(prices, to: folder.file("prices.json"))
   let entries = printers.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }
   try write(
     #"{"priceLists": {"shop": "prices.json"}, "printers": {\#(entries.joined(separator: ", "))}\#(extra)}"#,
     to: folder.file("serve.json"))
-  return try ServiceProcess(["--config", folder.file("serve.json")])
+  return try InProcessService(try ServiceSettings.load(folder.file("serve.json")))
 }
 
 /// Writes an order of `files` (their JSON objects) and the PDFs it names: `a.pdf`, five A4
@@ -55,20 +56,16 @@ private func order(_ folder: TemporaryFolder, _ files: [String]) throws -> Strin
 /// `folder`), and `key` as its Idempotency-Key.
 private func postPrepare(
   _ query: String, order: String, files: [String], key: String? = nil,
-  on server: ServiceProcess, in folder: TemporaryFolder
-) throws -> HTTPExchange {
-  try curlRequest(
-    "POST", server.url("/v1/prepare" + query),
-    form: ["order=@\(order)"] + files.map { "\($0)=@\(folder.file($0))" },
-    headers: key.map { ["Idempotency-Key: \($0)"] } ?? [], in: folder)
+  on server: InProcessService, in folder: TemporaryFolder
+) async throws -> HTTPExchange {
+  try await server.request(
+    "POST", "/v1/prepare" + query, headers: key.map { ["Idempotency-Key: \($0)"] } ?? [],
+    form: [.file("order", path: order)] + files.map { .file($0, path: folder.file($0)) })
 }
 
 /// The job's `report.json`, fetched.
-private func report(_ id: String, on server: ServiceProcess, in folder: TemporaryFolder)
-  throws -> [String: Any]
-{
-  let fetched = try curlRequest(
-    "GET", server.url("/v1/jobs/\(id)/files/report.json"), in: folder)
+private func report(_ id: String, on server: InProcessService) async throws -> [String: Any] {
+  let fetched = try await server.get("/v1/jobs/\(id)/files/report.json")
   #expect(fetched.status == 200, "\(fetched.text)")
   #expect(fetched.contentType == "application/json")
   return try #require(fetched.json)
@@ -76,9 +73,9 @@ private func report(_ id: String, on server: ServiceProcess, in folder: Temporar
 
 /// Fetches job output `name` into `folder` and returns its path.
 private func fetch(
-  _ name: String, of id: String, on server: ServiceProcess, in folder: TemporaryFolder
-) throws -> String {
-  let fetched = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/\(name)"), in: folder)
+  _ name: String, of id: String, on server: InProcessService, in folder: TemporaryFolder
+) async throws -> String {
+  let fetched = try await server.get("/v1/jobs/\(id)/files/\(name)")
   #expect(fetched.status == 200, "\(name): \(fetched.text)")
   let path = folder.file("fetched-\(id)-" + name)
   try Data(fetched.body).write(to: URL(fileURLWithPath: path))
@@ -93,26 +90,26 @@ private func spooled(_ printer: TestPrinter) -> [String] {
 }
 
 @Suite(
-  "imprint serve: prepare and print", .liveHandlesChecked, .serialized, .tags(.slow),
+  "service routes: prepare and print", .liveHandlesChecked, .serialized, .tags(.slow),
   .skippedWhenQuick)
 struct PrepareRouteTests {
   @Test("without a printer: the job's files are imprint prepare's, whole PDFs (pdfinfo, qpdf)")
-  func prepareOnly() throws {
+  func prepareOnly() async throws {
     let folder = TemporaryFolder()
     let config = folder.file("serve.json")
     try write(
       #"{"priceLists": {"booster": "\#(samples)prices-booster.json"}}"#, to: config)
-    let server = try ServiceProcess(["--config", config])
+    let server = try InProcessService(try ServiceSettings.load(config))
     let documents = [
       "documents/course-notes.pdf", "documents/handout.pdf", "documents/poster-photo.jpg",
     ]
-    let posted = try curlRequest(
-      "POST", server.url("/v1/prepare?prices=booster&previews=true&previewSize=64"),
-      form: ["order=@\(samples)order-booster.json"] + documents.map { "\($0)=@\(samples)\($0)" },
-      in: folder)
+    let posted = try await server.request(
+      "POST", "/v1/prepare?prices=booster&previews=true&previewSize=64",
+      form: [.file("order", path: samples + "order-booster.json")]
+        + documents.map { .file($0, path: samples + $0) })
     let id = try acceptedID(posted)
     #expect(posted.json?["kind"] as? String == "prepare")
-    let done = try waitForJob(id, on: server, in: folder)
+    let done = try await waitForJob(id, on: server)
     #expect(done.json?["state"] as? String == "done", "\(done.text)")
     #expect(done.json?["kind"] as? String == "prepare")
     let files = try #require(done.json?["files"] as? [String])
@@ -121,8 +118,7 @@ struct PrepareRouteTests {
     #expect(!files.contains { $0.contains("order") || $0.hasPrefix("documents/") }, "\(files)")
     for name in ["../order.json", "../files/documents/handout.pdf", "../print-journal.json"] {
       let escaped = name.replacingOccurrences(of: "/", with: "%2F")
-      let refused = try curlRequest(
-        "GET", server.url("/v1/jobs/\(id)/files/\(escaped)"), in: folder)
+      let refused = try await server.request("GET", "/v1/jobs/\(id)/files/\(escaped)")
       #expect(refused.status == 422, "\(name): \(refused.text)")
     }
 
@@ -143,7 +139,7 @@ struct PrepareRouteTests {
     #expect(cli.status == 0, "\(cli.stderr)")
     let mine = try #require(
       try JSONSerialization.jsonObject(with: Data(cli.stdoutBytes)) as? [String: Any])
-    let served = try report(id, on: server, in: folder)
+    let served = try await report(id, on: server)
     #expect((served["quote"] as? NSDictionary) == (mine["quote"] as? NSDictionary))
     let servedFiles = try #require(served["files"] as? [[String: Any]])
     let cliFiles = try #require(mine["files"] as? [[String: Any]])
@@ -154,7 +150,7 @@ struct PrepareRouteTests {
       #expect(!document.contains("/"), "\(document)")
       #expect((file["ticket"] as? NSDictionary) == (cliFile["ticket"] as? NSDictionary))
       let ticket = try #require(file["ticket"] as? [String: Any])
-      let path = try fetch(document, of: id, on: server, in: folder)
+      let path = try await fetch(document, of: id, on: server, in: folder)
       let pages =
         (ticket["impressions"] as? Int ?? -1) + (ticket["blankBacks"] as? Int ?? -1)
       #expect(try pdfInfo(path)["Pages"] == "\(pages)", "\(document)")
@@ -171,18 +167,18 @@ struct PrepareRouteTests {
         #expect(files.contains(preview), "\(preview)")
       }
       let ticketPath = try #require(file["ticketPath"] as? String)
-      let fetchedTicket = try fetch(ticketPath, of: id, on: server, in: folder)
+      let fetchedTicket = try await fetch(ticketPath, of: id, on: server, in: folder)
       #expect(
         (try JSONSerialization.jsonObject(
           with: Data(contentsOf: URL(fileURLWithPath: fetchedTicket)))
           as? NSDictionary) == (file["ticket"] as? NSDictionary))
     }
     #expect(served["jobs"] == nil)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("a named printer receives what the tickets say; waited for; once however often retried")
-  func printOnce() throws {
+  func printOnce() async throws {
     let folder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder)
     let server = try server(folder, printers: ["front": #"{"uri": "\#(printer.uri)"}"#])
@@ -194,24 +190,24 @@ struct PrepareRouteTests {
       ])
     let key = "\"\(UUID().uuidString)\""
     let query = "?prices=shop&printer=front&wait=true"
-    let first = try postPrepare(
+    let first = try await postPrepare(
       query, order: order, files: ["a.pdf", "b.pdf"], key: key, on: server, in: folder)
     let id = try acceptedID(first)
-    // A retry (curl makes a new multipart boundary, and sends the parts in another order): the
+    // A retry (a new multipart boundary, the parts in another order): the
     // same job, whatever state it is in.
-    let retried = try curlRequest(
-      "POST", server.url("/v1/prepare" + query),
+    let retried = try await server.request(
+      "POST", "/v1/prepare" + query, headers: ["Idempotency-Key: \(key)"],
       form: [
-        "b.pdf=@\(folder.file("b.pdf"))", "a.pdf=@\(folder.file("a.pdf"))", "order=@\(order)",
-      ],
-      headers: ["Idempotency-Key: \(key)"], in: folder)
+        .file("b.pdf", path: "\(folder.file("b.pdf"))"),
+        .file("a.pdf", path: "\(folder.file("a.pdf"))"), .file("order", path: order),
+      ])
     #expect(retried.status == 202, "\(retried.text)")
     #expect(retried.json?["job"] as? String == id)
     #expect(retried.headers["location"] == "/v1/jobs/\(id)")
-    let done = try waitForJob(id, on: server, in: folder)
+    let done = try await waitForJob(id, on: server)
     #expect(done.json?["state"] as? String == "done", "\(done.text)")
 
-    let report = try report(id, on: server, in: folder)
+    let report = try await report(id, on: server)
     let files = try #require(report["files"] as? [[String: Any]])
     let jobs = try #require(report["jobs"] as? [[String: Any]])
     #expect(files.count == 2 && jobs.count == 2)
@@ -230,7 +226,7 @@ struct PrepareRouteTests {
       // The bytes printed are the job's prepared file.
       let document = try #require(file["document"] as? String)
       #expect(job["document"] as? String == document)
-      let fetched = try fetch(document, of: id, on: server, in: folder)
+      let fetched = try await fetch(document, of: id, on: server, in: folder)
       #expect(
         try Data(contentsOf: URL(fileURLWithPath: got.file))
           == Data(contentsOf: URL(fileURLWithPath: fetched)))
@@ -248,13 +244,13 @@ struct PrepareRouteTests {
     #expect(try pdfInfo(second0.file)["Pages"] == "3")
 
     // Retried once the job ended: the same job, done; nothing printed again.
-    let late = try postPrepare(
+    let late = try await postPrepare(
       query, order: order, files: ["a.pdf", "b.pdf"], key: key, on: server, in: folder)
     #expect(late.status == 202, "\(late.text)")
     #expect(late.json?["job"] as? String == id)
     #expect(late.json?["state"] as? String == "done")
     // The key with another request: refused, naming the job it made.
-    let other = try postPrepare(
+    let other = try await postPrepare(
       "?prices=shop&printer=front", order: order, files: ["a.pdf", "b.pdf"], key: key,
       on: server, in: folder)
     #expect(other.status == 422, "\(other.text)")
@@ -262,30 +258,30 @@ struct PrepareRouteTests {
     #expect(other.text.contains(id))
     // A malformed key: refused before anything is done.
     for bad in ["\"open", "\"\"", "\"a\\b\"", String(repeating: "k", count: 256)] {
-      let malformed = try postPrepare(
+      let malformed = try await postPrepare(
         query, order: order, files: ["a.pdf", "b.pdf"], key: bad, on: server, in: folder)
       #expect(malformed.status == 400, "\(bad): \(malformed.text)")
       #expect(malformed.errorCode == "http.invalidIdempotencyKey", "\(bad)")
     }
     #expect(spooled(printer).count == 2)
     // The job removed: the key is not run again.
-    #expect(try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder).status == 200)
-    let gone = try postPrepare(
+    #expect(try await server.request("DELETE", "/v1/jobs/\(id)").status == 200)
+    let gone = try await postPrepare(
       query, order: order, files: ["a.pdf", "b.pdf"], key: key, on: server, in: folder)
     #expect(gone.status == 410, "\(gone.text)")
     #expect(gone.errorCode == "http.idempotentJobGone")
     #expect(spooled(printer).count == 2)
     // Without a key, every request is a new job: printed again.
     let again = try acceptedID(
-      try postPrepare(query, order: order, files: ["a.pdf", "b.pdf"], on: server, in: folder))
+      try await postPrepare(query, order: order, files: ["a.pdf", "b.pdf"], on: server, in: folder))
     #expect(again != id)
-    #expect(try waitForJob(again, on: server, in: folder).json?["state"] as? String == "done")
+    #expect(try await waitForJob(again, on: server).json?["state"] as? String == "done")
     #expect(spooled(printer).count == 4)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("splitColor: the colour part to the printer's uri, the mono part to its monoUri")
-  func splitToTwoPrinters() throws {
+  func splitToTwoPrinters() async throws {
     let folder = TemporaryFolder()
     let monoFolder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder)
@@ -296,12 +292,12 @@ struct PrepareRouteTests {
     // Five A4 pages, page 4 colour: duplex sheets [1, 2] [3, 4] [5]; the second is colour.
     let order = try order(folder, [#"{"path":"a.pdf","color":"auto","duplex":"long-edge"}"#])
     let id = try acceptedID(
-      try postPrepare(
+      try await postPrepare(
         "?printer=shop&splitColor=true&wait=true", order: order, files: ["a.pdf"], on: server,
         in: folder))
-    let done = try waitForJob(id, on: server, in: folder)
+    let done = try await waitForJob(id, on: server)
     #expect(done.json?["state"] as? String == "done", "\(done.text)")
-    let report = try report(id, on: server, in: folder)
+    let report = try await report(id, on: server)
     let files = try #require(report["files"] as? [[String: Any]])
     #expect(files.map { $0["document"] as? String } == ["1-a.color.pdf", "1-a.mono.pdf"])
     let jobs = try #require(report["jobs"] as? [[String: Any]])
@@ -314,11 +310,11 @@ struct PrepareRouteTests {
     #expect(try pdfInfo(monoJob.file)["Pages"] == "4")
     #expect(monoJob.attributes["print-color-mode"] == "monochrome")
     #expect(spooled(printer).count == 1 && spooled(monoPrinter).count == 1)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("a configured CUPS queue on its scheduler: printed through it; a queue it lacks fails")
-  func queueOnScheduler() throws {
+  func queueOnScheduler() async throws {
     let folder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder)
     let scheduler = try TestScheduler(folder: folder)
@@ -331,11 +327,11 @@ struct PrepareRouteTests {
       ])
     let order = try order(folder, [#"{"path":"b.pdf","copies":3,"duplex":"long-edge"}"#])
     let id = try acceptedID(
-      try postPrepare(
+      try await postPrepare(
         "?printer=counter&wait=true", order: order, files: ["b.pdf"], on: server, in: folder))
-    let done = try waitForJob(id, on: server, in: folder)
+    let done = try await waitForJob(id, on: server)
     #expect(done.json?["state"] as? String == "done", "\(done.text)")
-    let jobs = try #require(try report(id, on: server, in: folder)["jobs"] as? [[String: Any]])
+    let jobs = try #require(try await report(id, on: server)["jobs"] as? [[String: Any]])
     #expect(jobs.count == 1)
     #expect(jobs.first?["printer"] as? String == "shop")
     #expect(jobs.first?["state"] as? String == "completed")
@@ -351,8 +347,9 @@ struct PrepareRouteTests {
     // A queue the scheduler does not have: looked up before anything is prepared; the job
     // fails with the CLI's error, nothing prepared, nothing sent.
     let failing = try acceptedID(
-      try postPrepare("?printer=missing", order: order, files: ["b.pdf"], on: server, in: folder))
-    let failed = try waitForJob(failing, on: server, in: folder)
+      try await postPrepare(
+        "?printer=missing", order: order, files: ["b.pdf"], on: server, in: folder))
+    let failed = try await waitForJob(failing, on: server)
     #expect(failed.json?["state"] as? String == "failed", "\(failed.text)")
     let error = try #require(failed.json?["error"] as? [String: Any])
     #expect(error["code"] as? String == "print.unknownPrinter", "\(error)")
@@ -361,20 +358,20 @@ struct PrepareRouteTests {
     #expect(!"\(error)".contains("back-room"), "\(error)")
     #expect(failed.json?["files"] as? [String] == [])
     #expect(spooled(printer).count == 1)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("wait: a print job the printer aborts fails the job with print.aborted, its report kept")
-  func abortedJob() throws {
+  func abortedJob() async throws {
     let folder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder, hook: "exit 3")
     let server = try server(folder, printers: ["front": #"{"uri": "\#(printer.uri)"}"#])
     let order = try order(folder, [#"{"path":"b.pdf","color":"mono"}"#])
     let id = try acceptedID(
-      try postPrepare(
+      try await postPrepare(
         "?printer=front&wait=true&waitTimeout=60", order: order, files: ["b.pdf"], on: server,
         in: folder))
-    let failed = try waitForJob(id, on: server, in: folder)
+    let failed = try await waitForJob(id, on: server)
     #expect(failed.json?["state"] as? String == "failed", "\(failed.text)")
     let error = try #require(failed.json?["error"] as? [String: Any])
     #expect(error["code"] as? String == "print.aborted", "\(error)")
@@ -384,7 +381,7 @@ struct PrepareRouteTests {
     #expect(
       failed.json?["files"] as? [String]
         == ["1-b.pdf", "1-b.ticket.json", "report.json"], "\(failed.text)")
-    let jobs = try #require(try report(id, on: server, in: folder)["jobs"] as? [[String: Any]])
+    let jobs = try #require(try await report(id, on: server)["jobs"] as? [[String: Any]])
     #expect(jobs.first?["state"] as? String == "aborted", "\(jobs)")
     #expect(spooled(printer).count == 1)
 
@@ -393,11 +390,13 @@ struct PrepareRouteTests {
     let damaged = folder.file("damaged-order.json")
     try write(#"{"schemaVersion":1,"store":"S","files":[{"path":"docs/t.pdf"}]}"#, to: damaged)
     let broken = try acceptedID(
-      try curlRequest(
-        "POST", server.url("/v1/prepare?printer=front"),
-        form: ["order=@\(damaged)", "docs/t.pdf=@\(fixturesFolder)/Documents/truncated.pdf"],
-        in: folder))
-    let brokenJob = try waitForJob(broken, on: server, in: folder)
+      try await server.request(
+        "POST", "/v1/prepare?printer=front",
+        form: [
+          .file("order", path: damaged),
+          .file("docs/t.pdf", path: "\(fixturesFolder)/Documents/truncated.pdf"),
+        ]))
+    let brokenJob = try await waitForJob(broken, on: server)
     #expect(brokenJob.json?["state"] as? String == "failed")
     let brokenError = try #require(brokenJob.json?["error"] as? [String: Any])
     #expect(brokenError["code"] as? String == "pdf.damaged")
@@ -405,27 +404,27 @@ struct PrepareRouteTests {
       (brokenError["message"] as? String)?.hasPrefix("pdf 'docs/t.pdf' is damaged") == true,
       "\(brokenError)")
     #expect(spooled(printer).count == 1)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test(
     "a printer refusing a file part-way fails the job print.refused; its report says what was sent")
-  func refusedPartWay() throws {
+  func refusedPartWay() async throws {
     let folder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder)
     let server = try server(folder, printers: ["front": #"{"uri": "\#(printer.uri)"}"#])
     // The printer offers no A3: b.pdf is refused after a.pdf was sent.
     let order = try order(folder, [#"{"path":"a.pdf"}"#, #"{"path":"b.pdf","paper":"A3"}"#])
     let id = try acceptedID(
-      try postPrepare(
+      try await postPrepare(
         "?printer=front", order: order, files: ["a.pdf", "b.pdf"], on: server, in: folder))
-    let failed = try waitForJob(id, on: server, in: folder)
+    let failed = try await waitForJob(id, on: server)
     #expect(failed.json?["state"] as? String == "failed", "\(failed.text)")
     let error = try #require(failed.json?["error"] as? [String: Any])
     #expect(error["code"] as? String == "print.refused", "\(error)")
     #expect((error["message"] as? String)?.contains("'b.pdf'") == true, "\(error)")
     #expect((failed.json?["files"] as? [String])?.contains("report.json") == true, "\(failed.text)")
-    let written = try report(id, on: server, in: folder)
+    let written = try await report(id, on: server)
     let jobs = try #require(written["jobs"] as? [[String: Any]])
     // One job: a.pdf's, the one the printer spooled; b.pdf prepared but not sent.
     #expect(jobs.map { $0["file"] as? String } == ["a.pdf"], "\(jobs)")
@@ -433,11 +432,11 @@ struct PrepareRouteTests {
     let received = printer.jobs(count: 1)
     #expect(received.count == 1 && jobs.first?["jobID"] as? Int == received.keys.first)
     #expect(spooled(printer).count == 1)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("the server's password file answers a printer that asks; its job is the file's user's")
-  func credentials() throws {
+  func credentials() async throws {
     let folder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder, users: ["clerk": "s3cret-pass"])
     let passwords = folder.file("print-password")
@@ -448,13 +447,13 @@ struct PrepareRouteTests {
       extra: #", "printPasswordFile": "print-password""#)
     let order = try order(folder, [#"{"path":"b.pdf","color":"mono"}"#])
     let id = try acceptedID(
-      try postPrepare(
+      try await postPrepare(
         "?printer=guarded&wait=true", order: order, files: ["b.pdf"], on: server, in: folder))
-    let done = try waitForJob(id, on: server, in: folder)
+    let done = try await waitForJob(id, on: server)
     #expect(done.json?["state"] as? String == "done", "\(done.text)")
     let received = try #require(printer.jobs(count: 1).values.first)
     #expect(received.attributes["job-originating-user-name"] == "clerk")
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
 
     // A password file others may read stops the start, naming it.
     chmod(passwords, 0o644)
@@ -464,17 +463,17 @@ struct PrepareRouteTests {
   }
 
   @Test("unknown printers 404, addresses 422, bad requests 4xx: no job, nothing printed")
-  func refusals() throws {
+  func refusals() async throws {
     let folder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder)
     let server = try server(folder, printers: ["front": #"{"uri": "\#(printer.uri)"}"#])
     let order = try order(folder, [#"{"path":"a.pdf"}"#])
-    func post(_ query: String, files: [String] = ["a.pdf"], order: String = order) throws
+    func post(_ query: String, files: [String] = ["a.pdf"], order: String = order) async throws
       -> HTTPExchange
     {
-      try postPrepare(query, order: order, files: files, on: server, in: folder)
+      try await postPrepare(query, order: order, files: files, on: server, in: folder)
     }
-    let unknown = try post("?printer=back")
+    let unknown = try await post("?printer=back")
     #expect(unknown.status == 404)
     #expect(unknown.errorCode == "http.unknownPrinter")
     #expect(unknown.text.contains("the server has front"), "\(unknown.text)")
@@ -482,7 +481,7 @@ struct PrepareRouteTests {
     for address in [printer.uri, "ipp://169.254.169.254/ipp/print", "localhost:631", "/tmp/s"] {
       let encoded = try #require(
         address.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
-      let refused = try post("?printer=" + encoded)
+      let refused = try await post("?printer=" + encoded)
       #expect(refused.status == 422, "\(address): \(refused.text)")
       #expect(refused.errorCode == "http.printerAddressRefused", "\(address)")
     }
@@ -496,31 +495,31 @@ struct PrepareRouteTests {
       ("?callback=http%3A%2F%2F127.0.0.1%2Fhook", 422, "http.callbackRefused"),
     ]
     for (query, status, code) in cases {
-      let answer = try post(query)
+      let answer = try await post(query)
       #expect(answer.status == status, "\(query): \(answer.text)")
       #expect(answer.errorCode == code, "\(query)")
     }
-    #expect(try post("?printer=front", files: []).errorCode == "http.missingPart")
+    #expect(try await post("?printer=front", files: []).errorCode == "http.missingPart")
     #expect(
-      try post("?printer=front", files: ["a.pdf", "b.pdf"]).errorCode == "http.unknownPart")
+      try await post("?printer=front", files: ["a.pdf", "b.pdf"]).errorCode == "http.unknownPart")
     // An order the price list refuses: the CLI's code, 422.
     let badOrder = folder.file("bad-order.json")
     try write(
       #"{"schemaVersion":1,"store":"S","files":[{"path":"a.pdf","copies":0}]}"#, to: badOrder)
-    let refusedOrder = try post("?printer=front", order: badOrder)
+    let refusedOrder = try await post("?printer=front", order: badOrder)
     #expect(refusedOrder.status == 422, "\(refusedOrder.text)")
     #expect(refusedOrder.errorCode?.hasPrefix("pricing.") == true, "\(refusedOrder.text)")
     let escaping = folder.file("escaping-order.json")
     try write(#"{"schemaVersion":1,"store":"S","files":[{"path":"../a.pdf"}]}"#, to: escaping)
-    let escaped = try postPrepare(
+    let escaped = try await postPrepare(
       "?printer=front", order: escaping, files: [], on: server, in: folder)
     #expect(escaped.status == 422)
     #expect(escaped.errorCode == "file.escapesFolder")
     // None made a job, none printed.
-    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    let metrics = try await server.request("GET", "/metrics").text
     #expect(metrics.contains("imprint_jobs{state=\"finished\"} 0\n"), "\(metrics)")
     #expect(metrics.contains("imprint_jobs{state=\"queued\"} 0\n"))
     #expect(spooled(printer).isEmpty)
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: webhooks of long jobs against a real `imprint serve` and a real Python
-// http.server: the report POSTed when a job ends, retried after a failure, given up after the
+// ImprintServiceTests: webhooks of long jobs against the service in this process and a real
+// Python http.server: the report POSTed when a job ends, retried after a failure, given up after the
 // last attempt (logged and counted); callback URLs into private, loopback and link-local
 // networks refused.
 
@@ -17,21 +17,20 @@ private func escaped(_ url: String) -> String {
   url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? url
 }
 
-@Suite("imprint serve: webhooks", .liveHandlesChecked, .serialized)
+@Suite("service routes: webhooks", .liveHandlesChecked, .serialized)
 struct WebhookTests {
   @Test("the report is POSTed when the job ends; retried after a 500; given up after 3 calls")
-  func delivered() throws {
+  func delivered() async throws {
     let folder = TemporaryFolder()
     let receiver = try WebhookReceiver(folder: folder)
-    let server = try ServiceProcess(["--webhook-allow-private"])
+    let server = try InProcessService(settings: { $0.webhookAllowPrivate = true })
     let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
 
     let id = try acceptedID(
-      try postBatch(
-        qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/hook"))))
-    let done = try waitForJob(id, on: server, in: folder)
+      try await postBatch(qr, on: server, query: "?callback=" + escaped(receiver.url("/hook"))))
+    let done = try await waitForJob(id, on: server)
     #expect(done.json?["state"] as? String == "done")
-    #expect(try waitFor { receiver.calls.count == 1 })
+    #expect(await eventually { receiver.calls.count == 1 })
     let call = try #require(receiver.calls.first)
     #expect(call.path == "/hook")
     #expect(call.type == "application/json")
@@ -45,8 +44,8 @@ struct WebhookTests {
     #expect(sent["resultsFile"] as? String == "/v1/jobs/\(id)/files/results.jsonl")
     #expect((sent["files"] as? [String])?.contains("qr/W-1.png") == true)
     var report: [String: Any] = [:]
-    try waitFor {
-      report = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).json ?? [:]
+    try await eventually {
+      report = try await server.request("GET", "/v1/jobs/\(id)").json ?? [:]
       return (report["webhook"] as? [String: Any])?["state"] as? String != "pending"
     }
     let hook = try #require(report["webhook"] as? [String: Any])
@@ -57,63 +56,62 @@ struct WebhookTests {
 
     // A 500 first: called again, and taken.
     let flaky = try acceptedID(
-      try postBatch(
-        qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/flaky"))))
-    _ = try waitForJob(flaky, on: server, in: folder)
-    #expect(try waitFor { receiver.calls.filter { $0.path == "/flaky" }.count == 2 })
-    try waitFor {
+      try await postBatch(qr, on: server, query: "?callback=" + escaped(receiver.url("/flaky"))))
+    _ = try await waitForJob(flaky, on: server)
+    #expect(await eventually { receiver.calls.filter { $0.path == "/flaky" }.count == 2 })
+    try await eventually {
       let hook =
-        try curlRequest("GET", server.url("/v1/jobs/\(flaky)"), in: folder)
+        try await server.request("GET", "/v1/jobs/\(flaky)")
         .json?["webhook"] as? [String: Any]
       return hook?["state"] as? String == "delivered" && hook?["attempts"] as? Int == 2
     }
 
     // Always 503: three calls, then given up, logged and counted.
     let down = try acceptedID(
-      try postBatch(
-        qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/down"))))
-    _ = try waitForJob(down, on: server, in: folder)
+      try await postBatch(qr, on: server, query: "?callback=" + escaped(receiver.url("/down"))))
+    _ = try await waitForJob(down, on: server)
     var failed: [String: Any] = [:]
-    try waitFor {
+    try await eventually {
       failed =
-        try curlRequest("GET", server.url("/v1/jobs/\(down)"), in: folder).json?["webhook"]
+        try await server.request("GET", "/v1/jobs/\(down)").json?["webhook"]
         as? [String: Any] ?? [:]
       return failed["state"] as? String == "failed"
     }
     #expect(failed["attempts"] as? Int == 3)
     #expect((failed["error"] as? String)?.contains("HTTP 503") == true, "\(failed)")
     #expect(receiver.calls.filter { $0.path == "/down" }.count == 3)
-    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    let metrics = try await server.request("GET", "/metrics").text
     #expect(metrics.contains("imprint_webhook_deliveries_total{result=\"delivered\"} 2\n"))
     #expect(metrics.contains("imprint_webhook_deliveries_total{result=\"failed\"} 1\n"))
     // Calls that failed: the flaky one's first, and the three of /down.
     #expect(metrics.contains("imprint_webhook_calls_failed_total 4\n"), "\(metrics)")
-    let stopped = server.stop()
-    #expect(stopped.status == 0)
+    let stopped = await server.stop()
+    let stderr = server.log.joined(separator: "\n")
+    #expect(stopped.isComplete)
     #expect(
-      stopped.stderr.contains(
+      stderr.contains(
         "serve: webhook of job \(down) to \(receiver.url("/down")) failed after 3 attempts: "
-          + "the server answered HTTP 503"), "\(stopped.stderr)")
+          + "the server answered HTTP 503"), "\(stderr)")
   }
 
   @Test("a callback answered with a redirect is called once, not followed, and failed at once")
-  func redirected() throws {
+  func redirected() async throws {
     let folder = TemporaryFolder()
     let receiver = try WebhookReceiver(folder: folder)
-    let server = try ServiceProcess(["--webhook-allow-private"])
+    let server = try InProcessService(settings: { $0.webhookAllowPrivate = true })
     let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
     var ids: [String: String] = [:]
     for path in ["/moved-307", "/moved-301-bare"] {
       ids[path] = try acceptedID(
-        try postBatch(qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url(path)))
+        try await postBatch(qr, on: server, query: "?callback=" + escaped(receiver.url(path)))
       )
     }
     for (path, id) in ids {
-      _ = try waitForJob(id, on: server, in: folder)
+      _ = try await waitForJob(id, on: server)
       var hook: [String: Any] = [:]
-      try waitFor {
+      try await eventually {
         hook =
-          try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).json?["webhook"]
+          try await server.request("GET", "/v1/jobs/\(id)").json?["webhook"]
           as? [String: Any] ?? [:]
         return hook["state"] as? String != "pending"
       }
@@ -125,20 +123,21 @@ struct WebhookTests {
     }
     // Neither called twice, and the location (/hook) never called.
     #expect(receiver.calls.map(\.path).sorted() == ["/moved-301-bare", "/moved-307"])
-    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    let metrics = try await server.request("GET", "/metrics").text
     #expect(metrics.contains("imprint_webhook_deliveries_total{result=\"failed\"} 2\n"))
     #expect(metrics.contains("imprint_webhook_calls_failed_total 2\n"), "\(metrics)")
-    let stopped = server.stop()
-    #expect(stopped.status == 0)
+    let stopped = await server.stop()
+    let stderr = server.log.joined(separator: "\n")
+    #expect(stopped.isComplete)
     let id = try #require(ids["/moved-307"])
     #expect(
-      stopped.stderr.contains(
+      stderr.contains(
         "serve: webhook of job \(id) to \(receiver.url("/moved-307")) failed after 1 attempt: "
-          + "the server answered HTTP 307, a redirect"), "\(stopped.stderr)")
+          + "the server answered HTTP 307, a redirect"), "\(stderr)")
   }
 
   @Test("--webhook-secret-file: every call signed as Standard Webhooks says (checked by Python)")
-  func signed() throws {
+  func signed() async throws {
     let folder = TemporaryFolder()
     let receiver = try WebhookReceiver(folder: folder)
     // 32 fixed bytes: the key a receiver decodes from the secret.
@@ -147,17 +146,19 @@ struct WebhookTests {
     let file = folder.file("webhook-secret")
     try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: file))
     chmod(file, 0o600)
-    let server = try ServiceProcess(["--webhook-allow-private", "--webhook-secret-file", file])
+    let server = try InProcessService(settings: {
+      $0.webhookAllowPrivate = true
+      $0.webhookSecretFile = file
+    })
     let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
     var ids: [String] = []
     // A delivery at once, and one retried after a 500: each call signed.
     for path in ["/hook", "/flaky"] {
       ids.append(
         try acceptedID(
-          try postBatch(
-            qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url(path)))))
+          try await postBatch(qr, on: server, query: "?callback=" + escaped(receiver.url(path)))))
     }
-    #expect(try waitFor { receiver.signedCalls.count == 3 })
+    #expect(await eventually { receiver.signedCalls.count == 3 })
     let calls = receiver.signedCalls
     #expect(Set(calls.map(\.id)) == Set(ids))
     // Python's hmac, base64 and the clock check each call as a Standard Webhooks receiver does.
@@ -183,19 +184,19 @@ struct WebhookTests {
         """, secret,
       ], stdin: Array(lines.joined(separator: "\n").utf8))
     #expect(check.stdout == String(repeating: "ok\n", count: 3), "\(check.stdout)\(check.stderr)")
-    let stopped = server.stop()
-    #expect(stopped.status == 0)
-    #expect(!stopped.stderr.contains(secret))
+    let stopped = await server.stop()
+    let stderr = server.log.joined(separator: "\n")
+    #expect(stopped.isComplete)
+    #expect(!stderr.contains(secret))
 
     // Without a secret: no signature headers.
-    let plain = try ServiceProcess(["--webhook-allow-private"])
+    let plain = try InProcessService(settings: { $0.webhookAllowPrivate = true })
     let unsigned = try acceptedID(
-      try postBatch(
-        qr, on: plain, in: folder, query: "?callback=" + escaped(receiver.url("/hook"))))
-    #expect(try waitFor { receiver.signedCalls.contains { $0.id == unsigned } })
+      try await postBatch(qr, on: plain, query: "?callback=" + escaped(receiver.url("/hook"))))
+    #expect(await eventually { receiver.signedCalls.contains { $0.id == unsigned } })
     let call = try #require(receiver.signedCalls.first { $0.id == unsigned })
     #expect(call.timestamp.isEmpty && call.signature.isEmpty)
-    #expect(plain.stop().status == 0)
+    #expect(await plain.stop().isComplete)
   }
 
   @Test(
@@ -224,38 +225,38 @@ struct WebhookTests {
   }
 
   @Test("a callback's user name and password never appear in its report, a refusal or a log line")
-  func credentials() throws {
+  func credentials() async throws {
     let folder = TemporaryFolder()
     let receiver = try WebhookReceiver(folder: folder)
-    let server = try ServiceProcess(["--webhook-allow-private"])
+    let server = try InProcessService(settings: { $0.webhookAllowPrivate = true })
     let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
     // The receiver's /down answers 503: three calls, a failure logged with the URL.
     let url = receiver.url("/down").replacingOccurrences(
       of: "http://", with: "http://hook-user:s3cret@")
     let shown = receiver.url("/down").replacingOccurrences(of: "http://", with: "http://***@")
     let id = try acceptedID(
-      try postBatch(qr, on: server, in: folder, query: "?callback=" + escaped(url)))
-    _ = try waitForJob(id, on: server, in: folder)
-    var report = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
-    try waitFor {
-      report = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
+      try await postBatch(qr, on: server, query: "?callback=" + escaped(url)))
+    _ = try await waitForJob(id, on: server)
+    var report = try await server.request("GET", "/v1/jobs/\(id)")
+    try await eventually {
+      report = try await server.request("GET", "/v1/jobs/\(id)")
       return (report.json?["webhook"] as? [String: Any])?["state"] as? String == "failed"
     }
     #expect(receiver.calls.filter { $0.path == "/down" }.count == 3)
     #expect((report.json?["webhook"] as? [String: Any])?["url"] as? String == shown)
     #expect(!report.text.contains("s3cret") && !report.text.contains("hook-user"))
     // Refused (link-local stays refused): the message shows the URL without them too.
-    let refused = try postBatch(
-      qr, on: server, in: folder,
-      query: "?callback=" + escaped("http://hook-user:s3cret@169.254.1.1/hook"))
+    let refused = try await postBatch(
+      qr, on: server, query: "?callback=" + escaped("http://hook-user:s3cret@169.254.1.1/hook"))
     #expect(refused.status == 422)
     #expect(refused.errorCode == "http.callbackRefused")
     #expect(refused.text.contains("http://***@169.254.1.1/hook"), "\(refused.text)")
     #expect(!refused.text.contains("s3cret") && !refused.text.contains("hook-user"))
-    let stopped = server.stop()
-    #expect(stopped.status == 0)
-    #expect(stopped.stderr.contains("serve: webhook of job \(id) to \(shown) failed after 3"))
-    #expect(!stopped.stderr.contains("s3cret"), "\(stopped.stderr)")
+    let stopped = await server.stop()
+    let stderr = server.log.joined(separator: "\n")
+    #expect(stopped.isComplete)
+    #expect(stderr.contains("serve: webhook of job \(id) to \(shown) failed after 3"))
+    #expect(!stderr.contains("s3cret"), "\(stderr)")
   }
 
   @Test(
@@ -286,38 +287,36 @@ struct WebhookTests {
   }
 
   @Test("callbacks to loopback, private and link-local addresses or other schemes are refused")
-  func refused() throws {
+  func refused() async throws {
     let folder = TemporaryFolder()
     let receiver = try WebhookReceiver(folder: folder)
     let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
-    let server = try ServiceProcess()
+    let server = try InProcessService()
     for url in [
       receiver.url("/hook"), "http://10.1.2.3/hook", "http://[::1]:\(receiver.port)/hook",
       "http://169.254.169.254/latest/meta-data", "ftp://example.com/hook", "not a url",
     ] {
-      let answer = try postBatch(qr, on: server, in: folder, query: "?callback=" + escaped(url))
+      let answer = try await postBatch(qr, on: server, query: "?callback=" + escaped(url))
       #expect(answer.status == 422, "\(url): \(answer.text)")
       #expect(answer.errorCode == "http.callbackRefused", "\(url)")
     }
-    let loopback = try postBatch(
-      qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/hook")))
+    let loopback = try await postBatch(
+      qr, on: server, query: "?callback=" + escaped(receiver.url("/hook")))
     #expect(loopback.text.contains("loopback"), "\(loopback.text)")
-    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    let metrics = try await server.request("GET", "/metrics").text
     #expect(metrics.contains("imprint_jobs{state=\"queued\"} 0\n"))
     #expect(metrics.contains("imprint_jobs{state=\"finished\"} 0\n"))
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
     // Allowing private networks never allows link-local ones (cloud metadata).
-    let allowing = try ServiceProcess(["--webhook-allow-private"])
-    let metadata = try postBatch(
-      qr, on: allowing, in: folder,
-      query: "?callback=" + escaped("http://169.254.169.254/latest/meta-data"))
+    let allowing = try InProcessService(settings: { $0.webhookAllowPrivate = true })
+    let metadata = try await postBatch(
+      qr, on: allowing, query: "?callback=" + escaped("http://169.254.169.254/latest/meta-data"))
     #expect(metadata.status == 422)
     #expect(metadata.errorCode == "http.callbackRefused")
     #expect(
-      try postBatch(
-        qr, on: allowing, in: folder, query: "?callback=" + escaped(receiver.url("/hook"))
-      ).status == 202)
-    #expect(allowing.stop().status == 0)
+      try await postBatch(qr, on: allowing, query: "?callback=" + escaped(receiver.url("/hook")))
+        .status == 202)
+    #expect(await allowing.stop().isComplete)
     #expect(receiver.calls.count <= 1)
   }
 }

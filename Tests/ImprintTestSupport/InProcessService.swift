@@ -61,7 +61,7 @@ public final class InProcessService: LoopbackServer, @unchecked Sendable {
     try configuration.apply(settings)
     configuration.templatesFolder = settings.templates
     let lines = lines
-    configuration.events = { line in lines.append("serve: " + line) }
+    configuration.events = { line in lines.append("serve: " + SafeText.escaped(line)) }
     configuration.jobEvents = { line in lines.append(line) }
     configuration.priceListsReloaded = { reloads in
       lines.value.withLock {
