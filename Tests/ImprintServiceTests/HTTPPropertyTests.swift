@@ -139,9 +139,9 @@ private let mutations: [Mutation] = [
 @Suite("HTTP front end: generated requests, one answer each", .serialized)
 struct HTTPPropertyTests {
   @Test("300 generated requests: malformed ones one error and closed, others served in order")
-  func generated() throws {
-    let server = try ServiceProcess()
-    defer { _ = server.stop() }
+  func generated() async throws {
+    let server = try InProcessService()
+    let port = server.port
     var random = Generator(state: 20_261_205)
     var broken = 0
     for index in 0..<300 {
@@ -164,8 +164,10 @@ struct HTTPPropertyTests {
       for mutation in chosen { mutation.apply(&shape, &random) }
       let names = chosen.map(\.name).joined(separator: " + ")
       let hidden = "GET /v1/jobs/hidden-\(index) HTTP/1.1\r\nHost: a\r\n\r\n"
-      let seen = try rawExchange(
-        port: server.port, shape.bytes + Array(hidden.utf8), answers: 2, seconds: 10, settle: 0.1)
+      let request = shape.bytes + Array(hidden.utf8)
+      let seen = try await onThread {
+        try rawExchange(port: port, request, answers: 2, seconds: 10, settle: 0.1)
+      }
       if chosen.contains(where: \.breaks) {
         broken += 1
         // One answer, an error, and the connection closed: the hidden request never served.
@@ -187,5 +189,6 @@ struct HTTPPropertyTests {
     }
     // Both kinds were generated in numbers.
     #expect(broken > 100 && broken < 290, "\(broken) of 300 broken")
+    #expect(await server.stop().isComplete)
   }
 }

@@ -167,7 +167,7 @@ struct PriceListReloadTests {
   }
 
   @Test("imprint serve quotes with the new prices after each change; a broken file is kept out")
-  func serverQuotesNewPrices() throws {
+  func serverQuotesNewPrices() async throws {
     let folder = TemporaryFolder()
     let configMap = try ConfigMapFolder(
       folder.file("configmap"), files: ["retail.json": prices(mono: 10, version: "v1")])
@@ -182,11 +182,10 @@ struct PriceListReloadTests {
     )
     let document = fixturesFolder + "/Documents/mixed.pdf"
     let pages = try #require(Int(try pdfInfo(document)["Pages"] ?? ""))
-    let server = try ServiceProcess(["--config", config])
-    func quote() throws -> (total: Int?, version: String?) {
-      let answer = try curlRequest(
-        "POST", server.url("/v1/quote"), form: ["order=@\(order)", "a.pdf=@\(document)"],
-        in: folder)
+    let server = try InProcessService(try ServiceSettings.load(config))
+    func quote() async throws -> (total: Int?, version: String?) {
+      let answer = try await server.request(
+        "POST", "/v1/quote", form: [.file("order", path: order), .file("a.pdf", path: document)])
       #expect(answer.status == 200, "\(answer.text)")
       let json = answer.json
       return (
@@ -194,15 +193,11 @@ struct PriceListReloadTests {
         json?["priceListVersion"] as? String
       )
     }
-    func metric(_ name: String, _ labels: [String: String] = [:]) throws -> Double? {
-      let answer = try curlRequest("GET", server.url("/metrics"), in: folder)
-      return try PrometheusText(answer.text).value(name, labels)
-    }
-    func reloads(_ result: String) throws -> Double? {
-      try metric("imprint_price_list_reloads_total", ["result": result])
+    func reloads(_ result: String) async throws -> Double? {
+      try await metric(server, "imprint_price_list_reloads_total", ["result": result])
     }
     // Each page printed once, mono, on A4: (mono + paper) cents a page.
-    let first = try quote()
+    let first = try await quote()
     #expect(first.total == pages * (10 + 2))
     #expect(first.version == "v1")
     // The kubelet swaps ..data; then an editor renames a file over the link (a plain file
@@ -214,27 +209,29 @@ struct PriceListReloadTests {
     ]
     for (index, (mono, version, change)) in changes.enumerated() {
       try change()
-      #expect(try waitFor { try reloads("loaded") == Double(index + 1) })
-      let quoted = try quote()
+      #expect(try await eventually { try await reloads("loaded") == Double(index + 1) })
+      let quoted = try await quote()
       #expect(quoted.total == pages * (mono + 2), "after change \(index + 1)")
       #expect(quoted.version == version)
     }
     // Broken half-way: refused once, counted, and the last list still quotes.
     try copyOver(file, String(prices(mono: 99, version: "v5").prefix(60)))
-    #expect(try waitFor { try reloads("failed") == 1 })
-    #expect(try quote().version == "v4-copied")
+    #expect(try await eventually { try await reloads("failed") == 1 })
+    #expect(try await quote().version == "v4-copied")
     // Nothing changes now: checks go on and reload nothing.
-    let checked = try #require(try metric("imprint_price_list_checks_total"))
-    #expect(try waitFor { try metric("imprint_price_list_checks_total") ?? 0 >= checked + 5 })
-    #expect(try reloads("loaded") == 3)
-    #expect(try reloads("failed") == 1)
-    let stopped = server.stop()
-    #expect(stopped.status == 0)
-    let lines = stopped.stderr.split(separator: "\n")
+    let checked = try #require(try await metric(server, "imprint_price_list_checks_total"))
+    #expect(
+      try await eventually {
+        try await metric(server, "imprint_price_list_checks_total") ?? 0 >= checked + 5
+      })
+    #expect(try await reloads("loaded") == 3)
+    #expect(try await reloads("failed") == 1)
+    #expect(await server.stop().isComplete)
+    let lines = server.log
     #expect(
       lines.filter {
         $0 == "serve: price list 'retail' reloaded from \(folder.path)/configmap/retail.json"
-      }.count == 3, "\(stopped.stderr)")
+      }.count == 3, "\(lines)")
     #expect(
       lines.filter {
         $0.hasPrefix("error: price list 'retail' not reloaded, the previous one is kept: ")

@@ -67,7 +67,10 @@ public final class InProcessService: LoopbackServer, @unchecked Sendable {
       lines.value.withLock {
         for reload in reloads {
           $0.append(
-            reload.error.map { "error: price list '\(reload.name)' not reloaded: \($0.message)" }
+            reload.error.map {
+              "error: price list '\(reload.name)' not reloaded, the previous one is kept: "
+                + SafeText.escaped($0.message)
+            }
               ?? "serve: price list '\(reload.name)' reloaded from \(reload.file)")
         }
       }
