@@ -44,7 +44,10 @@ public struct RawHTTPExchange: Sendable {
 }
 
 /// A TCP connection to `127.0.0.1:port`, blocking, closed on deinit.
-public final class RawHTTPConnection {
+///
+/// `@unchecked Sendable`: used by one thread at a time (a test hands it to the thread that
+/// reads it, `onThread`, and waits).
+public final class RawHTTPConnection: @unchecked Sendable {
   private let socket: Int32
   private var received: [UInt8] = []
   private var ended = false
