@@ -37,4 +37,18 @@ struct InProcessServiceTests {
     #expect((try? RawHTTPConnection(port: port)) == nil)
     #expect(server.workers.isEmpty)
   }
+
+  // docs/api-testing.md shows this test as the example of a route test: keep the two alike.
+  @Test("a part over --max-part is 413 http.partTooLarge; the server stays up")
+  func partTooLarge() async throws {
+    let server = try InProcessService(settings: { $0.maxPart = 100_000 })
+    let folder = TemporaryFolder()
+    try Data(repeating: 0x25, count: 100_001).write(
+      to: URL(fileURLWithPath: folder.file("big.pdf")))
+    let answer = try await server.request(
+      "POST", "/v1/thumbnail", form: [.file("file", path: folder.file("big.pdf"))])
+    #expect(answer.status == 413 && answer.errorCode == "http.partTooLarge", "\(answer.text)")
+    #expect(try await server.get("/healthz").status == 200)
+    #expect(await server.stop().isComplete)
+  }
 }
