@@ -1,22 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintServiceTests: the service against clients that try to hold or confuse it: query
 // parameters and paths that are not text, a body's length given twice (request smuggling),
-// options in both the query and the body (in this process, with the raw client); many
-// connections from one address, a head sent a byte at a time, bodies past the body memory
-// (against `imprint serve`, with Python clients: still to be moved).
+// options in both the query and the body, many connections from one address, a head sent a byte
+// at a time (in this process, with the raw client); bodies past the body memory (against
+// `imprint serve`, with Python clients: still to be moved; one measures the server's memory).
 
 import Foundation
 import ImprintTestSupport
 import Testing
-
-/// Runs a Python client script with the server's port as its argument, and reads the JSON
-/// object it prints.
-private func pythonReport(_ script: String, port: Int) throws -> [String: Any] {
-  let client = try runTool("python3", ["-c", script, "\(port)"])
-  try #require(client.status == 0, "\(client.stderr)")
-  return try #require(
-    try JSONSerialization.jsonObject(with: Data(client.stdoutBytes)) as? [String: Any])
-}
 
 /// Python: the imports the body tests' clients use, and `read_answer(s)`, which reads an answer
 /// until the server closes the connection and gives its status line, its error code (nil when
@@ -51,123 +42,97 @@ private func bodyLimitedServer(maxBody: Int, bodyMemory: Int) throws -> ServiceP
   .liveHandlesChecked, .serialized)
 struct HTTPGuardTests {
   @Test("connections from one address past --max-connections-per-ip are closed; others get in")
-  func perAddressLimit() throws {
-    let server = try ServiceProcess([
-      "--max-connections", "16", "--max-connections-per-ip", "8",
-    ])
+  func perAddressLimit() async throws {
+    let server = try InProcessService(settings: {
+      $0.maxConnections = 16
+      $0.maxConnectionsPerIp = 8
+    })
+    let port = server.port
     // 30 idle sockets from 127.0.0.2 (the limits count addresses; the probe comes from
     // 127.0.0.1): without the per-address limit they take all 16 places and /healthz waits.
-    let script = """
-      import http.client, json, select, socket, sys, time
-      port = int(sys.argv[1])
-      held = []
-      for _ in range(30):
-          s = socket.socket()
-          s.bind(("127.0.0.2", 0))
-          s.connect(("127.0.0.1", port))
-          held.append(s)
-      # The server accepts and closes those past the limit: counted as they close (at most
-      # 20 s on a loaded machine), then once more after a pause for any closed beyond.
-      def gone(s):
-          try:
-              return s.recv(1) == b""
-          except ConnectionResetError:
-              return True
-      closed, deadline = [], time.monotonic() + 20
-      while len(closed) < 22 and time.monotonic() < deadline:
-          ready, _, _ = select.select([s for s in held if s not in closed], [], [], 0.5)
-          closed += [s for s in ready if gone(s)]
-      time.sleep(0.5)
-      ready, _, _ = select.select([s for s in held if s not in closed], [], [], 0)
-      closed = len(closed) + len([s for s in ready if gone(s)])
-      probe = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-      try:
-          probe.request("GET", "/healthz")
-          response = probe.getresponse()
-          status = response.status
-          response.read()
-          # The open connections the server counts: the 8 it kept, and this one.
-          probe.request("GET", "/metrics")
-          text = probe.getresponse().read().decode()
-          gauge = [line for line in text.split("\\n")
-                   if line.startswith("imprint_http_connections ")]
-          connections = float(gauge[0].split()[1]) if gauge else None
-      except Exception as error:
-          status, connections = repr(error), None
-      print(json.dumps({"closed": closed, "healthz": status, "connections": connections}))
-      """
-    let report = try pythonReport(script, port: server.port)
-    #expect(report["healthz"] as? Int == 200, "\(report)")
+    let (closed, healthz, metrics) = try await onThread {
+      let held = try (0..<30).map { _ in try RawHTTPConnection(port: port, from: "127.0.0.2") }
+      // The server accepts and closes those past the limit: counted as they close (at most
+      // 20 s on a loaded machine), then once more after a pause for any closed beyond.
+      var closed = Set<Int>()
+      func look() {
+        for (index, socket) in held.enumerated() where !closed.contains(index) {
+          if socket.read(seconds: 0, settle: 0).closed { closed.insert(index) }
+        }
+      }
+      let deadline = Date() + 20
+      while closed.count < 22 && Date() < deadline {
+        look()
+        usleep(100_000)
+      }
+      usleep(500_000)
+      look()
+      // The probe asks on one connection: the open connections the server counts are the 8
+      // it kept, and this one.
+      let probe = try RawHTTPConnection(port: port)
+      probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+      let healthz = probe.read(seconds: 10, settle: 0).answers.first?.status
+      probe.send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+      let metrics = probe.read(seconds: 10, settle: 0).answers.first?.text ?? ""
+      withExtendedLifetime(held) {}
+      return (closed.count, healthz, metrics)
+    }
+    #expect(healthz == 200)
     // 8 kept, the other 22 closed by the server.
-    #expect(report["closed"] as? Int == 22, "\(report)")
-    #expect(report["connections"] as? Double == 9, "\(report)")
-    #expect(server.stop().status == 0)
+    #expect(closed == 22)
+    #expect(try PrometheusText(metrics).value("imprint_http_connections") == 9, "\(metrics)")
+    #expect(await server.stop().isComplete)
   }
 
   @Test("a head sent a byte at a time is cut after --head-timeout; an idle connection is not")
-  func slowHead() throws {
-    let folder = TemporaryFolder()
-    let server = try ServiceProcess([
-      "--head-timeout", "2", "--connection-timeout", "60", "--request-timeout", "60",
-    ])
-    // Each client trickles one byte every 0.5 s for at most 20 s (libmicrohttpd's idle timeout
-    // never fires: the connection is never idle) and reports whether the server closed it.
-    let script = """
-      import json, select, socket, sys, time
-      port = int(sys.argv[1])
-      def trickle(s, limit=40):
-          for sent in range(limit):
-              try:
-                  s.sendall(b"a")
-              except (BrokenPipeError, ConnectionResetError):
-                  return {"closed": True, "sent": sent}
-              ready, _, _ = select.select([s], [], [], 0.5)
-              if ready:
-                  try:
-                      data = s.recv(65536)
-                  except ConnectionResetError:
-                      data = b""
-                  if data == b"":
-                      return {"closed": True, "sent": sent + 1}
-          return {"closed": False, "sent": limit}
-      def answer(s):
-          data = b""
-          while b"\\r\\n\\r\\n" not in data:
-              chunk = s.recv(65536)
-              if not chunk:
-                  break
-              data += chunk
-          return data.split(b"\\r\\n")[0].decode()
-      report = {}
-      s = socket.create_connection(("127.0.0.1", port))
-      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nX-Slow: ")
-      report["first"] = trickle(s)
-      # A kept-alive connection: one request answered, then the next head trickled.
-      s = socket.create_connection(("127.0.0.1", port))
-      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
-      report["answered"] = answer(s)
-      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\nX-Slow: ")
-      report["second"] = trickle(s)
-      # Idle for twice the head timeout, then a whole request: still served.
-      s = socket.create_connection(("127.0.0.1", port))
-      time.sleep(4)
-      s.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
-      report["idle"] = answer(s)
-      print(json.dumps(report))
-      """
-    let report = try pythonReport(script, port: server.port)
-    for name in ["first", "second"] {
-      let trickled = try #require(report[name] as? [String: Any], "\(report)")
-      #expect(trickled["closed"] as? Bool == true, "\(name): \(trickled)")
-      #expect((trickled["sent"] as? Int ?? 40) < 40, "\(name): \(trickled)")
+  func slowHead() async throws {
+    let server = try InProcessService(settings: {
+      $0.headTimeout = 2
+      $0.connectionTimeout = 60
+      $0.requestTimeout = 60
+    })
+    let port = server.port
+    // Each client trickles one byte every 0.5 s for at most 20 s (the connection is never
+    // idle) and reports whether the server closed it and how many bytes it sent.
+    @Sendable func trickle(_ connection: RawHTTPConnection, limit: Int = 40) -> (
+      closed: Bool, sent: Int
+    ) {
+      for sent in 0..<limit {
+        connection.send("a")
+        if connection.read(seconds: 0.5, settle: 0).closed { return (true, sent + 1) }
+      }
+      return (false, limit)
     }
-    #expect(report["answered"] as? String == "HTTP/1.1 200 OK")
-    #expect(report["idle"] as? String == "HTTP/1.1 200 OK")
-    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    let health = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    let slow = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
+    let (first, answered, second, idle) = try await onThread {
+      let one = try RawHTTPConnection(port: port)
+      one.send(slow)
+      let first = trickle(one)
+      // A kept-alive connection: one request answered, then the next head trickled.
+      let two = try RawHTTPConnection(port: port)
+      two.send(health)
+      let answered = two.read(seconds: 20, settle: 0).answers.first
+      two.send(slow)
+      let second = trickle(two)
+      // Idle for twice the head timeout, then a whole request: still served.
+      let three = try RawHTTPConnection(port: port)
+      sleep(4)
+      three.send(health)
+      let idle = three.read(seconds: 20, settle: 0).answers.first
+      return (first, answered, second, idle)
+    }
+    for (name, trickled) in [("first", first), ("second", second)] {
+      #expect(trickled.closed, "\(name): \(trickled)")
+      #expect(trickled.sent < 40, "\(name): \(trickled)")
+    }
+    #expect(answered.map { "\($0.status) \($0.reason)" } == "200 OK")
+    #expect(idle.map { "\($0.status) \($0.reason)" } == "200 OK")
+    #expect(try await server.get("/healthz").status == 200)
     // The two cut connections are counted, the idle one is not.
-    let metrics = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    let metrics = try await server.get("/metrics").text
     #expect(metrics.contains("\nimprint_http_slow_heads_closed_total 2\n"), "\(metrics)")
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test(

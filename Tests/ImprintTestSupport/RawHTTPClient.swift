@@ -53,9 +53,31 @@ public final class RawHTTPConnection: @unchecked Sendable {
   private var ended = false
 
   /// Connects to the loopback port.
-  public init(port: Int) throws {
+  ///
+  /// - Parameters:
+  ///   - port: the server's port on 127.0.0.1.
+  ///   - source: the loopback address to connect from (`127.0.0.2`: another client address
+  ///     to the server); the system's choice when nil.
+  /// - Throws: `POSIXError` when the socket cannot be made, bound or connected.
+  public init(port: Int, from source: String? = nil) throws {
     socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard socket >= 0 else { throw POSIXError(.EMFILE) }
+    if let source {
+      var local = sockaddr_in()
+      local.sin_family = sa_family_t(AF_INET)
+      guard inet_pton(AF_INET, source, &local.sin_addr) == 1,
+        withUnsafePointer(
+          to: &local,
+          {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+              bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+          }) == 0
+      else {
+        close(socket)
+        throw POSIXError(.EADDRNOTAVAIL)
+      }
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = UInt16(port).bigEndian
