@@ -87,12 +87,23 @@ private final class PendingRequest {
   /// Whether curl ended.
   var ended: Bool { !process.isRunning }
 
-  /// Waits for curl to end (bounded by the caller's `waitFor` first), then reads the answer.
+  /// Waits for curl to end (bounded by the caller's `waitFor` first), then reads the answer:
+  /// the status it printed (`-w %{http_code}`), the headers it wrote (`-D`) and the body (`-o`);
+  /// status 0 when it got no response.
   func answer() -> HTTPExchange {
     process.waitUntilExit()
+    let code = (try? String(contentsOfFile: status, encoding: .utf8)) ?? ""
+    let bytes = (try? Data(contentsOf: URL(fileURLWithPath: body))).map { [UInt8]($0) } ?? []
+    let headerText = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
+    var fields: [String: String] = [:]
+    for line in headerText.split(separator: "\r\n") {
+      guard let colon = line.firstIndex(of: ":") else { continue }
+      fields[line[..<colon].lowercased()] = line[line.index(after: colon)...]
+        .trimmingCharacters(in: .whitespaces)
+    }
     return HTTPExchange(
-      curlStatus: (try? String(contentsOfFile: status, encoding: .utf8)) ?? "",
-      headerFile: headers, bodyFile: body)
+      status: Int(code) ?? 0, contentType: fields["content-type"] ?? "", body: bytes,
+      headers: fields)
   }
 }
 
@@ -119,7 +130,7 @@ private struct DrawingBomb {
 @Suite("imprint serve: stopped work stops its document workers", .liveHandlesChecked)
 struct CanceledWorkTests {
   @Test("DELETE a job whose document is in a worker: the worker is killed, the job canceled")
-  func deleteKillsWorker() throws {
+  func deleteKillsWorker() async throws {
     let folder = TemporaryFolder()
     let bomb = folder.file("bomb.pdf")
     try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
@@ -130,13 +141,13 @@ struct CanceledWorkTests {
       ], in: folder)
     let server = try ServiceProcess(["-j", "1"] + longLimits)
     let id = try acceptedID(
-      try postBatch(manifest, inputs: ["bomb.pdf=@\(bomb)"], on: server, in: folder))
+      try await postBatch(manifest, files: [.file("bomb.pdf", path: bomb)], on: server))
     let worker = try drawingWorker(of: server)
-    let removal = try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), in: folder)
+    let removal = try await server.request("DELETE", "/v1/jobs/\(id)")
     #expect(removal.status == 202, "\(removal.text)")
     // Its worker is killed, not left to draw until its limits.
     try #require(waitFor { isGone(worker) }, "worker \(worker) still runs")
-    let ended = try waitForJob(id, on: server, in: folder)
+    let ended = try await waitForJob(id, on: server)
     #expect(ended.json?["state"] as? String == "canceled", "\(ended.text)")
     let error = ended.json?["error"] as? [String: Any]
     #expect(error?["code"] as? String == "service.jobCanceled", "\(ended.text)")
@@ -153,7 +164,7 @@ struct CanceledWorkTests {
     #expect((ended.json?["summary"] as? [String: Any])?["failed"] as? Int == 1)
     #expect(!(ended.json?["files"] as? [String] ?? []).contains { $0.hasPrefix("thumbs/") })
     let metrics = try PrometheusText(
-      try curlRequest("GET", server.url("/metrics"), in: folder).text)
+      try await server.request("GET", "/metrics").text)
     #expect(metrics.value("imprint_sandbox_worker_cancels_total") == 1)
     #expect(metrics.value("imprint_sandbox_worker_restarts_total") == 0)
     #expect(metrics.value("imprint_sandbox_workers") == 0)
@@ -162,7 +173,7 @@ struct CanceledWorkTests {
   }
 
   @Test("a client that leaves while its document is drawn: its worker is killed, the next served")
-  func departureKillsWorker() throws {
+  func departureKillsWorker() async throws {
     let drawing = try DrawingBomb(["--access-log"])
     let (folder, server, worker) = (drawing.folder, drawing.server, drawing.worker)
     // The client is killed: the system closes its connection.
@@ -170,8 +181,8 @@ struct CanceledWorkTests {
     try #require(waitFor { isGone(worker) }, "worker \(worker) still runs")
     // Counted once the request and the worker are settled (a wait, bounded).
     var metrics = try PrometheusText("")
-    let counted = try waitFor {
-      metrics = try PrometheusText(try curlRequest("GET", server.url("/metrics"), in: folder).text)
+    let counted = try await eventually {
+      metrics = try PrometheusText(try await server.request("GET", "/metrics").text)
       return metrics.value("imprint_http_requests_abandoned_total") == 1
         && metrics.value("imprint_sandbox_worker_cancels_total") == 1
     }
@@ -179,9 +190,8 @@ struct CanceledWorkTests {
     #expect(metrics.value("imprint_sandbox_worker_restarts_total") == 0)
     #expect(metrics.value("imprint_sandbox_workers") == 0)
     // The pool's place and the sandbox's worker are free for the next request.
-    let next = try curlRequest(
-      "POST", server.url("/v1/inspect"), form: ["file=@\(fixturesFolder)/Documents/mixed.pdf"],
-      in: folder)
+    let next = try await server.request(
+      "POST", "/v1/inspect", form: [.file("file", path: "\(fixturesFolder)/Documents/mixed.pdf")])
     #expect(next.status == 200, "\(next.text)")
     #expect(server.childProcesses.count == 1)
     let stopped = server.stop()
@@ -194,7 +204,7 @@ struct CanceledWorkTests {
   }
 
   @Test("SIGTERM with a request worked past the drain time: it is answered 503, the server exits")
-  func stopCutsWork() throws {
+  func stopCutsWork() async throws {
     let drawing = try DrawingBomb(["--drain-timeout", "10"])
     let (server, held, worker) = (drawing.server, drawing.request, drawing.worker)
     kill(server.pid, SIGTERM)
@@ -213,11 +223,11 @@ struct CanceledWorkTests {
       (answer.json?["error"] as? [String: Any])?["message"] as? String
         == "'/v1/thumbnail' was still being worked when the server stopped; its work was "
         + "canceled after the drain timeout of 10 s")
-    #expect(waitFor { isGone(worker) })
+    #expect(await eventually { isGone(worker) })
   }
 
   @Test("a request past its deadline has its work canceled: 503, its worker killed")
-  func deadlineKillsWorker() throws {
+  func deadlineKillsWorker() async throws {
     let drawing = try DrawingBomb(["--request-timeout", "10"])
     let (folder, server, late, worker) =
       (drawing.folder, drawing.server, drawing.request, drawing.worker)
@@ -228,15 +238,15 @@ struct CanceledWorkTests {
     // The work no one waits for is canceled: its worker does not draw on to its limits.
     try #require(waitFor { isGone(worker) }, "worker \(worker) still runs")
     #expect(
-      try waitFor {
-        try PrometheusText(try curlRequest("GET", server.url("/metrics"), in: folder).text)
+      try await eventually {
+        try PrometheusText(try await server.request("GET", "/metrics").text)
           .value("imprint_sandbox_worker_cancels_total") == 1
       })
     #expect(server.stop().status == 0)
   }
 
   @Test("SIGTERM while a job's document is in a worker: the item is cut short, the job logged")
-  func stopCutsJob() throws {
+  func stopCutsJob() async throws {
     let folder = TemporaryFolder()
     let bomb = folder.file("bomb.pdf")
     try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
@@ -244,7 +254,7 @@ struct CanceledWorkTests {
       [#"{"id": "T-1", "kind": "thumb", "file": "bomb.pdf"}"#], in: folder)
     let server = try ServiceProcess(["-j", "1", "--drain-timeout", "10"] + longLimits)
     let id = try acceptedID(
-      try postBatch(manifest, inputs: ["bomb.pdf=@\(bomb)"], on: server, in: folder))
+      try await postBatch(manifest, files: [.file("bomb.pdf", path: bomb)], on: server))
     let worker = try drawingWorker(of: server)
     kill(server.pid, SIGTERM)
     try #require(waitFor(tries: 30_000) { isGone(server.pid) }, "the server still runs")
@@ -258,6 +268,6 @@ struct CanceledWorkTests {
         "serve: job '\(id)' was canceled after 1 of its items ended: the server stopped"),
       "\(stopped.stderr)")
     #expect(lines.last == "serve: stopped")
-    #expect(waitFor { isGone(worker) })
+    #expect(await eventually { isGone(worker) })
   }
 }

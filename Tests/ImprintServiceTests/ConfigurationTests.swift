@@ -30,13 +30,13 @@ private func replace(_ path: String, with text: String) throws {
   guard rename(staged, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
 }
 
-/// The value of `name` in `/metrics` (with `labels`), read with curl.
+/// The value of `name` in `/metrics` (with `labels`), read with the bearer token.
 private func metric(
   _ server: ServiceProcess, _ name: String, _ labels: [String: String] = [:],
   in folder: TemporaryFolder
-) throws -> Double? {
-  let answer = try curlRequest(
-    "GET", server.url("/metrics"), headers: ["Authorization: Bearer \(token)"], in: folder)
+) async throws -> Double? {
+  let answer = try await server.request(
+    "GET", "/metrics", headers: ["Authorization: Bearer \(token)"])
   return try PrometheusText(answer.text).value(name, labels)
 }
 
@@ -46,60 +46,60 @@ private let usd = try? String(
 @Suite("imprint serve: token and configuration", .liveHandlesChecked, .serialized)
 struct ConfigurationTests {
   @Test("--token-file: 401 with WWW-Authenticate without the token or with another; probes open")
-  func bearerToken() throws {
+  func bearerToken() async throws {
     let folder = TemporaryFolder()
     let file = try write(token + "\n", "token", in: folder)
     let server = try ServiceProcess(["--token-file", file])
     let query = server.url("/v1/qr?payload=token%20test")
-    let none = try curlRequest("POST", query, in: folder)
+    let none = try await server.request("POST", query)
     #expect(none.status == 401)
     #expect(none.errorCode == "http.unauthorized")
     #expect(none.headers["www-authenticate"] == #"Bearer realm="imprint""#)
-    let wrong = try curlRequest(
-      "POST", query, headers: ["Authorization: Bearer " + token.dropLast() + "0"], in: folder)
+    let wrong = try await server.request(
+      "POST", query, headers: ["Authorization: Bearer " + token.dropLast() + "0"])
     #expect(wrong.status == 401)
     #expect(
       wrong.headers["www-authenticate"] == #"Bearer realm="imprint", error="invalid_token""#)
     // A longer token that begins with the right one, and another scheme, are refused too.
     for header in ["Authorization: Bearer \(token)0", "Authorization: Basic \(token)"] {
-      #expect(try curlRequest("POST", query, headers: [header], in: folder).status == 401)
+      #expect(try await server.request("POST", query, headers: [header]).status == 401)
     }
-    let right = try curlRequest(
-      "POST", query, headers: ["Authorization: Bearer \(token)"], in: folder)
+    let right = try await server.request("POST", query, headers: ["Authorization: Bearer \(token)"])
     #expect(right.status == 200)
     let png = folder.file("code.png")
     try Data(right.body).write(to: URL(fileURLWithPath: png))
     #expect(try zbarDecode(png) == "token test")
     // Unknown routes ask for the token first (no map of routes for strangers).
-    #expect(try curlRequest("GET", server.url("/v9/x"), in: folder).status == 401)
-    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
-    #expect(try curlRequest("GET", server.url("/readyz"), in: folder).status == 200)
-    #expect(try curlRequest("GET", server.url("/metrics"), in: folder).status == 401)
+    #expect(try await server.request("GET", "/v9/x").status == 401)
+    #expect(try await server.request("GET", "/healthz").status == 200)
+    #expect(try await server.request("GET", "/readyz").status == 200)
+    #expect(try await server.request("GET", "/metrics").status == 401)
     // A body is refused from the head: the 401 comes and the connection closes.
-    let upload = try curlRequest(
-      "POST", server.url("/v1/inspect"), body: fixturesFolder + "/Documents/mixed.pdf",
-      headers: ["Content-Type: application/pdf", "Expect: 100-continue"], in: folder)
+    let upload = try await server.request(
+      "POST", "/v1/inspect", headers: ["Content-Type: application/pdf", "Expect: 100-continue"],
+      file: fixturesFolder + "/Documents/mixed.pdf")
     #expect(upload.status == 401)
     #expect(upload.headers["connection"] == "close")
     #expect(
-      try metric(server, "imprint_errors_total", ["code": "http.unauthorized"], in: folder) == 7)
+      try await metric(server, "imprint_errors_total", ["code": "http.unauthorized"], in: folder)
+        == 7)
     let stopped = server.stop()
     #expect(stopped.status == 0)
     #expect(!stopped.stderr.contains(token))
   }
 
   @Test("--public-metrics serves /metrics without the token; the rest still asks for it")
-  func publicMetrics() throws {
+  func publicMetrics() async throws {
     let folder = TemporaryFolder()
     let file = try write(token, "token", in: folder)
     let server = try ServiceProcess(["--token-file", file, "--public-metrics"])
-    #expect(try curlRequest("GET", server.url("/metrics"), in: folder).status == 200)
-    #expect(try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder).status == 401)
+    #expect(try await server.request("GET", "/metrics").status == 200)
+    #expect(try await server.request("POST", "/v1/qr?payload=x").status == 401)
     #expect(server.stop().status == 0)
   }
 
   @Test("a token file that is short, has a space, others may read or is missing stops the start")
-  func badTokenFiles() throws {
+  func badTokenFiles() async throws {
     let folder = TemporaryFolder()
     for (text, expected) in [
       ("short\n", "holds 5 characters; a token has 16 to 512"),
@@ -135,9 +135,8 @@ struct ConfigurationTests {
     for mode in [0o600, 0o400, 0o640, 0o440] as [mode_t] {
       chmod(file, mode)
       let server = try ServiceProcess(["--token-file", file])
-      let answer = try curlRequest(
-        "POST", server.url("/v1/qr?payload=x"), headers: ["Authorization: Bearer \(token)"],
-        in: folder)
+      let answer = try await server.request(
+        "POST", "/v1/qr?payload=x", headers: ["Authorization: Bearer \(token)"])
       #expect(answer.status == 200, "\(String(mode, radix: 8))")
       #expect(server.stop().status == 0)
     }
@@ -151,7 +150,7 @@ struct ConfigurationTests {
   }
 
   @Test("--config: every setting read, paths relative to the file, the command line winning")
-  func configurationFile() throws {
+  func configurationFile() async throws {
     let folder = TemporaryFolder()
     _ = try write(token, "token", in: folder)
     _ = try write(try #require(usd), "usd.json", in: folder)
@@ -162,16 +161,16 @@ struct ConfigurationTests {
        "timeout": 20, "priceLists": {"retail": "usd.json"}}
       """, "serve.json", in: folder)
     let server = try ServiceProcess(["--config", config])
-    #expect(try metric(server, "imprint_http_queue_limit", in: folder) == 3)
-    #expect(try metric(server, "imprint_price_lists", in: folder) == 1)
+    #expect(try await metric(server, "imprint_http_queue_limit", in: folder) == 3)
+    #expect(try await metric(server, "imprint_price_lists", in: folder) == 1)
     // publicMetrics: a scrape without the token; tokenFile: a route that asks for it.
-    #expect(try curlRequest("GET", server.url("/metrics"), in: folder).status == 200)
-    #expect(try curlRequest("POST", server.url("/v1/qr?payload=x"), in: folder).status == 401)
+    #expect(try await server.request("GET", "/metrics").status == 200)
+    #expect(try await server.request("POST", "/v1/qr?payload=x").status == 401)
     // maxBody 1000.
     let big = try write(String(repeating: "x", count: 2000), "big.bin", in: folder)
-    let tooLarge = try curlRequest(
-      "POST", server.url("/v1/inspect"), body: big,
-      headers: ["Authorization: Bearer \(token)", "Expect: 100-continue"], in: folder)
+    let tooLarge = try await server.request(
+      "POST", "/v1/inspect", headers: ["Authorization: Bearer \(token)", "Expect: 100-continue"],
+      file: big)
     #expect(tooLarge.errorCode == "http.bodyTooLarge")
     #expect(tooLarge.text.contains("the limit is 1000"))
     let stopped = server.stop()
@@ -180,7 +179,7 @@ struct ConfigurationTests {
     #expect(stopped.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.count == 5)
 
     let overridden = try ServiceProcess(["--config", config, "--queue", "5"])
-    #expect(try metric(overridden, "imprint_http_queue_limit", in: folder) == 5)
+    #expect(try await metric(overridden, "imprint_http_queue_limit", in: folder) == 5)
     #expect(overridden.stop().status == 0)
   }
 
@@ -232,7 +231,7 @@ struct ConfigurationTests {
   }
 
   @Test("a price list that does not parse stops the start, naming its file")
-  func badPriceListAtStart() throws {
+  func badPriceListAtStart() async throws {
     let folder = TemporaryFolder()
     _ = try write(#"{"schemaVersion": 1}"#, "broken.json", in: folder)
     let config = try write(
@@ -243,25 +242,25 @@ struct ConfigurationTests {
   }
 
   @Test("SIGHUP reloads the price lists; a bad file keeps the previous list and is counted")
-  func reloadOnHangUp() throws {
+  func reloadOnHangUp() async throws {
     let folder = TemporaryFolder()
     let prices = try write(try #require(usd), "usd.json", in: folder)
     let config = try write(#"{"priceLists": {"retail": "usd.json"}}"#, "serve.json", in: folder)
     let server = try ServiceProcess(["--config", config])
-    func reloads(_ result: String) throws -> Double? {
-      try metric(server, "imprint_price_list_reloads_total", ["result": result], in: folder)
+    func reloads(_ result: String) async throws -> Double? {
+      try await metric(server, "imprint_price_list_reloads_total", ["result": result], in: folder)
     }
-    #expect(try reloads("failed") == 0)
+    #expect(try await reloads("failed") == 0)
     try replace(prices, with: "{\"schemaVersion\": 1, \"currency\": ")
     kill(server.pid, SIGHUP)
     // The reload runs on the server's signal thread: wait for it to be counted.
-    #expect(try waitFor { try reloads("failed") == 1 })
-    #expect(try reloads("loaded") == 0)
+    #expect(try await eventually { try await reloads("failed") == 1 })
+    #expect(try await reloads("loaded") == 0)
     try replace(prices, with: try #require(usd).replacingOccurrences(of: "v7", with: "v8"))
     kill(server.pid, SIGHUP)
-    #expect(try waitFor { try reloads("loaded") == 1 })
+    #expect(try await eventually { try await reloads("loaded") == 1 })
     // The server still answers, and says what each reload did.
-    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    #expect(try await server.request("GET", "/healthz").status == 200)
     let stopped = server.stop()
     #expect(stopped.status == 0)
     #expect(
@@ -271,7 +270,7 @@ struct ConfigurationTests {
   }
 
   @Test("PriceListStore: a reload from a bad file keeps the list; a good file replaces it")
-  func storeKeepsListOnBadReload() throws {
+  func storeKeepsListOnBadReload() async throws {
     let folder = TemporaryFolder()
     let text = try #require(usd)
     let path = try write(text, "usd.json", in: folder)
@@ -293,7 +292,7 @@ struct ConfigurationTests {
   }
 
   @Test("BearerToken compares whole tokens only, under the Bearer scheme in any case")
-  func tokenComparison() throws {
+  func tokenComparison() async throws {
     let bearer = try BearerToken(token, source: "test")
     #expect(bearer.admits("Bearer \(token)"))
     #expect(bearer.admits("bearer \(token)"))

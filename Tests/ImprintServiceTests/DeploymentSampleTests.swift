@@ -252,7 +252,7 @@ private func checkKubernetes(_ paths: [String]) throws -> (documents: [String], 
 @Suite("deployment samples", .liveHandlesChecked)
 struct DeploymentSampleTests {
   @Test("every flag the unit, the container and the Deployment pass is one imprint serve takes")
-  func flagsExist() throws {
+  func flagsExist() async throws {
     let help = try runTool(imprintExecutable, ["serve", "--help"])
     #expect(help.status == 0)
     let unit = try text("imprint-serve.service")
@@ -279,7 +279,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("the samples', README's and docs' image tags name this build's version, ImprintVersion's")
-  func imageTags() throws {
+  func imageTags() async throws {
     let samples = [
       deploy + "Containerfile", deploy + "imprint-serve.yaml",
       repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml",
@@ -298,7 +298,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("serve.json reads strictly, each key a flag of imprint serve, paths beside the file")
-  func settingsSample() throws {
+  func settingsSample() async throws {
     let settings = try ServiceSettings.load(deploy + "serve.json")
     #expect(settings.priceLists?["retail"] == deploy + "prices/retail.json")
     #expect(settings.priceLists?["trade"] == deploy + "prices/trade.json")
@@ -314,7 +314,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("a server started with serve.json quotes an order with both price lists it names")
-  func settingsSampleServes() throws {
+  func settingsSampleServes() async throws {
     let folder = TemporaryFolder()
     // The sample as it is, but for the address (a free port) and a token (the sample's is
     // given by the unit and the manifest).
@@ -327,12 +327,12 @@ struct DeploymentSampleTests {
     ).write(to: URL(fileURLWithPath: order))
     var totals: [String: Int] = [:]
     for list in ["retail", "trade"] {
-      let quote = try curlRequest(
-        "POST", server.url("/v1/quote?prices=\(list)"),
+      let quote = try await server.request(
+        "POST", "/v1/quote?prices=\(list)",
         form: [
-          "order=@\(order)",
-          "notes.pdf=@\(repositoryRoot)/assets/samples/documents/course-notes.pdf",
-        ], in: folder)
+          .file("order", path: order),
+          .file("notes.pdf", path: "\(repositoryRoot)/assets/samples/documents/course-notes.pdf"),
+        ])
       #expect(quote.status == 200, "\(list): \(quote.text)")
       #expect(quote.json?["currency"] as? String == "USD")
       #expect(quote.json?["priceListVersion"] as? String == "\(list)-2026-12")
@@ -346,7 +346,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("the image's HEALTHCHECK command tells a serving server from none (bash's /dev/tcp)")
-  func containerHealthCheck() throws {
+  func containerHealthCheck() async throws {
     let container = try text("Containerfile")
     let lines = container.split(separator: "\n").map(String.init)
     let start = try #require(lines.firstIndex { $0.hasPrefix("HEALTHCHECK ") })
@@ -369,7 +369,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("systemd-analyze verifies the unit without a warning; it restarts, reloads and drains")
-  func systemdUnit() throws {
+  func systemdUnit() async throws {
     let folder = TemporaryFolder()
     let unit = try text("imprint-serve.service")
     // verify checks that ExecStart's program exists: the built one stands in for the installed.
@@ -405,7 +405,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("the Deployment probes /healthz and /readyz and waits longer than the drain to kill")
-  func kubernetesDeployment() throws {
+  func kubernetesDeployment() async throws {
     let documents = try kubernetes()
     #expect(
       documents.map { $0["kind"] as? String } == ["Deployment", "PersistentVolumeClaim", "Service"])
@@ -460,7 +460,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("the Kubernetes files read into the Kubernetes API models with every field kept")
-  func kubernetesModels() throws {
+  func kubernetesModels() async throws {
     let job = repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml"
     let checked = try checkKubernetes([deploy + "imprint-serve.yaml", job])
     #expect(checked.problems.isEmpty, "\(checked.problems)")
@@ -514,7 +514,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("the pods run as the image's user and group, unprivileged, on a read-only root")
-  func podSecurity() throws {
+  func podSecurity() async throws {
     let image = try ImageUser()
     #expect(image.user != 0 && image.group != 0)
     for (path, kind) in [(deploy + "imprint-serve.yaml", "Deployment"), (batchJob, "Job")] {
@@ -538,7 +538,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("all the server and the batch Job write is on their pods' writable volumes (strace)")
-  func writesOnVolumes() throws {
+  func writesOnVolumes() async throws {
     let image = try ImageUser()
     let folder = TemporaryFolder()
     // The Deployment's server, with its settings and token where the pod mounts them, every
@@ -581,27 +581,36 @@ struct DeploymentSampleTests {
     let documents = repositoryRoot + "/assets/samples/documents/"
     try Data(#"{"schemaVersion": 1, "files": [{"path": "notes.pdf"}]}"#.utf8).write(
       to: URL(fileURLWithPath: folder.file("order.json")))
-    let requests: [(path: String, form: [String], body: String?)] = [
+    let requests: [(path: String, form: [FormItem], body: String?)] = [
       ("/v1/qr?payload=https%3A%2F%2Fexample.com", [], nil),
       (
         "/v1/card",
         [
-          "profile=@\(profiles)harbor-lamp.json;type=application/json",
-          "photo=@\(photos)harbor-lamp.jpg",
+          .file("profile", path: profiles + "harbor-lamp.json", type: "application/json"),
+          .file("photo", path: photos + "harbor-lamp.jpg"),
         ],
         nil
       ),
       ("/v1/inspect", [], documents + "course-notes.pdf"),
-      ("/v1/thumbnail", ["file=@\(documents)course-notes.pdf"], nil),
+      ("/v1/thumbnail", [.file("file", path: documents + "course-notes.pdf")], nil),
       (
         "/v1/quote?prices=retail",
-        ["order=@\(folder.file("order.json"))", "notes.pdf=@\(documents)course-notes.pdf"], nil
+        [
+          .file("order", path: folder.file("order.json")),
+          .file("notes.pdf", path: documents + "course-notes.pdf"),
+        ], nil
       ),
     ]
     for (path, form, body) in requests {
-      let answer = try curlRequest(
-        "POST", server.url(path), body: body, form: form,
-        headers: [token] + (body == nil ? [] : ["Content-Type: application/pdf"]), in: folder)
+      let answer =
+        if let body {
+          try await server.request(
+            "POST", path, headers: [token, "Content-Type: application/pdf"], file: body)
+        } else if form.isEmpty {
+          try await server.request("POST", path, headers: [token])
+        } else {
+          try await server.request("POST", path, headers: [token], form: form)
+        }
       #expect(answer.status == 200, "\(path): \(answer.text)")
     }
     let manifest = try writeManifest(
@@ -610,22 +619,20 @@ struct DeploymentSampleTests {
         #"{"id": "T-1", "kind": "thumb", "file": "documents/course-notes.pdf"}"#,
       ], in: folder)
     let id = try acceptedID(
-      try postBatch(
+      try await postBatch(
         manifest,
         inputs: [
           "profiles/harbor-lamp.json", "photos/harbor-lamp.jpg", "documents/course-notes.pdf",
-        ],
-        on: server, in: folder, headers: [token]))
+        ], on: server, headers: [token]))
     var state = ""
-    try waitFor(tries: 30_000) {
-      let answer = try curlRequest(
-        "GET", server.url("/v1/jobs/\(id)"), headers: [token], in: folder)
+    try await eventually(tries: 30_000) {
+      let answer = try await server.request("GET", "/v1/jobs/\(id)", headers: [token])
       state = answer.json?["state"] as? String ?? ""
       return state != "queued" && state != "running"
     }
     #expect(state == "done")
     #expect(
-      try curlRequest("DELETE", server.url("/v1/jobs/\(id)"), headers: [token], in: folder).status
+      try await server.request("DELETE", "/v1/jobs/\(id)", headers: [token]).status
         == 200)
     // strace's child is the server.
     let serverPID = try #require(server.childProcesses.first)
@@ -684,7 +691,7 @@ struct DeploymentSampleTests {
   }
 
   @Test("the container's runtime packages provide every library imprint links or loads")
-  func containerPackages() throws {
+  func containerPackages() async throws {
     let container = try text("Containerfile")
     let stages = container.split(separator: "\n").filter { $0.hasPrefix("FROM ") }
     #expect(stages.count == 2)

@@ -298,7 +298,9 @@ struct HTTPFramingTests {
       "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
       + "Transfer-Encoding: chunked\r\n\r\n"
       + "5;name=value\r\n{\"pay\r\nF\r\nload\": \"hello\"}\r\n0\r\nX-Trailer: 1\r\n\r\n" + health
-    let chunked = try await onThread { try rawExchange(port: port, Array(qr.utf8), answers: 2) }
+    let chunked = try await onThread {
+      try rawExchange(port: port, Array(qr.utf8), answers: 2, seconds: 60)
+    }
     #expect(chunked.answers.map(\.status) == [200, 200], "\(chunked.answers.map(\.text))")
     #expect(chunked.answers.first?.header("Content-Type") == "image/png")
     // Chunk sizes in hexadecimal, any case, with leading zeros.

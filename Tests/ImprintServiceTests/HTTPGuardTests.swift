@@ -6,6 +6,7 @@
 // `imprint serve`, with Python clients: still to be moved; one measures the server's memory).
 
 import Foundation
+import ImprintCore
 import ImprintTestSupport
 import Testing
 
@@ -202,7 +203,7 @@ struct HTTPGuardTests {
   }
 
   @Test("bodies past --body-memory are refused 503 http.bodiesBusy before they are read")
-  func bodyMemory() throws {
+  func bodyMemory() async throws {
     let folder = TemporaryFolder()
     let megabytes8 = 8 << 20
     let server = try bodyLimitedServer(maxBody: megabytes8, bodyMemory: 2 * megabytes8)
@@ -267,25 +268,25 @@ struct HTTPGuardTests {
     // The held bodies given back once their clients left: a body is read again.
     let mixed = fixturesFolder + "/Documents/mixed.pdf"
     #expect(
-      try waitFor {
-        try curlRequest(
-          "POST", server.url("/v1/inspect?name=mixed.pdf"), body: mixed,
-          headers: ["Content-Type: application/pdf"], in: folder
+      try await eventually {
+        try await server.request(
+          "POST", "/v1/inspect?name=mixed.pdf", headers: ["Content-Type: application/pdf"],
+          file: mixed
         ).status == 200
       })
     #expect(server.stop().status == 0)
   }
 
   @Test("chunked bodies take --body-memory as they grow: past it 503, past --max-body 413")
-  func chunkedBodyMemory() throws {
+  func chunkedBodyMemory() async throws {
     let folder = TemporaryFolder()
     let megabyte = 1 << 20
     let server = try bodyLimitedServer(maxBody: 8 * megabyte, bodyMemory: 16 * megabyte)
-    func metric(_ name: String) throws -> Int? {
-      let text = try curlRequest("GET", server.url("/metrics"), in: folder).text
+    func metric(_ name: String) async throws -> Int? {
+      let text = try await server.request("GET", "/metrics").text
       return try PrometheusText(text).value(name).map { Int($0) }
     }
-    #expect(try metric("imprint_http_body_bytes_limit") == 16 * megabyte)
+    #expect(try await metric("imprint_http_body_bytes_limit") == 16 * megabyte)
     // A client sends two chunked bodies of 6 MiB without their last chunk (held: 12 of the 16
     // MiB), says so, and waits for a line; then a third of 32 MiB, which does not fit, and a
     // fourth of 1 MiB, which does. Then it lets the two go, and sends 9 MiB (over --max-body).
@@ -346,12 +347,12 @@ struct HTTPGuardTests {
     }
     #expect(line() == "held")
     // The server counts the two bodies as it reads them (the kernel may still hold some).
-    #expect(try waitFor { try metric("imprint_http_body_bytes") == 12 * megabyte })
+    #expect(try await eventually { try await metric("imprint_http_body_bytes") == 12 * megabyte })
     try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
     _ = line()
     // The third body's bytes were given back when it was refused, the two held when their
     // client closed them.
-    #expect(try waitFor { try metric("imprint_http_body_bytes") == 0 })
+    #expect(try await eventually { try await metric("imprint_http_body_bytes") == 0 })
     try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
     let report = try #require(
       try JSONSerialization.jsonObject(with: Data(line().utf8)) as? [String: [String: Any]])
@@ -367,13 +368,20 @@ struct HTTPGuardTests {
     let overLimit = try #require(report["overLimit"])
     #expect(overLimit["status"] as? String == "HTTP/1.1 413 Content Too Large", "\(overLimit)")
     #expect(overLimit["code"] as? String == "http.bodyTooLarge", "\(overLimit)")
-    #expect(try metric("imprint_http_body_bytes") == 0)
-    // A chunked body that fits is read and worked (curl sends the file in chunks).
-    let mixed = fixturesFolder + "/Documents/mixed.pdf"
-    let fits = try curlRequest(
-      "POST", server.url("/v1/inspect?name=mixed.pdf"), body: mixed,
-      headers: ["Content-Type: application/pdf", "Transfer-Encoding: chunked"], in: folder)
-    #expect(fits.status == 200, "\(fits.text)")
+    #expect(try await metric("imprint_http_body_bytes") == 0)
+    // A chunked body that fits is read and worked (the file in chunks of 64 KiB).
+    let mixed = try FileIO.read(fixturesFolder + "/Documents/mixed.pdf", limit: 1 << 30)
+    var chunked = Array(
+      ("POST /v1/inspect?name=mixed.pdf HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf"
+        + "\r\nTransfer-Encoding: chunked\r\n\r\n").utf8)
+    for start in stride(from: 0, to: mixed.count, by: 65536) {
+      let piece = mixed[start..<min(start + 65536, mixed.count)]
+      chunked += Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10]
+    }
+    chunked += Array("0\r\n\r\n".utf8)
+    let (port, request) = (server.port, chunked)
+    let fits = try await onThread { try rawExchange(port: port, request, seconds: 60, settle: 0) }
+    #expect(fits.answers.first?.status == 200, "\(fits.answers.first?.text ?? "")")
     #expect(server.stop().status == 0)
   }
 

@@ -32,7 +32,7 @@ private func numbers(_ bytes: Int, in folder: TemporaryFolder) throws -> String 
 @Suite("imprint serve: JSON bodies' memory", .serialized)
 struct JSONMemoryTests {
   @Test("JSON over 1 MiB is refused unread; 1 MiB bodies in a loop: a bounded peak, no growth")
-  func boundedAndGivenBack() throws {
+  func boundedAndGivenBack() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess(["--jobs", "2"])
     defer { _ = server.stop() }
@@ -40,8 +40,7 @@ struct JSONMemoryTests {
     let base = try memory(of: server.pid)
     // 20 MB of JSON: refused from its Content-Length, before a byte of it is read.
     let large = try numbers(20 << 20, in: folder)
-    let refused = try curlRequest(
-      "POST", server.url("/v1/qr"), body: large, headers: json, in: folder)
+    let refused = try await server.request("POST", "/v1/qr", headers: json, file: large)
     #expect(refused.status == 413 && refused.errorCode == "http.bodyTooLarge", "\(refused.text)")
     #expect(try memory(of: server.pid).peak - base.peak < 8 << 10)
     // Just under the limit: read, decoded (the unknown key 'list' refused after), in rounds of
@@ -50,12 +49,17 @@ struct JSONMemoryTests {
     var after: [Int] = []
     for _ in 0..<4 {
       for _ in 0..<20 {
-        let answer = try curlRequest(
-          "POST", server.url("/v1/qr"), body: body, headers: json, in: folder)
+        let answer = try await server.request("POST", "/v1/qr", headers: json, file: body)
         #expect(answer.status == 400 && answer.errorCode == "http.invalidParameter")
       }
-      DispatchQueue.concurrentPerform(iterations: 8) { _ in
-        _ = try? curlRequest("POST", server.url("/v1/qr"), body: body, headers: json, in: folder)
+      // Eight at once.
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<8 {
+          group.addTask {
+            _ = try await server.request("POST", "/v1/qr", headers: json, file: body)
+          }
+        }
+        try await group.waitForAll()
       }
       after.append(try memory(of: server.pid).resident)
     }
@@ -72,27 +76,27 @@ struct JSONMemoryTests {
   }
 
   @Test("--body-memory counts a JSON body's decoding: 32 times its size")
-  func budgetCountsDecoding() throws {
+  func budgetCountsDecoding() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess(["--max-body", "\(8 << 20)", "--body-memory", "\(16 << 20)"])
     defer { _ = server.stop() }
     let json = ["Content-Type: application/json"]
     // 600 KB of JSON would take 19.2 MB to decode: more than the whole budget.
     let over = try numbers(600_000, in: folder)
-    let busy = try curlRequest("POST", server.url("/v1/qr"), body: over, headers: json, in: folder)
+    let busy = try await server.request("POST", "/v1/qr", headers: json, file: over)
     #expect(busy.status == 503 && busy.errorCode == "http.bodiesBusy", "\(busy.text)")
     // 400 KB takes 12.8 MB: served (its unknown key refused once decoded).
     let fits = try numbers(400_000, in: folder)
-    let read = try curlRequest("POST", server.url("/v1/qr"), body: fits, headers: json, in: folder)
+    let read = try await server.request("POST", "/v1/qr", headers: json, file: fits)
     #expect(read.status == 400 && read.errorCode == "http.invalidParameter", "\(read.text)")
     // The budget is whole again afterwards: the gauge reads 0.
     let metrics = try PrometheusText(
-      try curlRequest("GET", server.url("/metrics"), in: folder).text)
+      try await server.request("GET", "/metrics").text)
     #expect(metrics.value("imprint_http_body_bytes") == 0)
   }
 
   @Test("a JSON part (an order, a profile) over 1 MiB is 413; its decoding is budgeted")
-  func jsonParts() throws {
+  func jsonParts() async throws {
     let folder = TemporaryFolder()
     let config = folder.file("serve.json")
     try JSONSerialization.data(
@@ -107,15 +111,13 @@ struct JSONMemoryTests {
       ("{\"schemaVersion\": 1, \"message\": \"" + String(repeating: "m", count: 1 << 20) + "\"}")
         .utf8
     ).write(to: URL(fileURLWithPath: order))
-    let quote = try curlRequest(
-      "POST", server.url("/v1/quote?prices=booster"),
-      form: ["order=@\(order);type=application/json"],
-      in: folder)
+    let quote = try await server.request(
+      "POST", "/v1/quote?prices=booster",
+      form: [.file("order", path: order, type: "application/json")])
     #expect(quote.status == 413 && quote.errorCode == "http.bodyTooLarge", "\(quote.text)")
     #expect(quote.text.contains("JSON is taken up to 1048576 bytes"), "\(quote.text)")
-    let card = try curlRequest(
-      "POST", server.url("/v1/card"), form: ["profile=@\(order);type=application/json"],
-      in: folder)
+    let card = try await server.request(
+      "POST", "/v1/card", form: [.file("profile", path: order, type: "application/json")])
     #expect(card.status == 413 && card.errorCode == "http.bodyTooLarge", "\(card.text)")
   }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintServiceTests: how a job's files are kept and served, against real servers: links, hard
+// ImprintServiceTests: how a job's files are kept and served, against `imprint serve` (its
+// temporary folders, killed servers): links, hard
 // links and FIFOs planted in a job's output folder are never followed, served or waited on; the
 // temporary jobs folder of a server killed is removed by the next start, a live server's kept; a
 // file truncated while it is sent ends its answer at once.
@@ -8,36 +9,18 @@ import Foundation
 import ImprintTestSupport
 import Testing
 
-/// One fetch by curl, given at most `seconds` (curl's `-m`): a hang fails the test instead of
-/// holding it.
-private struct Fetched {
-  /// The HTTP status; 0 when curl got none in time (its exit status says why).
-  var status: Int
-  var body: [UInt8]
-  var curlStatus: Int32
-  /// The error answer's code, if the body is one.
-  var errorCode: String? {
-    let document = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-    return (document?["error"] as? [String: Any])?["code"] as? String
-  }
-}
-
-private func fetch(_ url: String, within seconds: Int, in folder: TemporaryFolder) throws
-  -> Fetched
+/// `GET target`, given at most `seconds` without a byte: a hang fails the test (status 0)
+/// instead of holding it.
+private func fetch(_ target: String, on server: ServiceProcess, within seconds: Double)
+  async throws -> HTTPExchange
 {
-  let body = folder.file(UUID().uuidString + ".body")
-  let run = try runTool(
-    "curl", ["-s", "-m", String(seconds), "-o", body, "-w", "%{http_code}", url])
-  let bytes = (try? Data(contentsOf: URL(fileURLWithPath: body))).map { [UInt8]($0) } ?? []
-  return Fetched(
-    status: Int(run.stdout.trimmingCharacters(in: .whitespaces)) ?? 0, body: bytes,
-    curlStatus: run.status)
+  try await server.request("GET", target, seconds: seconds)
 }
 
 @Suite("imprint serve: job files kept and served", .liveHandlesChecked, .serialized)
 struct JobFileTests {
   @Test("links, hard links and FIFOs planted in a job's output are never served nor waited on")
-  func plantedLinks() throws {
+  func plantedLinks() async throws {
     let folder = TemporaryFolder()
     let jobs = folder.file("jobs")
     let server = try ServiceProcess(["--jobs-dir", jobs])
@@ -46,10 +29,10 @@ struct JobFileTests {
         #"{"id": "W-1", "kind": "qr", "payload": "https://example.com/o/17"}"#,
         #"{"id": "T-1", "kind": "thumb", "file": "missing.pdf"}"#,
       ], in: folder)
-    let first = try acceptedID(try postBatch(manifest, on: server, in: folder))
-    #expect(try waitForJob(first, on: server, in: folder).json?["state"] as? String == "done")
-    let other = try acceptedID(try postBatch(manifest, on: server, in: folder))
-    #expect(try waitForJob(other, on: server, in: folder).json?["state"] as? String == "done")
+    let first = try acceptedID(try await postBatch(manifest, on: server))
+    #expect(try await waitForJob(first, on: server).json?["state"] as? String == "done")
+    let other = try acceptedID(try await postBatch(manifest, on: server))
+    #expect(try await waitForJob(other, on: server).json?["state"] as? String == "done")
 
     // What someone with write access to the jobs folder plants in the first job's outputs.
     let output = jobs + "/\(first)/output"
@@ -92,37 +75,37 @@ struct JobFileTests {
         "pipe", "hard.json", "results.jsonl", "deep", "deep/er",
       ]
     for path in refused {
-      let answer = try fetch(server.url("/v1/jobs/\(first)/files/\(path)"), within: 20, in: folder)
-      #expect(answer.curlStatus == 0, "\(path): curl ended \(answer.curlStatus): a hang")
+      let answer = try await fetch("/v1/jobs/\(first)/files/\(path)", on: server, within: 20)
+      #expect(answer.status != 0, "\(path): no answer within 20 s: a hang")
       #expect(answer.status == 404, "\(path): \(String(decoding: answer.body, as: UTF8.self))")
       #expect(answer.errorCode == "http.unknownJobFile", "\(path)")
       let text = String(decoding: answer.body, as: UTF8.self)
       #expect(!text.contains("root:") && !text.contains("\"state\""), "\(path): \(text)")
     }
     // The report lists no link, and gives no results read through one.
-    let report = try curlRequest("GET", server.url("/v1/jobs/\(first)"), in: folder)
+    let report = try await server.request("GET", "/v1/jobs/\(first)")
     let files = try #require(report.json?["files"] as? [String])
     #expect(files == ["qr/W-1.png", "real-results.jsonl"], "\(files)")
     #expect(report.json?["results"] == nil, "\(report.text)")
 
     // The genuine files are still served, byte for byte, and the server still answers.
-    let image = try fetch(server.url("/v1/jobs/\(first)/files/qr/W-1.png"), within: 20, in: folder)
+    let image = try await fetch("/v1/jobs/\(first)/files/qr/W-1.png", on: server, within: 20)
     #expect(image.status == 200)
     let onDisk = try Data(contentsOf: URL(fileURLWithPath: output + "/qr/W-1.png"))
     #expect(image.body == [UInt8](onDisk))
-    let moved = try fetch(
-      server.url("/v1/jobs/\(first)/files/real-results.jsonl"), within: 20, in: folder)
+    let moved = try await fetch(
+      "/v1/jobs/\(first)/files/real-results.jsonl", on: server, within: 20)
     #expect(moved.status == 200 && moved.body == [UInt8](genuine))
-    let otherResults = try fetch(
-      server.url("/v1/jobs/\(other)/files/results.jsonl"), within: 20, in: folder)
+    let otherResults = try await fetch(
+      "/v1/jobs/\(other)/files/results.jsonl", on: server, within: 20)
     #expect(otherResults.status == 200 && !otherResults.body.isEmpty)
-    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    #expect(try await server.request("GET", "/healthz").status == 200)
     let stopped = server.stop()
     #expect(stopped.status == 0, "\(stopped.stderr)")
   }
 
   @Test("a killed server's temporary jobs folder is removed by the next start, a live one's kept")
-  func abandonedFolders() throws {
+  func abandonedFolders() async throws {
     let folder = TemporaryFolder()
     let temporary = folder.file("tmp")
     try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
@@ -138,15 +121,15 @@ struct JobFileTests {
       [#"{"id": "T-1", "kind": "thumb", "file": "documents/course-notes.pdf"}"#], in: folder)
     let live = try ServiceProcess(environment: environment)
     let liveFolder = try #require(jobsFolders().first)
-    let liveJob = try acceptedID(try postBatch(manifest, on: live, in: folder))
-    #expect(try waitForJob(liveJob, on: live, in: folder).json?["state"] as? String == "done")
+    let liveJob = try acceptedID(try await postBatch(manifest, on: live))
+    #expect(try await waitForJob(liveJob, on: live).json?["state"] as? String == "done")
 
     let killed = try ServiceProcess(environment: environment)
     let killedFolder = try #require(jobsFolders().subtracting([liveFolder]).first)
     let upload = temporary + "/" + killedFolder
     let id = try acceptedID(
-      try postBatch(manifest, inputs: ["documents/course-notes.pdf"], on: killed, in: folder))
-    #expect(try waitForJob(id, on: killed, in: folder).json?["state"] as? String == "done")
+      try await postBatch(manifest, inputs: ["documents/course-notes.pdf"], on: killed))
+    #expect(try await waitForJob(id, on: killed).json?["state"] as? String == "done")
     #expect(
       FileManager.default.fileExists(atPath: upload + "/\(id)/inputs/documents/course-notes.pdf"))
     let killedPID = killed.pid
@@ -187,8 +170,7 @@ struct JobFileTests {
     // The live server's folder and jobs are untouched: its job is served as before.
     #expect(jobsFolders().subtracting(planted).count == 2, "\(jobsFolders())")
     #expect(FileManager.default.fileExists(atPath: temporary + "/" + liveFolder + "/\(liveJob)"))
-    let results = try curlRequest(
-      "GET", live.url("/v1/jobs/\(liveJob)/files/results.jsonl"), in: folder)
+    let results = try await live.request("GET", "/v1/jobs/\(liveJob)/files/results.jsonl")
     #expect(results.status == 200 && results.text.contains("T-1"), "\(results.text)")
 
     let nextStopped = next.stop()
@@ -212,7 +194,7 @@ struct JobFileTests {
   }
 
   @Test("a file truncated while a slow client reads it: the connection closes at once, cut short")
-  func truncatedWhileSent() throws {
+  func truncatedWhileSent() async throws {
     let folder = TemporaryFolder()
     let jobs = folder.file("jobs")
     // An idle connection would be closed after 60 s: far past the client's 20 s wait.
@@ -220,8 +202,8 @@ struct JobFileTests {
       ["--jobs-dir", jobs, "--connection-timeout", "60", "--access-log"])
     let manifest = try writeManifest(
       [#"{"id": "W-1", "kind": "qr", "payload": "https://example.com/o/17"}"#], in: folder)
-    let id = try acceptedID(try postBatch(manifest, on: server, in: folder))
-    #expect(try waitForJob(id, on: server, in: folder).json?["state"] as? String == "done")
+    let id = try acceptedID(try await postBatch(manifest, on: server))
+    #expect(try await waitForJob(id, on: server).json?["state"] as? String == "done")
     let big = jobs + "/\(id)/output/big.bin"
     let size = 20_000_000
     #expect(FileManager.default.createFile(atPath: big, contents: Data(count: size)))
@@ -286,7 +268,7 @@ struct JobFileTests {
     #expect(outcome["otherSame"] as? Bool == true)
 
     // The server goes on serving, whole files byte for byte.
-    let image = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/qr/W-1.png"), in: folder)
+    let image = try await server.request("GET", "/v1/jobs/\(id)/files/qr/W-1.png")
     #expect(image.status == 200)
     #expect(
       image.body

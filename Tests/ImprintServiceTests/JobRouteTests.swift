@@ -12,20 +12,6 @@ private let samples = repositoryRoot + "/assets/samples/"
 
 /// Polls `/v1/jobs/ID` until the job is neither queued nor running (a wait for the server's
 /// work, not a measure of time), and returns the last answer.
-func waitForJob(_ id: String, on server: ServiceProcess, in folder: TemporaryFolder) throws
-  -> HTTPExchange
-{
-  var answer = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
-  try waitFor(tries: 30_000) {
-    answer = try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder)
-    let state = answer.json?["state"] as? String
-    return state != "queued" && state != "running"
-  }
-  return answer
-}
-
-/// Polls `/v1/jobs/ID` until the job is neither queued nor running (a wait for the server's
-/// work, not a measure of time), and returns the last answer.
 func waitForJob(_ id: String, on server: some LoopbackServer) async throws -> HTTPExchange {
   var answer = try await server.get("/v1/jobs/\(id)")
   try await eventually(tries: 30_000) {
@@ -66,19 +52,6 @@ func writeManifest(_ lines: [String], in folder: TemporaryFolder, name: String =
   let path = folder.file(name)
   try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
   return path
-}
-
-/// Posts a batch of `manifest` and `inputs` (part name = path under assets/samples, or
-/// `name=@file` as given) and returns the answer.
-func postBatch(
-  _ manifest: String, inputs: [String] = [], on server: ServiceProcess,
-  in folder: TemporaryFolder, query: String = "", headers: [String] = []
-) throws -> HTTPExchange {
-  try curlRequest(
-    "POST", server.url("/v1/batch" + query),
-    form: ["manifest=@\(manifest)"]
-      + inputs.map { $0.contains("=@") ? $0 : "\($0)=@\(samples)\($0)" },
-    headers: headers, in: folder)
 }
 
 /// The id of a 202 answer, checked: a random (version 4) UUID, `status` and `Location` its

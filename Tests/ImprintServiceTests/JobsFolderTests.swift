@@ -36,10 +36,10 @@ private func sha256(_ path: String) throws -> String {
 private func digests(
   _ files: [String], of id: String, on server: ServiceProcess, in folder: TemporaryFolder,
   tag: String
-) throws -> [String: String] {
+) async throws -> [String: String] {
   var found: [String: String] = [:]
   for file in files {
-    let fetched = try curlRequest("GET", server.url("/v1/jobs/\(id)/files/\(file)"), in: folder)
+    let fetched = try await server.request("GET", "/v1/jobs/\(id)/files/\(file)")
     #expect(fetched.status == 200, "\(file): \(fetched.text)")
     let path = folder.file(tag + "-" + file.replacingOccurrences(of: "/", with: "_"))
     try Data(fetched.body).write(to: URL(fileURLWithPath: path))
@@ -69,7 +69,7 @@ private func regularFiles(_ folder: String) -> [String] {
 ///   `Idempotency-Key` header's value.
 func printShop(in folder: TemporaryFolder, printer uri: String) throws -> (
   _ query: String, _ key: String?, _ server: ServiceProcess
-) throws -> HTTPExchange {
+) async throws -> HTTPExchange {
   try Data(priceListFixture("usd-a4.json").utf8).write(
     to: URL(fileURLWithPath: folder.file("prices.json")))
   try Data(
@@ -82,10 +82,9 @@ func printShop(in folder: TemporaryFolder, printer uri: String) throws -> (
   try Data(#"{"schemaVersion":1,"store":"S","files":[{"path":"a.pdf"}]}"#.utf8).write(
     to: URL(fileURLWithPath: order))
   return { query, key, server in
-    try curlRequest(
-      "POST", server.url("/v1/prepare" + query),
-      form: ["order=@\(order)", "a.pdf=@\(folder.file("a.pdf"))"],
-      headers: key.map { ["Idempotency-Key: \($0)"] } ?? [], in: folder)
+    try await server.request(
+      "POST", "/v1/prepare" + query, headers: key.map { ["Idempotency-Key: \($0)"] } ?? [],
+      form: [.file("order", path: order), .file("a.pdf", path: "\(folder.file("a.pdf"))")])
   }
 }
 
@@ -94,7 +93,7 @@ func printShop(in folder: TemporaryFolder, printer uri: String) throws -> (
   .tags(.slow), .skippedWhenQuick)
 struct JobsFolderTests {
   @Test("a finished batch after SIGTERM and a restart: the same report, the same files' bytes")
-  func finishedBatchRestarted() throws {
+  func finishedBatchRestarted() async throws {
     let folder = TemporaryFolder()
     let jobs = folder.file("jobs")
     let first = try server(jobs)
@@ -105,12 +104,12 @@ struct JobsFolderTests {
         #"{"id": "T-1", "kind": "thumb", "file": "missing.pdf"}"#,
       ], in: folder)
     let id = try acceptedID(
-      try postBatch(manifest, inputs: ["p.json=@\(profile)"], on: first, in: folder))
-    let done = try waitForJob(id, on: first, in: folder)
+      try await postBatch(manifest, files: [.file("p.json", path: profile)], on: first))
+    let done = try await waitForJob(id, on: first)
     #expect(done.json?["state"] as? String == "done", "\(done.text)")
     let files = try #require(done.json?["files"] as? [String])
     #expect(files.contains("cards/A-1.pdf") && files.contains("qr/W-1.png"), "\(files)")
-    let before = try digests(files, of: id, on: first, in: folder, tag: "before")
+    let before = try await digests(files, of: id, on: first, in: folder, tag: "before")
     let stopped = first.stop()
     #expect(stopped.status == 0, "\(stopped.stderr)")
     // Kept on disk: the job's record says it is done.
@@ -120,31 +119,31 @@ struct JobsFolderTests {
     #expect(record["state"] as? String == "done" && record["job"] as? String == id)
 
     let second = try server(jobs)
-    let again = try curlRequest("GET", second.url("/v1/jobs/\(id)"), in: folder)
+    let again = try await second.request("GET", "/v1/jobs/\(id)")
     #expect(again.status == 200, "\(again.text)")
     #expect(again.body == done.body, "the report changed across the restart:\n\(again.text)")
-    #expect(try digests(files, of: id, on: second, in: folder, tag: "after") == before)
+    #expect(try await digests(files, of: id, on: second, in: folder, tag: "after") == before)
     #expect(try zbarDecode(folder.file("after-qr_W-1.png")) == "https://example.com/o/17")
     #expect(try pdfInfo(folder.file("after-cards_A-1.pdf"))["Pages"] == "2")
     let metrics = try PrometheusText(
-      try curlRequest("GET", second.url("/metrics"), in: folder).text)
+      try await second.request("GET", "/metrics").text)
     #expect(metrics.value("imprint_jobs", ["state": "finished"]) == 1)
     #expect((metrics.value("imprint_jobs_bytes")) ?? 0 > 10_000)
     // New jobs go on beside it.
     let qr = try writeManifest([#"{"id": "W-2", "kind": "qr", "payload": "x"}"#], in: folder)
-    let next = try acceptedID(try postBatch(qr, on: second, in: folder))
-    #expect(try waitForJob(next, on: second, in: folder).json?["state"] as? String == "done")
+    let next = try acceptedID(try await postBatch(qr, on: second))
+    #expect(try await waitForJob(next, on: second).json?["state"] as? String == "done")
     let restarted = second.stop()
     #expect(restarted.status == 0)
     #expect(events("jobs.loaded", in: restarted.stderr).first?["jobs"] as? Int == 1)
 
     // Retention applies to the jobs loaded: one kept, the oldest removed with its files.
     let third = try server(jobs, ["--jobs-kept", "1"])
-    #expect(try curlRequest("GET", third.url("/v1/jobs/\(id)"), in: folder).status == 404)
-    #expect(try curlRequest("GET", third.url("/v1/jobs/\(next)"), in: folder).status == 200)
+    #expect(try await third.request("GET", "/v1/jobs/\(id)").status == 404)
+    #expect(try await third.request("GET", "/v1/jobs/\(next)").status == 200)
     #expect(!FileManager.default.fileExists(atPath: jobs + "/\(id)"))
     // DELETE removes a loaded job's folder from the jobs folder.
-    #expect(try curlRequest("DELETE", third.url("/v1/jobs/\(next)"), in: folder).status == 200)
+    #expect(try await third.request("DELETE", "/v1/jobs/\(next)").status == 200)
     #expect(!FileManager.default.fileExists(atPath: jobs + "/\(next)"))
     let ended = third.stop()
     #expect(ended.status == 0)
@@ -155,7 +154,7 @@ struct JobsFolderTests {
 
   @Test(
     "SIGKILL while a batch runs: after a restart it is failed, service.interrupted, outputs kept")
-  func killedWhileRunning() throws {
+  func killedWhileRunning() async throws {
     let folder = TemporaryFolder()
     let jobs = folder.file("jobs")
     let first = try server(jobs, ["-j", "1"])
@@ -163,9 +162,9 @@ struct JobsFolderTests {
       (0..<3000).map { #"{"id": "C-\#($0)", "kind": "card", "profile": "p.json"}"# },
       in: folder, name: "slow.jsonl")
     let running = try acceptedID(
-      try postBatch(slow, inputs: ["p.json=@\(profile)"], on: first, in: folder))
+      try await postBatch(slow, files: [.file("p.json", path: profile)], on: first))
     let queued = try acceptedID(
-      try postBatch(slow, inputs: ["p.json=@\(profile)"], on: first, in: folder))
+      try await postBatch(slow, files: [.file("p.json", path: profile)], on: first))
     // Killed once some cards are written.
     let cards = jobs + "/\(running)/output/cards"
     #expect(waitFor(tries: 30_000) { regularFiles(cards).filter { !$0.hasPrefix(".") }.count >= 3 })
@@ -177,7 +176,7 @@ struct JobsFolderTests {
 
     let second = try server(jobs)
     let report = try #require(
-      try curlRequest("GET", second.url("/v1/jobs/\(running)"), in: folder).json)
+      try await second.request("GET", "/v1/jobs/\(running)").json)
     #expect(report["state"] as? String == "failed", "\(report)")
     let error = try #require(report["error"] as? [String: Any])
     #expect(error["code"] as? String == "service.interrupted")
@@ -190,18 +189,17 @@ struct JobsFolderTests {
     #expect(written.allSatisfy { files.contains("cards/" + $0) }, "\(written) \(files)")
     #expect(!files.isEmpty && files.count < 3000)
     let card = try #require(files.first { $0.hasPrefix("cards/") })
-    let fetched = try curlRequest(
-      "GET", second.url("/v1/jobs/\(running)/files/\(card)"), in: folder)
+    let fetched = try await second.request("GET", "/v1/jobs/\(running)/files/\(card)")
     #expect(fetched.status == 200 && fetched.body.starts(with: Array("%PDF-".utf8)))
     let waiting = try #require(
-      try curlRequest("GET", second.url("/v1/jobs/\(queued)"), in: folder).json)
+      try await second.request("GET", "/v1/jobs/\(queued)").json)
     #expect(waiting["state"] as? String == "failed")
     #expect(
       ((waiting["error"] as? [String: Any])?["message"] as? String)?.contains(
         "was queued when the server stopped") == true, "\(waiting)")
     // Nothing runs again.
     let metrics = try PrometheusText(
-      try curlRequest("GET", second.url("/metrics"), in: folder).text)
+      try await second.request("GET", "/metrics").text)
     #expect(metrics.value("imprint_jobs", ["state": "running"]) == 0)
     #expect(metrics.value("imprint_jobs", ["state": "finished"]) == 2)
     let stopped = second.stop()
@@ -213,7 +211,7 @@ struct JobsFolderTests {
     // Recorded as failed: the next start finds nothing interrupted.
     let third = try server(jobs)
     #expect(
-      try curlRequest("GET", third.url("/v1/jobs/\(running)"), in: folder).json?["state"]
+      try await third.request("GET", "/v1/jobs/\(running)").json?["state"]
         as? String == "failed")
     #expect(events("jobs.interrupted", in: third.stop().stderr).isEmpty)
   }
@@ -221,7 +219,7 @@ struct JobsFolderTests {
   @Test(
     "an Idempotency-Key after a crash while its order was at the printer: the same job, printed once"
   )
-  func idempotencyAcrossRestart() throws {
+  func idempotencyAcrossRestart() async throws {
     let folder = TemporaryFolder()
     // Each print job stays processing for 4 s: the server is killed while it waits for it.
     let printer = try TestPrinter(folder: folder, hook: "sleep 4")
@@ -230,7 +228,7 @@ struct JobsFolderTests {
     let query = "?prices=shop&printer=front&wait=true"
     let jobs = folder.file("jobs")
     let first = try ServiceProcess(["--config", folder.file("serve.json")])
-    let id = try acceptedID(try post(query, key, first))
+    let id = try acceptedID(try await post(query, key, first))
     // The printer has the order (its hook runs): the server dies while it waits.
     #expect(printer.jobs(count: 1).count == 1)
     kill(first.pid, SIGKILL)
@@ -238,7 +236,7 @@ struct JobsFolderTests {
     #expect(FileManager.default.fileExists(atPath: jobs + "/\(id)/print-journal.json"))
 
     let second = try ServiceProcess(["--config", folder.file("serve.json")])
-    let retried = try post(query, key, second)
+    let retried = try await post(query, key, second)
     #expect(retried.status == 202, "\(retried.text)")
     #expect(retried.json?["job"] as? String == id)
     #expect(retried.json?["state"] as? String == "failed")
@@ -246,14 +244,14 @@ struct JobsFolderTests {
     #expect(error["code"] as? String == "service.interrupted")
     #expect((error["hint"] as? String)?.contains("print-journal.json") == true, "\(error)")
     // The key with another request is still refused, naming the job.
-    let other = try post("?prices=shop&printer=front", key, second)
+    let other = try await post("?prices=shop&printer=front", key, second)
     #expect(other.status == 422, "\(other.text)")
     #expect(other.errorCode == "http.idempotencyKeyReused")
     // A request without a key is a new job, printed; the retry sent nothing (jobs run in
     // order: had the retry made a job, it would have printed before this one).
-    let fresh = try acceptedID(try post(query, nil, second))
+    let fresh = try acceptedID(try await post(query, nil, second))
     #expect(fresh != id)
-    #expect(try waitForJob(fresh, on: second, in: folder).json?["state"] as? String == "done")
+    #expect(try await waitForJob(fresh, on: second).json?["state"] as? String == "done")
     let spooled = ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? [])
       .filter { $0.hasSuffix(".pdf") }
     #expect(spooled.count == 2, "\(spooled)")
@@ -263,7 +261,7 @@ struct JobsFolderTests {
   @Test(
     "an Idempotency-Key whose job was removed (DELETE, --jobs-kept, at the start) is not made again after a restart"
   )
-  func removedJobKeysAcrossRestart() throws {
+  func removedJobKeysAcrossRestart() async throws {
     let folder = TemporaryFolder()
     let printer = try TestPrinter(folder: folder)
     let post = try printShop(in: folder, printer: printer.uri)
@@ -277,15 +275,15 @@ struct JobsFolderTests {
     let first = try ServiceProcess(["--config", folder.file("serve.json"), "--jobs-kept", "2"])
     var ids: [String] = []
     for (index, key) in keys.enumerated() {
-      let id = try acceptedID(try post(query, key, first))
-      #expect(try waitForJob(id, on: first, in: folder).json?["state"] as? String == "done")
+      let id = try acceptedID(try await post(query, key, first))
+      #expect(try await waitForJob(id, on: first).json?["state"] as? String == "done")
       ids.append(id)
       // The first removed by DELETE; the second by --jobs-kept 2 once the fourth ended.
       if index == 0 {
-        #expect(try curlRequest("DELETE", first.url("/v1/jobs/\(id)"), in: folder).status == 200)
+        #expect(try await first.request("DELETE", "/v1/jobs/\(id)").status == 200)
       }
     }
-    #expect(try curlRequest("GET", first.url("/v1/jobs/\(ids[1])"), in: folder).status == 404)
+    #expect(try await first.request("GET", "/v1/jobs/\(ids[1])").status == 404)
     #expect(spooled() == 4)
     #expect(first.stop().status == 0)
     #expect(!FileManager.default.fileExists(atPath: jobs + "/\(ids[0])"))
@@ -295,24 +293,24 @@ struct JobsFolderTests {
     let second = try ServiceProcess(["--config", folder.file("serve.json"), "--jobs-kept", "1"])
     #expect(!FileManager.default.fileExists(atPath: jobs + "/\(ids[2])"))
     for (key, id) in zip(keys, ids).prefix(3) {
-      let retried = try post(query, key, second)
+      let retried = try await post(query, key, second)
       #expect(retried.status == 410, "\(key): \(retried.text)")
       #expect(retried.errorCode == "http.idempotentJobGone")
       #expect(retried.text.contains(id), "\(retried.text)")
     }
     // Another request with a removed job's key is still refused, naming its job.
-    let other = try post("?prices=shop&printer=front", keys[0], second)
+    let other = try await post("?prices=shop&printer=front", keys[0], second)
     #expect(other.status == 422, "\(other.text)")
     #expect(other.errorCode == "http.idempotencyKeyReused")
     #expect(other.text.contains(ids[0]))
     // The kept job's key is its job, as before.
-    let kept = try post(query, keys[3], second)
+    let kept = try await post(query, keys[3], second)
     #expect(kept.status == 202 && kept.json?["job"] as? String == ids[3], "\(kept.text)")
     #expect(kept.json?["state"] as? String == "done")
     // Nothing was printed again; jobs run in order, so a job made by a retry would have
     // printed before this one.
-    let fresh = try acceptedID(try post(query, UUID().uuidString, second))
-    #expect(try waitForJob(fresh, on: second, in: folder).json?["state"] as? String == "done")
+    let fresh = try acceptedID(try await post(query, UUID().uuidString, second))
+    #expect(try await waitForJob(fresh, on: second).json?["state"] as? String == "done")
     #expect(spooled() == 5)
     let stopped = second.stop()
     #expect(stopped.status == 0)
@@ -324,13 +322,13 @@ struct JobsFolderTests {
   }
 
   @Test("damaged and hostile contents of the folder are skipped and logged; the good jobs load")
-  func hostileContents() throws {
+  func hostileContents() async throws {
     let folder = TemporaryFolder()
     let jobs = folder.file("jobs")
     let first = try server(jobs)
     let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "kept"}"#], in: folder)
-    let good = try acceptedID(try postBatch(qr, on: first, in: folder))
-    #expect(try waitForJob(good, on: first, in: folder).json?["state"] as? String == "done")
+    let good = try acceptedID(try await postBatch(qr, on: first))
+    #expect(try await waitForJob(good, on: first).json?["state"] as? String == "done")
     #expect(first.stop().status == 0)
 
     let manager = FileManager.default
@@ -384,15 +382,15 @@ struct JobsFolderTests {
         decoding: try JSONSerialization.data(withJSONObject: hooked), as: UTF8.self))
 
     let second = try server(jobs)
-    let report = try curlRequest("GET", second.url("/v1/jobs/\(good)"), in: folder)
+    let report = try await second.request("GET", "/v1/jobs/\(good)")
     #expect(report.status == 200 && report.json?["state"] as? String == "done", "\(report.text)")
-    let png = try curlRequest("GET", second.url("/v1/jobs/\(good)/files/qr/W-1.png"), in: folder)
+    let png = try await second.request("GET", "/v1/jobs/\(good)/files/qr/W-1.png")
     try Data(png.body).write(to: URL(fileURLWithPath: folder.file("kept.png")))
     #expect(try zbarDecode(folder.file("kept.png")) == "kept")
     for path in [truncated, future, missing, linkedOutput, link, misnamed, strangeHook] {
       let id = (path as NSString).lastPathComponent
-      #expect(try curlRequest("GET", second.url("/v1/jobs/\(id)"), in: folder).status == 404)
-      let leaked = try curlRequest("GET", second.url("/v1/jobs/\(id)/files/qr/W-1.png"), in: folder)
+      #expect(try await second.request("GET", "/v1/jobs/\(id)").status == 404)
+      let leaked = try await second.request("GET", "/v1/jobs/\(id)/files/qr/W-1.png")
       #expect(leaked.status == 404 && !leaked.text.contains("secret"), "\(id)")
     }
     let stopped = second.stop()
@@ -430,7 +428,7 @@ struct JobsFolderTests {
   }
 
   @Test("two servers on one jobs folder: the second refuses to start; after the first, it starts")
-  func twoServers() throws {
+  func twoServers() async throws {
     let folder = TemporaryFolder()
     let jobs = folder.file("jobs")
     let first = try server(jobs)
@@ -443,7 +441,7 @@ struct JobsFolderTests {
       "\(second.stderr)")
     #expect(second.stderr.contains("hint: give each server its own --jobs-dir"))
     // The first is unharmed.
-    #expect(try curlRequest("GET", first.url("/healthz"), in: folder).status == 200)
+    #expect(try await first.request("GET", "/healthz").status == 200)
     #expect(first.stop().status == 0)
     let third = try server(jobs)
     #expect(third.stop().status == 0)

@@ -12,25 +12,25 @@ private let documents = fixturesFolder + "/Documents/"
 private let json = "Content-Type: application/json"
 
 /// Posts the fixture document `name` to `/v1/inspect` as a PDF, naming it when `named`.
-private func upload(
-  _ name: String, named: Bool, to server: ServiceProcess, in folder: TemporaryFolder
-) throws -> HTTPExchange {
-  try curlRequest(
-    "POST", server.url("/v1/inspect" + (named ? "?name=\(name)" : "")), body: documents + name,
-    headers: ["Content-Type: application/pdf"], in: folder)
+private func upload(_ name: String, named: Bool, to server: ServiceProcess) async throws
+  -> HTTPExchange
+{
+  try await server.request(
+    "POST", "/v1/inspect" + (named ? "?name=\(name)" : ""),
+    headers: ["Content-Type: application/pdf"], file: documents + name)
 }
 
 @Suite("imprint serve", .liveHandlesChecked, .serialized)
 struct ServeTests {
   @Test("healthz and readyz answer JSON; two requests share one kept-alive connection")
-  func health() throws {
+  func health() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
-    let health = try curlRequest("GET", server.url("/healthz"), in: folder)
+    let health = try await server.request("GET", "/healthz")
     #expect(health.status == 200)
     #expect(health.contentType == "application/json")
     #expect(health.json?["status"] as? String == "ok")
-    let ready = try curlRequest("GET", server.url("/readyz"), in: folder)
+    let ready = try await server.request("GET", "/readyz")
     #expect(ready.status == 200)
     #expect(ready.json?["status"] as? String == "ready")
     // One curl, two URLs: the second reuses the first's connection (no new connect).
@@ -46,11 +46,11 @@ struct ServeTests {
   }
 
   @Test("qr: a PNG from query parameters and an SVG from a JSON body decode to the payload")
-  func qr() throws {
+  func qr() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
-    let png = try curlRequest(
-      "POST", server.url("/v1/qr?payload=hello%20print%20shop&level=H&module=4"), in: folder)
+    let png = try await server.request(
+      "POST", "/v1/qr?payload=hello%20print%20shop&level=H&module=4")
     #expect(png.status == 200)
     #expect(png.contentType == "image/png")
     let pngPath = folder.file("code.png")
@@ -60,10 +60,10 @@ struct ServeTests {
     let header = try #require(pngHeader(png.body))
     #expect(header.width % 4 == 0 && header.width == header.height)
 
-    let svg = try curlRequest(
-      "POST", server.url("/v1/qr"),
-      data: #"{"payload": "https://example.com/o/17", "format": "svg", "quietZone": 2}"#,
-      headers: [json], in: folder)
+    let svg = try await server.request(
+      "POST", "/v1/qr", headers: [json],
+      body: Array(
+        (#"{"payload": "https://example.com/o/17", "format": "svg", "quietZone": 2}"#).utf8))
     #expect(svg.status == 200)
     #expect(svg.contentType == "image/svg+xml")
     let svgPath = folder.file("code.svg")
@@ -79,15 +79,15 @@ struct ServeTests {
   }
 
   @Test("qr: an Ethereum address whose checksum fails is 422 with the CLI's error")
-  func qrRefused() throws {
+  func qrRefused() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
     // EIP-55's example address with one letter's case flipped.
     let address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed".replacingOccurrences(
       of: "0x5aAe", with: "0x5AAe")
-    let refused = try curlRequest(
-      "POST", server.url("/v1/qr"), data: #"{"payload": "\#(address)", "payloadType": "eth"}"#,
-      headers: [json], in: folder)
+    let refused = try await server.request(
+      "POST", "/v1/qr", headers: [json],
+      body: Array((#"{"payload": "\#(address)", "payloadType": "eth"}"#).utf8))
     #expect(refused.status == 422)
     #expect(refused.errorCode == "eth.badChecksum")
     let message = (refused.json?["error"] as? [String: Any])?["message"] as? String
@@ -98,12 +98,11 @@ struct ServeTests {
   }
 
   @Test("card: a PDF of both sides and a PNG back whose QR code links the account")
-  func card() throws {
+  func card() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
-    let pdf = try curlRequest(
-      "POST", server.url("/v1/card"), body: profiles + "sora-park.json", headers: [json],
-      in: folder)
+    let pdf = try await server.request(
+      "POST", "/v1/card", headers: [json], file: profiles + "sora-park.json")
     #expect(pdf.status == 200)
     #expect(pdf.contentType == "application/pdf")
     let pdfPath = folder.file("card.pdf")
@@ -118,9 +117,9 @@ struct ServeTests {
     #expect(try pdfInfo(cliPath)["Page size"] == info["Page size"])
     #expect(pdf.body == [UInt8](try Data(contentsOf: URL(fileURLWithPath: cliPath))))
 
-    let png = try curlRequest(
-      "POST", server.url("/v1/card?format=png&side=back&dpi=200"),
-      body: profiles + "sora-park.json", headers: [json], in: folder)
+    let png = try await server.request(
+      "POST", "/v1/card?format=png&side=back&dpi=200", headers: [json],
+      file: profiles + "sora-park.json")
     #expect(png.status == 200)
     #expect(png.contentType == "image/png")
     let pngPath = folder.file("back.png")
@@ -141,10 +140,10 @@ struct ServeTests {
   }
 
   @Test("inspect: the JSON of imprint inspect --json for the uploaded file")
-  func inspect() throws {
+  func inspect() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
-    let answer = try upload("mixed.pdf", named: true, to: server, in: folder)
+    let answer = try await upload("mixed.pdf", named: true, to: server)
     #expect(answer.status == 200)
     let files = try #require(answer.json?["files"] as? [[String: Any]])
     #expect(files.count == 1)
@@ -169,20 +168,20 @@ struct ServeTests {
   }
 
   @Test("a truncated PDF is 422 pdf.damaged, and the next upload is inspected")
-  func hostileUpload() throws {
+  func hostileUpload() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
-    let bad = try upload("truncated.pdf", named: true, to: server, in: folder)
+    let bad = try await upload("truncated.pdf", named: true, to: server)
     #expect(bad.status == 422)
     #expect(bad.errorCode == "pdf.damaged")
     #expect(bad.text.contains("truncated.pdf"))
-    let good = try upload("mixed.pdf", named: false, to: server, in: folder)
+    let good = try await upload("mixed.pdf", named: false, to: server)
     #expect(good.status == 200)
     _ = server.stop()
   }
 
   @Test("status codes: 400, 404, 405, 413, 415 and 422, each with its error object")
-  func statusCodes() throws {
+  func statusCodes() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess(["--max-body", "100000"])
     func expectError(_ exchange: HTTPExchange, _ status: Int, _ code: String) {
@@ -193,41 +192,40 @@ struct ServeTests {
       #expect((error?["message"] as? String)?.isEmpty == false)
     }
     expectError(
-      try curlRequest(
-        "POST", server.url("/v1/qr"), data: "{\"payload\": ", headers: [json], in: folder),
+      try await server.request(
+        "POST", "/v1/qr", headers: [json], body: Array(("{\"payload\": ").utf8)),
       400, "json.syntax")
     expectError(
-      try curlRequest("POST", server.url("/v1/qr?payload=x&colour=red"), in: folder), 400,
+      try await server.request("POST", "/v1/qr?payload=x&colour=red"), 400,
       "http.invalidParameter")
     expectError(
-      try curlRequest(
-        "POST", server.url("/v1/card"), data: "not json", headers: [json], in: folder),
+      try await server.request("POST", "/v1/card", headers: [json], body: Array(("not json").utf8)),
       400, "profile.notJSON")
-    expectError(try curlRequest("GET", server.url("/v2/qr"), in: folder), 404, "http.notFound")
+    expectError(try await server.request("GET", "/v2/qr"), 404, "http.notFound")
     expectError(
-      try curlRequest(
-        "POST", server.url("/v1/card?template=no-such-design"), body: profiles + "sora-park.json",
-        headers: [json], in: folder),
+      try await server.request(
+        "POST", "/v1/card?template=no-such-design", headers: [json],
+        file: profiles + "sora-park.json"),
       404, "template.notFound")
-    let wrongMethod = try curlRequest("GET", server.url("/v1/inspect"), in: folder)
+    let wrongMethod = try await server.request("GET", "/v1/inspect")
     expectError(wrongMethod, 405, "http.methodNotAllowed")
     #expect(wrongMethod.headers["allow"] == "POST")
     // 200 000 bytes against a limit of 100 000: refused from Content-Length, before the body
     // is sent (curl waits for 100 Continue, which never comes).
     let big = folder.file("big.bin")
     try Data(repeating: 0x25, count: 200_000).write(to: URL(fileURLWithPath: big))
-    let tooLarge = try curlRequest(
-      "POST", server.url("/v1/inspect"), body: big,
-      headers: ["Content-Type: application/pdf", "Expect: 100-continue"], in: folder)
+    let tooLarge = try await server.request(
+      "POST", "/v1/inspect", headers: ["Content-Type: application/pdf", "Expect: 100-continue"],
+      file: big)
     expectError(tooLarge, 413, "http.bodyTooLarge")
     #expect(tooLarge.headers["connection"] == "close")
     expectError(
-      try curlRequest(
-        "POST", server.url("/v1/card"), body: profiles + "sora-park.json",
-        headers: ["Content-Type: text/plain"], in: folder),
+      try await server.request(
+        "POST", "/v1/card", headers: ["Content-Type: text/plain"], file: profiles + "sora-park.json"
+      ),
       415, "http.unsupportedMediaType")
     expectError(
-      try curlRequest("POST", server.url("/v1/qr?payload=x&foreground=%23EEEEEE"), in: folder),
+      try await server.request("POST", "/v1/qr?payload=x&foreground=%23EEEEEE"),
       422, "qr.lowContrast")
     // Options that do not apply to the payload, refused as imprint qr refuses them
     // (QRSettings.conflict), naming the request's own key.
@@ -238,18 +236,18 @@ struct ServeTests {
       ("payloadType=eth&payload=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed&decimals=6", "decimals"),
       ("payload=x&captionAddress=true", "captionAddress"),
     ] {
-      let refused = try curlRequest("POST", server.url("/v1/qr?" + query), in: folder)
+      let refused = try await server.request("POST", "/v1/qr?" + query)
       expectError(refused, 400, "http.invalidParameter")
       #expect(refused.text.contains("'\(key)'"), "\(query): \(refused.text)")
     }
     // The server is still there.
-    #expect(try curlRequest("GET", server.url("/healthz"), in: folder).status == 200)
+    #expect(try await server.request("GET", "/healthz").status == 200)
     #expect(server.stop().status == 0)
   }
 
   @Test(
     "a malformed --listen is a usage error (2); a port already taken fails with service.listen (1)")
-  func listenErrors() throws {
+  func listenErrors() async throws {
     let malformed = try runTool(imprintExecutable, ["serve", "--listen", "300.1.1.1:80"])
     #expect(malformed.status == 2)
     #expect(malformed.stderr.hasPrefix("error: '300.1.1.1:80' is not an address to listen on"))
@@ -263,7 +261,7 @@ struct ServeTests {
   }
 
   @Test("SIGTERM with a request in flight: it is answered, new connections refused, exit 0")
-  func gracefulStop() throws {
+  func gracefulStop() async throws {
     let server = try ServiceProcess()
     // The request's head is sent with Expect: 100-continue; once 100 Continue came back the
     // server is reading it. Then SIGTERM, then the body: the answer must still come.

@@ -22,7 +22,7 @@ func documentBlock(in document: String, after marker: String) throws -> String? 
 @Suite("docs/service.md's examples", .liveHandlesChecked, .serialized)
 struct ServiceGuideExampleTests {
   @Test("the batch example, run as docs/service.md gives it, makes and fetches what it says")
-  func batchExample() throws {
+  func batchExample() async throws {
     let block = try #require(
       try documentBlock(
         in: "docs/service.md", after: "A batch, from the repository's root (a test runs these lines"
@@ -60,7 +60,7 @@ struct ServiceGuideExampleTests {
 
   @Test(
     "a manifest line's path leading out is accepted and fails its item, as docs/service.md says")
-  func manifestPathLeadingOut() throws {
+  func manifestPathLeadingOut() async throws {
     let folder = TemporaryFolder()
     let server = try ServiceProcess()
     // docs/service.md: a part named so is refused 422 (JobRouteTests); a line's path is the job's to
@@ -71,10 +71,10 @@ struct ServiceGuideExampleTests {
         #"{"id": "T-2", "kind": "thumb", "file": "/etc/passwd"}"#,
         #"{"id": "W-1", "kind": "qr", "payload": "inside"}"#,
       ], in: folder)
-    let accepted = try postBatch(manifest, on: server, in: folder)
+    let accepted = try await postBatch(manifest, on: server)
     #expect(accepted.status == 202, "\(accepted.text)")
     let id = try #require(accepted.json?["job"] as? String, "\(accepted.text)")
-    let report = try waitForJob(id, on: server, in: folder).json ?? [:]
+    let report = try await waitForJob(id, on: server).json ?? [:]
     #expect(report["state"] as? String == "done", "\(report)")
     let results = report["results"] as? [[String: Any]] ?? []
     var codes: [String: String] = [:]

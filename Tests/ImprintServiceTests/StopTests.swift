@@ -38,13 +38,13 @@ struct StopTests {
   @Test(
     "SIGTERM while a prepare job is stuck sending to a printer that never answers: exit 3 after the drain, naming the job"
   )
-  func stuckJobEndsTheProcess() throws {
+  func stuckJobEndsTheProcess() async throws {
     let folder = TemporaryFolder()
     let printer = try silentPrinter(in: folder)
     let post = try printShop(
       in: folder, printer: "ipp://127.0.0.1:\(printer.server.port)/ipp/print")
     let server = try ServiceProcess(["--config", folder.file("serve.json"), "--drain-timeout", "2"])
-    let id = try acceptedID(try post("?prices=shop&printer=front", nil, server))
+    let id = try acceptedID(try await post("?prices=shop&printer=front", nil, server))
     // The job prepared its file and is sending it: libcups waits for the printer's answer.
     try #require(waitFor(tries: 30_000) { connected(printer.log) }, "the printer saw no job")
     kill(server.pid, SIGTERM)
@@ -66,7 +66,7 @@ struct StopTests {
   @Test(
     "a prepare job waiting for its printer at a graceful SIGTERM is recorded as the stop left it: the restart says the server stopped, not a crash, its webhook called"
   )
-  func stoppedPrepareJobRecorded() throws {
+  func stoppedPrepareJobRecorded() async throws {
     let folder = TemporaryFolder()
     // The print job stays processing for 10 s: the job waits for it (wait=true) past the drain.
     let printer = try TestPrinter(folder: folder, hook: "sleep 10")
@@ -77,7 +77,7 @@ struct StopTests {
     let key = UUID().uuidString
     let arguments = ["--config", folder.file("serve.json"), "--webhook-allow-private"]
     let first = try ServiceProcess(arguments + ["--drain-timeout", "2"])
-    let id = try acceptedID(try post(query, key, first))
+    let id = try acceptedID(try await post(query, key, first))
     // The printer has the order (its hook runs): the job waits for it to end.
     #expect(printer.jobs(count: 1).count == 1)
     let stopped = first.stop()
@@ -99,7 +99,7 @@ struct StopTests {
     #expect(receiver.calls.isEmpty)
 
     let second = try ServiceProcess(arguments)
-    let report = try #require(try curlRequest("GET", second.url("/v1/jobs/\(id)"), in: folder).json)
+    let report = try #require(try await second.request("GET", "/v1/jobs/\(id)").json)
     #expect(report["state"] as? String == "failed", "\(report)")
     let error = try #require(report["error"] as? [String: Any])
     #expect(error["code"] as? String == "service.interrupted")
@@ -115,7 +115,7 @@ struct StopTests {
     #expect(((body?["error"] as? [String: Any])?["message"] as? String) == message, "\(call.body)")
     // Printed once: the retry after the restart is answered with the job.
     let third = try ServiceProcess(arguments)
-    let retried = try post(query, key, third)
+    let retried = try await post(query, key, third)
     #expect(retried.status == 202 && retried.json?["job"] as? String == id, "\(retried.text)")
     let spooled = ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? [])
       .filter { $0.hasSuffix(".pdf") }

@@ -15,10 +15,10 @@ private func escaped(_ url: String) -> String {
 }
 
 /// Job `id`'s webhook as `server` reports it.
-private func webhook(_ id: String, on server: ServiceProcess, in folder: TemporaryFolder) throws
-  -> [String: Any]
+private func webhook(_ id: String, on server: ServiceProcess, in folder: TemporaryFolder)
+  async throws -> [String: Any]
 {
-  try curlRequest("GET", server.url("/v1/jobs/\(id)"), in: folder).json?["webhook"]
+  try await server.request("GET", "/v1/jobs/\(id)").json?["webhook"]
     as? [String: Any] ?? [:]
 }
 
@@ -52,12 +52,14 @@ private struct Setup {
 
   /// A job on `server` whose webhook calls `/gated` with the gate closed, once its first call
   /// was refused (the next one is at least 1 s away).
-  func refusedJob(on server: ServiceProcess) throws -> String {
+  func refusedJob(on server: ServiceProcess) async throws -> String {
     try receiver.closeGate()
     let id = try acceptedID(
-      try postBatch(
-        qr, on: server, in: folder, query: "?callback=" + escaped(receiver.url("/gated"))))
-    #expect(try waitFor { try webhook(id, on: server, in: folder)["attempts"] as? Int == 1 })
+      try await postBatch(qr, on: server, query: "?callback=" + escaped(receiver.url("/gated"))))
+    #expect(
+      try await eventually {
+        try await webhook(id, on: server, in: folder)["attempts"] as? Int == 1
+      })
     return id
   }
 }
@@ -67,7 +69,7 @@ struct WebhookResumeTests {
   @Test(
     "a webhook refused while the server stops is called once after the restart; a delivered one never again"
   )
-  func refusedThenResumed() throws {
+  func refusedThenResumed() async throws {
     let setup = try Setup()
     let (folder, jobs, receiver, arguments) = (
       setup.folder, setup.jobs, setup.receiver, setup.arguments
@@ -75,14 +77,14 @@ struct WebhookResumeTests {
     let first = try ServiceProcess(arguments)
     // One job announced at once.
     let delivered = try acceptedID(
-      try postBatch(
-        setup.qr, on: first, in: folder, query: "?callback=" + escaped(receiver.url("/hook"))))
+      try await postBatch(setup.qr, on: first, query: "?callback=" + escaped(receiver.url("/hook")))
+    )
     #expect(
-      try waitFor {
-        try webhook(delivered, on: first, in: folder)["state"] as? String == "delivered"
+      try await eventually {
+        try await webhook(delivered, on: first, in: folder)["state"] as? String == "delivered"
       })
     // One whose receiver refuses: the server stops between its calls.
-    let pending = try setup.refusedJob(on: first)
+    let pending = try await setup.refusedJob(on: first)
     let stopped = first.stop()
     #expect(stopped.status == 0, "\(stopped.stderr)")
     let kept = try recorded(pending, in: jobs)
@@ -97,8 +99,8 @@ struct WebhookResumeTests {
     let second = try ServiceProcess(arguments)
     var hook: [String: Any] = [:]
     #expect(
-      try waitFor {
-        hook = try webhook(pending, on: second, in: folder)
+      try await eventually {
+        hook = try await webhook(pending, on: second, in: folder)
         return hook["state"] as? String != "pending"
       })
     #expect(hook["state"] as? String == "delivered", "\(hook)")
@@ -107,12 +109,12 @@ struct WebhookResumeTests {
     #expect(hook["attempts"] as? Int == made + 1, "\(hook)")
     #expect(try recorded(pending, in: jobs)["state"] as? String == "delivered")
     let metrics = try PrometheusText(
-      try curlRequest("GET", second.url("/metrics"), in: folder).text)
+      try await second.request("GET", "/metrics").text)
     #expect(metrics.value("imprint_webhook_deliveries_total", ["result": "delivered"]) == 1)
     #expect(metrics.value("imprint_webhook_deliveries_total", ["result": "failed"]) == 0)
     #expect(metrics.value("imprint_webhook_calls_failed_total") == 0)
     let report = try #require(
-      try curlRequest("GET", second.url("/v1/jobs/\(pending)"), in: folder).json)
+      try await second.request("GET", "/v1/jobs/\(pending)").json)
     #expect(second.stop().status == 0)
 
     // Called once after the restart, with the body and id of the calls before it.
@@ -132,17 +134,17 @@ struct WebhookResumeTests {
 
     // A third start finds nothing pending: no call, both still delivered as they were.
     let third = try ServiceProcess(arguments)
-    #expect(try webhook(delivered, on: third, in: folder)["attempts"] as? Int == 1)
-    #expect(try webhook(pending, on: third, in: folder)["attempts"] as? Int == made + 1)
+    #expect(try await webhook(delivered, on: third, in: folder)["attempts"] as? Int == 1)
+    #expect(try await webhook(pending, on: third, in: folder)["attempts"] as? Int == made + 1)
     let thirdMetrics = try PrometheusText(
-      try curlRequest("GET", third.url("/metrics"), in: folder).text)
+      try await third.request("GET", "/metrics").text)
     #expect(thirdMetrics.value("imprint_webhook_deliveries_total", ["result": "delivered"]) == 0)
     #expect(third.stop().status == 0)
     #expect(receiver.calls.count == calls.count + hooks.count)
   }
 
   @Test("SIGKILL while a batch runs: after the restart its webhook carries service.interrupted")
-  func killedThenAnnounced() throws {
+  func killedThenAnnounced() async throws {
     let setup = try Setup()
     let (folder, jobs, receiver, arguments) = (
       setup.folder, setup.jobs, setup.receiver, setup.arguments
@@ -152,11 +154,12 @@ struct WebhookResumeTests {
       (0..<3000).map { #"{"id": "C-\#($0)", "kind": "card", "profile": "p.json"}"# },
       in: folder, name: "slow.jsonl")
     let query = "?callback=" + escaped(receiver.url("/hook"))
-    let inputs = ["p.json=@\(repositoryRoot)/assets/samples/profiles/harbor-lamp.json"]
+    let profile = FormItem.file(
+      "p.json", path: repositoryRoot + "/assets/samples/profiles/harbor-lamp.json")
     let running = try acceptedID(
-      try postBatch(slow, inputs: inputs, on: first, in: folder, query: query))
+      try await postBatch(slow, files: [profile], on: first, query: query))
     let queued = try acceptedID(
-      try postBatch(slow, inputs: inputs, on: first, in: folder, query: query))
+      try await postBatch(slow, files: [profile], on: first, query: query))
     // Killed once some of its items ended.
     let state = jobs + "/\(running)/output/.state"
     #expect(
@@ -169,9 +172,9 @@ struct WebhookResumeTests {
     #expect(try recorded(running, in: jobs)["state"] as? String == "pending")
 
     let second = try ServiceProcess(arguments)
-    #expect(try waitFor { receiver.calls.count == 2 })
+    #expect(try await eventually { receiver.calls.count == 2 })
     let report = try #require(
-      try curlRequest("GET", second.url("/v1/jobs/\(running)"), in: folder).json)
+      try await second.request("GET", "/v1/jobs/\(running)").json)
     for id in [running, queued] {
       let call = try #require(receiver.calls.first { $0.id == id })
       let sent = try object(call.body)
@@ -184,7 +187,9 @@ struct WebhookResumeTests {
           id == running ? "was running when the server stopped" : "was queued when") == true,
         "\(error)")
       #expect(
-        try waitFor { try webhook(id, on: second, in: folder)["state"] as? String == "delivered" })
+        try await eventually {
+          try await webhook(id, on: second, in: folder)["state"] as? String == "delivered"
+        })
     }
     // The report sent is the job's, as the restarted server serves it.
     var expected = report
@@ -193,28 +198,28 @@ struct WebhookResumeTests {
     let sent = try object(try #require(receiver.calls.first { $0.id == running }).body)
     #expect(NSDictionary(dictionary: sent) == NSDictionary(dictionary: expected))
     let metrics = try PrometheusText(
-      try curlRequest("GET", second.url("/metrics"), in: folder).text)
+      try await second.request("GET", "/metrics").text)
     #expect(metrics.value("imprint_webhook_deliveries_total", ["result": "delivered"]) == 2)
     #expect(second.stop().status == 0)
     #expect(receiver.calls.count == 2)
   }
 
   @Test("a job past --jobs-kept at the restart goes with its pending webhook, and the log says so")
-  func removedAtRestart() throws {
+  func removedAtRestart() async throws {
     let setup = try Setup()
     let (folder, jobs, receiver, arguments) = (
       setup.folder, setup.jobs, setup.receiver, setup.arguments
     )
     let first = try ServiceProcess(arguments)
-    let pending = try setup.refusedJob(on: first)
-    let newer = try acceptedID(try postBatch(setup.qr, on: first, in: folder))
-    #expect(try waitForJob(newer, on: first, in: folder).json?["state"] as? String == "done")
+    let pending = try await setup.refusedJob(on: first)
+    let newer = try acceptedID(try await postBatch(setup.qr, on: first))
+    #expect(try await waitForJob(newer, on: first).json?["state"] as? String == "done")
     #expect(first.stop().status == 0)
     let before = receiver.calls.count
     try receiver.openGate()
 
     let second = try ServiceProcess(arguments + ["--jobs-kept", "1"])
-    #expect(try curlRequest("GET", second.url("/v1/jobs/\(pending)"), in: folder).status == 404)
+    #expect(try await second.request("GET", "/v1/jobs/\(pending)").status == 404)
     let stopped = second.stop()
     #expect(stopped.status == 0)
     let removed = stopped.stderr.split(separator: "\n").compactMap {
@@ -230,16 +235,16 @@ struct WebhookResumeTests {
   @Test(
     "a job removed (DELETE) while its webhook is pending: the webhook is kept and called after a restart, once"
   )
-  func removedJobWebhookResumed() throws {
+  func removedJobWebhookResumed() async throws {
     let setup = try Setup()
     let (folder, jobs, receiver, arguments) = (
       setup.folder, setup.jobs, setup.receiver, setup.arguments
     )
     let first = try ServiceProcess(arguments)
-    let removed = try setup.refusedJob(on: first)
+    let removed = try await setup.refusedJob(on: first)
     let report = try #require(
-      try curlRequest("GET", first.url("/v1/jobs/\(removed)"), in: folder).json)
-    let deleted = try curlRequest("DELETE", first.url("/v1/jobs/\(removed)"), in: folder)
+      try await first.request("GET", "/v1/jobs/\(removed)").json)
+    let deleted = try await first.request("DELETE", "/v1/jobs/\(removed)")
     #expect(deleted.status == 200, "\(deleted.text)")
     #expect(!FileManager.default.fileExists(atPath: jobs + "/\(removed)"))
     // The delivery outlives the job's folder: kept, pending, with its calls so far.
@@ -263,12 +268,14 @@ struct WebhookResumeTests {
     #expect(
       waitFor(tries: 6_000) { receiver.calls.filter { $0.path == "/gated" }.count > refused.count },
       "the removed job's webhook was not called after the restart")
-    #expect(waitFor { !FileManager.default.fileExists(atPath: kept) }, "still kept once delivered")
+    #expect(
+      await eventually { !FileManager.default.fileExists(atPath: kept) },
+      "still kept once delivered")
     // The job stays removed; the call is the one made before the restart: the same id, the same
     // body (the report as it was, without results and webhook).
-    #expect(try curlRequest("GET", second.url("/v1/jobs/\(removed)"), in: folder).status == 404)
+    #expect(try await second.request("GET", "/v1/jobs/\(removed)").status == 404)
     let metrics = try PrometheusText(
-      try curlRequest("GET", second.url("/metrics"), in: folder).text)
+      try await second.request("GET", "/metrics").text)
     #expect(metrics.value("imprint_webhook_deliveries_total", ["result": "delivered"]) == 1)
     let restarted = second.stop()
     #expect(restarted.status == 0)

@@ -87,13 +87,24 @@ public final class RawHTTPConnection: @unchecked Sendable {
         connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
       }
     }
-    guard connected == 0 else {
+    guard connected == 0 || (errno == EINTR && Self.finishConnect(socket)) else {
       close(socket)
       throw POSIXError(.ECONNREFUSED)
     }
   }
 
   deinit { close(socket) }
+
+  /// Waits for a connection a signal interrupted to be made: whether it was.
+  private static func finishConnect(_ socket: Int32) -> Bool {
+    var fds = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+    var ready: Int32
+    repeat { ready = poll(&fds, 1, 10_000) } while ready < 0 && errno == EINTR
+    var failure: Int32 = 0
+    var length = socklen_t(MemoryLayout<Int32>.size)
+    return ready > 0 && getsockopt(socket, SOL_SOCKET, SO_ERROR, &failure, &length) == 0
+      && failure == 0
+  }
 
   /// Sends `bytes` whole (a reset by the server ends it early, silently).
   public func send(_ bytes: [UInt8]) {
@@ -104,6 +115,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
           Glibc.send(socket, $0 + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
         } ?? -1
       }
+      if sent < 0 && errno == EINTR { continue }
       guard sent > 0 else { return }
       offset += sent
     }
@@ -143,11 +155,24 @@ public final class RawHTTPConnection: @unchecked Sendable {
   }
 
   /// Waits up to `seconds` for bytes; false when none came (or the stream ended).
+  ///
+  /// A signal that interrupts the wait or the read (the test process gets SIGCHLD for every
+  /// program a test ran) is no answer: they are tried again.
   private func fill(seconds: Double) -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     var fds = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-    guard poll(&fds, 1, Int32(seconds * 1000)) > 0 else { return false }
+    while true {
+      let left = max(0, (deadline - ContinuousClock.now) / .milliseconds(1))
+      let ready = poll(&fds, 1, Int32(left.rounded(.up)))
+      if ready < 0 && errno == EINTR { continue }
+      guard ready > 0 else { return false }
+      break
+    }
     var chunk = [UInt8](repeating: 0, count: 65536)
-    let got = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+    var got = -1
+    repeat {
+      got = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+    } while got < 0 && errno == EINTR
     guard got > 0 else {
       ended = true
       return false
@@ -201,6 +226,58 @@ public func rawExchange(
 }
 
 // MARK: - Requests as a route test sends them
+
+/// One request's answer: status, content type, body and the response's headers.
+public struct HTTPExchange: Sendable {
+  /// The HTTP status (0 when no whole answer came).
+  public let status: Int
+  /// The `Content-Type` header.
+  public let contentType: String
+  /// The body.
+  public let body: [UInt8]
+  /// The response headers, names lowercased (the last of each).
+  public let headers: [String: String]
+  /// An answer of `status` with `headers` (names lowercased) and `body`.
+  public init(status: Int, contentType: String, body: [UInt8], headers: [String: String]) {
+    (self.status, self.contentType, self.body, self.headers) = (status, contentType, body, headers)
+  }
+
+  /// The body as text.
+  public var text: String { String(decoding: body, as: UTF8.self) }
+
+  /// The body as a JSON object (nil when it is not one).
+  public var json: [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+  }
+
+  /// The `error` object's `code`, for an error document.
+  public var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
+}
+
+extension HTTPExchange {
+  /// What of the server's private layout an error answer (status 400 or more) shows its
+  /// client: the server's temporary folders (`imprint-serve-…`) and each of `hidden` (a configured printer's URI, say); empty when it shows
+  /// none, or for an answer that is not an error.
+  public func privateText(hidden: [String] = []) -> [String] {
+    guard status >= 400 else { return [] }
+    return (["imprint-serve-"] + hidden).filter { !$0.isEmpty && text.contains($0) }
+  }
+}
+
+#if canImport(Testing)
+  /// Records an issue when `exchange` is an error answer naming the server's private folders
+  /// or any of `hidden` (a printer's URI): a client reads its own names (its parts, its
+  /// order's files, a printer's configured name), never the server's.
+  public func expectClientView(
+    _ exchange: HTTPExchange, hiding hidden: [String] = [],
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    let shown = exchange.privateText(hidden: hidden)
+    #expect(
+      shown.isEmpty, "the \(exchange.status) answer shows \(shown): \(exchange.text)",
+      sourceLocation: sourceLocation)
+  }
+#endif
 
 /// A server on a loopback port: an `InProcessService` (route tests) or a `ServiceProcess` (a
 /// spawned `imprint serve`, for the tests whose subject is the process).

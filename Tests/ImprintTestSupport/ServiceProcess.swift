@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ImprintTestSupport: a running `imprint serve` on a port the system chose, and curl as its
-// client.
+// ImprintTestSupport: a running `imprint serve` on a port the system chose, for the tests whose
+// subject is the process (its signals, restarts, command line); `request` (RawHTTPClient.swift)
+// is its client.
 
 import Foundation
 
@@ -117,105 +118,6 @@ public struct ServiceProcessError: Error, CustomStringConvertible {
   /// The server's standard error.
   public let text: String
   public var description: String { "imprint serve did not start: \(text)" }
-}
-
-/// One curl exchange: status, content type, body and the response's headers.
-public struct HTTPExchange: Sendable {
-  /// The HTTP status (0 when curl got no response).
-  public let status: Int
-  /// The `Content-Type` header.
-  public let contentType: String
-  /// The body.
-  public let body: [UInt8]
-  /// The response headers, names lowercased (the last of each).
-  public let headers: [String: String]
-  /// The body as text.
-  public var text: String { String(decoding: body, as: UTF8.self) }
-
-  /// The body as a JSON object (nil when it is not one).
-  public var json: [String: Any]? {
-    (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-  }
-
-  /// The `error` object's `code`, for an error document.
-  public var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
-}
-
-/// Sends one request with curl.
-///
-/// - Parameters:
-///   - method: `GET`, `POST`, ...
-///   - url: the URL.
-///   - body: a file whose bytes are the body (`--data-binary @file`).
-///   - data: text sent as the body.
-///   - form: multipart parts, each as curl's `-F` takes it (`photo=@face.jpg`).
-///   - headers: request headers (`Content-Type: application/json`).
-///   - folder: where curl's output files go.
-/// - Returns: what came back (status 0 when nothing did).
-/// - Throws: when curl cannot be started.
-public func curlRequest(
-  _ method: String, _ url: String, body: String? = nil, data: String? = nil,
-  form: [String] = [], headers: [String] = [], in folder: TemporaryFolder
-) throws -> HTTPExchange {
-  let name = UUID().uuidString
-  let bodyFile = folder.file(name + ".body")
-  let headerFile = folder.file(name + ".headers")
-  var arguments = ["-s", "-X", method, "-o", bodyFile, "-D", headerFile, "-w", "%{http_code}"]
-  for header in headers { arguments += ["-H", header] }
-  if let body { arguments += ["--data-binary", "@" + body] }
-  if let data { arguments += ["--data-binary", data] }
-  for part in form { arguments += ["-F", part] }
-  let result = try runTool("curl", arguments + [url])
-  let exchange = HTTPExchange(
-    curlStatus: result.stdout, headerFile: headerFile, bodyFile: bodyFile)
-  #if canImport(Testing)
-    // Every error answer of every route a test sends is held to it, new routes included.
-    expectClientView(exchange)
-  #endif
-  return exchange
-}
-
-extension HTTPExchange {
-  /// What of the server's private layout an error answer (status 400 or more) shows its
-  /// client: the server's temporary folders (`imprint-serve-…`) and each of `hidden` (a configured printer's URI, say); empty when it shows
-  /// none, or for an answer that is not an error.
-  public func privateText(hidden: [String] = []) -> [String] {
-    guard status >= 400 else { return [] }
-    return (["imprint-serve-"] + hidden).filter { !$0.isEmpty && text.contains($0) }
-  }
-}
-
-#if canImport(Testing)
-  /// Records an issue when `exchange` is an error answer naming the server's private folders
-  /// or any of `hidden` (a printer's URI): a client reads its own names (its parts, its
-  /// order's files, a printer's configured name), never the server's.
-  public func expectClientView(
-    _ exchange: HTTPExchange, hiding hidden: [String] = [],
-    sourceLocation: SourceLocation = #_sourceLocation
-  ) {
-    let shown = exchange.privateText(hidden: hidden)
-    #expect(
-      shown.isEmpty, "the \(exchange.status) answer shows \(shown): \(exchange.text)",
-      sourceLocation: sourceLocation)
-  }
-#endif
-
-extension HTTPExchange {
-  /// What curl received: the status it printed (`-w %{http_code}`), the headers it wrote
-  /// (`-D FILE`) and the body (`-o FILE`); status 0 when it got no response.
-  public init(curlStatus: String, headerFile: String, bodyFile: String) {
-    let body = (try? Data(contentsOf: URL(fileURLWithPath: bodyFile))).map { [UInt8]($0) } ?? []
-    let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
-    var fields: [String: String] = [:]
-    for line in headerText.split(separator: "\r\n") {
-      guard let colon = line.firstIndex(of: ":") else { continue }
-      fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-        in: .whitespaces)
-    }
-    self.init(
-      status: Int(curlStatus) ?? 0, contentType: fields["content-type"] ?? "", body: body,
-      headers: fields)
-  }
 }
 
 /// Asks `condition` every 10 ms until it holds, at most `tries` times (a wait for something
