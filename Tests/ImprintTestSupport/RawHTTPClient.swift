@@ -60,8 +60,11 @@ public final class RawHTTPConnection: @unchecked Sendable {
   ///     to the server); the system's choice when nil.
   /// - Throws: `POSIXError` when the socket cannot be made, bound or connected.
   public init(port: Int, from source: String? = nil) throws {
-    socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard socket >= 0 else { throw POSIXError(.EMFILE) }
+    // The descriptor is kept only once connected: an init that throws with `socket` set runs
+    // deinit, whose close would then close a descriptor number another thread may have been
+    // given since (another test's connection).
+    let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(.EMFILE) }
     if let source {
       var local = sockaddr_in()
       local.sin_family = sa_family_t(AF_INET)
@@ -70,11 +73,11 @@ public final class RawHTTPConnection: @unchecked Sendable {
           to: &local,
           {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-              bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+              bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
           }) == 0
       else {
-        close(socket)
+        close(fd)
         throw POSIXError(.EADDRNOTAVAIL)
       }
     }
@@ -84,13 +87,14 @@ public final class RawHTTPConnection: @unchecked Sendable {
     address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
     let connected = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
       }
     }
-    guard connected == 0 || (errno == EINTR && Self.finishConnect(socket)) else {
-      close(socket)
+    guard connected == 0 || (errno == EINTR && Self.finishConnect(fd)) else {
+      close(fd)
       throw POSIXError(.ECONNREFUSED)
     }
+    socket = fd
   }
 
   deinit { close(socket) }
