@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -41,6 +42,10 @@ void CImprintProcess_close_from(int lowest) {
   }
   closedir(folder);
   for (int i = 0; i < count; i++) close(open_fds[i]);
+}
+
+int CImprintProcess_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) {
+  return posix_spawn_file_actions_addclosefrom_np(actions, lowest);
 }
 
 int CImprintProcess_kill_on_parent_death(pid_t parent) {

@@ -4,6 +4,7 @@
 #ifndef CIMPRINTPROCESS_H
 #define CIMPRINTPROCESS_H
 
+#include <spawn.h>
 #include <sys/types.h>
 
 /// Turns glibc's fastbins off (M_MXFAST 0): parsers that free millions of small objects
@@ -19,6 +20,11 @@ int CImprintProcess_socketpair_cloexec(int fds[2]);
 
 /// Closes every descriptor from `lowest` up (close_range, or those /proc/self/fd lists).
 void CImprintProcess_close_from(int lowest);
+
+/// Adds to `actions` the closing of every descriptor from `lowest` up in the spawned program
+/// (glibc's posix_spawn_file_actions_addclosefrom_np, 2.34 and later), close-on-exec or not.
+/// Returns 0, or an error number.
+int CImprintProcess_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
 /// In a freshly forked child: SIGKILL when the parent (thread) ends (prctl PR_SET_PDEATHSIG).
 /// Returns -1 when that cannot be set or `parent` has already died (the caller should exit).

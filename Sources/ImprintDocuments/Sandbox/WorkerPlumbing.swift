@@ -41,6 +41,16 @@ enum WorkerPlumbing {
     CImprintProcess_close_from(lowest)
   }
 
+  /// Has a program started with `actions` close every descriptor from `lowest` up as it
+  /// starts, close-on-exec or not.
+  ///
+  /// - Returns: false when the action cannot be added (glibc before 2.34).
+  static func closeOnSpawn(_ actions: inout posix_spawn_file_actions_t, from lowest: Int32)
+    -> Bool
+  {
+    CImprintProcess_spawn_close_from(&actions, lowest) == 0
+  }
+
   /// In a freshly forked child: SIGKILL when the parent's forking thread ends.
   ///
   /// `PR_SET_PDEATHSIG` follows the thread that forked: fork from a thread that lives as long

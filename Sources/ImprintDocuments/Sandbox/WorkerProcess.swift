@@ -59,6 +59,11 @@ final class WorkerProcess: @unchecked Sendable {
     for (descriptor, target) in zip(child, [Int32(0), 1, 2]) {
       posix_spawn_file_actions_adddup2(&actions, descriptor, target)
     }
+    // Nothing of this process's but the three streams, close-on-exec or not: a descriptor
+    // another thread opened without it (Foundation's `Pipe` does) would stay open in the
+    // long-lived worker, and whoever reads that pipe's other end would never see its end
+    // (a test's `pdfinfo` output, read until EOF, hung the whole suite).
+    _ = WorkerPlumbing.closeOnSpawn(&actions, from: 3)
     let arguments = arguments.map { (argument: String) in strdup(argument) }
     defer { for argument in arguments { free(argument) } }
     var pid: pid_t = 0
