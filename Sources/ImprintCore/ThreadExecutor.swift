@@ -64,13 +64,31 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
   private func spawn(_ index: Int) {
     let name = "\(name)-\(index)"
     let thread = Thread { [self] in
-      // Set from the thread itself: only then does Linux see it (`ps -T`, /proc's `comm`).
-      Thread.current.name = name
+      Self.nameThread(name)
       loop()
     }
     thread.stackSize = 8 << 20
     thread.start()
   }
+
+  /// Names the calling thread as Linux sees it (`ps -T`, `top -H`): glibc's
+  /// `pthread_setname_np`, a `prctl` for the calling thread (no file written: a pod's root
+  /// may be read-only), looked up at run time because Swift's Glibc module leaves out the
+  /// GNU extensions.
+  ///
+  /// Not `Thread.name`: Foundation passes it on to the system only once the thread's handle
+  /// is known, which a thread just started may not be yet (it then kept the name of the
+  /// thread that started it, a Dispatch thread's).
+  private static func nameThread(_ name: String) {
+    guard let setName = setThreadName else { return }
+    _ = setName(pthread_self(), String(name.utf8.prefix(15)) ?? "imprint")
+  }
+
+  private typealias SetThreadName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+  private static let setThreadName: SetThreadName? = {
+    guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "pthread_setname_np") else { return nil }
+    return unsafeBitCast(symbol, to: SetThreadName.self)
+  }()
 
   /// Ends the threads once the jobs enqueued so far have run; later jobs run on the global
   /// pool.
