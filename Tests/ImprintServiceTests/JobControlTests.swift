@@ -27,13 +27,14 @@ private func postCards(_ manifest: String, on server: some LoopbackServer) async
   try acceptedID(try await postBatch(manifest, files: [.file("p.json", path: profile)], on: server))
 }
 
-/// Waits until job `id` runs.
+/// Waits until job `id` runs; fails at once when it ended first (the test missed it running).
 private func waitUntilRunning(_ id: String, on server: some LoopbackServer) async throws {
-  let running = try await eventually(tries: 30_000) {
-    try await server.request("GET", "/v1/jobs/\(id)").json?["state"] as? String
-      == "running"
+  var state: String?
+  _ = try await eventually(tries: 30_000) {
+    state = try await server.request("GET", "/v1/jobs/\(id)").json?["state"] as? String
+    return state != "queued"
   }
-  #expect(running, "job \(id) never ran")
+  try #require(state == "running", "job \(id) was seen \(state ?? "gone"), never running")
 }
 
 /// Checks that a job stopped part-way kept what it reported: its summary counts its results,

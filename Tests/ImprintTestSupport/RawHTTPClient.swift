@@ -3,6 +3,7 @@
 // would (malformed heads, smuggling shapes, pipelining) and read exactly what comes back.
 
 import Foundation
+import ImprintCore
 
 #if canImport(Testing)
   import Testing
@@ -443,19 +444,27 @@ public func onThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> V
   }
 }
 
+/// Threads of the test process's own for the waits of `eventually`: Swift's global pool has
+/// one a core, and other suites' blocking calls may hold them all for seconds, during which a
+/// wait would not look (a job of a few seconds could run and end unseen).
+public let waitingExecutor = ThreadExecutor(name: "test-waiting", threads: 4)
+
 /// Asks `condition` every 10 ms until it holds, at most `tries` times, sleeping between (not
-/// holding a thread): a wait for something a server does, never a measure of time.
+/// holding a thread), on `waitingExecutor`: a wait for something a server does, never a
+/// measure of time.
 ///
 /// - Returns: whether it held.
 @discardableResult
-public func eventually(tries: Int = 3000, _ condition: () async throws -> Bool) async rethrows
-  -> Bool
-{
-  for _ in 0..<tries {
-    if try await condition() { return true }
-    try? await Task.sleep(for: .milliseconds(10))
+public func eventually<Failure: Error>(
+  tries: Int = 3000, _ condition: () async throws(Failure) -> Bool
+) async throws(Failure) -> Bool {
+  try await withTaskExecutorPreference(waitingExecutor) { () async throws(Failure) -> Bool in
+    for _ in 0..<tries {
+      if try await condition() { return true }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return try await condition()
   }
-  return try await condition()
 }
 
 extension HTTPExchange {
