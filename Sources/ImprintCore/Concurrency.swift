@@ -43,6 +43,22 @@ public func forEachConcurrently<Input: Sendable, Output: Sendable>(
   }
 }
 
+/// Runs `body`, which blocks (waits on a process, a pipe, a device), on a thread of its own
+/// and returns what it returns, holding no thread of Swift's global pool meanwhile.
+///
+/// Not `DispatchQueue.global()`: on Linux its threads are the ones Swift's tasks run on (one a
+/// core), so two documents waited for there stalled every other task of the process (a
+/// service's webhooks among them) until they ended. A thread costs some 30 µs to start.
+public func onOwnThread<Value: Sendable>(
+  stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Value
+) async -> Value {
+  await withCheckedContinuation { continuation in
+    let thread = Thread { continuation.resume(returning: body()) }
+    thread.stackSize = stackSize
+    thread.start()
+  }
+}
+
 /// The number of processors the process may use (the `--jobs` default).
 public var activeProcessorCount: Int {
   max(1, ProcessInfo.processInfo.activeProcessorCount)

@@ -114,7 +114,8 @@ extension ImprintService {
     // Calls made before a restart count toward the attempts.
     let first = min(max(0, made), 1 << 30) + 1
     let last = max(first, settings.attempts)
-    Task.detached {
+    // On the jobs' threads, never waiting behind what holds Swift's global pool.
+    Task.detached(executorPreference: jobs.executor) {
       await WebhookSender.deliver(
         url, body: body, contentType: "application/json", timeout: settings.timeout,
         policy: settings.policy, deliveryID: id, signingKey: settings.secret?.key,

@@ -170,7 +170,7 @@ public final class OfficeReader: Sendable {
   }
 
   /// `convert(path:file:password:)` off the caller's thread (a conversion blocks for up to the
-  /// converter's time limit; Swift's cooperative threads must not wait that long).
+  /// converter's time limit; Swift's global pool must not wait that long: `onOwnThread`).
   ///
   /// Only a conversion leaves the caller's thread: a PDF or an image is told apart on it (a
   /// look at the file's directory), and read on at once.
@@ -178,14 +178,9 @@ public final class OfficeReader: Sendable {
     -> ConvertedUpload?
   {
     guard let (bytes, type) = try office(path: path, file: file) else { return nil }
-    return try await withCheckedThrowingContinuation { continuation in
-      DispatchQueue.global().async {
-        continuation.resume(
-          with: Result {
-            try self.convert(bytes, type: type, path: path, file: file, password: password)
-          })
-      }
-    }
+    return try await onOwnThread(stackSize: 8 << 20) {
+      Result { try self.convert(bytes, type: type, path: path, file: file, password: password) }
+    }.get()
   }
 
   private func officeConverter() throws -> OfficeConverter {

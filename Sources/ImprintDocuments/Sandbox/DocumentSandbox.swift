@@ -521,17 +521,13 @@ public final class DocumentSandbox: ImageDecoding {
     defer { permits.release() }
     guard !Task.isCancelled else { throw DocumentError.canceled(file: request.input.file) }
     let worker = try checkOut()
-    // The block holds the worker and the time, never the sandbox: libdispatch releases a block
-    // after it ran, that is after `resume`, so a block holding the sandbox could drop its last
-    // reference on a Dispatch thread once the command had returned, and the sandbox's deinit
+    // The thread's closure holds the worker and the time, never the sandbox: it is released
+    // after it ran, that is after `resume`, so a closure holding the sandbox could drop its
+    // last reference on that thread once the command had returned, and the sandbox's deinit
     // stop its idle workers there, unsynchronised with the command's end.
     let seconds = wallSeconds
     let outcome = await withTaskCancellationHandler {
-      await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
-          continuation.resume(returning: worker.exchange(line, timeout: seconds))
-        }
-      }
+      await onOwnThread { worker.exchange(line, timeout: seconds) }
     } onCancel: {
       worker.interrupt()
     }
