@@ -8,7 +8,9 @@ import ImprintCore
 import ImprintTestSupport
 import Testing
 
-@Suite("service routes: clients that leave while their request waits", .liveHandlesChecked)
+@Suite(
+  "service routes: clients that leave while their request waits", .liveHandlesChecked,
+  .onTestThreads)
 struct AbandonedRequestTests {
   @Test("two clients gone from a full queue: their work never starts, two others take their place")
   func abandonedWorkCancelled() async throws {

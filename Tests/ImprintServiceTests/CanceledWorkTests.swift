@@ -127,7 +127,8 @@ private struct DrawingBomb {
   }
 }
 
-@Suite("imprint serve: stopped work stops its document workers", .liveHandlesChecked)
+@Suite(
+  "imprint serve: stopped work stops its document workers", .liveHandlesChecked, .onTestThreads)
 struct CanceledWorkTests {
   @Test("DELETE a job whose document is in a worker: the worker is killed, the job canceled")
   func deleteKillsWorker() async throws {

@@ -43,7 +43,7 @@ private func metric(
 private let usd = try? String(
   contentsOfFile: repositoryRoot + "/examples/prices-usd.json", encoding: .utf8)
 
-@Suite("imprint serve: token and configuration", .liveHandlesChecked, .serialized)
+@Suite("imprint serve: token and configuration", .liveHandlesChecked, .onTestThreads, .serialized)
 struct ConfigurationTests {
   @Test("--token-file: 401 with WWW-Authenticate without the token or with another; probes open")
   func bearerToken() async throws {

@@ -249,7 +249,7 @@ private func checkKubernetes(_ paths: [String]) throws -> (documents: [String], 
   return (object["documents"] as? [String] ?? [], object["problems"] as? [String] ?? [])
 }
 
-@Suite("deployment samples", .liveHandlesChecked)
+@Suite("deployment samples", .liveHandlesChecked, .onTestThreads)
 struct DeploymentSampleTests {
   @Test("every flag the unit, the container and the Deployment pass is one imprint serve takes")
   func flagsExist() async throws {

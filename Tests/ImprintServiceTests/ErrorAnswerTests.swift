@@ -61,7 +61,9 @@ private func rawStatus(_ head: String, port: Int) async throws -> Int {
   }.answers.first?.status ?? 0
 }
 
-@Suite("service routes: error answers in the client's terms", .liveHandlesChecked, .serialized)
+@Suite(
+  "service routes: error answers in the client's terms", .liveHandlesChecked, .onTestThreads,
+  .serialized)
 struct ErrorAnswerTests {
   @Test("quote, batch and job files: errors name what the client sent, never the server's folders")
   func clientNames() async throws {

@@ -10,7 +10,7 @@ import Testing
 
 @testable import ImprintService
 
-@Suite("imprint serve: error wording", .liveHandlesChecked)
+@Suite("imprint serve: error wording", .liveHandlesChecked, .onTestThreads)
 struct ErrorWordingTests {
   @Test(
     "counts agree with their number: 1 request, 2 requests",
@@ -61,7 +61,7 @@ struct ErrorWordingTests {
   }
 }
 
-@Suite("multipart boundaries as RFC 2046 allows them", .liveHandlesChecked)
+@Suite("multipart boundaries as RFC 2046 allows them", .liveHandlesChecked, .onTestThreads)
 struct BoundaryTests {
   @Test(
     "a boundary of 1 to 70 bchars, as a token or quoted, in a parameter of any case",

@@ -13,7 +13,7 @@ import Testing
 /// exist, which would be answered 404 if it ran.
 private let hidden = "DELETE /v1/jobs/smuggled HTTP/1.1\r\nHost: a\r\n\r\n"
 
-@Suite("HTTP framing: strict heads and bodies, one answer each")
+@Suite("HTTP framing: strict heads and bodies, one answer each", .onTestThreads)
 struct HTTPFramingTests {
   /// Malformed shapes: each is answered with `status` and `code`, its connection closed, and
   /// nothing after it is answered.

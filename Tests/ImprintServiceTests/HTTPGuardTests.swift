@@ -40,7 +40,7 @@ private func bodyLimitedServer(maxBody: Int, bodyMemory: Int) throws -> ServiceP
 
 @Suite(
   "imprint serve: connection limits, slow heads, request text and framing",
-  .liveHandlesChecked, .serialized)
+  .liveHandlesChecked, .onTestThreads, .serialized)
 struct HTTPGuardTests {
   @Test("connections from one address past --max-connections-per-ip are closed; others get in")
   func perAddressLimit() async throws {

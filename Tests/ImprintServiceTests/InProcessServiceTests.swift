@@ -14,7 +14,7 @@ private func caughtSignals() -> UInt64? {
   return line.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) }
 }
 
-@Suite("the in-process service harness", .liveHandlesChecked)
+@Suite("the in-process service harness", .liveHandlesChecked, .onTestThreads)
 struct InProcessServiceTests {
   @Test("no signal handler installed; once stopped, no request, worker or socket is left")
   func leavesNothing() async throws {

@@ -29,7 +29,7 @@ private func numbers(_ bytes: Int, in folder: TemporaryFolder) throws -> String 
   return path
 }
 
-@Suite("imprint serve: JSON bodies' memory", .serialized)
+@Suite("imprint serve: JSON bodies' memory", .serialized, .onTestThreads)
 struct JSONMemoryTests {
   @Test("JSON over 1 MiB is refused unread; 1 MiB bodies in a loop: a bounded peak, no growth")
   func boundedAndGivenBack() async throws {

@@ -56,14 +56,17 @@ private func expectKeptItems(
   }
 }
 
-@Suite("service routes: long jobs canceled and limited", .liveHandlesChecked, .serialized)
+@Suite(
+  "service routes: long jobs canceled and limited", .liveHandlesChecked, .onTestThreads, .serialized
+)
 struct JobControlTests {
   @Test(
     "DELETE cancels a running job (202, then canceled, its ended items kept); a queued one goes")
   func cancel() async throws {
     let folder = TemporaryFolder()
     let server = try InProcessService(settings: { $0.jobs = 1 })
-    let lines = 3000
+    // As many lines as a job may have: it runs long enough to be seen running.
+    let lines = 10_000
     let slow = try cardManifest(lines, in: folder, name: "slow.jsonl")
     let running = try await postCards(slow, on: server)
     let queued = try await postCards(slow, on: server)

@@ -17,7 +17,7 @@ private func fetch(_ target: String, on server: ServiceProcess, within seconds: 
   try await server.request("GET", target, seconds: seconds)
 }
 
-@Suite("imprint serve: job files kept and served", .liveHandlesChecked, .serialized)
+@Suite("imprint serve: job files kept and served", .liveHandlesChecked, .onTestThreads, .serialized)
 struct JobFileTests {
   @Test("links, hard links and FIFOs planted in a job's output are never served nor waited on")
   func plantedLinks() async throws {

@@ -89,7 +89,8 @@ func printShop(in folder: TemporaryFolder, printer uri: String) throws -> (
 }
 
 @Suite(
-  "imprint serve: jobs kept across restarts (--jobs-dir)", .liveHandlesChecked, .serialized,
+  "imprint serve: jobs kept across restarts (--jobs-dir)", .liveHandlesChecked, .onTestThreads,
+  .serialized,
   .tags(.slow), .skippedWhenQuick)
 struct JobsFolderTests {
   @Test("a finished batch after SIGTERM and a restart: the same report, the same files' bytes")

@@ -41,7 +41,9 @@ private func metric(
   try PrometheusText(try await server.get("/metrics").text).value(name, labels)
 }
 
-@Suite("service routes: queue, deadlines and slow clients", .liveHandlesChecked, .serialized)
+@Suite(
+  "service routes: queue, deadlines and slow clients", .liveHandlesChecked, .onTestThreads,
+  .serialized)
 struct LimitsTests {
   @Test("a full queue is 503 http.busy with Retry-After; the request being worked is answered")
   func queueFull() async throws {

@@ -80,7 +80,7 @@ private func expectDocumented(
   }
 }
 
-@Suite("OpenAPI document", .liveHandlesChecked, .serialized)
+@Suite("OpenAPI document", .liveHandlesChecked, .onTestThreads, .serialized)
 struct OpenAPITests {
   @Test("GET /openapi.json serves the module's resource, and openapi-spec-validator accepts it")
   func valid() async throws {

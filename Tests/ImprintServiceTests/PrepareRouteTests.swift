@@ -90,7 +90,8 @@ private func spooled(_ printer: TestPrinter) -> [String] {
 }
 
 @Suite(
-  "service routes: prepare and print", .liveHandlesChecked, .serialized, .tags(.slow),
+  "service routes: prepare and print", .liveHandlesChecked, .onTestThreads, .serialized,
+  .tags(.slow),
   .skippedWhenQuick)
 struct PrepareRouteTests {
   @Test("without a printer: the job's files are imprint prepare's, whole PDFs (pdfinfo, qpdf)")

@@ -75,7 +75,9 @@ private final class ConfigMapFolder {
   }
 }
 
-@Suite("imprint serve: price lists reloaded when their file changes", .liveHandlesChecked)
+@Suite(
+  "imprint serve: price lists reloaded when their file changes", .liveHandlesChecked, .onTestThreads
+)
 struct PriceListReloadTests {
   /// Checks until one reloads something or `limit` checks pass; the settling check first.
   private func checks(_ store: PriceListStore, limit: Int = 2) -> [PriceListStore.Reload] {

@@ -12,7 +12,9 @@ import Testing
 private let samples = repositoryRoot + "/assets/samples/"
 private let documents = fixturesFolder + "/Documents/"
 
-@Suite("service routes: /metrics against Prometheus's parser and lint rules", .liveHandlesChecked)
+@Suite(
+  "service routes: /metrics against Prometheus's parser and lint rules", .liveHandlesChecked,
+  .onTestThreads)
 struct PrometheusLintTests {
   @Test("the linter reports a parse error and every naming rule a family breaks")
   func linterFindsProblems() async throws {

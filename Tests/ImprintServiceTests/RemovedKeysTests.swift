@@ -11,7 +11,8 @@ import Testing
 
 @testable import ImprintService
 
-@Suite("RemovedKeys: the keys of jobs removed from a jobs folder", .liveHandlesChecked)
+@Suite(
+  "RemovedKeys: the keys of jobs removed from a jobs folder", .liveHandlesChecked, .onTestThreads)
 struct RemovedKeysTests {
   /// A key of a job of its own, with a fingerprint that is the SHA-256 of `n`'s digits.
   private func key(_ n: Int) -> RemovedKey {

@@ -26,7 +26,9 @@ private func ethereumBody(_ members: String) -> String {
   #"{"payload": "\#(address)", "payloadType": "eth", "request": true, \#(members)}"#
 }
 
-@Suite("service routes: error answers in the request's own terms", .liveHandlesChecked, .serialized)
+@Suite(
+  "service routes: error answers in the request's own terms", .liveHandlesChecked, .onTestThreads,
+  .serialized)
 struct RequestTermsTests {
   @Test("qr: a refused payment value names the request's key, imprint qr names its flag")
   func paymentKeys() async throws {

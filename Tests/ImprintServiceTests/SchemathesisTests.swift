@@ -9,7 +9,8 @@ import ImprintTestSupport
 import Testing
 
 @Suite(
-  "imprint serve: Schemathesis", .liveHandlesChecked, .serialized, .tags(.slow), .skippedWhenQuick)
+  "imprint serve: Schemathesis", .liveHandlesChecked, .onTestThreads, .serialized, .tags(.slow),
+  .skippedWhenQuick)
 struct SchemathesisTests {
   @Test("st run with every check finds no failure in /openapi.json's operations")
   func everyCheck() async throws {

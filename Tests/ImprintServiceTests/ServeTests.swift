@@ -20,7 +20,7 @@ private func upload(_ name: String, named: Bool, to server: ServiceProcess) asyn
     headers: ["Content-Type: application/pdf"], file: documents + name)
 }
 
-@Suite("imprint serve", .liveHandlesChecked, .serialized)
+@Suite("imprint serve", .liveHandlesChecked, .onTestThreads, .serialized)
 struct ServeTests {
   @Test("healthz and readyz answer JSON; two requests share one kept-alive connection")
   func health() async throws {

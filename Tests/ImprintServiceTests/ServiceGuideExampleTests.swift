@@ -19,7 +19,7 @@ func documentBlock(in document: String, after marker: String) throws -> String? 
   return String(text[open.upperBound..<close.lowerBound]) + "\n"
 }
 
-@Suite("docs/service.md's examples", .liveHandlesChecked, .serialized)
+@Suite("docs/service.md's examples", .liveHandlesChecked, .onTestThreads, .serialized)
 struct ServiceGuideExampleTests {
   @Test("the batch example, run as docs/service.md gives it, makes and fetches what it says")
   func batchExample() async throws {

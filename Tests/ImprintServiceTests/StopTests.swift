@@ -33,7 +33,9 @@ private func connected(_ log: String) -> Bool {
   (try? String(contentsOfFile: log, encoding: .utf8))?.contains("connected") == true
 }
 
-@Suite("imprint serve: the stop", .liveHandlesChecked, .serialized, .tags(.slow), .skippedWhenQuick)
+@Suite(
+  "imprint serve: the stop", .liveHandlesChecked, .onTestThreads, .serialized, .tags(.slow),
+  .skippedWhenQuick)
 struct StopTests {
   @Test(
     "SIGTERM while a prepare job is stuck sending to a printer that never answers: exit 3 after the drain, naming the job"
@@ -51,7 +53,8 @@ struct StopTests {
     // A wait that only bounds a hang (the printer never answers), never a measure of time.
     try #require(waitFor(tries: 6_000) { isGone(server.pid) }, "the server still runs")
     let stopped = server.waitForExit()
-    #expect(stopped.status == 3, "\(stopped.stderr)")
+    let record = (try? String(contentsOfFile: folder.file("jobs/\(id)/job.json"), encoding: .utf8))
+    #expect(stopped.status == 3, "\(stopped.stderr)\n\(record ?? "no record")")
     let lines = stopped.stderr.split(separator: "\n").map(String.init)
     #expect(
       lines.contains(

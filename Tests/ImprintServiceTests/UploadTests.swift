@@ -33,7 +33,7 @@ private func read(_ path: String) throws -> [UInt8] {
   [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
 }
 
-@Suite("service routes: multipart uploads", .liveHandlesChecked, .serialized)
+@Suite("service routes: multipart uploads", .liveHandlesChecked, .onTestThreads, .serialized)
 struct UploadTests {
   @Test("thumbnail: every byte value and near-misses of the boundary reach the worker unchanged")
   func bytesUnchanged() async throws {
@@ -287,7 +287,7 @@ struct UploadTests {
   }
 }
 
-@Suite("service routes: quotes", .liveHandlesChecked, .serialized)
+@Suite("service routes: quotes", .liveHandlesChecked, .onTestThreads, .serialized)
 struct QuoteRouteTests {
   static let samples = repositoryRoot + "/assets/samples/"
   static let files = [

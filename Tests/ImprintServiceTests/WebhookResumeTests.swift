@@ -64,7 +64,9 @@ private struct Setup {
   }
 }
 
-@Suite("imprint serve: webhooks across restarts (--jobs-dir)", .liveHandlesChecked, .serialized)
+@Suite(
+  "imprint serve: webhooks across restarts (--jobs-dir)", .liveHandlesChecked, .onTestThreads,
+  .serialized)
 struct WebhookResumeTests {
   @Test(
     "a webhook refused while the server stops is called once after the restart; a delivered one never again"

@@ -10,7 +10,7 @@ import Testing
 
 @testable import ImprintService
 
-@Suite("WorkPool", .liveHandlesChecked)
+@Suite("WorkPool", .liveHandlesChecked, .onTestThreads)
 struct WorkPoolTests {
   /// Stands for what a request's job captures (its request, its answer).
   private final class Captured: Sendable {}

@@ -30,6 +30,29 @@
     }
   }
 
+  /// A suite trait: its tests run on `testExecutor`'s threads, not Swift's global pool, so
+  /// that what other suites block there never holds them up between two steps.
+  ///
+  /// Not recursive: the suite's scope holds its tests, which run as its child tasks and so
+  /// keep its executor preference.
+  public struct TestThreads: SuiteTrait, TestScoping {
+    public init() {}
+
+    public var isRecursive: Bool { false }
+
+    public func provideScope(
+      for test: Test, testCase: Test.Case?,
+      performing function: @Sendable () async throws -> Void
+    ) async throws {
+      try await withTaskExecutorPreference(testExecutor) { try await function() }
+    }
+  }
+
+  extension Trait where Self == TestThreads {
+    /// Runs the suite's tests on threads of their own (see `TestThreads`).
+    public static var onTestThreads: Self { TestThreads() }
+  }
+
   extension Trait where Self == LiveHandleCheck {
     /// Checks that the suite leaves no C handle alive (see `LiveHandleCheck`).
     public static var liveHandlesChecked: Self { LiveHandleCheck() }

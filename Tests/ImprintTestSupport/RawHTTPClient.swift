@@ -444,13 +444,16 @@ public func onThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> V
   }
 }
 
-/// Threads of the test process's own for the waits of `eventually`: Swift's global pool has
-/// one a core, and other suites' blocking calls may hold them all for seconds, during which a
-/// wait would not look (a job of a few seconds could run and end unseen).
-public let waitingExecutor = ThreadExecutor(name: "test-waiting", threads: 4)
+/// Threads of the test process's own, for the service suites and the waits of `eventually`.
+///
+/// Swift's global pool has one thread a core, and other suites' blocking calls may hold them
+/// all for a minute, during which a test's next step does not run (a job of a few seconds ran
+/// and ended unseen; a printer's request timed out before the SIGTERM meant to catch it).
+/// Started as needed; the tests on them may block (`.onTestThreads`).
+public let testExecutor = ThreadExecutor(name: "test-thread", threads: 8)
 
 /// Asks `condition` every 10 ms until it holds, at most `tries` times, sleeping between (not
-/// holding a thread), on `waitingExecutor`: a wait for something a server does, never a
+/// holding a thread), on `testExecutor`: a wait for something a server does, never a
 /// measure of time.
 ///
 /// - Returns: whether it held.
@@ -458,7 +461,7 @@ public let waitingExecutor = ThreadExecutor(name: "test-waiting", threads: 4)
 public func eventually<Failure: Error>(
   tries: Int = 3000, _ condition: () async throws(Failure) -> Bool
 ) async throws(Failure) -> Bool {
-  try await withTaskExecutorPreference(waitingExecutor) { () async throws(Failure) -> Bool in
+  try await withTaskExecutorPreference(testExecutor) { () async throws(Failure) -> Bool in
     for _ in 0..<tries {
       if try await condition() { return true }
       try? await Task.sleep(for: .milliseconds(10))
