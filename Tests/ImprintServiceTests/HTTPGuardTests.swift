@@ -13,21 +13,7 @@ import Testing
 /// Python: the imports the body tests' clients use, and `read_answer(s)`, which reads an answer
 /// until the server closes the connection and gives its status line, its error code (nil when
 /// its body is no error object) and whether it says `Retry-After: 1`.
-private let answerReader = """
-  import json, select, socket, sys
-  def read_answer(s):
-      data = b""
-      while True:
-          chunk = s.recv(65536)
-          if not chunk:
-              break
-          data += chunk
-      head, _, body = data.partition(b"\\r\\n\\r\\n")
-      lines = head.decode().split("\\r\\n")
-      code = json.loads(body)["error"]["code"] if body.startswith(b"{") else None
-      return {"status": lines[0], "code": code, "retryAfter": "Retry-After: 1" in lines}
-
-  """
+private let answerReader = pythonFixture("answer_reader.py")
 
 /// A server reading bodies up to `maxBody` bytes, `bodyMemory` bytes at once, that waits long
 /// for a client holding a body.

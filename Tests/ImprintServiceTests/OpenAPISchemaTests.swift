@@ -14,17 +14,7 @@ private let samples = repositoryRoot + "/assets/samples/"
 
 /// Validates each `[schema, document]` of `cases` against the document's schema of that name;
 /// prints one list of problems (empty: valid) a case, as JSON.
-private let validator = """
-  import json, sys
-  import jsonschema
-  spec = json.load(open(sys.argv[1], encoding="utf-8"))
-  out = []
-  for name, document in json.load(open(sys.argv[2], encoding="utf-8")):
-      schema = {"$ref": "#/components/schemas/" + name, "components": spec["components"]}
-      checker = jsonschema.Draft202012Validator(schema)
-      out.append([e.message[:200] for e in checker.iter_errors(document)])
-  print(json.dumps(out))
-  """
+private let validator = pythonFixture("schema_validator.py")
 
 /// The problems jsonschema finds in each document against its schema.
 private func problems(_ cases: [(String, Any)], in folder: TemporaryFolder) throws -> [[String]] {

@@ -16,15 +16,8 @@ private func silentPrinter(in folder: TemporaryFolder) throws -> (server: Python
 {
   let log = folder.file("silent.log")
   let server = try PythonServer(
-    handler: #"""
-      import http.server, sys
-      class H(http.server.BaseHTTPRequestHandler):
-          def handle(self):
-              with open(sys.argv[1], 'a') as f:
-                  f.write('connected\n')
-              while self.rfile.read(1):
-                  pass
-      """#, name: "silent", arguments: [log], stderr: folder.file("silent.err"), in: folder)
+    handler: pythonFixture("silent_printer.py"), name: "silent", arguments: [log],
+    stderr: folder.file("silent.err"), in: folder)
   return (server, log)
 }
 

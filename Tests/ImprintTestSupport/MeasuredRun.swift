@@ -87,12 +87,7 @@ public struct MeasuringFailed: Error, CustomStringConvertible {
 
 /// Runs its arguments with the standard streams it was given, then writes "STATUS PEAK" to the
 /// file named first (status negative for a signal, peak in KiB).
-private let peakScript = """
-  import resource, subprocess, sys
-  r = subprocess.run(sys.argv[2:])
-  peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-  open(sys.argv[1], "w").write("%d %d" % (r.returncode, peak))
-  """
+private let peakScript = pythonFixture("peak_memory.py")
 
 /// Starts `argv` in a process group of its own, with default signal handling and an empty mask.
 ///

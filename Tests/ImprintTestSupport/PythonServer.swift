@@ -23,14 +23,7 @@ public class PythonServer {
   /// The lines every server ends with: the threading server, its port, its loop.
   ///
   /// `HOST` is replaced by the address.
-  private static let tail = #"""
-    import http.server, socketserver
-    class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-        daemon_threads = True
-    s = S(('HOST', 0), H)
-    print(s.server_address[1], flush=True)
-    s.serve_forever()
-    """#
+  private static let tail = pythonFixture("python_server_tail.py")
 
   /// Starts `handler` from `folder` and waits for the port it listens on.
   ///

@@ -18,6 +18,16 @@ public let imprintExecutable = Bundle.main.bundleURL.appendingPathComponent("imp
 /// `Tests/Fixtures` in the repository.
 public let fixturesFolder = repositoryRoot + "/Tests/Fixtures"
 
+/// The text of the Python helper `name` in `Tests/Fixtures/Python` (a test server's handler, an
+/// outside checker, a client no Swift library would be): run with `python3 FILE` or `-c`.
+///
+/// A missing file gives a script that exits naming it, so the test fails saying so.
+public func pythonFixture(_ name: String) -> String {
+  let path = fixturesFolder + "/Python/" + name
+  return (try? String(contentsOfFile: path, encoding: .utf8))
+    ?? "raise SystemExit('no Python fixture \(path)')\n"
+}
+
 /// The text of a price list of Tests/Fixtures/Prices (`usd-a4.json`: store S, v1, USD; mono 10/8
 /// and colour 30/25 cents a side simplex/duplex; A4 plain paper 2 cents a sheet).
 public func priceListFixture(_ name: String) -> String {
@@ -152,14 +162,7 @@ public func zbarDecode(_ imagePath: String) throws -> String? {
 /// Decodes a QR code with zxing-cpp: its text, error-correction level and version, or nil.
 public func zxingDecode(_ imagePath: String) throws -> (text: String, level: String, version: Int?)?
 {
-  let code = """
-    import sys, zxingcpp
-    from PIL import Image
-    found = zxingcpp.read_barcodes(Image.open(sys.argv[1]).convert("L"))
-    if not found: raise SystemExit(4)
-    extra = found[0].extra if isinstance(found[0].extra, dict) else {}
-    sys.stdout.write("\\x00".join([found[0].text, str(found[0].ec_level), str(extra.get("Version", ""))]))
-    """
+  let code = pythonFixture("zxing_decode.py")
   let result = try runTool("python3", ["-c", code, imagePath])
   guard result.status == 0 else { return nil }
   let parts = result.stdout.split(separator: "\0", omittingEmptySubsequences: false)
