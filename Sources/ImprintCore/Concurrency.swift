@@ -49,14 +49,17 @@ public func forEachConcurrently<Input: Sendable, Output: Sendable>(
 /// Not `DispatchQueue.global()`: on Linux its threads are the ones Swift's tasks run on (one a
 /// core), so two documents waited for there stalled every other task of the process (a
 /// service's webhooks among them) until they ended. A thread costs some 30 µs to start.
-public func onOwnThread<Value: Sendable>(
-  stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Value
-) async -> Value {
-  await withCheckedContinuation { continuation in
-    let thread = Thread { continuation.resume(returning: body()) }
+public func onOwnThread<Value: Sendable, Failure: Error>(
+  stackSize: Int = 1 << 20, _ body: @escaping @Sendable () throws(Failure) -> Value
+) async throws(Failure) -> Value {
+  let result = await withCheckedContinuation { continuation in
+    let thread = Thread {
+      continuation.resume(returning: Result { () throws(Failure) -> Value in try body() })
+    }
     thread.stackSize = stackSize
     thread.start()
   }
+  return try result.get()
 }
 
 /// The number of processors the process may use (the `--jobs` default).

@@ -115,7 +115,7 @@ public struct OrderPrinter: Sendable {
     if let target {
       try PrintSubmitter.checkPrinter(target.printer)
       if let mono = target.monoPrinter { try PrintSubmitter.checkPrinter(mono) }
-      try await Self.onThread {
+      try await onOwnThread(stackSize: 8 << 20) {
         for printer in [target.printer] + (target.monoPrinter.map { [$0] } ?? []) {
           try PrintSubmitter.lookUp(printer, access: target.access)
         }
@@ -127,7 +127,7 @@ public struct OrderPrinter: Sendable {
     var printed = PrintedOrder(quote: prepared.quote, files: prepared.files)
     if let target {
       let files = prepared.files
-      (printed.jobs, printed.failure) = try await Self.onThread {
+      (printed.jobs, printed.failure) = try await onOwnThread(stackSize: 8 << 20) {
         let journal = try target.journal.map { try PrintJournal(path: $0) }
         let (jobs, stopped) = try PrintSubmitter.send(
           files, printer: target.printer, monoPrinter: target.monoPrinter,
@@ -145,15 +145,5 @@ public struct OrderPrinter: Sendable {
       }
     }
     return printed
-  }
-
-  /// Runs `body` on a thread of its own and returns what it returns.
-  static func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value)
-    async throws -> Value
-  {
-    try await withCheckedThrowingContinuation { continuation in
-      let thread = Thread { continuation.resume(with: Result { try body() }) }
-      thread.start()
-    }
   }
 }

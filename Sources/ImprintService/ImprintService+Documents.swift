@@ -16,11 +16,7 @@ extension ImprintService {
   /// `imprint inspect --json`'s document for that one file; a file that fails is answered with
   /// its error.
   func inspect(_ request: HTTPRequest) async throws -> HTTPResponse {
-    let upload = try Self.upload(of: request)
-    var options = try RequestOptions(query: request)
-    let name = try documentName(&options, upload: upload)
-    let password = try options.string("password")
-    try options.finish()
+    let (upload, name, password) = try passwordedUpload(of: request)
     let info = try await sandbox.inspect(bytes: upload.bytes, file: name, password: password)
     return .json(
       FilesReport(files: [InspectEntry(file: name, status: .ok, info: info, error: nil)]))
@@ -65,11 +61,7 @@ extension ImprintService {
   /// bytes). Query parameters: `password`, `name` (for messages). The answer carries the PDF's
   /// pages and SHA-256 in `X-Imprint-Pages` and `X-Imprint-PDF-SHA256`.
   func convert(_ request: HTTPRequest) async throws -> HTTPResponse {
-    let upload = try Self.upload(of: request)
-    var options = try RequestOptions(query: request)
-    let name = try documentName(&options, upload: upload)
-    let password = try options.string("password")
-    try options.finish()
+    let (upload, name, password) = try passwordedUpload(of: request)
     let folder = try RequestFolder()
     let input = folder.path + "/upload"
     try AtomicFile.write(upload.bytes, to: input)
@@ -94,6 +86,19 @@ extension ImprintService {
   /// - Throws: `ServiceError.invalidParameter` for a `name` that a part's name could not be
   ///   (control characters, longer than the multipart limit's name bytes), as a part's file name
   ///   is refused.
+  /// The document of a request whose only query parameters are `name` and `password`, its
+  /// name (`documentName`) and its password; any other parameter is refused.
+  func passwordedUpload(of request: HTTPRequest) throws -> (
+    upload: (bytes: [UInt8], filename: String?), name: String, password: String?
+  ) {
+    let upload = try Self.upload(of: request)
+    var options = try RequestOptions(query: request)
+    let name = try documentName(&options, upload: upload)
+    let password = try options.string("password")
+    try options.finish()
+    return (upload, name, password)
+  }
+
   func documentName(_ options: inout RequestOptions, upload: (bytes: [UInt8], filename: String?))
     throws(ServiceError) -> String
   {

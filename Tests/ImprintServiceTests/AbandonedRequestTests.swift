@@ -43,7 +43,7 @@ struct AbandonedRequestTests {
     }
     /// The answer `connection` gets, read on a thread of its own.
     func answer(_ connection: RawHTTPConnection) async throws -> RawHTTPAnswer {
-      let seen = try await onThread { connection.read(answers: 1, seconds: 120, settle: 0) }
+      let seen = await onOwnThread { connection.read(answers: 1, seconds: 120, settle: 0) }
       return try #require(seen.answers.first, "connection closed before an answer: \(seen.rest)")
     }
     /// `/metrics` once `condition` holds for it.

@@ -134,7 +134,7 @@ struct ClientContractTests {
       // No body follows the headers: the server closes the connection after them
       // (Connection: close) and nothing comes between (read raw, up to the close).
       let port = server.port
-      let raw = try await onThread {
+      let raw = try await onOwnThread {
         try rawExchange(
           port: port,
           Array("HEAD \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8),

@@ -6,6 +6,7 @@
 // `expectClientView` by `request` itself.
 
 import Foundation
+import ImprintCore
 import ImprintService
 import ImprintTestSupport
 import Testing
@@ -56,7 +57,7 @@ private func message(_ answer: HTTPExchange) -> String {
 /// returns the status (the raw bytes, which a client library may tidy: a header's trailing
 /// blanks).
 private func rawStatus(_ head: String, port: Int) async throws -> Int {
-  try await onThread {
+  try await onOwnThread {
     try rawExchange(port: port, Array((head + "\r\nConnection: close\r\n\r\n").utf8))
   }.answers.first?.status ?? 0
 }

@@ -4,6 +4,7 @@
 // and its connection closed, and the bytes after it are never served as another request.
 
 import Foundation
+import ImprintCore
 import ImprintHTTP
 import ImprintService
 import ImprintTestSupport
@@ -291,14 +292,14 @@ struct HTTPFramingTests {
     #expect(old.answers.map(\.status) == [200])
     #expect(old.closed)
     // Bodies are worked in the pool, on Swift's cooperative threads: the exchanges that wait
-    // for them run on a thread of their own (`onThread`), not on one of those.
+    // for them run on a thread of their own (`onOwnThread`), not on one of those.
     let port = server.port
     // A chunked JSON body with an extension and a trailer, then a second request: two answers.
     let qr =
       "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
       + "Transfer-Encoding: chunked\r\n\r\n"
       + "5;name=value\r\n{\"pay\r\nF\r\nload\": \"hello\"}\r\n0\r\nX-Trailer: 1\r\n\r\n" + health
-    let chunked = try await onThread {
+    let chunked = try await onOwnThread {
       try rawExchange(port: port, Array(qr.utf8), answers: 2, seconds: 60)
     }
     #expect(chunked.answers.map(\.status) == [200, 200], "\(chunked.answers.map(\.text))")
@@ -307,24 +308,24 @@ struct HTTPFramingTests {
     let hex =
       "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
       + "Transfer-Encoding: Chunked\r\n\r\n0000000A\r\n{\"payload\"\r\na\r\n: \"hello\"}\r\n0\r\n\r\n"
-    let hexed = try await onThread { try rawExchange(port: port, Array(hex.utf8)) }
+    let hexed = try await onOwnThread { try rawExchange(port: port, Array(hex.utf8)) }
     #expect(hexed.answers.map(\.status) == [200])
     // A method the parser does not know, on a route: the route's 405 and its methods, closed
     // (the rest of the message is not read); on no route, 404.
     for (target, status) in [("/healthz", 405), ("/v1/jobs/x", 405), ("/nowhere", 404)] {
-      let query = try await onThread {
+      let query = try await onOwnThread {
         try rawExchange(
           port: port, Array("QUERY \(target) HTTP/1.1\r\nHost: a\r\n\r\n\(hidden)".utf8))
       }
       #expect(query.answers.map(\.status) == [status], "\(target)")
       #expect(query.closed, "\(target)")
     }
-    let brew = try await onThread {
+    let brew = try await onOwnThread {
       try rawExchange(port: port, Array("BREW /healthz HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
     }
     #expect(brew.answers.first?.header("Allow") == "GET, HEAD")
     // Expect: 100-continue: the interim answer, then the final one.
-    let (interim, final) = try await onThread {
+    let (interim, final) = try await onOwnThread {
       let connection = try RawHTTPConnection(port: port)
       connection.send(
         "POST /v1/qr HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"

@@ -37,7 +37,7 @@ struct HTTPGuardTests {
     let port = server.port
     // 30 idle sockets from 127.0.0.2 (the limits count addresses; the probe comes from
     // 127.0.0.1): without the per-address limit they take all 16 places and /healthz waits.
-    let (closed, healthz, metrics) = try await onThread {
+    let (closed, healthz, metrics) = try await onOwnThread {
       let held = try (0..<30).map { _ in try RawHTTPConnection(port: port, from: "127.0.0.2") }
       // The server accepts and closes those past the limit: counted as they close (at most
       // 20 s on a loaded machine), then once more after a pause for any closed beyond.
@@ -92,7 +92,7 @@ struct HTTPGuardTests {
     }
     let health = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
     let slow = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: "
-    let (first, answered, second, idle) = try await onThread {
+    let (first, answered, second, idle) = try await onOwnThread {
       let one = try RawHTTPConnection(port: port)
       one.send(slow)
       let first = trickle(one)
@@ -174,7 +174,7 @@ struct HTTPGuardTests {
         + "0\r\n\r\n",
     ]
     for (name, head) in heads.sorted(by: { $0.key < $1.key }) {
-      let seen = try await onThread {
+      let seen = try await onOwnThread {
         try rawExchange(port: port, Array((head + smuggled).utf8), answers: 2, seconds: 20)
       }
       #expect(seen.answers.count == 1, "\(name): \(seen.answers.map(\.status))")
@@ -366,7 +366,9 @@ struct HTTPGuardTests {
     }
     chunked += Array("0\r\n\r\n".utf8)
     let (port, request) = (server.port, chunked)
-    let fits = try await onThread { try rawExchange(port: port, request, seconds: 60, settle: 0) }
+    let fits = try await onOwnThread {
+      try rawExchange(port: port, request, seconds: 60, settle: 0)
+    }
     #expect(fits.answers.first?.status == 200, "\(fits.answers.first?.text ?? "")")
     #expect(server.stop().status == 0)
   }

@@ -5,6 +5,7 @@
 // hidden in another's bytes served.
 
 import Foundation
+import ImprintCore
 import ImprintTestSupport
 import Testing
 
@@ -165,7 +166,7 @@ struct HTTPPropertyTests {
       let names = chosen.map(\.name).joined(separator: " + ")
       let hidden = "GET /v1/jobs/hidden-\(index) HTTP/1.1\r\nHost: a\r\n\r\n"
       let request = shape.bytes + Array(hidden.utf8)
-      let seen = try await onThread {
+      let seen = try await onOwnThread {
         try rawExchange(port: port, request, answers: 2, seconds: 10, settle: 0.1)
       }
       if chosen.contains(where: \.breaks) {

@@ -6,6 +6,7 @@
 // how fast the machine is.
 
 import Foundation
+import ImprintCore
 import ImprintService
 import ImprintTestSupport
 import Testing
@@ -96,7 +97,7 @@ struct LimitsTests {
     // 60 s for the server to close, and reports what it saw.
     let port = server.port
     let head = "POST /v1/inspect HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
-    let (trickle, sent): (RawHTTPExchange?, Int) = try await onThread {
+    let (trickle, sent): (RawHTTPExchange?, Int) = try await onOwnThread {
       let connection = try RawHTTPConnection(port: port)
       connection.send(head + "Content-Length: 100000\r\n\r\n")
       var sent = 0
@@ -108,10 +109,10 @@ struct LimitsTests {
       }
       return (nil, sent)
     }
-    let stalled = try await onThread {
+    let stalled = try await onOwnThread {
       try rawExchange(port: port, Array((head + "Content-Length: 10\r\n\r\nabc").utf8), seconds: 60)
     }
-    let idle = try await onThread { try rawExchange(port: port, [], seconds: 60) }
+    let idle = try await onOwnThread { try rawExchange(port: port, [], seconds: 60) }
     // Answered 408 before the body was all sent, and closed.
     for seen in [trickle, stalled] {
       #expect(seen?.answers.map { "\($0.status) \($0.reason)" } == ["408 Request Timeout"])

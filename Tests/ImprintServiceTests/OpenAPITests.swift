@@ -5,6 +5,7 @@
 // checked against it by openapi-core.
 
 import Foundation
+import ImprintCore
 import ImprintHTTP
 import ImprintService
 import ImprintTestSupport
@@ -65,7 +66,7 @@ private func expectDocumented(
   let casesPath = folder.file("cases.json")
   try JSONEncoder().encode(cases).write(to: URL(fileURLWithPath: casesPath))
   let port = server.port
-  let run = try await onThread {
+  let run = try await onOwnThread {
     try runTool("python3", [checker, "\(port)", resource, casesPath])
   }
   #expect(run.status == 0, "\(run.stderr)")
@@ -420,7 +421,7 @@ struct OpenAPITests {
     let probesPath = folder.file("probes.json")
     try JSONEncoder().encode(probes).write(to: URL(fileURLWithPath: probesPath))
     let port = server.port
-    let refused = try await onThread {
+    let refused = try await onOwnThread {
       try runTool("python3", [checker, "\(port)", alteredPath, probesPath])
     }
     let refusals = try #require(

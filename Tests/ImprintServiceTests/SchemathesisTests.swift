@@ -5,6 +5,7 @@
 // examples; any failure fails the test, which prints Schemathesis' report.
 
 import Foundation
+import ImprintCore
 import ImprintTestSupport
 import Testing
 
@@ -27,7 +28,7 @@ struct SchemathesisTests {
     // On a thread of its own: a minute or more, which would hold one of the few cooperative
     // threads the in-process services of other suites work on.
     let document = server.url("/openapi.json")
-    let run = try await onThread {
+    let run = try await onOwnThread {
       try runTool(
         "st",
         [

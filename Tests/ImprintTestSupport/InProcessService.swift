@@ -121,7 +121,7 @@ public final class InProcessService: LoopbackServer, @unchecked Sendable {
     guard !stopped else { return StopReport() }
     stopped = true
     let service = service
-    let report = (try? await onThread { service.stop() }) ?? StopReport()
+    let report = await onOwnThread { service.stop() }
     #if canImport(Testing)
       #expect((try? RawHTTPConnection(port: port)) == nil, "port \(port) still takes connections")
       let workers = self.workers

@@ -47,7 +47,7 @@ public struct RawHTTPExchange: Sendable {
 /// A TCP connection to `127.0.0.1:port`, blocking, closed on deinit.
 ///
 /// `@unchecked Sendable`: used by one thread at a time (a test hands it to the thread that
-/// reads it, `onThread`, and waits).
+/// reads it, `onOwnThread`, and waits).
 public final class RawHTTPConnection: @unchecked Sendable {
   private let socket: Int32
   private var received: [UInt8] = []
@@ -380,7 +380,7 @@ extension LoopbackServer {
     seconds: Double = 600
   ) async throws -> HTTPExchange {
     let port = port
-    let exchange = try await onThread {
+    let exchange = try await onOwnThread {
       let connection = try RawHTTPConnection(port: port)
       var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
       for header in headers { head += header + "\r\n" }
@@ -432,15 +432,6 @@ extension LoopbackServer {
   /// `GET target`.
   public func get(_ target: String, headers: [String] = []) async throws -> HTTPExchange {
     try await request("GET", target, headers: headers)
-  }
-}
-
-/// Runs `work` on a thread of its own and waits for it without holding a cooperative thread.
-public func onThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value)
-  async throws -> Value
-{
-  try await withCheckedThrowingContinuation { continuation in
-    Thread { continuation.resume(with: Result { try work() }) }.start()
   }
 }
 

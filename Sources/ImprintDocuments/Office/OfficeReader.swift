@@ -179,8 +179,8 @@ public final class OfficeReader: Sendable {
   {
     guard let (bytes, type) = try office(path: path, file: file) else { return nil }
     return try await onOwnThread(stackSize: 8 << 20) {
-      Result { try self.convert(bytes, type: type, path: path, file: file, password: password) }
-    }.get()
+      try self.convert(bytes, type: type, path: path, file: file, password: password)
+    }
   }
 
   private func officeConverter() throws -> OfficeConverter {
