@@ -34,6 +34,8 @@ let package = Package(
     system("CPango", "pangocairo", ["libpango1.0-dev"]),
     system("CFontconfig", "fontconfig", ["libfontconfig-dev"]),
     system("CPoppler", "poppler-glib", ["libpoppler-glib-dev"]),
+    // poppler's own C++ classes (its private headers), for CImprintSplash.
+    system("CPopplerCore", "poppler", ["libpoppler-private-dev"]),
     system("CQRencode", "libqrencode", ["libqrencode-dev"]),
     system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
     system("CQPDF", "libqpdf", ["libqpdf-dev"]),
@@ -66,9 +68,9 @@ let package = Package(
       cxxSettings: [.define("POINTERHOLDER_TRANSITION", to: "4")],
       linkerSettings: [.linkedLibrary("qpdf")]
     ),
-    // C++ over poppler-cpp's page_renderer (Splash, pdftoppm's backend): thumbnails, whose
+    // C++ over poppler's Splash output device (pdftoppm's renderer): thumbnails, whose
     // hairlines poppler's cairo backend widens. Imported by ImprintDocuments, which owns poppler.
-    .target(name: "CImprintSplash", linkerSettings: [.linkedLibrary("poppler-cpp")]),
+    .target(name: "CImprintSplash", dependencies: ["CPopplerCore"]),
 
     .target(name: "ImprintCore"),
     .target(name: "ImprintPDF", dependencies: ["ImprintCore", "CImprintInflate"]),

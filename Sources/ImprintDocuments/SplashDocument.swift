@@ -6,13 +6,14 @@ internal import CImprintSplash
 import ImprintCore
 import ImprintGraphics
 
-/// A PDF opened with poppler-cpp for Splash rendering.
+/// A PDF opened with poppler's `PDFDoc` for Splash rendering.
 ///
 /// Thumbnails are drawn with Splash, not with poppler's cairo backend (`PDFDocument.render`):
 /// cairo widens every stroke thinner than a device pixel to one pixel, so a dense hairline
 /// drawing scaled down to a thumbnail came out as a dark or washed-out block with its shading
 /// lost, where Splash (like pdftoppm and mutool) draws each line at its coverage. Owns one
-/// `poppler::document` over `data` (not copied; held as long as the document lives). Never
+/// `PDFDoc` over `data` (not copied; held as long as the document lives) and one Splash
+/// output device for all its pages, so fonts and glyphs are loaded once a document. Never
 /// shared across tasks.
 struct SplashDocument: ~Copyable {
   private let raw: OpaquePointer
@@ -21,7 +22,7 @@ struct SplashDocument: ~Copyable {
 
   /// Why a page could not be drawn.
   enum Failure: Error {
-    /// poppler-cpp could not open the document (the caller opened it with poppler-glib first,
+    /// poppler could not open the document (the caller opened it with poppler-glib first,
     /// so this is a file larger than 2 GiB or a disagreement between the two).
     case unreadable
     /// No such page.
@@ -41,12 +42,12 @@ struct SplashDocument: ~Copyable {
     }
     raw = opened
     self.data = data
-    handleScope = LiveHandles.opened("poppler::document")
+    handleScope = LiveHandles.opened("PDFDoc")
   }
 
   deinit {
     CImprintSplash_close(raw)
-    LiveHandles.closed("poppler::document", in: handleScope)
+    LiveHandles.closed("PDFDoc", in: handleScope)
   }
 
   /// Draws page `index` (0-based) onto `image` at `scale` pixels a point, both ways (as

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintSplash: PDF pages rasterised by poppler's Splash backend (through poppler-cpp's
-// page_renderer), the backend pdftoppm uses. Owned by ImprintDocuments, which draws thumbnails
+// CImprintSplash: PDF pages rasterised by poppler's Splash backend (its SplashOutputDev, one
+// a document), the backend pdftoppm uses. Owned by ImprintDocuments, which draws thumbnails
 // with it: poppler's cairo backend widens every stroke thinner than a pixel to one pixel, so
 // dense hairline drawings came out washed out or dark; Splash draws them at their coverage.
 
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/// A document opened for rendering (a `poppler::document`).
+/// A document opened for rendering (poppler's `PDFDoc` and its Splash output device).
 typedef struct CImprintSplash_Document CImprintSplash_Document;
 
 /// What a call ended with.
