@@ -11,8 +11,9 @@
 
 #include "splash.h"
 
-#include <poppler/ErrorCodes.h>
 #include <poppler/Error.h>
+#include <poppler/ErrorCodes.h>
+#include <poppler/GfxState.h>
 #include <poppler/GlobalParams.h>
 #include <poppler/PDFDoc.h>
 #include <poppler/SplashOutputDev.h>
@@ -21,15 +22,168 @@
 #include <poppler/splash/SplashBitmap.h>
 
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace {
 // poppler prints a hostile file's diagnostics to stderr; they are noise to Imprint's callers
 // (poppler's verdict comes back as a status), so they are dropped.
 void quiet(ErrorCategory, Goffset, const char *) {}
+}  // namespace
+
+namespace {
+/// What poppler's DCTStream and libjpeg decide a JPEG's colours from, read from its markers up
+/// to its frame header.
+struct JPEGHeader {
+  int width = 0, height = 0, components = 0;
+  bool jfif = false, adobe = false;
+
+  /// Reads `bytes`' markers up to the first frame header; false for anything unexpected.
+  bool read(const std::string &bytes) {
+    const auto *b = reinterpret_cast<const unsigned char *>(bytes.data());
+    const size_t n = bytes.size();
+    if (n < 4 || b[0] != 0xFF || b[1] != 0xD8) return false;
+    size_t i = 2;
+    while (i + 4 <= n) {
+      if (b[i] != 0xFF) return false;
+      const unsigned char marker = b[i + 1];
+      if (marker == 0xFF) {  // a fill byte
+        ++i;
+        continue;
+      }
+      const size_t length = (size_t(b[i + 2]) << 8) | b[i + 3];
+      if (length < 2 || i + 2 + length > n) return false;
+      const unsigned char *segment = b + i + 4;
+      const size_t size = length - 2;
+      if (marker == 0xE0 && size >= 5 && std::memcmp(segment, "JFIF\0", 5) == 0) jfif = true;
+      if (marker == 0xEE && size >= 5 && std::memcmp(segment, "Adobe", 5) == 0) adobe = true;
+      if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 &&
+          marker != 0xCC) {
+        if (size < 6) return false;
+        height = (segment[1] << 8) | segment[2];
+        width = (segment[3] << 8) | segment[4];
+        components = segment[5];
+        return true;
+      }
+      if (marker == 0xDA || marker == 0xD9) return false;
+      i += 2 + length;
+    }
+    return false;
+  }
+};
+
+/// Whether `name` is DCTDecode's name or its abbreviation.
+bool isDCT(const Object &name) { return name.isName("DCTDecode") || name.isName("DCT"); }
+
+/// The Splash device of a thumbnail: as poppler's, but a large JPEG image drawn much smaller
+/// is decoded at a half, a quarter or an eighth of its size (libjpeg scales in the DCT domain)
+/// and handed to Splash at that size, where poppler decodes every pixel and Splash averages
+/// them down (a 4032 x 2268 phone photo on a page cost 0.1 s of CPU for a 256-px thumbnail).
+/// The reduced image still has as many pixels as the device area it covers, or more.
+class ThumbnailDevice final : public SplashOutputDev {
+ public:
+  ThumbnailDevice(SplashColorPtr paper, CImprintSplash_JPEGDecode decode)
+      : SplashOutputDev(splashModeXBGR8, 4, false, paper, true, splashThinLineDefault),
+        decode(decode) {}
+
+  /// Images drawn reduced since the count was last reset.
+  int reducedImages = 0;
+
+  void drawImage(GfxState *state, Object *ref, Stream *str, int width, int height,
+                 GfxImageColorMap *colorMap, bool interpolate, const int *maskColors,
+                 bool inlineImg) override {
+    if (!(decode && !maskColors && !inlineImg &&
+          drawReduced(state, ref, str, width, height, colorMap, interpolate))) {
+      SplashOutputDev::drawImage(
+          state, ref, str, width, height, colorMap, interpolate, maskColors, inlineImg);
+    }
+  }
+
+ private:
+  CImprintSplash_JPEGDecode decode;
+
+  /// Draws `str` reduced when it is a plain JPEG drawn at half its size or less; false (having
+  /// drawn nothing) otherwise, or when libjpeg cannot decode it, so that poppler draws it.
+  bool drawReduced(GfxState *state, Object *ref, Stream *str, int width, int height,
+                   GfxImageColorMap *colorMap, bool interpolate) {
+    if (str->getKind() != strDCT || colorMap->getBits() != 8) return false;
+    const int components = colorMap->getNumPixelComps();
+    GfxColorSpace *space = colorMap->getColorSpace();
+    if ((components != 1 && components != 3) || !space || space->getMode() == csIndexed) {
+      return false;
+    }
+    // The device pixels the image's unit square covers, along each of its axes.
+    const double *ctm = state->getCTM();
+    const double across = std::hypot(ctm[0], ctm[1]), down = std::hypot(ctm[2], ctm[3]);
+    if (!(across > 0 && down > 0) || !std::isfinite(across) || !std::isfinite(down)) {
+      return false;
+    }
+    // Twice the device pixels or more, so that Splash still averages two or more pixels into
+    // each (from fewer, a box filter of a non-integer ratio shows its steps).
+    int denominator = 8;
+    while (denominator > 1 && ((width + denominator - 1) / denominator < 2 * std::ceil(across) ||
+                               (height + denominator - 1) / denominator < 2 * std::ceil(down))) {
+      denominator /= 2;
+    }
+    if (denominator == 1) return false;
+    // One DCTDecode filter without parameters (poppler reads /ColorTransform there) over the
+    // file's own bytes.
+    Dict *dict = str->getDict();
+    Stream *source = str->getNextStream();
+    if (!dict || !source || source->getBaseStream() != source) return false;
+    Object filter = dict->lookup("Filter");
+    if (filter.isNull()) filter = dict->lookup("F");
+    const bool oneDCT =
+        isDCT(filter) || (filter.isArray() && filter.arrayGetLength() == 1 &&
+                          isDCT(filter.arrayGet(0)));
+    if (!oneDCT || !dict->lookup("DecodeParms").isNull() || !dict->lookup("DP").isNull()) {
+      return false;
+    }
+    std::string bytes;
+    source->reset();
+    source->fillString(bytes);
+    source->close();
+    // poppler and libjpeg take the same colour transform from the markers, except when a file
+    // has both JFIF's and Adobe's; and the frame must be the size the image dictionary says.
+    JPEGHeader header;
+    if (!header.read(bytes) || header.components != components || header.width != width ||
+        header.height != height || (header.jfif && header.adobe)) {
+      return false;
+    }
+    const int columns = (width + denominator - 1) / denominator;
+    const int rows = (height + denominator - 1) / denominator;
+    const size_t stride = size_t(columns) * (components == 1 ? 1 : 4);
+    std::vector<uint8_t> pixels(stride * size_t(rows));
+    uint32_t decodedWidth = 0, decodedHeight = 0;
+    char message[256];
+    if (decode(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(),
+               components == 1 ? 1 : 0, denominator, 0, pixels.data(), stride, pixels.size(),
+               &decodedWidth, &decodedHeight, message, sizeof message) != 0 ||
+        decodedWidth != uint32_t(columns) || decodedHeight != uint32_t(rows)) {
+      return false;
+    }
+    if (components == 3) {  // B G R X to R G B, in place (each pixel moves left)
+      for (size_t p = 0, count = size_t(columns) * size_t(rows); p < count; ++p) {
+        const uint8_t b = pixels[4 * p], g = pixels[4 * p + 1], r = pixels[4 * p + 2];
+        pixels[3 * p] = r;
+        pixels[3 * p + 1] = g;
+        pixels[3 * p + 2] = b;
+      }
+    }
+    MemStream reduced(reinterpret_cast<const char *>(pixels.data()), 0,
+                      Goffset(size_t(columns) * size_t(rows) * size_t(components)),
+                      Object(objNull));
+    SplashOutputDev::drawImage(
+        state, ref, &reduced, columns, rows, colorMap, interpolate, nullptr, false);
+    ++reducedImages;
+    return true;
+  }
+};
 }  // namespace
 
 struct CImprintSplash_Document {
@@ -38,15 +192,18 @@ struct CImprintSplash_Document {
   GlobalParamsIniter params{quiet};
   std::unique_ptr<PDFDoc> document;
   // One output device for every page drawn: its fonts and glyphs stay cached between pages.
-  std::unique_ptr<SplashOutputDev> device;
+  std::unique_ptr<ThumbnailDevice> device;
+  CImprintSplash_JPEGDecode decode = nullptr;
 };
 
 extern "C" CImprintSplash_Document *CImprintSplash_open(
-    const unsigned char *bytes, size_t length, const char *password, int *status) {
+    const unsigned char *bytes, size_t length, const char *password,
+    CImprintSplash_JPEGDecode decode, int *status) {
   *status = CImprintSplash_UNREADABLE;
   if (length > INT_MAX) return nullptr;
   try {
     auto opened = std::make_unique<CImprintSplash_Document>();
+    opened->decode = decode;
     std::optional<GooString> secret;
     if (password) secret.emplace(password);
     // MemStream reads the caller's bytes in place (they outlive the document); the PDFDoc
@@ -69,7 +226,8 @@ extern "C" void CImprintSplash_close(CImprintSplash_Document *document) { delete
 
 extern "C" int CImprintSplash_render(
     CImprintSplash_Document *document, int index, double xdpi, double ydpi, int width,
-    int height, uint32_t *pixels, size_t stride) {
+    int height, uint32_t *pixels, size_t stride, int *reducedImages) {
+  *reducedImages = 0;
   if (!document || index < 0 || index >= document->document->getNumPages()) {
     return CImprintSplash_NO_PAGE;
   }
@@ -78,8 +236,7 @@ extern "C" int CImprintSplash_render(
       // page_renderer's device: XBGR8 (0xXXRRGGBB words), rows padded to 4 bytes, top-down,
       // white paper, thin lines drawn as they are; text and vectors anti-aliased, no hinting.
       SplashColor paper = {0xFF, 0xFF, 0xFF, 0xFF};
-      auto device = std::make_unique<SplashOutputDev>(
-          splashModeXBGR8, 4, false, paper, true, splashThinLineDefault);
+      auto device = std::make_unique<ThumbnailDevice>(paper, document->decode);
       device->setFontAntialias(true);
       device->setVectorAntialias(true);
       device->setFreeTypeHinting(false, false);
@@ -90,9 +247,11 @@ extern "C" int CImprintSplash_render(
     // its box times the resolution, rounded by poppler, which may differ from the caller's by
     // one; the slice past the page is paper. Crop box, /Rotate applied, not printing (as a
     // viewer shows the annotations).
+    document->device->reducedImages = 0;
     document->document->displayPageSlice(
         document->device.get(), index + 1, xdpi, ydpi, 0, false, true, false, 0, 0, width,
         height);
+    *reducedImages = document->device->reducedImages;
     SplashBitmap *bitmap = document->device->getBitmap();
     if (!bitmap || bitmap->getMode() != splashModeXBGR8 || bitmap->getWidth() < 1 ||
         bitmap->getHeight() < 1 || !bitmap->getDataPtr()) {

@@ -36,7 +36,8 @@ struct SplashDocument: ~Copyable {
   /// Opens the PDF in `data` with `password` (owner and user password alike).
   init(data: DocumentBytes, password: String?) throws(Failure) {
     var status: Int32 = 0
-    let opened = CImprintSplash_open(data.buffer.baseAddress, data.count, password, &status)
+    let opened = CImprintSplash_open(
+      data.buffer.baseAddress, data.count, password, JPEGDecoder.cDecode, &status)
     guard let opened else {
       throw status == Int32(CImprintSplash_NO_MEMORY) ? .noMemory : .unreadable
     }
@@ -50,17 +51,27 @@ struct SplashDocument: ~Copyable {
     LiveHandles.closed("PDFDoc", in: handleScope)
   }
 
-  /// Draws page `index` (0-based) onto `image` at `scale` pixels a point, both ways (as
-  /// pdftoppm's `-scale-to`: the same pixels), from the top-left corner; what the page does
-  /// not cover of the image's last column or row stays white.
-  func render(page index: Int, scale: Double, into image: borrowing RasterImage) throws(Failure) {
+  /// Draws page `index` (0-based) onto `image` at `scale` pixels a point, both ways.
+  ///
+  /// As pdftoppm's `-scale-to` (the same pixels), from the top-left corner; what the page does
+  /// not cover of the image's last column or row stays white. A plain JPEG image the page
+  /// draws at half its pixels or fewer is decoded at a half, a quarter or an eighth of its size
+  /// (`CImprintSplash_open` says which), so its pixels differ slightly from pdftoppm's.
+  ///
+  /// - Returns: how many images were drawn from such a reduced decode.
+  @discardableResult
+  func render(page index: Int, scale: Double, into image: borrowing RasterImage) throws(Failure)
+    -> Int
+  {
     let (xdpi, ydpi) = (72 * scale, 72 * scale)
     let (width, height) = (Int32(image.width), Int32(image.height))
+    var reduced: Int32 = 0
     let status = image.withMutablePixels { pixels, stride in
-      CImprintSplash_render(raw, Int32(index), xdpi, ydpi, width, height, pixels, stride)
+      CImprintSplash_render(
+        raw, Int32(index), xdpi, ydpi, width, height, pixels, stride, &reduced)
     }
     switch status {
-    case Int32(CImprintSplash_OK): return
+    case Int32(CImprintSplash_OK): return Int(reduced)
     case Int32(CImprintSplash_NO_PAGE): throw .noPage
     case Int32(CImprintSplash_NO_MEMORY): throw .noMemory
     default: throw .failed

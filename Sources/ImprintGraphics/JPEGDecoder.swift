@@ -78,6 +78,23 @@ public enum JPEGDecoder {
       jpeg: header.components == 4 ? nil : bytes)
   }
 
+  /// A C decoder with `CImprintShims_jpeg_decode`'s contract.
+  ///
+  /// Its parameters: bytes and their count; layout 0 (B G R X) or 1 (grey); a scale
+  /// denominator of 1, 2, 4 or 8; strict (non-zero: libjpeg's warnings are errors); the pixels,
+  /// their stride and capacity in bytes; the decoded width and height; a message buffer and its
+  /// size. Returns 0 on success.
+  public typealias CDecode =
+    @convention(c) (
+      UnsafePointer<UInt8>?, Int, Int32, Int32, Int32, UnsafeMutablePointer<UInt8>?, Int, Int,
+      UnsafeMutablePointer<UInt32>?, UnsafeMutablePointer<UInt32>?, UnsafeMutablePointer<CChar>?,
+      Int
+    ) -> Int32
+
+  /// libjpeg's decoder as a C function, for C code of another module that decodes JPEGs at a
+  /// reduced size (ImprintDocuments' Splash thumbnails), so that libjpeg keeps one owner.
+  public static let cDecode: CDecode = CImprintShims_jpeg_decode
+
   static func text(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }

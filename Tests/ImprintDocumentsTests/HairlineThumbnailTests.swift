@@ -27,21 +27,7 @@ import Testing
           .utf8),
       Array("<</Length \(stream.count)>>stream\n".utf8) + stream + Array("\nendstream".utf8),
     ]
-    var file = Array("%PDF-1.4\n".utf8)
-    var offsets: [Int] = []
-    for (index, object) in objects.enumerated() {
-      offsets.append(file.count)
-      file += Array("\(index + 1) 0 obj\n".utf8) + object + Array("\nendobj\n".utf8)
-    }
-    let xref = file.count
-    file += Array("xref\n0 \(objects.count + 1)\n0000000000 65535 f \n".utf8)
-    for offset in offsets {
-      file += Array(
-        (String(repeating: "0", count: 10 - String(offset).count) + "\(offset) 00000 n \n").utf8)
-    }
-    file += Array(
-      "trailer<</Size \(objects.count + 1)/Root 1 0 R>>\nstartxref\n\(xref)\n%%EOF\n".utf8)
-    return file
+    return HostileDocuments.pdf(bytes: objects)
   }
 
   /// Vertical 0.05 pt lines from x = 20 to 575 whose spacing grows from 0.5 pt to 4 pt: a tone

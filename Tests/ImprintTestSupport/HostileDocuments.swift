@@ -28,11 +28,17 @@ public enum HostileDocuments {
 
   /// A PDF of `objects` (object 1 is the root), with a correct cross-reference table.
   public static func pdf(_ objects: [String]) -> [UInt8] {
+    pdf(bytes: objects.map { Array($0.utf8) })
+  }
+
+  /// A PDF of `objects` given as bytes (streams of binary data such as JPEGs), object 1 the
+  /// root, with a correct cross-reference table.
+  public static func pdf(bytes objects: [[UInt8]]) -> [UInt8] {
     var out = Array("%PDF-1.4\n".utf8)
     var offsets: [Int] = []
     for (index, body) in objects.enumerated() {
       offsets.append(out.count)
-      out += Array("\(index + 1) 0 obj\n\(body)\nendobj\n".utf8)
+      out += Array("\(index + 1) 0 obj\n".utf8) + body + Array("\nendobj\n".utf8)
     }
     let xref = out.count
     var table = "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"

@@ -30,10 +30,24 @@ enum {
   CImprintSplash_NO_MEMORY = 4,
 };
 
+/// A JPEG decoder that can decode at a half, a quarter or an eighth of the size, with
+/// `CImprintShims_jpeg_decode`'s contract (layout 0: 4 bytes a pixel B G R X; 1: grey; strict 0:
+/// libjpeg's warnings tolerated, as poppler tolerates them). Handed in by ImprintDocuments from
+/// ImprintGraphics, libjpeg's one owner.
+typedef int (*CImprintSplash_JPEGDecode)(
+    const uint8_t *data, size_t len, int layout, int scale_denom, int strict, uint8_t *pixels,
+    size_t stride, size_t capacity, uint32_t *out_width, uint32_t *out_height, char *errbuf,
+    size_t errbuf_len);
+
 /// Opens the PDF in `bytes` (not copied: they must outlive the document) with `password`
 /// (owner and user password alike, as poppler-glib does; NULL for none). Sets `*status`.
+/// `decode` (NULL for none) decodes a JPEG image the page draws at a half or less of its
+/// pixels at that reduced size (libjpeg's DCT scaling, as MuPDF does) instead of decoding it
+/// whole and scaling it down; only a plain one (one DCTDecode filter without parameters, grey
+/// or RGB, 8 bits, no colour-key mask).
 CImprintSplash_Document *CImprintSplash_open(
-    const unsigned char *bytes, size_t length, const char *password, int *status);
+    const unsigned char *bytes, size_t length, const char *password,
+    CImprintSplash_JPEGDecode decode, int *status);
 
 /// Closes a document from `CImprintSplash_open` (NULL is ignored).
 void CImprintSplash_close(CImprintSplash_Document *document);
@@ -42,9 +56,10 @@ void CImprintSplash_close(CImprintSplash_Document *document);
 /// shows them) at `xdpi` × `ydpi` on white paper, anti-aliased (vector and text; no hinting,
 /// as pdftoppm), and writes its top-left `width` × `height` pixels to `pixels` as 32-bit
 /// 0xFFRRGGBB words, `stride` bytes a row. Pixels the page does not cover stay white.
+/// `*reducedImages` is set to the number of JPEG images drawn from a reduced decode.
 int CImprintSplash_render(
     CImprintSplash_Document *document, int index, double xdpi, double ydpi, int width,
-    int height, uint32_t *pixels, size_t stride);
+    int height, uint32_t *pixels, size_t stride, int *reducedImages);
 
 #ifdef __cplusplus
 }
