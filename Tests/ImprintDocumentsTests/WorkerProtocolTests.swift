@@ -276,3 +276,55 @@ struct WorkerDeathTests {
     #expect(await Self.inspectCode(executable: fake) == "document.memoryLimit")
   }
 }
+
+// Page sizes between a worker and its parent.
+extension WorkerProtocolTests {
+  @Test("a worker sends page sizes as runs; the parent gets every page back, the CLI lists each")
+  func pageSizeRuns() throws {
+    // Runs broken by a size, a rotation (orientation), and a gap in the page numbers.
+    var sizes = (1...5).map { PageSize(page: $0, widthPoints: 595.28, heightPoints: 841.89) }
+    sizes += [PageSize(page: 6, widthPoints: 612, heightPoints: 792)]
+    sizes += [PageSize(page: 7, widthPoints: 841.89, heightPoints: 595.28)]
+    sizes += [PageSize(page: 9, widthPoints: 841.89, heightPoints: 595.28)]
+    sizes += (10...12).map { PageSize(page: $0, widthPoints: 595.28, heightPoints: 841.89) }
+    let info = DocumentInfo(
+      file: "a.pdf", type: .pdf, pages: sizes.count, pageSizes: sizes, encrypted: false,
+      printAllowed: true, colors: nil, conversion: nil)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    encoder.userInfo[DocumentInfo.compactPageSizes] = true
+    let compact = try encoder.encode(WorkerResponse.inspected(info: info))
+    let text = String(decoding: compact, as: UTF8.self)
+    #expect(text.contains(#""pageSizeRuns""#) && !text.contains(#""pageSizes""#), "\(text)")
+    // Five runs: pages 1-5, 6, 7, 9 (not consecutive to 7), 10-12.
+    #expect(text.components(separatedBy: #""count""#).count - 1 == 5, "\(text)")
+    guard
+      case .inspected(let decoded) = try JSONDecoder().decode(WorkerResponse.self, from: compact)
+    else {
+      Issue.record("not an inspection: \(text)")
+      return
+    }
+    #expect(decoded == info)
+    // Everywhere else (the CLI's --json, the service's answers) each page is listed, as before.
+    let listed = JSONOutput.line(info)
+    #expect(listed.contains(#""pageSizes":[{"#) && !listed.contains("pageSizeRuns"))
+    #expect(try JSONDecoder().decode(DocumentInfo.self, from: Data(listed.utf8)) == info)
+    // A run the document cannot hold is refused, not expanded.
+    let bad = text.replacingOccurrences(of: #""count":5"#, with: #""count":99999999"#)
+    #expect(bad != text)
+    #expect(throws: DecodingError.self) {
+      try JSONDecoder().decode(WorkerResponse.self, from: Data(bad.utf8))
+    }
+  }
+
+  @Test("a worker's inspection of a real PDF decodes to every page's size")
+  func inspectionRoundTrip() throws {
+    let answers = try Self.exchange([Self.request("inspect")])
+    guard case .inspected(let info)? = answers[0] else {
+      Issue.record("\(String(describing: answers[0]))")
+      return
+    }
+    #expect(info.pageSizes.map(\.page) == Array(1...info.pages))
+    #expect(info.pages == 3)
+  }
+}
