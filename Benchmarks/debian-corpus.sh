@@ -25,7 +25,7 @@
 # and passed over), with the PDFs each adds (symbolic links and duplicates not counted) and what
 # made most of them; 1179 in all, with 155 distinct producer strings (39 families). The default
 # 500 end inside texlive-latex-base-doc (152 of its 269; 58 producers, 20 families: pdfTeX 301,
-# xdvipdfmx 71, Ghostscript 51, Apache FOP 38, LuaTeX 9, XeTeX 6, Acrobat Distiller 6, ...),
+# xdvipdfmx 71, Ghostscript 52, Apache FOP 38, LuaTeX 9, XeTeX 6, Acrobat Distiller 6, ...),
 # about 273 MB of downloads; the packages after the last one needed are not fetched.
 #   asymptote-doc                    6  pdfTeX, Asymptote's figures
 #   auto-multiple-choice-doc-pdf     7  xdvipdfmx (English, French, Japanese), pdfTeX
