@@ -16,6 +16,7 @@
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,4 +285,62 @@ void CImprintShims_free(void *pointer) { free(pointer); }
 void CImprintShims_tune_malloc(int mmap_threshold, int trim_threshold) {
   mallopt(M_MMAP_THRESHOLD, mmap_threshold);
   mallopt(M_TRIM_THRESHOLD, trim_threshold);
+}
+
+// One libdeflate compressor per level and thread, kept: allocating one (hundreds of KiB of match
+// tables, mapped and faulted in anew) for each thumbnail of a long document cost as much as
+// the deflate saved. Freed when the thread ends.
+typedef struct {
+  struct libdeflate_compressor *by_level[13];
+} Compressors;
+
+static pthread_key_t compressors_key;
+static pthread_once_t compressors_once = PTHREAD_ONCE_INIT;
+
+static void free_compressors(void *value) {
+  Compressors *compressors = value;
+  for (int level = 0; level < 13; level++) {
+    if (compressors->by_level[level]) libdeflate_free_compressor(compressors->by_level[level]);
+  }
+  free(compressors);
+}
+
+static void make_compressors_key(void) { pthread_key_create(&compressors_key, free_compressors); }
+
+static struct libdeflate_compressor *compressor_for(int level) {
+  if (level < 0 || level > 12) return NULL;
+  pthread_once(&compressors_once, make_compressors_key);
+  Compressors *compressors = pthread_getspecific(compressors_key);
+  if (!compressors) {
+    compressors = calloc(1, sizeof *compressors);
+    if (!compressors) return NULL;
+    if (pthread_setspecific(compressors_key, compressors) != 0) {
+      free(compressors);
+      return NULL;
+    }
+  }
+  if (!compressors->by_level[level]) {
+    compressors->by_level[level] = libdeflate_alloc_compressor(level);
+  }
+  return compressors->by_level[level];
+}
+
+int CImprintShims_libdeflate_raw(const uint8_t *data, size_t len, int level, uint8_t **out,
+                                 size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  struct libdeflate_compressor *compressor = compressor_for(level);
+  if (!compressor) return 1;
+  size_t bound = libdeflate_deflate_compress_bound(compressor, len);
+  uint8_t *buffer = malloc(bound > 0 ? bound : 1);
+  if (!buffer) return 1;
+  // The bound always suffices, so 0 (no room) cannot come back for a non-empty input.
+  size_t written = libdeflate_deflate_compress(compressor, data, len, buffer, bound);
+  if (written == 0 && len > 0) {
+    free(buffer);
+    return 1;
+  }
+  *out = buffer;
+  *out_len = written;
+  return 0;
 }

@@ -206,7 +206,10 @@ public enum DocumentEngine {
       }
       do {
         switch format {
-        case .png: return try image.png(text: text)
+        // libdeflate at its default level: a page thumbnail is anti-aliased text and lines,
+        // which it deflates with 7 % less of the whole thumbnail's CPU than zlib at level 3
+        // (every page of gnuplot.pdf), the files 1 % larger (`PNGDeflater`).
+        case .png: return try image.png(text: text, compressionLevel: 6, deflater: .libdeflate)
         case .jpeg: return try image.jpeg()
         }
       } catch {

@@ -431,13 +431,14 @@ public struct RasterImage: ~Copyable {
   /// - Parameters:
   ///   - dpi: stored in the file when given.
   ///   - text: tEXt chunks (key, value).
-  ///   - compressionLevel: zlib's level 0-9.
+  ///   - compressionLevel: the deflater's level 0-9.
   ///   - filter: the row filter; nil for up (`PNGRowFilter.standard`).
+  ///   - deflater: the library that deflates the rows (`PNGDeflater` says which suits what).
   /// - Returns: the PNG file's bytes.
   /// - Throws: `GraphicsError.pngEncode`.
   public func png(
     dpi: Double? = nil, text: [(key: String, value: String)] = [],
-    compressionLevel: Int = 3, filter: PNGRowFilter? = nil
+    compressionLevel: Int = 3, filter: PNGRowFilter? = nil, deflater: PNGDeflater = .zlib
   ) throws(GraphicsError) -> [UInt8] {
     let gray = isGray()
     cairo_surface_flush(surface)
@@ -451,6 +452,6 @@ public struct RasterImage: ~Copyable {
       kind: gray ? CImprintShims_PNG_XRGB_TO_GRAY : CImprintShims_PNG_XRGB_TO_RGB)
     return try PNGEncoder.encode(
       width: width, height: height, format: gray ? .gray8 : .rgb8, source: source, dpi: dpi,
-      text: text, compressionLevel: compressionLevel, filter: filter)
+      text: text, compressionLevel: compressionLevel, filter: filter, deflater: deflater)
   }
 }

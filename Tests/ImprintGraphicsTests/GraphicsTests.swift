@@ -85,6 +85,38 @@ struct PNGEncoderTests {
     #expect(try bits(nil) != bits(.up))
   }
 
+  @Test("rows deflated by libdeflate decode to zlib's pixels at every level, checksums valid")
+  func libdeflateRows() throws {
+    // 200 × 120 RGB: gradients with a pattern, so that every level finds something to match.
+    var pixels: [UInt8] = []
+    for y in 0..<120 {
+      for x in 0..<200 {
+        pixels += [UInt8((x * 7 + y * 13 + x * y % 17) & 255), UInt8(x), UInt8(y * 2)]
+      }
+    }
+    let zlib = try PNGEncoder.encode(width: 200, height: 120, format: .rgb8, pixels: pixels)
+    let reference = try ImageDecoder.decode(zlib, source: "zlib.png")
+    for level in [0, 1, 6, 9] {
+      let other = try PNGEncoder.encode(
+        width: 200, height: 120, format: .rgb8, pixels: pixels, compressionLevel: level,
+        deflater: .libdeflate)
+      #expect(other != zlib, "level \(level)")
+      #expect(try ImageDecoder.decode(other, source: "libdeflate.png").pixels == reference.pixels)
+      // Python's zlib checks the stream's Adler-32; Pillow reads the chunks' CRCs.
+      #expect(try rowFilters(other) == rowFilters(zlib), "level \(level)")
+    }
+    // A thumbnail's PNG, the surface's own path.
+    let image = try RasterImage(width: 40, height: 30)
+    try image.draw { canvas in
+      canvas.fill(
+        Rect(x: 5, y: 5, width: 20, height: 10), color: Color(red: 200, green: 20, blue: 90))
+    }
+    let thumbnail = try image.png(compressionLevel: 6, deflater: .libdeflate)
+    #expect(
+      try ImageDecoder.decode(thumbnail, source: "t.png").pixels
+        == ImageDecoder.decode(image.png(), source: "z.png").pixels)
+  }
+
   @Test("an image's PNG is grey when every pixel is, else RGB, with the pixels drawn")
   func rasterPNG() throws {
     let image = try RasterImage(width: 3, height: 2)

@@ -46,6 +46,11 @@ int CImprintShims_png_frame(uint32_t width, uint32_t height, int color_type, int
                             size_t deflated_len, int compression_level, uint8_t **out,
                             size_t *out_len, char *errbuf, size_t errbuf_len);
 
+/// Raw deflate data (RFC 1951, no header) of `data` by libdeflate at `level` (1-12), in a malloc'd
+/// buffer (free with CImprintShims_free). Returns 0 on success, 1 when memory ran out.
+int CImprintShims_libdeflate_raw(const uint8_t *data, size_t len, int level, uint8_t **out,
+                                 size_t *out_len);
+
 /// Output pixel layouts of the JPEG decoder.
 enum {
   CImprintShims_JPEG_BGRX = 0,  ///< 4 bytes per pixel, cairo CAIRO_FORMAT_RGB24 on little-endian
