@@ -248,7 +248,7 @@ struct DocumentReliabilityTests {
     let run = try runTool(
       "prlimit",
       [
-        "--fsize=3000", Self.binary, "thumb", "--json", "--size", "512", "--pages", "all", "-o",
+        "--fsize=500", Self.binary, "thumb", "--json", "--size", "512", "--pages", "all", "-o",
         folder.path, documentFixtures + "mixed.pdf", documentFixtures + "hyperlink.pdf",
       ])
     #expect(run.status == 1, "\(run.stderr)")
