@@ -146,7 +146,12 @@ class ThumbnailDevice final : public SplashOutputDev {
     }
     std::string bytes;
     source->reset();
-    source->fillString(bytes);
+    try {
+      source->fillString(bytes);
+    } catch (std::bad_alloc &) {
+      source->close();
+      return false;
+    }
     source->close();
     // poppler and libjpeg take the same colour transform from the markers, except when a file
     // has both JFIF's and Adobe's; and the frame must be the size the image dictionary says.
@@ -158,11 +163,20 @@ class ThumbnailDevice final : public SplashOutputDev {
     const int columns = (width + denominator - 1) / denominator;
     const int rows = (height + denominator - 1) / denominator;
     const size_t stride = size_t(columns) * (components == 1 ? 1 : 4);
-    std::vector<uint8_t> pixels(stride * size_t(rows));
+    // The reduced image is held whole (poppler streams its rows): where that is more memory
+    // than the worker has, poppler draws it instead.
+    std::vector<uint8_t> pixels;
+    try {
+      pixels.resize(stride * size_t(rows));
+    } catch (std::bad_alloc &) {
+      return false;
+    }
     uint32_t decodedWidth = 0, decodedHeight = 0;
     char message[256];
+    // Strict: a JPEG libjpeg warns about (cut short, corrupt data) is poppler's to draw, as
+    // before; libjpeg would fill what is missing its own way.
     if (decode(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(),
-               components == 1 ? 1 : 0, denominator, 0, pixels.data(), stride, pixels.size(),
+               components == 1 ? 1 : 0, denominator, 1, pixels.data(), stride, pixels.size(),
                &decodedWidth, &decodedHeight, message, sizeof message) != 0 ||
         decodedWidth != uint32_t(columns) || decodedHeight != uint32_t(rows)) {
       return false;

@@ -31,9 +31,10 @@ enum {
 };
 
 /// A JPEG decoder that can decode at a half, a quarter or an eighth of the size, with
-/// `CImprintShims_jpeg_decode`'s contract (layout 0: 4 bytes a pixel B G R X; 1: grey; strict 0:
-/// libjpeg's warnings tolerated, as poppler tolerates them). Handed in by ImprintDocuments from
-/// ImprintGraphics, libjpeg's one owner.
+/// `CImprintShims_jpeg_decode`'s contract (layout 0: 4 bytes a pixel B G R X; 1: grey; strict 1:
+/// libjpeg's warnings are errors, so that a damaged JPEG is left to poppler, which draws what it
+/// can read its own way). Handed in by ImprintDocuments from ImprintGraphics, libjpeg's one
+/// owner.
 typedef int (*CImprintSplash_JPEGDecode)(
     const uint8_t *data, size_t len, int layout, int scale_denom, int strict, uint8_t *pixels,
     size_t stride, size_t capacity, uint32_t *out_width, uint32_t *out_height, char *errbuf,
