@@ -207,7 +207,6 @@ struct CImprintSplash_Document {
   std::unique_ptr<PDFDoc> document;
   // One output device for every page drawn: its fonts and glyphs stay cached between pages.
   std::unique_ptr<ThumbnailDevice> device;
-  CImprintSplash_JPEGDecode decode = nullptr;
 };
 
 extern "C" CImprintSplash_Document *CImprintSplash_open(
@@ -217,7 +216,6 @@ extern "C" CImprintSplash_Document *CImprintSplash_open(
   if (length > INT_MAX) return nullptr;
   try {
     auto opened = std::make_unique<CImprintSplash_Document>();
-    opened->decode = decode;
     std::optional<GooString> secret;
     if (password) secret.emplace(password);
     // MemStream reads the caller's bytes in place (they outlive the document); the PDFDoc
@@ -226,6 +224,14 @@ extern "C" CImprintSplash_Document *CImprintSplash_open(
         reinterpret_cast<const char *>(bytes), 0, static_cast<Goffset>(length), Object(objNull));
     opened->document = std::make_unique<PDFDoc>(stream, secret, secret);
     if (!opened->document->isOk()) return nullptr;
+    // page_renderer's device: XBGR8 (0xXXRRGGBB words), rows padded to 4 bytes, top-down,
+    // white paper, thin lines drawn as they are; text and vectors anti-aliased, no hinting.
+    SplashColor paper = {0xFF, 0xFF, 0xFF, 0xFF};
+    opened->device = std::make_unique<ThumbnailDevice>(paper, decode);
+    opened->device->setFontAntialias(true);
+    opened->device->setVectorAntialias(true);
+    opened->device->setFreeTypeHinting(false, false);
+    opened->device->startDoc(opened->document.get());
     *status = CImprintSplash_OK;
     return opened.release();
   } catch (std::bad_alloc &) {
@@ -246,17 +252,6 @@ extern "C" int CImprintSplash_render(
     return CImprintSplash_NO_PAGE;
   }
   try {
-    if (!document->device) {
-      // page_renderer's device: XBGR8 (0xXXRRGGBB words), rows padded to 4 bytes, top-down,
-      // white paper, thin lines drawn as they are; text and vectors anti-aliased, no hinting.
-      SplashColor paper = {0xFF, 0xFF, 0xFF, 0xFF};
-      auto device = std::make_unique<ThumbnailDevice>(paper, document->decode);
-      device->setFontAntialias(true);
-      device->setVectorAntialias(true);
-      device->setFreeTypeHinting(false, false);
-      device->startDoc(document->document.get());
-      document->device = std::move(device);
-    }
     // A slice of exactly width x height from the top-left corner: the page's own pixel size is
     // its box times the resolution, rounded by poppler, which may differ from the caller's by
     // one; the slice past the page is paper. Crop box, /Rotate applied, not printing (as a

@@ -10,16 +10,20 @@ public enum JSONOutput {
     encode(value, formatting: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) + "\n"
   }
 
-  /// Encodes `value` as one line of JSON with sorted keys (for JSON Lines files).
-  public static func line(_ value: some Encodable) -> String {
-    encode(value, formatting: [.sortedKeys, .withoutEscapingSlashes])
+  /// Encodes `value` as one line of JSON with sorted keys (for JSON Lines files); `flags`
+  /// are set to `true` in the encoder's `userInfo` (a type's other form for another reader,
+  /// such as `DocumentInfo.compactPageSizes`).
+  public static func line(_ value: some Encodable, flags: [CodingUserInfoKey] = []) -> String {
+    encode(value, formatting: [.sortedKeys, .withoutEscapingSlashes], flags: flags)
   }
 
-  private static func encode(_ value: some Encodable, formatting: JSONEncoder.OutputFormatting)
-    -> String
-  {
+  private static func encode(
+    _ value: some Encodable, formatting: JSONEncoder.OutputFormatting,
+    flags: [CodingUserInfoKey] = []
+  ) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = formatting
+    for flag in flags { encoder.userInfo[flag] = true }
     do {
       return String(decoding: try encoder.encode(value), as: UTF8.self)
     } catch {

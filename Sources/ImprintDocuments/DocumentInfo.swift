@@ -214,10 +214,9 @@ extension DocumentInfo {
     if encoder.userInfo[Self.compactPageSizes] as? Bool == true {
       var runs: [SizeRun] = []
       for size in pageSizes {
-        if let last = runs.last, size.page == last.size.page + last.count,
-          size.widthMM == last.size.widthMM, size.heightMM == last.size.heightMM,
-          size.paper == last.size.paper, size.orientation == last.size.orientation
-        {
+        var next = runs.last?.size
+        next?.page += runs.last?.count ?? 0
+        if next == size {
           runs[runs.count - 1].count += 1
         } else {
           runs.append(SizeRun(size: size, count: 1))

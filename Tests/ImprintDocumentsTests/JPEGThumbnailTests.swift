@@ -115,28 +115,18 @@ import Testing
   func thumbnails(_ drawn: Case) throws {
     let folder = try TemporaryFolder()
     let (pdf, reduced) = try drawn.pdf()
-    // Imprint's thumbnail, through the whole path (sniffing, page checks, PNG).
-    let png = try DocumentEngine.thumbnail(pdf, file: "photo.pdf", page: 1, size: 256, format: .png)
-    let bitmap = try ImageDecoder.decode(png, source: "thumbnail.png")
-    var ours: [UInt8] = []
-    for pixel in stride(from: 0, to: bitmap.pixels.count, by: 4) {
-      ours += [bitmap.pixels[pixel + 2], bitmap.pixels[pixel + 1], bitmap.pixels[pixel]]
-    }
+    // Imprint's thumbnail (the whole path: sniffing, page checks, PNG) and pdftoppm's, every
+    // pixel of the JPEG decoded.
+    let (ours, splash) = try HairlineThumbnailTests.bothThumbnails(pdf, size: 256, in: folder)
+    try #require(
+      ours.width == splash.width && ours.height == splash.height,
+      "\(splash.width) x \(splash.height)")
     // How many images were reduced, asked of the renderer itself.
     let document = try SplashDocument(data: DocumentBytes(copying: pdf), password: nil)
-    let image = try RasterImage(width: bitmap.width, height: bitmap.height)
+    let image = try RasterImage(width: ours.width, height: ours.height)
     // Every page's longer side is 800 pt.
     #expect(try document.render(page: 0, scale: 256.0 / 800, into: image) == reduced)
-    // pdftoppm's, every pixel of the JPEG decoded.
-    let path = folder.file("photo.pdf")
-    try Data(pdf).write(to: URL(fileURLWithPath: path))
-    let result = try runTool(
-      "pdftoppm", ["-scale-to", "256", "-singlefile", path, folder.file("splash")])
-    #expect(result.status == 0, "\(result.stderr)")
-    let ppm = [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder.file("splash.ppm"))))
-    let (width, height, start) = try #require(ppmHeader(ppm))
-    try #require(width == bitmap.width && height == bitmap.height, "\(width) x \(height)")
-    let (largest, mean) = Self.difference(ours, Array(ppm[start...]))
+    let (largest, mean) = Self.difference(ours.rgb, splash.rgb)
     if reduced == 0 {
       #expect(largest == 0, "largest difference \(largest), mean \(mean)")
     } else {

@@ -290,11 +290,9 @@ extension WorkerProtocolTests {
     let info = DocumentInfo(
       file: "a.pdf", type: .pdf, pages: sizes.count, pageSizes: sizes, encrypted: false,
       printAllowed: true, colors: nil, conversion: nil)
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    encoder.userInfo[DocumentInfo.compactPageSizes] = true
-    let compact = try encoder.encode(WorkerResponse.inspected(info: info))
-    let text = String(decoding: compact, as: UTF8.self)
+    let text = JSONOutput.line(
+      WorkerResponse.inspected(info: info), flags: [DocumentInfo.compactPageSizes])
+    let compact = Data(text.utf8)
     #expect(text.contains(#""pageSizeRuns""#) && !text.contains(#""pageSizes""#), "\(text)")
     // Five runs: pages 1-5, 6, 7, 9 (not consecutive to 7), 10-12.
     #expect(text.components(separatedBy: #""count""#).count - 1 == 5, "\(text)")

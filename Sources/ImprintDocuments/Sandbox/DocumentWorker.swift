@@ -68,13 +68,9 @@ public enum DocumentWorker {
     var limit = rlimit(rlim_cur: bytes, rlim_max: bytes)
     setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
     guard var reader = try? LineReader(path: "-") else { return }
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    encoder.userInfo[DocumentInfo.compactPageSizes] = true
     func answer(_ response: WorkerResponse) {
-      // An answer that did not encode (never seen: Imprint's own types, finite numbers) goes
-      // as an empty line, which the parent reports as an unreadable answer.
-      var bytes = Array((try? encoder.encode(response)) ?? Data())
+      var bytes = Array(
+        JSONOutput.line(response, flags: [DocumentInfo.compactPageSizes]).utf8)
       bytes.append(UInt8(ascii: "\n"))
       _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
     }
