@@ -31,6 +31,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("IdempotencyKey", ["ImprintService", "ImprintHTTP", "ImprintCore"]),
   ("MultipartBody", ["ImprintHTTP", "ImprintCore"]),
   ("OfficeType", ["ImprintDocuments", "ImprintCore"]),
+  ("ThumbnailJPEG", ["ImprintDocuments", "ImprintGraphics", "ImprintCore"]),
 ]
 
 // A path dependency's identity is its folder's name (`main`, `wt-fuzz`, a fresh clone's name),

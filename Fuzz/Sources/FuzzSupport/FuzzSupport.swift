@@ -61,3 +61,22 @@ public func fields(_ bytes: [UInt8], count: Int) -> [String] {
   while parts.count < count { parts.append([]) }
   return parts.map { String(decoding: $0, as: UTF8.self) }
 }
+
+/// A PDF of `objects` (object 1 the root; binary stream data allowed) with a correct
+/// cross-reference table, for targets that put their input inside a PDF. (The tests'
+/// `HostileDocuments.pdf(bytes:)`, which this package cannot import: the test support module is
+/// no product of Imprint's.)
+public func pdfFile(objects: [[UInt8]]) -> [UInt8] {
+  var out = Array("%PDF-1.4\n".utf8)
+  var offsets: [Int] = []
+  for (index, body) in objects.enumerated() {
+    offsets.append(out.count)
+    out += Array("\(index + 1) 0 obj\n".utf8) + body + Array("\nendobj\n".utf8)
+  }
+  var table = "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+  for offset in offsets {
+    table += String(repeating: "0", count: 10 - String(offset).count) + "\(offset) 00000 n \n"
+  }
+  table += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(out.count)\n%%EOF\n"
+  return out + Array(table.utf8)
+}
