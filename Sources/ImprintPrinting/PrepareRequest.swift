@@ -37,7 +37,7 @@ public enum PrepareConflict: Sendable, Equatable {
 /// The options of preparing and printing an order as they are given, before their defaults:
 /// what `imprint prepare`, `POST /v1/prepare` and a batch print job read, checked by one rule
 /// (`conflict()`) and turned into `PrepareOptions` and a wait.
-public struct PrepareRequest: Sendable, Equatable {
+public struct PrepareRequest: Sendable, Equatable, Codable {
   /// Whether auto colour files are split (`PrepareOptions.splitColor`).
   public var splitColor = false
   /// Whether each sheet side is drawn as a preview.

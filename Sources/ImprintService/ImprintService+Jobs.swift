@@ -48,30 +48,21 @@ extension ImprintService {
     let folder = record.folder
     let csv =
       (manifest.filename ?? "").lowercased().hasSuffix(".csv") || manifest.contentType == "text/csv"
-    let manifestPath = folder + (csv ? "/manifest.csv" : "/manifest.jsonl")
-    var options = BatchOptions(
-      outputFolder: folder + "/output", placeholder: configuration.placeholder)
-    // Messages name the client's files and the outputs, never this server's folders (links
-    // resolved too: a path may have been reached through them); the manifest by its part's
-    // file name.
-    options.manifestName = manifest.filename ?? "manifest"
-    // A file the manifest names that no part brought is told apart from a part's own problem.
-    options.sentInputs = parts.keys.filter { $0 != "manifest" }.sorted()
-    let roots = [folder, URL(fileURLWithPath: folder).resolvingSymlinksInPath().path]
-    options.relativeMessageFolders = Set(roots).sorted().flatMap {
-      [$0 + "/inputs", $0 + "/output", $0]
-    }
-    var lines = 0
+    var work = BatchWork(
+      manifest: csv ? "manifest.csv" : "manifest.jsonl",
+      manifestName: manifest.filename ?? "manifest",
+      // A file the manifest names that no part brought is told apart from a part's own problem.
+      sentInputs: parts.keys.filter { $0 != "manifest" }.sorted(), lines: 0)
+    let shown = Self.messageFolders(folder)
     do {
-      try AtomicFile.write(manifest.bytes, to: manifestPath)
+      try AtomicFile.write(manifest.bytes, to: folder + "/" + work.manifest)
       let inputs = folder + "/inputs"
       try FileIO.makeFolder(inputs)
       try Self.write(
         parts.values.filter { $0.name != "manifest" }, into: inputs, route: request.path)
-      lines = try Self.checkManifest(
-        manifestPath, inputsRoot: inputs, maximumLines: jobs.limits.lines,
-        name: options.manifestName ?? "manifest")
-      options.inputsRoot = inputs
+      work.lines = try Self.checkManifest(
+        folder + "/" + work.manifest, inputsRoot: inputs, maximumLines: jobs.limits.lines,
+        name: work.manifestName)
       // Past its deadline the request is answered 503 by the server: a job started now would
       // run with its client told it was not taken.
       if request.isPastDeadline {
@@ -81,25 +72,69 @@ extension ImprintService {
     } catch {
       jobs.abandon(record.id)
       // The client's names (a part's path, the manifest's), never the job's folders.
-      throw Self.withoutFolders(error, options.relativeMessageFolders)
+      throw Self.withoutFolders(error, shown)
     }
+    try start(record, .batch(work))
+    return accepted(record)
+  }
+
+  /// Queues job `record` (reserved, its inputs written) to run `work`, kept in its record.
+  ///
+  /// - Throws: what `JobStore.start` throws (the reservation is dropped then).
+  func start(_ record: JobStore.Record, _ work: JobWork, idempotency: IdempotencyRecord? = nil)
+    throws
+  {
+    try jobs.start(
+      record.id, idempotency: idempotency, spec: work,
+      work: self.work(for: work, id: record.id, folder: record.folder))
+  }
+
+  /// The folders whose paths a batch job's messages show relative to them: a client sees its
+  /// own names, never the server's folders (links resolved too: a path may have been reached
+  /// through them).
+  static func messageFolders(_ folder: String) -> [String] {
+    let roots = [folder, URL(fileURLWithPath: folder).resolvingSymlinksInPath().path]
+    return Set(roots).sorted().flatMap { [$0 + "/inputs", $0 + "/output", $0] }
+  }
+
+  /// The work of job `id` in `folder`, made from what its record keeps (`JobWork`) and this
+  /// service's configuration: by the request that accepted it, and again by whoever resumes it.
+  func work(for work: JobWork, id: String, folder: String) -> JobStore.Work {
+    switch work {
+    case .batch(let batch): batchWork(batch, id: id, folder: folder)
+    case .prepare(let prepare): prepareWork(prepare, folder: folder)
+    }
+  }
+
+  /// A batch job's work: its manifest run as `imprint batch` runs it, with the service's
+  /// sandbox, designs, fonts and width.
+  private func batchWork(_ work: BatchWork, id: String, folder: String) -> JobStore.Work {
+    var options = BatchOptions(
+      outputFolder: folder + "/output", placeholder: configuration.placeholder)
+    // Messages name the client's files and the outputs, never this server's folders; the
+    // manifest by its part's file name.
+    options.manifestName = work.manifestName
+    options.sentInputs = work.sentInputs
+    options.relativeMessageFolders = Self.messageFolders(folder)
+    options.inputsRoot = folder + "/inputs"
     options.sandbox = sandbox
     options.templatesFolder = configuration.templatesFolder
     options.jobs = configuration.concurrentRequests
     options.cardOptions.fonts = configuration.fonts
     // An item whose document's worker the job's stop killed ends with the job's own code.
     let cut = CutItems()
-    options.canceledJob = { [jobs, id = record.id] item in
+    options.canceledJob = { [jobs] item in
       cut.count.add(1, ordering: .relaxed)
       return (jobs.record(id)?.halt ?? .canceled).error(job: id, item: item)
     }
-    try jobs.start(record.id) { [options, lines] folder in
+    let manifest = folder + "/" + work.manifest
+    return { [options] folder in
       // Its items' errors are read by the client: hints name what a request sends.
       await ErrorSurface.$current.withValue(.http) {
         do {
           // As `imprint batch` runs it: outputs synced together, not one by one.
           let summary = try await AtomicFile.withDeferredFlush(syncing: folder) {
-            try await BatchRunner.run(manifest: manifestPath, options: options)
+            try await BatchRunner.run(manifest: manifest, options: options)
           }
           // A canceled run starts no new line (fewer results than lines) and cuts short the
           // items under way in workers.
@@ -107,14 +142,13 @@ extension ImprintService {
             summary: JobSummary(
               total: summary.total, ok: summary.ok, skipped: summary.skipped,
               failed: summary.failed),
-            complete: summary.total >= lines && cut.count.load(ordering: .relaxed) == 0)
+            complete: summary.total >= work.lines && cut.count.load(ordering: .relaxed) == 0)
         } catch {
           return JobOutcome(
             error: ErrorRecord(error).showing(pathsRelativeTo: options.relativeMessageFolders))
         }
       }
     }
-    return accepted(record)
   }
 
   /// The 202 answer to a request that made job `record`: its report as it is when accepted (its

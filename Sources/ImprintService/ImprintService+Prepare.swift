@@ -84,37 +84,19 @@ extension ImprintService {
       if let key { idempotencyKeys.release(key) }
       throw Self.withoutFolder(error, folder)
     }
-    var target = printer?.target(
-      credentials: configuration.printCredentials,
-      journal: folder + "/" + ServicePrinter.journalName)
-    target?.waitSeconds = asked.waitSeconds
-    let options = asked.options
-    let printing = OrderPrinter(
-      preparer: OrderPreparer(
-        quoter: OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)))
     do {
       // Past its deadline the request is answered 503 by the server: no job may start then.
       if request.isPastDeadline {
         throw HTTPError.deadlineExceeded(
           path: request.path, seconds: configuration.requestTimeout)
       }
-      // Never stopped part-way (its files may be on their way to a printer): a DELETE while it
-      // runs lets it end as it would. Its work runs in a task of its own, which the job's
-      // cancellation does not reach (the sandbox would kill the workers preparing its files).
       // With a jobs folder, the key is written with the job before its work may start.
       let idempotency = key.map {
         IdempotencyRecord(key: $0, fingerprint: SHA256.hex(fingerprint))
       }
-      try jobs.start(record.id, idempotency: idempotency) { [target, printer, jobs] folder in
-        await Task(executorPreference: jobs.executor) {
-          // Read by the client: hints name what a request sends.
-          await ErrorSurface.$current.withValue(.http) {
-            await Self.runPrepare(
-              printing, in: folder, options: options, target: target,
-              printer: printerName.flatMap { name in printer.map { (name, $0) } })
-          }
-        }.value
-      }
+      try start(
+        record, .prepare(PrepareWork(request: asked, printer: printerName)),
+        idempotency: idempotency)
     } catch {
       jobs.abandon(record.id)
       if let key { idempotencyKeys.release(key) }
@@ -122,6 +104,40 @@ extension ImprintService {
     }
     if let key { idempotencyKeys.bind(key, job: record.id) }
     return accepted(record)
+  }
+
+  /// A prepare job's work: its order prepared as `imprint prepare` prepares it, and sent to the
+  /// configuration's printer `work.printer` when it names one (a name this configuration does
+  /// not have fails the job, as the request would have been answered).
+  ///
+  /// Never stopped part-way (its files may be on their way to a printer): a DELETE while it
+  /// runs lets it end as it would. Its work runs in a task of its own, which the job's
+  /// cancellation does not reach (the sandbox would kill the workers preparing its files).
+  func prepareWork(_ work: PrepareWork, folder: String) -> JobStore.Work {
+    let printer: ServicePrinter?
+    do {
+      printer = try work.printer.map { (name) throws(ServiceError) in try configuredPrinter(name) }
+    } catch {
+      return { _ in JobOutcome(error: ErrorRecord(error)) }
+    }
+    var target = printer?.target(
+      credentials: configuration.printCredentials,
+      journal: folder + "/" + ServicePrinter.journalName)
+    target?.waitSeconds = work.request.waitSeconds
+    let options = work.request.options
+    let printing = OrderPrinter(
+      preparer: OrderPreparer(
+        quoter: OrderQuoter(sandbox: sandbox, jobs: configuration.concurrentRequests)))
+    let named = work.printer.flatMap { name in printer.map { (name, $0) } }
+    return { [target, jobs] folder in
+      await Task(executorPreference: jobs.executor) {
+        // Read by the client: hints name what a request sends.
+        await ErrorSurface.$current.withValue(.http) {
+          await Self.runPrepare(
+            printing, in: folder, options: options, target: target, printer: named)
+        }
+      }.value
+    }
   }
 
   /// The 400 for a combination of prepare options the library refuses, naming the query's keys.

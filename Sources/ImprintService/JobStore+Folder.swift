@@ -42,6 +42,8 @@ struct JobFile: Codable, Equatable {
   var callback: String?
   var webhook: WebhookStatus?
   var idempotency: IdempotencyRecord?
+  /// What its work is (absent in records written before it was kept).
+  var work: JobWork?
 
   /// The record of `record` as it is.
   init(_ record: JobStore.Record) {
@@ -57,6 +59,7 @@ struct JobFile: Codable, Equatable {
     callback = record.callback
     webhook = record.webhook
     idempotency = record.idempotency
+    work = record.spec
   }
 }
 
@@ -293,6 +296,7 @@ extension JobStore {
     record.callback = file.callback
     record.webhook = file.webhook
     record.idempotency = file.idempotency
+    record.spec = file.work
     return record
   }
 

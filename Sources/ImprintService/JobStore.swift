@@ -129,6 +129,9 @@ final class JobStore: Sendable {
     var outcome: JobOutcome?
     /// The bytes its folder is counted for.
     var bytes: Int
+    /// What its work is, as its record keeps it; nil while the request that made it still
+    /// writes its inputs.
+    var spec: JobWork?
     /// Its work, until it starts; nil while the request that made it still writes its inputs.
     var work: Work?
     /// The task running its work, while it runs.
@@ -332,14 +335,18 @@ final class JobStore: Sendable {
   /// - Parameters:
   ///   - id: the reserved job.
   ///   - idempotency: the key of the request that made it, if any.
-  ///   - work: its work.
+  ///   - spec: what its work is, kept in its record.
+  ///   - work: its work, made from `spec`.
   /// - Throws: `HTTPError.stopping` when the service's stop dropped the reservation;
   ///   `FileError` when the record cannot be written (the reservation is dropped, its folder
   ///   removed, either way).
-  func start(_ id: String, idempotency: IdempotencyRecord? = nil, work: @escaping Work) throws {
+  func start(
+    _ id: String, idempotency: IdempotencyRecord? = nil, spec: JobWork, work: @escaping Work
+  ) throws {
     let reserved = store.withLock { store in
       guard store.records[id] != nil else { return false }
       store.records[id]?.idempotency = idempotency
+      store.records[id]?.spec = spec
       return true
     }
     if reserved && persistent {

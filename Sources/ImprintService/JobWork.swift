@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: what a job's work is, as data kept in its record (`job.json`): the route that
+// accepts a job writes its inputs into the job's folder and says here how they are run, so
+// that the work can be made again from the folder and the record alone — by this process when
+// it starts the job, and by another one (a replica sharing the jobs' storage) that takes it
+// over. `ImprintService.work(for:id:folder:)` makes the work from it.
+
+import ImprintPrinting
+
+/// How a job's work runs, from the files its request wrote into the job's folder.
+enum JobWork: Sendable, Codable, Equatable {
+  /// `POST /v1/batch`: the manifest and its inputs run as `imprint batch` runs them.
+  case batch(BatchWork)
+  /// `POST /v1/prepare`: the order, its price list and its files prepared (and printed).
+  case prepare(PrepareWork)
+
+  /// The kind of job it is.
+  var kind: JobKind {
+    switch self {
+    case .batch: .batch
+    case .prepare: .prepare
+    }
+  }
+}
+
+/// A batch job's work: `manifest` in the job's folder, its inputs under `inputs/`, its outputs
+/// to `output/`.
+struct BatchWork: Sendable, Codable, Equatable {
+  /// The manifest's file name in the job's folder: `manifest.jsonl` or `manifest.csv`.
+  var manifest: String
+  /// The manifest as messages name it: the file name of the part that brought it.
+  var manifestName: String
+  /// The input files the request sent, by their manifest paths, sorted.
+  var sentInputs: [String]
+  /// The manifest's lines (a run that ends with fewer results was stopped part-way).
+  var lines: Int
+}
+
+/// A prepare job's work: `order.json`, `prices.json` and `files/` in the job's folder, its
+/// outputs to `output/`.
+struct PrepareWork: Sendable, Codable, Equatable {
+  /// The options as the request gave them.
+  var request: PrepareRequest
+  /// The configuration's name of the printer the order is sent to, if any (its address and
+  /// credentials are the configuration's when the work is made).
+  var printer: String?
+}
