@@ -122,22 +122,26 @@ extension ImprintService {
         attempts: first...last, backoff: settings.backoff
       ) { attempt in
         switch attempt.result {
+        // Counted before the record says so: whoever reads the delivery in a job's report
+        // finds it in /metrics too.
         case .success(let status):
+          metrics.recordWebhook(delivered: true, failedCalls: attempt.number - first)
           jobs.updateWebhook(id) {
             $0.attempts = attempt.number
             $0.status = status
             $0.error = nil
             $0.state = "delivered"
           }
-          metrics.recordWebhook(delivered: true, failedCalls: attempt.number - first)
         case .failure(let failure):
+          if attempt.last {
+            metrics.recordWebhook(delivered: false, failedCalls: attempt.number - first + 1)
+          }
           jobs.updateWebhook(id) {
             $0.attempts = attempt.number
             $0.error = failure.reason
             if attempt.last { $0.state = "failed" }
           }
           guard attempt.last else { return }
-          metrics.recordWebhook(delivered: false, failedCalls: attempt.number - first + 1)
           events?(
             "webhook of job \(id) to "
               + "\(SafeText.excerpt(WebhookStatus.withoutCredentials(url), limit: 200)) failed after "
