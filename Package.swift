@@ -135,6 +135,7 @@ let package = Package(
       dependencies: [
         "ImprintCore", "ImprintGraphics", "ImprintQR", "ImprintNetwork", "ImprintCards",
         "ImprintDocuments", "ImprintPrinting", "ImprintPricing", "ImprintBatch", "ImprintHTTP",
+        "ImprintJobsDB",
       ],
       // The OpenAPI document served at /openapi.json, found through Bundle.module
       // (ImprintService.openAPIDocument()).
@@ -191,6 +192,7 @@ let package = Package(
       name: "ImprintServiceTests",
       dependencies: [
         "ImprintService", "ImprintHTTP", "ImprintNetwork", "ImprintPrinting", "ImprintTestSupport",
+        "ImprintJobsDB",
       ]),
     .testTarget(
       name: "ImprintCLITests",

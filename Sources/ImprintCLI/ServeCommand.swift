@@ -114,7 +114,7 @@ extension OptionKey {
   init(_ setting: ServiceSetting) {
     let kind: OptionKind =
       switch setting.value {
-      case .address: .text
+      case .address, .text: .text
       case .file: .file
       case .folder: .directory
       case .flag: .flag
@@ -137,7 +137,7 @@ extension ServiceSetting {
     throws(UsageError)
   {
     switch value {
-    case .address(let field), .file(let field):
+    case .address(let field), .file(let field), .text(let field):
       settings[keyPath: field] = arguments.value(OptionKey(self)) ?? settings[keyPath: field]
     case .folder(let field, let nonEmpty):
       guard let folder = arguments.value(OptionKey(self)) else { return }

@@ -42,6 +42,25 @@ public struct JobsDBJob: Sendable, Equatable {
   public let leaseUntil: Double?
   /// Whether a cancel was asked while it ran: its lease's owner ends it as `canceled`.
   public let cancelRequested: Bool
+  /// When it was enqueued, first claimed and ended, in seconds since 1970 by the database's
+  /// clock (nil: not yet).
+  public let accepted: Double
+  public let started: Double?
+  public let finished: Double?
+  /// The bytes its files are counted for (`setBytes`).
+  public let bytes: Int
+}
+
+/// The jobs of each state and the bytes they hold (`totals`).
+public struct JobsDBTotals: Sendable, Equatable {
+  public let queued: Int
+  public let running: Int
+  /// Done, failed or canceled.
+  public let ended: Int
+  /// The bytes of the jobs queued or running.
+  public let activeBytes: Int
+  /// The bytes of all jobs.
+  public let allBytes: Int
 }
 
 /// What `enqueue` did.
@@ -95,7 +114,10 @@ extension JobsDBConnection {
   /// The columns the queue's statements return, read by `JobsDBJob.init(row:)`.
   private static let jobColumns = """
     id, number, kind, state, record::text AS record, attempts, lease_owner,
-    extract(epoch FROM lease_until)::float8 AS lease_until, cancel_requested
+    extract(epoch FROM lease_until)::float8 AS lease_until, cancel_requested,
+    extract(epoch FROM accepted_at)::float8 AS accepted_at,
+    extract(epoch FROM started_at)::float8 AS started_at,
+    extract(epoch FROM finished_at)::float8 AS finished_at, bytes
     """
 
   /// A lease's length as the SQL of an interval from parameter `$index` (seconds, a
@@ -116,6 +138,7 @@ extension JobsDBConnection {
   ///   - id: the job's identifier (unique).
   ///   - kind: what the job is.
   ///   - record: a JSON object, the job's record.
+  ///   - bytes: the bytes its files are counted for.
   ///   - idempotency: the request's `Idempotency-Key` and fingerprint, when it has one.
   /// - Returns: the job, new or replayed.
   /// - Throws: `JobsDBError.idempotencyKeyReused` for a key recorded with another fingerprint;
@@ -124,7 +147,8 @@ extension JobsDBConnection {
   ///   not JSON (22P02); `.unreachable`.
   @discardableResult
   public func enqueue(
-    id: String, kind: String, record: String = "{}", idempotency: JobsDBIdempotency? = nil
+    id: String, kind: String, record: String = "{}", bytes: Int = 0,
+    idempotency: JobsDBIdempotency? = nil
   ) throws(JobsDBError) -> JobsDBEnqueued {
     try transaction { () throws(JobsDBError) -> JobsDBEnqueued in
       if let idempotency {
@@ -136,8 +160,8 @@ extension JobsDBConnection {
         if claimed.changed == 0 { return try replay(idempotency) }
       }
       let made = try query(
-        "INSERT INTO jobs (id, kind, record) VALUES ($1, $2, $3::jsonb) RETURNING "
-          + Self.jobColumns, [id, kind, record])
+        "INSERT INTO jobs (id, kind, record, bytes) VALUES ($1, $2, $3::jsonb, $4) RETURNING "
+          + Self.jobColumns, [id, kind, record, bytes])
       try query("SELECT pg_notify($1, $2)", [Self.queueChannel, id])
       guard let job = try Self.job(made) else { preconditionFailure("INSERT returned no row") }
       return JobsDBEnqueued(job: job, replayed: false)
@@ -296,6 +320,81 @@ extension JobsDBConnection {
     return job
   }
 
+  /// Removes job `id` unless it runs: a queued job never runs, an ended one is gone with its
+  /// record (its `Idempotency-Key` stays, its retry answered `idempotentJobGone`); a running
+  /// one is asked to stop instead (`cancel`).
+  ///
+  /// - Returns: the job as it was when removed (`removed`), or after its cancel was asked.
+  /// - Throws: `JobsDBError.jobNotFound` when there is no job `id`; `.unreachable`, `.query`.
+  public func remove(id: String) throws(JobsDBError) -> (job: JobsDBJob, removed: Bool) {
+    let deleted = try query(
+      "DELETE FROM jobs WHERE id = $1 AND state <> 'running' RETURNING " + Self.jobColumns, [id])
+    if let job = try Self.job(deleted) { return (job, true) }
+    return (try cancel(id: id), false)
+  }
+
+  /// Removes the ended jobs past the newest `kept`, oldest first, in one statement.
+  ///
+  /// - Returns: the ids removed, oldest first.
+  /// - Throws: `JobsDBError.unreachable`, `.query`.
+  public func removeEnded(keeping kept: Int) throws(JobsDBError) -> [String] {
+    let removed = try query(
+      """
+      DELETE FROM jobs WHERE id IN (
+        SELECT id FROM jobs WHERE state IN ('done', 'failed', 'canceled')
+        ORDER BY number DESC OFFSET $1)
+      RETURNING id, number
+      """, [kept])
+    var ended: [(number: Int, id: String)] = []
+    for row in removed.rows {
+      ended.append((try row.int("number") ?? 0, row.string("id") ?? ""))
+    }
+    return ended.sorted { $0.number < $1.number }.map(\.id)
+  }
+
+  /// Sets the bytes job `id`'s files are counted for, while `owner` holds its lease.
+  ///
+  /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease;
+  ///   `.unreachable`, `.query`.
+  public func setBytes(id: String, owner: String, bytes: Int) throws(JobsDBError) {
+    let set = try query(
+      "UPDATE jobs SET bytes = $3 WHERE id = $1 AND state = 'running' AND lease_owner = $2",
+      [id, owner, bytes])
+    guard set.changed == 1 else { throw .leaseLost(job: id, owner: owner) }
+  }
+
+  /// The jobs of each state and the bytes they hold, in one statement.
+  ///
+  /// - Throws: `JobsDBError.unreachable`, `.query`.
+  public func totals() throws(JobsDBError) -> JobsDBTotals {
+    let row = try query(
+      """
+      SELECT count(*) FILTER (WHERE state = 'queued') AS queued,
+        count(*) FILTER (WHERE state = 'running') AS running,
+        count(*) FILTER (WHERE state IN ('done', 'failed', 'canceled')) AS ended,
+        coalesce(sum(bytes) FILTER (WHERE state IN ('queued', 'running')), 0) AS active_bytes,
+        coalesce(sum(bytes), 0) AS all_bytes
+      FROM jobs
+      """
+    ).rows.first
+    guard let row else { preconditionFailure("SELECT count(*) returned no row") }
+    return JobsDBTotals(
+      queued: try row.int("queued") ?? 0, running: try row.int("running") ?? 0,
+      ended: try row.int("ended") ?? 0, activeBytes: try row.int("active_bytes") ?? 0,
+      allBytes: try row.int("all_bytes") ?? 0)
+  }
+
+  /// Sets the top-level key `key` of job `id`'s record to `value`, a JSON value.
+  ///
+  /// - Throws: `JobsDBError.jobNotFound` when there is no job `id`; `.query` for a `value`
+  ///   that is not JSON; `.unreachable`.
+  public func setRecordField(id: String, key: String, value: String) throws(JobsDBError) {
+    let set = try query(
+      "UPDATE jobs SET record = jsonb_set(record, ARRAY[$2], $3::jsonb) WHERE id = $1",
+      [id, key, value])
+    guard set.changed == 1 else { throw .jobNotFound(id: id) }
+  }
+
   /// The queue's depth now, by the database's clock (one statement).
   ///
   /// - Throws: `JobsDBError.unreachable`, `.query`.
@@ -362,6 +461,8 @@ extension JobsDBConnection {
     return JobsDBJob(
       id: id, number: number, kind: kind, state: state, record: record, attempts: attempts,
       leaseOwner: row.string("lease_owner"), leaseUntil: try row.double("lease_until"),
-      cancelRequested: cancel)
+      cancelRequested: cancel, accepted: try row.double("accepted_at") ?? 0,
+      started: try row.double("started_at"), finished: try row.double("finished_at"),
+      bytes: try row.int("bytes") ?? 0)
   }
 }

@@ -74,15 +74,15 @@ extension ImprintService {
       // The client's names (a part's path, the manifest's), never the job's folders.
       throw Self.withoutFolders(error, shown)
     }
-    try start(record, .batch(work))
-    return accepted(record)
+    return accepted(try start(record, .batch(work)))
   }
 
   /// Queues job `record` (reserved, its inputs written) to run `work`, kept in its record.
   ///
+  /// - Returns: the job queued (`JobStore.start`).
   /// - Throws: what `JobStore.start` throws (the reservation is dropped then).
   func start(_ record: JobStore.Record, _ work: JobWork, idempotency: IdempotencyRecord? = nil)
-    throws
+    throws -> JobStore.Record
   {
     try jobs.start(
       record.id, idempotency: idempotency, spec: work,
@@ -184,7 +184,7 @@ extension ImprintService {
         return response
       }
     }
-    guard let record = jobs.record(id) else { throw ServiceError.unknownJob(id: id) }
+    guard let record = try jobs.lookup(id) else { throw ServiceError.unknownJob(id: id) }
     let after = rest.dropFirst(id.count)
     guard after.isEmpty else {
       return try jobFile(record, String(after.dropFirst("/files/".count)))

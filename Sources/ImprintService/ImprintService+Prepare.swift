@@ -41,7 +41,8 @@ extension ImprintService {
     try query.finish()
     // The library's rule, worded as the query's keys (the command line words it as flags).
     if let conflict = asked.conflict() { throw Self.parameterError(conflict) }
-    let printer = try printerName.map { (name) throws(ServiceError) in try configuredPrinter(name) }
+    // An unknown printer is refused now, before a file is written (the work names it again).
+    if let printerName { _ = try configuredPrinter(printerName) }
     let prices = try priceList(listName, route: request.path)
     let parts = try Self.parts(of: request, known: nil)
     guard let orderPart = parts["order"] else {
@@ -55,7 +56,8 @@ extension ImprintService {
     }
 
     let fingerprint = key.map { _ in IdempotencyKeys.fingerprint(of: request) } ?? []
-    if let key {
+    // With a jobs database, the key is the database's, checked as the job is enqueued.
+    if let key, jobs.shared == nil {
       let claim = try idempotencyKeys.claim(key, fingerprint: fingerprint)
       if case .replay(let id) = claim {
         guard let record = jobs.record(id) else {
@@ -94,9 +96,10 @@ extension ImprintService {
       let idempotency = key.map {
         IdempotencyRecord(key: $0, fingerprint: SHA256.hex(fingerprint))
       }
-      try start(
+      let queued = try start(
         record, .prepare(PrepareWork(request: asked, printer: printerName)),
         idempotency: idempotency)
+      if jobs.shared != nil { return accepted(queued) }
     } catch {
       jobs.abandon(record.id)
       if let key { idempotencyKeys.release(key) }

@@ -95,6 +95,15 @@ public struct ServiceConfiguration: Sendable {
   /// again by the next start on it (`jobsParent` is then not used); one service at a time (a
   /// second is refused, `service.jobsFolderInUse`).
   public var jobsFolder: String?
+  /// The jobs database shared with other replicas (`--jobs-db`: a `postgres://` URL or
+  /// libpq's `key=value` pairs), or nil for jobs of this process alone.
+  ///
+  /// The jobs' records, states, leases and `Idempotency-Key`s are kept there, their files in
+  /// `jobsFolder` (needed), which every replica mounts (a ReadWriteMany volume).
+  public var jobsDatabase: String?
+  /// Seconds a replica's lease of a running job lasts unless renewed (every third of it);
+  /// once it expires, another replica takes the job over (default 30).
+  public var jobLeaseSeconds = 30.0
   /// Seconds between two checks of the price lists' files for a change, while the service
   /// runs (default 1; at least 0.1; 0: no checks, only `reloadPriceLists()` and SIGHUP).
   public var priceListCheckSeconds = 1.0
@@ -195,10 +204,23 @@ public final class ImprintService: Sendable {
     loader = CardInputLoader(placeholder: configuration.placeholder, decoder: sandbox)
     let box = Weak()
     let events = configuration.events
+    var shared: SharedJobs?
+    if let url = configuration.jobsDatabase {
+      guard configuration.jobsFolder != nil else {
+        throw ServerError.invalidSetting(
+          file: "the settings", key: "jobsDb",
+          problem: "needs jobsDir (--jobs-dir), the folder of the jobs' files every replica mounts")
+      }
+      shared = try SharedJobs(url: url, lease: .seconds(configuration.jobLeaseSeconds))
+    }
     jobs = try JobStore(
       parent: configuration.jobsParent, folder: configuration.jobsFolder,
       limits: configuration.jobLimits, told: { events?($0) },
-      ended: { box.service?.announce($0) }, webhookBody: { box.service?.webhookBody($0) })
+      ended: { box.service?.announce($0) }, webhookBody: { box.service?.webhookBody($0) },
+      shared: shared)
+    shared?.builder.withLock {
+      $0 = { work, id, folder in box.service?.work(for: work, id: id, folder: folder) }
+    }
     for (key, id) in jobs.idempotencyKeys {
       idempotencyKeys.restore(key.key, fingerprint: key.fingerprint, job: id)
     }
@@ -251,6 +273,7 @@ public final class ImprintService: Sendable {
       watch.withLock { $0 = started }
     }
     resumeWebhooks()
+    jobs.startClaiming()
     return port
   }
 
@@ -397,8 +420,13 @@ public final class ImprintService: Sendable {
     case "/healthz":
       return .json(Status(status: "ok"))
     case "/readyz":
-      return server.isDraining
-        ? .json(Status(status: "draining"), status: 503) : .json(Status(status: "ready"))
+      if server.isDraining { return .json(Status(status: "draining"), status: 503) }
+      // Jobs cannot be taken or answered without the jobs database: a balancer sends the
+      // requests elsewhere meanwhile.
+      if let shared = jobs.shared, !shared.reachable.load(ordering: .acquiring) {
+        return .json(Status(status: "jobs database unreachable"), status: 503)
+      }
+      return .json(Status(status: "ready"))
     case "/metrics":
       let (running, waiting) = server.pool.counts
       return .metrics(

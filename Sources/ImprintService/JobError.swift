@@ -33,6 +33,9 @@ public enum JobError: ImprintError, Equatable {
   /// without stopping it (killed, crashed, the machine went down), found so by the next start
   /// on the same jobs folder; `ended`: a batch's items that had ended. Never an answer.
   case lost(id: String, kind: JobKind, was: String, ended: Int)
+  /// Job `id`'s record in the jobs database (`--jobs-db`) is not one this server reads
+  /// (`reason`): written by a newer server, or damaged; it ends `failed`. Never an answer.
+  case unreadable(id: String, reason: String)
 
   public var code: String {
     switch self {
@@ -42,13 +45,16 @@ public enum JobError: ImprintError, Equatable {
     case .diskLimit: "service.jobDiskLimit"
     case .interrupted, .lost, .leftRunning: "service.interrupted"
     case .itemStopped(_, _, let code, _): code
+    case .unreadable: "service.jobUnreadable"
     }
   }
 
   /// 500: never an answer; one that reached a route would be the server's fault.
   public var status: Int {
     switch self {
-    case .canceled, .timeLimit, .diskLimit, .interrupted, .itemStopped, .leftRunning, .lost: 500
+    case .canceled, .timeLimit, .diskLimit, .interrupted, .itemStopped, .leftRunning, .lost,
+      .unreadable:
+      500
     }
   }
 
@@ -80,6 +86,8 @@ public enum JobError: ImprintError, Equatable {
         + "its machine went down); "
         + (kind == .batch
           ? "\(ended) of its items had ended" : "the files it had prepared are kept")
+    case .unreadable(let id, let reason):
+      "job '\(id)' cannot be run by this server: \(reason)"
     }
   }
 

@@ -45,6 +45,25 @@ struct JobFile: Codable, Equatable {
   /// What its work is (absent in records written before it was kept).
   var work: JobWork?
 
+  /// The store's record of this job in `folder`, with its place, state and times as given
+  /// (a jobs folder's are the file's, a jobs database's its columns).
+  func record(
+    folder: String, number: Int, accepted: Timestamp, state: JobState, started: Timestamp?,
+    finished: Timestamp?, bytes: Int
+  ) -> JobStore.Record {
+    var record = JobStore.Record(
+      id: job, kind: kind, folder: folder, number: number, accepted: accepted, bytes: bytes)
+    record.state = state
+    record.started = started
+    record.finished = finished
+    if state.isFinished { record.outcome = JobOutcome(summary: summary, error: error) }
+    record.callback = callback
+    record.webhook = webhook
+    record.idempotency = idempotency
+    record.spec = work
+    return record
+  }
+
   /// The record of `record` as it is.
   init(_ record: JobStore.Record) {
     job = record.id
@@ -284,20 +303,9 @@ extension JobStore {
     if let problem = problem(of: file, named: name) {
       throw Skip(reason: "its \(JobFile.name) is damaged (\(problem))")
     }
-    var record = Record(
-      id: name, kind: file.kind, folder: folder, number: file.number, accepted: file.accepted,
-      bytes: 0)
-    record.state = file.state
-    record.started = file.started
-    record.finished = file.finished
-    if file.state.isFinished {
-      record.outcome = JobOutcome(summary: file.summary, error: file.error)
-    }
-    record.callback = file.callback
-    record.webhook = file.webhook
-    record.idempotency = file.idempotency
-    record.spec = file.work
-    return record
+    return file.record(
+      folder: folder, number: file.number, accepted: file.accepted, state: file.state,
+      started: file.started, finished: file.finished, bytes: 0)
   }
 
   /// Whether `name` is a job's id: a lowercase UUID.

@@ -146,7 +146,7 @@ final class JobStore: Sendable {
     var idempotency: IdempotencyRecord?
   }
 
-  private struct Store {
+  struct Store {
     var records: [String: Record] = [:]
     /// Queued jobs whose inputs are written, in order.
     var waiting: [String] = []
@@ -168,10 +168,10 @@ final class JobStore: Sendable {
   /// Told of each job with a callback once it ended (its webhook is called there), unless the
   /// service's stop canceled it (in a jobs folder, its webhook stays pending in its record, for
   /// the next start to call).
-  private let ended: @Sendable (Record) -> Void
+  let ended: @Sendable (Record) -> Void
   /// Told of what no report will give: jobs canceled or dropped by the service's stop.
-  private let told: @Sendable (String) -> Void
-  private let store = Mutex(Store())
+  let told: @Sendable (String) -> Void
+  let store = Mutex(Store())
   /// Held while a job's record is written or a job's folder removed: records are written one
   /// at a time, each with its job's state as it is then, never into a folder being removed;
   /// true once the store is closed (no record is written after: the folder is another
@@ -185,7 +185,10 @@ final class JobStore: Sendable {
   /// The webhooks still pending of the jobs removed from the jobs folder; nil without one.
   private let removedWebhooks: RemovedWebhooks?
   /// The body of a job's webhook calls (its report), made before its folder is removed.
-  private let webhookBody: @Sendable (Record) -> [UInt8]?
+  let webhookBody: @Sendable (Record) -> [UInt8]?
+  /// The jobs database this store shares with other replicas (`--jobs-db`), nil for a store
+  /// of this process alone (`JobStore+Shared.swift`).
+  let shared: SharedJobs?
   /// The threads the jobs run on (a batch's items in parallel, and the watch), not Swift's
   /// global pool (`ThreadExecutor` says why); ended by `close()`.
   let executor = ThreadExecutor(name: "imprint-jobs", threads: activeProcessorCount + 1)
@@ -201,6 +204,9 @@ final class JobStore: Sendable {
   ///   - ended: told of each job with a callback once it ended.
   ///   - webhookBody: the body of a job's webhook calls, asked for as a job whose webhook is
   ///     still pending is removed from a jobs folder (nil: not kept).
+  ///   - shared: the jobs database shared with other replicas, whose jobs' files are in
+  ///     `folder` (which it needs): no lock is taken on the folder and nothing is loaded from
+  ///     it, the database holds the records.
   /// - Throws: `FileError` when the folder cannot be made, is not a folder, or its lock file
   ///   cannot be opened; `ServerError.jobsFolderInUse` when another store (another server)
   ///   holds `folder`.
@@ -208,9 +214,11 @@ final class JobStore: Sendable {
     parent: String?, folder: String? = nil, limits: JobLimits,
     told: @escaping @Sendable (String) -> Void = { _ in },
     ended: @escaping @Sendable (Record) -> Void,
-    webhookBody: @escaping @Sendable (Record) -> [UInt8]? = { _ in nil }
+    webhookBody: @escaping @Sendable (Record) -> [UInt8]? = { _ in nil },
+    shared: SharedJobs? = nil
   ) throws {
     self.limits = limits
+    self.shared = shared
     self.ended = ended
     self.told = told
     self.webhookBody = webhookBody
@@ -232,6 +240,14 @@ final class JobStore: Sendable {
     while absolute.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
     root = absolute
     persistent = true
+    if shared != nil {
+      try FileIO.makeFolder(root)
+      lock = Mutex(-1)
+      removedKeys = nil
+      removedWebhooks = nil
+      loaded = []
+      return
+    }
     let descriptor = try Self.lockFolder(root)
     lock = Mutex(descriptor)
     let keys = RemovedKeys(in: root)
@@ -261,6 +277,14 @@ final class JobStore: Sendable {
   /// (the service stopped; a job still running fails its writes); a jobs folder is kept, each
   /// job's record as last written, and its lock released.
   func close() {
+    if let shared {
+      shared.closing.store(true, ordering: .releasing)
+      // The loop ends within a wait for a notification (0.2 s) once it sees the close; a
+      // connection being made may hold it longer, and it ends on its own then.
+      if shared.looping.load(ordering: .acquiring) {
+        _ = shared.loopEnded.wait(timeout: .now() + 2)
+      }
+    }
     executor.shutDown()
     writer.withLock { $0 = true }
     if !persistent { try? FileManager.default.removeItem(atPath: root) }
@@ -285,6 +309,7 @@ final class JobStore: Sendable {
     guard bytes <= limits.maximumBytes else {
       throw ServiceError.jobTooLarge(bytes: bytes, limit: limits.maximumBytes)
     }
+    if let shared { return try reserveShared(shared, kind: kind, bytes: bytes, callback: callback) }
     let id = UUID().uuidString.lowercased()
     let folder = root + "/" + id
     let now = Timestamp.now
@@ -317,10 +342,17 @@ final class JobStore: Sendable {
     }
     let (record, removed) = try outcome.get()
     discard(removed)
+    return try madeFolder(record)
+  }
+
+  /// `record`, reserved, once its folder is made; dropped when it cannot be.
+  ///
+  /// - Throws: `FileError` when the folder cannot be made.
+  func madeFolder(_ record: Record) throws -> Record {
     do {
-      try FileIO.makeFolder(folder)
+      try FileIO.makeFolder(record.folder)
     } catch {
-      abandon(id)
+      abandon(record.id)
       throw error
     }
     return record
@@ -336,13 +368,19 @@ final class JobStore: Sendable {
   ///   - id: the reserved job.
   ///   - idempotency: the key of the request that made it, if any.
   ///   - spec: what its work is, kept in its record.
-  ///   - work: its work, made from `spec`.
+  ///   - work: its work, made from `spec` (with a jobs database, the replica that claims the
+  ///     job makes it again).
+  /// - Returns: the job as queued; with a jobs database, the one an earlier request with the
+  ///   same `Idempotency-Key` and fingerprint made, if any (this reservation is dropped then).
   /// - Throws: `HTTPError.stopping` when the service's stop dropped the reservation;
   ///   `FileError` when the record cannot be written (the reservation is dropped, its folder
-  ///   removed, either way).
+  ///   removed, either way); with a jobs database, its errors (`jobsdb.unreachable`, 503) and
+  ///   the `Idempotency-Key`'s (`ServiceError.idempotencyKeyReused`...).
+  @discardableResult
   func start(
     _ id: String, idempotency: IdempotencyRecord? = nil, spec: JobWork, work: @escaping Work
-  ) throws {
+  ) throws -> Record {
+    if let shared { return try startShared(shared, id, idempotency: idempotency, spec: spec) }
     let reserved = store.withLock { store in
       guard store.records[id] != nil else { return false }
       store.records[id]?.idempotency = idempotency
@@ -357,17 +395,18 @@ final class JobStore: Sendable {
         throw error
       }
     }
-    let queued = store.withLock { store in
-      guard !store.stopping, store.records[id] != nil else { return false }
+    let queued = store.withLock { store -> Record? in
+      guard !store.stopping, store.records[id] != nil else { return nil }
       store.records[id]?.work = work
       store.waiting.append(id)
-      return true
+      return store.records[id]
     }
-    guard queued else {
+    guard let queued else {
       abandon(id)
       throw HTTPError.stopping
     }
     next()
+    return queued
   }
 
   /// Drops reserved job `id` and its folder (its inputs could not be written, or the service's
@@ -413,6 +452,10 @@ final class JobStore: Sendable {
   /// folder with its webhook pending, in the file kept for it (removed once it is no longer
   /// pending); nothing for another job, or once the store is closed.
   func updateWebhook(_ id: String, _ change: (inout WebhookStatus) -> Void) {
+    if let shared {
+      updateSharedWebhook(shared, id, change)
+      return
+    }
     let kept = store.withLock { store -> Bool in
       guard var status = store.records[id]?.webhook else { return false }
       change(&status)
@@ -446,8 +489,10 @@ final class JobStore: Sendable {
   /// will); a running one is canceled instead (its items under way end, no other starts), and
   /// kept, with the outputs of the items that ended, until it is removed in turn.
   ///
-  /// - Throws: `ServiceError.unknownJob`.
-  func remove(_ id: String) throws(ServiceError) -> Removal {
+  /// - Throws: `ServiceError.unknownJob`; with a jobs database, its errors
+  ///   (`jobsdb.unreachable`, 503).
+  func remove(_ id: String) throws -> Removal {
+    if let shared { return try removeShared(shared, id) }
     let outcome = store.withLock {
       store -> Result<(Removal, Record?, Task<JobOutcome, Never>?), ServiceError> in
       guard let record = store.records[id] else { return .failure(.unknownJob(id: id)) }
@@ -467,7 +512,7 @@ final class JobStore: Sendable {
   }
 
   /// Stops running job `id` for `reason` (the first reason given stays): its task is cancelled.
-  private func halt(_ id: String, _ reason: JobHalt) {
+  func halt(_ id: String, _ reason: JobHalt) {
     let task = store.withLock { store -> Task<JobOutcome, Never>? in
       guard let record = store.records[id], record.state == .running else { return nil }
       if record.halt == nil { store.records[id]?.halt = reason }
@@ -537,7 +582,8 @@ final class JobStore: Sendable {
     for record in left {
       let error = Self.leftRunning(record, drainSeconds: drainSeconds)
       told(error.message)
-      guard persistent else { continue }
+      // With a jobs database, its lease expires and another replica resumes it.
+      guard persistent, shared == nil else { continue }
       var stopped = record
       stopped.state = .failed
       stopped.finished = now
@@ -575,7 +621,8 @@ final class JobStore: Sendable {
 
   /// What the store holds now.
   var counts: Counts {
-    store.withLock { store in
+    if let shared { return sharedCounts(shared) }
+    return store.withLock { store in
       var counts = Counts(removed: store.removed)
       for record in store.records.values {
         switch record.state {
@@ -611,25 +658,32 @@ final class JobStore: Sendable {
     guard let (record, task) = started else { return }
     persist(record.id)
     Task.detached(executorPreference: executor) { [self] in
-      let began = ContinuousClock.now
-      let watch = Task.detached(executorPreference: executor) { [self] in
-        while !Task.isCancelled {
-          try? await Task.sleep(for: .seconds(limits.checkInterval))
-          guard !Task.isCancelled else { return }
-          check(record.id, folder: record.folder, running: ContinuousClock.now - began)
-        }
-      }
-      let outcome = await task.value
-      watch.cancel()
+      let outcome = await watched(record, task)
       finish(record.id, outcome, bytes: Self.size(of: record.folder))
       next()
     }
   }
 
+  /// The outcome of running job `record`'s `task`, its time and bytes checked (`check`) every
+  /// `limits.checkInterval` until it ends.
+  func watched(_ record: Record, _ task: Task<JobOutcome, Never>) async -> JobOutcome {
+    let began = ContinuousClock.now
+    let watch = Task.detached(executorPreference: executor) { [self] in
+      while !Task.isCancelled {
+        try? await Task.sleep(for: .seconds(limits.checkInterval))
+        guard !Task.isCancelled else { return }
+        check(record.id, folder: record.folder, running: ContinuousClock.now - began)
+      }
+    }
+    let outcome = await task.value
+    watch.cancel()
+    return outcome
+  }
+
   /// Checks running job `id` against its limits: its time, then its folder's bytes (the
   /// record counts them from now; the oldest finished jobs are removed to make room, and the
   /// job is stopped when the jobs queued and running alone are over the limit).
-  private func check(_ id: String, folder: String, running: Duration) {
+  func check(_ id: String, folder: String, running: Duration) {
     guard running <= .seconds(limits.seconds) else {
       halt(id, .timeLimit)
       return
@@ -666,28 +720,8 @@ final class JobStore: Sendable {
       store.running -= 1
       var stopped: String?
       if var record = store.records[id] {
-        let ended = outcome.summary?.total ?? 0
-        var state: JobState = outcome.error == nil ? .done : .failed
-        var error = outcome.error
-        switch outcome.complete ? nil : record.halt {
-        case nil: break
-        case .canceled:
-          state = .canceled
-          error = ErrorRecord(JobError.canceled(id: id, ended: ended))
-        case .stopping:
-          state = .canceled
-          error = ErrorRecord(JobError.interrupted(id: id, ended: ended))
-          stopped = error?.message
-        case .timeLimit:
-          state = .failed
-          error = ErrorRecord(
-            JobError.timeLimit(id: id, seconds: limits.seconds, ended: ended))
-        case .diskLimit(let bytes, let held):
-          state = .failed
-          error = ErrorRecord(
-            JobError.diskLimit(
-              id: id, bytes: bytes, held: held, limit: limits.maximumBytes))
-        }
+        let (state, error) = conclusion(record, outcome)
+        if record.halt == .stopping && !outcome.complete { stopped = error?.message }
         record.state = state
         record.finished = Timestamp.now
         record.outcome = JobOutcome(summary: outcome.summary, error: error)
@@ -709,6 +743,31 @@ final class JobStore: Sendable {
     // Announced before the oldest are removed: the report lists the job's files.
     if let announced { ended(announced) }
     discard(removed)
+  }
+
+  /// The state and error running job `record` ends with, given its work's `outcome`: its
+  /// halt, if it was stopped before its work ran whole, decides them.
+  func conclusion(_ record: Record, _ outcome: JobOutcome) -> (JobState, ErrorRecord?) {
+    let id = record.id
+    let ended = outcome.summary?.total ?? 0
+    switch outcome.complete ? nil : record.halt {
+    case nil:
+      return (outcome.error == nil ? .done : .failed, outcome.error)
+    case .canceled:
+      return (.canceled, ErrorRecord(JobError.canceled(id: id, ended: ended)))
+    case .stopping:
+      return (.canceled, ErrorRecord(JobError.interrupted(id: id, ended: ended)))
+    case .timeLimit:
+      return (
+        .failed, ErrorRecord(JobError.timeLimit(id: id, seconds: limits.seconds, ended: ended))
+      )
+    case .diskLimit(let bytes, let held):
+      return (
+        .failed,
+        ErrorRecord(
+          JobError.diskLimit(id: id, bytes: bytes, held: held, limit: limits.maximumBytes))
+      )
+    }
   }
 
   /// Removes the folders of jobs no longer kept, in a jobs folder their `Idempotency-Key`s
@@ -748,7 +807,7 @@ final class JobStore: Sendable {
   }
 
   /// Removes job folders, never while a record is being written.
-  private func removeFolders(_ folders: [String]) {
+  func removeFolders(_ folders: [String]) {
     guard !folders.isEmpty else { return }
     writer.withLock { _ in
       for folder in folders { try? FileManager.default.removeItem(atPath: folder) }
@@ -757,7 +816,7 @@ final class JobStore: Sendable {
 
   /// Writes job `id`'s record as it is now (`write`), in a jobs folder; a failure is told.
   private func persist(_ id: String) {
-    guard persistent else { return }
+    guard persistent, shared == nil else { return }
     do {
       try write(id)
     } catch {
@@ -780,7 +839,7 @@ final class JobStore: Sendable {
   }
 
   /// The finished jobs, oldest first.
-  private static func finished(_ store: Store) -> [Record] {
+  static func finished(_ store: Store) -> [Record] {
     store.records.values.filter(\.state.isFinished).sorted { $0.number < $1.number }
   }
 

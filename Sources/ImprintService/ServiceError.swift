@@ -6,6 +6,7 @@
 import Foundation
 import ImprintCore
 import ImprintHTTP
+import ImprintJobsDB
 import ImprintNetwork
 import ImprintPrinting
 
@@ -286,6 +287,9 @@ extension HTTPResponse {
         ))
     default: break
     }
+    // The jobs database is away (restarting, or the network): a retry in a few seconds may
+    // find it back.
+    if case .unreachable = error as? JobsDBError { response.headers.append(("Retry-After", "5")) }
     return response
   }
 }

@@ -14,6 +14,8 @@ public struct ServiceSetting: Sendable {
     case address(WritableKeyPath<ServiceSettings, String?> & Sendable)
     /// A file's path; in a file, relative to the file's folder.
     case file(WritableKeyPath<ServiceSettings, String?> & Sendable)
+    /// Text taken as it is (a URL).
+    case text(WritableKeyPath<ServiceSettings, String?> & Sendable)
     /// A folder's path; in a file, relative to the file's folder. `nonEmpty`: `""` is refused.
     case folder(WritableKeyPath<ServiceSettings, String?> & Sendable, nonEmpty: Bool)
     /// On or off (a command-line flag only turns it on).
@@ -135,6 +137,14 @@ extension ServiceSetting {
     ServiceSetting(
       "jobsDir", option: "jobs-dir", "<dir>", .folder(\.jobsDir, nonEmpty: true),
       "Keep long jobs in this folder across restarts (one server a folder; default: none)."),
+    ServiceSetting(
+      "jobsDb", option: "jobs-db", "<url>", .text(\.jobsDb),
+      "Share long jobs with other replicas in this PostgreSQL database (needs --jobs-dir)."),
+    // Renewed every third of it: long enough for a few missed renewals, short enough for a
+    // quick takeover.
+    ServiceSetting(
+      "jobLease", option: "job-lease", "<s>", .number(\.jobLease, 2...3600),
+      "Seconds a replica's claim of a running job lasts unless renewed (default 30)."),
     ServiceSetting(
       "drainTimeout", option: "drain-timeout", "<s>", .number(\.drainTimeout, 1...3600),
       "Seconds a stop may take: requests finished, a running job let end (default 30)."),

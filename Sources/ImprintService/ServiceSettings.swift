@@ -66,6 +66,11 @@ public struct ServiceSettings: Sendable, Equatable {
   public var jobTimeout: Double?
   /// The folder long jobs are kept in across restarts.
   public var jobsDir: String?
+  /// The jobs database several replicas share (a `postgres://` URL or libpq's `key=value`
+  /// pairs), with `jobsDir` on storage they all mount.
+  public var jobsDb: String?
+  /// Seconds a replica's lease of a running job lasts unless renewed.
+  public var jobLease: Double?
   /// Seconds a stop may take (requests drained, a running job let end; then both cut short).
   public var drainTimeout: Double?
   /// Seconds between checks of the price lists' files for a change (0: none).
@@ -124,6 +129,8 @@ public struct ServiceSettings: Sendable, Equatable {
         settings[keyPath: field] = listen
       case .file(let field):
         settings[keyPath: field] = try reader.string(key).map(resolved)
+      case .text(let field):
+        settings[keyPath: field] = try reader.string(key)
       case .folder(let field, let nonEmpty):
         guard let folder = try reader.string(key) else { break }
         if nonEmpty && folder.isEmpty {
@@ -243,6 +250,8 @@ extension ServiceConfiguration {
     jobLimits.lines = settings.jobLines ?? jobLimits.lines
     jobLimits.seconds = settings.jobTimeout ?? jobLimits.seconds
     jobsFolder = settings.jobsDir ?? jobsFolder
+    jobsDatabase = settings.jobsDb ?? jobsDatabase
+    jobLeaseSeconds = settings.jobLease ?? jobLeaseSeconds
     drainSeconds = settings.drainTimeout ?? drainSeconds
     priceListCheckSeconds = settings.priceListCheck ?? priceListCheckSeconds
     webhooks.allowPrivateNetwork = settings.webhookAllowPrivate ?? webhooks.allowPrivateNetwork

@@ -241,6 +241,7 @@ private let errors: [(type: String, file: String, values: [any ImprintError])] =
       JobError.leftRunning(
         id: "j", kind: .batch, seconds: 1, ended: 0, sent: 0, prepared: 0, sending: 0),
       JobError.lost(id: "j", kind: .prepare, was: "running", ended: 0),
+      JobError.unreadable(id: "j", reason: "r"),
     ]
   ),
   (

@@ -15,7 +15,8 @@ private func settingsSetting(_ setting: ServiceSetting) -> ServiceSettings {
   var settings = ServiceSettings()
   switch setting.value {
   case .address(let field): settings[keyPath: field] = "127.0.0.1:0"
-  case .file(let field), .folder(let field, _): settings[keyPath: field] = "/x"
+  case .file(let field), .folder(let field, _), .text(let field):
+    settings[keyPath: field] = "/x"
   case .flag(let field): settings[keyPath: field] = true
   case .integer(let field, let range): settings[keyPath: field] = range.upperBound
   case .number(let field, let range): settings[keyPath: field] = range.upperBound
@@ -36,7 +37,7 @@ private func given(_ settings: ServiceSettings) -> [String] {
 private func json(_ setting: ServiceSetting) -> String {
   switch setting.value {
   case .address: #""127.0.0.1:0""#
-  case .file, .folder: #""x""#
+  case .file, .folder, .text: #""x""#
   case .flag: "true"
   case .integer(_, let range): String(range.lowerBound)
   case .number(_, let range): String(range.lowerBound)

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintService: long jobs shared by several replicas of `imprint serve` (`--jobs-db URL` with
+// `--jobs-dir DIR` on storage every replica mounts): each job's record, state and lease in the
+// jobs database (ImprintJobsDB, PostgreSQL), its files in DIR/ID. Any replica accepts a job
+// (its inputs written to DIR/ID, then enqueued), any answers its polls, fetches and DELETE from
+// the database; each replica claims queued jobs one at a time (`FOR UPDATE SKIP LOCKED`) and
+// renews its lease while it runs one; a job whose replica is gone (its lease expired) is
+// claimed by another, which makes its work again from the record (`JobWork`) and resumes it
+// from its folder as `imprint batch` resumes a run.
+
+import Foundation
+import ImprintCore
+import ImprintHTTP
+import ImprintJobsDB
+import Synchronization
+
+/// What a store shares with the other replicas: the jobs database and this replica's name in
+/// its leases.
+final class SharedJobs: Sendable {
+  /// The connection requests use (one statement at a time).
+  let client: JobsDBClient
+  /// The database's URL as configured, for the claim loop's own connection (it listens).
+  let url: String
+  /// This replica's name in leases: its host, process and a random part.
+  let owner: String
+  /// How long a lease lasts unless renewed; renewed every third of it.
+  let lease: Duration
+  /// Makes a job's work from its record (`ImprintService.work(for:id:folder:)`); nil until
+  /// the service is made, or once it is gone.
+  let builder = Mutex<(@Sendable (JobWork, String, String) -> JobStore.Work?)?>(nil)
+  /// Set when the store stops claiming (its close).
+  let closing = Atomic<Bool>(false)
+  /// The jobs this replica ran whose lease another replica took over: their end is not
+  /// written.
+  let lost = Mutex<Set<String>>([])
+  /// Signalled once the claim loop has ended.
+  let loopEnded = DispatchSemaphore(value: 0)
+  /// Whether the claim loop was started.
+  let looping = Atomic<Bool>(false)
+  /// Whether the claim loop's connection reaches the database now (`/readyz`).
+  let reachable = Atomic<Bool>(true)
+  /// The jobs of each state as the claim loop last counted them (every second), for
+  /// `/metrics`, which is answered without waiting for the database.
+  let totals = Mutex<JobsDBTotals?>(nil)
+
+  /// Runs `body` with the requests' connection (`JobsDBClient.use`); at once
+  /// `JobsDBError.unreachable` (503) while the claim loop finds the database away, so that a
+  /// request does not wait for a connection that will not come.
+  func use<T>(_ body: (borrowing JobsDBConnection) throws(JobsDBError) -> sending T)
+    throws(JobsDBError) -> T
+  {
+    guard reachable.load(ordering: .acquiring) else {
+      throw .unreachable(url: client.url, reason: "this replica cannot reach it now")
+    }
+    return try client.use(body)
+  }
+
+  /// Connects to the database at `url` (its schema migrated, once among replicas).
+  ///
+  /// - Throws: what `JobsDBClient.init` throws.
+  init(url: String, lease: Duration) throws(JobsDBError) {
+    client = try JobsDBClient(url: url)
+    self.url = url
+    self.lease = lease
+    let host = ProcessInfo.processInfo.hostName
+    let random = UUID().uuidString.prefix(8).lowercased()
+    owner = "\(host)/\(getpid())/\(random)"
+  }
+}
+
+extension JobState {
+  /// The state of a job as the database keeps it.
+  init(_ state: JobsDBJobState) {
+    switch state {
+    case .queued: self = .queued
+    case .running: self = .running
+    case .done: self = .done
+    case .failed: self = .failed
+    case .canceled: self = .canceled
+    }
+  }
+
+  /// The database's word for an ended state.
+  var database: JobsDBJobState {
+    switch self {
+    case .queued: .queued
+    case .running: .running
+    case .done: .done
+    case .failed: .failed
+    case .canceled: .canceled
+    }
+  }
+}
+
+extension Timestamp {
+  /// The time `seconds` since 1970, to the millisecond.
+  init(seconds: Double) { self.init(milliseconds: Int64((seconds * 1000).rounded())) }
+}
+
+extension JobStore {
+  /// The error a client is answered for `error` of the jobs database: its `Idempotency-Key`
+  /// errors as a single server words them; the others as they are (`jobsdb.unreachable` is
+  /// 503).
+  static func shown(_ error: JobsDBError) -> any Error {
+    switch error {
+    case .idempotencyKeyReused(let key, let job):
+      ServiceError.idempotencyKeyReused(key: key, id: job)
+    case .idempotencyKeyInUse(let key): ServiceError.idempotencyKeyInUse(key: key)
+    case .idempotentJobGone(let key, let job): ServiceError.idempotentJobGone(key: key, id: job)
+    case .jobNotFound(let id): ServiceError.unknownJob(id: id)
+    default: error
+    }
+  }
+
+  /// Job `job` of the database as a record of this store: its folder under `root`, its state
+  /// and times the database's, the rest from its record (`JobFile`).
+  ///
+  /// - Throws: `JobError.unreadable` when its record is not one this server reads.
+  func record(of job: JobsDBJob) throws(JobError) -> Record {
+    let file: JobFile
+    do {
+      file = try JSONDecoder().decode(JobFile.self, from: Data(job.record.utf8))
+    } catch {
+      throw .unreadable(id: job.id, reason: "its record in the jobs database is damaged")
+    }
+    guard file.job == job.id, file.kind.rawValue == job.kind else {
+      throw .unreadable(id: job.id, reason: "its record names another job")
+    }
+    return file.record(
+      folder: root + "/" + job.id, number: job.number,
+      accepted: Timestamp(seconds: job.accepted), state: JobState(job.state),
+      started: job.started.map(Timestamp.init(seconds:)),
+      finished: job.finished.map(Timestamp.init(seconds:)), bytes: job.bytes)
+  }
+
+  /// Job `id`: the one this replica runs as it runs it, else the database's; nil when there is
+  /// none.
+  ///
+  /// - Throws: `JobsDBError.unreachable` (503) when the database cannot be asked.
+  func lookup(_ id: String) throws -> Record? {
+    guard let shared else { return record(id) }
+    if let running = record(id), running.state == .running { return running }
+    guard let job = try shared.use({ (db) throws(JobsDBError) in try db.job(id: id) })
+    else { return nil }
+    return try record(of: job)
+  }
+
+  /// `reserve` with the jobs database: the limits are the database's (jobs queued or running
+  /// on every replica, and their bytes); the reservation is this replica's until `start`
+  /// enqueues it.
+  func reserveShared(_ shared: SharedJobs, kind: JobKind, bytes: Int, callback: String?) throws
+    -> Record
+  {
+    let totals = try shared.use { (db) throws(JobsDBError) in try db.totals() }
+    let id = UUID().uuidString.lowercased()
+    let folder = root + "/" + id
+    let outcome = store.withLock { store -> Result<Record, any Error> in
+      guard !store.stopping else { return .failure(HTTPError.stopping) }
+      let reserved = store.records.values.filter { $0.state == .queued }
+      let active = totals.queued + totals.running + reserved.count
+      guard active < limits.queue else {
+        return .failure(ServiceError.jobQueueFull(queued: active))
+      }
+      let held = totals.activeBytes + reserved.reduce(0) { $0 + $1.bytes }
+      guard held <= limits.maximumBytes - bytes else {
+        return .failure(
+          ServiceError.jobStorageFull(bytes: bytes, held: held, limit: limits.maximumBytes))
+      }
+      var record = Record(
+        id: id, kind: kind, folder: folder, number: -1, accepted: Timestamp.now, bytes: bytes)
+      record.callback = callback
+      record.webhook = callback.map { WebhookStatus(url: $0, state: "pending") }
+      store.records[id] = record
+      return .success(record)
+    }
+    return try madeFolder(try outcome.get())
+  }
+
+  /// `start` with the jobs database: the job is enqueued with its record (and key), for
+  /// whichever replica claims it first.
+  ///
+  /// - Returns: the job as enqueued, or the one an earlier request with the same
+  ///   `Idempotency-Key` and fingerprint made (this reservation is dropped then).
+  func startShared(
+    _ shared: SharedJobs, _ id: String, idempotency: IdempotencyRecord?, spec: JobWork
+  ) throws -> Record {
+    guard var record = store.withLock({ $0.stopping ? nil : $0.records[id] }) else {
+      abandon(id)
+      throw HTTPError.stopping
+    }
+    record.spec = spec
+    record.idempotency = idempotency
+    let text = JSONOutput.line(JobFile(record))
+    let enqueued: JobsDBEnqueued
+    do {
+      enqueued = try shared.use { (db) throws(JobsDBError) in
+        try db.enqueue(
+          id: id, kind: record.kind.rawValue, record: text, bytes: record.bytes,
+          idempotency: idempotency.map {
+            JobsDBIdempotency(key: $0.key, fingerprint: $0.fingerprint)
+          })
+      }
+    } catch {
+      abandon(id)
+      throw Self.shown(error)
+    }
+    // The reservation alone: this replica's claim loop may have claimed the job already, its
+    // record running under the same id.
+    store.withLock { store in
+      if store.records[id]?.state == .queued { store.records.removeValue(forKey: id) }
+    }
+    if enqueued.replayed { removeFolders([record.folder]) }
+    return try self.record(of: enqueued.job)
+  }
+
+  /// `remove` with the jobs database: a queued or ended job removed there and its folder
+  /// here; a running one asked to stop (at once when it runs here, else when its replica
+  /// renews its lease).
+  func removeShared(_ shared: SharedJobs, _ id: String) throws -> Removal {
+    let (job, removed) = try shared.use { (db) throws(JobsDBError) in
+      try db.remove(id: id)
+    }
+    if removed {
+      removeFolders([root + "/" + id])
+      return .removed(JobState(job.state))
+    }
+    if job.state != .running { return .removed(JobState(job.state)) }
+    halt(id, .canceled)
+    return .canceling
+  }
+
+  /// Starts claiming the database's jobs on a thread of its own (`claimLoop`); nothing
+  /// without a database.
+  func startClaiming() {
+    guard let shared, !shared.looping.exchange(true, ordering: .acquiringAndReleasing) else {
+      return
+    }
+    let thread = Thread { [self] in
+      claimLoop(shared)
+      shared.loopEnded.signal()
+    }
+    thread.name = "imprint-claims"
+    thread.start()
+  }
+
+  /// Claims, renews and hands back jobs until the store closes.
+  ///
+  /// On a connection of its own, which listens for new jobs (`LISTEN`); connected again with a growing pause (a quarter
+  /// of a second to 5 s) when the database cannot be reached. A job this replica runs while
+  /// the database is away past two thirds of its lease is stopped: another replica may take
+  /// it over once the lease expires.
+  private func claimLoop(_ shared: SharedJobs) {
+    var pause = 0.25
+    var renewed = ContinuousClock.now
+    var down: String?
+    while !shared.closing.load(ordering: .acquiring) {
+      do throws(JobsDBError) {
+        let connection = try JobsDBConnection(url: shared.url, migrate: false)
+        try connection.listen()
+        shared.reachable.store(true, ordering: .releasing)
+        if down != nil {
+          told("the jobs database is reachable again")
+          down = nil
+        }
+        pause = 0.25
+        try claim(shared, on: connection, renewed: &renewed)
+        return
+      } catch {
+        shared.reachable.store(false, ordering: .releasing)
+        // The requests' connection is gone too (a restart ends every session).
+        shared.client.markLost()
+        if down == nil {
+          down = error.message
+          told("the jobs database cannot be reached: \(error.message); trying again")
+        }
+        if let id = runningID(), ContinuousClock.now - renewed > shared.lease * 2 / 3 {
+          shared.lost.withLock { _ = $0.insert(id) }
+          halt(id, .stopping)
+        }
+        Thread.sleep(forTimeInterval: pause)
+        pause = min(pause * 2, 5)
+      }
+    }
+  }
+
+  /// The claim loop's work on one connection, until the store closes.
+  private func claim(
+    _ shared: SharedJobs, on connection: borrowing JobsDBConnection,
+    renewed: inout ContinuousClock.Instant
+  ) throws(JobsDBError) {
+    var counted = ContinuousClock.now - .seconds(2)
+    while !shared.closing.load(ordering: .acquiring) {
+      if ContinuousClock.now - counted >= .seconds(1) {
+        let totals = try connection.totals()
+        shared.totals.withLock { $0 = totals }
+        counted = ContinuousClock.now
+      }
+      if let id = runningID() {
+        if ContinuousClock.now - renewed >= shared.lease / 3 {
+          do throws(JobsDBError) {
+            let job = try connection.renew(id: id, owner: shared.owner, lease: shared.lease)
+            renewed = ContinuousClock.now
+            // Its bytes as its watch last measured them: the other replicas' limits count them.
+            if let bytes = record(id)?.bytes {
+              try connection.setBytes(id: id, owner: shared.owner, bytes: bytes)
+            }
+            if job.cancelRequested { halt(id, .canceled) }
+          } catch {
+            guard case .leaseLost = error else { throw error }
+            told("job '\(id)': its lease was taken over by another replica; it is stopped here")
+            shared.lost.withLock { _ = $0.insert(id) }
+            halt(id, .stopping)
+            renewed = ContinuousClock.now
+          }
+        }
+      } else if !store.withLock({ $0.stopping }),
+        let job = try connection.claim(owner: shared.owner, lease: shared.lease)
+      {
+        renewed = ContinuousClock.now
+        launch(job, shared)
+        continue
+      }
+      _ = try connection.notification(within: .milliseconds(200))
+    }
+  }
+
+  /// The job this replica runs, if any.
+  private func runningID() -> String? {
+    store.withLock { store in store.records.values.first { $0.state == .running }?.id }
+  }
+
+  /// Runs job `job`, just claimed: its work made from its record; a record this server cannot
+  /// read, or a job whose cancel was asked, ends at once.
+  private func launch(_ job: JobsDBJob, _ shared: SharedJobs) {
+    var record: Record
+    do {
+      record = try self.record(of: job)
+    } catch {
+      end(shared, job.id, as: .failed, error: ErrorRecord(error), record: nil)
+      return
+    }
+    guard let spec = record.spec else {
+      let error = JobError.unreadable(id: job.id, reason: "its record does not say its work")
+      end(shared, job.id, as: .failed, error: ErrorRecord(error), record: record)
+      return
+    }
+    if job.cancelRequested {
+      let error = JobError.canceled(id: job.id, ended: 0)
+      end(shared, job.id, as: .canceled, error: ErrorRecord(error), record: record)
+      return
+    }
+    guard let build = shared.builder.withLock({ $0 }), let work = build(spec, job.id, record.folder)
+    else {
+      _ = try? shared.use { (db) throws(JobsDBError) in
+        try db.release(id: job.id, owner: shared.owner)
+      }
+      return
+    }
+    let folder = record.folder
+    let task = Task.detached(executorPreference: executor) { await work(folder) }
+    record.state = .running
+    record.task = task
+    let started = record
+    store.withLock { store in
+      store.records[job.id] = started
+      store.running += 1
+    }
+    Task.detached(executorPreference: executor) { [self] in
+      let outcome = await watched(started, task)
+      finishShared(shared, job.id, outcome, bytes: Self.size(of: folder))
+    }
+  }
+
+  /// Ends job `id` that this replica ran: its end written to the database (unless its lease
+  /// was lost, or the stop cut it short: then it is handed back, for another replica to
+  /// resume), the ended jobs past `limits.kept` removed, its webhook called.
+  private func finishShared(_ shared: SharedJobs, _ id: String, _ outcome: JobOutcome, bytes: Int) {
+    let taken = store.withLock { store -> Record? in
+      store.running -= 1
+      return store.records.removeValue(forKey: id)
+    }
+    guard var record = taken else { return }
+    if shared.lost.withLock({ $0.remove(id) }) != nil {
+      told("job '\(id)': another replica holds it now; what this one did is left to it")
+      return
+    }
+    if record.halt == .stopping && !outcome.complete {
+      do {
+        try shared.use { (db) throws(JobsDBError) in
+          _ = try db.release(id: id, owner: shared.owner)
+        }
+        told("job '\(id)': handed back to the queue, for another replica to resume")
+      } catch {
+        told(
+          "job '\(id)': not handed back (\(error.message)); another replica resumes it once its lease expires"
+        )
+      }
+      return
+    }
+    let (state, error) = conclusion(record, outcome)
+    record.bytes = bytes
+    record.outcome = JobOutcome(summary: outcome.summary, error: error)
+    end(shared, id, as: state, error: error, record: record)
+  }
+
+  /// Writes job `id`'s end to the database as `state` with `error` (`record` with it, when
+  /// known), removes the ended jobs past `limits.kept` and calls its webhook.
+  private func end(
+    _ shared: SharedJobs, _ id: String, as state: JobState, error: ErrorRecord?, record: Record?
+  ) {
+    var ended = record
+    ended?.state = state
+    ended?.finished = Timestamp.now
+    if ended?.outcome == nil { ended?.outcome = JobOutcome(error: error) }
+    ended?.task = nil
+    let text = ended.map { JSONOutput.line(JobFile($0)) }
+    do {
+      let job = try shared.use { (db) throws(JobsDBError) in
+        try db.finish(id: id, owner: shared.owner, as: state.database, record: text)
+      }
+      ended?.finished = job.finished.map(Timestamp.init(seconds:))
+      let removed = try shared.use { (db) throws(JobsDBError) in
+        try db.removeEnded(keeping: limits.kept)
+      }
+      removeFolders(removed.map { root + "/" + $0 })
+    } catch {
+      told("job '\(id)': its end could not be written: \(error.message)")
+      return
+    }
+    if let ended, ended.callback != nil { self.ended(ended) }
+  }
+
+  /// What the database held when the claim loop last counted (every second), for `/metrics`;
+  /// nothing before it first did.
+  func sharedCounts(_ shared: SharedJobs) -> Counts {
+    guard let totals = shared.totals.withLock({ $0 }) else { return Counts() }
+    return Counts(
+      queued: totals.queued, running: totals.running, finished: totals.ended,
+      bytes: totals.allBytes)
+  }
+
+  /// Changes job `id`'s webhook in its record in the database; a failure is told.
+  func updateSharedWebhook(
+    _ shared: SharedJobs, _ id: String, _ change: (inout WebhookStatus) -> Void
+  ) {
+    do {
+      guard let job = try shared.use({ (db) throws(JobsDBError) in try db.job(id: id) }),
+        var status = try record(of: job).webhook
+      else { return }
+      change(&status)
+      let text = JSONOutput.line(status)
+      try shared.use { (db) throws(JobsDBError) in
+        try db.setRecordField(id: id, key: "webhook", value: text)
+      }
+    } catch {
+      told("the webhook of job '\(id)' could not be written: " + ErrorRecord(error).message)
+    }
+  }
+}

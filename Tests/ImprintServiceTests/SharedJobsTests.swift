@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: replicas of the service sharing their long jobs through a real
+// PostgreSQL (`--jobs-db`) and one jobs folder: a job posted to one replica is run once and
+// answered, fetched, canceled and removed through another; a replica that stops hands its
+// running batch back and another finishes it with the same files; a database away makes the
+// replicas unready and the job routes 503 with Retry-After while the stateless routes answer.
+
+import Foundation
+import ImprintJobsDB
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintService
+
+/// A manifest of `count` QR items (`Q-0`...) in `folder`.
+private func qrManifest(_ count: Int, in folder: TemporaryFolder) throws -> String {
+  try writeManifest(
+    (0..<count).map {
+      #"{"id": "Q-\#($0)", "kind": "qr", "payload": "https://example.com/o/\#($0)"}"#
+    },
+    in: folder, name: "qr-\(count).jsonl")
+}
+
+/// A replica on database `url` and jobs folder `jobs`, with `change` made to its settings.
+private func replica(
+  _ url: String, _ jobs: String, _ change: (inout ServiceSettings) -> Void = { _ in }
+) throws -> InProcessService {
+  try InProcessService(settings: {
+    $0.jobsDir = jobs
+    $0.jobsDb = url
+    $0.jobLease = 3
+    change(&$0)
+  })
+}
+
+/// The row of job `id` in the jobs database at `url`.
+private func row(_ id: String, _ url: String) throws -> JobsDBJob? {
+  let db = try JobsDBConnection(url: url, migrate: false)
+  return try db.job(id: id)
+}
+
+/// The files of a batch's output folder with their bytes, `.state/` and `results.jsonl` left
+/// out.
+private func outputFiles(_ folder: String) throws -> [String: Data] {
+  var found: [String: Data] = [:]
+  let walker = try #require(FileManager.default.enumerator(atPath: folder))
+  while let relative = walker.nextObject() as? String {
+    if relative.hasPrefix(".state") || relative == "results.jsonl" { continue }
+    let path = folder + "/" + relative
+    var isFolder: ObjCBool = false
+    FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+    if !isFolder.boolValue { found[relative] = try Data(contentsOf: URL(fileURLWithPath: path)) }
+  }
+  return found
+}
+
+@Suite(
+  "service jobs shared by replicas (PostgreSQL)", .tags(.slow), .skippedWhenQuick,
+  .liveHandlesChecked, .onTestThreads)
+struct SharedJobsTests {
+  @Test("a batch posted to one replica runs once; the other answers, serves and removes it")
+  func anyReplicaAnswers() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let first = try replica(database.url(), jobs)
+    let second = try replica(database.url(), jobs)
+    let manifest = try qrManifest(12, in: folder)
+
+    let id = try acceptedID(try await postBatch(manifest, on: first))
+    let done = try await waitForJob(id, on: second)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    let summary = done.json?["summary"] as? [String: Any]
+    #expect(summary?["total"] as? Int == 12 && summary?["ok"] as? Int == 12, "\(done.text)")
+    let again = try await first.get("/v1/jobs/\(id)")
+    #expect(again.json?["state"] as? String == "done")
+    #expect(again.json?["finished"] as? String == done.json?["finished"] as? String)
+
+    // Run once, by one replica, its lease let go.
+    let ran = try #require(try row(id, database.url()))
+    #expect(ran.attempts == 1 && ran.state == .done && ran.leaseOwner == nil)
+
+    // Its files from either replica, the same bytes as on the shared storage.
+    let onDisk = try Data(contentsOf: URL(fileURLWithPath: jobs + "/\(id)/output/qr/Q-7.png"))
+    for server in [first, second] {
+      let fetched = try await server.get("/v1/jobs/\(id)/files/qr/Q-7.png")
+      #expect(fetched.status == 200 && Data(fetched.body) == onDisk)
+    }
+
+    // Removed through the first: gone for both, its folder too.
+    let removed = try await first.request("DELETE", "/v1/jobs/\(id)")
+    #expect(removed.status == 200 && removed.json?["removed"] as? Bool == true, "\(removed.text)")
+    #expect(try await second.get("/v1/jobs/\(id)").status == 404)
+    #expect(!FileManager.default.fileExists(atPath: jobs + "/\(id)"))
+    #expect(try row(id, database.url()) == nil)
+    _ = await first.stop()
+    _ = await second.stop()
+  }
+
+  @Test("twenty batches over three replicas: each runs once, every item made once")
+  func manyJobs() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let replicas = try (0..<3).map { _ in try replica(database.url(), jobs) { $0.jobQueue = 40 } }
+    let manifest = try qrManifest(5, in: folder)
+    var ids: [String] = []
+    for index in 0..<20 {
+      ids.append(try acceptedID(try await postBatch(manifest, on: replicas[index % 3])))
+    }
+    for (index, id) in ids.enumerated() {
+      let done = try await waitForJob(id, on: replicas[(index + 1) % 3])
+      #expect(done.json?["state"] as? String == "done", "\(done.text)")
+      let ran = try #require(try row(id, database.url()))
+      #expect(
+        ran.attempts == 1,
+        "job \(id) claimed \(ran.attempts) times: \(replicas.map { $0.log.joined(separator: "\n") })"
+      )
+      let results = try String(
+        contentsOfFile: jobs + "/\(id)/output/results.jsonl", encoding: .utf8)
+      #expect(results.split(separator: "\n").count == 5, "\(results)")
+    }
+    let owners = try Set(
+      ids.compactMap { id -> String? in
+        let db = try JobsDBConnection(url: database.url(), migrate: false)
+        return try db.query("SELECT lease_owner FROM jobs WHERE id = $1", [id]).rows.first?
+          .string("lease_owner")
+      })
+    #expect(owners.isEmpty, "leases left: \(owners)")
+    for server in replicas { _ = await server.stop() }
+  }
+
+  @Test("a running batch canceled through another replica ends canceled, its items kept")
+  func cancelFromAnother() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let first = try replica(database.url(), jobs)
+    let manifest = try qrManifest(3000, in: folder)
+    let id = try acceptedID(try await postBatch(manifest, on: first))
+    #expect(
+      try await eventually {
+        try await first.get("/v1/jobs/\(id)").json?["state"] as? String == "running"
+      })
+    let second = try replica(database.url(), jobs)
+    let canceling = try await second.request("DELETE", "/v1/jobs/\(id)")
+    #expect(canceling.status == 202, "\(canceling.text)")
+    let ended = try await waitForJob(id, on: second)
+    #expect(ended.json?["state"] as? String == "canceled", "\(ended.text)")
+    let error = ended.json?["error"] as? [String: Any]
+    #expect(error?["code"] as? String == "service.jobCanceled", "\(ended.text)")
+    let total = (ended.json?["summary"] as? [String: Any])?["total"] as? Int ?? -1
+    #expect(total >= 0 && total < 3000, "\(ended.text)")
+    _ = await first.stop()
+    _ = await second.stop()
+  }
+
+  @Test("a replica stopping hands its running batch back; another ends it with the same files")
+  func drainHandsBack() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let manifest = try qrManifest(3000, in: folder)
+
+    // The files of an undisturbed run, on a replica of its own.
+    let alone = TemporaryFolder()
+    let single = try InProcessService(settings: { $0.jobsDir = alone.file("jobs") })
+    let reference = try acceptedID(try await postBatch(manifest, on: single))
+    #expect(try await waitForJob(reference, on: single).json?["state"] as? String == "done")
+    let expected = try outputFiles(alone.file("jobs") + "/\(reference)/output")
+    _ = await single.stop()
+    #expect(expected.count == 3000)
+
+    let first = try replica(database.url(), jobs) { $0.drainTimeout = 1 }
+    let id = try acceptedID(try await postBatch(manifest, on: first))
+    #expect(
+      try await eventually {
+        (try await first.get("/v1/jobs/\(id)").json?["state"] as? String) == "running"
+      })
+    let second = try replica(database.url(), jobs)
+    _ = await first.stop()
+    let done = try await waitForJob(id, on: second)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    let summary = done.json?["summary"] as? [String: Any]
+    // Resumed as `imprint batch` resumes: the items the first replica made are skipped (made
+    // by an earlier run), none made twice, none failed.
+    let ok = summary?["ok"] as? Int ?? 0
+    let skipped = summary?["skipped"] as? Int ?? 0
+    #expect(summary?["total"] as? Int == 3000 && summary?["failed"] as? Int == 0, "\(done.text)")
+    #expect(ok + skipped == 3000 && skipped > 0 && ok > 0, "ok \(ok), skipped \(skipped)")
+    let ran = try #require(try row(id, database.url()))
+    #expect(ran.attempts == 2, "claimed \(ran.attempts) times")
+    #expect(try outputFiles(jobs + "/\(id)/output") == expected)
+    _ = await second.stop()
+  }
+
+  @Test("the database away: not ready, job routes 503 with Retry-After, QR codes answered")
+  func databaseAway() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let server = try replica(database.url(), jobs)
+    let manifest = try qrManifest(2, in: folder)
+    let before = try acceptedID(try await postBatch(manifest, on: server))
+    #expect(try await waitForJob(before, on: server).json?["state"] as? String == "done")
+    #expect(try await server.get("/readyz").status == 200)
+
+    try database.stop()
+    #expect(try await eventually { try await server.get("/readyz").status == 503 })
+    let refused = try await postBatch(manifest, on: server)
+    #expect(refused.status == 503 && refused.errorCode == "jobsdb.unreachable", "\(refused.text)")
+    #expect(refused.headers["retry-after"] == "5")
+    let poll = try await server.get("/v1/jobs/\(before)")
+    #expect(poll.status == 503, "\(poll.text)")
+    let qr = try await server.request("POST", "/v1/qr?payload=hello")
+    #expect(qr.status == 200 && qr.contentType == "image/png", "\(qr.status) \(qr.text)")
+
+    try database.start()
+    #expect(try await eventually { try await server.get("/readyz").status == 200 })
+    let after = try acceptedID(try await postBatch(manifest, on: server))
+    #expect(try await waitForJob(after, on: server).json?["state"] as? String == "done")
+    #expect(try await server.get("/v1/jobs/\(before)").json?["state"] as? String == "done")
+    _ = await server.stop()
+  }
+}
