@@ -7,6 +7,7 @@
 
 import Foundation
 import ImprintTestSupport
+import Synchronization
 import Testing
 
 /// Limits far beyond the tests' waits: only a cancellation can end a worker drawing the bomb
@@ -51,59 +52,40 @@ private func drawingWorker(of server: ServiceProcess) throws -> Int32 {
   return try #require(worker)
 }
 
-/// curl posting a file, started in the background; its status, headers and body read once it
-/// ended.
-private final class PendingRequest {
-  private let process = Process()
-  /// Where curl writes (kept as long as the request).
-  private let folder: TemporaryFolder
-  private let status: String
-  private let headers: String
-  private let body: String
+/// A client posting a file on a connection of its own, in the background: its answer read on a
+/// thread of its own until it is whole or the server closes the connection.
+private final class PendingRequest: Sendable {
+  private let connection: RawHTTPConnection
+  private let answered = Mutex<HTTPExchange?>(nil)
 
-  init(_ url: String, file: String, type: String, in folder: TemporaryFolder) throws {
-    self.folder = folder
-    let name = folder.file(UUID().uuidString)
-    (status, headers, body) = (name + ".status", name + ".headers", name + ".body")
-    FileManager.default.createFile(atPath: status, contents: nil)
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-      "curl", "-s", "-o", body, "-D", headers, "-w", "%{http_code}", "-H", "Content-Type: " + type,
-      "--data-binary", "@" + file, url,
-    ]
-    process.standardOutput = FileHandle(forWritingAtPath: status)
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+  init(port: Int, target: String, file: String, type: String) throws {
+    let body = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+    connection = try RawHTTPConnection(port: port)
+    connection.send(
+      "POST \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Type: \(type)\r\n"
+        + "Content-Length: \(body.count)\r\n\r\n")
+    connection.send(body)
+    // The thread holds the request until the answer came or the connection closed (the
+    // server's stop closes it, and so does its end).
+    Thread { [self] in
+      let seen = connection.read(answers: 1, seconds: 3600, settle: 0)
+      let answer =
+        seen.answers.first.map(HTTPExchange.init)
+        ?? HTTPExchange(status: 0, contentType: "", body: [], headers: [:])
+      answered.withLock { $0 = answer }
+    }.start()
   }
 
-  deinit {
-    if process.isRunning { process.terminate() }
-    process.waitUntilExit()
-  }
+  /// The client leaves: its connection is closed both ways, as when a client is killed.
+  func leave() { connection.leave() }
 
-  /// The curl process's id.
-  var pid: Int32 { process.processIdentifier }
+  /// Whether the answer came (or the connection closed without one).
+  var ended: Bool { answered.withLock { $0 != nil } }
 
-  /// Whether curl ended.
-  var ended: Bool { !process.isRunning }
-
-  /// Waits for curl to end (bounded by the caller's `waitFor` first), then reads the answer:
-  /// the status it printed (`-w %{http_code}`), the headers it wrote (`-D`) and the body (`-o`);
-  /// status 0 when it got no response.
+  /// The answer once `ended` (bounded by the caller's `waitFor`): status 0 when the connection
+  /// closed before a whole answer.
   func answer() -> HTTPExchange {
-    process.waitUntilExit()
-    let code = (try? String(contentsOfFile: status, encoding: .utf8)) ?? ""
-    let bytes = (try? Data(contentsOf: URL(fileURLWithPath: body))).map { [UInt8]($0) } ?? []
-    let headerText = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
-    var fields: [String: String] = [:]
-    for line in headerText.split(separator: "\r\n") {
-      guard let colon = line.firstIndex(of: ":") else { continue }
-      fields[line[..<colon].lowercased()] = line[line.index(after: colon)...]
-        .trimmingCharacters(in: .whitespaces)
-    }
-    return HTTPExchange(
-      status: Int(code) ?? 0, contentType: fields["content-type"] ?? "", body: bytes,
-      headers: fields)
+    answered.withLock { $0 } ?? HTTPExchange(status: 0, contentType: "", body: [], headers: [:])
   }
 }
 
@@ -122,7 +104,8 @@ private struct DrawingBomb {
     try HostileDocuments.write(HostileDocuments.cpuBomb(pages: 1, slow: 1), to: bomb)
     server = try ServiceProcess(["-j", "1"] + arguments + longLimits)
     request = try PendingRequest(
-      server.url("/v1/thumbnail?name=bomb.pdf"), file: bomb, type: "application/pdf", in: folder)
+      port: server.port, target: "/v1/thumbnail?name=bomb.pdf", file: bomb,
+      type: "application/pdf")
     worker = try drawingWorker(of: server)
   }
 }
@@ -177,8 +160,8 @@ struct CanceledWorkTests {
   func departureKillsWorker() async throws {
     let drawing = try DrawingBomb(["--access-log"])
     let (folder, server, worker) = (drawing.folder, drawing.server, drawing.worker)
-    // The client is killed: the system closes its connection.
-    kill(drawing.request.pid, SIGKILL)
+    // The client leaves: its connection is closed.
+    drawing.request.leave()
     try #require(waitFor { isGone(worker) }, "worker \(worker) still runs")
     // Counted once the request and the worker are settled (a wait, bounded).
     var metrics = try PrometheusText("")

@@ -100,6 +100,12 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
   deinit { close(socket) }
 
+  /// Ends the connection both ways (`shutdown`), as a client that leaves does.
+  ///
+  /// The server sees it closed, and a `read` waiting on another thread returns: the one call
+  /// that may be made while another thread reads.
+  public func leave() { shutdown(socket, Int32(SHUT_RDWR)) }
+
   /// Waits for a connection a signal interrupted to be made: whether it was.
   private static func finishConnect(_ socket: Int32) -> Bool {
     var fds = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
