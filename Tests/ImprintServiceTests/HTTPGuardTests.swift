@@ -2,27 +2,13 @@
 // ImprintServiceTests: the service against clients that try to hold or confuse it: query
 // parameters and paths that are not text, a body's length given twice (request smuggling),
 // options in both the query and the body, many connections from one address, a head sent a byte
-// at a time (in this process, with the raw client); bodies past the body memory (against
-// `imprint serve`, with Python clients: still to be moved; one measures the server's memory).
+// at a time, bodies past the body memory, plain and chunked: all with the raw client, in this
+// process but for the one test that measures the server's resident memory (`imprint serve`).
 
 import Foundation
 import ImprintCore
 import ImprintTestSupport
 import Testing
-
-/// Python: the imports the body tests' clients use, and `read_answer(s)`, which reads an answer
-/// until the server closes the connection and gives its status line, its error code (nil when
-/// its body is no error object) and whether it says `Retry-After: 1`.
-private let answerReader = pythonFixture("answer_reader.py")
-
-/// A server reading bodies up to `maxBody` bytes, `bodyMemory` bytes at once, that waits long
-/// for a client holding a body.
-private func bodyLimitedServer(maxBody: Int, bodyMemory: Int) throws -> ServiceProcess {
-  try ServiceProcess([
-    "--max-body", "\(maxBody)", "--body-memory", "\(bodyMemory)",
-    "--request-timeout", "600", "--connection-timeout", "600",
-  ])
-}
 
 @Suite(
   "imprint serve: connection limits, slow heads, request text and framing",
@@ -190,68 +176,59 @@ struct HTTPGuardTests {
 
   @Test("bodies past --body-memory are refused 503 http.bodiesBusy before they are read")
   func bodyMemory() async throws {
-    let folder = TemporaryFolder()
     let megabytes8 = 8 << 20
-    let server = try bodyLimitedServer(maxBody: megabytes8, bodyMemory: 2 * megabytes8)
-    // 20 clients each announce an 8 MiB body; a client not answered at once sends all of it
-    // but its last byte and holds it there. Then the client prints what it saw and waits
-    // until its standard input closes.
-    let script =
-      answerReader + """
-        port, size = int(sys.argv[1]), int(sys.argv[2])
-        head = ("POST /v1/inspect HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/pdf\\r\\n"
-                "Content-Length: %d\\r\\n\\r\\n" % size).encode()
-        held, answers = [], []
-        for _ in range(20):
-            s = socket.create_connection(("127.0.0.1", port))
-            s.sendall(head)
-            ready, _, _ = select.select([s], [], [], 1)
-            if ready:
-                answers.append(read_answer(s))
-                s.close()
-            else:
-                s.sendall(b"%" * (size - 1))
-                held.append(s)
-        print(json.dumps({"held": len(held), "answers": answers}), flush=True)
-        sys.stdin.read()
-        """
+    // `imprint serve` itself: its resident memory is measured, which in this process would
+    // count every other test's too.
+    let server = try ServiceProcess([
+      "--max-body", "\(megabytes8)", "--body-memory", "\(2 * megabytes8)",
+      "--request-timeout", "600", "--connection-timeout", "600",
+    ])
     func residentKB() throws -> Int {
       let status = try #require(procText("/proc/\(server.pid)/status"))
       let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
       return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
     }
     let before = try residentKB()
-    let client = Process()
-    client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    client.arguments = ["-c", script, "\(server.port)", "\(megabytes8)"]
-    let input = Pipe()
-    let output = Pipe()
-    client.standardInput = input
-    client.standardOutput = output
-    try client.run()
-    var line: [UInt8] = []
-    var byte: UInt8 = 0
-    while read(output.fileHandleForReading.fileDescriptor, &byte, 1) == 1, byte != 10 {
-      line.append(byte)
+    // 20 clients each announce an 8 MiB body; a client not answered within a second sends all
+    // of it but its last byte and holds it there. An answered one reads until the server
+    // closes the connection.
+    let port = server.port
+    let (held, answers) = try await onOwnThread {
+      let head =
+        "POST /v1/inspect HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+        + "Content-Length: \(megabytes8)\r\n\r\n"
+      let body = [UInt8](repeating: 0x25, count: megabytes8 - 1)
+      var held: [RawHTTPConnection] = []
+      var answers: [RawHTTPExchange] = []
+      for _ in 0..<20 {
+        let connection = try RawHTTPConnection(port: port)
+        connection.send(head)
+        let seen = connection.read(seconds: 1, settle: 10)
+        if seen.answers.isEmpty && !seen.closed {
+          connection.send(body)
+          held.append(connection)
+        } else {
+          answers.append(seen)
+        }
+      }
+      return (held, answers)
     }
     let during = try residentKB()
-    try input.fileHandleForWriting.close()
-    client.waitUntilExit()
-    let report = try #require(
-      try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "\(line)")
     // Two bodies fit in the 16 MiB; the 18 others were refused from their head.
-    #expect(report["held"] as? Int == 2, "\(report)")
-    let answers = try #require(report["answers"] as? [[String: Any]])
+    #expect(held.count == 2)
     #expect(answers.count == 18)
-    for answer in answers {
-      #expect(answer["status"] as? String == "HTTP/1.1 503 Service Unavailable", "\(answer)")
-      #expect(answer["code"] as? String == "http.bodiesBusy", "\(answer)")
-      #expect(answer["retryAfter"] as? Bool == true, "\(answer)")
+    for seen in answers {
+      let answer = try #require(seen.answers.first)
+      #expect("\(answer.status) \(answer.reason)" == "503 Service Unavailable", "\(answer.text)")
+      #expect(answer.errorCode == "http.bodiesBusy", "\(answer.text)")
+      #expect(answer.header("Retry-After") == "1", "\(answer.headers)")
+      #expect(seen.closed, "left open: \(answer.text)")
     }
     // The server holds two bodies' worth, not twenty (160 MiB); 48 MiB leaves room for the
     // rest of its life.
     #expect(during - before < 48 * 1024, "VmRSS \(before) kB -> \(during) kB")
     // The held bodies given back once their clients left: a body is read again.
+    for connection in held { connection.leave() }
     let mixed = fixturesFolder + "/Documents/mixed.pdf"
     #expect(
       try await eventually {
@@ -265,95 +242,84 @@ struct HTTPGuardTests {
 
   @Test("chunked bodies take --body-memory as they grow: past it 503, past --max-body 413")
   func chunkedBodyMemory() async throws {
-    let folder = TemporaryFolder()
     let megabyte = 1 << 20
-    let server = try bodyLimitedServer(maxBody: 8 * megabyte, bodyMemory: 16 * megabyte)
+    let server = try InProcessService(settings: {
+      $0.maxBody = 8 * megabyte
+      $0.bodyMemory = 16 * megabyte
+      $0.requestTimeout = 600
+      $0.connectionTimeout = 600
+    })
     func metric(_ name: String) async throws -> Int? {
       let text = try await server.request("GET", "/metrics").text
       return try PrometheusText(text).value(name).map { Int($0) }
     }
     #expect(try await metric("imprint_http_body_bytes_limit") == 16 * megabyte)
-    // A client sends two chunked bodies of 6 MiB without their last chunk (held: 12 of the 16
-    // MiB), says so, and waits for a line; then a third of 32 MiB, which does not fit, and a
-    // fourth of 1 MiB, which does. Then it lets the two go, and sends 9 MiB (over --max-body).
-    // It prints the status lines and error codes it got.
-    let script =
-      answerReader + """
-        port, mb = int(sys.argv[1]), 1 << 20
-        def start():
-            s = socket.create_connection(("127.0.0.1", port))
-            s.sendall(b"POST /v1/inspect?name=x.pdf HTTP/1.1\\r\\nHost: x\\r\\n"
-                      b"Content-Type: application/pdf\\r\\nConnection: close\\r\\n"
-                      b"Transfer-Encoding: chunked\\r\\n\\r\\n")
-            return s
-        def send(s, total):
-            piece = 256 * 1024
-            for _ in range(total // piece):
-                s.sendall(b"%x\\r\\n" % piece + b"%" * piece + b"\\r\\n")
-        def answer(s):
-            s.sendall(b"0\\r\\n\\r\\n")
-            return read_answer(s)
-        held = [start(), start()]
-        for s in held:
-            send(s, 6 * mb)
-        print("held", flush=True)
-        sys.stdin.readline()
-        # The third body outgrows the budget at 4 MiB; the rest of its 32 MiB is read and
-        # dropped (sendall returns once the server took all but the sockets' buffers).
-        third = start()
-        send(third, 32 * mb)
-        # A body of 1 MiB still fits: the third's 4 MiB were given back when it was refused.
-        fourth = start()
-        send(fourth, mb)
-        report = {"fourth": answer(fourth), "third": answer(third)}
-        for s in held:
-            s.close()
-        print(json.dumps(report), flush=True)
-        sys.stdin.readline()
-        big = start()
-        send(big, 9 * mb)
-        report["overLimit"] = answer(big)
-        print(json.dumps(report), flush=True)
-        """
-    let client = Process()
-    client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    client.arguments = ["-c", script, "\(server.port)"]
-    let input = Pipe()
-    let output = Pipe()
-    client.standardInput = input
-    client.standardOutput = output
-    try client.run()
-    func line() -> String {
-      var bytes: [UInt8] = []
-      var byte: UInt8 = 0
-      while read(output.fileHandleForReading.fileDescriptor, &byte, 1) == 1, byte != 10 {
-        bytes.append(byte)
-      }
-      return String(decoding: bytes, as: UTF8.self)
+    let port = server.port
+    /// A chunked body's head sent on a new connection (closed by the server once answered).
+    @Sendable func start() throws -> RawHTTPConnection {
+      let connection = try RawHTTPConnection(port: port)
+      connection.send(
+        "POST /v1/inspect?name=x.pdf HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+          + "Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n")
+      return connection
     }
-    #expect(line() == "held")
+    /// `total` bytes of body, in chunks of 256 KiB.
+    @Sendable func send(_ connection: RawHTTPConnection, _ total: Int) {
+      let piece = 256 * 1024
+      let chunk =
+        Array("\(String(piece, radix: 16))\r\n".utf8) + Array(repeating: 0x25, count: piece) + [
+          13, 10,
+        ]
+      for _ in 0..<(total / piece) { connection.send(chunk) }
+    }
+    /// The last chunk, then the answer, read until the server closes the connection.
+    @Sendable func answer(_ connection: RawHTTPConnection) -> (RawHTTPAnswer?, closed: Bool) {
+      connection.send("0\r\n\r\n")
+      let seen = connection.read(seconds: 60, settle: 10)
+      return (seen.answers.first, seen.closed)
+    }
+    // Two chunked bodies of 6 MiB without their last chunk: held, 12 of the 16 MiB.
+    let held = try await onOwnThread {
+      let held = [try start(), try start()]
+      for connection in held { send(connection, 6 * megabyte) }
+      return held
+    }
     // The server counts the two bodies as it reads them (the kernel may still hold some).
     #expect(try await eventually { try await metric("imprint_http_body_bytes") == 12 * megabyte })
-    try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
-    _ = line()
+    // A third of 32 MiB outgrows the budget at 4 MiB; the rest is read and dropped (a send
+    // returns once the server took all but the sockets' buffers). A fourth of 1 MiB still
+    // fits: the third's 4 MiB were given back when it was refused.
+    let (fourth, third) = try await onOwnThread {
+      let third = try start()
+      send(third, 32 * megabyte)
+      let fourth = try start()
+      send(fourth, megabyte)
+      return (answer(fourth), answer(third))
+    }
+    for connection in held { connection.leave() }
     // The third body's bytes were given back when it was refused, the two held when their
     // client closed them.
     #expect(try await eventually { try await metric("imprint_http_body_bytes") == 0 })
-    try input.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
-    let report = try #require(
-      try JSONSerialization.jsonObject(with: Data(line().utf8)) as? [String: [String: Any]])
-    client.waitUntilExit()
     // The fourth is read and worked: its bytes are no document.
-    let fourth = try #require(report["fourth"])
-    #expect(fourth["status"] as? String == "HTTP/1.1 422 Unprocessable Content", "\(fourth)")
-    #expect(fourth["code"] as? String == "document.unsupportedType", "\(fourth)")
-    let third = try #require(report["third"])
-    #expect(third["status"] as? String == "HTTP/1.1 503 Service Unavailable", "\(third)")
-    #expect(third["code"] as? String == "http.bodiesBusy", "\(third)")
-    #expect(third["retryAfter"] as? Bool == true, "\(third)")
-    let overLimit = try #require(report["overLimit"])
-    #expect(overLimit["status"] as? String == "HTTP/1.1 413 Content Too Large", "\(overLimit)")
-    #expect(overLimit["code"] as? String == "http.bodyTooLarge", "\(overLimit)")
+    let worked = try #require(fourth.0)
+    #expect("\(worked.status) \(worked.reason)" == "422 Unprocessable Content", "\(worked.text)")
+    #expect(worked.errorCode == "document.unsupportedType", "\(worked.text)")
+    #expect(fourth.closed)
+    let refused = try #require(third.0)
+    #expect("\(refused.status) \(refused.reason)" == "503 Service Unavailable", "\(refused.text)")
+    #expect(refused.errorCode == "http.bodiesBusy", "\(refused.text)")
+    #expect(refused.header("Retry-After") == "1", "\(refused.headers)")
+    #expect(third.closed)
+    // 9 MiB: over --max-body.
+    let overLimit = try await onOwnThread {
+      let big = try start()
+      send(big, 9 * megabyte)
+      return answer(big)
+    }
+    let tooLarge = try #require(overLimit.0)
+    #expect("\(tooLarge.status) \(tooLarge.reason)" == "413 Content Too Large", "\(tooLarge.text)")
+    #expect(tooLarge.errorCode == "http.bodyTooLarge", "\(tooLarge.text)")
+    #expect(overLimit.closed)
     #expect(try await metric("imprint_http_body_bytes") == 0)
     // A chunked body that fits is read and worked (the file in chunks of 64 KiB).
     let mixed = try FileIO.read(fixturesFolder + "/Documents/mixed.pdf", limit: 1 << 30)
@@ -365,12 +331,12 @@ struct HTTPGuardTests {
       chunked += Array(String(piece.count, radix: 16).utf8) + [13, 10] + piece + [13, 10]
     }
     chunked += Array("0\r\n\r\n".utf8)
-    let (port, request) = (server.port, chunked)
+    let request = chunked
     let fits = try await onOwnThread {
       try rawExchange(port: port, request, seconds: 60, settle: 0)
     }
     #expect(fits.answers.first?.status == 200, "\(fits.answers.first?.text ?? "")")
-    #expect(server.stop().status == 0)
+    #expect(await server.stop().isComplete)
   }
 
   @Test("/v1/qr with options in both the query and a JSON body is 400 naming the parameter")
