@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintServiceTests: the harness route tests run against (ImprintTestSupport's
-// InProcessService): it leaves the test runner's signals alone, and a stopped service leaves no
-// request, document worker or socket behind.
+// InProcessService): it leaves the test runner's signals alone, a stopped service leaves no
+// request, document worker or socket behind, and it answers while Swift's global pool is held.
 
 import Foundation
+import ImprintCore
 import ImprintTestSupport
+import Synchronization
 import Testing
 
 /// The signals this process catches (`SigCgt` of /proc/self/status), as a mask.
@@ -49,6 +51,67 @@ struct InProcessServiceTests {
       "POST", "/v1/thumbnail", form: [.file("file", path: folder.file("big.pdf"))])
     #expect(answer.status == 413 && answer.errorCode == "http.partTooLarge", "\(answer.text)")
     #expect(try await server.get("/healthz").status == 200)
+    #expect(await server.stop().isComplete)
+  }
+
+  /// What blocks the global pool's threads: a count of those that started, and the word to
+  /// stop.
+  private final class Blockers: Sendable {
+    let started = Atomic(0)
+    let released = Atomic(false)
+  }
+
+  // The failure this guards against: the service once worked requests and jobs on Swift's
+  // global pool, where blocking work elsewhere in the process (other suites, a library) held
+  // every thread and no answer came until it ended.
+  @Test("with every thread of Swift's global pool blocked, a probe, a QR and a batch are answered")
+  func globalPoolHeld() async throws {
+    let folder = TemporaryFolder()
+    let manifest = try writeManifest(
+      [
+        #"{"id": "Q-1", "kind": "qr", "payload": "https://example.com/o/17"}"#,
+        #"{"id": "Q-2", "kind": "qr", "payload": "held pool"}"#,
+      ], in: folder)
+    let server = try InProcessService()
+    let blockers = Blockers()
+    // Released whatever happens below; each blocker also gives up on its own after 120 s, so
+    // that nothing here outlives a test that crashed half-way.
+    defer { blockers.released.store(true, ordering: .releasing) }
+    let count = activeProcessorCount * 2
+    for _ in 0..<count {
+      Task(executorPreference: globalConcurrentExecutor) {
+        blockers.started.add(1, ordering: .relaxed)
+        let end = ContinuousClock.now + .seconds(120)
+        while !blockers.released.load(ordering: .acquiring) && ContinuousClock.now < end {
+          usleep(10_000)
+        }
+      }
+    }
+    // The pool is full: as many blockers run as it has threads, and the others wait for one.
+    let full = await eventually(tries: 3000) {
+      blockers.started.load(ordering: .relaxed) >= activeProcessorCount
+    }
+    try #require(full, "\(blockers.started.load(ordering: .relaxed)) blockers started")
+    try? await Task.sleep(for: .milliseconds(200))
+    #expect(blockers.started.load(ordering: .relaxed) < count, "the global pool was not held")
+    // Each answered within a minute, the job done within two, while the pool stays held.
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(120)
+    let health = try await server.request("GET", "/healthz", seconds: 60)
+    #expect(health.status == 200, "\(health.text)")
+    let qr = try await server.request("POST", "/v1/qr?payload=held%20pool", seconds: 60)
+    #expect(qr.status == 200 && qr.contentType == "image/png", "\(qr.text)")
+    let id = try acceptedID(
+      try await server.request(
+        "POST", "/v1/batch", form: [.file("manifest", path: manifest)], seconds: 60))
+    var job = HTTPExchange(status: 0, contentType: "", body: [], headers: [:])
+    await eventually(tries: 12_000) {
+      job = (try? await server.request("GET", "/v1/jobs/\(id)", seconds: 10)) ?? job
+      return job.json?["state"] as? String == "done" || clock.now > deadline
+    }
+    #expect(job.json?["state"] as? String == "done", "\(job.text)")
+    #expect(blockers.started.load(ordering: .relaxed) < count, "the global pool was let go early")
+    blockers.released.store(true, ordering: .releasing)
     #expect(await server.stop().isComplete)
   }
 }
