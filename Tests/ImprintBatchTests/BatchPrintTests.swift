@@ -14,12 +14,7 @@ import Testing
 @testable import ImprintBatch
 
 /// USD rates for mono and colour on A4, A3 and Letter.
-private let prices = #"""
-  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-   "paper":{"A4":{"plain":2},"A3":{"plain":4},"Letter":{"plain":2}},
-   "extras":{"staple":{"per":"copy","amount":10}}}
-  """#
+private let prices = priceListFixture("usd-a4-a3-letter.json")
 
 @Suite("imprint batch: print jobs", .liveHandlesChecked, .tags(.slow), .skippedWhenQuick)
 struct BatchPrintTests {

@@ -35,11 +35,7 @@ func temporaries(under folder: String) -> [String] {
 
 /// The cells of a CSV file as Python's csv module reads them.
 func pythonCSV(_ path: String) throws -> [[String]] {
-  let code = """
-    import csv, json, sys
-    with open(sys.argv[1], newline="", encoding="utf-8") as f:
-        json.dump(list(csv.reader(f)), sys.stdout)
-    """
+  let code = pythonFixture("csv_cells.py")
   let result = try runTool("python3", ["-c", code, path])
   precondition(result.status == 0, "python csv: \(result.stderr)")
   return try JSONSerialization.jsonObject(with: Data(result.stdoutBytes)) as? [[String]] ?? []

@@ -71,13 +71,7 @@ struct CodecCLITests {
     let folder = TemporaryFolder()
     try CodecFixtures.make(in: folder)
     // The marker as a JPEG with EXIF orientation 6, made by Pillow.
-    let script = """
-      import sys
-      from PIL import Image
-      m = Image.new('RGB', (64, 32), (255, 255, 255)); m.paste((255, 0, 0), (0, 0, 16, 8))
-      e = Image.Exif(); e[0x0112] = 6
-      m.save(sys.argv[1], quality=95, exif=e.tobytes())
-      """
+    let script = pythonFixture("exif_oriented_jpeg.py")
     #expect(try runTool("python3", ["-c", script, folder.file("o6.jpg")]).status == 0)
     var cards: [String: Bitmap] = [:]
     for photo in [

@@ -42,20 +42,7 @@ func workers(marker: String, parent: Int32) -> [Int32] {
 /// - Returns: the CLI's exit status, how many processes the subreaper adopted and reaped, and
 ///   the largest resident size of the CLI and every process it waited for, in kilobytes.
 func runAsSubreaper(_ arguments: [String]) throws -> (status: Int32, adopted: Int, peakKB: Int) {
-  let script = """
-    import ctypes, os, resource, subprocess, sys
-    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
-    cli = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    cli.wait()
-    adopted = 0
-    while True:
-        try:
-            os.waitpid(-1, 0)
-            adopted += 1
-        except ChildProcessError:
-            break
-    print(cli.returncode, adopted, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-    """
+  let script = pythonFixture("subreaper.py")
   let run = try runTool("python3", ["-c", script] + arguments)
   let numbers = run.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
   guard numbers.count == 3 else { return (-1, -1, -1) }

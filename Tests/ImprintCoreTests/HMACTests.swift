@@ -77,12 +77,7 @@ struct HMACTests {
       "python3",
       [
         "-c",
-        """
-        import hmac, hashlib, sys
-        for line in sys.stdin.read().split('\\n'):
-            key, message = (bytes.fromhex(part) for part in line.split(' '))
-            print(hmac.new(key, message, hashlib.sha256).hexdigest())
-        """,
+        pythonFixture("hmac_sha256.py"),
       ], stdin: Array(lines.utf8))
     let expected = python.stdout.split(separator: "\n").map(String.init)
     #expect(expected.count == cases.count, "\(python.stderr)")

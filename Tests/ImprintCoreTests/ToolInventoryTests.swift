@@ -36,8 +36,9 @@ func testPackages() throws -> (tools: [String: String], modules: [String: String
 
 /// Scans Swift sources for the ways tests call outside programs: `runTool("x"`, a `Process`'s
 /// `executableURL` (through `/usr/bin/env`, the first literal of its `arguments`), and Python:
-/// `import`/`from` lines in string literals, and `-m` modules.
-func toolUses(in text: String, file: String) -> Set<ToolUse> {
+/// `import`/`from` lines in string literals, and `-m` modules; or, when `python`, a Python file
+/// (Tests/Fixtures/Python) for its `import`/`from` lines.
+func toolUses(in text: String, file: String, python: Bool = false) -> Set<ToolUse> {
   var uses: Set<ToolUse> = []
   let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
   func add(_ kind: ToolUse.Kind, _ name: String, _ line: Int) {
@@ -62,10 +63,10 @@ func toolUses(in text: String, file: String) -> Set<ToolUse> {
     lines.flatMap {
       literals(#"(\w+)\.executableURL\s*=\s*URL\(fileURLWithPath:\s*"/usr/bin/env"\)"#, in: $0)
     })
-  var inBlock = false
+  var inBlock = python
   for (index, line) in lines.enumerated() {
     let trimmed = line.trimmingCharacters(in: .whitespaces)
-    if trimmed.contains("\"\"\"") {
+    if !python && trimmed.contains("\"\"\"") {
       inBlock.toggle()
       continue
     }
@@ -105,16 +106,19 @@ func toolUses(in text: String, file: String) -> Set<ToolUse> {
 
 @Suite("Tool inventory", .liveHandlesChecked)
 struct ToolInventoryTests {
-  /// Every use in Tests/**/*.swift but this file (whose patterns are not calls).
+  /// Every use in Tests/**/*.swift but this file (whose patterns are not calls), and every
+  /// module the tests' Python helpers (Tests/Fixtures/Python/*.py) import.
   static func allUses() throws -> Set<ToolUse> {
     let tests = repositoryRoot + "/Tests"
     let own = (#filePath as NSString).lastPathComponent
     guard let walker = FileManager.default.enumerator(atPath: tests) else { return [] }
     var uses: Set<ToolUse> = []
     for case let path as String in walker
-    where path.hasSuffix(".swift") && (path as NSString).lastPathComponent != own {
+    where (path.hasSuffix(".swift") && (path as NSString).lastPathComponent != own)
+      || (path.hasPrefix("Fixtures/Python/") && path.hasSuffix(".py"))
+    {
       let text = try String(contentsOfFile: tests + "/" + path, encoding: .utf8)
-      uses.formUnion(toolUses(in: text, file: "Tests/" + path))
+      uses.formUnion(toolUses(in: text, file: "Tests/" + path, python: path.hasSuffix(".py")))
     }
     return uses
   }
@@ -129,7 +133,7 @@ struct ToolInventoryTests {
     for known in ["pdfinfo", "pdftoppm", "zbarimg", "qpdf", "gs", "rsvg-convert", "python3"] {
       #expect(found.contains(known), "the scan of Tests/ did not find '\(known)'")
     }
-    for known in ["zxingcpp", "PIL", "http"] {
+    for known in ["zxingcpp", "PIL", "http", "docx"] {
       #expect(imported.contains(known), "the scan of Tests/ did not find module '\(known)'")
     }
     for use in uses.sorted(by: { $0.place < $1.place }) {

@@ -16,32 +16,7 @@ let soffice = "/usr/lib/libreoffice/program/soffice"
 /// Writes OOXML with python-docx, python-pptx and openpyxl, and ODF with odfpy, into a folder:
 /// `sample.docx`, `sample.pptx`, `sample.xlsx`, `odfpy.odt`, `odfpy.ods`, `odfpy.odp`,
 /// `odfpy.odg`.
-private let producerScript = """
-  import sys
-  d = sys.argv[1] + '/'
-  import docx
-  w = docx.Document(); w.add_heading('Imprint', 0); w.add_paragraph('A page to print.')
-  w.save(d + 'sample.docx')
-  import pptx
-  p = pptx.Presentation(); s = p.slides.add_slide(p.slide_layouts[0])
-  s.shapes.title.text = 'Imprint'; p.save(d + 'sample.pptx')
-  import openpyxl
-  b = openpyxl.Workbook(); b.active['A1'] = 'Imprint'; b.active['B2'] = 42
-  b.save(d + 'sample.xlsx')
-  from odf import opendocument, text, table, draw, style
-  t = opendocument.OpenDocumentText(); t.text.addElement(text.P(text='Imprint'))
-  t.save(d + 'odfpy.odt')
-  t = opendocument.OpenDocumentSpreadsheet(); t.spreadsheet.addElement(table.Table(name='S'))
-  t.save(d + 'odfpy.ods')
-  for name, make in [('odp', opendocument.OpenDocumentPresentation),
-                     ('odg', opendocument.OpenDocumentDrawing)]:
-      t = make(); layout = style.PageLayout(name='L'); t.automaticstyles.addElement(layout)
-      master = style.MasterPage(name='M', pagelayoutname=layout)
-      t.masterstyles.addElement(master)
-      body = t.presentation if name == 'odp' else t.drawing
-      body.addElement(draw.Page(name='p1', masterpagename=master))
-      t.save(d + 'odfpy.' + name)
-  """
+private let producerScript = pythonFixture("office_producers.py")
 
 /// Runs the producers into `folder`.
 private func makeProducerFiles(in folder: TemporaryFolder) throws {
@@ -88,12 +63,7 @@ private func made(_ type: OfficeType, in folder: TemporaryFolder) throws -> Stri
 private func pythonZip(_ entries: [(String, String, Bool)], in folder: TemporaryFolder) throws
   -> [UInt8]
 {
-  let script = """
-    import json, sys, zipfile
-    with zipfile.ZipFile(sys.argv[1], 'w') as z:
-        for name, data, stored in json.loads(sys.argv[2]):
-            z.writestr(name, data, zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED)
-    """
+  let script = pythonFixture("zip_entries.py")
   let list = try JSONSerialization.data(withJSONObject: entries.map { [$0.0, $0.1, $0.2] })
   let path = folder.file("made.zip")
   let run = try runTool("python3", ["-c", script, path, String(decoding: list, as: UTF8.self)])
@@ -105,12 +75,7 @@ private func pythonZip(_ entries: [(String, String, Bool)], in folder: Temporary
 private func oleStreams(_ bytes: [UInt8], in folder: TemporaryFolder) throws -> [String: String] {
   let path = folder.file("ole.bin")
   try Data(bytes).write(to: URL(fileURLWithPath: path))
-  let script = """
-    import json, sys, olefile
-    f = olefile.OleFileIO(sys.argv[1])
-    print(json.dumps({'/'.join(e): f.openstream(e).read(17).decode('latin-1')
-                      for e in f.listdir()}))
-    """
+  let script = pythonFixture("ole_streams.py")
   let run = try runTool("python3", ["-c", script, path])
   try #require(run.status == 0, "\(run.stderr)")
   return try JSONDecoder().decode([String: String].self, from: Data(run.stdoutBytes))

@@ -232,13 +232,7 @@ struct OfficeUploadTests {
       try Data(bytes).write(to: URL(fileURLWithPath: path))
     } else {
       // An HWPX package as Hancom writes it: the mimetype first, stored.
-      let script = """
-        import sys, zipfile
-        with zipfile.ZipFile(sys.argv[1], 'w') as z:
-            z.writestr('mimetype', 'application/hwp+zip', zipfile.ZIP_STORED)
-            z.writestr('version.xml', '<version/>', zipfile.ZIP_DEFLATED)
-            z.writestr('Contents/header.xml', '<head/>', zipfile.ZIP_DEFLATED)
-        """
+      let script = pythonFixture("hwpx_package.py")
       #expect(try runTool("python3", ["-c", script, path]).status == 0)
     }
     let error = await #expect(throws: DocumentError.self) {

@@ -11,11 +11,7 @@ import ImprintTestSupport
 import Testing
 
 /// USD rates; A4 paper.
-private let prices = #"""
-  {"schemaVersion":1,"store":"Copy Corner","version":"v1","currency":"USD",
-   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-   "paper":{"A4":{"plain":2}}}
-  """#
+private let prices = priceListFixture("usd-a4.json")
 
 /// What Pillow finds in a preview: its size, the boxes (left, top, right, bottom, in pixels,
 /// right and bottom exclusive) of its red and its blue pixels, and how many are not white.
@@ -27,25 +23,7 @@ private struct PreviewPixels: Decodable {
 }
 
 private func pixels(_ path: String) throws -> PreviewPixels {
-  let code = """
-    import sys, json
-    from PIL import Image
-    im = Image.open(sys.argv[1]).convert("RGB")
-    w, h = im.size
-    px = im.load()
-    boxes = {"red": None, "blue": None}
-    inked = 0
-    for y in range(h):
-        for x in range(w):
-            r, g, b = px[x, y]
-            if (r, g, b) != (255, 255, 255):
-                inked += 1
-            name = "red" if r > 200 and g < 80 and b < 80 else "blue" if b > 200 and r < 80 and g < 80 else None
-            if name:
-                old = boxes[name] or [x, y, x + 1, y + 1]
-                boxes[name] = [min(old[0], x), min(old[1], y), max(old[2], x + 1), max(old[3], y + 1)]
-    print(json.dumps({"size": [w, h], "red": boxes["red"], "blue": boxes["blue"], "inked": inked}))
-    """
+  let code = pythonFixture("preview_pixels.py")
   let result = try runTool("python3", ["-c", code, path])
   precondition(result.status == 0, "Pillow could not read \(path): \(result.stderr)")
   return try JSONDecoder().decode(PreviewPixels.self, from: Data(result.stdout.utf8))

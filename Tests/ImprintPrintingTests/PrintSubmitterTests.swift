@@ -11,12 +11,7 @@ import ImprintTestSupport
 import Testing
 
 /// USD rates on A4, A3 and Letter, and stapling.
-let printerPrices = #"""
-  {"schemaVersion":1,"store":"S","version":"v1","currency":"USD",
-   "rates":{"default":{"mono":{"simplex":10,"duplex":8},"color":{"simplex":30,"duplex":25}}},
-   "paper":{"A4":{"plain":2},"A3":{"plain":4},"Letter":{"plain":2}},
-   "extras":{"staple":{"per":"copy","amount":10}}}
-  """#
+let printerPrices = priceListFixture("usd-a4-a3-letter.json")
 
 /// An order of `files` (each of the 5-page `a.pdf`, written first) priced by `printerPrices`,
 /// prepared into `folder/out`.

@@ -29,7 +29,8 @@ public func pythonFixture(_ name: String) -> String {
 }
 
 /// The text of a price list of Tests/Fixtures/Prices (`usd-a4.json`: store S, v1, USD; mono 10/8
-/// and colour 30/25 cents a side simplex/duplex; A4 plain paper 2 cents a sheet).
+/// and colour 30/25 cents a side simplex/duplex; A4 plain paper 2 cents a sheet;
+/// `usd-a4-a3-letter.json`: the same rates, A4 and Letter 2 cents, A3 4, stapling 10 a copy).
 public func priceListFixture(_ name: String) -> String {
   (try? String(contentsOfFile: fixturesFolder + "/Prices/\(name)", encoding: .utf8)) ?? ""
 }
