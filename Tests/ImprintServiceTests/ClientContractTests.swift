@@ -14,7 +14,7 @@ import Testing
 
 private let samples = repositoryRoot + "/assets/samples/"
 
-@Suite("service routes: what a backend relies on", .liveHandlesChecked, .onTestThreads, .serialized)
+@Suite("service routes: what a backend relies on", .liveHandlesChecked, .onTestThreads)
 struct ClientContractTests {
   @Test("every answer says Server: imprint/VERSION, /metrics has imprint_build_info")
   func serverVersion() async throws {

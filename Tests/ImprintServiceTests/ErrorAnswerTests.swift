@@ -63,8 +63,7 @@ private func rawStatus(_ head: String, port: Int) async throws -> Int {
 }
 
 @Suite(
-  "service routes: error answers in the client's terms", .liveHandlesChecked, .onTestThreads,
-  .serialized)
+  "service routes: error answers in the client's terms", .liveHandlesChecked, .onTestThreads)
 struct ErrorAnswerTests {
   @Test("quote, batch and job files: errors name what the client sent, never the server's folders")
   func clientNames() async throws {

@@ -12,7 +12,7 @@ import Testing
 
 @Suite(
   "imprint serve: connection limits, slow heads, request text and framing",
-  .liveHandlesChecked, .onTestThreads, .serialized)
+  .liveHandlesChecked, .onTestThreads)
 struct HTTPGuardTests {
   @Test("connections from one address past --max-connections-per-ip are closed; others get in")
   func perAddressLimit() async throws {

@@ -137,7 +137,7 @@ private let mutations: [Mutation] = [
   },
 ]
 
-@Suite("HTTP front end: generated requests, one answer each", .serialized, .onTestThreads)
+@Suite("HTTP front end: generated requests, one answer each", .onTestThreads)
 struct HTTPPropertyTests {
   @Test("300 generated requests: malformed ones one error and closed, others served in order")
   func generated() async throws {

@@ -57,7 +57,7 @@ private func expectKeptItems(
 }
 
 @Suite(
-  "service routes: long jobs canceled and limited", .liveHandlesChecked, .onTestThreads, .serialized
+  "service routes: long jobs canceled and limited", .liveHandlesChecked, .onTestThreads
 )
 struct JobControlTests {
   @Test(

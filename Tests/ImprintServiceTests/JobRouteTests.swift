@@ -67,7 +67,7 @@ func acceptedID(_ answer: HTTPExchange) throws -> String {
   return id
 }
 
-@Suite("service routes: long jobs", .liveHandlesChecked, .onTestThreads, .serialized)
+@Suite("service routes: long jobs", .liveHandlesChecked, .onTestThreads)
 struct JobRouteTests {
   @Test("batch: 202 and a job id; polled to done; its outputs are imprint batch's")
   func batch() async throws {

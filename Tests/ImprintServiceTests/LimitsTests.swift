@@ -43,8 +43,7 @@ private func metric(
 }
 
 @Suite(
-  "service routes: queue, deadlines and slow clients", .liveHandlesChecked, .onTestThreads,
-  .serialized)
+  "service routes: queue, deadlines and slow clients", .liveHandlesChecked, .onTestThreads)
 struct LimitsTests {
   @Test("a full queue is 503 http.busy with Retry-After; the request being worked is answered")
   func queueFull() async throws {

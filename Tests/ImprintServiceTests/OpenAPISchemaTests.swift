@@ -56,7 +56,7 @@ private func quote(_ path: String, filesRoot: String? = nil) throws -> ToolResul
       + (filesRoot.map { ["--files-root", $0] } ?? []) + [path])
 }
 
-@Suite("OpenAPI schemas against real documents", .liveHandlesChecked, .onTestThreads, .serialized)
+@Suite("OpenAPI schemas against real documents", .liveHandlesChecked, .onTestThreads)
 struct OpenAPISchemaTests {
   @Test("the samples, imprint quote's answer and the document's examples validate")
   func realDocumentsValidate() throws {

@@ -81,7 +81,7 @@ private func expectDocumented(
   }
 }
 
-@Suite("OpenAPI document", .liveHandlesChecked, .onTestThreads, .serialized)
+@Suite("OpenAPI document", .liveHandlesChecked, .onTestThreads)
 struct OpenAPITests {
   @Test("GET /openapi.json serves the module's resource, and openapi-spec-validator accepts it")
   func valid() async throws {

@@ -22,7 +22,7 @@ private func scrape(_ server: InProcessService) async throws -> PrometheusText {
   return try PrometheusText(answer.text)
 }
 
-@Suite("service routes: metrics and access logs", .liveHandlesChecked, .onTestThreads, .serialized)
+@Suite("service routes: metrics and access logs", .liveHandlesChecked, .onTestThreads)
 struct OperationsTests {
   @Test("/metrics parses strictly and its counters, histograms and error codes follow requests")
   func metricsFollowRequests() async throws {

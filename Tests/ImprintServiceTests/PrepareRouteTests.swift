@@ -90,7 +90,7 @@ private func spooled(_ printer: TestPrinter) -> [String] {
 }
 
 @Suite(
-  "service routes: prepare and print", .liveHandlesChecked, .onTestThreads, .serialized,
+  "service routes: prepare and print", .liveHandlesChecked, .onTestThreads,
   .tags(.slow),
   .skippedWhenQuick)
 struct PrepareRouteTests {

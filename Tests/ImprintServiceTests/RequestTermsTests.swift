@@ -27,8 +27,7 @@ private func ethereumBody(_ members: String) -> String {
 }
 
 @Suite(
-  "service routes: error answers in the request's own terms", .liveHandlesChecked, .onTestThreads,
-  .serialized)
+  "service routes: error answers in the request's own terms", .liveHandlesChecked, .onTestThreads)
 struct RequestTermsTests {
   @Test("qr: a refused payment value names the request's key, imprint qr names its flag")
   func paymentKeys() async throws {

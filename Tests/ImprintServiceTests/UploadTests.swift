@@ -33,7 +33,7 @@ private func read(_ path: String) throws -> [UInt8] {
   [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
 }
 
-@Suite("service routes: multipart uploads", .liveHandlesChecked, .onTestThreads, .serialized)
+@Suite("service routes: multipart uploads", .liveHandlesChecked, .onTestThreads)
 struct UploadTests {
   @Test("thumbnail: every byte value and near-misses of the boundary reach the worker unchanged")
   func bytesUnchanged() async throws {
@@ -287,7 +287,7 @@ struct UploadTests {
   }
 }
 
-@Suite("service routes: quotes", .liveHandlesChecked, .onTestThreads, .serialized)
+@Suite("service routes: quotes", .liveHandlesChecked, .onTestThreads)
 struct QuoteRouteTests {
   static let samples = repositoryRoot + "/assets/samples/"
   static let files = [
@@ -391,7 +391,7 @@ struct QuoteRouteTests {
   }
 }
 
-@Suite("imprint serve: Office uploads", .serialized, .tags(.slow), .skippedWhenQuick)
+@Suite("imprint serve: Office uploads", .tags(.slow), .skippedWhenQuick)
 struct OfficeUploadRouteTests {
   @Test("a DOCX posted raw or as a part is inspected and thumbnailed as its conversion")
   func officeRoutes() async throws {

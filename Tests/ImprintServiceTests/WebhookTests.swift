@@ -17,7 +17,7 @@ private func escaped(_ url: String) -> String {
   url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? url
 }
 
-@Suite("service routes: webhooks", .liveHandlesChecked, .onTestThreads, .serialized)
+@Suite("service routes: webhooks", .liveHandlesChecked, .onTestThreads)
 struct WebhookTests {
   @Test("the report is POSTed when the job ends; retried after a 500; given up after 3 calls")
   func delivered() async throws {
