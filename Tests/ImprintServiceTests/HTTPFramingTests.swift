@@ -291,8 +291,9 @@ struct HTTPFramingTests {
     let old = try rawExchange(port: server.port, Array("GET /healthz HTTP/1.0\r\n\r\n".utf8))
     #expect(old.answers.map(\.status) == [200])
     #expect(old.closed)
-    // Bodies are worked in the pool, on Swift's cooperative threads: the exchanges that wait
-    // for them run on a thread of their own (`onOwnThread`), not on one of those.
+    // Bodies are worked in the pool, on threads of its own (`WorkPool`), not Swift's global
+    // pool; the exchanges that block while they wait run on a thread of their own too
+    // (`onOwnThread`), not on the suite's test threads.
     let port = server.port
     // A chunked JSON body with an extension and a trailer, then a second request: two answers.
     let qr =

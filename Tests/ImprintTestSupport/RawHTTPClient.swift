@@ -366,9 +366,10 @@ extension LoopbackServer {
   /// `Content-Type` unless given. A body is sent in pieces, and no more once the server answered
   /// (a 413 before the body was read).
   ///
-  /// The socket is written and read on a thread of its own, never on one of Swift's cooperative
-  /// threads: an in-process service works requests on those (as many as the machine has cores),
-  /// and a test blocking one while it waits would starve the server it waits for.
+  /// The socket is written and read on a thread of its own (`onOwnThread`), never on one of
+  /// Swift's cooperative threads: those are as many as the machine has cores, shared by every
+  /// suite, and a test blocking one while it waits would hold up the others. (An in-process
+  /// service works its requests and jobs on threads of its own, `WorkPool` and `JobStore`.)
   ///
   /// Every error answer is also held to `expectClientView`: it names none of the server's
   /// private folders.
