@@ -448,7 +448,12 @@ extension LoopbackServer {
 /// all for a minute, during which a test's next step does not run (a job of a few seconds ran
 /// and ended unseen; a printer's request timed out before the SIGTERM meant to catch it).
 /// Started as needed; the tests on them may block (`.onTestThreads`).
-public let testExecutor = ThreadExecutor(name: "test-thread", threads: 8)
+///
+/// 64: as many as there may be tests blocked at once (a tool run, a spawned server's exit), so
+/// that another test's next step or an `eventually` still finds a thread. With 8, once the
+/// route suites ran their tests side by side, blocked tests held all of them for seconds and a
+/// webhook's retry, 1 s away, went by unseen (WebhookResumeTests, StopTests).
+public let testExecutor = ThreadExecutor(name: "test-thread", threads: 64)
 
 /// Asks `condition` every 10 ms until it holds, at most `tries` times, sleeping between (not
 /// holding a thread), on `testExecutor`: a wait for something a server does, never a
