@@ -662,7 +662,9 @@ public struct ManifestReader: ~Copyable {
     }
     // A path joined to the folder and confined to it.
     func path(_ name: String, _ what: String) throws(ManifestLineError) -> String? {
-      let value = try fields.string(name)
+      try resolved(try fields.string(name), what)
+    }
+    func resolved(_ value: String?, _ what: String) throws(ManifestLineError) -> String? {
       do throws(FileError) {
         return try resolve(value, what)
       } catch {
@@ -682,10 +684,17 @@ public struct ManifestReader: ~Copyable {
       }
       return value
     }
+    // An option of the library's table, read as the command line and the service read it.
+    func quoting(_ option: QuoteOption) throws(ManifestLineError) -> QuoteRequest {
+      let lineFailure: (String) -> ManifestLineError = { failure($0) }
+      return try ManifestFields.reading(&fields, csv: csv, item: item, failure: lineFailure) {
+        try QuoteRequest.read(from: &$0, offering: [option])
+      }
+    }
     // An order and its price list (quote and print items).
     func order() throws(ManifestLineError) -> OrderItem {
       let order = try path("file", "order")
-      let prices = try path(QuoteOption.prices.names.key, "price list")
+      let prices = try resolved(try quoting(.prices).prices, "price list")
       guard let order, let prices else {
         throw failure("\(item): a \(kind.rawValue) item needs 'file' (the order) and 'prices'")
       }
@@ -739,7 +748,7 @@ public struct ManifestReader: ~Copyable {
       work = .quote(try order())
     case .print:
       var print = PrintItem(order: try order())
-      print.filesRoot = try path(QuoteOption.filesRoot.names.key, "files root")
+      print.filesRoot = try resolved(try quoting(.filesRoot).filesRoot, "files root")
       try readPrintOptions(&fields, into: &print, item: item, csv: csv, failure: { failure($0) })
       work = .print(print)
     }
@@ -788,17 +797,10 @@ public struct ManifestReader: ~Copyable {
     _ fields: inout JSONObjectReader<ManifestLineError>, into made: inout PrintItem,
     item: String, csv: Bool, failure: @escaping (String) -> ManifestLineError
   ) throws(ManifestLineError) {
-    var source = ManifestFields(fields: fields, csv: csv, item: item, failure: failure)
-    defer { fields = source.fields }
     let asked: PrepareRequest
-    do {
-      (asked, made.printer, made.monoPrinter, _) = try PrepareRequest.read(
-        from: &source, offering: PrepareOption.manifest)
-    } catch let error as ManifestLineError {
-      throw error
-    } catch {
-      preconditionFailure("a manifest's fields throw only ManifestLineError: \(error)")
-    }
+    (asked, made.printer, made.monoPrinter, _) = try ManifestFields.reading(
+      &fields, csv: csv, item: item, failure: failure
+    ) { try PrepareRequest.read(from: &$0, offering: PrepareOption.manifest) }
     // The library's rule, worded as the manifest's fields (the command line words it as flags).
     switch asked.conflict() {
     case nil: break
@@ -837,6 +839,26 @@ struct ManifestFields: OptionSource {
   let item: String
   /// The line's `batch.badLine` error with a message.
   let failure: (String) -> ManifestLineError
+
+  /// What `read` reads from `fields` (a library's `read(from:)`), the fields read marked as
+  /// such.
+  ///
+  /// - Throws: the line's error for a field `read` refuses.
+  static func reading<Value>(
+    _ fields: inout JSONObjectReader<ManifestLineError>, csv: Bool, item: String,
+    failure: @escaping (String) -> ManifestLineError,
+    _ read: (inout ManifestFields) throws -> Value
+  ) throws(ManifestLineError) -> Value {
+    var source = ManifestFields(fields: fields, csv: csv, item: item, failure: failure)
+    defer { fields = source.fields }
+    do {
+      return try read(&source)
+    } catch let error as ManifestLineError {
+      throw error
+    } catch {
+      preconditionFailure("a manifest's fields throw only ManifestLineError: \(error)")
+    }
+  }
 
   mutating func text(_ name: OptionName) throws(ManifestLineError) -> String? {
     try fields.string(name.key).flatMap { $0.isEmpty ? nil : $0 }
