@@ -7,8 +7,30 @@ import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintPrinting
+import ImprintService
 import ImprintTestSupport
 import Testing
+
+/// The query parameters `openapi.json` gives the `POST` of `route`, by name.
+private func documented(_ route: String) throws -> [String: [String: Any]] {
+  let document = try #require(
+    try JSONSerialization.jsonObject(with: Data(ImprintService.openAPIDocument()))
+      as? [String: Any])
+  let paths = try #require(document["paths"] as? [String: Any])
+  let operation = try #require((paths[route] as? [String: Any])?["post"] as? [String: Any])
+  let shared = (document["components"] as? [String: Any])?["parameters"] as? [String: Any]
+  var found: [String: [String: Any]] = [:]
+  for case var parameter as [String: Any] in operation["parameters"] as? [Any] ?? [] {
+    if let reference = parameter["$ref"] as? String {
+      let name = String(reference.split(separator: "/").last ?? "")
+      parameter = try #require(shared?[name] as? [String: Any])
+    }
+    guard parameter["in"] as? String == "query", let name = parameter["name"] as? String
+    else { continue }
+    found[name] = parameter["schema"] as? [String: Any] ?? [:]
+  }
+  return found
+}
 
 /// The parameters the hint of an unknown one names (`the route's parameters are a, b`).
 private func parameters(_ answer: HTTPExchange) -> [String]? {
@@ -52,5 +74,49 @@ struct RouteOptionTableTests {
       parameters(thumbnail)
         == (documentKeys + ["page"] + ThumbnailOption.allCases.map(\.names.key)).sorted())
     #expect(await server.stop().isComplete)
+  }
+
+  @Test("openapi.json documents each route's table: the same names, ranges and choices")
+  func openAPIDocumentsTheTables() throws {
+    let routes: [(String, [OptionEntry], own: [String])] = [
+      (
+        "/v1/prepare", [QuoteOption.prices.entry] + PrepareOption.request.map(\.entry),
+        ["callback"]
+      ),
+      ("/v1/quote", QuoteOption.request.map(\.entry), []),
+      ("/v1/inspect", InspectOption.request.map(\.entry), []),
+      ("/v1/convert", InspectOption.request.map(\.entry), []),
+    ]
+    for (route, entries, own) in routes {
+      let parameters = try documented(route)
+      #expect(Set(parameters.keys) == Set(entries.map(\.names.key) + own), "\(route)")
+      for entry in entries {
+        let schema = parameters[entry.names.key] ?? [:]
+        let bounds = (schema["minimum"] as? NSNumber, schema["maximum"] as? NSNumber)
+        switch entry.type {
+        case .integer(let range):
+          #expect(bounds.0?.intValue == range.lowerBound, "\(route) \(entry.names.key)")
+          #expect(bounds.1?.intValue == range.upperBound, "\(route) \(entry.names.key)")
+        case .number(let range):
+          #expect(bounds.0?.doubleValue == range.lowerBound, "\(route) \(entry.names.key)")
+          #expect(bounds.1?.doubleValue == range.upperBound, "\(route) \(entry.names.key)")
+        case .choice(let words):
+          #expect(schema["enum"] as? [String] == words, "\(route) \(entry.names.key)")
+        case .flag:
+          #expect(
+            schema["enum"] as? [String] == ["true", "false", ""], "\(route) \(entry.names.key)")
+        case .text, .file, .directory:
+          #expect(schema["type"] as? String == "string", "\(route) \(entry.names.key)")
+        }
+      }
+    }
+    // The defaults the document states are the library's.
+    let prepare = try documented("/v1/prepare")
+    #expect(
+      (prepare["previewSize"]?["default"] as? NSNumber)?.intValue
+        == OrderPreparer.defaultPreviewSize)
+    #expect(
+      (prepare["waitTimeout"]?["default"] as? NSNumber)?.doubleValue
+        == PrintTarget.defaultWaitSeconds)
   }
 }
