@@ -10,7 +10,7 @@ enum DocumentCommands {
   /// The options of `imprint inspect` and `imprint thumb`, and the limits `quote`, `prepare`
   /// and `serve` share.
   enum Key {
-    // Reading a document's options are the library's table (`InspectOption`), as the
+    // The options of reading a document are the library's table (`InspectOption`), as the
     // service reads it.
     static let password = OptionKey<String>(InspectOption.password.entry)
     // The workers' limits are settings of `imprint serve` too, declared with them.

@@ -94,8 +94,7 @@ enum PrepareCommand {
       preparer: OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
     ).run(
       order: arguments.positionals[0], prices: pricesPath, filesRoot: quoting.filesRoot,
-      output: folder,
-      options: request.options, target: target)
+      output: folder, options: request.options, target: target)
     if arguments.flag(Key.json) {
       console.stdout.write(JSONOutput.pretty(printed))
     } else {
