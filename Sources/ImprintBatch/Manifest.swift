@@ -509,8 +509,8 @@ public struct ManifestReader: ~Copyable {
       for (index, key) in header.enumerated() where index < fields.count && !fields[index].isEmpty {
         switch key {
         case "name", "email", "address", "zip": ship[key] = fields[index]
-        case "copies", "previewSize": object[key] = Int(fields[index]) ?? fields[index]
-        case "waitTimeout": object[key] = Double(fields[index]) ?? fields[index]
+        // A print item's numbers are read as numbers by `ManifestFields`.
+        case "copies": object[key] = Int(fields[index]) ?? fields[index]
         default: object[key] = fields[index]
         }
       }
@@ -541,8 +541,9 @@ public struct ManifestReader: ~Copyable {
     .card: ["copies", "profile", "template", "photo", "followCounts", "locale"],
     .qr: ["payload", "payloadType", "format"],
     .thumb: ["file", "format"],
-    .quote: ["file", "prices"],
-    .print: ["file", "prices", "filesRoot", "printer"] + printOptionKeys,
+    .quote: ["file", QuoteOption.prices.names.key],
+    .print: ["file", QuoteOption.prices.names.key, QuoteOption.filesRoot.names.key]
+      + printOptionKeys,
   ]
 
   /// The keys every kind reads.
@@ -550,10 +551,9 @@ public struct ManifestReader: ~Copyable {
 
   static let knownKeys = Set(commonKeys + keys.values.joined())
 
-  /// The keys only a print item reads (how `imprint prepare` prepares and prints).
-  static let printOptionKeys: [String] = [
-    "monoPrinter", "splitColor", "previews", "previewSize", "wait", "waitTimeout",
-  ]
+  /// The keys only a print item reads (how `imprint prepare` prepares and prints: the
+  /// library's table, `PrepareOption.manifest`).
+  static let printOptionKeys = PrepareOption.manifest.map(\.names.key)
 
   /// The item of one record, or its error (this line's alone) when the record is not an item.
   ///
@@ -662,7 +662,9 @@ public struct ManifestReader: ~Copyable {
     }
     // A path joined to the folder and confined to it.
     func path(_ name: String, _ what: String) throws(ManifestLineError) -> String? {
-      let value = try fields.string(name)
+      try resolved(try fields.string(name), what)
+    }
+    func resolved(_ value: String?, _ what: String) throws(ManifestLineError) -> String? {
       do throws(FileError) {
         return try resolve(value, what)
       } catch {
@@ -682,10 +684,17 @@ public struct ManifestReader: ~Copyable {
       }
       return value
     }
+    // An option of the library's table, read as the command line and the service read it.
+    func quoting(_ option: QuoteOption) throws(ManifestLineError) -> QuoteRequest {
+      let lineFailure: (String) -> ManifestLineError = { failure($0) }
+      return try ManifestFields.reading(&fields, csv: csv, item: item, failure: lineFailure) {
+        try QuoteRequest.read(from: &$0, offering: [option])
+      }
+    }
     // An order and its price list (quote and print items).
     func order() throws(ManifestLineError) -> OrderItem {
       let order = try path("file", "order")
-      let prices = try path("prices", "price list")
+      let prices = try resolved(try quoting(.prices).prices, "price list")
       guard let order, let prices else {
         throw failure("\(item): a \(kind.rawValue) item needs 'file' (the order) and 'prices'")
       }
@@ -739,8 +748,7 @@ public struct ManifestReader: ~Copyable {
       work = .quote(try order())
     case .print:
       var print = PrintItem(order: try order())
-      print.filesRoot = try path("filesRoot", "files root")
-      print.printer = try text("printer")
+      print.filesRoot = try resolved(try quoting(.filesRoot).filesRoot, "files root")
       try readPrintOptions(&fields, into: &print, item: item, csv: csv, failure: { failure($0) })
       work = .print(print)
     }
@@ -776,75 +784,173 @@ public struct ManifestReader: ~Copyable {
     return count
   }
 
-  /// Reads a print item's options: `monoPrinter`, `splitColor`, `previews` with `previewSize`,
-  /// `wait` with `waitTimeout` (what `imprint prepare` takes besides the order, prices, files
-  /// root and printer).
+  /// Reads a print item's options: `printer` and `monoPrinter`, `splitColor`, `previews` with
+  /// `previewSize`, `wait` with `waitTimeout` (what `imprint prepare` takes besides the order,
+  /// prices and files root), through the library's table (`PrepareRequest.read`).
   ///
-  /// Each is checked as the command line checks it: a flag is `true` or `false` (in CSV the
-  /// text `true` or `false`), `previewSize` a whole number of pixels in
+  /// Each is checked as the command line checks it (`ManifestFields`): a flag is `true` or
+  /// `false` (in CSV the text `true` or `false`), `previewSize` a whole number of pixels in
   /// `OrderPreparer.previewSizes` that needs `previews`, `waitTimeout` seconds in
   /// `PrintTarget.waitSecondsRange` that needs `"wait": true`; `monoPrinter` and `wait` need
   /// `printer` (`PrepareRequest.conflict`).
   private func readPrintOptions(
     _ fields: inout JSONObjectReader<ManifestLineError>, into made: inout PrintItem,
-    item: String, csv: Bool, failure: (String) -> ManifestLineError
+    item: String, csv: Bool, failure: @escaping (String) -> ManifestLineError
   ) throws(ManifestLineError) {
-    func flag(_ name: String) throws(ManifestLineError) -> Bool? {
-      if csv, let text = fields.value(name) as? String {
-        guard let value = ["true": true, "false": false][text] else {
-          throw failure("\(item): '\(name)' is '\(SafeText.excerpt(text))'; expected true or false")
-        }
-        return value
-      }
-      return try fields.bool(name)
-    }
-    // A number in its range; in CSV a cell that is not a number is out of range too.
-    func number(_ name: String, _ range: ClosedRange<Double>, _ expected: String)
-      throws(ManifestLineError) -> Double?
-    {
-      guard let value = fields.value(name) else { return nil }
-      guard (value is NSNumber && !Formatting.isJSONBool(value)) || (csv && value is String) else {
-        throw fields.wrongType(name, expected: .described(expected))
-      }
-      guard let number = (value as? NSNumber)?.doubleValue, range.contains(number) else {
-        throw failure(
-          "\(item): '\(name)' is '\(SafeText.excerpt("\(value)"))'; expected \(expected)")
-      }
-      return number
-    }
-    made.monoPrinter = try fields.string("monoPrinter").flatMap { $0.isEmpty ? nil : $0 }
-    var asked = PrepareRequest()
-    asked.splitColor = try flag("splitColor") ?? false
-    asked.previews = try flag("previews") ?? false
-    let sizes = OrderPreparer.previewSizes
-    let size = try number(
-      "previewSize", Double(sizes.lowerBound)...Double(sizes.upperBound),
-      "\(sizes.lowerBound) to \(sizes.upperBound) pixels, a whole number")
-    if let size, size.rounded() != size {
-      throw failure("\(item): 'previewSize' is '\(size)'; expected a whole number of pixels")
-    }
-    asked.previewSize = size.map { Int($0) }
-    asked.printer = made.printer != nil
-    asked.monoPrinter = made.monoPrinter != nil
-    asked.wait = try flag("wait")
-    let waits = PrintTarget.waitSecondsRange
-    asked.waitTimeout = try number(
-      "waitTimeout", waits,
-      "\(Int(waits.lowerBound)) to \(Int(waits.upperBound)) seconds")
+    let asked: PrepareRequest
+    (asked, made.printer, made.monoPrinter, _) = try ManifestFields.reading(
+      &fields, csv: csv, item: item, failure: failure
+    ) { try PrepareRequest.read(from: &$0, offering: PrepareOption.manifest) }
     // The library's rule, worded as the manifest's fields (the command line words it as flags).
     switch asked.conflict() {
     case nil: break
     case .previewSizeWithoutPreviews:
-      throw failure("\(item): 'previewSize' needs \"previews\": true")
+      throw failure(
+        "\(item): '\(PrepareOption.previewSize.names.key)' needs "
+          + "\"\(PrepareOption.previews.names.key)\": true")
     case .waitTimeoutWithoutWait:
-      throw failure("\(item): 'waitTimeout' needs \"wait\": true")
+      throw failure(
+        "\(item): '\(PrepareOption.waitTimeout.names.key)' needs "
+          + "\"\(PrepareOption.wait.names.key)\": true")
     case let conflict?:
       throw failure(
-        "\(item): '\(conflict.option.rawValue)' needs 'printer' (the printer the files are sent "
-          + "to)")
+        "\(item): '\(conflict.option.names.key)' needs '\(PrepareOption.printer.names.key)' "
+          + "(the printer the files are sent to)")
     }
     made.options = asked.options
     made.wait = asked.wait
     made.waitTimeout = asked.waitTimeout
+  }
+}
+
+/// A manifest line's fields as a capability's options (`OptionSource`): each read by its
+/// `key`, refused as the manifest refuses a field: a value of the wrong type is the line's
+/// `batch.invalidField`, a value out of range (or, in CSV, text that is not of the option's
+/// kind) its `batch.badLine`, each naming the item, the field and what was expected.
+///
+/// Empty text (a blank CSV cell) is absent; in CSV, whose fields are all text, a flag is the
+/// text `true` or `false` and a number is read from its text.
+struct ManifestFields: OptionSource {
+  /// The line's fields.
+  var fields: JSONObjectReader<ManifestLineError>
+  /// Whether the line is a CSV row.
+  let csv: Bool
+  /// The item, as messages name it (`item 'a' (line 2)`).
+  let item: String
+  /// The line's `batch.badLine` error with a message.
+  let failure: (String) -> ManifestLineError
+
+  /// What `read` reads from `fields` (a library's `read(from:)`), the fields read marked as
+  /// such.
+  ///
+  /// - Throws: the line's error for a field `read` refuses.
+  static func reading<Value>(
+    _ fields: inout JSONObjectReader<ManifestLineError>, csv: Bool, item: String,
+    failure: @escaping (String) -> ManifestLineError,
+    _ read: (inout ManifestFields) throws -> Value
+  ) throws(ManifestLineError) -> Value {
+    var source = ManifestFields(fields: fields, csv: csv, item: item, failure: failure)
+    defer { fields = source.fields }
+    do {
+      return try read(&source)
+    } catch let error as ManifestLineError {
+      throw error
+    } catch {
+      preconditionFailure("a manifest's fields throw only ManifestLineError: \(error)")
+    }
+  }
+
+  mutating func text(_ name: OptionName) throws(ManifestLineError) -> String? {
+    try fields.string(name.key).flatMap { $0.isEmpty ? nil : $0 }
+  }
+
+  mutating func decimalText(_ name: OptionName) throws(ManifestLineError) -> String? {
+    try text(name)
+  }
+
+  mutating func integerText(_ name: OptionName) throws(ManifestLineError) -> String? {
+    try text(name)
+  }
+
+  mutating func flag(_ name: OptionName) throws(ManifestLineError) -> Bool {
+    try toggle(name) ?? false
+  }
+
+  mutating func toggle(_ name: OptionName) throws(ManifestLineError) -> Bool? {
+    if csv, let text = fields.value(name.key) as? String {
+      guard let value = ["true": true, "false": false][text] else {
+        throw failure(
+          "\(item): '\(name.key)' is '\(SafeText.excerpt(text))'; expected true or false")
+      }
+      return value
+    }
+    return try fields.bool(name.key)
+  }
+
+  mutating func integer(_ name: OptionName, in range: ClosedRange<Int>)
+    throws(ManifestLineError) -> Int?
+  {
+    let value = try number(
+      name, Double(range.lowerBound)...Double(range.upperBound),
+      expected: { "\(range.lowerBound) to \(range.upperBound) \(Self.unit(name)), a whole number" },
+      parse: { Int($0) })
+    if let value, value.rounded() != value {
+      throw failure(
+        "\(item): '\(name.key)' is '\(value)'; expected a whole number of \(Self.unit(name))")
+    }
+    return value.map { Int($0) }
+  }
+
+  mutating func number(_ name: OptionName, in range: ClosedRange<Double>)
+    throws(ManifestLineError) -> Double?
+  {
+    try number(
+      name, range,
+      expected: { "\(Int(range.lowerBound)) to \(Int(range.upperBound)) \(Self.unit(name))" },
+      parse: { Double($0) })
+  }
+
+  mutating func choice(_ name: OptionName, _ choices: [String]) throws(ManifestLineError)
+    -> String?
+  {
+    guard let text = try text(name) else { return nil }
+    guard choices.contains(text) else {
+      throw failure(
+        "\(item): '\(name.key)' is '\(SafeText.excerpt(text))'; expected "
+          + Formatting.alternatives(choices))
+    }
+    return text
+  }
+
+  mutating func color(_ name: OptionName) throws(ManifestLineError) -> Color? {
+    guard let text = try text(name) else { return nil }
+    guard let color = Color(parsing: text) else {
+      throw failure(
+        "\(item): '\(name.key)' is '\(SafeText.excerpt(text))'; expected a colour like #1A2B3C")
+    }
+    return color
+  }
+
+  /// A number in `range`, `expected` naming what is: a JSON number, or in CSV the text
+  /// `parse` reads (a cell that is not a number is out of range too).
+  private mutating func number(
+    _ name: OptionName, _ range: ClosedRange<Double>, expected: () -> String,
+    parse: (String) -> Any?
+  ) throws(ManifestLineError) -> Double? {
+    guard var value = fields.value(name.key) else { return nil }
+    if csv, let text = value as? String { value = parse(text) ?? text }
+    guard (value is NSNumber && !Formatting.isJSONBool(value)) || (csv && value is String) else {
+      throw fields.wrongType(name.key, expected: .described(expected()))
+    }
+    guard let number = (value as? NSNumber)?.doubleValue, range.contains(number) else {
+      throw failure(
+        "\(item): '\(name.key)' is '\(SafeText.excerpt("\(value)"))'; expected \(expected())")
+    }
+    return number
+  }
+
+  /// The unit option `name`'s range is stated in (`pixels`), from the library's table.
+  private static func unit(_ name: OptionName) -> String {
+    PrepareOption.allCases.first { $0.names == name }?.entry.unit ?? "units"
   }
 }

@@ -18,7 +18,14 @@ struct ArgumentSource: OptionSource {
     OptionKey(spec: OptionSpec(name: name.flag, short: nil, value: nil, help: "", kind: kind))
   }
 
-  func text(_ name: OptionName) -> String? { arguments.value(key(name, .text)) }
+  /// Option `name`'s text: a word, a file's or a folder's path, as the command declares it
+  /// (`--password-file <file>`).
+  func text(_ name: OptionName) -> String? {
+    let kind = [OptionKind.file, .directory].first {
+      arguments.declares(key(name, $0) as OptionKey<String>)
+    }
+    return arguments.value(key(name, kind ?? .text))
+  }
 
   func decimalText(_ name: OptionName) -> String? { text(name) }
 
@@ -45,5 +52,16 @@ struct ArgumentSource: OptionSource {
         message: "option '--\(name.flag)' expects a colour like #1A2B3C; got '\(text)'")
     }
     return color
+  }
+}
+
+extension OptionKey {
+  /// The key of a capability's option as its table declares it (`PrepareOption.entry`): its
+  /// command-line name, placeholder, help and kind.
+  init(_ entry: OptionEntry) {
+    self.init(
+      spec: OptionSpec(
+        name: entry.names.flag, short: nil, value: entry.placeholder, help: entry.help,
+        kind: entry.type))
   }
 }

@@ -3,23 +3,9 @@
 
 import ImprintCore
 
-/// How an option's value (or a positional argument) is read, checked and completed.
-enum OptionKind: Sendable, Equatable {
-  /// A flag: no value.
-  case flag
-  /// Any text.
-  case text
-  /// A file's path (shells complete file names).
-  case file
-  /// A folder's path (shells complete folder names).
-  case directory
-  /// A whole number in the range.
-  case integer(ClosedRange<Int>)
-  /// A finite number in the range.
-  case number(ClosedRange<Double>)
-  /// One of the words.
-  case choice([String])
-}
+/// How an option's value (or a positional argument) is read, checked and completed: what the
+/// capabilities' tables declare an option holds (`OptionType`, ImprintCore).
+typealias OptionKind = OptionType
 
 /// One option of a command.
 struct OptionSpec: Sendable, Equatable {

@@ -10,7 +10,9 @@ enum DocumentCommands {
   /// The options of `imprint inspect` and `imprint thumb`, and the limits `quote`, `prepare`
   /// and `serve` share.
   enum Key {
-    static let password = OptionKey.text("password", "<text>", "Password of encrypted PDFs.")
+    // The options of reading a document are the library's table (`InspectOption`), as the
+    // service reads it.
+    static let password = OptionKey<String>(InspectOption.password.entry)
     // The workers' limits are settings of `imprint serve` too, declared with them.
     static let cpuLimit = OptionKey<Int>(ServiceSetting.cpuLimit)
     static let memoryLimit = OptionKey<Int>(ServiceSetting.memoryLimit)
@@ -18,13 +20,9 @@ enum DocumentCommands {
     static let jobs = OptionKey.integer(
       "jobs", short: "j", "<n>", in: 1...256, "Files handled at once (default: all cores).")
     static let json = OptionKey.flag("json", "Print a JSON report.")
-    static let colors = OptionKey.flag("colors", "Analyse each page's colour.")
-    static let colorTolerance = OptionKey.integer(
-      "color-tolerance", "<0-255>", in: 0...255,
-      "Chroma above which a pixel is coloured (default 8).")
-    static let colorMinArea = OptionKey.number(
-      "color-min-area", "<percent>", in: 0...100,
-      "Coloured area that makes a page colour (default 0.001).")
+    static let colors = OptionKey<Bool>(InspectOption.colors.entry)
+    static let colorTolerance = OptionKey<Int>(InspectOption.colorTolerance.entry)
+    static let colorMinArea = OptionKey<Double>(InspectOption.colorMinArea.entry)
     static let output = OptionKey.directory(
       "output", short: "o", "<dir>", "Folder for the thumbnails.")
     static let size = OptionKey.integer(
@@ -99,20 +97,14 @@ enum DocumentCommands {
     ],
     options: [Key.json, Key.colors, Key.colorTolerance, Key.colorMinArea] + limitOptions
   ) { arguments, console in
-    var rule: ColorRule?
-    if arguments.flag(Key.colors) {
-      var colors = ColorRule()
-      colors.chromaTolerance =
-        try arguments.int(Key.colorTolerance) ?? colors.chromaTolerance
-      colors.minimumAreaPercent =
-        try arguments.double(Key.colorMinArea) ?? colors.minimumAreaPercent
-      rule = colors
-    }
+    // The library reads the options by their names (`InspectOption`), as the service.
+    var source = ArgumentSource(arguments)
+    let request = try InspectRequest.read(from: &source, offering: InspectOption.commandLine)
     let jobs = try arguments.int(Key.jobs) ?? DocumentSandbox.defaultWorkers
     let sandbox = try sandbox(arguments, console, jobs: jobs)
     defer { sandbox.stopIdleWorkers() }
     let items = await sandbox.inspect(
-      files: arguments.positionals, password: arguments.value(Key.password), colors: rule,
+      files: arguments.positionals, password: request.password, colors: request.colors,
       jobs: jobs)
     return report(items, arguments, console, text: describe) { item, error in
       InspectEntry(

@@ -11,28 +11,16 @@ enum PrepareCommand {
   enum Key {
     static let output = OptionKey.directory(
       "output", short: "o", "<dir>", "The folder for the PDFs and tickets (created).")
-    static let splitColor = OptionKey.flag(
-      "split-color",
-      "Split each auto colour file into its colour and monochrome sheets, a file each.")
-    static let previews = OptionKey.flag(
-      "previews", "Draw each sheet side as a PNG (N-name.side-1.png, ...).")
-    static let previewSize = OptionKey.integer(
-      "preview-size", "<px>", in: OrderPreparer.previewSizes,
-      "The box each preview fits, 16 to 2048 pixels (default 400); with --previews.")
-    static let printer = OptionKey.text(
-      "printer", "<uri|queue>",
-      "Send each prepared file to this IPP printer (ipp://, ipps://) or CUPS queue.")
-    static let monoPrinter = OptionKey.text(
-      "mono-printer", "<uri|queue>",
-      "With --printer: send the monochrome files to this printer or queue instead.")
-    static let passwordFile = OptionKey.file(
-      "password-file", "<file>",
-      "With --printer: the user:password line for printers that ask (mode 600).")
-    static let wait = OptionKey.flag(
-      "wait", "With --printer, wait for each job to end and report how it ended.")
-    static let waitTimeout = OptionKey.number(
-      "wait-timeout", "<s>", in: PrintTarget.waitSecondsRange,
-      "With --wait: how long to wait for all the jobs, in seconds (default 300).")
+    // How an order is prepared and printed is the library's table (`PrepareOption`), as the
+    // service and manifests read it.
+    static let splitColor = OptionKey<Bool>(PrepareOption.splitColor.entry)
+    static let previews = OptionKey<Bool>(PrepareOption.previews.entry)
+    static let previewSize = OptionKey<Int>(PrepareOption.previewSize.entry)
+    static let printer = OptionKey<String>(PrepareOption.printer.entry)
+    static let monoPrinter = OptionKey<String>(PrepareOption.monoPrinter.entry)
+    static let passwordFile = OptionKey<String>(PrepareOption.passwordFile.entry)
+    static let wait = OptionKey<Bool>(PrepareOption.wait.entry)
+    static let waitTimeout = OptionKey<Double>(PrepareOption.waitTimeout.entry)
     static let json = OptionKey.flag(
       "json", "Print the quote, the prepared files and their tickets (and jobs) as JSON.")
   }
@@ -79,31 +67,25 @@ enum PrepareCommand {
       Key.waitTimeout, Key.json,
     ] + QuoteCommand.limitOptions
   ) { arguments, console in
-    guard let pricesPath = arguments.value(QuoteCommand.Key.prices) else {
+    // The library reads the options by their names (`QuoteOption`, `PrepareOption`), as the
+    // service and manifests.
+    var source = ArgumentSource(arguments)
+    let quoting = try QuoteRequest.read(from: &source, offering: [.prices, .filesRoot])
+    guard let pricesPath = quoting.prices else {
       throw UsageError(message: "missing --prices <file>")
     }
     guard let folder = arguments.value(Key.output) else {
       throw UsageError(message: "missing -o <dir>")
     }
-    var request = PrepareRequest()
-    request.splitColor = arguments.flag(Key.splitColor)
-    request.previews = arguments.flag(Key.previews)
-    request.previewSize = try arguments.int(Key.previewSize)
-    request.printer = arguments.isGiven(Key.printer)
-    request.monoPrinter = arguments.isGiven(Key.monoPrinter)
-    request.passwordFile = arguments.isGiven(Key.passwordFile)
-    request.wait = arguments.flag(Key.wait)
-    request.waitTimeout = try arguments.double(Key.waitTimeout)
+    let (request, printer, monoPrinter, passwordFile) = try PrepareRequest.read(from: &source)
     // The library's rule, worded as flags (the service and manifests word it as their keys).
     if let conflict = request.conflict() { throw usageError(conflict) }
-    let credentials = try arguments.value(Key.passwordFile).map {
-      try PrintCredentials(file: $0)
-    }
+    let credentials = try passwordFile.map { try PrintCredentials(file: $0) }
     let jobs = try arguments.int(DocumentCommands.Key.jobs) ?? activeProcessorCount
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     defer { sandbox.stopIdleWorkers() }
-    let target = arguments.value(Key.printer).map { printer in
-      var target = PrintTarget(printer: printer, monoPrinter: arguments.value(Key.monoPrinter))
+    let target = printer.map { printer in
+      var target = PrintTarget(printer: printer, monoPrinter: monoPrinter)
       target.waitSeconds = request.waitSeconds
       target.access.credentials = credentials
       return target
@@ -111,9 +93,8 @@ enum PrepareCommand {
     let printed = try await OrderPrinter(
       preparer: OrderPreparer(quoter: OrderQuoter(sandbox: sandbox, jobs: jobs))
     ).run(
-      order: arguments.positionals[0], prices: pricesPath,
-      filesRoot: arguments.value(QuoteCommand.Key.filesRoot), output: folder,
-      options: request.options, target: target)
+      order: arguments.positionals[0], prices: pricesPath, filesRoot: quoting.filesRoot,
+      output: folder, options: request.options, target: target)
     if arguments.flag(Key.json) {
       console.stdout.write(JSONOutput.pretty(printed))
     } else {

@@ -9,15 +9,11 @@ import ImprintPricing
 enum QuoteCommand {
   /// The options of `imprint quote`; `prepare` shares the price list, files root and limits.
   enum Key {
-    static let prices = OptionKey.file("prices", "<file>", "The store's price list (JSON).")
-    static let filesRoot = OptionKey.directory(
-      "files-root", "<dir>",
-      "The folder the order's files are relative to and confined to (default: the order's folder)."
-    )
-    static let locale = OptionKey.text(
-      "locale", "<id>",
-      "Write the receipt in this locale's words, money and counts (BCP 47: ko, ja, ar, es...; "
-        + "a language Imprint does not translate keeps English words).")
+    // The order's options are the library's table (`QuoteOption`), as the service and
+    // manifests read it.
+    static let prices = OptionKey<String>(QuoteOption.prices.entry)
+    static let filesRoot = OptionKey<String>(QuoteOption.filesRoot.entry)
+    static let locale = OptionKey<String>(QuoteOption.locale.entry)
     static let json = OptionKey.flag("json", "Print the quote as JSON.")
   }
 
@@ -44,10 +40,12 @@ enum QuoteCommand {
     arguments: [ArgumentSpec("order", "The order (JSON).", kind: .file)],
     options: [Key.prices, Key.filesRoot, Key.locale, Key.json] + limitOptions
   ) { arguments, console in
-    guard let pricesPath = arguments.value(Key.prices) else {
+    var source = ArgumentSource(arguments)
+    let request = try QuoteRequest.read(from: &source, offering: QuoteOption.commandLine)
+    guard let pricesPath = request.prices else {
       throw UsageError(message: "missing --prices <file>")
     }
-    let locale = arguments.value(Key.locale)
+    let locale = request.locale
     // Checked before any file is read: an unknown locale is refused at once.
     if let locale, !LocaleData.isKnown(locale) {
       throw PricingError.unknownLocale(identifier: locale)
@@ -56,8 +54,7 @@ enum QuoteCommand {
     let sandbox = try DocumentCommands.sandbox(arguments, console, jobs: jobs)
     defer { sandbox.stopIdleWorkers() }
     let quote = try await OrderQuoter(sandbox: sandbox, jobs: jobs).quote(
-      order: arguments.positionals[0], prices: pricesPath,
-      filesRoot: arguments.value(Key.filesRoot)
+      order: arguments.positionals[0], prices: pricesPath, filesRoot: request.filesRoot
     ).quote
     if arguments.flag(Key.json) {
       console.stdout.write(JSONOutput.pretty(quote))

@@ -16,6 +16,69 @@ public struct OptionName: Sendable, Hashable {
     self.flag = flag
     self.key = key
   }
+
+  /// The option named `key` in a request and `key` in kebab case on the command line
+  /// (`previewSize`, `--preview-size`).
+  public init(key: String) {
+    var flag = ""
+    for character in key {
+      if character.isUppercase {
+        flag += "-" + character.lowercased()
+      } else {
+        flag.append(character)
+      }
+    }
+    self.init(flag: flag, key: key)
+  }
+}
+
+/// What an option holds, as a capability's table declares it: how every surface checks its
+/// value, and how the command line documents and completes it.
+public enum OptionType: Sendable, Equatable {
+  /// On or off: a command-line flag, `true` or `false` in a request or manifest.
+  case flag
+  /// Any text.
+  case text
+  /// A file's path.
+  case file
+  /// A folder's path.
+  case directory
+  /// A whole number in the range.
+  case integer(ClosedRange<Int>)
+  /// A finite number in the range.
+  case number(ClosedRange<Double>)
+  /// One of the words.
+  case choice([String])
+}
+
+/// One option of a capability's table (`PrepareOption`, `QuoteOption`, `InspectOption`),
+/// declared once: its names on every surface, what it holds, the command line's placeholder,
+/// the unit its range is stated in, and its help.
+public struct OptionEntry: Sendable, Equatable {
+  /// The option's names: `--preview-size` on the command line, `previewSize` in a request,
+  /// a manifest line or a configuration file.
+  public let names: OptionName
+  /// What it holds.
+  public let type: OptionType
+  /// The command line's value placeholder (`<px>`); nil for a flag.
+  public let placeholder: String?
+  /// The unit of a number, in words (`pixels`), for messages that state its range; nil when
+  /// it has none.
+  public let unit: String?
+  /// One line of help (the command line's), with the default.
+  public let help: String
+
+  /// An option named `names`, holding `type`.
+  public init(
+    _ names: OptionName, _ type: OptionType, placeholder: String? = nil, unit: String? = nil,
+    help: String
+  ) {
+    self.names = names
+    self.type = type
+    self.placeholder = placeholder
+    self.unit = unit
+    self.help = help
+  }
 }
 
 /// Where a capability's options are read from: the command line's parsed arguments, or a
@@ -35,6 +98,10 @@ public protocol OptionSource {
   mutating func integerText(_ name: OptionName) throws -> String?
   /// Whether option `name` is on (false when absent).
   mutating func flag(_ name: OptionName) throws -> Bool
+  /// Option `name` as on or off, nil when not said (a manifest line's `"wait": false` is not
+  /// its absence). A surface whose flags can only be turned on (the command line) answers as
+  /// `flag` does, which is the default.
+  mutating func toggle(_ name: OptionName) throws -> Bool?
   /// Option `name` as a whole number in `range`, if given.
   mutating func integer(_ name: OptionName, in range: ClosedRange<Int>) throws -> Int?
   /// Option `name` as a finite number in `range`, if given.
@@ -43,4 +110,9 @@ public protocol OptionSource {
   mutating func choice(_ name: OptionName, _ choices: [String]) throws -> String?
   /// Option `name` as a colour (`#RRGGBB`), if given.
   mutating func color(_ name: OptionName) throws -> Color?
+}
+
+extension OptionSource {
+  /// Option `name` as `flag` reads it: false when absent.
+  public mutating func toggle(_ name: OptionName) throws -> Bool? { try flag(name) }
 }

@@ -3,9 +3,10 @@
 // them (`imprint prepare`'s flags, `/v1/prepare`'s query, a batch print job's fields), and the
 // combinations they refuse: one rule for every surface, each naming the option in its own words.
 
-/// An option of preparing and printing an order that needs another one given.
+/// An option of preparing and printing an order, as every surface reads it
+/// (`PrepareRequest.read`); some need another one given (`PrepareConflict`).
 public enum PrepareOption: String, Sendable, CaseIterable {
-  case previewSize, monoPrinter, wait, waitTimeout, passwordFile
+  case printer, monoPrinter, passwordFile, splitColor, previews, previewSize, wait, waitTimeout
 }
 
 /// A combination of prepare options that cannot be honoured: an option that would be ignored

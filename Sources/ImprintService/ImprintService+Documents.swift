@@ -32,8 +32,9 @@ extension ImprintService {
   func thumbnail(_ request: HTTPRequest) async throws -> HTTPResponse {
     let upload = try Self.upload(of: request)
     var options = try RequestOptions(query: request)
-    let name = try documentName(&options, upload: upload)
-    let password = try options.string("password")
+    // The name and password by their names (`InspectOption`), as every document route.
+    let asked = try InspectRequest.read(from: &options, offering: InspectOption.request)
+    let (name, password) = (try documentName(asked.name, upload: upload), asked.password)
     let page = try options.integer("page", in: 1...1_000_000) ?? 1
     // The library reads size and format by their names (`ThumbnailOption`), as `imprint thumb`.
     let thumbnail = try ThumbnailOptions.read(from: &options)
@@ -80,12 +81,6 @@ extension ImprintService {
       ])
   }
 
-  /// The name an upload has in a report and in messages: the parameter `name`, else the part's
-  /// file name, else `upload`.
-  ///
-  /// - Throws: `ServiceError.invalidParameter` for a `name` that a part's name could not be
-  ///   (control characters, longer than the multipart limit's name bytes), as a part's file name
-  ///   is refused.
   /// The document of a request whose only query parameters are `name` and `password`, its
   /// name (`documentName`) and its password; any other parameter is refused.
   func passwordedUpload(of request: HTTPRequest) throws -> (
@@ -93,20 +88,27 @@ extension ImprintService {
   ) {
     let upload = try Self.upload(of: request)
     var options = try RequestOptions(query: request)
-    let name = try documentName(&options, upload: upload)
-    let password = try options.string("password")
+    // The library reads the options by their names (`InspectOption`), as `imprint inspect`.
+    let asked = try InspectRequest.read(from: &options, offering: InspectOption.request)
+    let name = try documentName(asked.name, upload: upload)
     try options.finish()
-    return (upload, name, password)
+    return (upload, name, asked.password)
   }
 
-  func documentName(_ options: inout RequestOptions, upload: (bytes: [UInt8], filename: String?))
+  /// The name an upload has in a report and in messages: the parameter `name` (`given`), else
+  /// the part's file name, else `upload`.
+  ///
+  /// - Throws: `ServiceError.invalidParameter` for a `name` that a part's name could not be
+  ///   (control characters, longer than the multipart limit's name bytes), as a part's file name
+  ///   is refused.
+  func documentName(_ given: String?, upload: (bytes: [UInt8], filename: String?))
     throws(ServiceError) -> String
   {
-    guard let name = try options.string("name") else { return upload.filename ?? "upload" }
+    guard let name = given else { return upload.filename ?? "upload" }
     let limit = configuration.multipart.maximumNameBytes
     guard configuration.multipart.acceptsName(name) else {
       throw .invalidParameter(
-        name: "name",
+        name: InspectOption.name.names.key,
         problem: "is '\(SafeText.excerpt(name, limit: 100))'; expected at most \(limit) bytes "
           + "without control characters, as a part's file name")
     }

@@ -28,15 +28,11 @@ extension ImprintService {
     try Self.expect(request, ["multipart/form-data"])
     let key = try IdempotencyKeys.key(of: request)
     var query = try RequestOptions(query: request)
-    let listName = try query.string("prices")
-    var asked = PrepareRequest()
-    asked.splitColor = try query.flag("splitColor")
-    asked.previews = try query.flag("previews")
-    asked.previewSize = try query.integer("previewSize", in: OrderPreparer.previewSizes)
-    let printerName = try query.string("printer")
-    asked.printer = printerName != nil
-    asked.wait = try query.flag("wait")
-    asked.waitTimeout = try query.number("waitTimeout", in: PrintTarget.waitSecondsRange)
+    // The library reads the options by their names (`QuoteOption`, `PrepareOption`), as
+    // `imprint prepare` and manifests.
+    let listName = try QuoteRequest.read(from: &query, offering: [.prices]).prices
+    let (asked, printerName, _, _) = try PrepareRequest.read(
+      from: &query, offering: PrepareOption.request)
     let callback = try callback(&query)
     try query.finish()
     // The library's rule, worded as the query's keys (the command line words it as flags).
@@ -148,13 +144,14 @@ extension ImprintService {
   /// `PrepareRequest.conflict` finds it. The query has no monochrome printer or credentials
   /// (the configuration's printers hold them).
   static func parameterError(_ conflict: PrepareConflict) -> ServiceError {
-    switch conflict {
+    let name = conflict.option.names.key
+    return switch conflict {
     case .previewSizeWithoutPreviews:
-      .invalidParameter(name: "previewSize", problem: "needs previews=true")
+      .invalidParameter(name: name, problem: "needs \(PrepareOption.previews.names.key)=true")
     case .waitWithoutPrinter:
-      .invalidParameter(name: "wait", problem: "needs printer=NAME")
+      .invalidParameter(name: name, problem: "needs \(PrepareOption.printer.names.key)=NAME")
     case .waitTimeoutWithoutWait:
-      .invalidParameter(name: "waitTimeout", problem: "needs wait=true")
+      .invalidParameter(name: name, problem: "needs \(PrepareOption.wait.names.key)=true")
     case .monoPrinterWithoutPrinter, .passwordFileWithoutPrinter:
       preconditionFailure("the query has no \(conflict.option.rawValue)")
     }

@@ -22,11 +22,11 @@ extension ImprintService {
   func quote(_ request: HTTPRequest) async throws -> HTTPResponse {
     try Self.expect(request, ["multipart/form-data"])
     var options = try RequestOptions(query: request)
-    let listName = try options.string("prices")
-    let format = try options.choice("format", ["json", "receipt"]) ?? "json"
-    let locale = try options.string("locale")
+    // The library reads the options by their names (`QuoteOption`), as `imprint quote`.
+    let asked = try QuoteRequest.read(from: &options, offering: QuoteOption.request)
+    let (format, locale) = (asked.format ?? .json, asked.locale)
     try options.finish()
-    let (name, prices, _) = try priceList(listName, route: request.path)
+    let (name, prices, _) = try priceList(asked.prices, route: request.path)
     if let locale, !LocaleData.isKnown(locale) {
       throw PricingError.unknownLocale(identifier: locale)
     }
@@ -57,7 +57,7 @@ extension ImprintService {
       // The order's file names as the client sent them, never the request's private folder.
       throw Self.withoutFolders(error, [root, folder.path])
     }
-    guard format == "receipt" else { return .json(quoted.quote) }
+    guard format == .receipt else { return .json(quoted.quote) }
     return HTTPResponse(
       status: 200, contentType: "text/plain; charset=utf-8",
       body: Array(try quoted.quote.receipt(locale: locale).utf8))
@@ -73,7 +73,7 @@ extension ImprintService {
   ) {
     let lists = configuration.priceLists
     guard let name = requested ?? (lists.names.count == 1 ? lists.names.first : nil) else {
-      throw .missingParameter(name: "prices", route: route)
+      throw .missingParameter(name: QuoteOption.prices.names.key, route: route)
     }
     guard let (list, bytes) = lists.listWithBytes(name) else {
       throw .unknownPriceList(name: name, available: lists.names)

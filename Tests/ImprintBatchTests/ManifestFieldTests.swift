@@ -5,6 +5,7 @@
 import Foundation
 import ImprintBatch
 import ImprintDocuments
+import ImprintPrinting
 import ImprintQR
 import ImprintTestSupport
 import Testing
@@ -409,6 +410,16 @@ struct ManifestFieldTests {
     ("previews", "true", ["print"]), ("previewSize", "64", ["print"]), ("wait", "false", ["print"]),
     ("waitTimeout", "5", ["print"]),
   ]
+
+  @Test("a print item's keys are the library's tables': the order, QuoteOption's, PrepareOption's")
+  func printKeysAreTheTables() {
+    let printKeys = Self.keyOwners.filter { $0.kinds.contains("print") }.map(\.key)
+    let tables =
+      ["file"] + [QuoteOption.prices, .filesRoot].map(\.names.key)
+      + PrepareOption.manifest.map(\.names.key)
+    #expect(Set(printKeys) == Set(tables))
+    #expect(Self.keyOwners.filter { $0.kinds == ["quote", "print"] }.map(\.key) == ["prices"])
+  }
 
   /// The fields each kind needs.
   static let required: [String: String] = [

@@ -7,6 +7,7 @@ import ImprintCards
 import ImprintCore
 import ImprintDocuments
 import ImprintHTTP
+import ImprintPrinting
 import ImprintQR
 import ImprintService
 import ImprintTestSupport
@@ -41,9 +42,12 @@ private func configuration(_ settings: ServiceSettings) throws -> String {
   return text
 }
 
-/// A source that gives nothing and records each option read, with the kind it is read as.
+/// A source that gives nothing (flags off, or all on with `flagsOn`) and records each option
+/// read, with the kind it is read as.
 struct RecordingSource: OptionSource {
   var reads: [(name: OptionName, kind: OptionKind)] = []
+  /// What every flag reads as.
+  var flagsOn = false
 
   mutating func text(_ name: OptionName) -> String? {
     reads.append((name, .text))
@@ -53,7 +57,7 @@ struct RecordingSource: OptionSource {
   mutating func integerText(_ name: OptionName) -> String? { text(name) }
   mutating func flag(_ name: OptionName) -> Bool {
     reads.append((name, .flag))
-    return false
+    return flagsOn
   }
   mutating func integer(_ name: OptionName, in range: ClosedRange<Int>) -> Int? {
     reads.append((name, .integer(range)))
@@ -166,6 +170,55 @@ struct OptionSpecTests {
       let option = spec.options.first { $0.name == name.flag }
       #expect(option?.kind == kind, "--\(name.flag)")
     }
+  }
+
+  @Test(
+    "imprint prepare, quote and inspect declare the library's tables: names, kinds, help",
+    arguments: ["prepare", "quote", "inspect"])
+  func tableOptions(command: String) throws {
+    // What each command offers of each table, read as the command reads it.
+    var source = RecordingSource(flagsOn: true)
+    let (spec, entries): (CommandSpec, [OptionEntry])
+    switch command {
+    case "prepare":
+      let quoting: [QuoteOption] = [.prices, .filesRoot]
+      (spec, entries) = (
+        PrepareCommand.spec,
+        quoting.map(\.entry) + PrepareOption.allCases.map(\.entry)
+      )
+      _ = try QuoteRequest.read(from: &source, offering: quoting)
+      _ = try PrepareRequest.read(from: &source)
+    case "quote":
+      (spec, entries) = (QuoteCommand.spec, QuoteOption.commandLine.map(\.entry))
+      _ = try QuoteRequest.read(from: &source, offering: QuoteOption.commandLine)
+    default:
+      (spec, entries) = (DocumentCommands.inspect, InspectOption.commandLine.map(\.entry))
+      _ = try InspectRequest.read(from: &source, offering: InspectOption.commandLine)
+    }
+    // The library reads what the command offers, each once.
+    #expect(source.reads.map(\.name) == entries.map(\.names))
+    for entry in entries {
+      let declared = spec.options.first { $0.name == entry.names.flag }
+      #expect(declared == OptionKey<Any>(entry).spec, "--\(entry.names.flag)")
+    }
+    for (name, kind) in source.reads {
+      let declared = try #require(spec.options.first { $0.name == name.flag }?.kind)
+      // Text is read as the command declares it: a word, a file or a folder.
+      let texts: [OptionKind] = [.text, .file, .directory]
+      #expect(declared == kind || (kind == .text && texts.contains(declared)), "--\(name.flag)")
+    }
+  }
+
+  @Test("a table's command-line name is its key in kebab case; its help states the default")
+  func tableNames() {
+    #expect(PrepareOption.previewSize.names == OptionName(flag: "preview-size", key: "previewSize"))
+    #expect(QuoteOption.filesRoot.names.flag == "files-root")
+    #expect(InspectOption.colorMinArea.names.flag == "color-min-area")
+    #expect(PrepareOption.previewSize.entry.help.contains("(default 400)"))
+    #expect(PrepareOption.waitTimeout.entry.help.contains("(default 300)"))
+    #expect(InspectOption.colorTolerance.entry.help.contains("(default 8)"))
+    // A manifest's print item takes every option but the credentials (the batch's own).
+    #expect(PrepareOption.manifest == PrepareOption.allCases.filter { $0 != .passwordFile })
   }
 
   @Test("ServiceConfiguration.apply takes every number and flag of serve's settings")
