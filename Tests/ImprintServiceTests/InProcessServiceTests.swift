@@ -77,7 +77,9 @@ struct InProcessServiceTests {
     // Released whatever happens below; each blocker also gives up on its own after 120 s, so
     // that nothing here outlives a test that crashed half-way.
     defer { blockers.released.store(true, ordering: .releasing) }
-    let count = activeProcessorCount * 2
+    // Far more than the pool's threads (one a core; it may start a few more when it sees
+    // them blocked, as in a whole run of the suites), so that it stays held.
+    let count = max(64, activeProcessorCount * 16)
     for _ in 0..<count {
       Task(executorPreference: globalConcurrentExecutor) {
         blockers.started.add(1, ordering: .relaxed)
