@@ -40,8 +40,8 @@ private func row(_ id: String, _ url: String) throws -> JobsDBJob? {
 }
 
 /// The files of a batch's output folder with their bytes, `.state/` and `results.jsonl` left
-/// out.
-private func outputFiles(_ folder: String) throws -> [String: Data] {
+/// out (a run taken over or resumed writes the same files; the results' seconds differ).
+func batchOutputFiles(_ folder: String) throws -> [String: Data] {
   var found: [String: Data] = [:]
   let walker = try #require(FileManager.default.enumerator(atPath: folder))
   while let relative = walker.nextObject() as? String {
@@ -167,7 +167,7 @@ struct SharedJobsTests {
     let single = try InProcessService(settings: { $0.jobsDir = alone.file("jobs") })
     let reference = try acceptedID(try await postBatch(manifest, on: single))
     #expect(try await waitForJob(reference, on: single).json?["state"] as? String == "done")
-    let expected = try outputFiles(alone.file("jobs") + "/\(reference)/output")
+    let expected = try batchOutputFiles(alone.file("jobs") + "/\(reference)/output")
     _ = await single.stop()
     #expect(expected.count == 3000)
 
@@ -190,7 +190,7 @@ struct SharedJobsTests {
     #expect(ok + skipped == 3000 && skipped > 0 && ok > 0, "ok \(ok), skipped \(skipped)")
     let ran = try #require(try row(id, database.url()))
     #expect(ran.attempts == 2, "claimed \(ran.attempts) times")
-    #expect(try outputFiles(jobs + "/\(id)/output") == expected)
+    #expect(try batchOutputFiles(jobs + "/\(id)/output") == expected)
     _ = await second.stop()
   }
 

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintServiceTests: `imprint serve` processes sharing their long jobs through a real
+// PostgreSQL (`--jobs-db`): the replica running a batch killed (SIGKILL) mid-way, another takes
+// the job over once its lease expires and ends it with the files of an undisturbed run; five
+// replicas started at once on an empty database apply its schema once.
+
+import Foundation
+import ImprintCore
+import ImprintJobsDB
+import ImprintTestSupport
+import Testing
+
+/// `imprint serve` arguments of a replica on database `url` and jobs folder `jobs`, leases of
+/// 2 s.
+private func replicaArguments(_ url: String, _ jobs: String) -> [String] {
+  ["--jobs-dir", jobs, "--jobs-db", url, "--job-lease", "2"]
+}
+
+/// A manifest of `count` QR items in `folder`.
+private func manifest(_ count: Int, in folder: TemporaryFolder) throws -> String {
+  try writeManifest(
+    (0..<count).map {
+      #"{"id": "Q-\#($0)", "kind": "qr", "payload": "https://example.com/o/\#($0)"}"#
+    }, in: folder, name: "qr-\(count).jsonl")
+}
+
+/// How many items of job `id` under `jobs` have ended (their resume records).
+private func ended(_ id: String, in jobs: String) -> Int {
+  ((try? FileManager.default.contentsOfDirectory(atPath: jobs + "/\(id)/output/.state")) ?? [])
+    .filter { $0.hasSuffix(".json") }.count
+}
+
+@Suite(
+  "imprint serve replicas sharing jobs (PostgreSQL, processes)", .tags(.slow), .skippedWhenQuick,
+  .liveHandlesChecked, .onTestThreads, .serialized)
+struct ReplicaProcessTests {
+  @Test("the replica running a batch killed: another ends it with an undisturbed run's files")
+  func killedMidBatch() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let qr = try manifest(3000, in: folder)
+
+    let alone = TemporaryFolder()
+    let single = try ServiceProcess(["--jobs-dir", alone.file("jobs")])
+    let reference = try acceptedID(try await postBatch(qr, on: single))
+    #expect(try await waitForJob(reference, on: single).json?["state"] as? String == "done")
+    let expected = try batchOutputFiles(alone.file("jobs") + "/\(reference)/output")
+    #expect(single.stop().status == 0)
+    #expect(expected.count == 3000)
+
+    let first = try ServiceProcess(replicaArguments(database.url(), jobs) + ["-j", "1"])
+    let id = try acceptedID(try await postBatch(qr, on: first))
+    #expect(waitFor(tries: 30_000) { ended(id, in: jobs) >= 50 })
+    let second = try ServiceProcess(replicaArguments(database.url(), jobs))
+    kill(first.pid, SIGKILL)
+    _ = first.waitForExit()
+    let before = ended(id, in: jobs)
+    #expect(before < 3000, "the batch ended before the kill")
+
+    let done = try await waitForJob(id, on: second)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    let summary = try #require(done.json?["summary"] as? [String: Any])
+    let ok = summary["ok"] as? Int ?? 0
+    let skipped = summary["skipped"] as? Int ?? 0
+    #expect(summary["failed"] as? Int == 0 && ok + skipped == 3000, "\(summary)")
+    #expect(skipped >= before - 1 && ok > 0, "\(summary), \(before) ended before the kill")
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    #expect(try db.job(id: id)?.attempts == 2)
+    #expect(try batchOutputFiles(jobs + "/\(id)/output") == expected)
+    #expect(second.stop().status == 0)
+  }
+
+  @Test("five replicas started at once on an empty database: one migration, all ready")
+  func fiveAtOnce() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let arguments = replicaArguments(database.url(), jobs)
+    let started = try await withThrowingTaskGroup(of: ServiceProcess.self) { group in
+      for _ in 0..<5 {
+        group.addTask { try await onOwnThread { try ServiceProcess(arguments) } }
+      }
+      var all: [ServiceProcess] = []
+      for try await replica in group { all.append(replica) }
+      return all
+    }
+    #expect(started.count == 5)
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    let versions = try db.query("SELECT version FROM schema_migrations ORDER BY version").rows
+      .map { try $0.int("version") }
+    #expect(versions == JobsDBSchema.migrations.map(\.version))
+    for replica in started {
+      #expect(try await replica.get("/readyz").status == 200)
+    }
+    let posted = try acceptedID(try await postBatch(try manifest(3, in: folder), on: started[0]))
+    #expect(try await waitForJob(posted, on: started[4]).json?["state"] as? String == "done")
+    for replica in started { #expect(replica.stop().status == 0) }
+  }
+}
