@@ -37,6 +37,20 @@ private func drainSeconds() throws -> Double {
   ).drainSeconds + ImprintService.stopMargin
 }
 
+/// Expects the pod's grace period to last longer than its container's preStop pause and the
+/// server's drain together: the kubelet's SIGKILL never cuts a stop short.
+private func expectGraceOverDrain(pod: [String: Any], container: [String: Any]) throws {
+  let preStop =
+    ((container["lifecycle"] as? [String: Any])?["preStop"] as? [String: Any])?[
+      "exec"] as? [String: Any]
+  let pause = Double((preStop?["command"] as? [String])?.last ?? "") ?? 0
+  let grace = try #require(pod["terminationGracePeriodSeconds"] as? Int)
+  #expect(Double(grace) > (try drainSeconds()) + pause)
+}
+
+/// The sample of replicas sharing their jobs (`--jobs-db`).
+private let replicasSample = deploy + "imprint-serve-replicas.yaml"
+
 /// The batch Indexed Job sample.
 private let batchJob = repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml"
 
@@ -237,7 +251,7 @@ struct DeploymentSampleTests {
   @Test("the samples', README's and docs' image tags name this build's version, ImprintVersion's")
   func imageTags() async throws {
     let samples = [
-      deploy + "Containerfile", deploy + "imprint-serve.yaml",
+      deploy + "Containerfile", deploy + "imprint-serve.yaml", replicasSample,
       repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml",
       // The service guide's deployment steps build and run the image by its tag.
       repositoryRoot + "/docs/service.md",
@@ -379,12 +393,7 @@ struct DeploymentSampleTests {
     let ports = container["ports"] as? [[String: Any]]
     #expect(ports?.first?["name"] as? String == probe("readinessProbe").port)
     #expect(ports?.first?["containerPort"] as? Int == 8080)
-    let preStop =
-      ((container["lifecycle"] as? [String: Any])?["preStop"] as? [String: Any])?[
-        "exec"] as? [String: Any]
-    let pause = Double((preStop?["command"] as? [String])?.last ?? "") ?? 0
-    let grace = try #require(pod["terminationGracePeriodSeconds"] as? Int)
-    #expect(Double(grace) > (try drainSeconds()) + pause)
+    try expectGraceOverDrain(pod: pod, container: container)
     // The jobs folder on the claim, one writer: one pod, replaced only once the old one ended,
     // and a ReadWriteOnce volume. The folder is one inside the claim's root, never the root
     // itself, whose lost+found (ext4) would be a jobs.skipped line at every start.
@@ -415,10 +424,69 @@ struct DeploymentSampleTests {
     #expect(target == ports?.first?["name"] as? String)
   }
 
+  @Test("replicas: 3 pods on one ReadWriteMany claim, the database from a Secret, autoscaled")
+  func replicasDeployment() async throws {
+    let documents = try kubernetes(replicasSample)
+    #expect(
+      documents.map { $0["kind"] as? String } == [
+        "Deployment", "PersistentVolumeClaim", "Service", "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+      ])
+    let deployment = try #require(documents[0]["spec"] as? [String: Any])
+    let replicas = try #require(deployment["replicas"] as? Int)
+    #expect(replicas >= 3)
+    let strategy = try #require(deployment["strategy"] as? [String: Any])
+    #expect(strategy["type"] as? String == "RollingUpdate")
+    #expect((strategy["rollingUpdate"] as? [String: Any])?["maxUnavailable"] as? Int == 0)
+    let pod = try podSpec(documents[0])
+    let labels =
+      ((deployment["template"] as? [String: Any])?["metadata"] as? [String: Any])?["labels"]
+      as? [String: String]
+    let container = try #require((pod["containers"] as? [[String: Any]])?.first)
+    let args = try #require(container["args"] as? [String])
+    // Every flag is one imprint serve takes; the database's URL comes from the Secret through
+    // an environment variable the kubelet expands, its password as libpq's PGPASSWORD.
+    let help = try runTool(imprintExecutable, ["serve", "--help"]).stdout
+    for flag in flags(args) {
+      #expect(help.contains("--\(flag) ") || help.contains("--\(flag)\n"), "\(flag)")
+    }
+    #expect(args.contains("--jobs-db=$(IMPRINT_JOBS_DB)"))
+    #expect(args.contains { $0.hasPrefix("--jobs-dir=") })
+    let environment = try #require(container["env"] as? [[String: Any]])
+    for name in ["IMPRINT_JOBS_DB", "PGPASSWORD"] {
+      let entry = environment.first { $0["name"] as? String == name }
+      let secret =
+        (entry?["valueFrom"] as? [String: Any])?["secretKeyRef"] as? [String: Any]
+      #expect(secret?["name"] as? String == "imprint-jobs-db", "\(name)")
+    }
+    // One claim every replica mounts, read-write.
+    let claim = try #require((documents[1]["metadata"] as? [String: Any])?["name"] as? String)
+    #expect(
+      (documents[1]["spec"] as? [String: Any])?["accessModes"] as? [String] == ["ReadWriteMany"])
+    let volumes = try #require(pod["volumes"] as? [[String: Any]])
+    #expect(
+      volumes.contains {
+        ($0["persistentVolumeClaim"] as? [String: Any])?["claimName"] as? String == claim
+      })
+    // The drain fits in the grace period, as for one pod.
+    try expectGraceOverDrain(pod: pod, container: container)
+    // The autoscaler scales this Deployment from its replicas; the budget and the Service
+    // select its pods.
+    let autoscaler = try #require(documents[3]["spec"] as? [String: Any])
+    let target = autoscaler["scaleTargetRef"] as? [String: Any]
+    #expect(
+      target?["kind"] as? String == "Deployment" && target?["name"] as? String == "imprint-serve")
+    #expect(autoscaler["minReplicas"] as? Int == replicas)
+    #expect((autoscaler["maxReplicas"] as? Int ?? 0) > replicas)
+    let budget = try #require(documents[4]["spec"] as? [String: Any])
+    #expect((budget["selector"] as? [String: Any])?["matchLabels"] as? [String: String] == labels)
+    #expect((documents[2]["spec"] as? [String: Any])?["selector"] as? [String: String] == labels)
+  }
+
   @Test("the Kubernetes files read into the Kubernetes API models with every field kept")
   func kubernetesModels() async throws {
     let job = repositoryRoot + "/examples/scale-out/imprint-batch-job.yaml"
-    let checked = try checkKubernetes([deploy + "imprint-serve.yaml", job])
+    let checked = try checkKubernetes([deploy + "imprint-serve.yaml", job, replicasSample])
     #expect(checked.problems.isEmpty, "\(checked.problems)")
     #expect(
       checked.documents == [
@@ -426,6 +494,11 @@ struct DeploymentSampleTests {
         "imprint-serve.yaml#1 PersistentVolumeClaim imprint-serve-jobs",
         "imprint-serve.yaml#2 Service imprint-serve",
         "imprint-batch-job.yaml#0 Job imprint-cards-2026-11-30",
+        "imprint-serve-replicas.yaml#0 Deployment imprint-serve",
+        "imprint-serve-replicas.yaml#1 PersistentVolumeClaim imprint-serve-shared-jobs",
+        "imprint-serve-replicas.yaml#2 Service imprint-serve",
+        "imprint-serve-replicas.yaml#3 HorizontalPodAutoscaler imprint-serve",
+        "imprint-serve-replicas.yaml#4 PodDisruptionBudget imprint-serve",
       ])
     // The check is not vacuous: a misspelt field, a field in the wrong object, a missing
     // required field and a number written as a word are each found.
@@ -473,7 +546,10 @@ struct DeploymentSampleTests {
   func podSecurity() async throws {
     let image = try ImageUser()
     #expect(image.user != 0 && image.group != 0)
-    for (path, kind) in [(deploy + "imprint-serve.yaml", "Deployment"), (batchJob, "Job")] {
+    for (path, kind) in [
+      (deploy + "imprint-serve.yaml", "Deployment"), (replicasSample, "Deployment"),
+      (batchJob, "Job"),
+    ] {
       let document = try #require(try kubernetes(path).first { $0["kind"] as? String == kind })
       let pod = try podSpec(document)
       let context = try #require(pod["securityContext"] as? [String: Any], "\(kind)")

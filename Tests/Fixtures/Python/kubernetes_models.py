@@ -3,7 +3,9 @@ import json, sys, yaml
 from kubernetes import client
 models = {('apps/v1', 'Deployment'): 'V1Deployment', ('v1', 'Service'): 'V1Service',
           ('batch/v1', 'Job'): 'V1Job', ('v1', 'ConfigMap'): 'V1ConfigMap',
-          ('v1', 'PersistentVolumeClaim'): 'V1PersistentVolumeClaim'}
+          ('v1', 'PersistentVolumeClaim'): 'V1PersistentVolumeClaim',
+          ('autoscaling/v2', 'HorizontalPodAutoscaler'): 'V2HorizontalPodAutoscaler',
+          ('policy/v1', 'PodDisruptionBudget'): 'V1PodDisruptionBudget'}
 api = client.ApiClient()
 # What ApiClient.deserialize does once it has the answer's JSON (its own signature changed
 # in client 32: a response object before, the text and its type after).
