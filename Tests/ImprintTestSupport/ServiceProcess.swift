@@ -31,14 +31,16 @@ public final class ServiceProcess: @unchecked Sendable {
   ///     server is then the launcher's child (`childProcesses`).
   ///   - environment: the server's whole environment; nil for this process's.
   ///   - directory: its working folder; nil for this process's.
+  ///   - port: the port to listen on (0: the system's choice).
   /// - Throws: `ServiceProcessError` when the server ends or prints no listening line first,
   ///   or what `Process.run` throws.
   public init(
     _ arguments: [String] = [], launcher: [String] = [], environment: [String: String]? = nil,
-    directory: String? = nil
+    directory: String? = nil, port: Int = 0
   ) throws {
     process = Process()
-    let command = launcher + [imprintExecutable, "serve", "--listen", "127.0.0.1:0"] + arguments
+    let command =
+      launcher + [imprintExecutable, "serve", "--listen", "127.0.0.1:\(port)"] + arguments
     process.executableURL = URL(fileURLWithPath: command[0])
     process.arguments = Array(command.dropFirst())
     if let environment { process.environment = environment }
