@@ -97,4 +97,63 @@ struct ReplicaProcessTests {
     #expect(try await waitForJob(posted, on: started[4]).json?["state"] as? String == "done")
     for replica in started { #expect(replica.stop().status == 0) }
   }
+
+  @Test("the replica printing an order killed: another ends it, no file sent to the printer twice")
+  func killedWhilePrinting() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    // Each document held a second at the printer: the order is at it for a while.
+    let printer = try TestPrinter(folder: TemporaryFolder(), hook: "sleep 1")
+    try Data(priceListFixture("usd-a4.json").utf8).write(
+      to: URL(fileURLWithPath: folder.file("prices.json")))
+    try Data(
+      #"{"priceLists": {"shop": "prices.json"}, "printers": {"front": {"uri": "\#(printer.uri)"}}, "jobsDir": "jobs"}"#
+        .utf8
+    ).write(to: URL(fileURLWithPath: folder.file("serve.json")))
+    let names = (0..<6).map { "doc-\($0).pdf" }
+    for (index, name) in names.enumerated() {
+      try HostileDocuments.write(
+        NumberedPages.written(Array(repeating: .a4, count: index + 1)), to: folder.file(name))
+    }
+    let entries = names.map { #"{"path":"\#($0)"}"# }.joined(separator: ",")
+    try Data(#"{"schemaVersion":1,"store":"S","files":[\#(entries)]}"#.utf8).write(
+      to: URL(fileURLWithPath: folder.file("order.json")))
+    let arguments = [
+      "--config", folder.file("serve.json"), "--jobs-db", database.url(), "--job-lease", "2",
+    ]
+    let first = try ServiceProcess(arguments)
+    let posted = try await first.request(
+      "POST", "/v1/prepare?prices=shop&printer=front&wait=true",
+      form: [.file("order", path: folder.file("order.json"))]
+        + names.map { .file($0, path: folder.file($0)) })
+    let id = try acceptedID(posted)
+    // Killed once the printer has the first document.
+    #expect(waitFor(tries: 30_000) { !printer.jobs(count: 0).isEmpty || !spooled(printer).isEmpty })
+    let second = try ServiceProcess(arguments)
+    kill(first.pid, SIGKILL)
+    _ = first.waitForExit()
+
+    let ended = try await waitForJob(id, on: second)
+    let state = ended.json?["state"] as? String
+    #expect(state == "done" || state == "failed", "\(ended.text)")
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    #expect(try db.job(id: id)?.attempts == 2)
+    // No document reached the printer twice: each printed page count at most once.
+    let received = printer.jobs(count: names.count)
+    let pages = received.values.compactMap { $0.attributes["job-name"] }
+    #expect(Set(pages).count == pages.count, "sent twice: \(pages.sorted())")
+    #expect(received.count <= names.count)
+    print(
+      "killed while printing: \(state ?? "?"), \(received.count) of \(names.count) documents "
+        + "received, each once; \(ended.json?["error"] ?? "no error")")
+    if state == "done" { #expect(received.count == names.count, "\(pages.sorted())") }
+    #expect(second.stop().status == 0)
+  }
+}
+
+/// The documents `printer` has spooled so far.
+private func spooled(_ printer: TestPrinter) -> [String] {
+  ((try? FileManager.default.contentsOfDirectory(atPath: printer.spool)) ?? []).filter {
+    !$0.hasSuffix(".env") && !$0.hasSuffix(".tmp")
+  }
 }
