@@ -92,7 +92,8 @@ struct BalancedReplicasTests {
       }, in: folder)
     // QR codes streamed by four clients while the batches run; their failures counted.
     let stream = Stream()
-    let clients = Task {
+    // On the test's own threads: other suites may hold Swift's global pool for minutes.
+    let clients = Task(executorPreference: testExecutor) {
       await withTaskGroup(of: Void.self) { group in
         for client in 0..<4 {
           group.addTask {
