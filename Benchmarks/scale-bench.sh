@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Benchmark (issue #29): `imprint serve` replicas sharing their jobs through PostgreSQL
+# (`--jobs-db`) behind HAProxy, one replica against two, each pinned to a core of its own
+# (`taskset -c N`, one document worker each: `-j 1`), in one run:
+#   cards    wrk -c 8 POSTing a card PDF (both sides) through HAProxy for DURATION seconds:
+#            requests per second
+#   batches  BATCHES batches (default 2) of CARDS card items (default 1000) posted at once
+#            through HAProxy, timed from the first POST until the last job is done (polled every
+#            0.2 s through HAProxy); every job must end done with all its items
+#   database the jobs database's cost per batch job, from pg_stat_statements: statements run
+#            and their execution time in all (claims, renewals, ends, and the polls' reads)
+# Prints each figure for 1 and 2 replicas, the ratio (goal: 2 replicas >= 1.8x one) and each
+# replica's peak memory (VmHWM). The database is a private cluster in a temporary folder (as the
+# postgres user, a Unix socket only), removed at the end.
+# This machine has 2 cores: HAProxy, wrk, curl and PostgreSQL share them with the replicas, so
+# the ratio measured here is below what two machines give; the figures say so.
+# Usage: Benchmarks/scale-bench.sh   (needs scripts/bootstrap --bench; run it under
+#        flock /work/bench.lock). Environment: DURATION (default 10), CARDS (default 1000),
+#        BATCHES (default 2).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work="${BENCH_DIR:-$root/Benchmarks/out/scale}"
+duration=${DURATION:-10}
+cards=${CARDS:-1000}
+batches=${BATCHES:-2}
+rm -rf "$work"; mkdir -p "$work"
+cd "$root"
+source "$root/Benchmarks/common.sh"
+if [[ -n "${IMPRINT:-}" ]]; then imprint=$IMPRINT; else build_imprint; fi
+for tool in wrk haproxy taskset curl psql; do
+  command -v "$tool" >/dev/null || { echo "$tool is missing: run scripts/bootstrap --bench" >&2; exit 1; }
+done
+bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+profile="$root/assets/samples/profiles/sora-park.json"
+
+# The database: initdb and postgres as the postgres user (root may not run them), in /tmp (the
+# socket's path is short; the postgres user reaches it).
+pg=$(mktemp -d /tmp/imprint-scale-pg-XXXXXX)
+chown postgres:postgres "$pg"
+as_postgres() { setpriv --reuid postgres --regid postgres --init-groups "$@"; }
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  as_postgres "$bin/pg_ctl" -D "$pg/data" -m fast stop >/dev/null 2>&1 || true
+  rm -rf "$pg"
+}
+trap cleanup EXIT
+as_postgres "$bin/initdb" -D "$pg/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
+as_postgres "$bin/pg_ctl" -D "$pg/data" -l "$pg/server.log" -w -o \
+  "-c listen_addresses='' -c unix_socket_directories='$pg' -c shared_preload_libraries=pg_stat_statements -c fsync=off" \
+  start >/dev/null
+url="postgresql://postgres@/postgres?host=$pg"
+sql() { psql -X -q -t -A "$url" -c "$1"; }
+sql "CREATE EXTENSION pg_stat_statements" >/dev/null
+
+# The batch: CARDS card items of one profile, as a multipart body curl sends.
+python3 - "$cards" "$work/cards.jsonl" <<'PY'
+import json, sys
+count, out = int(sys.argv[1]), sys.argv[2]
+with open(out, "w") as f:
+    for index in range(count):
+        f.write(json.dumps({"id": f"C-{index}", "kind": "card", "profile": "p.json"}) + "\n")
+PY
+printf 'wrk.method = "POST"\nwrk.path = "/v1/card"\nlocal f = assert(io.open("%s", "rb")); wrk.body = f:read("*a"); f:close()\nwrk.headers["Content-Type"] = "application/json"\n' \
+  "$profile" >"$work/card.lua"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# run N: N replicas on cores 0..N-1 behind HAProxy; prints "cards_rps batches_s statements ms hwm_kb..."
+run() {
+  local n=$1 core port ports=() replica_pids=() log i balancer=""
+  # This runs in a subshell ($(run N)): its own processes stopped whatever happens.
+  trap 'kill -TERM ${replica_pids[*]:-} ${balancer:-} 2>/dev/null || true' EXIT
+  local jobs="$work/jobs-$n"
+  mkdir -p "$jobs"
+  for ((core = 0; core < n; core++)); do
+    port=$(free_port)
+    log="$work/replica-$n-$core.log"
+    taskset -c "$core" "$imprint" serve --listen "127.0.0.1:$port" --jobs-dir "$jobs" \
+      --jobs-db "$url" -j 1 --job-queue 100 --jobs-disk $((8 << 30)) 2>"$log" &
+    replica_pids+=($!)
+    for ((i = 0; i < 600; i++)); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
+    grep -q "listening on" "$log" || { echo "replica did not start:" >&2; cat "$log" >&2; exit 1; }
+    ports+=("$port")
+  done
+  local front
+  front=$(free_port)
+  {
+    printf 'global\n  maxconn 512\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 300s\n  timeout server 300s\n'
+    printf 'frontend imprint\n  bind 127.0.0.1:%s\n  default_backend replicas\n' "$front"
+    printf 'backend replicas\n  balance roundrobin\n  option httpchk GET /readyz\n  http-check expect status 200\n'
+    for ((i = 0; i < n; i++)); do printf '  server r%s 127.0.0.1:%s check inter 500ms\n' "$i" "${ports[$i]}"; done
+  } >"$work/haproxy-$n.cfg"
+  haproxy -db -f "$work/haproxy-$n.cfg" >"$work/haproxy-$n.log" 2>&1 &
+  balancer=$!
+  for ((i = 0; i < 100; i++)); do curl -sf "http://127.0.0.1:$front/readyz" >/dev/null && break; sleep 0.1; done
+
+  # Cards through the balancer.
+  wrk -t 2 -c 8 -d "${duration}s" --timeout 60s -s "$work/card.lua" "http://127.0.0.1:$front" \
+    >"$work/cards-$n.wrk"
+  if grep -q "Non-2xx\|Socket errors" "$work/cards-$n.wrk"; then
+    echo "wrk saw failures:" >&2; cat "$work/cards-$n.wrk" >&2; exit 1
+  fi
+  local rps
+  rps=$(awk '/Requests\/sec:/ {print $2}' "$work/cards-$n.wrk")
+
+  # Batches posted at once; the database's statements counted from here.
+  sql "SELECT pg_stat_statements_reset()" >/dev/null
+  local start ids=() id
+  start=$(date +%s.%N)
+  local posts=()
+  for ((i = 0; i < batches; i++)); do
+    curl -sf -F "manifest=@$work/cards.jsonl;filename=cards.jsonl" -F "p.json=@$profile" \
+      "http://127.0.0.1:$front/v1/batch" -o "$work/posted-$n-$i.json" &
+    posts+=($!)
+  done
+  for pid in "${posts[@]}"; do wait "$pid"; done
+  for ((i = 0; i < batches; i++)); do
+    ids+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["job"])' "$work/posted-$n-$i.json")")
+  done
+  for id in "${ids[@]}"; do
+    local state=""
+    while :; do
+      curl -sf "http://127.0.0.1:$front/v1/jobs/$id" -o "$work/job.json" || true
+      state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("state",""))' "$work/job.json" 2>/dev/null || true)
+      [[ "$state" == queued || "$state" == running || -z "$state" ]] || break
+      sleep 0.2
+    done
+    python3 - "$work/job.json" "$cards" <<'PY'
+import json, sys
+job, cards = json.load(open(sys.argv[1])), int(sys.argv[2])
+summary = job.get("summary") or {}
+if job["state"] != "done" or summary.get("ok", 0) + summary.get("skipped", 0) != cards:
+    sys.exit(f"job {job['job']} ended {job['state']}: {summary}")
+PY
+  done
+  local seconds
+  seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$(date +%s.%N)")
+  local statements
+  statements=$(sql "SELECT sum(calls), round(sum(total_exec_time)::numeric, 1) FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'")
+  local hwm=()
+  for pid in "${replica_pids[@]}"; do hwm+=("$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")"); done
+  kill -TERM "$balancer" "${replica_pids[@]}" 2>/dev/null || true
+  for pid in "$balancer" "${replica_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  echo "$rps $seconds ${statements//|/ } ${hwm[*]}"
+}
+
+echo "scale-bench: $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, imprint $("$imprint" --version | awk '{print $2}')"
+read -r rps1 secs1 calls1 ms1 hwm1 <<<"$(run 1)"
+read -r rps2 secs2 calls2 ms2 hwm2a hwm2b <<<"$(run 2)"
+python3 - "$rps1" "$secs1" "$calls1" "$ms1" "$hwm1" "$rps2" "$secs2" "$calls2" "$ms2" "$hwm2a" "$hwm2b" "$batches" "$cards" <<'PY'
+import sys
+rps1, secs1, calls1, ms1, hwm1, rps2, secs2, calls2, ms2, hwm2a, hwm2b, batches, cards = sys.argv[1:]
+rps1, secs1, rps2, secs2 = float(rps1), float(secs1), float(rps2), float(secs2)
+batches, cards = int(batches), int(cards)
+print(f"| | 1 replica | 2 replicas | 2 / 1 |")
+print(f"|---|---|---|---|")
+print(f"| card PDFs through HAProxy (wrk -c 8), requests/s | {rps1:.1f} | {rps2:.1f} | {rps2 / rps1:.2f}x |")
+print(f"| {batches} batches of {cards} cards at once, s (cards/s) | {secs1:.2f} ({batches * cards / secs1:.0f}) | "
+      f"{secs2:.2f} ({batches * cards / secs2:.0f}) | {secs1 / secs2:.2f}x |")
+print(f"| database statements a batch job (all replicas, polls included) | {int(calls1) / batches:.0f} | "
+      f"{int(calls2) / batches:.0f} | |")
+print(f"| database execution time a batch job, ms | {float(ms1) / batches:.1f} | {float(ms2) / batches:.1f} | |")
+print(f"| peak memory (VmHWM) a replica, MB | {int(hwm1) / 1024:.0f} | {int(hwm2a) / 1024:.0f}, {int(hwm2b) / 1024:.0f} | |")
+print("goal: 2 replicas >= 1.8x one (on this 2-core machine HAProxy, wrk, curl and PostgreSQL share the cores)")
+PY
