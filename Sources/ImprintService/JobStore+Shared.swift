@@ -142,7 +142,28 @@ extension JobStore {
     if let running = record(id), running.state == .running { return running }
     guard let job = try shared.use({ (db) throws(JobsDBError) in try db.job(id: id) })
     else { return nil }
-    return try record(of: job)
+    do {
+      return try record(of: job)
+    } catch {
+      // Answered as a job whose record says nothing more (never a 500); one of a kind this
+      // server does not know is not one of its jobs.
+      var plain = plainRecord(of: job)
+      if plain?.state.isFinished == true { plain?.outcome = JobOutcome(error: ErrorRecord(error)) }
+      return plain
+    }
+  }
+
+  /// Job `job` of the database as a record of its columns alone (its kind, place, state and
+  /// times), for a record this server cannot read; nil for a kind it does not know.
+  func plainRecord(of job: JobsDBJob) -> Record? {
+    guard let kind = JobKind(rawValue: job.kind) else { return nil }
+    var record = Record(
+      id: job.id, kind: kind, folder: root + "/" + job.id, number: job.number,
+      accepted: Timestamp(seconds: job.accepted), bytes: job.bytes)
+    record.state = JobState(job.state)
+    record.started = job.started.map(Timestamp.init(seconds:))
+    record.finished = job.finished.map(Timestamp.init(seconds:))
+    return record
   }
 
   /// `reserve` with the jobs database: the limits are the database's (jobs queued or running
@@ -217,14 +238,18 @@ extension JobStore {
   /// here; a running one asked to stop (at once when it runs here, else when its replica
   /// renews its lease).
   func removeShared(_ shared: SharedJobs, _ id: String) throws -> Removal {
-    let (job, removed) = try shared.use { (db) throws(JobsDBError) in
-      try db.remove(id: id)
+    // Twice at most: a job that ended, or was handed back and so canceled, between the
+    // removal and the cancel is removed on the second pass.
+    for _ in 0..<2 {
+      let (job, removed) = try shared.use { (db) throws(JobsDBError) in
+        try db.remove(id: id)
+      }
+      if removed {
+        removeFolders([root + "/" + id])
+        return .removed(JobState(job.state))
+      }
+      if job.state == .running { break }
     }
-    if removed {
-      removeFolders([root + "/" + id])
-      return .removed(JobState(job.state))
-    }
-    if job.state != .running { return .removed(JobState(job.state)) }
     halt(id, .canceled)
     return .canceling
   }
@@ -336,7 +361,9 @@ extension JobStore {
     do {
       record = try self.record(of: job)
     } catch {
-      end(shared, job.id, as: .failed, error: ErrorRecord(error), record: nil)
+      // Its record replaced by one this server writes, when its kind is known: its polls then
+      // read the job failed with why, not a record they cannot read either.
+      end(shared, job.id, as: .failed, error: ErrorRecord(error), record: plainRecord(of: job))
       return
     }
     guard let spec = record.spec else {

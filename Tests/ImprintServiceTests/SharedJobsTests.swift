@@ -222,4 +222,31 @@ struct SharedJobsTests {
     #expect(try await server.get("/v1/jobs/\(before)").json?["state"] as? String == "done")
     _ = await server.stop()
   }
+
+  @Test("a record this server cannot read: the job ends failed, service.jobUnreadable, polled")
+  func unreadableRecord() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let server = try replica(database.url(), folder.file("jobs"))
+    let id = UUID().uuidString.lowercased()
+    // Written by another (newer) server: a record without the fields this one reads.
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    try db.enqueue(id: id, kind: "batch", record: #"{"schemaVersion": 9, "job": "\#(id)"}"#)
+    let ended = try await waitForJob(id, on: server)
+    #expect(ended.status == 200, "\(ended.text)")
+    #expect(ended.json?["state"] as? String == "failed", "\(ended.text)")
+    let error = ended.json?["error"] as? [String: Any]
+    #expect(error?["code"] as? String == "service.jobUnreadable", "\(ended.text)")
+    #expect(
+      (error?["message"] as? String)?.contains("cannot be run by this server") == true,
+      "\(ended.text)")
+    // An ended job whose record no server can read is still answered, from its columns.
+    let other = UUID().uuidString.lowercased()
+    try db.query(
+      "INSERT INTO jobs (id, kind, state, finished_at, record) VALUES ($1, 'batch', 'done', now(), '[]')",
+      [other])
+    let plain = try await server.get("/v1/jobs/\(other)")
+    #expect(plain.status == 200 && plain.json?["state"] as? String == "done", "\(plain.text)")
+    _ = await server.stop()
+  }
 }
