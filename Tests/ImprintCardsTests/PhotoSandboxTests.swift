@@ -110,6 +110,7 @@ struct PhotoSandboxTests {
     let path = fixturesFolder + "/Images/heif/lying-size.heic"
     let decoder = RecordingDecoder(DocumentSandbox(executable: imprintExecutable, workers: 1))
     let loader = CardInputLoader(placeholder: placeholder, decoder: decoder)
+    resetPeakMemory()
     let before = Self.peakKilobytes()
     let error = await #expect(throws: (any Error).self) {
       try await loader.load(CardRequest(profile: profile, photo: path), template: template)

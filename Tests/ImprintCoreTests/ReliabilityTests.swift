@@ -95,6 +95,7 @@ struct BoundedLineTests {
     var bytes = [UInt8](repeating: UInt8(ascii: "z"), count: 10 << 20)
     bytes += Array("\nlast\n".utf8)
     try Data(bytes).write(to: URL(fileURLWithPath: path))
+    resetPeakMemory()
     let before = peakKilobytes()
     var reader = try LineReader(path: path)
     #expect(throws: FileError.lineTooLong(path: path, line: 1, limit: FileIO.Limit.line)) {
