@@ -95,16 +95,15 @@ struct BoundedLineTests {
     var bytes = [UInt8](repeating: UInt8(ascii: "z"), count: 10 << 20)
     bytes += Array("\nlast\n".utf8)
     try Data(bytes).write(to: URL(fileURLWithPath: path))
-    resetPeakMemory()
-    let before = peakKilobytes()
     var reader = try LineReader(path: path)
     #expect(throws: FileError.lineTooLong(path: path, line: 1, limit: FileIO.Limit.line)) {
       _ = try reader.next()
     }
     #expect(try reader.next() == Array("last".utf8))
     #expect(try reader.next() == nil)
-    // Twice the limit plus a chunk, with room for the allocator: far below the 10 MB line.
-    if Sanitizer.measuresMemory { #expect(peakKilobytes() - before < 8_000) }
+    // The memory this costs is measured in a process of its own (QRReliabilityTests.longLine,
+    // against the same list with a short line): this process's peak is shared with the suites
+    // running beside this one, and no window of it is this read's alone.
     #expect(throws: FileError.notRegularFile(path: "/dev/zero", kind: .characterDevice)) {
       _ = try LineReader(path: "/dev/zero")
     }

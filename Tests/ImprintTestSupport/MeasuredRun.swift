@@ -154,16 +154,3 @@ private func addCloseFrom() -> (
         .self)
   }
 }
-
-/// Starts this process's peak resident memory (`VmHWM`) again from its resident memory now
-/// (`5` written to `/proc/self/clear_refs`, Linux 4.0 on), so that a peak read after some work
-/// is that work's window, not the highest point of every suite that ran in this process before.
-///
-/// Suites running at the same time share the process: a reset by one can only lower another's
-/// reading (a check may pass that would have failed), never raise it.
-public func resetPeakMemory() {
-  let descriptor = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC)
-  guard descriptor >= 0 else { return }
-  _ = write(descriptor, "5", 1)
-  close(descriptor)
-}
