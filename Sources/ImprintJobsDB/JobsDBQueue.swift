@@ -112,7 +112,7 @@ extension JobsDBConnection {
   public static let queueChannel = "imprint_jobs"
 
   /// The columns the queue's statements return, read by `JobsDBJob.init(row:)`.
-  private static let jobColumns = """
+  static let jobColumns = """
     id, number, kind, state, record::text AS record, attempts, lease_owner,
     extract(epoch FROM lease_until)::float8 AS lease_until, cancel_requested,
     extract(epoch FROM accepted_at)::float8 AS accepted_at,
@@ -122,7 +122,7 @@ extension JobsDBConnection {
 
   /// A lease's length as the SQL of an interval from parameter `$index` (seconds, a
   /// `float8`).
-  private static func interval(_ index: Int) -> String {
+  static func interval(_ index: Int) -> String {
     "$\(index)::float8 * interval '1 second'"
   }
 
@@ -259,6 +259,33 @@ extension JobsDBConnection {
       """ + " " + Self.jobColumns, [id, owner, state.rawValue, record])
     guard let job = try Self.job(ended) else { throw .leaseLost(job: id, owner: owner) }
     return job
+  }
+
+  /// `finish`, and in the same transaction the job's webhook delivery added
+  /// (`webhook_deliveries`), pending and leased to `owner` for `lease`: made from the job as
+  /// ended (its finish time is the database's), so that whichever replica makes the calls sends
+  /// the same body.
+  ///
+  /// - Parameters:
+  ///   - id: the job.
+  ///   - owner: the replica that holds its lease.
+  ///   - state: `done`, `failed` or `canceled`.
+  ///   - record: its record, replacing the one kept; nil keeps it.
+  ///   - lease: how long `owner` holds the delivery unless it renews it
+  ///     (`renewWebhooks`).
+  ///   - webhook: the delivery's URL and body for the job as ended; nil for none.
+  /// - Returns: the job ended, and the delivery added (nil when `webhook` gave none).
+  /// - Throws: as `finish`; nothing is changed when it throws.
+  public func finish(
+    id: String, owner: String, as state: JobsDBJobState, record: String?, lease: Duration,
+    webhook: (JobsDBJob) -> (url: String, body: String)?
+  ) throws(JobsDBError) -> (job: JobsDBJob, webhook: JobsDBWebhook?) {
+    try transaction { () throws(JobsDBError) -> (JobsDBJob, JobsDBWebhook?) in
+      let job = try finish(id: id, owner: owner, as: state, record: record)
+      guard let (url, body) = webhook(job) else { return (job, nil) }
+      let added = try addWebhook(job: id, url: url, body: body, owner: owner, lease: lease)
+      return (job, added)
+    }
   }
 
   /// Ends job `id` as `done` (`finish`).
@@ -425,7 +452,7 @@ extension JobsDBConnection {
   /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
   ///
   /// Not inside a transaction the caller began (`BEGIN`): its `COMMIT` would end that one.
-  private func transaction<T>(_ body: () throws(JobsDBError) -> T) throws(JobsDBError) -> T {
+  func transaction<T>(_ body: () throws(JobsDBError) -> T) throws(JobsDBError) -> T {
     try query("BEGIN")
     do {
       let value = try body()
@@ -440,12 +467,12 @@ extension JobsDBConnection {
   }
 
   /// `duration` in seconds, as the lease's parameter.
-  private static func seconds(_ duration: Duration) -> Double {
+  static func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
   }
 
   /// The job of the first row of `result`; nil when it has none.
-  private static func job(_ result: JobsDBResult) throws(JobsDBError) -> JobsDBJob? {
+  static func job(_ result: JobsDBResult) throws(JobsDBError) -> JobsDBJob? {
     guard let row = result.rows.first else { return nil }
     let stateText = row.string("state") ?? "NULL"
     guard let state = JobsDBJobState(rawValue: stateText) else {

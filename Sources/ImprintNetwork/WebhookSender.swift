@@ -130,11 +130,13 @@ public enum WebhookSender {
   ///   - attempts: the numbers of the calls that may be made (`1...3`; a delivery resumed after
   ///     calls made before starts past them); one call at least.
   ///   - backoff: seconds before the first retry, doubled before each later one.
-  ///   - ended: told each call as it ends, before any wait.
+  ///   - ended: told each call as it ends, before any wait; returns whether the calls may go on
+  ///     (false: none is made after this one, the delivery is someone else's now). A task
+  ///     canceled while it waits to call again makes no more calls either.
   public static func deliver(
     _ url: String, body: [UInt8], contentType: String, timeout: TimeInterval,
     policy: AddressPolicy, deliveryID: String? = nil, signingKey: [UInt8]? = nil,
-    attempts: ClosedRange<Int>, backoff: TimeInterval, ended: (Attempt) -> Void
+    attempts: ClosedRange<Int>, backoff: TimeInterval, ended: (Attempt) -> Bool
   ) async {
     var delay = backoff
     for number in attempts {
@@ -146,9 +148,11 @@ public enum WebhookSender {
         case .success: true
         case .failure(let failure): number == attempts.upperBound || failure.final
         }
-      ended(Attempt(number: number, result: result, last: last))
-      if last { return }
+      let goOn = ended(Attempt(number: number, result: result, last: last))
+      if last || !goOn { return }
       try? await Task.sleep(for: .seconds(delay))
+      // Canceled while it waited (the server stops): no call after it.
+      if Task.isCancelled { return }
       delay *= 2
     }
   }

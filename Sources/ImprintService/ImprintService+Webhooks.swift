@@ -7,6 +7,7 @@ import Foundation
 import ImprintCore
 import ImprintHTTP
 import ImprintNetwork
+import Synchronization
 
 /// How a service calls the webhooks of long jobs.
 public struct WebhookSettings: Sendable, Equatable {
@@ -65,6 +66,30 @@ struct WebhookStatus: Sendable, Codable, Equatable {
   }
 }
 
+/// The webhook deliveries under way in a service: canceled by its stop (a delivery waiting to
+/// call again stops there; its record says where it was, for a restart or another replica).
+final class WebhookCalls: Sendable {
+  private let state = Mutex<(next: UInt64, tasks: [UInt64: Task<Void, Never>])>((0, [:]))
+
+  /// Runs `delivery` in a task of its own on `executor`, kept until it ends.
+  func start(on executor: ThreadExecutor, _ delivery: @escaping @Sendable () async -> Void) {
+    // Kept before it starts: its end, which removes it, waits for the lock.
+    state.withLock { state in
+      state.next += 1
+      let number = state.next
+      state.tasks[number] = Task.detached(executorPreference: executor) { [self] in
+        await delivery()
+        _ = self.state.withLock { $0.tasks.removeValue(forKey: number) }
+      }
+    }
+  }
+
+  /// Cancels every delivery under way.
+  func cancelAll() {
+    for task in state.withLock({ $0.tasks.values }) { task.cancel() }
+  }
+}
+
 extension ImprintService {
   /// The callback URL of a long job's request (`callback`), checked.
   ///
@@ -106,7 +131,7 @@ extension ImprintService {
 
   /// Calls job `id`'s webhook at `url` with `body` as `announce` says, `made` calls already
   /// counted.
-  private func deliver(_ id: String, to url: String, body: [UInt8], madeBefore made: Int) {
+  func deliver(_ id: String, to url: String, body: [UInt8], madeBefore made: Int) {
     let settings = configuration.webhooks
     let jobs = jobs
     let metrics = metrics
@@ -115,7 +140,7 @@ extension ImprintService {
     let first = min(max(0, made), 1 << 30) + 1
     let last = max(first, settings.attempts)
     // On the jobs' threads, never waiting behind what holds Swift's global pool.
-    Task.detached(executorPreference: jobs.executor) {
+    deliveries.start(on: jobs.executor) {
       await WebhookSender.deliver(
         url, body: body, contentType: "application/json", timeout: settings.timeout,
         policy: settings.policy, deliveryID: id, signingKey: settings.secret?.key,
@@ -132,20 +157,24 @@ extension ImprintService {
             $0.error = nil
             $0.state = "delivered"
           }
+          return false
         case .failure(let failure):
           if attempt.last {
             metrics.recordWebhook(delivered: false, failedCalls: attempt.number - first + 1)
           }
-          jobs.updateWebhook(id) {
+          // False once another replica holds the delivery (its lease expired): the calls go
+          // on there, not here too.
+          let held = jobs.updateWebhook(id) {
             $0.attempts = attempt.number
             $0.error = failure.reason
             if attempt.last { $0.state = "failed" }
           }
-          guard attempt.last else { return }
+          guard attempt.last else { return held }
           events?(
             "webhook of job \(id) to "
               + "\(SafeText.excerpt(WebhookStatus.withoutCredentials(url), limit: 200)) failed after "
               + "\(attempt.number) attempt\(attempt.number == 1 ? "" : "s"): \(failure.reason)")
+          return false
         }
       }
     }

@@ -174,6 +174,8 @@ public final class ImprintService: Sendable {
   let server: HTTPServer
   /// The checks of the price lists' files, while the service runs.
   private let watch = Mutex<PriceListWatch?>(nil)
+  /// The webhook deliveries under way, canceled by `stop`.
+  let deliveries = WebhookCalls()
 
   /// Loads the card designs and the OpenAPI document and prepares the sandbox; nothing listens
   /// yet.
@@ -220,6 +222,10 @@ public final class ImprintService: Sendable {
       shared: shared)
     shared?.builder.withLock {
       $0 = { work, id, folder in box.service?.work(for: work, id: id, folder: folder) }
+    }
+    shared?.deliverer.withLock {
+      $0 = { id, url, body, made in box.service?.deliver(id, to: url, body: body, madeBefore: made)
+      }
     }
     for (key, id) in jobs.idempotencyKeys {
       idempotencyKeys.restore(key.key, fingerprint: key.fingerprint, job: id)
@@ -323,6 +329,8 @@ public final class ImprintService: Sendable {
       jobs.stopRunning(
         until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
       progress.begin("closing the jobs folder")
+      // The webhooks waiting to call again: a restart, or another replica, goes on with them.
+      deliveries.cancelAll()
       jobs.close()
       // Nothing reads documents any more: the idle workers are reaped now, on the stop's path,
       // not wherever the service's last reference drops.

@@ -28,6 +28,9 @@ final class SharedJobs: Sendable {
   /// Makes a job's work from its record (`ImprintService.work(for:id:folder:)`); nil until
   /// the service is made, or once it is gone.
   let builder = Mutex<(@Sendable (JobWork, String, String) -> JobStore.Work?)?>(nil)
+  /// Calls a job's webhook (`ImprintService.deliver`): the job's id, the URL, the body and the
+  /// calls already made; nil until the service is made, or once it is gone.
+  let deliverer = Mutex<(@Sendable (String, String, [UInt8], Int) -> Void)?>(nil)
   /// Set when the store stops claiming (its close).
   let closing = Atomic<Bool>(false)
   /// The jobs this replica ran whose lease another replica took over: their end is not
@@ -282,6 +285,7 @@ extension JobStore {
       do throws(JobsDBError) {
         let connection = try JobsDBConnection(url: shared.url, migrate: false)
         try connection.listen()
+        try connection.listenForWebhooks()
         shared.reachable.store(true, ordering: .releasing)
         if down != nil {
           told("the jobs database is reachable again")
@@ -314,11 +318,17 @@ extension JobStore {
     renewed: inout ContinuousClock.Instant
   ) throws(JobsDBError) {
     var counted = ContinuousClock.now - .seconds(2)
+    var hooksRenewed = ContinuousClock.now
     while !shared.closing.load(ordering: .acquiring) {
       if ContinuousClock.now - counted >= .seconds(1) {
         let totals = try connection.totals()
         shared.totals.withLock { $0 = totals }
         counted = ContinuousClock.now
+        try claimWebhooks(shared, on: connection)
+      }
+      if ContinuousClock.now - hooksRenewed >= shared.lease / 3 {
+        try connection.renewWebhooks(owner: shared.owner, lease: shared.lease)
+        hooksRenewed = ContinuousClock.now
       }
       if let id = runningID() {
         if ContinuousClock.now - renewed >= shared.lease / 3 {
@@ -346,6 +356,24 @@ extension JobStore {
         continue
       }
       _ = try connection.notification(within: .milliseconds(200))
+    }
+  }
+
+  /// Claims the webhook deliveries that wait (their replica stopped, or handed them back) and
+  /// calls them, going on from the calls recorded: a few at a time, every second.
+  private func claimWebhooks(_ shared: SharedJobs, on connection: borrowing JobsDBConnection)
+    throws(JobsDBError)
+  {
+    guard !store.withLock({ $0.stopping }), let deliver = shared.deliverer.withLock({ $0 }) else {
+      return
+    }
+    for _ in 0..<8 {
+      guard let hook = try connection.claimWebhook(owner: shared.owner, lease: shared.lease)
+      else { return }
+      told(
+        "job '\(hook.job)': its webhook taken over after \(hook.attempts) call"
+          + (hook.attempts == 1 ? "" : "s"))
+      deliver(hook.job, hook.url, Array(hook.body.utf8), hook.attempts)
     }
   }
 
@@ -441,11 +469,23 @@ extension JobStore {
     if ended?.outcome == nil { ended?.outcome = JobOutcome(error: error) }
     ended?.task = nil
     let text = ended.map { JSONOutput.line(JobFile($0)) }
+    // The webhook's body is the job's report as the database ends it (its finish time the
+    // database's), kept with the delivery: every replica that calls it sends the same bytes.
+    let webhookBody = webhookBody
+    let announced = ended
+    let delivery: JobsDBWebhook?
     do {
-      let job = try shared.use { (db) throws(JobsDBError) in
-        try db.finish(id: id, owner: shared.owner, as: state.database, record: text)
+      let (_, added) = try shared.use { (db) throws(JobsDBError) in
+        try db.finish(
+          id: id, owner: shared.owner, as: state.database, record: text, lease: shared.lease
+        ) { job in
+          guard var record = announced, let url = record.callback else { return nil }
+          record.finished = job.finished.map(Timestamp.init(seconds:))
+          guard let body = webhookBody(record) else { return nil }
+          return (url, String(decoding: body, as: UTF8.self))
+        }
       }
-      ended?.finished = job.finished.map(Timestamp.init(seconds:))
+      delivery = added
       let removed = try shared.use { (db) throws(JobsDBError) in
         try db.removeEnded(keeping: limits.kept)
       }
@@ -454,7 +494,9 @@ extension JobStore {
       told("job '\(id)': its end could not be written: \(error.message)")
       return
     }
-    if let ended, ended.callback != nil { self.ended(ended) }
+    if let delivery, let deliver = shared.deliverer.withLock({ $0 }) {
+      deliver(id, delivery.url, Array(delivery.body.utf8), delivery.attempts)
+    }
   }
 
   /// What the database held when the claim loop last counted (every second), for `/metrics`;
@@ -466,21 +508,36 @@ extension JobStore {
       bytes: totals.allBytes)
   }
 
-  /// Changes job `id`'s webhook in its record in the database; a failure is told.
+  /// Records a call of job `id`'s webhook: its delivery in the database (removed once
+  /// delivered or given up) and the job's record with it, in one transaction, while this
+  /// replica holds the delivery; a failure is told.
+  ///
+  /// - Returns: false when another replica holds the delivery now (nothing is written): the
+  ///   calls stop here.
+  @discardableResult
   func updateSharedWebhook(
     _ shared: SharedJobs, _ id: String, _ change: (inout WebhookStatus) -> Void
-  ) {
+  ) -> Bool {
     do {
-      guard let job = try shared.use({ (db) throws(JobsDBError) in try db.job(id: id) }),
-        var status = try record(of: job).webhook
-      else { return }
+      guard let hook = try shared.use({ (db) throws(JobsDBError) in try db.webhook(job: id) })
+      else { return false }
+      var status = WebhookStatus(
+        url: hook.url, state: "pending", attempts: hook.attempts, status: hook.lastStatus,
+        error: hook.lastError)
       change(&status)
-      let text = JSONOutput.line(status)
-      try shared.use { (db) throws(JobsDBError) in
-        try db.setRecordField(id: id, key: "webhook", value: text)
+      let state = JobsDBWebhookState(rawValue: status.state) ?? .pending
+      let report = JSONOutput.line(status)
+      let recorded = status
+      let held = try shared.use { (db) throws(JobsDBError) in
+        try db.recordWebhookCall(
+          job: id, owner: shared.owner, state: state, attempts: recorded.attempts,
+          status: recorded.status, error: recorded.error, report: report)
       }
+      if !held { told("job '\(id)': its webhook is called by another replica now") }
+      return held
     } catch {
       told("the webhook of job '\(id)' could not be written: " + ErrorRecord(error).message)
+      return true
     }
   }
 }

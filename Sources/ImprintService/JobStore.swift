@@ -7,6 +7,7 @@
 import Foundation
 import ImprintCore
 import ImprintHTTP
+import ImprintJobsDB
 import Synchronization
 
 /// How much long work a service keeps.
@@ -284,6 +285,10 @@ final class JobStore: Sendable {
       if shared.looping.load(ordering: .acquiring) {
         _ = shared.loopEnded.wait(timeout: .now() + 2)
       }
+      // The webhooks this replica was calling, for another to go on with at once (their
+      // calls under way end with this store's executor).
+      _ = try? shared.use { (db) throws(JobsDBError) in try db.releaseWebhooks(owner: shared.owner)
+      }
     }
     executor.shutDown()
     writer.withLock { $0 = true }
@@ -448,14 +453,17 @@ final class JobStore: Sendable {
   /// by job id: `ImprintService.resumeWebhooks` calls them too.
   var removedPendingWebhooks: [RemovedWebhook] { removedWebhooks?.all ?? [] }
 
-  /// Changes where job `id`'s webhook is: in its record, or for a job removed from the jobs
-  /// folder with its webhook pending, in the file kept for it (removed once it is no longer
-  /// pending); nothing for another job, or once the store is closed.
-  func updateWebhook(_ id: String, _ change: (inout WebhookStatus) -> Void) {
-    if let shared {
-      updateSharedWebhook(shared, id, change)
-      return
-    }
+  /// Changes where job `id`'s webhook is.
+  ///
+  /// In its record, or for a job removed from the jobs folder with its webhook pending, in the
+  /// file kept for it (removed once it is no longer pending); nothing for another job, or once
+  /// the store is closed. With a jobs database, in its delivery and the job's record
+  /// (`updateSharedWebhook`).
+  ///
+  /// - Returns: whether the calls may go on: false when another replica holds the delivery.
+  @discardableResult
+  func updateWebhook(_ id: String, _ change: (inout WebhookStatus) -> Void) -> Bool {
+    if let shared { return updateSharedWebhook(shared, id, change) }
     let kept = store.withLock { store -> Bool in
       guard var status = store.records[id]?.webhook else { return false }
       change(&status)
@@ -464,9 +472,9 @@ final class JobStore: Sendable {
     }
     guard !kept else {
       persist(id)
-      return
+      return true
     }
-    guard let removedWebhooks else { return }
+    guard let removedWebhooks else { return true }
     do {
       try writer.withLock { (closed) throws(FileError) in
         guard !closed else { return }
@@ -475,6 +483,7 @@ final class JobStore: Sendable {
     } catch {
       told("the webhook of job '\(id)' could not be written: " + ErrorRecord(error).message)
     }
+    return true
   }
 
   /// What `remove` did.

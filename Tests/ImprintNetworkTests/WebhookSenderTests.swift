@@ -87,7 +87,10 @@ struct WebhookSenderTests {
       receiver.url(path), body: Array("{}".utf8), contentType: "application/json", timeout: 10,
       policy: AddressPolicy(allowPrivateNetwork: true), deliveryID: "d-2", attempts: attempts,
       backoff: 0.01
-    ) { attempt in ended.withLock { $0.append(attempt) } }
+    ) { attempt in
+      ended.withLock { $0.append(attempt) }
+      return true
+    }
     let calls = ended.withLock { $0 }
     #expect(receiver.calls.map(\.id) == Array(repeating: "d-2", count: answers.count))
     #expect(calls.map(\.number) == Array(attempts.lowerBound..<attempts.lowerBound + answers.count))

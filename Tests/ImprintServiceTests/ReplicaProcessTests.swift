@@ -149,6 +149,46 @@ struct ReplicaProcessTests {
     if state == "done" { #expect(received.count == names.count, "\(pages.sorted())") }
     #expect(second.stop().status == 0)
   }
+
+  @Test("the replica calling a webhook killed between calls: another goes on once its lease ends")
+  func killedBetweenWebhookCalls() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let receiver = try WebhookReceiver(folder: folder)
+    let arguments = replicaArguments(database.url(), jobs) + ["--webhook-allow-private"]
+    try receiver.closeGate()
+    let first = try ServiceProcess(arguments + ["-j", "1"])
+    let id = try acceptedID(
+      try await postBatch(
+        try manifest(2, in: folder), on: first,
+        query: "?callback="
+          + (receiver.url("/gated").addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+            ?? "")))
+    func webhook(on server: ServiceProcess) async throws -> [String: Any] {
+      try await server.request("GET", "/v1/jobs/\(id)").json?["webhook"] as? [String: Any] ?? [:]
+    }
+    let second = try ServiceProcess(arguments)
+    // Killed once its first call was refused, a second before its next one.
+    #expect(try await eventually { try await webhook(on: first)["attempts"] as? Int == 1 })
+    kill(first.pid, SIGKILL)
+    _ = first.waitForExit()
+    try receiver.openGate()
+    var status: [String: Any] = [:]
+    #expect(
+      try await eventually(tries: 6000) {
+        status = try await webhook(on: second)
+        return status["state"] as? String == "delivered"
+      }, "\(status)")
+    // Each call the receiver took is an attempt the report counts: the first replica's one,
+    // then the second's, with the same id and body.
+    let calls = receiver.calls.filter { $0.path == "/gated" }
+    #expect(calls.count == 2 && status["attempts"] as? Int == 2, "\(calls.count) calls, \(status)")
+    #expect(calls.allSatisfy { $0.id == id && $0.body == calls[0].body })
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    #expect(try db.webhook(job: id) == nil)
+    #expect(second.stop().status == 0)
+  }
 }
 
 /// The documents `printer` has spooled so far.

@@ -250,3 +250,103 @@ struct SharedJobsTests {
     _ = await server.stop()
   }
 }
+
+/// `url` escaped as a query parameter's value.
+private func escapedForQuery(_ url: String) -> String {
+  url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? url
+}
+
+/// Job `id`'s webhook as `server` reports it.
+private func webhookStatus(_ id: String, on server: InProcessService) async throws -> [String: Any]
+{
+  try await server.get("/v1/jobs/\(id)").json?["webhook"] as? [String: Any] ?? [:]
+}
+
+/// The webhook deliveries pending in the jobs database at `url`.
+private func pendingDeliveries(_ url: String) throws -> Int {
+  let db = try JobsDBConnection(url: url, migrate: false)
+  return try db.query("SELECT count(*) AS n FROM webhook_deliveries").rows.first?.int("n") ?? -1
+}
+
+@Suite(
+  "service webhooks shared by replicas (PostgreSQL)", .tags(.slow), .skippedWhenQuick,
+  .liveHandlesChecked, .onTestThreads)
+struct SharedWebhookTests {
+  @Test("eight jobs over three replicas: each job's webhook called once, its report the same")
+  func calledOnce() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let receiver = try WebhookReceiver(folder: folder)
+    let replicas = try (0..<3).map { _ in
+      try replica(database.url(), jobs) { $0.webhookAllowPrivate = true }
+    }
+    let manifest = try qrManifest(3, in: folder)
+    let query = "?callback=" + escapedForQuery(receiver.url("/hook"))
+    var ids: [String] = []
+    for index in 0..<8 {
+      ids.append(
+        try acceptedID(try await postBatch(manifest, on: replicas[index % 3], query: query)))
+    }
+    for (index, id) in ids.enumerated() {
+      let other = replicas[(index + 2) % 3]
+      #expect(try await waitForJob(id, on: other).json?["state"] as? String == "done")
+      #expect(
+        try await eventually {
+          try await webhookStatus(id, on: other)["state"] as? String == "delivered"
+        })
+      let status = try await webhookStatus(id, on: other)
+      #expect(status["attempts"] as? Int == 1 && status["status"] as? Int == 204, "\(status)")
+    }
+    // Once each, by whichever replica ended it; the body is the job's report then.
+    let calls = receiver.calls
+    #expect(calls.map(\.id).sorted() == ids.sorted(), "\(calls.map(\.id))")
+    for call in calls {
+      let report = try #require(
+        try JSONSerialization.jsonObject(with: Data(call.body.utf8)) as? [String: Any])
+      #expect(report["job"] as? String == call.id && report["state"] as? String == "done")
+      let polled = try #require(try await replicas[0].get("/v1/jobs/\(call.id)").json)
+      #expect(report["finished"] as? String == polled["finished"] as? String)
+    }
+    #expect(try pendingDeliveries(database.url()) == 0)
+    for server in replicas { _ = await server.stop() }
+  }
+
+  @Test("a replica stopped between a webhook's calls: another goes on, same body, no call lost")
+  func takenOver() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let receiver = try WebhookReceiver(folder: folder)
+    let first = try replica(database.url(), jobs) { $0.webhookAllowPrivate = true }
+    try receiver.closeGate()
+    let id = try acceptedID(
+      try await postBatch(
+        try qrManifest(2, in: folder), on: first,
+        query: "?callback=" + escapedForQuery(receiver.url("/gated"))))
+    #expect(
+      try await eventually { try await webhookStatus(id, on: first)["attempts"] as? Int == 1 })
+    let second = try replica(database.url(), jobs) { $0.webhookAllowPrivate = true }
+    // The first stops while it waits to call again: the delivery is handed back, and the second
+    // replica claims it at once.
+    _ = await first.stop()
+    try receiver.openGate()
+    var status: [String: Any] = [:]
+    #expect(
+      try await eventually {
+        status = try await webhookStatus(id, on: second)
+        return status["state"] as? String == "delivered"
+      }, "\(status)")
+    #expect(second.log.contains { $0.contains("job '\(id)': its webhook taken over after") })
+    // Every call counted, none made twice at once: the calls the receiver took are the
+    // attempts the report gives, each with the job's id and the same body.
+    let calls = receiver.calls.filter { $0.path == "/gated" }
+    #expect(calls.count == status["attempts"] as? Int, "\(calls.count) calls, \(status)")
+    #expect(calls.count >= 2 && calls.allSatisfy { $0.id == id && $0.body == calls[0].body })
+    #expect(try pendingDeliveries(database.url()) == 0)
+    // Delivered: nothing more is called, however long it waits.
+    try await Task.sleep(for: .seconds(2))
+    #expect(receiver.calls.count == calls.count)
+    _ = await second.stop()
+  }
+}
