@@ -8,7 +8,7 @@ import ImprintCore
 import ImprintPricing
 
 /// Where prepared files are sent, and how.
-public struct PrintTarget: Sendable, Equatable {
+public struct PrintTarget: Sendable {
   /// The printer's IPP URI (`ipp://host:port/ipp/print`, `ipps://...`) or CUPS queue name.
   public var printer: String
   /// The IPP URI or queue name of the printer for monochrome files, or nil for `printer`.
@@ -19,6 +19,9 @@ public struct PrintTarget: Sendable, Equatable {
   public var busySeconds: Double = 60
   /// The `PrintJournal` file recording what was sent, or nil to send every file on every run.
   public var journal: String?
+  /// Where each part is claimed before it is sent, when the job's runs may be on several
+  /// replicas (`PrintClaims`); nil: the journal alone decides.
+  public var claims: (any PrintClaims)?
   /// How long to wait, in seconds, for every job to end (`PrintSubmitter.wait`), or nil not to
   /// wait: the jobs are then reported as the printer accepted them.
   public var waitSeconds: Double?
@@ -131,7 +134,8 @@ public struct OrderPrinter: Sendable {
         let journal = try target.journal.map { try PrintJournal(path: $0) }
         let (jobs, stopped) = try PrintSubmitter.send(
           files, printer: target.printer, monoPrinter: target.monoPrinter,
-          busySeconds: target.busySeconds, journal: journal, access: target.access)
+          busySeconds: target.busySeconds, journal: journal, claims: target.claims,
+          access: target.access)
         // The printer stopped taking the files: the jobs it took are reported, not waited for.
         if let stopped { return (jobs, stopped) }
         guard let seconds = target.waitSeconds else { return (jobs, nil) }

@@ -16,6 +16,14 @@ public enum PrintError: ImprintError, Equatable, Codable {
   case unconfirmed(file: String, printer: String, jobID: Int, journal: String)
   /// A print journal that cannot be read (`reason`).
   case journalDamaged(path: String, reason: String)
+  /// Part `part` of the order's line of `file` was claimed for printing by another run of the
+  /// same job (a replica that stopped before its journal said what it sent): the printer may
+  /// have it already, so it is not sent again.
+  case claimedByAnother(file: String, part: String)
+  /// Part `part` of the order's line of `file` could not be claimed for this run (`reason`:
+  /// this replica no longer holds the job, or cannot reach the jobs database): nothing of it
+  /// was sent.
+  case unclaimed(file: String, part: String, reason: String)
   /// An earlier run sent some parts of the order's line of `file` (`sent`, described), of the
   /// `parts` its colour split made, and this run's split makes `now` other parts: sending
   /// them could print sheets twice, or never.
@@ -46,6 +54,8 @@ public enum PrintError: ImprintError, Equatable, Codable {
     case .refused: "print.refused"
     case .unconfirmed: "print.unconfirmed"
     case .journalDamaged: "print.journalDamaged"
+    case .claimedByAnother: "print.claimedByAnother"
+    case .unclaimed: "print.unclaimed"
     case .partlySent: "print.partlySent"
     case .jobEnded(_, _, _, let state, _, _):
       state == "canceled" ? "print.canceled" : "print.aborted"
@@ -62,9 +72,9 @@ public enum PrintError: ImprintError, Equatable, Codable {
   /// was understood; the printer, its credentials or the journal refused the work).
   public var status: Int {
     switch self {
-    case .unreachable, .refused, .unconfirmed, .journalDamaged, .partlySent, .jobEnded,
-      .waitTimedOut, .jobUnknown, .unknownPrinter, .unauthorized, .passwordFile,
-      .insecureCredentials:
+    case .unreachable, .refused, .unconfirmed, .journalDamaged, .claimedByAnother, .unclaimed,
+      .partlySent, .jobEnded, .waitTimedOut, .jobUnknown, .unknownPrinter, .unauthorized,
+      .passwordFile, .insecureCredentials:
       422
     }
   }
@@ -86,6 +96,11 @@ public enum PrintError: ImprintError, Equatable, Codable {
         + "'\(journal)' does not record that the printer took the whole document"
     case .journalDamaged(let path, let reason):
       "the print journal '\(path)' cannot be read (\(reason))"
+    case .claimedByAnother(let file, let part):
+      "'\(file)' (\(part)) may have been printed already: another run of this job claimed it "
+        + "for printing and stopped before its journal said whether the printer took it"
+    case .unclaimed(let file, let part, let reason):
+      "'\(file)' (\(part)) was not sent: \(reason)"
     case .partlySent(let file, let sent, let parts, let now, _):
       "'\(file)' was partly sent by an earlier run that split it into \(parts) "
         + "part\(parts == 1 ? "" : "s") (\(sent.joined(separator: "; "))), and this run makes "
@@ -130,6 +145,10 @@ public enum PrintError: ImprintError, Equatable, Codable {
         + "the rest by hand and remove the file's entries from '\(journal)'"
     case .journalDamaged:
       "check what the printer printed, then remove the journal to send every file again"
+    case .claimedByAnother:
+      "check the printer's jobs for the file; to print it again, send a new order"
+    case .unclaimed:
+      "the replica that holds the job now goes on with it: poll the job on any replica"
     case .jobEnded:
       "the file was not printed completely: see the printer's reasons, then send it again"
     case .waitTimedOut:

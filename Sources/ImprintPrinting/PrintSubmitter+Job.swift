@@ -33,8 +33,8 @@ extension PrintSubmitter {
   ///
   /// Create-Job with the ticket's attributes (asked again every 50 ms for up to `busySeconds`
   /// while the printer answers busy), then Send-Document with the PDF. `created` is told the
-  /// job's id once the printer created it, before the document is sent (the journal records
-  /// it).
+  /// job's id once the printer created it, before the document is sent (the journal and the
+  /// claims record it); when it throws, the job is canceled and the document not sent.
   ///
   /// - Returns: the job's id.
   /// - Throws: `PrintError.refused` or `.unauthorized` (from `session.refusal`) naming the
@@ -42,7 +42,7 @@ extension PrintSubmitter {
   static func submit(
     _ file: PreparedFile, busySeconds: Double, _ target: borrowing CupsPrinter,
     _ info: borrowing CupsDestinationInfo, _ session: CupsSession,
-    created: (Int) throws(FileError) -> Void
+    created: (Int) throws -> Void
   ) throws -> Int {
     let (descriptor, _) = try FileIO.openForReading(file.document)
     defer { close(descriptor) }
@@ -71,7 +71,14 @@ extension PrintSubmitter {
       }
       usleep(50_000)
     }
-    try created(Int(jobID))
+    do {
+      try created(Int(jobID))
+    } catch {
+      // Not to be sent (its record could not be written, or this run may not send): the job
+      // is canceled rather than left waiting at the printer for a document.
+      _ = cupsCancelDestJob(connection, destination, jobID)
+      throw error
+    }
     guard
       cupsStartDestDocument(
         connection, destination, info.raw, jobID, title, "application/pdf", 0, nil, 1)

@@ -75,7 +75,8 @@ public enum PrintSubmitter {
   ///   journal's records), and `FileError` reading a prepared file or writing the journal.
   public static func send(
     _ files: [PreparedFile], printer: String, monoPrinter: String? = nil,
-    busySeconds: Double = 60, journal: PrintJournal? = nil, access: PrintAccess = PrintAccess()
+    busySeconds: Double = 60, journal: PrintJournal? = nil, claims: (any PrintClaims)? = nil,
+    access: PrintAccess = PrintAccess()
   ) throws -> (jobs: [SubmittedJob], failure: PrintError?) {
     try checkPrinter(printer)
     if let monoPrinter { try checkPrinter(monoPrinter) }
@@ -116,14 +117,24 @@ public enum PrintSubmitter {
           for index in indices {
             let file = files[index]
             let parts = files.filter { $0.lineKey == file.lineKey }.count
+            // Claimed just before the printer's job is made: a part another run claimed may
+            // be at the printer already, and a run that lost its job sends nothing more.
+            if let claims,
+              try !claims.claim(line: file.lineKey, part: file.part, file: file.ticket.file)
+            {
+              throw PrintError.claimedByAnother(file: file.ticket.file, part: file.part)
+            }
             var entry = PrintJournal.Entry(
               key: file.lineKey, file: file.ticket.file, part: file.part, parts: parts,
               document: file.ticket.document, printer: name, scheduler: target.scheduler,
               printerUUID: uuid, jobID: 0, sent: false)
             let id = try submit(
               file, busySeconds: busySeconds, target, info, session,
-              created: { jobID throws(FileError) in
+              created: { jobID in
                 entry.jobID = jobID
+                try claims?.created(
+                  line: file.lineKey, part: file.part, file: file.ticket.file, printer: name,
+                  jobID: jobID)
                 try journal?.record(entry)
               })
             entry.jobID = id

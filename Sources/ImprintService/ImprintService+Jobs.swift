@@ -102,7 +102,7 @@ extension ImprintService {
   func work(for work: JobWork, id: String, folder: String) -> JobStore.Work {
     switch work {
     case .batch(let batch): batchWork(batch, id: id, folder: folder)
-    case .prepare(let prepare): prepareWork(prepare, folder: folder)
+    case .prepare(let prepare): prepareWork(prepare, id: id, folder: folder)
     }
   }
 

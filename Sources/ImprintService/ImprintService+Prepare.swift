@@ -8,6 +8,7 @@ import Foundation
 import ImprintCore
 import ImprintDocuments
 import ImprintHTTP
+import ImprintJobsDB
 import ImprintPricing
 import ImprintPrinting
 
@@ -112,7 +113,7 @@ extension ImprintService {
   /// Never stopped part-way (its files may be on their way to a printer): a DELETE while it
   /// runs lets it end as it would. Its work runs in a task of its own, which the job's
   /// cancellation does not reach (the sandbox would kill the workers preparing its files).
-  func prepareWork(_ work: PrepareWork, folder: String) -> JobStore.Work {
+  func prepareWork(_ work: PrepareWork, id: String, folder: String) -> JobStore.Work {
     let printer: ServicePrinter?
     do {
       printer = try work.printer.map { (name) throws(ServiceError) in try configuredPrinter(name) }
@@ -123,6 +124,12 @@ extension ImprintService {
       credentials: configuration.printCredentials,
       journal: folder + "/" + ServicePrinter.journalName)
     target?.waitSeconds = work.request.waitSeconds
+    // With replicas, each part is claimed in the jobs database, under this run's lease, before
+    // it is sent (this work is made for one run: the one that claimed the job now).
+    if let shared = jobs.shared {
+      target?.claims = SharedPrintClaims(
+        shared: shared, job: id, run: shared.owner + "/" + UUID().uuidString.prefix(8).lowercased())
+    }
     let options = work.request.options
     let printing = OrderPrinter(
       preparer: OrderPreparer(
@@ -265,5 +272,52 @@ extension ErrorRecord {
     record.hint = hint.map(replaced)
     record.causes = causes?.map { $0.naming(printer, as: name) }
     return record
+  }
+}
+
+/// The print claims of one run of a prepare job whose replicas share a jobs database: each part
+/// claimed in it (`JobsDBConnection.claimPrint`) in one transaction with the job's lease.
+struct SharedPrintClaims: PrintClaims {
+  let shared: SharedJobs
+  /// The job's id.
+  let job: String
+  /// This run: the replica's name and a random part.
+  let run: String
+
+  /// The error for a part of `file` that the jobs database did not let this run claim.
+  private static func unclaimed(_ file: String, _ part: String, _ error: JobsDBError) -> PrintError
+  {
+    let reason =
+      if case .leaseLost = error {
+        "this replica no longer holds the job (its lease ended; another replica may run it)"
+      } else {
+        "the jobs database cannot be asked (\(error.message))"
+      }
+    return .unclaimed(file: file, part: part, reason: reason)
+  }
+
+  func claim(line key: String, part: String, file: String) throws(PrintError) -> Bool {
+    do {
+      let holder = try shared.use { (db) throws(JobsDBError) in
+        try db.claimPrint(job: job, line: key, part: part, owner: shared.owner, run: run)
+      }
+      return holder == run
+    } catch {
+      throw Self.unclaimed(file, part, error)
+    }
+  }
+
+  func created(line key: String, part: String, file: String, printer: String, jobID: Int)
+    throws(PrintError)
+  {
+    do {
+      try shared.use { (db) throws(JobsDBError) in
+        try db.printCreated(
+          job: job, line: key, part: part, owner: shared.owner, run: run, printer: printer,
+          printerJob: jobID)
+      }
+    } catch {
+      throw Self.unclaimed(file, part, error)
+    }
   }
 }

@@ -30,6 +30,16 @@ struct PrintErrorTests {
       "the print journal 'j.json' cannot be read (not a print journal)"
     ),
     (
+      .claimedByAnother(file: "a.pdf", part: "whole"), "print.claimedByAnother",
+      "'a.pdf' (whole) may have been printed already: another run of this job claimed it for "
+        + "printing and stopped before its journal said whether the printer took it"
+    ),
+    (
+      .unclaimed(
+        file: "a.pdf", part: "mono", reason: "this replica no longer holds the job"),
+      "print.unclaimed", "'a.pdf' (mono) was not sent: this replica no longer holds the job"
+    ),
+    (
       .partlySent(
         file: "a.pdf", sent: ["the color part as job 3 on 'shop'"], parts: 2, now: 1,
         journal: "j.json"),

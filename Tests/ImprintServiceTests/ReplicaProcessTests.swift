@@ -101,32 +101,9 @@ struct ReplicaProcessTests {
   @Test("the replica printing an order killed: another ends it, no file sent to the printer twice")
   func killedWhilePrinting() async throws {
     let database = try PostgresServer()
-    let folder = TemporaryFolder()
-    // Each document held a second at the printer: the order is at it for a while.
-    let printer = try TestPrinter(folder: TemporaryFolder(), hook: "sleep 1")
-    try Data(priceListFixture("usd-a4.json").utf8).write(
-      to: URL(fileURLWithPath: folder.file("prices.json")))
-    try Data(
-      #"{"priceLists": {"shop": "prices.json"}, "printers": {"front": {"uri": "\#(printer.uri)"}}, "jobsDir": "jobs"}"#
-        .utf8
-    ).write(to: URL(fileURLWithPath: folder.file("serve.json")))
-    let names = (0..<6).map { "doc-\($0).pdf" }
-    for (index, name) in names.enumerated() {
-      try HostileDocuments.write(
-        NumberedPages.written(Array(repeating: .a4, count: index + 1)), to: folder.file(name))
-    }
-    let entries = names.map { #"{"path":"\#($0)"}"# }.joined(separator: ",")
-    try Data(#"{"schemaVersion":1,"store":"S","files":[\#(entries)]}"#.utf8).write(
-      to: URL(fileURLWithPath: folder.file("order.json")))
-    let arguments = [
-      "--config", folder.file("serve.json"), "--jobs-db", database.url(), "--job-lease", "2",
-    ]
-    let first = try ServiceProcess(arguments)
-    let posted = try await first.request(
-      "POST", "/v1/prepare?prices=shop&printer=front&wait=true",
-      form: [.file("order", path: folder.file("order.json"))]
-        + names.map { .file($0, path: folder.file($0)) })
-    let id = try acceptedID(posted)
+    let (printer, order, first, id) = try await PrintOrder.posted(database)
+    let names = order.names
+    let arguments = order.arguments
     // Killed once the printer has the first document.
     #expect(waitFor(tries: 30_000) { !printer.jobs(count: 0).isEmpty || !spooled(printer).isEmpty })
     let second = try ServiceProcess(arguments)
@@ -188,6 +165,96 @@ struct ReplicaProcessTests {
     let db = try JobsDBConnection(url: database.url(), migrate: false)
     #expect(try db.webhook(job: id) == nil)
     #expect(second.stop().status == 0)
+  }
+
+  @Test(
+    "the lease taken from the replica printing an order: it sends nothing more, the next run ends it"
+  )
+  func leaseTakenWhilePrinting() async throws {
+    let database = try PostgresServer()
+    let (printer, order, first, id) = try await PrintOrder.posted(database)
+    #expect(waitFor(tries: 30_000) { !printer.jobs(count: 0).isEmpty || !spooled(printer).isEmpty })
+    // As if the replica had been cut off past its lease and another had claimed the job: the
+    // replica still runs, and may not send any further part.
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    try db.query(
+      "UPDATE jobs SET lease_owner = 'elsewhere', lease_until = now() + interval '1 hour' "
+        + "WHERE id = $1", [id])
+    // What it claimed and made printer's jobs for by then is what the printer gets from it:
+    // the part under way ends, no other starts.
+    try await Task.sleep(for: .seconds(4))
+    let claimed = try db.printClaims(job: id)
+    let created = claimed.filter { $0.printerJob != nil }
+    #expect(!created.isEmpty && created.count < order.names.count, "\(claimed)")
+    #expect(Set(claimed.map(\.run)).count == 1)
+    let received = printer.jobs(count: created.count)
+    #expect(received.count == created.count, "\(received.count) received, \(claimed)")
+    try await Task.sleep(for: .seconds(2))
+    #expect(printer.jobs(count: 0).count == created.count)
+
+    // The lease let go: a second replica claims the job and ends it; no document twice.
+    try db.query("UPDATE jobs SET lease_until = now() WHERE id = $1", [id])
+    let second = try ServiceProcess(order.arguments)
+    let ended = try await waitForJob(id, on: second)
+    let state = ended.json?["state"] as? String
+    #expect(state == "done" || state == "failed", "\(ended.text)")
+    let all = printer.jobs(count: order.names.count)
+    let pages = all.values.compactMap { $0.attributes["job-name"] }
+    #expect(Set(pages).count == pages.count, "sent twice: \(pages.sorted())")
+    if state == "done" { #expect(all.count == order.names.count, "\(pages.sorted())") }
+    print(
+      "lease taken while printing: \(created.count) sent before, \(state ?? "?"), "
+        + "\(all.count) of \(order.names.count) received, each once")
+    _ = first.stop()
+    #expect(second.stop().status == 0)
+  }
+}
+
+/// An order of six A4 documents (1 to 6 pages) for printer `front`, with the price list and the
+/// configuration of replicas on `database`, in `folder`.
+private struct PrintOrder {
+  let folder: TemporaryFolder
+  let names = (0..<6).map { "doc-\($0).pdf" }
+  let arguments: [String]
+
+  init(folder: TemporaryFolder, printer: TestPrinter, database: PostgresServer) throws {
+    self.folder = folder
+    try Data(priceListFixture("usd-a4.json").utf8).write(
+      to: URL(fileURLWithPath: folder.file("prices.json")))
+    try Data(
+      #"{"priceLists": {"shop": "prices.json"}, "printers": {"front": {"uri": "\#(printer.uri)"}}, "jobsDir": "jobs"}"#
+        .utf8
+    ).write(to: URL(fileURLWithPath: folder.file("serve.json")))
+    for (index, name) in names.enumerated() {
+      try HostileDocuments.write(
+        NumberedPages.written(Array(repeating: .a4, count: index + 1)), to: folder.file(name))
+    }
+    let entries = names.map { #"{"path":"\#($0)"}"# }.joined(separator: ",")
+    try Data(#"{"schemaVersion":1,"store":"S","files":[\#(entries)]}"#.utf8).write(
+      to: URL(fileURLWithPath: folder.file("order.json")))
+    arguments = [
+      "--config", folder.file("serve.json"), "--jobs-db", database.url(), "--job-lease", "2",
+    ]
+  }
+
+  /// A printer holding each document a second (the order is at it for a while), the order,
+  /// a replica on `database` and the job that prepares and prints the order, posted to it.
+  static func posted(_ database: PostgresServer) async throws -> (
+    TestPrinter, PrintOrder, ServiceProcess, String
+  ) {
+    let printer = try TestPrinter(folder: TemporaryFolder(), hook: "sleep 1")
+    let order = try PrintOrder(folder: TemporaryFolder(), printer: printer, database: database)
+    let first = try ServiceProcess(order.arguments)
+    return (printer, order, first, try await order.post(to: first))
+  }
+
+  /// The order posted to `server` to be prepared and printed: the job's id.
+  func post(to server: ServiceProcess) async throws -> String {
+    let posted = try await server.request(
+      "POST", "/v1/prepare?prices=shop&printer=front&wait=true",
+      form: [.file("order", path: folder.file("order.json"))]
+        + names.map { .file($0, path: folder.file($0)) })
+    return try acceptedID(posted)
   }
 }
 
