@@ -286,6 +286,8 @@ private let errors: [(type: String, file: String, values: [any ImprintError])] =
       PrintError.refused(file: "a", printer: "p", detail: "d"),
       PrintError.unconfirmed(file: "a", printer: "p", jobID: 1, journal: "j"),
       PrintError.journalDamaged(path: "j", reason: "r"),
+      PrintError.claimedByAnother(file: "a", part: "whole"),
+      PrintError.unclaimed(file: "a", part: "whole", reason: "r"),
       PrintError.partlySent(file: "a", sent: [], parts: 2, now: 1, journal: "j"),
       PrintError.jobEnded(
         file: "a", printer: "p", jobID: 1, state: "canceled", reasons: [], message: nil),

@@ -24,6 +24,17 @@ private func manifest(_ count: Int, in folder: TemporaryFolder) throws -> String
     }, in: folder, name: "qr-\(count).jsonl")
 }
 
+/// The output files of manifest `qr` run as a batch by a server of its own (no database).
+private func undisturbedOutput(_ qr: String) async throws -> [String: Data] {
+  let alone = TemporaryFolder()
+  let single = try ServiceProcess(["--jobs-dir", alone.file("jobs")])
+  let reference = try acceptedID(try await postBatch(qr, on: single))
+  #expect(try await waitForJob(reference, on: single).json?["state"] as? String == "done")
+  let expected = try batchOutputFiles(alone.file("jobs") + "/\(reference)/output")
+  #expect(single.stop().status == 0)
+  return expected
+}
+
 /// How many items of job `id` under `jobs` have ended (their resume records).
 private func ended(_ id: String, in jobs: String) -> Int {
   ((try? FileManager.default.contentsOfDirectory(atPath: jobs + "/\(id)/output/.state")) ?? [])
@@ -41,12 +52,7 @@ struct ReplicaProcessTests {
     let jobs = folder.file("jobs")
     let qr = try manifest(3000, in: folder)
 
-    let alone = TemporaryFolder()
-    let single = try ServiceProcess(["--jobs-dir", alone.file("jobs")])
-    let reference = try acceptedID(try await postBatch(qr, on: single))
-    #expect(try await waitForJob(reference, on: single).json?["state"] as? String == "done")
-    let expected = try batchOutputFiles(alone.file("jobs") + "/\(reference)/output")
-    #expect(single.stop().status == 0)
+    let expected = try await undisturbedOutput(qr)
     #expect(expected.count == 3000)
 
     let first = try ServiceProcess(replicaArguments(database.url(), jobs) + ["-j", "1"])
@@ -69,6 +75,131 @@ struct ReplicaProcessTests {
     #expect(try db.job(id: id)?.attempts == 2)
     #expect(try batchOutputFiles(jobs + "/\(id)/output") == expected)
     #expect(second.stop().status == 0)
+  }
+
+  @Test("a replica's clock a minute ahead: its leases are the database's, taken over in time")
+  func clockAhead() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    // libfaketime moves the replica's clocks (time, gettimeofday, clock_gettime) a minute
+    // ahead. Its monotonic clock moves by the same constant, which intervals do not see
+    // (FAKETIME_DONT_FAKE_MONOTONIC, which would leave it alone, makes Dispatch's timers spin
+    // at 100% CPU under libfaketime 0.9.10).
+    var environment = ProcessInfo.processInfo.environment
+    environment["LD_PRELOAD"] = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+    environment["FAKETIME"] = "+60s"
+    // Started through a shell that execs it (the same process): loaded first into imprint,
+    // libfaketime sets FAKETIME_SHARED in the environment at start, which moves `environ` and
+    // leaves Swift's CommandLine.arguments empty; loaded into the shell, it is set already.
+    let ahead = try ServiceProcess(
+      replicaArguments(database.url(), jobs) + ["-j", "1"],
+      launcher: ["/bin/sh", "-c", #"exec "$@""#, "sh"], environment: environment)
+    // Its clock is ahead: the Date of its answers says so.
+    let answer = try await ahead.request("GET", "/healthz")
+    let format = DateFormatter()
+    format.locale = Locale(identifier: "en_US_POSIX")
+    format.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+    let said = try #require(answer.headers["date"].flatMap(format.date(from:)))
+    #expect((50...70).contains(said.timeIntervalSinceNow), "Date: \(answer.headers["date"] ?? "")")
+
+    // 10 000 QR codes (the most a job takes): about six seconds of work on one core.
+    let id = try acceptedID(try await postBatch(try manifest(10_000, in: folder), on: ahead))
+    #expect(waitFor(tries: 30_000) { ended(id, in: jobs) >= 50 })
+    // Its lease ends 2 s after the database's now, not a minute later.
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    let left = try db.query(
+      "SELECT extract(epoch FROM lease_until - now())::float8 AS left FROM jobs WHERE id = $1",
+      [id]
+    ).rows.first?.double("left")
+    #expect(left.map { $0 > 0 && $0 <= 2.5 } == true, "lease ends in \(left ?? -1) s")
+    // Renewed by it while it runs: a replica with the right time does not take it over.
+    let second = try ServiceProcess(replicaArguments(database.url(), jobs))
+    let watched = Date()
+    var running = try #require(try db.job(id: id))
+    while Date().timeIntervalSince(watched) < 3 && running.state == .running {
+      #expect(running.attempts == 1, "\(running)")
+      try await Task.sleep(for: .milliseconds(100))
+      running = try #require(try db.job(id: id))
+    }
+    #expect(running.attempts == 1 && running.state == .running, "\(running)")
+
+    // Killed: the other takes the job over once the database's lease ends (2 s), not after
+    // the minute the replica's clock was ahead.
+    let owner = running.leaseOwner
+    kill(ahead.pid, SIGKILL)
+    _ = ahead.waitForExit()
+    let killed = Date()
+    #expect(
+      waitFor(tries: 3000) { (try? db.job(id: id))?.leaseOwner.map { $0 != owner } == true })
+    let after = Date().timeIntervalSince(killed)
+    #expect(after < 15, "taken over \(after) s after the kill")
+    let done = try await waitForJob(id, on: second)
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    // The job's times are the database's: its acceptance, by the replica a minute ahead, is
+    // not in the future.
+    let iso = ISO8601DateFormatter()
+    iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    let text = done.json?["accepted"] as? String ?? ""
+    let accepted = try #require(iso.date(from: text), "accepted \(text)")
+    #expect(accepted.timeIntervalSinceNow < 5, "accepted \(accepted)")
+    print(
+      "clock a minute ahead: lease ended \(left ?? -1) s after the database's now; "
+        + "taken over \(after) s after the kill")
+    #expect(second.stop().status == 0)
+  }
+
+  @Test("PostgreSQL stopped and started under load: QR codes answered, every batch done once")
+  func databaseRestartedUnderLoad() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let qr = try manifest(400, in: folder)
+    let expected = try await undisturbedOutput(qr)
+
+    let replicas = try (0..<2).map { _ in
+      try ServiceProcess(replicaArguments(database.url(), jobs) + ["-j", "1"])
+    }
+    var ids: [String] = []
+    for index in 0..<4 {
+      ids.append(try acceptedID(try await postBatch(qr, on: replicas[index % 2])))
+    }
+    #expect(waitFor(tries: 30_000) { ended(ids[0], in: jobs) >= 20 })
+    try database.stop()
+    // Away past two thirds of a lease: the running batches are stopped where they are; QR
+    // codes are answered all along, job routes 503.
+    let away = Date()
+    var answered = 0
+    while Date().timeIntervalSince(away) < 3 {
+      for server in replicas {
+        let code = try await server.request("POST", "/v1/qr?payload=away-\(answered)")
+        #expect(code.status == 200, "\(code.status) \(code.text)")
+        answered += 1
+      }
+    }
+    let refused = try await replicas[1].request("GET", "/v1/jobs/\(ids[0])")
+    #expect(refused.status == 503 && refused.headers["retry-after"] == "5", "\(refused.text)")
+    #expect(try await replicas[0].request("GET", "/readyz").status == 503)
+    try database.start()
+    // Each connects again within its pause (at most 5 s).
+    for server in replicas {
+      #expect(try await eventually { try await server.request("GET", "/readyz").status == 200 })
+    }
+
+    for (index, id) in ids.enumerated() {
+      let done = try await waitForJob(id, on: replicas[(index + 1) % 2])
+      #expect(done.json?["state"] as? String == "done", "\(done.text)")
+      let summary = try #require(done.json?["summary"] as? [String: Any])
+      let made = (summary["ok"] as? Int ?? 0) + (summary["skipped"] as? Int ?? 0)
+      #expect(summary["failed"] as? Int == 0 && made == 400, "\(summary)")
+      #expect(try batchOutputFiles(jobs + "/\(id)/output") == expected)
+    }
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    let attempts = try ids.map { try db.job(id: $0)?.attempts ?? 0 }
+    print(
+      "database restarted under load: \(answered) QR codes answered while away; attempts \(attempts)"
+    )
+    for server in replicas { #expect(server.stop().status == 0) }
   }
 
   @Test("five replicas started at once on an empty database: one migration, all ready")

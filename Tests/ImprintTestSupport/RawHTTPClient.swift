@@ -151,7 +151,9 @@ public final class RawHTTPConnection: @unchecked Sendable {
   /// Reads until the server closes the connection or `count` answers are whole.
   ///
   /// Gives up when `seconds` pass without a byte; after the answers expected, waits `settle`
-  /// more seconds for any extra answer. The answers to HEAD have no body (`bodiless`).
+  /// more seconds for any extra answer, or up to `seconds` for the close an answer with
+  /// `Connection: close` announced (a loaded machine may take longer than `settle` to close).
+  /// The answers to HEAD have no body (`bodiless`).
   public func read(
     answers count: Int = 1, seconds: Double = 10, settle: Double = 0.2, bodiless: Bool = false
   ) -> RawHTTPExchange {
@@ -159,7 +161,8 @@ public final class RawHTTPConnection: @unchecked Sendable {
     while true {
       while let answer = takeAnswer(bodiless: bodiless) { answers.append(answer) }
       if ended { break }
-      let wait = answers.count >= count ? settle : seconds
+      let closing = answers.last?.header("Connection")?.lowercased() == "close"
+      let wait = answers.count >= count && !closing ? settle : seconds
       guard fill(seconds: wait) else { break }
     }
     return RawHTTPExchange(answers: answers, closed: ended, rest: received)
