@@ -123,7 +123,11 @@ public final class InProcessService: LoopbackServer, @unchecked Sendable {
     let service = service
     let report = await onOwnThread { service.stop() }
     #if canImport(Testing)
-      #expect((try? RawHTTPConnection(port: port)) == nil, "port \(port) still takes connections")
+      // Within a moment: the listening socket may be closed just after the stop returns.
+      let port = port
+      #expect(
+        await eventually(tries: 200) { (try? RawHTTPConnection(port: port)) == nil },
+        "port \(port) still takes connections")
       let workers = self.workers
       #expect(
         await eventually(tries: 200) { self.workers.isEmpty }, "document workers left: \(workers)")
