@@ -17,13 +17,14 @@
 # the ratio measured here is below what two machines give; the figures say so.
 # Usage: Benchmarks/scale-bench.sh   (needs scripts/bootstrap --bench; run it under
 #        flock /work/bench.lock). Environment: DURATION (default 10), CARDS (default 1000),
-#        BATCHES (default 2).
+#        BATCHES (default 2), ROUNDS (default 3: the figures are the rounds' medians).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work="${BENCH_DIR:-$root/Benchmarks/out/scale}"
 duration=${DURATION:-10}
 cards=${CARDS:-1000}
 batches=${BATCHES:-2}
+rounds=${ROUNDS:-3}
 rm -rf "$work"; mkdir -p "$work"
 cd "$root"
 source "$root/Benchmarks/common.sh"
@@ -123,8 +124,10 @@ run() {
   for id in "${ids[@]}"; do
     local state=""
     while :; do
+      # The state read with sed, not a Python started every poll: the client's own CPU would
+      # take a core from the replicas when two of them use both.
       curl -sf "http://127.0.0.1:$front/v1/jobs/$id" -o "$work/job.json" || true
-      state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("state",""))' "$work/job.json" 2>/dev/null || true)
+      state=$(sed -n 's/^  "state" : "\([a-z]*\)".*/\1/p' "$work/job.json" 2>/dev/null || true)
       [[ "$state" == queued || "$state" == running || -z "$state" ]] || break
       sleep 0.2
     done
@@ -148,21 +151,37 @@ PY
 }
 
 echo "scale-bench: $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, imprint $("$imprint" --version | awk '{print $2}')"
-read -r rps1 secs1 calls1 ms1 hwm1 <<<"$(run 1)"
-read -r rps2 secs2 calls2 ms2 hwm2a hwm2b <<<"$(run 2)"
-python3 - "$rps1" "$secs1" "$calls1" "$ms1" "$hwm1" "$rps2" "$secs2" "$calls2" "$ms2" "$hwm2a" "$hwm2b" "$batches" "$cards" <<'PY'
-import sys
-rps1, secs1, calls1, ms1, hwm1, rps2, secs2, calls2, ms2, hwm2a, hwm2b, batches, cards = sys.argv[1:]
-rps1, secs1, rps2, secs2 = float(rps1), float(secs1), float(rps2), float(secs2)
-batches, cards = int(batches), int(cards)
+# ROUNDS rounds (default 3), one replica then two in each, alternating: the machine is shared
+# and its load drifts, so each figure is the median of the rounds, and so is each ratio.
+results=()
+for ((round = 0; round < rounds; round++)); do
+  results+=("$(run 1)" "$(run 2)")
+done
+python3 - "$batches" "$cards" "${results[@]}" <<'PY'
+import statistics, sys
+batches, cards = int(sys.argv[1]), int(sys.argv[2])
+lines = [line.split() for line in sys.argv[3:]]
+ones, twos = lines[0::2], lines[1::2]
+med = statistics.median
+rps1, rps2 = med(float(l[0]) for l in ones), med(float(l[0]) for l in twos)
+secs1, secs2 = med(float(l[1]) for l in ones), med(float(l[1]) for l in twos)
+card_ratios = [float(b[0]) / float(a[0]) for a, b in zip(ones, twos)]
+batch_ratios = [float(a[1]) / float(b[1]) for a, b in zip(ones, twos)]
+calls1, calls2 = med(int(l[2]) for l in ones), med(int(l[2]) for l in twos)
+ms1, ms2 = med(float(l[3]) for l in ones), med(float(l[3]) for l in twos)
+hwm1 = max(int(l[4]) for l in ones)
+hwm2 = [max(int(l[4]) for l in twos), max(int(l[5]) for l in twos)]
+def spread(values):
+    return f"{med(values):.2f}x ({min(values):.2f}-{max(values):.2f})"
+print(f"{len(ones)} rounds; medians, and each round's ratio's range")
 print(f"| | 1 replica | 2 replicas | 2 / 1 |")
 print(f"|---|---|---|---|")
-print(f"| card PDFs through HAProxy (wrk -c 8), requests/s | {rps1:.1f} | {rps2:.1f} | {rps2 / rps1:.2f}x |")
+print(f"| card PDFs through HAProxy (wrk -c 8), requests/s | {rps1:.1f} | {rps2:.1f} | {spread(card_ratios)} |")
 print(f"| {batches} batches of {cards} cards at once, s (cards/s) | {secs1:.2f} ({batches * cards / secs1:.0f}) | "
-      f"{secs2:.2f} ({batches * cards / secs2:.0f}) | {secs1 / secs2:.2f}x |")
-print(f"| database statements a batch job (all replicas, polls included) | {int(calls1) / batches:.0f} | "
-      f"{int(calls2) / batches:.0f} | |")
-print(f"| database execution time a batch job, ms | {float(ms1) / batches:.1f} | {float(ms2) / batches:.1f} | |")
-print(f"| peak memory (VmHWM) a replica, MB | {int(hwm1) / 1024:.0f} | {int(hwm2a) / 1024:.0f}, {int(hwm2b) / 1024:.0f} | |")
+      f"{secs2:.2f} ({batches * cards / secs2:.0f}) | {spread(batch_ratios)} |")
+print(f"| database statements a batch job (all replicas, polls included) | {calls1 / batches:.0f} | "
+      f"{calls2 / batches:.0f} | |")
+print(f"| database execution time a batch job, ms | {ms1 / batches:.1f} | {ms2 / batches:.1f} | |")
+print(f"| peak memory (VmHWM) a replica, MB | {hwm1 / 1024:.0f} | {hwm2[0] / 1024:.0f}, {hwm2[1] / 1024:.0f} | |")
 print("goal: 2 replicas >= 1.8x one (on this 2-core machine HAProxy, wrk, curl and PostgreSQL share the cores)")
 PY
