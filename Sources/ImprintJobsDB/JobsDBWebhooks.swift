@@ -40,7 +40,8 @@ extension JobsDBConnection {
     lease_owner
     """
 
-  /// The channel a new or handed-back delivery is notified on, with its job's id.
+  /// The channel deliveries handed back are notified on (`releaseWebhooks`; the claim loop
+  /// claims every second in any case).
   public static let webhookChannel = "imprint_webhooks"
 
   /// Adds job `job`'s delivery to `url` with `body`, pending and leased to `owner` until the
@@ -95,33 +96,59 @@ extension JobsDBConnection {
         """ + " " + Self.webhookColumns, [owner, Self.seconds(lease)]))
   }
 
-  /// Extends every delivery `owner` holds to the database's `now()` plus `lease`.
+  /// Extends the deliveries of `jobs` that `owner` holds, unexpired, to the database's
+  /// `now()` plus `lease` (those it is calling now: one it holds but no longer calls is left to
+  /// expire, for another replica to claim).
   ///
-  /// - Returns: how many it holds.
+  /// - Returns: how many it extended.
   /// - Throws: `JobsDBError.unreachable`, `.query`.
   @discardableResult
-  public func renewWebhooks(owner: String, lease: Duration) throws(JobsDBError) -> Int {
-    try query(
+  public func renewWebhooks(owner: String, jobs: [String], lease: Duration) throws(JobsDBError)
+    -> Int
+  {
+    guard !jobs.isEmpty else { return 0 }
+    return try query(
       """
       UPDATE webhook_deliveries SET lease_until = now() + \(Self.interval(2))
-      WHERE lease_owner = $1 AND state = 'pending'
-      """, [owner, Self.seconds(lease)]
+      WHERE lease_owner = $1 AND state = 'pending' AND lease_until >= now()
+        AND job_id IN (SELECT jsonb_array_elements_text($3::jsonb))
+      """, [owner, Self.seconds(lease), Self.jsonArray(jobs)]
     ).changed
   }
 
-  /// Hands back every delivery `owner` holds (a replica stopping), for another to claim at
-  /// once, and notifies `webhookChannel`.
+  /// `values` as a JSON array of strings, a parameter.
+  private static func jsonArray(_ values: [String]) -> String {
+    "["
+      + values.map { value in
+        "\""
+          + value.unicodeScalars.map { scalar in
+            switch scalar {
+            case "\"": "\\\""
+            case "\\": "\\\\"
+            case _ where scalar.value < 0x20: String(format: "\\u%04x", scalar.value)
+            default: String(scalar)
+            }
+          }.joined() + "\""
+      }.joined(separator: ",") + "]"
+  }
+
+  /// Hands back the deliveries `owner` holds (a replica stopping) but those of `calling` (its
+  /// calls still under way: their leases expire), for another to claim at once, and notifies
+  /// `webhookChannel`.
   ///
-  /// - Returns: how many it held.
+  /// - Returns: how many it handed back.
   /// - Throws: `JobsDBError.unreachable`, `.query`.
   @discardableResult
-  public func releaseWebhooks(owner: String) throws(JobsDBError) -> Int {
+  public func releaseWebhooks(owner: String, except calling: [String] = []) throws(JobsDBError)
+    -> Int
+  {
     try transaction { () throws(JobsDBError) -> Int in
       let released = try query(
         """
         UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL
         WHERE lease_owner = $1 AND state = 'pending'
-        """, [owner]
+          AND job_id NOT IN (SELECT jsonb_array_elements_text($2::jsonb))
+        """, [owner, Self.jsonArray(calling)]
       ).changed
       if released > 0 { try query("SELECT pg_notify($1, '')", [Self.webhookChannel]) }
       return released
@@ -134,8 +161,8 @@ extension JobsDBConnection {
   /// removed. With `report`, the job's record's `webhook` key is set to it in the same
   /// transaction (when the job is still kept).
   ///
-  /// - Returns: whether `owner` held the delivery (else nothing is changed: another replica
-  ///   took it over).
+  /// - Returns: whether `owner` held the delivery, its lease unexpired (else nothing is
+  ///   changed: another replica took it over, or may).
   /// - Throws: `JobsDBError.unreachable`, `.query` (for a `report` that is not JSON).
   @discardableResult
   public func recordWebhookCall(
@@ -144,19 +171,22 @@ extension JobsDBConnection {
   ) throws(JobsDBError) -> Bool {
     try transaction { () throws(JobsDBError) -> Bool in
       let held: Int
+      // Held: this replica's lease, unexpired by the database's clock.
       if state == .pending {
         held =
           try query(
             """
             UPDATE webhook_deliveries SET attempts = $3, last_status = $4, last_error = $5
-            WHERE job_id = $1 AND lease_owner = $2
+            WHERE job_id = $1 AND lease_owner = $2 AND lease_until >= now()
             """, [job, owner, attempts, status, error]
           ).changed
       } else {
         held =
           try query(
-            "DELETE FROM webhook_deliveries WHERE job_id = $1 AND lease_owner = $2",
-            [job, owner]
+            """
+            DELETE FROM webhook_deliveries
+            WHERE job_id = $1 AND lease_owner = $2 AND lease_until >= now()
+            """, [job, owner]
           ).changed
       }
       guard held == 1 else { return false }

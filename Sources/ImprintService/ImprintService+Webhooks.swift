@@ -66,27 +66,41 @@ struct WebhookStatus: Sendable, Codable, Equatable {
   }
 }
 
-/// The webhook deliveries under way in a service: canceled by its stop (a delivery waiting to
-/// call again stops there; its record says where it was, for a restart or another replica).
+/// The webhook deliveries under way in a service, by job: at most one a job; canceled by its
+/// stop (a delivery waiting to call again stops there; its record says where it was, for a
+/// restart or another replica).
 final class WebhookCalls: Sendable {
-  private let state = Mutex<(next: UInt64, tasks: [UInt64: Task<Void, Never>])>((0, [:]))
+  private let state = Mutex<[String: Task<Void, Never>]>([:])
 
-  /// Runs `delivery` in a task of its own on `executor`, kept until it ends.
-  func start(on executor: ThreadExecutor, _ delivery: @escaping @Sendable () async -> Void) {
+  /// Runs job `id`'s `delivery` in a task of its own on `executor`, kept until it ends; nothing
+  /// when one for the job runs already.
+  ///
+  /// - Returns: whether it was started.
+  @discardableResult
+  func start(
+    _ id: String, on executor: ThreadExecutor, _ delivery: @escaping @Sendable () async -> Void
+  ) -> Bool {
     // Kept before it starts: its end, which removes it, waits for the lock.
-    state.withLock { state in
-      state.next += 1
-      let number = state.next
-      state.tasks[number] = Task.detached(executorPreference: executor) { [self] in
+    state.withLock { tasks in
+      guard tasks[id] == nil else { return false }
+      tasks[id] = Task.detached(executorPreference: executor) { [self] in
         await delivery()
-        _ = self.state.withLock { $0.tasks.removeValue(forKey: number) }
+        _ = self.state.withLock { $0.removeValue(forKey: id) }
       }
+      return true
     }
   }
 
-  /// Cancels every delivery under way.
-  func cancelAll() {
-    for task in state.withLock({ $0.tasks.values }) { task.cancel() }
+  /// The jobs whose deliveries are under way.
+  var jobs: [String] { state.withLock { Array($0.keys) } }
+
+  /// Cancels every delivery under way, and waits until `deadline` for those making a call now
+  /// to end.
+  func cancelAll(waitingUntil deadline: ContinuousClock.Instant) {
+    for task in state.withLock({ $0.values }) { task.cancel() }
+    while !state.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
+      usleep(10_000)
+    }
   }
 }
 
@@ -139,8 +153,9 @@ extension ImprintService {
     // Calls made before a restart count toward the attempts.
     let first = min(max(0, made), 1 << 30) + 1
     let last = max(first, settings.attempts)
-    // On the jobs' threads, never waiting behind what holds Swift's global pool.
-    deliveries.start(on: jobs.executor) {
+    // On the jobs' threads, never waiting behind what holds Swift's global pool; once a job
+    // (a replica that claims a delivery it is calling already goes on with the call it makes).
+    deliveries.start(id, on: jobs.executor) {
       await WebhookSender.deliver(
         url, body: body, contentType: "application/json", timeout: settings.timeout,
         policy: settings.policy, deliveryID: id, signingKey: settings.secret?.key,
@@ -169,7 +184,8 @@ extension ImprintService {
             $0.error = failure.reason
             if attempt.last { $0.state = "failed" }
           }
-          guard attempt.last else { return held }
+          // Told once, by the replica that held the delivery to its end.
+          guard attempt.last, held else { return held }
           events?(
             "webhook of job \(id) to "
               + "\(SafeText.excerpt(WebhookStatus.withoutCredentials(url), limit: 200)) failed after "

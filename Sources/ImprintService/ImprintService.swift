@@ -223,6 +223,8 @@ public final class ImprintService: Sendable {
     shared?.builder.withLock {
       $0 = { work, id, folder in box.service?.work(for: work, id: id, folder: folder) }
     }
+    let deliveries = deliveries
+    shared?.calling.withLock { $0 = { deliveries.jobs } }
     shared?.deliverer.withLock {
       $0 = { id, url, body, made in box.service?.deliver(id, to: url, body: body, madeBefore: made)
       }
@@ -329,8 +331,9 @@ public final class ImprintService: Sendable {
       jobs.stopRunning(
         until: deadline, grace: grace, drainSeconds: configuration.drainSeconds)
       progress.begin("closing the jobs folder")
-      // The webhooks waiting to call again: a restart, or another replica, goes on with them.
-      deliveries.cancelAll()
+      // The webhooks waiting to call again: a restart, or another replica, goes on with them;
+      // a call under way is let end within the drain (its outcome recorded).
+      deliveries.cancelAll(waitingUntil: deadline)
       jobs.close()
       // Nothing reads documents any more: the idle workers are reaped now, on the stop's path,
       // not wherever the service's last reference drops.

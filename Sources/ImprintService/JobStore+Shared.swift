@@ -31,6 +31,9 @@ final class SharedJobs: Sendable {
   /// Calls a job's webhook (`ImprintService.deliver`): the job's id, the URL, the body and the
   /// calls already made; nil until the service is made, or once it is gone.
   let deliverer = Mutex<(@Sendable (String, String, [UInt8], Int) -> Void)?>(nil)
+  /// The jobs whose webhooks this replica is calling now (`WebhookCalls.jobs`): their
+  /// deliveries' leases are renewed, the others' left to expire.
+  let calling = Mutex<(@Sendable () -> [String])?>(nil)
   /// Set when the store stops claiming (its close).
   let closing = Atomic<Bool>(false)
   /// The jobs this replica ran whose lease another replica took over: their end is not
@@ -318,7 +321,8 @@ extension JobStore {
     renewed: inout ContinuousClock.Instant
   ) throws(JobsDBError) {
     var counted = ContinuousClock.now - .seconds(2)
-    var hooksRenewed = ContinuousClock.now
+    // Renewed at once on a new connection: the leases may be near their end after an outage.
+    var hooksRenewed = ContinuousClock.now - shared.lease
     while !shared.closing.load(ordering: .acquiring) {
       if ContinuousClock.now - counted >= .seconds(1) {
         let totals = try connection.totals()
@@ -327,7 +331,8 @@ extension JobStore {
         try claimWebhooks(shared, on: connection)
       }
       if ContinuousClock.now - hooksRenewed >= shared.lease / 3 {
-        try connection.renewWebhooks(owner: shared.owner, lease: shared.lease)
+        let calling = shared.calling.withLock { $0 }?() ?? []
+        try connection.renewWebhooks(owner: shared.owner, jobs: calling, lease: shared.lease)
         hooksRenewed = ContinuousClock.now
       }
       if let id = runningID() {
@@ -439,7 +444,11 @@ extension JobStore {
       told("job '\(id)': another replica holds it now; what this one did is left to it")
       return
     }
-    if record.halt == .stopping && !outcome.complete {
+    // Stopped part-way by the drain, or refused a print claim (its lease ended while it
+    // printed): handed back, for the replica that holds it, or will, to go on.
+    if (record.halt == .stopping && !outcome.complete)
+      || outcome.error?.code == "print.unclaimed"
+    {
       do {
         try shared.use { (db) throws(JobsDBError) in
           _ = try db.release(id: id, owner: shared.owner)
@@ -486,13 +495,17 @@ extension JobStore {
         }
       }
       delivery = added
+    } catch {
+      told("job '\(id)': its end could not be written: \(error.message)")
+      return
+    }
+    do {
       let removed = try shared.use { (db) throws(JobsDBError) in
         try db.removeEnded(keeping: limits.kept)
       }
       removeFolders(removed.map { root + "/" + $0 })
     } catch {
-      told("job '\(id)': its end could not be written: \(error.message)")
-      return
+      told("the ended jobs past the kept number were not removed now: \(error.message)")
     }
     if let delivery, let deliver = shared.deliverer.withLock({ $0 }) {
       deliver(id, delivery.url, Array(delivery.body.utf8), delivery.attempts)
@@ -536,8 +549,12 @@ extension JobStore {
       if !held { told("job '\(id)': its webhook is called by another replica now") }
       return held
     } catch {
-      told("the webhook of job '\(id)' could not be written: " + ErrorRecord(error).message)
-      return true
+      // Not known to be held: no further call from here. The delivery's lease expires, and a
+      // replica that reaches the database (this one too) claims it and goes on.
+      told(
+        "the webhook of job '\(id)' could not be written (" + ErrorRecord(error).message
+          + "); its calls go on once its lease expires")
+      return false
     }
   }
 }

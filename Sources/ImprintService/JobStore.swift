@@ -285,9 +285,17 @@ final class JobStore: Sendable {
       if shared.looping.load(ordering: .acquiring) {
         _ = shared.loopEnded.wait(timeout: .now() + 2)
       }
-      // The webhooks this replica was calling, for another to go on with at once (their
-      // calls under way end with this store's executor).
-      _ = try? shared.use { (db) throws(JobsDBError) in try db.releaseWebhooks(owner: shared.owner)
+      // The webhooks this replica holds, for another to go on with at once; those whose call
+      // is still under way (past the drain) are left to expire.
+      let calling = shared.calling.withLock { $0 }?() ?? []
+      do {
+        try shared.use { (db) throws(JobsDBError) in
+          _ = try db.releaseWebhooks(owner: shared.owner, except: calling)
+        }
+      } catch {
+        told(
+          "the webhooks this replica held were not handed back (\(error.message)); other replicas "
+            + "call them once their leases expire")
       }
     }
     executor.shutDown()

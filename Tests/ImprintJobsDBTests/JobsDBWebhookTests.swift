@@ -85,6 +85,12 @@ struct JobsDBWebhookTests {
       #expect(held)
     }
     #expect(try Self.expired(db, "j-1"))
+    // Expired, not yet taken over: its holder's calls are no longer recorded, nor renewed.
+    #expect(
+      try !db.recordWebhookCall(
+        job: "j-1", owner: "a", state: .pending, attempts: 3, status: 503, error: "HTTP 503",
+        report: nil))
+    #expect(try db.renewWebhooks(owner: "a", jobs: ["j-1"], lease: .seconds(60)) == 0)
     let taken = try #require(try db.claimWebhook(owner: "b", lease: .seconds(60)))
     #expect(taken.attempts == 2 && taken.lastStatus == 503 && taken.lastError == "HTTP 503")
     #expect(taken.body == #"{"id": "j-1"}"# && taken.leaseOwner == "b")
@@ -93,7 +99,7 @@ struct JobsDBWebhookTests {
       try !db.recordWebhookCall(
         job: "j-1", owner: "a", state: .delivered, attempts: 3, status: 204, error: nil,
         report: #"{"state": "delivered"}"#))
-    #expect(try db.renewWebhooks(owner: "a", lease: .seconds(60)) == 0)
+    #expect(try db.renewWebhooks(owner: "a", jobs: ["j-1"], lease: .seconds(60)) == 0)
     #expect(try db.webhook(job: "j-1")?.leaseOwner == "b")
     #expect(try db.job(id: "j-1")?.record.contains(#""attempts": 2"#) == true)
     // The new holder's delivery ends it: the row goes, the record says so.
@@ -119,10 +125,17 @@ struct JobsDBWebhookTests {
         id: "j-\(index)", owner: "a", as: .done, record: nil, lease: .seconds(600)
       ) { _ in ("https://shop.example/\(index)", "{}") }
     }
-    #expect(try db.renewWebhooks(owner: "a", lease: .seconds(600)) == count)
+    let ids = (0..<count).map { "j-\($0)" }
+    // Renewed: those it calls, only.
+    #expect(try db.renewWebhooks(owner: "a", jobs: Array(ids.prefix(5)), lease: .seconds(600)) == 5)
+    #expect(try db.renewWebhooks(owner: "a", jobs: ids, lease: .seconds(600)) == count)
+    #expect(try db.renewWebhooks(owner: "a", jobs: [], lease: .seconds(600)) == 0)
+    // Handed back but one whose call is under way; then that one too.
+    #expect(try db.releaseWebhooks(owner: "a", except: ["j-3"]) == count - 1)
+    #expect(try db.webhook(job: "j-3")?.leaseOwner == "a")
     let listener = try JobsDBConnection(url: url, migrate: false)
     try listener.listenForWebhooks()
-    #expect(try db.releaseWebhooks(owner: "a") == count)
+    #expect(try db.releaseWebhooks(owner: "a") == 1)
     let woken = try listener.notification(within: .seconds(5))
     #expect(woken?.channel == JobsDBConnection.webhookChannel)
     let claims = JobsDBQueueTests.atOnce(6) { replica in
