@@ -216,9 +216,12 @@ struct PriceListReloadTests {
       #expect(quoted.total == pages * (mono + 2), "after change \(index + 1)")
       #expect(quoted.version == version)
     }
-    // Broken half-way: refused once, counted, and the last list still quotes.
+    // Broken half-way: refused, counted, and the last list still quotes. (A copy in place is
+    // a truncation then a write: a check between them finds an empty file, refused too, which
+    // a loaded machine sees now and then: each refusal is counted and told once.)
+    let failedBefore = try await reloads("failed") ?? 0
     try copyOver(file, String(prices(mono: 99, version: "v5").prefix(60)))
-    #expect(try await eventually { try await reloads("failed") == 1 })
+    #expect(try await eventually { try await reloads("failed") ?? 0 > failedBefore })
     #expect(try await quote().version == "v4-copied")
     // Nothing changes now: checks go on and reload nothing.
     let checked = try #require(try await metric(server, "imprint_price_list_checks_total"))
@@ -227,7 +230,8 @@ struct PriceListReloadTests {
         try await metric(server, "imprint_price_list_checks_total") ?? 0 >= checked + 5
       })
     #expect(try await reloads("loaded") == 3)
-    #expect(try await reloads("failed") == 1)
+    let failed = try #require(try await reloads("failed"))
+    #expect((1...3).contains(failed), "\(failed) refused")
     #expect(await server.stop().isComplete)
     let lines = server.log
     #expect(
@@ -237,6 +241,6 @@ struct PriceListReloadTests {
     #expect(
       lines.filter {
         $0.hasPrefix("error: price list 'retail' not reloaded, the previous one is kept: ")
-      }.count == 1)
+      }.count == Int(failed))
   }
 }
