@@ -104,7 +104,12 @@ struct UploadTests {
         .file("photo", path: "\(fixturesFolder)/Images/heif/lying-size.heic"),
       ])
     #expect(refused.status == 422, "\(refused.text)")
-    #expect(["card.photo", "document.memoryLimit"].contains(refused.errorCode ?? ""))
+    // The worker's verdict: the stream is not the size the header gives, or its memory limit;
+    // or, on a machine loaded enough for the 3.5 s decode to pass the worker's 60 s wall-clock
+    // limit (seen in a whole run on the 2-core machine), that limit.
+    #expect(
+      ["card.photo", "document.memoryLimit", "document.timeout"].contains(
+        refused.errorCode ?? ""), "\(refused.text)")
     #expect(refused.text.contains("lying-size.heic"))
     let made = try await server.request(
       "POST", "/v1/card",
