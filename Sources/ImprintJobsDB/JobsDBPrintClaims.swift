@@ -21,13 +21,7 @@ extension JobsDBConnection {
     throws(JobsDBError) -> String
   {
     try transaction { () throws(JobsDBError) -> String in
-      let held = try query(
-        """
-        SELECT id FROM jobs
-        WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND lease_until >= now()
-        FOR UPDATE
-        """, [id, owner])
-      guard !held.rows.isEmpty else { throw .leaseLost(job: id, owner: owner) }
+      try lockLease(job: id, owner: owner)
       // A claim whose run made no printer's job (it stopped before) is this run's now.
       try query(
         """
@@ -58,13 +52,7 @@ extension JobsDBConnection {
     printer: String, printerJob: Int
   ) throws(JobsDBError) {
     try transaction { () throws(JobsDBError) in
-      let held = try query(
-        """
-        SELECT id FROM jobs
-        WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND lease_until >= now()
-        FOR UPDATE
-        """, [id, owner])
-      guard !held.rows.isEmpty else { throw .leaseLost(job: id, owner: owner) }
+      try lockLease(job: id, owner: owner)
       let set = try query(
         """
         UPDATE print_claims SET printer = $5, printer_job = $6
@@ -95,5 +83,19 @@ extension JobsDBConnection {
         ))
     }
     return claims
+  }
+
+  /// Locks job `id`'s row (`FOR UPDATE`, until the transaction ends) while it runs under
+  /// `owner`'s lease, unexpired by the database's clock.
+  ///
+  /// - Throws: `JobsDBError.leaseLost` when it does not; `.unreachable`, `.query`.
+  private func lockLease(job id: String, owner: String) throws(JobsDBError) {
+    let held = try query(
+      """
+      SELECT id FROM jobs
+      WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND lease_until >= now()
+      FOR UPDATE
+      """, [id, owner])
+    guard !held.rows.isEmpty else { throw .leaseLost(job: id, owner: owner) }
   }
 }

@@ -6,6 +6,8 @@
 // outlives its job (a job removed while its webhook is pending is still announced) and is
 // removed once delivered or given up.
 
+import ImprintCore
+
 /// One row of `webhook_deliveries`: a job's webhook not yet delivered nor given up.
 public struct JobsDBWebhook: Sendable, Equatable {
   /// The job's id (the calls' `Webhook-Id`).
@@ -117,20 +119,7 @@ extension JobsDBConnection {
   }
 
   /// `values` as a JSON array of strings, a parameter.
-  private static func jsonArray(_ values: [String]) -> String {
-    "["
-      + values.map { value in
-        "\""
-          + value.unicodeScalars.map { scalar in
-            switch scalar {
-            case "\"": "\\\""
-            case "\\": "\\\\"
-            case _ where scalar.value < 0x20: String(format: "\\u%04x", scalar.value)
-            default: String(scalar)
-            }
-          }.joined() + "\""
-      }.joined(separator: ",") + "]"
-  }
+  private static func jsonArray(_ values: [String]) -> String { JSONOutput.line(values) }
 
   /// Hands back the deliveries `owner` holds (a replica stopping) but those of `calling` (its
   /// calls still under way: their leases expire), for another to claim at once, and notifies
