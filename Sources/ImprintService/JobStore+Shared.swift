@@ -435,10 +435,9 @@ extension JobStore {
   /// was lost, or the stop cut it short: then it is handed back, for another replica to
   /// resume), the ended jobs past `limits.kept` removed, its webhook called.
   private func finishShared(_ shared: SharedJobs, _ id: String, _ outcome: JobOutcome, bytes: Int) {
-    let taken = store.withLock { store -> Record? in
-      store.running -= 1
-      return store.records.removeValue(forKey: id)
-    }
+    let taken = store.withLock { store -> Record? in store.records.removeValue(forKey: id) }
+    // Counted as running until its end is written: a stop waits for that (`stopRunning`).
+    defer { store.withLock { $0.running -= 1 } }
     guard var record = taken else { return }
     if shared.lost.withLock({ $0.remove(id) }) != nil {
       told("job '\(id)': another replica holds it now; what this one did is left to it")

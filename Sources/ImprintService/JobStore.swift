@@ -589,9 +589,12 @@ final class JobStore: Sendable {
     func running() -> [String] {
       store.withLock { $0.records.values.filter { $0.state == .running }.map(\.id) }
     }
-    while !running().isEmpty && ContinuousClock.now < deadline - grace { usleep(10_000) }
+    // A job that has ended is still counted until its end is written and the jobs past the
+    // kept number are removed (`finish`): the stop waits for that too.
+    func busy() -> Bool { store.withLock { $0.running > 0 } }
+    while busy() && ContinuousClock.now < deadline - grace { usleep(10_000) }
     for id in running() { halt(id, .stopping) }
-    while !running().isEmpty && ContinuousClock.now < deadline { usleep(10_000) }
+    while busy() && ContinuousClock.now < deadline { usleep(10_000) }
     let now = Timestamp.now
     let left = store.withLock { store in
       store.records.values.filter { $0.state == .running }.sorted { $0.number < $1.number }
@@ -734,7 +737,6 @@ final class JobStore: Sendable {
   private func finish(_ id: String, _ outcome: JobOutcome, bytes: Int) {
     let (removed, announced, stopped) = store.withLock {
       store -> ([Record], Record?, String?) in
-      store.running -= 1
       var stopped: String?
       if var record = store.records[id] {
         let (state, error) = conclusion(record, outcome)
@@ -760,6 +762,8 @@ final class JobStore: Sendable {
     // Announced before the oldest are removed: the report lists the job's files.
     if let announced { ended(announced) }
     discard(removed)
+    // Counted as running until now: a stop waits for the end to be written (`stopRunning`).
+    store.withLock { $0.running -= 1 }
   }
 
   /// The state and error running job `record` ends with, given its work's `outcome`: its

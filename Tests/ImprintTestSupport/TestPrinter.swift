@@ -94,7 +94,7 @@ public final class TestPrinter {
         + "-2 -s 20,10 -k \(demand)"
         + "-d '\(spool)' -c '\(hook)' imprint-test"
       let session = try ProcessTree(["dbus-run-session", "--", "sh", "-c", command])
-      if Self.waitForListener(port: port, while: { session.isRunning }) {
+      if Self.waitForListener(port: port, of: session.pid, while: { session.isRunning }) {
         started = (session, port)
       } else {
         session.stop()
@@ -157,25 +157,45 @@ public final class TestPrinter {
     return Int(UInt16(bigEndian: address.sin_port))
   }
 
-  /// Whether something accepts connections on `port` within 10 s while `running` holds.
-  static func waitForListener(port: Int, while running: () -> Bool) -> Bool {
+  /// Whether process `pid`, or one it started, listens on `port` within 10 s while `running`
+  /// holds.
+  ///
+  /// Something else may take the port between `freePort` and the program's own bind
+  /// (another test's server or printer): a connection alone would then be answered by it.
+  static func waitForListener(port: Int, of pid: pid_t, while running: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(10)
     while Date() < deadline && running() {
-      let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = in_port_t(UInt16(port).bigEndian)
-      address.sin_addr.s_addr = inet_addr("127.0.0.1")
-      let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-      }
-      close(descriptor)
-      if connected == 0 { return true }
+      if listens(port: port, processes: [pid] + ProcessTree.descendants(of: pid)) { return true }
       usleep(20_000)
     }
     return false
+  }
+
+  /// Whether one of `processes` holds a socket listening on TCP `port` (IPv4 or IPv6), as
+  /// /proc/net/tcp and the processes' descriptors say.
+  static func listens(port: Int, processes: [pid_t]) -> Bool {
+    var inodes: Set<String> = []
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+      let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+      for line in text.split(separator: "\n").dropFirst() {
+        let fields = line.split(separator: " ")
+        // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+        guard fields.count > 9, fields[3] == "0A",
+          let colon = fields[1].lastIndex(of: ":"),
+          Int(fields[1][fields[1].index(after: colon)...], radix: 16) == port
+        else { continue }
+        inodes.insert("socket:[\(fields[9])]")
+      }
+    }
+    guard !inodes.isEmpty else { return false }
+    return processes.contains { pid in
+      let folder = "/proc/\(pid)/fd"
+      let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+      return descriptors.contains { descriptor in
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + descriptor))
+          .map(inodes.contains) ?? false
+      }
+    }
   }
 
   /// `name` on PATH or in /usr/sbin (where Debian puts ippeveprinter).

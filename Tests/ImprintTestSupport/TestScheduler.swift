@@ -115,7 +115,9 @@ public final class TestScheduler {
       process.standardOutput = FileHandle.nullDevice
       process.standardError = FileHandle.nullDevice
       try process.run()
-      if TestPrinter.waitForListener(port: port, while: { process.isRunning }) {
+      if TestPrinter.waitForListener(
+        port: port, of: process.processIdentifier, while: { process.isRunning })
+      {
         started = (process, port)
       } else {
         Self.stop(process)
