@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // PNG encoding in two steps around the compressor: CImprintShims_png_filter makes the stream
-// of filtered rows (converting cairo's pixels as it goes), ImprintPDF's zlib deflates it (raw,
-// no checksum), and CImprintShims_png_frame frames it: the zlib header, the deflated data and
+// of filtered rows (converting cairo's pixels as it goes), ImprintPDF's zlib, libdeflate or
+// runs_deflate.c deflates it (raw, no checksum), and CImprintShims_png_frame frames it: the zlib header, the deflated data and
 // its Adler-32 from libdeflate, in PNG's chunks.
 //
 // Why not libpng: libpng drives zlib itself, row by row, and zlib computes the stream's Adler-32

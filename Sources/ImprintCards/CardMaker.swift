@@ -136,6 +136,11 @@ public enum CardMaker {
   /// the same rows to 39-40 kB, but no sooner in the server: `PNGEncoder` has the figures.)
   static let pngFilter = PNGRowFilter.unfiltered
 
+  /// The deflater of card PNGs: our own, which matches at the pixel before and the row above
+  /// only (`PNGDeflater.runs` has the figures: a 300-dpi front 4.6 times sooner than zlib 3,
+  /// 1-5 % larger).
+  static let pngDeflater = PNGDeflater.runs
+
   /// The page size of a side in points: trim + 2 × bleed (+ crop-mark margins).
   public static func pageSize(_ template: CardTemplate, options: CardOptions) -> Size {
     let k = CardRenderer.pointsPerMM
@@ -229,7 +234,8 @@ public enum CardMaker {
       }
     }
     return RenderedCard(
-      bytes: try image.png(dpi: options.dpi, filter: pngFilter), warnings: warnings)
+      bytes: try image.png(dpi: options.dpi, filter: pngFilter, deflater: pngDeflater),
+      warnings: warnings)
   }
 
   /// A 1200 × 630 PNG for social posts: front and back side by side with rounded corners.
@@ -269,7 +275,8 @@ public enum CardMaker {
         canvas.restore()
       }
     }
-    return RenderedCard(bytes: try image.png(dpi: 72, filter: pngFilter), warnings: warnings)
+    return RenderedCard(
+      bytes: try image.png(dpi: 72, filter: pngFilter, deflater: pngDeflater), warnings: warnings)
   }
 }
 

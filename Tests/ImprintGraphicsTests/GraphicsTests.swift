@@ -255,6 +255,85 @@ struct PNGEncoderTests {
     #expect(bitmap.pixels == expected)
   }
 
+  /// A drawing as a card is one: a background, a band across, a framed box and a run of
+  /// vertical stripes, `width` × `height` RGB.
+  static func drawing(width: Int, height: Int) -> [UInt8] {
+    var pixels: [UInt8] = []
+    pixels.reserveCapacity(width * height * 3)
+    for y in 0..<height {
+      for x in 0..<width {
+        let color: [UInt8] =
+          y < height / 5
+          ? [31, 79, 140]
+          : (x > width / 10 && x < width / 3 && y > height / 3 && y < height * 3 / 4)
+            ? (x == width / 10 + 1 || y == height / 3 + 1 ? [20, 20, 20] : [200, 180, 230])
+            : y > height * 4 / 5 ? [UInt8(x % 7 * 30), 90, UInt8(x % 3 * 80)] : [255, 255, 255]
+        pixels += color
+      }
+    }
+    return pixels
+  }
+
+  @Test(
+    "our deflater for flat drawings: every format, long runs, rows past deflate's window, noise and many blocks read back by both decoders"
+  )
+  func runsDeflater() throws {
+    var state: UInt64 = 88_172_645_463_325_252
+    func noise(_ count: Int) -> [UInt8] {
+      (0..<count).map { _ in
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return UInt8(truncatingIfNeeded: state >> 32)
+      }
+    }
+    var cases: [(name: String, format: PNGPixelFormat, width: Int, height: Int, pixels: [UInt8])] =
+      Self.formats.map { format in
+        ("\(format) 13 × 7", format, 13, 7, Self.rows(format, width: 13, height: 7))
+      }
+    cases += [
+      ("one pixel", .gray8, 1, 1, [42]),
+      // Runs far longer than deflate's longest match (258), rows repeating.
+      ("drawing", .rgb8, 600, 300, Self.drawing(width: 600, height: 300)),
+      // 33 001 bytes a row: the row above is past deflate's 32 768-byte window.
+      ("wide", .rgb8, 11_000, 6, Self.drawing(width: 11_000, height: 6)),
+      ("noise", .rgb8, 256, 256, noise(256 * 256 * 3)),
+      // Over 16 384 tokens: several blocks, each with its own codes.
+      ("blocks", .gray8, 700, 300, Self.rows(.gray8, width: 700, height: 300)),
+      ("alpha drawing", .rgba8, 90, 40, Self.drawing(width: 120, height: 40)),
+    ]
+    for test in cases {
+      for filter in [PNGRowFilter.unfiltered, .up] {
+        func encode(_ deflater: PNGDeflater) throws -> [UInt8] {
+          try PNGEncoder.encode(
+            width: test.width, height: test.height, format: test.format, pixels: test.pixels,
+            filter: filter, deflater: deflater)
+        }
+        let png = try encode(.runs)
+        #expect(try encode(.runs) == png, "\(test.name): the same rows give the same bytes")
+        let report = try independentlyDecoded(png)
+        let stride = test.format.rowBytes(width: test.width)
+        let rows = (0..<test.height).map { y in
+          test.pixels[(y * stride)..<((y + 1) * stride)].map { String(format: "%02x", $0) }
+            .joined()
+        }
+        #expect(Array(report.dropFirst(2)) == rows, "\(test.name), \(filter)")
+        let zlib = try ImageDecoder.decode(try encode(.zlib), source: "zlib.png")
+        #expect(
+          try ImageDecoder.decode(png, source: "runs.png").pixels == zlib.pixels,
+          "\(test.name), \(filter)")
+        if test.name == "drawing" {
+          // 540 000 bytes of rows in a few kilobytes, as zlib does (measured: about 2 kB).
+          #expect(png.count < 8_000, "\(png.count) bytes")
+        }
+        if test.name == "noise" {
+          // Stored: the rows and little more (5 bytes a 65 535-byte block, the file's chunks).
+          #expect(png.count < stride * test.height + test.height + 200, "\(png.count) bytes")
+        }
+      }
+    }
+  }
+
   @Test("a stream longer than one IDAT chunk is split over several, read back whole")
   func manyIDATs() throws {
     // 1024 × 400 RGB of nearly incompressible bytes: about 1.2 MB deflated, over the 1 MiB a

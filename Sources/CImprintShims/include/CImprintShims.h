@@ -51,6 +51,14 @@ int CImprintShims_png_frame(uint32_t width, uint32_t height, int color_type, int
 int CImprintShims_libdeflate_raw(const uint8_t *data, size_t len, int level, uint8_t **out,
                                  size_t *out_len);
 
+/// Raw deflate data (RFC 1951, no header) of a PNG's filtered rows (`len` bytes, rows of
+/// `row_len` bytes with their filter byte, `bpp` bytes a pixel, 1 for less than a byte) by
+/// runs_deflate.c, which matches only at the pixel before and the row above: fast for flat
+/// drawings. In a malloc'd buffer (free with CImprintShims_free). Returns 0 on success, 1 when
+/// memory ran out or bpp is not 1-8.
+int CImprintShims_runs_deflate(const uint8_t *data, size_t len, size_t row_len, size_t bpp,
+                               uint8_t **out, size_t *out_len);
+
 /// Output pixel layouts of the JPEG decoder.
 enum {
   CImprintShims_JPEG_BGRX = 0,  ///< 4 bytes per pixel, cairo CAIRO_FORMAT_RGB24 on little-endian
