@@ -16,6 +16,7 @@
 #include <poppler/GfxState.h>
 #include <poppler/GlobalParams.h>
 #include <poppler/PDFDoc.h>
+#include <poppler/Page.h>
 #include <poppler/SplashOutputDev.h>
 #include <poppler/Stream.h>
 #include <poppler/goo/GooString.h>
@@ -209,6 +210,43 @@ struct CImprintSplash_Document {
   std::unique_ptr<ThumbnailDevice> device;
 };
 
+extern "C" void CImprintSplash_keep_global_params(void) {
+  // Made once, never deleted: the count never falls to zero again.
+  static GlobalParamsIniter *const kept = new GlobalParamsIniter(quiet);
+  (void)kept;
+}
+
+namespace {
+/// `password` (UTF-8) in Latin-1, as poppler-glib's poppler_password_to_latin1 makes it with
+/// g_convert: empty when a character is past U+00FF or the text is not UTF-8.
+std::string latin1(const char *password) {
+  std::string out;
+  const auto *p = reinterpret_cast<const unsigned char *>(password);
+  while (*p) {
+    if (*p < 0x80) {
+      out += static_cast<char>(*p++);
+    } else if ((*p == 0xC2 || *p == 0xC3) && (p[1] & 0xC0) == 0x80) {
+      out += static_cast<char>(((*p & 0x03) << 6) | (p[1] & 0x3F));
+      p += 2;
+    } else {
+      return std::string();
+    }
+  }
+  return out;
+}
+
+/// The status poppler-glib's _poppler_document_new_from_pdfdoc gives a document that is not
+/// ok, from its error code.
+int openFailure(int code) {
+  switch (code) {
+  case errEncrypted: return CImprintSplash_ENCRYPTED;
+  case errDamaged: return CImprintSplash_DAMAGED;
+  case errBadCatalog: return CImprintSplash_BAD_CATALOG;
+  default: return CImprintSplash_UNREADABLE;
+  }
+}
+}  // namespace
+
 extern "C" CImprintSplash_Document *CImprintSplash_open(
     const unsigned char *bytes, size_t length, const char *password,
     CImprintSplash_JPEGDecode decode, int *status) {
@@ -216,14 +254,28 @@ extern "C" CImprintSplash_Document *CImprintSplash_open(
   if (length > INT_MAX) return nullptr;
   try {
     auto opened = std::make_unique<CImprintSplash_Document>();
-    std::optional<GooString> secret;
-    if (password) secret.emplace(password);
     // MemStream reads the caller's bytes in place (they outlive the document); the PDFDoc
     // owns and deletes the stream.
-    auto *stream = new MemStream(
-        reinterpret_cast<const char *>(bytes), 0, static_cast<Goffset>(length), Object(objNull));
-    opened->document = std::make_unique<PDFDoc>(stream, secret, secret);
-    if (!opened->document->isOk()) return nullptr;
+    auto open = [&](const std::optional<GooString> &secret) {
+      auto *stream = new MemStream(
+          reinterpret_cast<const char *>(bytes), 0, static_cast<Goffset>(length),
+          Object(objNull));
+      opened->document = std::make_unique<PDFDoc>(stream, secret, secret);
+    };
+    // As poppler-glib opens it: the password in Latin-1 first, then, if that is refused, as
+    // given (UTF-8).
+    std::optional<GooString> secret;
+    if (password) secret.emplace(latin1(password));
+    open(secret);
+    if (!opened->document->isOk() && opened->document->getErrorCode() == errEncrypted &&
+        password) {
+      secret.emplace(password);
+      open(secret);
+    }
+    if (!opened->document->isOk()) {
+      *status = openFailure(opened->document->getErrorCode());
+      return nullptr;
+    }
     // page_renderer's device: XBGR8 (0xXXRRGGBB words), rows padded to 4 bytes, top-down,
     // white paper, thin lines drawn as they are; text and vectors anti-aliased, no hinting.
     SplashColor paper = {0xFF, 0xFF, 0xFF, 0xFF};
@@ -243,6 +295,33 @@ extern "C" CImprintSplash_Document *CImprintSplash_open(
 }
 
 extern "C" void CImprintSplash_close(CImprintSplash_Document *document) { delete document; }
+
+extern "C" int CImprintSplash_page_count(CImprintSplash_Document *document) {
+  return document ? document->document->getNumPages() : 0;
+}
+
+extern "C" int CImprintSplash_page_size(
+    CImprintSplash_Document *document, int index, double *width, double *height) {
+  *width = 0;
+  *height = 0;
+  if (!document || index < 0 || index >= document->document->getNumPages()) {
+    return CImprintSplash_NO_PAGE;
+  }
+  try {
+    Page *page = document->document->getPage(index + 1);
+    if (!page) return CImprintSplash_NO_PAGE;
+    // poppler_page_get_size's: the crop box, its sides swapped for a quarter turn.
+    const int rotate = page->getRotate();
+    const bool turned = rotate == 90 || rotate == 270;
+    *width = turned ? page->getCropHeight() : page->getCropWidth();
+    *height = turned ? page->getCropWidth() : page->getCropHeight();
+    return CImprintSplash_OK;
+  } catch (std::bad_alloc &) {
+    return CImprintSplash_NO_MEMORY;
+  } catch (...) {
+    return CImprintSplash_FAILED;
+  }
+}
 
 extern "C" int CImprintSplash_render(
     CImprintSplash_Document *document, int index, double xdpi, double ydpi, int width,

@@ -218,7 +218,9 @@ public enum DocumentEngine {
     }
     switch try sniff(data, file: file) {
     case .pdf:
-      let document = try open(data, file: file, password: password)
+      // Opened once, for Splash, which draws the thumbnails: its count and page sizes are
+      // poppler-glib's (`SplashDocument`).
+      let document = try splashDocument(data, file: file, password: password)
       let declared = document.pageCount
       if !isPlausible(pages: declared, in: data) {
         // A /Count no file of this size can hold: the walk alone tells what is wrong.
@@ -238,11 +240,10 @@ public enum DocumentEngine {
         if let walkedSize = walked?[page - 1] { try check(walkedSize, page: page, file: file) }
         sizes.append(try checkedSize(document, page - 1, file: file))
       }
-      let splash = try splashDocument(data, file: file, password: password)
       for (page, pageSize) in zip(wanted, sizes) {
         let scale = Double(size) / max(pageSize.width, pageSize.height)
         let image = try thumbnailImage(
-          splash, page - 1, size: pageSize, scale: scale, file: file)
+          document, page - 1, size: pageSize, scale: scale, file: file)
         try deliver(page, try encode(image))
       }
     default:
@@ -304,8 +305,8 @@ public enum DocumentEngine {
   }
 
   /// Compares poppler's count (it trusts `/Count`) with qpdf's walk of `/Kids`.
-  static func checkPageTree(
-    _ data: DocumentBytes, document: borrowing PDFDocument, file: String, password: String?,
+  static func checkPageTree<Document: PDFPages & ~Copyable>(
+    _ data: DocumentBytes, document: borrowing Document, file: String, password: String?,
     renderAll: Bool = false, renderPages: [Int] = []
   ) throws(DocumentError) -> (pages: Int, encrypted: Bool, sizes: [Size]?) {
     let counted = document.pageCount
@@ -367,7 +368,9 @@ public enum DocumentEngine {
   }
 
   /// The page's size in points, refused when empty or above `maximumPageMM`.
-  static func checkedSize(_ document: borrowing PDFDocument, _ index: Int, file: String)
+  static func checkedSize<Document: PDFPages & ~Copyable>(
+    _ document: borrowing Document, _ index: Int, file: String
+  )
     throws(DocumentError) -> Size
   {
     guard let size = document.pageSize(index) else { throw .emptyPage(file: file, page: index + 1) }
@@ -405,14 +408,18 @@ public enum DocumentEngine {
     }
   }
 
-  /// The document opened again for Splash, which draws thumbnails (`SplashDocument` says why).
+  /// The document opened for Splash, which draws thumbnails (`SplashDocument` says why),
+  /// refused as `open` refuses it with poppler-glib.
   static func splashDocument(_ data: DocumentBytes, file: String, password: String?)
     throws(DocumentError) -> SplashDocument
   {
+    if let password, PageTreeWalk.isWrongPassword(data, password: password) {
+      throw .encrypted(file: file, passwordGiven: true)
+    }
     do {
       return try SplashDocument(data: data, password: password)
     } catch {
-      throw splashError(error, file: file)
+      throw splashError(error, file: file, passwordGiven: password != nil)
     }
   }
 
@@ -436,10 +443,17 @@ public enum DocumentEngine {
     return image
   }
 
-  static func splashError(_ error: SplashDocument.Failure, file: String) -> DocumentError {
+  static func splashError(
+    _ error: SplashDocument.Failure, file: String, passwordGiven: Bool = false
+  ) -> DocumentError {
     switch error {
     case .noMemory: memoryLimit(file: file)
-    case .unreadable: .damaged(file: file, reason: "poppler's Splash renderer cannot open it")
+    case .refused(let refusal):
+      switch refusal {
+      case .damaged(let reason), .invalid(let reason):
+        .damaged(file: file, reason: reason, cause: refusal)
+      case .encrypted: .encrypted(file: file, passwordGiven: passwordGiven)
+      }
     case .noPage: .badOutput(file: file, detail: "poppler's Splash renderer found no such page")
     case .failed: .badOutput(file: file, detail: "poppler's Splash renderer drew nothing")
     }

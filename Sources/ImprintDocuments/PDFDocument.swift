@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintDocuments: PDF files opened with poppler-glib, one document per task.
 
+internal import CImprintSplash
 internal import CPoppler
 import ImprintCore
 import ImprintGraphics
@@ -38,11 +39,21 @@ public enum PDFOpenFailure: ImprintError, Equatable, Codable {
   }
 }
 
+/// What the page checks read of an opened PDF (`DocumentEngine.checkPageTree`): poppler's page
+/// count and each page's size, from poppler-glib (`PDFDocument`) or poppler's own classes
+/// (`SplashDocument`, which thumbnails open alone).
+protocol PDFPages: ~Copyable {
+  /// The number of pages poppler reads (it trusts `/Count`).
+  var pageCount: Int { get }
+  /// The page's size in points as displayed (`/Rotate` applied), or nil for a missing page.
+  func pageSize(_ index: Int) -> Size?
+}
+
 /// A PDF opened from bytes with poppler-glib.
 ///
 /// Owns one `PopplerDocument` (released when destroyed). Never shared across tasks: poppler
 /// documents are not thread-safe; open one per task from the same immutable bytes.
-public struct PDFDocument: ~Copyable {
+public struct PDFDocument: PDFPages, ~Copyable {
   private let raw: OpaquePointer
   private let handleScope: LiveHandles.Scope?
 
@@ -86,6 +97,9 @@ public struct PDFDocument: ~Copyable {
   /// poppler creates its global parameters when the first document is opened; doing that once,
   /// under the runtime's lock (a `static let`), keeps two first documents from racing on it.
   private static let globalState: Void = {
+    // Made once a process: each document would otherwise make them again whenever no other
+    // was open (`CImprintSplash_keep_global_params`).
+    CImprintSplash_keep_global_params()
     let minimal = Array(
       "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
         .utf8)

@@ -11,6 +11,10 @@ extension PageTreeWalk {
   /// poppler 22.12 crashes (a null dereference in `PDFDoc`) when given a wrong password for
   /// some AES-256 files, so a password is checked with qpdf before poppler sees it.
   public static func isWrongPassword(_ data: DocumentBytes, password: String) -> Bool {
+    passwordBytes(password).allSatisfy { isWrongPassword(data, bytes: $0) }
+  }
+
+  private static func isWrongPassword(_ data: DocumentBytes, bytes password: [CChar]) -> Bool {
     guard let qpdf = qpdf_init() else { return false }
     defer { close(qpdf) }
     qpdf_silence_errors(qpdf)
@@ -20,6 +24,21 @@ extension PageTreeWalk {
     }
     guard qpdf_has_error(qpdf) != 0, let error = qpdf_get_error(qpdf) else { return false }
     return qpdf_get_error_code(qpdf, error) == qpdf_e_password
+  }
+
+  /// The bytes to try `password` as, in turn.
+  ///
+  /// As given (UTF-8, as files of 256-bit AES keep theirs), then in Latin-1 when that differs
+  /// and every character fits, as files of revision 4 and below keep theirs (PDFDocEncoding)
+  /// and poppler-glib tries them. qpdf's library takes the bytes as they are (its command line
+  /// tries both, as here).
+  static func passwordBytes(_ password: String) -> [[CChar]] {
+    var candidates = [Array(password.utf8CString)]
+    let scalars = password.unicodeScalars
+    if scalars.contains(where: { $0.value > 0x7F }), scalars.allSatisfy({ $0.value <= 0xFF }) {
+      candidates.append(scalars.map { CChar(bitPattern: UInt8($0.value)) } + [0])
+    }
+    return candidates
   }
 
   /// Walks the page tree of a PDF held in memory; looks for the largest image only on
@@ -53,8 +72,15 @@ extension PageTreeWalk {
     defer { close(qpdf) }
     qpdf_silence_errors(qpdf)
     qpdf_set_suppress_warnings(qpdf, 1)
-    let status = data.buffer.withMemoryRebound(to: CChar.self) {
-      qpdf_read_memory(qpdf, "upload", $0.baseAddress, UInt64($0.count), password)
+    // The password's Latin-1 bytes instead when those open it and UTF-8's do not (tried only
+    // for a password with a character past ASCII that Latin-1 holds).
+    let candidates = password.map(passwordBytes) ?? []
+    let bytes =
+      candidates.count > 1
+      ? candidates.first { !isWrongPassword(data, bytes: $0) } ?? candidates[0]
+      : candidates.first
+    let status = data.buffer.withMemoryRebound(to: CChar.self) { buffer in
+      qpdf_read_memory(qpdf, "upload", buffer.baseAddress, UInt64(buffer.count), bytes)
     }
     if status & QPDF_ERRORS != 0 || qpdf_has_error(qpdf) != 0 {
       return .unreadable(errorText(qpdf))

@@ -15,16 +15,15 @@ import ImprintGraphics
 /// `PDFDoc` over `data` (not copied; held as long as the document lives) and one Splash
 /// output device for all its pages, so fonts and glyphs are loaded once a document. Never
 /// shared across tasks.
-struct SplashDocument: ~Copyable {
+struct SplashDocument: PDFPages, ~Copyable {
   private let raw: OpaquePointer
   private let data: DocumentBytes
   private let handleScope: LiveHandles.Scope?
 
-  /// Why a page could not be drawn.
+  /// Why a document could not be opened or a page drawn.
   enum Failure: Error {
-    /// poppler could not open the document (the caller opened it with poppler-glib first,
-    /// so this is a file larger than 2 GiB or a disagreement between the two).
-    case unreadable
+    /// poppler refused the document, with poppler-glib's verdict and message for it.
+    case refused(PDFOpenFailure)
     /// No such page.
     case noPage
     /// Splash returned no image.
@@ -33,17 +32,43 @@ struct SplashDocument: ~Copyable {
     case noMemory
   }
 
-  /// Opens the PDF in `data` with `password` (owner and user password alike).
+  /// Opens the PDF in `data` with `password` (owner and user password alike), as poppler-glib
+  /// opens it (`PDFDocument`): a refusal says what poppler-glib says.
   init(data: DocumentBytes, password: String?) throws(Failure) {
+    // poppler's global parameters, made once a process (`CImprintSplash_keep_global_params`).
+    CImprintSplash_keep_global_params()
     var status: Int32 = 0
     let opened = CImprintSplash_open(
       data.buffer.baseAddress, data.count, password, JPEGDecoder.cDecode, &status)
     guard let opened else {
-      throw status == Int32(CImprintSplash_NO_MEMORY) ? .noMemory : .unreadable
+      switch status {
+      case Int32(CImprintSplash_NO_MEMORY): throw .noMemory
+      case Int32(CImprintSplash_ENCRYPTED): throw .refused(.encrypted)
+      // poppler-glib's messages for its error codes (_poppler_document_new_from_pdfdoc).
+      case Int32(CImprintSplash_DAMAGED): throw .refused(.damaged("PDF document is damaged"))
+      case Int32(CImprintSplash_BAD_CATALOG):
+        throw .refused(.invalid("Failed to read the document catalog"))
+      default: throw .refused(.invalid("Failed to load document"))
+      }
     }
     raw = opened
     self.data = data
     handleScope = LiveHandles.opened("PDFDoc")
+  }
+
+  /// The number of pages poppler reads (it trusts the page tree's `/Count`), as
+  /// `PDFDocument.pageCount`.
+  var pageCount: Int { Int(CImprintSplash_page_count(raw)) }
+
+  /// The page's size in points as displayed (`/Rotate` applied), or nil for a missing page, as
+  /// `PDFDocument.pageSize`.
+  func pageSize(_ index: Int) -> Size? {
+    guard index >= 0, index < Int(Int32.max) else { return nil }
+    var width = 0.0
+    var height = 0.0
+    guard CImprintSplash_page_size(raw, Int32(index), &width, &height) == Int32(CImprintSplash_OK)
+    else { return nil }
+    return Size(width: width, height: height)
   }
 
   deinit {

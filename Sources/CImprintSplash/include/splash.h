@@ -28,7 +28,19 @@ enum {
   CImprintSplash_FAILED = 3,
   /// An allocation failed (`std::bad_alloc`).
   CImprintSplash_NO_MEMORY = 4,
+  /// poppler could not open the bytes without the right password (errEncrypted).
+  CImprintSplash_ENCRYPTED = 5,
+  /// poppler could not open the bytes: damaged beyond repair (errDamaged).
+  CImprintSplash_DAMAGED = 6,
+  /// poppler could not read the document catalog (errBadCatalog).
+  CImprintSplash_BAD_CATALOG = 7,
 };
+
+/// Holds poppler's global parameters for the rest of the process. Each document holds them
+/// while it lives, counted, and poppler makes them again (reading its data files, some
+/// milliseconds) whenever the count rises from zero: once kept, they are made once a process,
+/// and a worker forked after this call inherits them.
+void CImprintSplash_keep_global_params(void);
 
 /// A JPEG decoder that can decode at a half, a quarter or an eighth of the size, with
 /// `CImprintShims_jpeg_decode`'s contract (layout 0: 4 bytes a pixel B G R X; 1: grey; strict 1:
@@ -41,7 +53,9 @@ typedef int (*CImprintSplash_JPEGDecode)(
     size_t errbuf_len);
 
 /// Opens the PDF in `bytes` (not copied: they must outlive the document) with `password`
-/// (owner and user password alike, as poppler-glib does; NULL for none). Sets `*status`.
+/// (owner and user password alike, in Latin-1 and then as given, as poppler-glib does; NULL
+/// for none). Sets `*status`: a document poppler refuses is `ENCRYPTED`, `DAMAGED`,
+/// `BAD_CATALOG` or `UNREADABLE` (any other reason, as poppler-glib's "Failed to load").
 /// `decode` (NULL for none) decodes a JPEG image the page draws at a half or less of its
 /// pixels at that reduced size (libjpeg's DCT scaling, as MuPDF does) instead of decoding it
 /// whole and scaling it down; only a plain one (one DCTDecode filter without parameters, grey
@@ -52,6 +66,15 @@ CImprintSplash_Document *CImprintSplash_open(
 
 /// Closes a document from `CImprintSplash_open` (NULL is ignored).
 void CImprintSplash_close(CImprintSplash_Document *document);
+
+/// The number of pages poppler reads (it trusts the page tree's `/Count`).
+int CImprintSplash_page_count(CImprintSplash_Document *document);
+
+/// Page `index`'s (0-based) size in points as displayed, as poppler_page_get_size gives it:
+/// the crop box, its sides swapped when `/Rotate` is a quarter turn. `NO_PAGE` when poppler
+/// has no such page.
+int CImprintSplash_page_size(
+    CImprintSplash_Document *document, int index, double *width, double *height);
 
 /// Renders page `index` (0-based, its `/Rotate` applied, crop box, annotations as a viewer
 /// shows them) at `xdpi` × `ydpi` on white paper, anti-aliased (vector and text; no hinting,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintDocuments: one worker process and its pipes, started by posix_spawn or forked at start-up.
 
+internal import CImprintSplash
 import Foundation
 import ImprintCore
 import Synchronization
@@ -238,6 +239,9 @@ public enum PrestartedWorkers {
   /// Forks `count` workers with `memoryMB` of address space each; does nothing once the
   /// process has a second thread.
   public static func start(count: Int, memoryMB: Int) {
+    // poppler's global parameters made here, once, before the fork: each worker inherits them
+    // instead of making its own (reading poppler's data files).
+    CImprintSplash_keep_global_params()
     var started: [WorkerProcess] = []
     for _ in 0..<count {
       guard let worker = WorkerProcess(forkingWithMemoryMB: memoryMB) else { break }
