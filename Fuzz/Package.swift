@@ -32,6 +32,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("MultipartBody", ["ImprintHTTP", "ImprintCore"]),
   ("OfficeType", ["ImprintDocuments", "ImprintCore"]),
   ("ThumbnailJPEG", ["ImprintDocuments", "ImprintGraphics", "ImprintCore"]),
+  ("PNGRuns", ["ImprintGraphics"]),
 ]
 
 // A path dependency's identity is its folder's name (`main`, `wt-fuzz`, a fresh clone's name),
