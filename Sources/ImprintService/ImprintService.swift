@@ -450,7 +450,8 @@ public final class ImprintService: Sendable {
             priceListReloads: configuration.priceLists.reloadCounts, jobs: jobs.counts,
             priceListChecks: configuration.priceLists.checkCount,
             connections: server.openConnections, slowHeadsCut: server.headsCut,
-            bodyBytes: (server.bodyBytesHeld, server.bodyBudget))))
+            bodyBytes: (server.bodyBytesHeld, server.bodyBudget),
+            jobsDatabaseErrors: jobs.shared?.errors.withLock { $0 })))
     case "/openapi.json":
       return HTTPResponse(status: 200, contentType: "application/json", body: openAPI)
     default:

@@ -48,6 +48,23 @@ final class SharedJobs: Sendable {
   /// The jobs of each state as the claim loop last counted them (every second), for
   /// `/metrics`, which is answered without waiting for the database.
   let totals = Mutex<JobsDBTotals?>(nil)
+  /// The database's failures since the start, by code, for `/metrics`.
+  ///
+  /// `jobsdb.unreachable`, `jobsdb.query`, `jobsdb.value`, …: the requests' calls and the claim
+  /// loop's connection. What the database answered as a job's state (a key reused, a job not found, a lease
+  /// lost) is not a failure and is not counted.
+  let errors = Mutex<[String: Int]>([:])
+
+  /// Counts `error` in `errors` when it is a failure of the database or of its use.
+  func count(_ error: JobsDBError) {
+    switch error {
+    case .invalidURL, .unreachable, .query, .schemaTooNew, .value, .parameter:
+      errors.withLock { $0[error.code, default: 0] += 1 }
+    case .idempotencyKeyReused, .idempotencyKeyInUse, .idempotentJobGone, .jobNotFound,
+      .leaseLost:
+      break
+    }
+  }
 
   /// Runs `body` with the requests' connection (`JobsDBClient.use`); at once
   /// `JobsDBError.unreachable` (503) while the claim loop finds the database away, so that a
@@ -58,7 +75,12 @@ final class SharedJobs: Sendable {
     guard reachable.load(ordering: .acquiring) else {
       throw .unreachable(url: client.url, reason: "this replica cannot reach it now")
     }
-    return try client.use(body)
+    do {
+      return try client.use(body)
+    } catch {
+      count(error)
+      throw error
+    }
   }
 
   /// Connects to the database at `url` (its schema migrated, once among replicas).
@@ -298,6 +320,7 @@ extension JobStore {
         try claim(shared, on: connection, renewed: &renewed)
         return
       } catch {
+        shared.count(error)
         shared.reachable.store(false, ordering: .releasing)
         // The requests' connection is gone too (a restart ends every session).
         shared.client.markLost()

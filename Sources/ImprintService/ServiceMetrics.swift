@@ -124,6 +124,8 @@ final class ServiceMetrics: Sendable {
     var slowHeadsCut = 0
     /// Bytes of request bodies held now, and at most (`--body-memory`).
     var bodyBytes = (held: 0, limit: 0)
+    /// The jobs database's errors since the start by code; nil without a jobs database.
+    var jobsDatabaseErrors: [String: Int]?
   }
 
   /// The exposition: every family's `# HELP` and `# TYPE` once, then its samples, in a fixed
@@ -253,6 +255,15 @@ final class ServiceMetrics: Sendable {
       "imprint_jobs_removed_total", "counter",
       "Finished long jobs removed: by DELETE, or the oldest past the limits.",
       gauges.jobs.removed)
+    if let errors = gauges.jobsDatabaseErrors {
+      family(
+        "imprint_jobs_database_errors_total", "counter",
+        "Calls to the jobs database that failed, by error code (this replica's requests and claim loop)."
+      )
+      for (code, count) in errors.sorted(by: { $0.key < $1.key }) {
+        sample("imprint_jobs_database_errors_total", [("code", code)], "\(count)")
+      }
+    }
     single(
       "imprint_price_list_checks_total", "counter",
       "Checks of the price lists' files for a change (a changed file is reloaded).",

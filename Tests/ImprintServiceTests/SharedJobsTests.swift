@@ -204,6 +204,9 @@ struct SharedJobsTests {
     let before = try acceptedID(try await postBatch(manifest, on: server))
     #expect(try await waitForJob(before, on: server).json?["state"] as? String == "done")
     #expect(try await server.get("/readyz").status == 200)
+    let quiet = try await server.get("/metrics").text
+    #expect(quiet.contains("# TYPE imprint_jobs_database_errors_total counter\n"))
+    #expect(!quiet.contains("imprint_jobs_database_errors_total{"), "\(quiet)")
 
     try database.stop()
     #expect(try await eventually { try await server.get("/readyz").status == 503 })
@@ -214,6 +217,12 @@ struct SharedJobsTests {
     #expect(poll.status == 503, "\(poll.text)")
     let qr = try await server.request("POST", "/v1/qr?payload=hello")
     #expect(qr.status == 200 && qr.contentType == "image/png", "\(qr.status) \(qr.text)")
+    // The claim loop's failed connections are counted; none before the stop.
+    let metrics = try await server.get("/metrics").text
+    let unreachable = metrics.split(separator: "\n").first {
+      $0.hasPrefix("imprint_jobs_database_errors_total{code=\"jobsdb.unreachable\"} ")
+    }
+    #expect((unreachable?.split(separator: " ").last).flatMap { Int($0) } ?? 0 >= 1, "\(metrics)")
 
     try database.start()
     #expect(try await eventually { try await server.get("/readyz").status == 200 })
