@@ -48,6 +48,10 @@ public enum PrintError: ImprintError, Equatable, Codable {
   /// encrypted nor to this machine: the password was not sent.
   case insecureCredentials(printer: String)
 
+  /// `unclaimed`'s code, which a job's recorded outcome is matched against (the service hands
+  /// such a job back to the replica that holds it).
+  public static let unclaimedCode = "print.unclaimed"
+
   public var code: String {
     switch self {
     case .unreachable: "print.unreachable"
@@ -55,7 +59,7 @@ public enum PrintError: ImprintError, Equatable, Codable {
     case .unconfirmed: "print.unconfirmed"
     case .journalDamaged: "print.journalDamaged"
     case .claimedByAnother: "print.claimedByAnother"
-    case .unclaimed: "print.unclaimed"
+    case .unclaimed: Self.unclaimedCode
     case .partlySent: "print.partlySent"
     case .jobEnded(_, _, _, let state, _, _):
       state == "canceled" ? "print.canceled" : "print.aborted"

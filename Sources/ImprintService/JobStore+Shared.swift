@@ -12,6 +12,7 @@ import Foundation
 import ImprintCore
 import ImprintHTTP
 import ImprintJobsDB
+import ImprintPrinting
 import Synchronization
 
 /// What a store shares with the other replicas: the jobs database and this replica's name in
@@ -469,7 +470,7 @@ extension JobStore {
     // Stopped part-way by the drain, or refused a print claim (its lease ended while it
     // printed): handed back, for the replica that holds it, or will, to go on.
     if (record.halt == .stopping && !outcome.complete)
-      || outcome.error?.code == "print.unclaimed"
+      || outcome.error?.code == PrintError.unclaimedCode
     {
       do {
         try shared.use { (db) throws(JobsDBError) in
