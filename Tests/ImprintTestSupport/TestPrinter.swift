@@ -176,7 +176,9 @@ public final class TestPrinter {
   static func listens(port: Int, processes: [pid_t]) -> Bool {
     var inodes: Set<String> = []
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-      let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+      // Whole (`procText`): Foundation reads only the first 4 KB of a /proc file, and a loaded
+      // run lists a thousand sockets.
+      let text = procText(table) ?? ""
       for line in text.split(separator: "\n").dropFirst() {
         let fields = line.split(separator: " ")
         // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
