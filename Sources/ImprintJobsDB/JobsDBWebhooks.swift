@@ -148,7 +148,9 @@ extension JobsDBConnection {
   ///
   /// The calls made, the last status and error are kept; a delivery no longer `pending` is
   /// removed. With `report`, the job's record's `webhook` key is set to it in the same
-  /// transaction (when the job is still kept).
+  /// transaction (when the job is still kept). With `nextCallIn`, a pending delivery's next
+  /// call is due that long after the database's `now()`: `claimWebhook` leaves it until then,
+  /// so a replica taking it over keeps the backoff.
   ///
   /// - Returns: whether `owner` held the delivery, its lease unexpired (else nothing is
   ///   changed: another replica took it over, or may).
@@ -156,18 +158,22 @@ extension JobsDBConnection {
   @discardableResult
   public func recordWebhookCall(
     job: String, owner: String, state: JobsDBWebhookState, attempts: Int, status: Int?,
-    error: String?, report: String?
+    error: String?, report: String?, nextCallIn: Duration? = nil
   ) throws(JobsDBError) -> Bool {
     try transaction { () throws(JobsDBError) -> Bool in
       let held: Int
       // Held: this replica's lease, unexpired by the database's clock.
       if state == .pending {
+        // The next call's time by the database's clock: a replica that takes the delivery
+        // over waits for it as this one would have.
         held =
           try query(
             """
-            UPDATE webhook_deliveries SET attempts = $3, last_status = $4, last_error = $5
+            UPDATE webhook_deliveries SET attempts = $3, last_status = $4, last_error = $5,
+              next_attempt_at = CASE WHEN $6::float8 IS NULL THEN next_attempt_at
+                ELSE now() + \(Self.interval(6)) END
             WHERE job_id = $1 AND lease_owner = $2 AND lease_until >= now()
-            """, [job, owner, attempts, status, error]
+            """, [job, owner, attempts, status, error, nextCallIn.map(Self.seconds)]
           ).changed
       } else {
         held =

@@ -138,7 +138,6 @@ public enum WebhookSender {
     policy: AddressPolicy, deliveryID: String? = nil, signingKey: [UInt8]? = nil,
     attempts: ClosedRange<Int>, backoff: TimeInterval, ended: (Attempt) -> Bool
   ) async {
-    var delay = backoff
     for number in attempts {
       let result = await post(
         url, body: body, contentType: contentType, timeout: timeout, policy: policy,
@@ -150,11 +149,18 @@ public enum WebhookSender {
         }
       let goOn = ended(Attempt(number: number, result: result, last: last))
       if last || !goOn { return }
-      try? await Task.sleep(for: .seconds(delay))
+      try? await Task.sleep(
+        for: .seconds(delay(after: number, first: attempts.lowerBound, backoff: backoff)))
       // Canceled while it waited (the server stops): no call after it.
       if Task.isCancelled { return }
-      delay *= 2
     }
+  }
+
+  /// The wait after call `number` of a delivery whose calls began at `first` (`deliver`'s
+  /// `attempts`): `backoff` seconds after the first, twice as long after each later one, at
+  /// most a day.
+  public static func delay(after number: Int, first: Int, backoff: TimeInterval) -> TimeInterval {
+    min(backoff * pow(2, Double(min(max(0, number - first), 62))), 86_400)
   }
 
   /// The Standard Webhooks signature lines of a call: `Webhook-Timestamp: <timestamp>` and

@@ -179,7 +179,11 @@ extension ImprintService {
           }
           // False once another replica holds the delivery (its lease expired): the calls go
           // on there, not here too.
-          let held = jobs.updateWebhook(id) {
+          let wait = WebhookSender.delay(
+            after: attempt.number, first: first, backoff: settings.backoff)
+          let held = jobs.updateWebhook(
+            id, nextCallIn: attempt.last ? nil : .milliseconds(Int64(wait * 1000))
+          ) {
             $0.attempts = attempt.number
             $0.error = failure.reason
             if attempt.last { $0.state = "failed" }

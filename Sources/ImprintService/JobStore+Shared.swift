@@ -552,7 +552,8 @@ extension JobStore {
   ///   calls stop here.
   @discardableResult
   func updateSharedWebhook(
-    _ shared: SharedJobs, _ id: String, _ change: (inout WebhookStatus) -> Void
+    _ shared: SharedJobs, _ id: String, nextCallIn: Duration?,
+    _ change: (inout WebhookStatus) -> Void
   ) -> Bool {
     do {
       guard let hook = try shared.use({ (db) throws(JobsDBError) in try db.webhook(job: id) })
@@ -567,7 +568,8 @@ extension JobStore {
       let held = try shared.use { (db) throws(JobsDBError) in
         try db.recordWebhookCall(
           job: id, owner: shared.owner, state: state, attempts: recorded.attempts,
-          status: recorded.status, error: recorded.error, report: report)
+          status: recorded.status, error: recorded.error, report: report,
+          nextCallIn: nextCallIn)
       }
       if !held { told("job '\(id)': its webhook is called by another replica now") }
       return held

@@ -468,10 +468,17 @@ final class JobStore: Sendable {
   /// the store is closed. With a jobs database, in its delivery and the job's record
   /// (`updateSharedWebhook`).
   ///
+  /// - Parameters:
+  ///   - id: the job.
+  ///   - nextCallIn: when the next call is due, for a delivery that goes on (with a jobs
+  ///     database, a replica taking it over waits for it too).
+  ///   - change: the change made to its webhook's status.
   /// - Returns: whether the calls may go on: false when another replica holds the delivery.
   @discardableResult
-  func updateWebhook(_ id: String, _ change: (inout WebhookStatus) -> Void) -> Bool {
-    if let shared { return updateSharedWebhook(shared, id, change) }
+  func updateWebhook(
+    _ id: String, nextCallIn: Duration? = nil, _ change: (inout WebhookStatus) -> Void
+  ) -> Bool {
+    if let shared { return updateSharedWebhook(shared, id, nextCallIn: nextCallIn, change) }
     let kept = store.withLock { store -> Bool in
       guard var status = store.records[id]?.webhook else { return false }
       change(&status)

@@ -113,6 +113,40 @@ struct JobsDBWebhookTests {
     #expect(try db.claimWebhook(owner: "c", lease: .seconds(60)) == nil)
   }
 
+  @Test("a failed call's backoff holds for a replica taking the delivery over")
+  func backoffKeptOnTakeover() throws {
+    let server = try PostgresServer()
+    let db = try JobsDBConnection(url: server.url())
+    for id in ["j-1", "j-2"] {
+      try Self.running(id, by: "a", on: db)
+      _ = try db.finish(id: id, owner: "a", as: .done, record: nil, lease: .milliseconds(300)) {
+        _ in ("https://shop.example/hook", "{}")
+      }
+    }
+    // j-1's next call is due in 5 s; j-2's call recorded without a time (due at once).
+    #expect(
+      try db.recordWebhookCall(
+        job: "j-1", owner: "a", state: .pending, attempts: 1, status: 503, error: "HTTP 503",
+        report: nil, nextCallIn: .seconds(5)))
+    #expect(
+      try db.recordWebhookCall(
+        job: "j-2", owner: "a", state: .pending, attempts: 1, status: 503, error: "HTTP 503",
+        report: nil))
+    let due = try db.query(
+      "SELECT (next_attempt_at - now()) > interval '4 seconds' AS later "
+        + "FROM webhook_deliveries WHERE job_id = 'j-1'")
+    #expect(try due.rows.first?.bool("later") == true)
+    #expect(try Self.expired(db, "j-1") && (try Self.expired(db, "j-2")))
+    // Both leases expired: j-2 is taken over at once, j-1 only once its call is due.
+    #expect(try db.claimWebhook(owner: "b", lease: .seconds(60))?.job == "j-2")
+    #expect(try db.claimWebhook(owner: "b", lease: .seconds(60)) == nil)
+    let taken = try waitFor(tries: 1000) {
+      try db.claimWebhook(owner: "b", lease: .seconds(60))?.job == "j-1"
+    }
+    #expect(taken)
+    #expect(try db.webhook(job: "j-1")?.attempts == 1)
+  }
+
   @Test("deliveries handed back are claimed at once, each by one replica of six at once")
   func handedBackAndClaimedOnce() throws {
     let server = try PostgresServer()
