@@ -11,6 +11,7 @@
 // images (fpnge, fpng are not packaged). The output is ordinary deflate data: any inflater
 // reads it (tests inflate it with zlib and read the PNGs back with libpng and Python's zlib).
 #include "CImprintShims.h"
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -341,13 +342,11 @@ static int put_block(Writer *w, const uint32_t *tokens, size_t n, const uint8_t 
   return 1;
 }
 
+static pthread_once_t length_index_once = PTHREAD_ONCE_INIT;
+
 int CImprintShims_runs_deflate(const uint8_t *data, size_t len, size_t row_len, size_t bpp,
                                uint8_t **out, size_t *out_len) {
-  static int tables_made = 0;
-  if (!__atomic_load_n(&tables_made, __ATOMIC_ACQUIRE)) {
-    make_length_index(); // idempotent: two threads making it at once write the same bytes
-    __atomic_store_n(&tables_made, 1, __ATOMIC_RELEASE);
-  }
+  pthread_once(&length_index_once, make_length_index);
   *out = NULL;
   *out_len = 0;
   if (bpp < 1 || bpp > 8) return 1;

@@ -297,7 +297,13 @@ extern "C" CImprintSplash_Document *CImprintSplash_open(
 extern "C" void CImprintSplash_close(CImprintSplash_Document *document) { delete document; }
 
 extern "C" int CImprintSplash_page_count(CImprintSplash_Document *document) {
-  return document ? document->document->getNumPages() : 0;
+  if (!document) return 0;
+  try {
+    return document->document->getNumPages();
+  } catch (...) {
+    // No exception may cross into C (an allocation failure reading the catalog): no pages.
+    return 0;
+  }
 }
 
 extern "C" int CImprintSplash_page_size(

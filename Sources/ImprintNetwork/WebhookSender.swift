@@ -113,8 +113,8 @@ public enum WebhookSender {
   }
 
   /// Delivers `body` to `url`: calls `post` until one is answered 2xx, a failure is final
-  /// (`Failure.final`) or the attempts are spent, waiting `backoff` seconds before the first
-  /// retry and twice as long before each later one.
+  /// (`Failure.final`) or the attempts are spent, waiting `delay(after:backoff:)` between
+  /// calls: `backoff` seconds after call 1, twice as long after each later one.
   ///
   /// Every call carries the same `deliveryID` and body, so that a receiver can drop a call it has
   /// already taken.
@@ -129,7 +129,7 @@ public enum WebhookSender {
   ///   - signingKey: each call signed with it (`post`).
   ///   - attempts: the numbers of the calls that may be made (`1...3`; a delivery resumed after
   ///     calls made before starts past them); one call at least.
-  ///   - backoff: seconds before the first retry, doubled before each later one.
+  ///   - backoff: seconds after call 1, doubled after each later one (`delay`).
   ///   - ended: told each call as it ends, before any wait; returns whether the calls may go on
   ///     (false: none is made after this one, the delivery is someone else's now). A task
   ///     canceled while it waits to call again makes no more calls either.
@@ -149,18 +149,18 @@ public enum WebhookSender {
         }
       let goOn = ended(Attempt(number: number, result: result, last: last))
       if last || !goOn { return }
-      try? await Task.sleep(
-        for: .seconds(delay(after: number, first: attempts.lowerBound, backoff: backoff)))
+      try? await Task.sleep(for: .seconds(delay(after: number, backoff: backoff)))
       // Canceled while it waited (the server stops): no call after it.
       if Task.isCancelled { return }
     }
   }
 
-  /// The wait after call `number` of a delivery whose calls began at `first` (`deliver`'s
-  /// `attempts`): `backoff` seconds after the first, twice as long after each later one, at
-  /// most a day.
-  public static func delay(after number: Int, first: Int, backoff: TimeInterval) -> TimeInterval {
-    min(backoff * pow(2, Double(min(max(0, number - first), 62))), 86_400)
+  /// The wait after call `number` of a delivery (counted from its first call, by whichever
+  /// process made it: a delivery resumed after a restart, or taken over by another replica,
+  /// keeps its spacing): `backoff` seconds after the first call, twice as long after each later
+  /// one, at most a day.
+  public static func delay(after number: Int, backoff: TimeInterval) -> TimeInterval {
+    min(backoff * pow(2, Double(min(max(0, number - 1), 62))), 86_400)
   }
 
   /// The Standard Webhooks signature lines of a call: `Webhook-Timestamp: <timestamp>` and

@@ -179,8 +179,7 @@ extension ImprintService {
           }
           // False once another replica holds the delivery (its lease expired): the calls go
           // on there, not here too.
-          let wait = WebhookSender.delay(
-            after: attempt.number, first: first, backoff: settings.backoff)
+          let wait = WebhookSender.delay(after: attempt.number, backoff: settings.backoff)
           let held = jobs.updateWebhook(
             id, nextCallIn: attempt.last ? nil : .milliseconds(Int64(wait * 1000))
           ) {
