@@ -290,17 +290,31 @@ public enum DocumentEngine {
   static func open(_ data: DocumentBytes, file: String, password: String?)
     throws(DocumentError) -> PDFDocument
   {
-    if let password, PageTreeWalk.isWrongPassword(data, password: password) {
-      throw .encrypted(file: file, passwordGiven: true)
-    }
+    try refuseWrongPassword(data, file: file, password: password)
     do {
       return try PDFDocument(data: data, password: password)
     } catch {
-      switch error {
-      case .encrypted: throw .encrypted(file: file, passwordGiven: password != nil)
-      case .damaged(let reason), .invalid(let reason):
-        throw .damaged(file: file, reason: reason, cause: error)
-      }
+      throw refusal(error, file: file, passwordGiven: password != nil)
+    }
+  }
+
+  /// Refuses a password qpdf finds wrong before poppler is asked (`PageTreeWalk`).
+  static func refuseWrongPassword(_ data: DocumentBytes, file: String, password: String?)
+    throws(DocumentError)
+  {
+    if let password, PageTreeWalk.isWrongPassword(data, password: password) {
+      throw .encrypted(file: file, passwordGiven: true)
+    }
+  }
+
+  /// The error for a PDF poppler would not open, naming `file`.
+  static func refusal(_ failure: PDFOpenFailure, file: String, passwordGiven: Bool)
+    -> DocumentError
+  {
+    switch failure {
+    case .encrypted: .encrypted(file: file, passwordGiven: passwordGiven)
+    case .damaged(let reason), .invalid(let reason):
+      .damaged(file: file, reason: reason, cause: failure)
     }
   }
 
@@ -413,9 +427,7 @@ public enum DocumentEngine {
   static func splashDocument(_ data: DocumentBytes, file: String, password: String?)
     throws(DocumentError) -> SplashDocument
   {
-    if let password, PageTreeWalk.isWrongPassword(data, password: password) {
-      throw .encrypted(file: file, passwordGiven: true)
-    }
+    try refuseWrongPassword(data, file: file, password: password)
     do {
       return try SplashDocument(data: data, password: password)
     } catch {
@@ -448,12 +460,7 @@ public enum DocumentEngine {
   ) -> DocumentError {
     switch error {
     case .noMemory: memoryLimit(file: file)
-    case .refused(let refusal):
-      switch refusal {
-      case .damaged(let reason), .invalid(let reason):
-        .damaged(file: file, reason: reason, cause: refusal)
-      case .encrypted: .encrypted(file: file, passwordGiven: passwordGiven)
-      }
+    case .refused(let failure): refusal(failure, file: file, passwordGiven: passwordGiven)
     case .noPage: .badOutput(file: file, detail: "poppler's Splash renderer found no such page")
     case .failed: .badOutput(file: file, detail: "poppler's Splash renderer drew nothing")
     }

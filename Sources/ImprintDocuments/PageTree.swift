@@ -15,13 +15,27 @@ extension PageTreeWalk {
   }
 
   private static func isWrongPassword(_ data: DocumentBytes, bytes password: [CChar]) -> Bool {
-    guard let qpdf = qpdf_init() else { return false }
+    guard let (qpdf, _) = session(data, password: password) else { return false }
     defer { close(qpdf) }
+    return isPasswordError(qpdf)
+  }
+
+  /// A quiet qpdf session that read `data` with `password`'s bytes, and the read's status;
+  /// nil when qpdf_init fails.
+  private static func session(_ data: DocumentBytes, password: [CChar]?) -> (
+    qpdf_data, QPDF_ERROR_CODE
+  )? {
+    guard let qpdf = qpdf_init() else { return nil }
     qpdf_silence_errors(qpdf)
     qpdf_set_suppress_warnings(qpdf, 1)
-    _ = data.buffer.withMemoryRebound(to: CChar.self) {
-      qpdf_read_memory(qpdf, "upload", $0.baseAddress, UInt64($0.count), password)
+    let status = data.buffer.withMemoryRebound(to: CChar.self) { buffer in
+      qpdf_read_memory(qpdf, "upload", buffer.baseAddress, UInt64(buffer.count), password)
     }
+    return (qpdf, status)
+  }
+
+  /// Whether `qpdf`'s read failed for the password (the error is taken).
+  private static func isPasswordError(_ qpdf: qpdf_data) -> Bool {
     guard qpdf_has_error(qpdf) != 0, let error = qpdf_get_error(qpdf) else { return false }
     return qpdf_get_error_code(qpdf, error) == qpdf_e_password
   }
@@ -68,20 +82,23 @@ extension PageTreeWalk {
   static func walkWithQPDF(_ data: DocumentBytes, password: String?, imagePages: [Int])
     -> PageTreeWalk
   {
-    guard let qpdf = qpdf_init() else { return .unreadable("qpdf_init failed") }
-    defer { close(qpdf) }
-    qpdf_silence_errors(qpdf)
-    qpdf_set_suppress_warnings(qpdf, 1)
-    // The password's Latin-1 bytes instead when those open it and UTF-8's do not (tried only
-    // for a password with a character past ASCII that Latin-1 holds).
-    let candidates = password.map(passwordBytes) ?? []
-    let bytes =
-      candidates.count > 1
-      ? candidates.first { !isWrongPassword(data, bytes: $0) } ?? candidates[0]
-      : candidates.first
-    let status = data.buffer.withMemoryRebound(to: CChar.self) { buffer in
-      qpdf_read_memory(qpdf, "upload", buffer.baseAddress, UInt64(buffer.count), bytes)
+    // Each of the password's forms in turn (`passwordBytes`), the next only when qpdf refused
+    // the password; no password: one read.
+    let candidates: [[CChar]?] = password.map { passwordBytes($0).map { $0 } } ?? [nil]
+    var opened: (qpdf_data, QPDF_ERROR_CODE)?
+    for (index, bytes) in candidates.enumerated() {
+      guard let (qpdf, status) = session(data, password: bytes) else {
+        return .unreadable("qpdf_init failed")
+      }
+      if index < candidates.count - 1, isPasswordError(qpdf) {
+        close(qpdf)
+        continue
+      }
+      opened = (qpdf, status)
+      break
     }
+    guard let (qpdf, status) = opened else { return .unreadable("qpdf_init failed") }
+    defer { close(qpdf) }
     if status & QPDF_ERRORS != 0 || qpdf_has_error(qpdf) != 0 {
       return .unreadable(errorText(qpdf))
     }

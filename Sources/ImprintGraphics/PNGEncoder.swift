@@ -235,26 +235,30 @@ extension PNGEncoder {
     switch deflater {
     case .zlib: return Deflate.raw(rows, level: level)
     case .runs:
-      var output: UnsafeMutablePointer<UInt8>?
-      var length = 0
-      guard
+      return taken { output, length in
         CImprintShims_runs_deflate(
           rows.baseAddress?.assumingMemoryBound(to: UInt8.self), rows.count, layout.length,
-          layout.bytesPerPixel, &output, &length) == 0, let output
-      else { return nil }
-      defer { CImprintShims_free(output) }
-      return Array(UnsafeBufferPointer(start: output, count: length))
+          layout.bytesPerPixel, &output, &length)
+      }
     case .libdeflate:
-      var output: UnsafeMutablePointer<UInt8>?
-      var length = 0
-      guard
+      return taken { output, length in
         CImprintShims_libdeflate_raw(
           rows.baseAddress?.assumingMemoryBound(to: UInt8.self), rows.count, Int32(level),
-          &output, &length) == 0, let output
-      else { return nil }
-      defer { CImprintShims_free(output) }
-      return Array(UnsafeBufferPointer(start: output, count: length))
+          &output, &length)
+      }
     }
+  }
+
+  /// The bytes a CImprintShims call wrote into a buffer of its own (`make` returns 0 when it
+  /// did), copied and the buffer freed; nil when it failed.
+  private static func taken(
+    _ make: (inout UnsafeMutablePointer<UInt8>?, inout Int) -> Int32
+  ) -> [UInt8]? {
+    var output: UnsafeMutablePointer<UInt8>?
+    var length = 0
+    guard make(&output, &length) == 0, let output else { return nil }
+    defer { CImprintShims_free(output) }
+    return Array(UnsafeBufferPointer(start: output, count: length))
   }
 }
 
