@@ -79,40 +79,204 @@ int CImprintShims_jpeg_info(const uint8_t *data, size_t len, uint32_t *width, ui
 
 static inline uint8_t clamp_mul(int a, int b) { return (uint8_t)((a * b + 127) / 255); }
 
+// A progressive JPEG decoded at an eighth of its size, from its DC scans.
+//
+// At 1/8 libjpeg inverse-transforms a component with an 8x8 block's 1x1 corner, which reads the
+// block's DC coefficient alone, yet a progressive file's AC scans (three quarters of a photo's
+// bytes, in the standard scan script) are all Huffman-decoded first. A copy of the file without
+// the AC scans of those components is decoded instead: the same coefficients where they are
+// read, so the same pixels, provided libjpeg's block smoothing (which guesses missing AC
+// coefficients and, when none was seen, moves the DC) stays off, and would have been off for the
+// whole file too: every component's first ten coefficients (the ones smoothing looks at) end at
+// their last bit. A component drawn larger (the chroma of a subsampled file: 2x2 at 1/8, which
+// reads three AC coefficients) keeps its scans. Anything this reading does not expect gives no
+// copy: the file is decoded as it is.
+
+/// The index in `cinfo->comp_info` of the component numbered `id`, or -1.
+static int component_index(j_decompress_ptr cinfo, int id) {
+  for (int ci = 0; ci < cinfo->num_components; ci++) {
+    if (cinfo->comp_info[ci].component_id == id) return ci;
+  }
+  return -1;
+}
+
+/// Where the entropy-coded data starting at `at` ends: the offset of the next marker (an 0xFF
+/// not followed by 0x00, a restart marker or another 0xFF), or `len` when there is none.
+static size_t entropy_end(const uint8_t *data, size_t len, size_t at) {
+  while (at + 1 < len) {
+    const uint8_t *ff = memchr(data + at, 0xFF, len - 1 - at);
+    if (!ff) return len;
+    at = (size_t)(ff - data);
+    uint8_t next = data[at + 1];
+    if (next == 0x00 || (next >= 0xD0 && next <= 0xD7) || next == 0xFF) {
+      at += next == 0xFF ? 1 : 2;
+      continue;
+    }
+    return at;
+  }
+  return len;
+}
+
+/// A malloc'd copy of the progressive JPEG in `data` without the AC scans of the components
+/// `cinfo` (its header read, its output dimensions calculated) draws 1x1, and its length; NULL
+/// when there is nothing to drop or anything is unexpected.
+static uint8_t *dc_scans(const uint8_t *data, size_t len, j_decompress_ptr cinfo,
+                         size_t *out_len) {
+  enum { SMOOTHED = 10 };  // libjpeg-turbo's SAVED_COEFS: coefficients 0-9
+  int components = cinfo->num_components;
+  if (components < 1 || components > 4 || len < 4 || data[0] != 0xFF || data[1] != 0xD8) {
+    return NULL;
+  }
+  int drop_ac[4] = {0}, final_bits[4][SMOOTHED] = {{0}};
+  for (int ci = 0; ci < components; ci++) {
+    drop_ac[ci] = cinfo->comp_info[ci].DCT_scaled_size == 1;
+  }
+  uint8_t *out = malloc(len);
+  if (!out) return NULL;
+  size_t at = 2, kept = 2, dropped = 0;
+  memcpy(out, data, 2);
+  for (;;) {
+    if (at + 1 >= len || data[at] != 0xFF) break;
+    uint8_t marker = data[at + 1];
+    if (marker == 0xFF) {  // a fill byte
+      at++;
+      continue;
+    }
+    if (marker == 0xD9) {  // EOI: the copy is whole
+      int complete = dropped > 0;
+      for (int ci = 0; ci < components; ci++) {
+        for (int k = 0; k < SMOOTHED; k++) complete &= final_bits[ci][k];
+      }
+      if (!complete) break;
+      out[kept++] = 0xFF;
+      out[kept++] = 0xD9;
+      *out_len = kept;
+      return out;
+    }
+    // Every other marker here has a length; only progressive Huffman frames are read (SOF2),
+    // and no DNL, restart or start of image between segments.
+    if (marker == 0x00 || marker == 0x01 || marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) ||
+        marker == 0xDC || (marker >= 0xC0 && marker <= 0xCF && marker != 0xC2 && marker != 0xC4) ||
+        at + 4 > len) {
+      break;
+    }
+    size_t length = ((size_t)data[at + 2] << 8) | data[at + 3];
+    if (length < 2 || at + 2 + length > len) break;
+    size_t end = at + 2 + length;
+    int keep = 1;
+    if (marker == 0xDA) {
+      const uint8_t *scan = data + at + 4;
+      int count = scan[0];
+      if (count < 1 || count > components || length != (size_t)(6 + 2 * count)) break;
+      int ss = scan[1 + 2 * count], se = scan[2 + 2 * count], al = scan[3 + 2 * count] & 0x0F;
+      if (ss > se || se > 63 || (ss == 0) != (se == 0)) break;
+      int indexes[4], known = 1;
+      for (int i = 0; i < count; i++) {
+        indexes[i] = component_index(cinfo, scan[1 + 2 * i]);
+        known &= indexes[i] >= 0;
+      }
+      if (!known || (ss > 0 && count != 1)) break;
+      // As libjpeg's coef_bits: the bit a coefficient's last scan ended at.
+      for (int i = 0; i < count; i++) {
+        for (int k = ss; k <= se && k < SMOOTHED; k++) final_bits[indexes[i]][k] = al == 0;
+      }
+      keep = ss == 0 || !drop_ac[indexes[0]];
+      end = entropy_end(data, len, end);
+      if (end >= len) break;
+      if (!keep) dropped++;
+    }
+    if (keep) {
+      memcpy(out + kept, data + at, end - at);
+      kept += end - at;
+    }
+    at = end;
+  }
+  free(out);
+  return NULL;
+}
+
+size_t CImprintShims_jpeg_dc_scans_size(const uint8_t *data, size_t len) {
+  struct jpeg_decompress_struct cinfo;
+  ErrorManager err;
+  install(&err, 0, NULL, 0);
+  cinfo.err = &err.base;
+  uint8_t *volatile copy = NULL;
+  size_t size = 0;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    free(copy);
+    return 0;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, data, (unsigned long)len);
+  jpeg_read_header(&cinfo, TRUE);
+  if (cinfo.progressive_mode) {
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = 8;
+    jpeg_calc_output_dimensions(&cinfo);
+    copy = dc_scans(data, len, &cinfo, &size);
+  }
+  jpeg_destroy_decompress(&cinfo);
+  free(copy);
+  return copy ? size : 0;
+}
+
+/// Sets the scale and output colour space of a decode whose header was read.
+static void configure(j_decompress_ptr cinfo, int layout, int scale_denom) {
+  cinfo->scale_num = 1;
+  cinfo->scale_denom =
+      (unsigned)(scale_denom == 2 || scale_denom == 4 || scale_denom == 8 ? scale_denom : 1);
+  int cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+  if (cmyk) {
+    cinfo->out_color_space = JCS_CMYK;
+  } else if (layout == CImprintShims_JPEG_GRAY) {
+    cinfo->out_color_space = JCS_GRAYSCALE;
+  } else {
+    cinfo->out_color_space = JCS_EXT_BGRX;
+  }
+}
+
 int CImprintShims_jpeg_decode(const uint8_t *data, size_t len, int layout, int scale_denom,
-                              int strict, uint8_t *pixels, size_t stride, size_t capacity,
+                              int flags, uint8_t *pixels, size_t stride, size_t capacity,
                               uint32_t *out_width, uint32_t *out_height,
                               char *errbuf, size_t errbuf_len) {
   struct jpeg_decompress_struct cinfo;
   ErrorManager err;
-  install(&err, strict, errbuf, errbuf_len);
+  install(&err, flags & CImprintShims_JPEG_STRICT, errbuf, errbuf_len);
   cinfo.err = &err.base;
   // volatile: read after a longjmp.
   JSAMPARRAY volatile scratch = NULL;
+  uint8_t *volatile reduced = NULL;
   if (setjmp(err.jump)) {
     jpeg_destroy_decompress(&cinfo);
+    free(reduced);
     return 1;
   }
   jpeg_create_decompress(&cinfo);
   jpeg_mem_src(&cinfo, data, (unsigned long)len);
   jpeg_read_header(&cinfo, TRUE);
-  cinfo.scale_num = 1;
-  cinfo.scale_denom = (unsigned)(scale_denom == 2 || scale_denom == 4 || scale_denom == 8 ? scale_denom : 1);
-  int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
-  int inverted = cmyk && cinfo.saw_Adobe_marker;
-  if (cmyk) {
-    cinfo.out_color_space = JCS_CMYK;
-  } else if (layout == CImprintShims_JPEG_GRAY) {
-    cinfo.out_color_space = JCS_GRAYSCALE;
-  } else {
-    cinfo.out_color_space = JCS_EXT_BGRX;
+  configure(&cinfo, layout, scale_denom);
+  if (cinfo.progressive_mode && cinfo.scale_denom == 8 && !(flags & CImprintShims_JPEG_EVERY_SCAN)) {
+    jpeg_calc_output_dimensions(&cinfo);
+    size_t reduced_len = 0;
+    reduced = dc_scans(data, len, &cinfo, &reduced_len);
+    if (reduced) {  // the same decode, of the copy (see dc_scans)
+      jpeg_abort_decompress(&cinfo);
+      jpeg_mem_src(&cinfo, reduced, (unsigned long)reduced_len);
+      jpeg_read_header(&cinfo, TRUE);
+      configure(&cinfo, layout, scale_denom);
+      cinfo.do_block_smoothing = FALSE;
+    }
   }
+  int cmyk = cinfo.out_color_space == JCS_CMYK;
+  int inverted = cmyk && cinfo.saw_Adobe_marker;
   jpeg_start_decompress(&cinfo);
   uint32_t w = cinfo.output_width, h = cinfo.output_height;
   size_t needed_stride = (size_t)w * (layout == CImprintShims_JPEG_GRAY ? 1 : 4);
   if (stride < needed_stride || (size_t)h * stride > capacity) {
     if (errbuf_len) snprintf(errbuf, errbuf_len, "output buffer too small for %ux%u", w, h);
     jpeg_destroy_decompress(&cinfo);
+    free(reduced);
     return 2;
   }
   if (cmyk) {
@@ -149,6 +313,7 @@ int CImprintShims_jpeg_decode(const uint8_t *data, size_t len, int layout, int s
   }
   jpeg_finish_decompress(&cinfo);
   jpeg_destroy_decompress(&cinfo);
+  free(reduced);
   *out_width = w;
   *out_height = h;
   return 0;

@@ -174,8 +174,9 @@ class ThumbnailDevice final : public SplashOutputDev {
     }
     uint32_t decodedWidth = 0, decodedHeight = 0;
     char message[256];
-    // Strict: a JPEG libjpeg warns about (cut short, corrupt data) is poppler's to draw, as
-    // before; libjpeg would fill what is missing its own way.
+    // Strict (flags 1): a JPEG libjpeg warns about (cut short, corrupt data) is poppler's to
+    // draw, as before; libjpeg would fill what is missing its own way. (A progressive one at
+    // 1/8 is read from its DC scans: a fault in an AC scan it skips is not seen.)
     if (decode(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(),
                components == 1 ? 1 : 0, denominator, 1, pixels.data(), stride, pixels.size(),
                &decodedWidth, &decodedHeight, message, sizeof message) != 0 ||

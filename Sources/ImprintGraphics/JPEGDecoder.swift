@@ -65,7 +65,8 @@ public enum JPEGDecoder {
     let status = bytes.withUnsafeBufferPointer { input in
       pixels.withUnsafeMutableBufferPointer { output in
         CImprintShims_jpeg_decode(
-          input.baseAddress, input.count, Int32(CImprintShims_JPEG_BGRX), 1, strict ? 1 : 0,
+          input.baseAddress, input.count, Int32(CImprintShims_JPEG_BGRX), 1,
+          strict ? strictFlag : 0,
           output.baseAddress, stride, output.count, &width, &height, &message, message.count)
       }
     }
@@ -81,9 +82,13 @@ public enum JPEGDecoder {
   /// A C decoder with `CImprintShims_jpeg_decode`'s contract.
   ///
   /// Its parameters: bytes and their count; layout 0 (B G R X) or 1 (grey); a scale
-  /// denominator of 1, 2, 4 or 8; strict (non-zero: libjpeg's warnings are errors); the pixels,
-  /// their stride and capacity in bytes; the decoded width and height; a message buffer and its
-  /// size. Returns 0 on success.
+  /// denominator of 1, 2, 4 or 8; flags (`strictFlag`: libjpeg's warnings are errors;
+  /// `everyScanFlag`); the pixels, their stride and capacity in bytes; the decoded width and
+  /// height; a message buffer and its size. Returns 0 on success.
+  ///
+  /// A progressive file at 1/8 is decoded from a copy without the AC scans of the components
+  /// libjpeg then draws from their DC coefficients alone (a block's 1x1 inverse DCT): the same
+  /// pixels for about half the work on a photograph (`dcScansSize`).
   public typealias CDecode =
     @convention(c) (
       UnsafePointer<UInt8>?, Int, Int32, Int32, Int32, UnsafeMutablePointer<UInt8>?, Int, Int,
@@ -94,6 +99,19 @@ public enum JPEGDecoder {
   /// libjpeg's decoder as a C function, for C code of another module that decodes JPEGs at a
   /// reduced size (ImprintDocuments' Splash thumbnails), so that libjpeg keeps one owner.
   public static let cDecode: CDecode = CImprintShims_jpeg_decode
+
+  /// The decoder's flag making libjpeg's warnings errors.
+  static let strictFlag = Int32(CImprintShims_JPEG_STRICT)
+  /// The decoder's flag decoding a progressive file at 1/8 from every scan (for tests).
+  static let everyScanFlag = Int32(CImprintShims_JPEG_EVERY_SCAN)
+
+  /// The size of the copy of a progressive JPEG the decoder reads at 1/8 (its DC scans, and the
+  /// AC scans of components drawn larger than a pixel a block), or 0 when it reads the file as
+  /// it is (not progressive, a scan it does not expect, or coefficients that libjpeg's block
+  /// smoothing would guess).
+  static func dcScansSize(_ bytes: [UInt8]) -> Int {
+    bytes.withUnsafeBufferPointer { CImprintShims_jpeg_dc_scans_size($0.baseAddress, $0.count) }
+  }
 
   static func text(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

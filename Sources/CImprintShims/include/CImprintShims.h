@@ -70,15 +70,30 @@ int CImprintShims_jpeg_info(const uint8_t *data, size_t len, uint32_t *width, ui
                             int *components, int *color_space, int *progressive,
                             char *errbuf, size_t errbuf_len);
 
+/// Flags of the JPEG decoder.
+enum {
+  /// libjpeg warnings (for example truncated scan data) are errors.
+  CImprintShims_JPEG_STRICT = 1,
+  /// A progressive file at 1/8 is decoded from all its scans, not from its DC scans alone
+  /// (the same pixels, more work: for tests).
+  CImprintShims_JPEG_EVERY_SCAN = 2
+};
+
 /// Decodes a JPEG held in memory into `pixels` (stride bytes per row, at least width * 4 for BGRX).
 /// CMYK and YCCK images are converted to RGB (Adobe inverted CMYK is detected from the APP14 marker).
-/// With strict != 0, libjpeg warnings (for example truncated scan data) are errors.
+/// `flags`: CImprintShims_JPEG_STRICT, CImprintShims_JPEG_EVERY_SCAN.
 /// scale_denom (1, 2, 4 or 8) decodes at reduced size; out_width/out_height report the result.
+/// A progressive file at 1/8 is decoded from a copy without the AC scans its 1x1 inverse DCT
+/// would not read (warnings in those scans are then not seen; the pixels are the same).
 /// Returns 0 on success.
 int CImprintShims_jpeg_decode(const uint8_t *data, size_t len, int layout, int scale_denom,
-                              int strict, uint8_t *pixels, size_t stride, size_t capacity,
+                              int flags, uint8_t *pixels, size_t stride, size_t capacity,
                               uint32_t *out_width, uint32_t *out_height,
                               char *errbuf, size_t errbuf_len);
+
+/// The size of the copy of a progressive JPEG that CImprintShims_jpeg_decode reads at 1/8 (its
+/// DC scans and the AC scans of components drawn larger), or 0 when it reads the file as it is.
+size_t CImprintShims_jpeg_dc_scans_size(const uint8_t *data, size_t len);
 
 /// Encodes BGRX pixels (4 bytes a pixel, cairo RGB24 layout on little-endian) as a baseline JPEG
 /// into a malloc'd buffer (free with CImprintShims_free). Returns 0 on success.

@@ -43,12 +43,12 @@ enum {
 void CImprintSplash_keep_global_params(void);
 
 /// A JPEG decoder that can decode at a half, a quarter or an eighth of the size, with
-/// `CImprintShims_jpeg_decode`'s contract (layout 0: 4 bytes a pixel B G R X; 1: grey; strict 1:
-/// libjpeg's warnings are errors, so that a damaged JPEG is left to poppler, which draws what it
-/// can read its own way). Handed in by ImprintDocuments from ImprintGraphics, libjpeg's one
-/// owner.
+/// `CImprintShims_jpeg_decode`'s contract (layout 0: 4 bytes a pixel B G R X; 1: grey; flags 1,
+/// strict: libjpeg's warnings are errors, so that a damaged JPEG is left to poppler, which draws
+/// what it can read its own way). Handed in by ImprintDocuments from ImprintGraphics, libjpeg's
+/// one owner.
 typedef int (*CImprintSplash_JPEGDecode)(
-    const uint8_t *data, size_t len, int layout, int scale_denom, int strict, uint8_t *pixels,
+    const uint8_t *data, size_t len, int layout, int scale_denom, int flags, uint8_t *pixels,
     size_t stride, size_t capacity, uint32_t *out_width, uint32_t *out_height, char *errbuf,
     size_t errbuf_len);
 
