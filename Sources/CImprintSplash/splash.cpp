@@ -11,8 +11,11 @@
 
 #include "splash.h"
 
+#include <poppler/Annot.h>
 #include <poppler/Error.h>
 #include <poppler/ErrorCodes.h>
+#include <poppler/Gfx.h>
+#include <poppler/GfxFont.h>
 #include <poppler/GfxState.h>
 #include <poppler/GlobalParams.h>
 #include <poppler/PDFDoc.h>
@@ -25,9 +28,11 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -202,6 +207,88 @@ class ThumbnailDevice final : public SplashOutputDev {
 };
 }  // namespace
 
+namespace {
+// Three private members of poppler's classes, reached through explicit template instantiation
+// (which, by the C++ standard, checks no access): the resources a Gfx draws a page with, their
+// fonts, and the fonts' list. Written against Debian 12's poppler 22.12; a poppler whose members
+// differ does not compile here, rather than misbehaving.
+template <typename Tag, typename Tag::type Member>
+struct Reach {
+  friend typename Tag::type reach(Tag) { return Member; }
+};
+struct GfxResourcesMember {
+  using type = GfxResources *Gfx::*;
+  friend type reach(GfxResourcesMember);
+};
+template struct Reach<GfxResourcesMember, &Gfx::res>;
+struct FontDictMember {
+  using type = GfxFontDict *GfxResources::*;
+  friend type reach(FontDictMember);
+};
+template struct Reach<FontDictMember, &GfxResources::fonts>;
+struct FontListMember {
+  using type = std::vector<std::shared_ptr<GfxFont>> GfxFontDict::*;
+  friend type reach(FontListMember);
+};
+template struct Reach<FontListMember, &GfxFontDict::fonts>;
+
+/// The fonts of a document's pages, made once a document.
+///
+/// poppler makes every font of a page's /Font resources again for each page it draws (its
+/// GfxFontDict), and a Type 1 font's encoding is read from its embedded file, inflated by
+/// poppler's own inflater: on a long manual, a quarter of the CPU of drawing every page (311
+/// pages of gnuplot.pdf). A font is the same object whatever page names it (poppler makes it
+/// from the font's reference, its resource name and its dictionary alone), so pages share
+/// them here, as PDFium's and MuPDF's documents do.
+class FontCache {
+ public:
+  /// The fonts of `resources`' /Font dictionary, in its order, made or found; nullopt when a
+  /// font there is not an indirect reference (poppler then numbers it by its place in the
+  /// dictionary) or there is no /Font dictionary: the page is drawn as poppler draws it.
+  std::optional<std::vector<std::shared_ptr<GfxFont>>> fonts(Dict *resources, XRef *xref) {
+    Object fontDict = resources->lookup("Font");
+    if (!fontDict.isDict()) return std::nullopt;
+    Dict *dict = fontDict.getDict();
+    std::vector<std::shared_ptr<GfxFont>> fonts;
+    fonts.reserve(dict->getLength());
+    for (int i = 0; i < dict->getLength(); ++i) {
+      const Object &entry = dict->getValNF(i);
+      if (!entry.isRef()) return std::nullopt;
+      Key key{entry.getRef(), dict->getKey(i)};
+      auto found = made.find(key);
+      if (found == made.end()) {
+        // A bound on what is kept (a hostile file may name thousands of fonts).
+        if (made.size() >= 1024) made.clear();
+        // As GfxFontDict makes it: a font poppler cannot use is no font (nullptr).
+        std::shared_ptr<GfxFont> font;
+        Object object = entry.fetch(xref);
+        if (object.isDict()) {
+          font = GfxFont::makeFont(xref, key.tag.c_str(), key.ref, object.getDict());
+          if (font && !font->isOk()) font.reset();
+        }
+        found = made.emplace(std::move(key), std::move(font)).first;
+        ++fontsMade;
+      }
+      fonts.push_back(found->second);
+    }
+    return fonts;
+  }
+
+  /// How many fonts were made, and pages drawn with fonts from here.
+  int fontsMade = 0, pagesDrawn = 0;
+
+ private:
+  struct Key {
+    Ref ref;
+    std::string tag;
+    bool operator<(const Key &other) const {
+      return ref < other.ref || (ref == other.ref && tag < other.tag);
+    }
+  };
+  std::map<Key, std::shared_ptr<GfxFont>> made;
+};
+}  // namespace
+
 struct CImprintSplash_Document {
   // Holds poppler's globalParams while the document lives (counted: poppler-glib holds them
   // too), as poppler-cpp's documents do.
@@ -209,7 +296,66 @@ struct CImprintSplash_Document {
   std::unique_ptr<PDFDoc> document;
   // One output device for every page drawn: its fonts and glyphs stay cached between pages.
   std::unique_ptr<ThumbnailDevice> device;
+  // The pages' fonts (destroyed before the document they were made from).
+  FontCache fonts;
 };
+
+namespace {
+/// Draws `page` as PDFDoc::displayPageSlice does (rotation 0, the crop box, not printing, the
+/// slice `width` x `height` from the top-left corner), its fonts from `document`'s cache;
+/// false, having drawn nothing, when the cache cannot give them (`FontCache::fonts`).
+bool displayWithKeptFonts(CImprintSplash_Document *document, Page *page, double xdpi,
+                          double ydpi, int width, int height) {
+  Dict *resources = page->getResourceDict();
+  XRef *xref = document->document->getXRef();
+  if (!resources) return false;
+  auto fonts = document->fonts.fonts(resources, xref);
+  if (!fonts) return false;
+  OutputDev *out = document->device.get();
+  if (!out->checkPageSlice(page, xdpi, ydpi, 0, false, true, 0, 0, width, height, false)) {
+    return true;
+  }
+  // Page::createGfx's box and clip, for resources whose /Font dictionary is empty: the Gfx
+  // makes no font (and an empty GfxFontDict: its constructor is not exported).
+  int rotate = page->getRotate();
+  if (rotate >= 360) {
+    rotate -= 360;
+  } else if (rotate < 0) {
+    rotate += 360;
+  }
+  PDFRectangle box;
+  bool crop = true;
+  page->makeBox(xdpi, ydpi, rotate, false, out->upsideDown(), 0, 0, width, height, &box, &crop);
+  const PDFRectangle *cropBox = page->getCropBox();
+  if (!crop) crop = (box == *cropBox) && out->needClipToCropBox();
+  Object noFonts(resources->copy(xref));
+  noFonts.dictSet("Font", Object(new Dict(xref)));
+  auto gfx = std::make_unique<Gfx>(
+      document->document.get(), out, page->getNum(), noFonts.getDict(), xdpi, ydpi, &box,
+      crop ? cropBox : nullptr, rotate, nullptr, nullptr, xref);
+  // The page's fonts, in the list of the empty GfxFontDict, as it would have made them.
+  GfxResources *pageResources = (*gfx).*reach(GfxResourcesMember());
+  GfxFontDict *fontDict = (*pageResources).*reach(FontDictMember());
+  if (!fontDict) throw std::logic_error("poppler made no font dictionary");
+  (*fontDict).*reach(FontListMember()) = std::move(*fonts);
+  // Page::displaySlice's drawing: the contents, then the annotations.
+  Object contents = page->getContents();
+  if (!contents.isNull()) {
+    gfx->saveState();
+    gfx->display(&contents);
+    gfx->restoreState();
+  } else {
+    out->dump();
+  }
+  Annots *annots = page->getAnnots();
+  if (annots && !annots->getAnnots().empty()) {
+    for (Annot *annot : annots->getAnnots()) annot->draw(gfx.get(), false);
+    out->dump();
+  }
+  ++document->fonts.pagesDrawn;
+  return true;
+}
+}  // namespace
 
 extern "C" void CImprintSplash_keep_global_params(void) {
   // Made once, never deleted: the count never falls to zero again.
@@ -343,9 +489,13 @@ extern "C" int CImprintSplash_render(
     // one; the slice past the page is paper. Crop box, /Rotate applied, not printing (as a
     // viewer shows the annotations).
     document->device->reducedImages = 0;
-    document->document->displayPageSlice(
-        document->device.get(), index + 1, xdpi, ydpi, 0, false, true, false, 0, 0, width,
-        height);
+    Page *page = document->document->getPage(index + 1);
+    if (!page) return CImprintSplash_FAILED;
+    if (!displayWithKeptFonts(document, page, xdpi, ydpi, width, height)) {
+      document->document->displayPageSlice(
+          document->device.get(), index + 1, xdpi, ydpi, 0, false, true, false, 0, 0, width,
+          height);
+    }
     *reducedImages = document->device->reducedImages;
     SplashBitmap *bitmap = document->device->getBitmap();
     if (!bitmap || bitmap->getMode() != splashModeXBGR8 || bitmap->getWidth() < 1 ||
@@ -372,4 +522,10 @@ extern "C" int CImprintSplash_render(
   } catch (...) {
     return CImprintSplash_FAILED;
   }
+}
+
+extern "C" void CImprintSplash_font_counts(
+    CImprintSplash_Document *document, int *fontsMade, int *pagesDrawn) {
+  *fontsMade = document ? document->fonts.fontsMade : 0;
+  *pagesDrawn = document ? document->fonts.pagesDrawn : 0;
 }

@@ -102,4 +102,12 @@ struct SplashDocument: PDFPages, ~Copyable {
     default: throw .failed
     }
   }
+
+  /// How many fonts the pages drawn so far made (each once a document), and how many pages
+  /// were drawn with them (`CImprintSplash_font_counts`).
+  var fontCounts: (made: Int, pages: Int) {
+    var (made, pages): (Int32, Int32) = (0, 0)
+    CImprintSplash_font_counts(raw, &made, &pages)
+    return (Int(made), Int(pages))
+  }
 }

@@ -85,6 +85,12 @@ int CImprintSplash_render(
     CImprintSplash_Document *document, int index, double xdpi, double ydpi, int width,
     int height, uint32_t *pixels, size_t stride, int *reducedImages);
 
+/// How many fonts `document`'s pages have made (each font once a document, whatever page
+/// names it), and how many pages were drawn with those fonts (the others, whose /Font
+/// dictionary names a font directly, made their own as poppler does).
+void CImprintSplash_font_counts(
+    CImprintSplash_Document *document, int *fontsMade, int *pagesDrawn);
+
 #ifdef __cplusplus
 }
 #endif
