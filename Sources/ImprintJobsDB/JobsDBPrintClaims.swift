@@ -62,6 +62,23 @@ extension JobsDBConnection {
     }
   }
 
+  /// Gives back run `run`'s claim on part `part` of line `key` of job `id`, whose printer's
+  /// job `printerJob` was canceled before its document was sent.
+  ///
+  /// The claim names no printer's job again, so the next run may take it (`claimPrint`).
+  /// Changes nothing when the claim is another run's or names another printer's job.
+  ///
+  /// - Throws: `JobsDBError.unreachable`, `.query`.
+  public func printWithdrawn(
+    job id: String, line key: String, part: String, run: String, printerJob: Int
+  ) throws(JobsDBError) {
+    try query(
+      """
+      UPDATE print_claims SET printer = NULL, printer_job = NULL
+      WHERE job_id = $1 AND line_key = $2 AND part = $3 AND owner = $4 AND printer_job = $5
+      """, [id, key, part, run, printerJob])
+  }
+
   /// The claims of job `id`'s parts: each line's key and part with the run that claimed it and
   /// the printer's job it made (nil: none yet), in the order they were claimed.
   ///

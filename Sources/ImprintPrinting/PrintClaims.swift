@@ -30,4 +30,12 @@ public protocol PrintClaims: Sendable {
   ///   the claims cannot be reached: the document is not sent (the printer's job is canceled).
   func created(line key: String, part: String, file: String, printer: String, jobID: Int)
     throws(PrintError)
+
+  /// Records that the printer's job `jobID` told by `created` for part `part` of line `key`
+  /// was canceled before its document was sent (this run could not record it in its
+  /// journal): the part reached no printer, so a later run may claim it again.
+  ///
+  /// - Throws: `PrintError.unclaimed` when the claims cannot be reached (the claim then still
+  ///   names the job: a later run refuses the part as another's, never sends it twice).
+  func withdrawn(line key: String, part: String, file: String, jobID: Int) throws(PrintError)
 }

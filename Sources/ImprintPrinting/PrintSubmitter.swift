@@ -135,7 +135,15 @@ public enum PrintSubmitter {
                 try claims?.created(
                   line: file.lineKey, part: file.part, file: file.ticket.file, printer: name,
                   jobID: jobID)
-                try journal?.record(entry)
+                do {
+                  try journal?.record(entry)
+                } catch {
+                  // The job is canceled unsent (`submit`): the claim is given back, so that a
+                  // later run sends the part rather than refusing it as another's.
+                  try? claims?.withdrawn(
+                    line: file.lineKey, part: file.part, file: file.ticket.file, jobID: jobID)
+                  throw error
+                }
               })
             entry.jobID = id
             entry.sent = true

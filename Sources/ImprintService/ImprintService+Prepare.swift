@@ -320,4 +320,14 @@ struct SharedPrintClaims: PrintClaims {
       throw Self.unclaimed(file, part, error)
     }
   }
+
+  func withdrawn(line key: String, part: String, file: String, jobID: Int) throws(PrintError) {
+    do {
+      try shared.use { (db) throws(JobsDBError) in
+        try db.printWithdrawn(job: job, line: key, part: part, run: run, printerJob: jobID)
+      }
+    } catch {
+      throw Self.unclaimed(file, part, error)
+    }
+  }
 }

@@ -71,6 +71,39 @@ struct JobsDBPrintClaimTests {
     #expect(try db.printClaims(job: "order").isEmpty)
   }
 
+  @Test("a printer's job canceled unsent is given back: the next run takes the part")
+  func withdrawn() throws {
+    let server = try PostgresServer()
+    let db = try JobsDBConnection(url: server.url())
+    try db.enqueue(id: "order", kind: "prepare")
+    _ = try #require(try db.claim(owner: "a", lease: .milliseconds(500)))
+    for line in ["L1", "L2"] {
+      _ = try db.claimPrint(job: "order", line: line, part: "whole", owner: "a", run: "a/1")
+      try db.printCreated(
+        job: "order", line: line, part: "whole", owner: "a", run: "a/1", printer: "p",
+        printerJob: line == "L1" ? 7 : 8)
+    }
+    // L1's job 7 was canceled before its document was sent (the journal could not be
+    // written). Another run's or another job's number changes nothing.
+    try db.printWithdrawn(job: "order", line: "L2", part: "whole", run: "a/1", printerJob: 7)
+    try db.printWithdrawn(job: "order", line: "L2", part: "whole", run: "b/1", printerJob: 8)
+    try db.printWithdrawn(job: "order", line: "L1", part: "whole", run: "a/1", printerJob: 7)
+    var claims = try db.printClaims(job: "order").map {
+      "\($0.line) \($0.run) \($0.printerJob.map(String.init) ?? "-")"
+    }
+    #expect(claims == ["L1 a/1 -", "L2 a/1 8"], "\(claims)")
+    // Taken over: L1 is the new run's to send, L2 stays the first run's (the printer may have
+    // it).
+    #expect(try JobsDBQueueTests.expired(db, "order"))
+    _ = try #require(try db.claim(owner: "b", lease: .seconds(60)))
+    #expect(
+      try db.claimPrint(job: "order", line: "L1", part: "whole", owner: "b", run: "b/2") == "b/2")
+    #expect(
+      try db.claimPrint(job: "order", line: "L2", part: "whole", owner: "b", run: "b/2") == "a/1")
+    claims = try db.printClaims(job: "order").map { "\($0.line) \($0.run)" }
+    #expect(claims.sorted() == ["L1 b/2", "L2 a/1"], "\(claims)")
+  }
+
   @Test("claims at once by the lease's run and by a replica that lost the job: the run's alone")
   func atOnce() throws {
     let server = try PostgresServer()

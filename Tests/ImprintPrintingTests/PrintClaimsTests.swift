@@ -18,6 +18,8 @@ private final class ScriptedClaims: PrintClaims {
   let asked = Mutex<[String]>([])
   /// The printers' jobs told, as `file part printer-job`, in order.
   let created = Mutex<[String]>([])
+  /// The printers' jobs given back (canceled unsent), as `file part printer-job`, in order.
+  let withdrawn = Mutex<[String]>([])
   /// The answer for a file's part: true (claimed), false (another run's) or an error.
   let answer: @Sendable (String, String) -> Result<Bool, PrintError>
   /// The error to throw when told a file's part was created, if any.
@@ -41,6 +43,10 @@ private final class ScriptedClaims: PrintClaims {
   {
     created.withLock { $0.append("\(file) \(part) \(jobID)") }
     if let refused = refuseCreated(file, part) { throw refused }
+  }
+
+  func withdrawn(line key: String, part: String, file: String, jobID: Int) throws(PrintError) {
+    withdrawn.withLock { $0.append("\(file) \(part) \(jobID)") }
   }
 }
 
@@ -115,6 +121,38 @@ struct PrintClaimsTests {
     #expect(printed.failure == lost)
     #expect(printed.jobs?.map { "\($0.file) \($0.part)" } == ["a.pdf whole"])
     // The printer made a job for b.pdf's colour part, which was canceled without a document.
+    try await expectColorPartCanceled(claims, printer)
+    let journal = try PrintJournal(path: folder.file("print.json"))
+    #expect(journal.entries.map { "\($0.file) \($0.part)" } == ["a.pdf whole"])
+  }
+
+  @Test("a journal that cannot be written: the job is canceled unsent and its claim given back")
+  func journalUnwritable() async throws {
+    let (folder, printer) = try prepared()
+    let journal = folder.file("print.json")
+    // Once b.pdf's colour job is told, the journal's path becomes a folder holding a file: its
+    // next write (that job's entry) fails.
+    let inTheWay: @Sendable (String, String) -> PrintError? = { file, part in
+      if file == "b.pdf" && part == "color" {
+        try? FileManager.default.removeItem(atPath: journal)
+        try? FileManager.default.createDirectory(
+          atPath: journal + "/in-the-way", withIntermediateDirectories: true)
+      }
+      return nil
+    }
+    let claims = ScriptedClaims(refuseCreated: inTheWay) { _, _ in .success(true) }
+    await #expect(throws: FileError.self) { _ = try await run(folder, printer, claims) }
+    // The job told for b.pdf's colour part is the one given back, and it was canceled.
+    try await expectColorPartCanceled(claims, printer)
+    let told = claims.created.withLock { $0 }
+    #expect(claims.withdrawn.withLock { $0 } == told.suffix(1))
+  }
+
+  /// Checks that `claims` were told two jobs, the second b.pdf's colour part's, which
+  /// `printer` holds canceled (no document: only the first job printed).
+  private func expectColorPartCanceled(_ claims: ScriptedClaims, _ printer: TestPrinter)
+    async throws
+  {
     let told = claims.created.withLock { $0 }
     #expect(told.count == 2 && told[1].hasPrefix("b.pdf color "), "\(told)")
     let canceledID = try #require(told.last?.split(separator: " ").last.map(String.init))
@@ -125,8 +163,6 @@ struct PrintClaimsTests {
       attributes.stdout.contains("job-state (enum) = canceled"), "\(attributes.stdout)")
     try await Task.sleep(for: .milliseconds(500))
     #expect(printer.jobs(count: 0).count == 1)
-    let journal = try PrintJournal(path: folder.file("print.json"))
-    #expect(journal.entries.map { "\($0.file) \($0.part)" } == ["a.pdf whole"])
   }
 
   @Test("a part another run claimed is not sent: the order stops there, print.claimedByAnother")
