@@ -208,9 +208,9 @@ enum QuickPageTree {
           first >= 0, count >= 0, count < 10_000_000
         else { return nil }
         for number in first..<(first + count) {
-          guard case .integer(let offset)? = parser.value(), case .integer? = parser.value() else {
-            return nil
-          }
+          // Two plain integers (never a reference: no `R` probe) and the entry's kind.
+          guard case .integer(let offset)? = parser.plainInteger(), parser.plainInteger() != nil
+          else { return nil }
           parser.skipSpace()
           guard parser.index < bytes.count else { return nil }
           let kind = bytes[parser.index]
@@ -540,13 +540,16 @@ enum QuickPageTree {
     }
 
     /// Consumes `word` when it comes next as a whole keyword.
-    mutating func keyword(_ word: String) -> Bool {
+    mutating func keyword(_ word: StaticString) -> Bool {
       skipSpace()
-      let bytes = Array(word.utf8)
-      guard index + bytes.count <= data.count,
-        data[index..<(index + bytes.count)].elementsEqual(bytes)
-      else { return false }
-      let end = index + bytes.count
+      let count = word.utf8CodeUnitCount
+      guard index + count <= data.count else { return false }
+      // Compared in place: asked once or twice for every reference and object read.
+      let same = word.withUTF8Buffer { bytes in
+        (0..<count).allSatisfy { data[index + $0] == bytes[$0] }
+      }
+      guard same else { return false }
+      let end = index + count
       if end < data.count, !Self.isSpace(data[end]), !Self.isDelimiter(data[end]) { return false }
       index = end
       return true
@@ -714,7 +717,7 @@ enum QuickPageTree {
       }
     }
 
-    private mutating func plainInteger() -> Value? {
+    mutating func plainInteger() -> Value? {
       skipSpace()
       guard let value = Self.integer(regularToken()) else { return nil }
       return .integer(value)
