@@ -146,6 +146,19 @@ public enum AtomicFile {
   /// The hidden temporary names this type makes: `.NAME.tmp-HOST-PID-N`.
   private static let marker = ".tmp-"
 
+  /// Removes the temporaries in `folder` that process `pid` of this host made: a process that
+  /// was stopped (killed and reaped) before it could remove its own.
+  public static func removeTemporaries(in folder: String, madeBy pid: pid_t) {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    let suffix = "\(marker)\(hostName)-\(pid)-"
+    for name in names where name.hasPrefix(".") {
+      guard let range = name.range(of: suffix, options: .backwards),
+        !name[range.upperBound...].isEmpty, name[range.upperBound...].allSatisfy(\.isNumber)
+      else { continue }
+      unlink(folder.isEmpty ? name : folder + "/" + name)
+    }
+  }
+
   /// Removes the temporaries in `folder` that no live run can still be writing: those of this
   /// host whose process has ended, and those of any host older than `age` seconds (a run on
   /// another machine sharing the folder cannot be asked whether it lives).

@@ -390,6 +390,27 @@ struct TemporaryFileTests {
     #expect(left.contains((otherHost as NSString).lastPathComponent))
     #expect(left.contains(name))
   }
+
+  @Test("a stopped writer's temporaries are removed by its process ID, whatever runs under it")
+  func madeBy() throws {
+    let folder = TemporaryFolder()
+    let mine = try AtomicFile.temporaryPath(for: folder.file("t.png"))
+    let name = (mine as NSString).lastPathComponent
+    let tail = name[name.range(of: ".tmp-")!.upperBound...]
+    let host = tail.split(separator: "-").dropLast(2).joined(separator: "-")
+    // Process 1 (init, alive) as the writer that was stopped: known by its ID, not by whether
+    // a process has that ID now.
+    let made = [".t-1.png.tmp-\(host)-1-1", ".t-2.png.tmp-\(host)-1-2"]
+    let kept = [
+      ".t-3.png.tmp-\(host)-12-1", ".t-4.png.tmp-elsewhere-1-1", ".t-5.png.tmp-\(host)-1-x",
+      "t-6.png", name,
+    ]
+    for file in made + kept {
+      #expect(FileManager.default.createFile(atPath: folder.file(file), contents: Data()))
+    }
+    AtomicFile.removeTemporaries(in: folder.path, madeBy: 1)
+    #expect(Set(folder.contents()) == Set(kept))
+  }
 }
 
 @Suite("Resource folders named by settings", .liveHandlesChecked)

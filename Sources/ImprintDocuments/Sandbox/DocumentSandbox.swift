@@ -183,6 +183,17 @@ public final class DocumentSandbox: ImageDecoding {
     lives.withLock { $0.alive -= 1 }
   }
 
+  /// `retire`s a worker killed during a request that stages files beside `staging`, and
+  /// removes the temporaries it made there: it could not remove them itself.
+  /// (`removeStaleTemporaries` tells a dead writer by its process ID, which a loaded machine
+  /// may have given to another process already; here the writer is known.)
+  private func retire(_ worker: WorkerProcess, staging: String?) {
+    retire(worker)
+    if let staging {
+      AtomicFile.removeTemporaries(in: Self.folder(of: staging), madeBy: worker.pid)
+    }
+  }
+
   /// Inspects the file at `path` (`file` names it in messages).
   ///
   /// - Throws: `FileError` for a missing file or a directory; `DocumentError` otherwise.
@@ -548,10 +559,10 @@ public final class DocumentSandbox: ImageDecoding {
       }
     case .timedOut:
       replaced.add(1, ordering: .relaxed)
-      retire(worker)
+      retire(worker, staging: request.stagedOutput)
       throw DocumentError.timeout(file: request.input.file, seconds: limits.wallSeconds)
     case .died(let exit):
-      retire(worker)
+      retire(worker, staging: request.stagedOutput)
       if worker.wasInterrupted {
         canceled.add(1, ordering: .relaxed)
         throw DocumentError.canceled(file: request.input.file)

@@ -20,7 +20,8 @@ final class WorkerProcess: @unchecked Sendable {
 
   /// The worker's memory limit in MB.
   let memoryMB: Int
-  private let pid: pid_t
+  /// The worker's process ID (its temporary files carry it: `AtomicFile`).
+  let pid: pid_t
   private let input: Int32
   private let output: Int32
   private let errors: Int32

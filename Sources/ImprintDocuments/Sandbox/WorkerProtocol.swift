@@ -141,6 +141,18 @@ public enum WorkerRequest: Sendable {
   }
 }
 
+extension WorkerRequest {
+  /// The output beside which the worker stages files (thumbnails, a prepared PDF), or nil: a
+  /// worker killed on the way leaves its temporaries in that folder.
+  var stagedOutput: String? {
+    switch self {
+    case .thumbnail(let request): request.output
+    case .prepare(let request): request.output
+    case .inspect, .decodeImage: nil
+    }
+  }
+}
+
 extension WorkerRequest: Codable {
   /// The fields of the flat JSON object, every operation's.
   private enum Field: String, CodingKey {
