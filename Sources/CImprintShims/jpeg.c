@@ -165,6 +165,7 @@ static uint8_t *dc_scans(const uint8_t *data, size_t len, j_decompress_ptr cinfo
     size_t end = at + 2 + length;
     int keep = 1;
     if (marker == 0xDA) {
+      if (length < 6) break;  // the smallest scan header: one component
       const uint8_t *scan = data + at + 4;
       int count = scan[0];
       if (count < 1 || count > components || length != (size_t)(6 + 2 * count)) break;
