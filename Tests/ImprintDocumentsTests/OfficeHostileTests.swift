@@ -192,10 +192,11 @@ struct OfficeHostileTests {
       // Entities ten deep: 10^9 copies of "imprint laughs ", 15 GB expanded. LibreOffice 7.4
       // refuses a main part that declares entities (the external entities below fail the same
       // way), and with it the file, in a fraction of a second.
+      // Refused, not stopped by the conversion's time limit (which is its own code): no timing
+      // is asserted (10.6 s on a loaded CI machine once, against a fraction of a second alone).
       let outcome = bench.convert(try bench.fixture(kind))
       #expect(outcome.error?.code == "document.officeUnreadable", "\(outcome.result)")
       #expect(outcome.error?.message.contains(outcome.file) == true)
-      #expect(outcome.seconds < 5, "\(outcome.seconds) s")
     }
   }
 
