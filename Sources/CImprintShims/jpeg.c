@@ -196,6 +196,21 @@ static uint8_t *dc_scans(const uint8_t *data, size_t len, j_decompress_ptr cinfo
   return NULL;
 }
 
+/// Sets the scale and output colour space of a decode whose header was read.
+static void configure(j_decompress_ptr cinfo, int layout, int scale_denom) {
+  cinfo->scale_num = 1;
+  cinfo->scale_denom =
+      (unsigned)(scale_denom == 2 || scale_denom == 4 || scale_denom == 8 ? scale_denom : 1);
+  int cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+  if (cmyk) {
+    cinfo->out_color_space = JCS_CMYK;
+  } else if (layout == CImprintShims_JPEG_GRAY) {
+    cinfo->out_color_space = JCS_GRAYSCALE;
+  } else {
+    cinfo->out_color_space = JCS_EXT_BGRX;
+  }
+}
+
 size_t CImprintShims_jpeg_dc_scans_size(const uint8_t *data, size_t len) {
   struct jpeg_decompress_struct cinfo;
   ErrorManager err;
@@ -212,29 +227,14 @@ size_t CImprintShims_jpeg_dc_scans_size(const uint8_t *data, size_t len) {
   jpeg_mem_src(&cinfo, data, (unsigned long)len);
   jpeg_read_header(&cinfo, TRUE);
   if (cinfo.progressive_mode) {
-    cinfo.scale_num = 1;
-    cinfo.scale_denom = 8;
+    configure(&cinfo, CImprintShims_JPEG_BGRX, 8);  // as the decode at 1/8 sets it
     jpeg_calc_output_dimensions(&cinfo);
     copy = dc_scans(data, len, &cinfo, &size);
   }
   jpeg_destroy_decompress(&cinfo);
+  size_t result = copy ? size : 0;
   free(copy);
-  return copy ? size : 0;
-}
-
-/// Sets the scale and output colour space of a decode whose header was read.
-static void configure(j_decompress_ptr cinfo, int layout, int scale_denom) {
-  cinfo->scale_num = 1;
-  cinfo->scale_denom =
-      (unsigned)(scale_denom == 2 || scale_denom == 4 || scale_denom == 8 ? scale_denom : 1);
-  int cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
-  if (cmyk) {
-    cinfo->out_color_space = JCS_CMYK;
-  } else if (layout == CImprintShims_JPEG_GRAY) {
-    cinfo->out_color_space = JCS_GRAYSCALE;
-  } else {
-    cinfo->out_color_space = JCS_EXT_BGRX;
-  }
+  return result;
 }
 
 int CImprintShims_jpeg_decode(const uint8_t *data, size_t len, int layout, int scale_denom,
