@@ -21,6 +21,12 @@ public enum JSONOutput {
     _ value: some Encodable, formatting: JSONEncoder.OutputFormatting,
     flags: [CodingUserInfoKey] = []
   ) -> String {
+    var userInfo: [CodingUserInfoKey: Any] = [:]
+    for flag in flags { userInfo[flag] = true }
+    let fast = OutputEncoder(pretty: formatting.contains(.prettyPrinted), userInfo: userInfo)
+    if let bytes = try? fast.encode(value) { return String(decoding: bytes, as: UTF8.self) }
+    // What OutputEncoder leaves to Foundation (dates, data, URLs, decimals; an error), and
+    // whatever the value's own encode(to:) threw, asked again of JSONEncoder.
     let encoder = JSONEncoder()
     encoder.outputFormatting = formatting
     for flag in flags { encoder.userInfo[flag] = true }

@@ -89,6 +89,20 @@ public struct PageSize: Sendable, Codable, Equatable {
   }
 }
 
+/// A page's size written by the thousand (`imprint inspect --json` of a 2 415-page manual):
+/// given to `JSONOutput` whole, as its synthesized `encode(to:)` writes it
+/// (`PageSizeOutputTests` compares the two).
+extension PageSize: JSONOutputValue {
+  public func jsonOutput() throws -> OutputNode {
+    var fields: [(key: String, value: OutputNode)] = [
+      ("page", .number(page)), ("widthMM", try .number(widthMM)),
+      ("heightMM", try .number(heightMM)), ("orientation", .string(orientation)),
+    ]
+    if let paper { fields.append(("paper", .string(paper.rawValue))) }
+    return .fields(fields)
+  }
+}
+
 /// One page's colour verdict and ink estimate.
 public struct PageColor: Sendable, Codable, Equatable {
   /// 1-based page number.
