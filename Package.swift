@@ -43,7 +43,8 @@ let package = Package(
     system("CTIFF", "libtiff-4", ["libtiff-dev"]),
     system("CGIF", "libgif", ["libgif-dev"]),
     // PostgreSQL's client library, for the jobs database several replicas share (ImprintJobsDB).
-    system("CLibpq", "libpq", ["libpq-dev"]),
+    // Declarations only (no pkg-config, no link): loaded with dlopen at the first connection.
+    .systemLibrary(name: "CLibpq", providers: [.apt(["libpq-dev"])]),
     // libcups: Debian 12's libcups2-dev has no cups.pc, so the module map links it.
     .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
     // Declarations only (no pkg-config, no link): libheif is loaded with dlopen when a HEIF image

@@ -100,9 +100,7 @@ private struct HEIFLibrary: @unchecked Sendable {
     >?
 
   /// The library, or why it could not be loaded (`dlerror`'s text), loaded at first use.
-  private static let shared: Result<HEIFLibrary, LoadFailure> = load()
-
-  struct LoadFailure: Error { let reason: String }
+  private static let shared: Result<HEIFLibrary, SharedLibrary.Failure> = load()
 
   static func loaded(source: String) throws(ImageError) -> HEIFLibrary {
     switch shared {
@@ -112,17 +110,12 @@ private struct HEIFLibrary: @unchecked Sendable {
     }
   }
 
-  private static func load() -> Result<HEIFLibrary, LoadFailure> {
-    guard let library = dlopen("libheif.so.1", RTLD_NOW | RTLD_LOCAL) else {
-      return .failure(LoadFailure(reason: dlerror().map { String(cString: $0) } ?? "dlopen failed"))
-    }
-    func symbol<T>(_ name: String) throws(LoadFailure) -> T {
-      guard let address = dlsym(library, name) else {
-        throw LoadFailure(reason: "libheif.so.1 has no \(name)")
-      }
-      return unsafeBitCast(address, to: T.self)
-    }
+  private static func load() -> Result<HEIFLibrary, SharedLibrary.Failure> {
     do {
+      let library = try SharedLibrary.open("libheif.so.1")
+      func symbol<T>(_ name: String) throws(SharedLibrary.Failure) -> T {
+        try library.function(name)
+      }
       let initialise: @convention(c) (OpaquePointer?) -> heif_error = try symbol("heif_init")
       let loaded = try HEIFLibrary(
         contextAlloc: symbol("heif_context_alloc"), contextFree: symbol("heif_context_free"),
@@ -140,7 +133,7 @@ private struct HEIFLibrary: @unchecked Sendable {
         planeReadonly: symbol("heif_image_get_plane_readonly"))
       let status = initialise(nil)
       guard status.code == heif_error_Ok else {
-        return .failure(LoadFailure(reason: text(status)))
+        return .failure(SharedLibrary.Failure(reason: text(status)))
       }
       return .success(loaded)
     } catch {

@@ -43,18 +43,26 @@ public struct JobsDBConnection: ~Copyable {
   ///   connection can be made; `.schemaTooNew`, `.query` from the migration.
   public init(url: String, migrate: Bool = true) throws(JobsDBError) {
     let address = JobsDBURL(url)
+    let pq: LibPQ
+    switch LibPQ.loaded {
+    case .success(let functions): pq = functions
+    case .failure(let failure):
+      throw .unreachable(
+        url: address.shown,
+        reason: "libpq.so.5 cannot be loaded (Debian: libpq5): \(failure.reason)")
+    }
     var problem: UnsafeMutablePointer<CChar>?
-    guard let parsed = PQconninfoParse(url, &problem) else {
+    guard let parsed = pq.conninfoParse(url, &problem) else {
       let reason = problem.map { String(cString: $0) } ?? "out of memory"
-      PQfreemem(problem)
+      pq.freemem(problem)
       throw .invalidURL(url: address.shown, reason: address.scrub(Self.oneLine(reason)))
     }
-    PQconninfoFree(parsed)
+    pq.conninfoFree(parsed)
     // The URL's own values override those before it (expand_dbname), not those after it.
     let keywords = ["connect_timeout", "fallback_application_name", "dbname", "client_encoding"]
     let values = ["10", "imprint", url, "UTF8"]
     let made = withCStrings(keywords) { keywords in
-      withCStrings(values) { values in PQconnectStartParams(keywords, values, 1) }
+      withCStrings(values) { values in pq.connectStartParams(keywords, values, 1) }
     }
     guard let raw = made else {
       throw .unreachable(url: address.shown, reason: "out of memory")
@@ -62,9 +70,9 @@ public struct JobsDBConnection: ~Copyable {
     // Before the connection is made: a server may warn while it starts a session (a
     // collation version mismatch), and libpq's default processor prints to standard error.
     let log = NoticeLog()
-    PQsetNoticeProcessor(raw, noticeProcessor, Unmanaged.passUnretained(log).toOpaque())
+    pq.setNoticeProcessor(raw, noticeProcessor, Unmanaged.passUnretained(log).toOpaque())
     if let problem = Self.complete(raw) {
-      PQfinish(raw)
+      pq.finish(raw)
       throw .unreachable(url: address.shown, reason: address.scrub(problem))
     }
     do {
@@ -74,7 +82,7 @@ public struct JobsDBConnection: ~Copyable {
           try Self.execute(raw, address, sql, parameters)
         } : []
     } catch {
-      PQfinish(raw)
+      pq.finish(raw)
       throw error
     }
     self.raw = raw
@@ -82,7 +90,7 @@ public struct JobsDBConnection: ~Copyable {
     self.noticeLog = log
   }
 
-  deinit { PQfinish(raw) }
+  deinit { pq.finish(raw) }
 
   /// Makes the connection `PQconnectStartParams` began: `PQconnectPoll` as its socket is
   /// ready, within `connect_timeout` seconds (at least 2, as libpq's own wait; none when 0).
@@ -94,10 +102,10 @@ public struct JobsDBConnection: ~Copyable {
     let deadline = seconds > 0 ? clock.now.advanced(by: .seconds(max(seconds, 2))) : nil
     var state = PGRES_POLLING_WRITING
     while state != PGRES_POLLING_OK {
-      guard state != PGRES_POLLING_FAILED, PQstatus(raw) != CONNECTION_BAD, PQsocket(raw) >= 0
-      else { return oneLine(String(cString: PQerrorMessage(raw))) }
+      guard state != PGRES_POLLING_FAILED, pq.status(raw) != CONNECTION_BAD, pq.socket(raw) >= 0
+      else { return oneLine(text(pq.errorMessage(raw))) }
       var socket = pollfd(
-        fd: PQsocket(raw), events: Int16(state == PGRES_POLLING_READING ? POLLIN : POLLOUT),
+        fd: pq.socket(raw), events: Int16(state == PGRES_POLLING_READING ? POLLIN : POLLOUT),
         revents: 0)
       // Milliseconds left, as poll takes them (-1: no deadline).
       let left =
@@ -106,7 +114,7 @@ public struct JobsDBConnection: ~Copyable {
       let ready = poll(&socket, 1, left)
       if ready < 0 && errno == EINTR { continue }
       if ready == 0 { return "timeout expired after \(max(seconds, 2)) s" }
-      state = PQconnectPoll(raw)
+      state = pq.connectPoll(raw)
     }
     return nil
   }
@@ -137,8 +145,8 @@ public struct JobsDBConnection: ~Copyable {
   ///
   /// - Throws: `JobsDBError.unreachable` when no connection can be made.
   public func reconnect() throws(JobsDBError) {
-    PQreset(raw)
-    guard PQstatus(raw) == CONNECTION_OK else { throw lost() }
+    pq.reset(raw)
+    guard pq.status(raw) == CONNECTION_OK else { throw lost() }
   }
 
   /// The database's clock: `now()`, the start of the current transaction, in seconds since
@@ -171,16 +179,16 @@ public struct JobsDBConnection: ~Copyable {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: timeout)
     while true {
-      guard PQconsumeInput(raw) == 1 else { throw lost() }
-      if let notice = PQnotifies(raw) {
-        defer { PQfreemem(notice) }
+      guard pq.consumeInput(raw) == 1 else { throw lost() }
+      if let notice = pq.notifies(raw) {
+        defer { pq.freemem(notice) }
         return JobsDBNotification(
           channel: String(cString: notice.pointee.relname),
           payload: String(cString: notice.pointee.extra), sender: Int(notice.pointee.be_pid))
       }
       let left = clock.now.duration(to: deadline)
       if left <= .zero { return nil }
-      var socket = pollfd(fd: PQsocket(raw), events: Int16(POLLIN), revents: 0)
+      var socket = pollfd(fd: pq.socket(raw), events: Int16(POLLIN), revents: 0)
       guard socket.fd >= 0 else { throw lost() }
       // Whole milliseconds, rounded up: a wait never ends before its deadline.
       let milliseconds = Int32(min((left / .milliseconds(1)).rounded(.up), 1e9))
@@ -194,7 +202,7 @@ public struct JobsDBConnection: ~Copyable {
   private func lost() -> JobsDBError {
     .unreachable(
       url: address.shown,
-      reason: address.scrub(Self.oneLine(String(cString: PQerrorMessage(raw)))))
+      reason: address.scrub(Self.oneLine(text(pq.errorMessage(raw)))))
   }
 
   /// The server's latest notices on this connection, oldest first (at most
@@ -205,8 +213,8 @@ public struct JobsDBConnection: ~Copyable {
   func option(_ keyword: String) -> String? { Self.option(raw, keyword) }
 
   private static func option(_ raw: OpaquePointer, _ keyword: String) -> String? {
-    guard let options = PQconninfo(raw) else { return nil }
-    defer { PQconninfoFree(options) }
+    guard let options = pq.conninfo(raw) else { return nil }
+    defer { pq.conninfoFree(options) }
     var option = options
     while let name = option.pointee.keyword {
       if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
@@ -227,23 +235,23 @@ public struct JobsDBConnection: ~Copyable {
         statement: shown(sql), index: index + 1, problem: "holds a NUL character")
     }
     let result = withOptionalCStrings(texts) { values in
-      PQexecParams(raw, sql, Int32(texts.count), nil, values, nil, nil, 0)
+      pq.execParams(raw, sql, Int32(texts.count), nil, values, nil, nil, 0)
     }
-    defer { PQclear(result) }
-    guard let result, [PGRES_COMMAND_OK, PGRES_TUPLES_OK].contains(PQresultStatus(result)) else {
+    defer { pq.clear(result) }
+    guard let result, [PGRES_COMMAND_OK, PGRES_TUPLES_OK].contains(pq.resultStatus(result)) else {
       throw failure(raw, address, sql, result)
     }
-    let columns = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
-    let rows = (0..<PQntuples(result)).map { row in
+    let columns = (0..<pq.nfields(result)).map { text(pq.fname(result, $0)) }
+    let rows = (0..<pq.ntuples(result)).map { row in
       JobsDBRow(
         columns: columns,
         values: (0..<Int32(columns.count)).map { column in
-          PQgetisnull(result, row, column) == 1
-            ? nil : String(cString: PQgetvalue(result, row, column))
+          pq.getisnull(result, row, column) == 1
+            ? nil : text(pq.getvalue(result, row, column))
         })
     }
     return JobsDBResult(
-      columns: columns, rows: rows, changed: Int(String(cString: PQcmdTuples(result))) ?? 0)
+      columns: columns, rows: rows, changed: Int(text(pq.cmdTuples(result))) ?? 0)
   }
 
   /// The error of a statement that failed: `.unreachable` when the connection is gone (libpq
@@ -257,14 +265,14 @@ public struct JobsDBConnection: ~Copyable {
     // PG_DIAG_SQLSTATE and PG_DIAG_MESSAGE_PRIMARY are character macros ('C', 'M').
     let field = { (code: Character) -> String? in
       guard let result, let ascii = code.asciiValue,
-        let text = PQresultErrorField(result, Int32(ascii))
+        let text = pq.resultErrorField(result, Int32(ascii))
       else { return nil }
       return String(cString: text)
     }
-    let connection = oneLine(String(cString: PQerrorMessage(raw)))
+    let connection = oneLine(text(pq.errorMessage(raw)))
     let reason = address.scrub(
       field("M").map(oneLine) ?? (connection.isEmpty ? "no result" : connection))
-    guard let state = field("C"), PQstatus(raw) == CONNECTION_OK, !state.hasPrefix("08"),
+    guard let state = field("C"), pq.status(raw) == CONNECTION_OK, !state.hasPrefix("08"),
       !["57P01", "57P02", "57P03"].contains(state)
     else { return .unreachable(url: address.shown, reason: reason) }
     return .query(statement: shown(sql), state: state, reason: reason)
@@ -300,6 +308,15 @@ final class NoticeLog {
     if lines.count > Self.limit { lines.removeFirst(lines.count - Self.limit) }
   }
 }
+
+/// A C string libpq returned, as text; empty for none (libpq returns none only out of memory).
+private func text(_ string: UnsafePointer<CChar>?) -> String {
+  string.map { String(cString: $0) } ?? ""
+}
+
+/// libpq's functions, for the calls made on a connection (`init` makes one only once they
+/// are loaded).
+private var pq: LibPQ { LibPQ.functions }
 
 /// libpq's notice processor: the notice into the connection's `NoticeLog`.
 private func noticeProcessor(_ context: UnsafeMutableRawPointer?, _ text: UnsafePointer<CChar>?) {

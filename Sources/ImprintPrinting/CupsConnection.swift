@@ -24,7 +24,7 @@ struct CupsConnection: ~Copyable {
   {
     var resource = [CChar](repeating: 0, count: 1024)
     guard
-      let raw = cupsConnectDest(
+      let raw = cups.cupsConnectDest(
         destination.raw, UInt32(CUPS_DEST_FLAGS_DEVICE), 30_000, nil, &resource, resource.count,
         nil, nil)
     else {
@@ -46,13 +46,13 @@ struct CupsConnection: ~Copyable {
   /// - Throws: `PrintError.unreachable` naming the scheduler.
   init(toSchedulerFor queue: String, _ session: CupsSession) throws(PrintError) {
     guard
-      let raw = httpConnect2(
-        cupsServer(), ippPort(), nil, AF_UNSPEC, cupsEncryption(), 1, 30_000, nil)
+      let raw = cups.httpConnect2(
+        cups.cupsServer(), cups.ippPort(), nil, AF_UNSPEC, cups.cupsEncryption(), 1, 30_000, nil)
     else {
       throw .unreachable(
         printer: queue,
         detail: "the CUPS scheduler at '\(CupsSession.scheduler)' does not answer: "
-          + String(cString: cupsLastErrorString()))
+          + cups.lastErrorText)
     }
     self.raw = raw
     resource = "/"
@@ -61,7 +61,7 @@ struct CupsConnection: ~Copyable {
   }
 
   deinit {
-    httpClose(raw)
+    cups.httpClose(raw)
     LiveHandles.closed("http_t", in: handleScope)
   }
 }

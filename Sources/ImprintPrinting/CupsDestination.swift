@@ -16,7 +16,7 @@ struct CupsDestination: ~Copyable {
   ///
   /// - Throws: `PrintError.unreachable` when libcups cannot read the URI.
   init(uri: String) throws(PrintError) {
-    guard let raw = cupsGetDestWithURI(nil, uri) else {
+    guard let raw = cups.cupsGetDestWithURI(nil, uri) else {
       throw .cupsUnreachable(uri)
     }
     self.raw = raw
@@ -30,8 +30,8 @@ struct CupsDestination: ~Copyable {
   init(queue: String, _ connection: borrowing CupsConnection, _ session: CupsSession)
     throws(PrintError)
   {
-    guard let raw = cupsGetNamedDest(connection.raw, queue, nil) else {
-      if cupsLastError() == IPP_STATUS_ERROR_NOT_FOUND {
+    guard let raw = cups.cupsGetNamedDest(connection.raw, queue, nil) else {
+      if cups.cupsLastError() == IPP_STATUS_ERROR_NOT_FOUND {
         throw .unknownPrinter(printer: queue, scheduler: CupsSession.scheduler)
       }
       if let refusal = session.refusal(queue, "looking up the queue") { throw refusal }
@@ -43,11 +43,13 @@ struct CupsDestination: ~Copyable {
 
   /// The destination's option `name` (`printer-uri-supported`...), if it has one.
   func option(_ name: String) -> String? {
-    cupsGetOption(name, raw.pointee.num_options, raw.pointee.options).map { String(cString: $0) }
+    cups.cupsGetOption(name, raw.pointee.num_options, raw.pointee.options).map {
+      String(cString: $0)
+    }
   }
 
   deinit {
-    cupsFreeDests(1, raw)
+    cups.cupsFreeDests(1, raw)
     LiveHandles.closed("cups_dest_t", in: handleScope)
   }
 }

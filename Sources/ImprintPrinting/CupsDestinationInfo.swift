@@ -16,7 +16,7 @@ struct CupsDestinationInfo: ~Copyable {
   ///
   /// - Throws: `PrintError.unauthorized`, `.unreachable`.
   init(_ printer: borrowing CupsPrinter, _ session: CupsSession) throws(PrintError) {
-    guard let raw = cupsCopyDestInfo(printer.connection.raw, printer.destination.raw) else {
+    guard let raw = cups.cupsCopyDestInfo(printer.connection.raw, printer.destination.raw) else {
       if let refusal = session.refusal(printer.name, "Get-Printer-Attributes") { throw refusal }
       throw .cupsUnreachable(printer.name)
     }
@@ -25,7 +25,7 @@ struct CupsDestinationInfo: ~Copyable {
   }
 
   deinit {
-    cupsFreeDestInfo(raw)
+    cups.cupsFreeDestInfo(raw)
     LiveHandles.closed("cups_dinfo_t", in: handleScope)
   }
 }

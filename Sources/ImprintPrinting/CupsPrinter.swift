@@ -42,22 +42,22 @@ struct CupsPrinter: ~Copyable {
   /// The printer's `printer-uuid` (Get-Printer-Attributes asking for it alone), or nil when
   /// it reports none or does not answer: a record, never a reason to fail.
   func uuid() -> String? {
-    guard let request = ippNewRequest(IPP_OP_GET_PRINTER_ATTRIBUTES) else {
+    guard let request = cups.ippNewRequest(IPP_OP_GET_PRINTER_ATTRIBUTES) else {
       preconditionFailure("ippNewRequest failed: out of memory")
     }
-    ippAddString(request, IPP_TAG_OPERATION, IPP_TAG_URI, "printer-uri", nil, uri)
-    ippAddString(
+    cups.ippAddString(request, IPP_TAG_OPERATION, IPP_TAG_URI, "printer-uri", nil, uri)
+    cups.ippAddString(
       request, IPP_TAG_OPERATION, IPP_TAG_KEYWORD, "requested-attributes", nil, "printer-uuid")
-    ippAddString(
-      request, IPP_TAG_OPERATION, IPP_TAG_NAME, "requesting-user-name", nil, cupsUser())
+    cups.ippAddString(
+      request, IPP_TAG_OPERATION, IPP_TAG_NAME, "requesting-user-name", nil, cups.cupsUser())
     // cupsDoRequest frees the request, and returns nil when the printer did not answer.
-    guard let raw = cupsDoRequest(connection.raw, request, connection.resource) else {
+    guard let raw = cups.cupsDoRequest(connection.raw, request, connection.resource) else {
       return nil
     }
     let response = IPPResponse(owning: raw)
-    guard PrintSubmitter.isSuccess(ippGetStatusCode(response.raw)),
-      let attribute = ippFindAttribute(response.raw, "printer-uuid", IPP_TAG_URI),
-      let value = ippGetString(attribute, 0, nil)
+    guard PrintSubmitter.isSuccess(cups.ippGetStatusCode(response.raw)),
+      let attribute = cups.ippFindAttribute(response.raw, "printer-uuid", IPP_TAG_URI),
+      let value = cups.ippGetString(attribute, 0, nil)
     else { return nil }
     return SafeText.excerpt(String(cString: value), limit: 128)
   }

@@ -37,30 +37,38 @@ final class CupsSession {
     free(password)
   }
 
-  /// Runs `body` with libcups set up for `access` on this thread.
-  static func with<Value>(_ access: PrintAccess, _ body: (CupsSession) throws -> Value) throws
-    -> Value
-  {
+  /// Runs `body` with libcups set up for `access` on this thread, to talk to `printer`.
+  ///
+  /// - Throws: `PrintError.unreachable` naming `printer` when libcups cannot be loaded (every
+  ///   call to it is made in a session); what `body` throws.
+  static func with<Value>(
+    _ access: PrintAccess, printer: String, _ body: (CupsSession) throws -> Value
+  ) throws -> Value {
+    if case .failure(let failure) = LibCups.loaded {
+      throw PrintError.unreachable(
+        printer: printer,
+        detail: "libcups.so.2 cannot be loaded (Debian: libcups2): \(failure.reason)")
+    }
     let session = CupsSession(access)
-    if let scheduler = access.scheduler { cupsSetServer(scheduler) }
-    if let user = access.credentials?.user { cupsSetUser(user) }
-    cupsSetPasswordCB2(
+    if let scheduler = access.scheduler { cups.cupsSetServer(scheduler) }
+    if let user = access.credentials?.user { cups.cupsSetUser(user) }
+    cups.cupsSetPasswordCB2(
       { _, http, _, _, context in
         guard let context else { return nil }
         return Unmanaged<CupsSession>.fromOpaque(context).takeUnretainedValue().answer(http)
       }, Unmanaged.passUnretained(session).toOpaque())
     defer {
-      cupsSetPasswordCB2({ _, _, _, _, _ in nil }, nil)
-      if access.credentials != nil { cupsSetUser(nil) }
-      if access.scheduler != nil { cupsSetServer(nil) }
+      cups.cupsSetPasswordCB2({ _, _, _, _, _ in nil }, nil)
+      if access.credentials != nil { cups.cupsSetUser(nil) }
+      if access.scheduler != nil { cups.cupsSetServer(nil) }
     }
     return try body(session)
   }
 
   /// The scheduler libcups talks to now: `host:port`, or the socket's path.
   static var scheduler: String {
-    let server = String(cString: cupsServer())
-    return server.hasPrefix("/") ? server : "\(server):\(ippPort())"
+    let server = cups.serverText
+    return server.hasPrefix("/") ? server : "\(server):\(cups.ippPort())"
   }
 
   /// Forgets that `connection` (just opened, perhaps where a closed one was) was answered.
@@ -75,7 +83,7 @@ final class CupsSession {
     guard let password else { return nil }
     // Only over TLS (ipps://, or a scheduler that encrypts), or to this machine (loopback, a
     // local socket): HTTP Basic over plain IPP would show the password to the network.
-    guard let http, httpIsEncrypted(http) != 0 || Self.isLocal(http) else {
+    guard let http, cups.httpIsEncrypted(http) != 0 || Self.isLocal(http) else {
       insecure = true
       return nil
     }
@@ -89,14 +97,14 @@ final class CupsSession {
 
   /// Whether `http` is a connection to this machine (a loopback address or a local socket).
   private static func isLocal(_ http: OpaquePointer) -> Bool {
-    guard let address = httpGetAddress(http) else { return false }
-    return httpAddrLocalhost(address) != 0
+    guard let address = cups.httpGetAddress(http) else { return false }
+    return cups.httpAddrLocalhost(address) != 0
   }
 
   /// `unauthorized` for `printer` when libcups' last error (after `what`) says the
   /// credentials were missing or refused, else nil.
   func refusal(_ printer: String, _ what: String) -> PrintError? {
-    let status = cupsLastError()
+    let status = cups.cupsLastError()
     let authentication = [
       IPP_STATUS_ERROR_NOT_AUTHENTICATED, IPP_STATUS_ERROR_NOT_AUTHORIZED,
       IPP_STATUS_ERROR_FORBIDDEN, IPP_STATUS_ERROR_CUPS_AUTHENTICATION_CANCELED,
@@ -105,13 +113,13 @@ final class CupsSession {
     if insecure { return .insecureCredentials(printer: printer) }
     return .unauthorized(
       printer: printer, user: access.credentials?.user,
-      detail: "\(what): \(String(cString: cupsLastErrorString()))")
+      detail: "\(what): \(cups.lastErrorText)")
   }
 }
 
 extension PrintError {
   /// `unreachable` for `printer` with libcups' last error text.
   static func cupsUnreachable(_ printer: String) -> PrintError {
-    .unreachable(printer: printer, detail: "cups: \(String(cString: cupsLastErrorString()))")
+    .unreachable(printer: printer, detail: "cups: \(cups.lastErrorText)")
   }
 }

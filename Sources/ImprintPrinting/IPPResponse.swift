@@ -19,7 +19,7 @@ struct IPPResponse: ~Copyable {
   }
 
   deinit {
-    ippDelete(raw)
+    cups.ippDelete(raw)
     LiveHandles.closed("ipp_t", in: handleScope)
   }
 }

@@ -48,8 +48,10 @@ extension PrintSubmitter {
     defer { close(descriptor) }
     var count: Int32 = 0
     var list: UnsafeMutablePointer<cups_option_t>?
-    defer { cupsFreeOptions(count, list) }
-    for (name, value) in options(file.ticket) { count = cupsAddOption(name, value, count, &list) }
+    defer { cups.cupsFreeOptions(count, list) }
+    for (name, value) in options(file.ticket) {
+      count = cups.cupsAddOption(name, value, count, &list)
+    }
     let title = file.ticket.document
     let printer = target.name
     let connection = target.connection.raw
@@ -58,12 +60,12 @@ extension PrintSubmitter {
       session.refusal(printer, what)
         ?? .refused(
           file: file.ticket.file, printer: printer,
-          detail: "\(what): \(String(cString: cupsLastErrorString()))")
+          detail: "\(what): \(cups.lastErrorText)")
     }
     var jobID: Int32 = 0
     let deadline = Date().addingTimeInterval(busySeconds.isFinite ? max(0, busySeconds) : 60)
     while true {
-      let status = cupsCreateDestJob(
+      let status = cups.cupsCreateDestJob(
         connection, destination, info.raw, &jobID, title, count, list)
       if isSuccess(status) { break }
       guard status == IPP_STATUS_ERROR_BUSY, Date() < deadline else {
@@ -76,11 +78,11 @@ extension PrintSubmitter {
     } catch {
       // Not to be sent (its record could not be written, or this run may not send): the job
       // is canceled rather than left waiting at the printer for a document.
-      _ = cupsCancelDestJob(connection, destination, jobID)
+      _ = cups.cupsCancelDestJob(connection, destination, jobID)
       throw error
     }
     guard
-      cupsStartDestDocument(
+      cups.cupsStartDestDocument(
         connection, destination, info.raw, jobID, title, "application/pdf", 0, nil, 1)
         == HTTP_STATUS_CONTINUE
     else { throw refused("Send-Document") }
@@ -94,11 +96,11 @@ extension PrintSubmitter {
         throw FileError.unreadable(path: file.document, reason: .system(errno))
       }
       if read == 0 { break }
-      guard cupsWriteRequestData(connection, buffer, read) == HTTP_STATUS_CONTINUE else {
+      guard cups.cupsWriteRequestData(connection, buffer, read) == HTTP_STATUS_CONTINUE else {
         throw refused("sending the document")
       }
     }
-    guard isSuccess(cupsFinishDestDocument(connection, destination, info.raw)) else {
+    guard isSuccess(cups.cupsFinishDestDocument(connection, destination, info.raw)) else {
       throw refused("Send-Document")
     }
     return Int(jobID)

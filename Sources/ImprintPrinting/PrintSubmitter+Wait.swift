@@ -57,7 +57,7 @@ extension PrintSubmitter {
       guard !waiting.isEmpty else { continue }
       var place = access
       if let scheduler { place.scheduler = scheduler }
-      try CupsSession.with(place) { session in
+      try CupsSession.with(place, printer: printer) { session in
         let target = try CupsPrinter(printer, session)
         for index in waiting {
           var pause: UInt32 = 20_000
@@ -114,22 +114,23 @@ extension PrintSubmitter {
   private static func jobState(
     _ jobID: Int, file: String, _ target: borrowing CupsPrinter, _ session: CupsSession
   ) throws(PrintError) -> (state: String, reasons: [String], message: String?) {
-    guard let request = ippNewRequest(IPP_OP_GET_JOB_ATTRIBUTES) else {
+    guard let request = cups.ippNewRequest(IPP_OP_GET_JOB_ATTRIBUTES) else {
       preconditionFailure("ippNewRequest failed: out of memory")
     }
     let printer = target.name
-    ippAddString(request, IPP_TAG_OPERATION, IPP_TAG_URI, "printer-uri", nil, target.uri)
-    ippAddInteger(request, IPP_TAG_OPERATION, IPP_TAG_INTEGER, "job-id", Int32(clamping: jobID))
-    ippAddString(
-      request, IPP_TAG_OPERATION, IPP_TAG_NAME, "requesting-user-name", nil, cupsUser())
+    cups.ippAddString(request, IPP_TAG_OPERATION, IPP_TAG_URI, "printer-uri", nil, target.uri)
+    cups.ippAddInteger(
+      request, IPP_TAG_OPERATION, IPP_TAG_INTEGER, "job-id", Int32(clamping: jobID))
+    cups.ippAddString(
+      request, IPP_TAG_OPERATION, IPP_TAG_NAME, "requesting-user-name", nil, cups.cupsUser())
     // cupsDoRequest frees the request, and returns nil when the printer did not answer.
-    guard let raw = cupsDoRequest(target.connection.raw, request, target.connection.resource)
+    guard let raw = cups.cupsDoRequest(target.connection.raw, request, target.connection.resource)
     else {
       if let refusal = session.refusal(printer, "Get-Job-Attributes") { throw refusal }
       throw .cupsUnreachable(printer)
     }
     let response = IPPResponse(owning: raw)
-    let status = ippGetStatusCode(response.raw)
+    let status = cups.ippGetStatusCode(response.raw)
     guard isSuccess(status) else {
       if status == IPP_STATUS_ERROR_NOT_FOUND {
         throw .jobUnknown(file: file, printer: printer, jobID: jobID)
@@ -137,20 +138,22 @@ extension PrintSubmitter {
       if let refusal = session.refusal(printer, "Get-Job-Attributes") { throw refusal }
       throw .refused(
         file: file, printer: printer,
-        detail: "Get-Job-Attributes: \(String(cString: cupsLastErrorString()))")
+        detail: "Get-Job-Attributes: \(cups.lastErrorText)")
     }
     func strings(_ name: String) -> [String] {
-      guard let attribute = ippFindAttribute(response.raw, name, IPP_TAG_ZERO) else { return [] }
-      return (0..<ippGetCount(attribute)).compactMap { index in
-        ippGetString(attribute, index, nil).map { String(cString: $0) }
+      guard let attribute = cups.ippFindAttribute(response.raw, name, IPP_TAG_ZERO) else {
+        return []
+      }
+      return (0..<cups.ippGetCount(attribute)).compactMap { index in
+        cups.ippGetString(attribute, index, nil).map { String(cString: $0) }
       }
     }
-    guard let stateAttribute = ippFindAttribute(response.raw, "job-state", IPP_TAG_ENUM) else {
+    guard let stateAttribute = cups.ippFindAttribute(response.raw, "job-state", IPP_TAG_ENUM) else {
       throw .refused(
         file: file, printer: printer, detail: "Get-Job-Attributes: no job-state in the answer")
     }
-    let value = ippGetInteger(stateAttribute, 0)
-    let state = ippEnumString("job-state", value).map { String(cString: $0) } ?? "\(value)"
+    let value = cups.ippGetInteger(stateAttribute, 0)
+    let state = cups.ippEnumString("job-state", value).map { String(cString: $0) } ?? "\(value)"
     return (state, strings("job-state-reasons"), strings("job-state-message").first)
   }
 }

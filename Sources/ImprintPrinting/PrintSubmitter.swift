@@ -106,7 +106,7 @@ public enum PrintSubmitter {
 
     /// Sends the files `pending` names, each printer's in order, into `sent`.
     func sendPending() throws {
-      try CupsSession.with(access) { session in
+      try CupsSession.with(access, printer: printer) { session in
         // One connection a printer, each printer's files in order: the colour printer's first.
         for name in mono == printer ? [printer] : [printer, mono] {
           let indices = files.indices.filter { targets[$0] == name && pending.contains($0) }
@@ -247,6 +247,8 @@ public enum PrintSubmitter {
   ///   answer), `.unknownPrinter` (no such queue), `.unauthorized`.
   public static func lookUp(_ printer: String, access: PrintAccess = PrintAccess()) throws {
     guard case .queue = try PrinterName(printer) else { return }
-    try CupsSession.with(access) { session in _ = try CupsPrinter(printer, session) }
+    try CupsSession.with(access, printer: printer) { session in
+      _ = try CupsPrinter(printer, session)
+    }
   }
 }

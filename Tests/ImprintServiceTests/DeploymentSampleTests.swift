@@ -748,12 +748,17 @@ struct DeploymentSampleTests {
         String($0.prefix { $0 != ":" })
       })
     // The libraries imprint needs: its NEEDED entries, and those it loads with dlopen (libheif,
-    // libcurl); the Swift runtime, under the toolchain, is linked statically by the image.
+    // libcurl, libcups, libpq); the Swift runtime, under the toolchain, is linked statically by
+    // the image.
     let elf = try runTool("readelf", ["-d", imprintExecutable])
     var needed = elf.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap {
       $0.split(separator: "[").last?.split(separator: "]").first.map(String.init)
     }
-    needed += ["libheif.so.1", "libcurl.so.4"]
+    // Loaded when needed, never at exec (LibCups, LibPQ: their 22 libraries cost every start).
+    for loaded in ["libheif.so.1", "libcurl.so.4", "libcups.so.2", "libpq.so.5"] {
+      #expect(!needed.contains(loaded), "imprint links \(loaded)")
+    }
+    needed += ["libheif.so.1", "libcurl.so.4", "libcups.so.2", "libpq.so.5"]
     let cache = try runTool("ldconfig", ["-p"]).stdout.split(separator: "\n")
     // In the system's cache: a Debian package's (the Swift runtime is not there).
     let system = needed.filter { library in cache.contains { $0.hasPrefix("\t\(library) ") } }
