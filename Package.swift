@@ -57,7 +57,10 @@ let package = Package(
       name: "CImprintShims", dependencies: ["CJPEG"],
       linkerSettings: [.linkedLibrary("deflate")]),
     .target(name: "CImprintFetch"),
-    .target(name: "CImprintInflate", linkerSettings: [.linkedLibrary("z")]),
+    // zlib, and libdeflate's inflater for the streams it reads as zlib does (inflate.c says
+    // why libdeflate is linked by two C targets).
+    .target(
+      name: "CImprintInflate", linkerSettings: [.linkedLibrary("z"), .linkedLibrary("deflate")]),
     .target(name: "CImprintProcess"),
     // llhttp (Debian's node-llhttp sources) and the socket calls of `imprint serve`'s HTTP server
     // (ImprintService).
@@ -159,7 +162,9 @@ let package = Package(
       path: "Tests/ImprintTestSupport"
     ),
     .testTarget(name: "ImprintCoreTests", dependencies: ["ImprintCore", "ImprintTestSupport"]),
-    .testTarget(name: "ImprintPDFTests", dependencies: ["ImprintPDF", "ImprintTestSupport"]),
+    .testTarget(
+      name: "ImprintPDFTests",
+      dependencies: ["ImprintPDF", "CImprintInflate", "ImprintTestSupport"]),
     .testTarget(
       name: "ImprintGraphicsTests",
       dependencies: ["ImprintGraphics", "ImprintPDF", "ImprintTestSupport"]
