@@ -5,7 +5,7 @@
 # (`taskset -c N`, one document worker each: `-j 1`), in one run:
 #   cards    wrk -c 8 POSTing a card PDF (both sides) through HAProxy for DURATION seconds:
 #            requests per second
-#   batches  BATCHES batches (default 2) of CARDS card items (default 1000) posted at once
+#   batches  BATCHES batches (default 4) of CARDS card items (default 1000) posted at once
 #            through HAProxy, timed from the first POST until the last job is done (polled every
 #            0.2 s through HAProxy); every job must end done with all its items
 #   database the jobs database's cost per batch job, from pg_stat_statements: statements run
@@ -14,17 +14,20 @@
 # replica's peak memory (VmHWM). The database is a private cluster in a temporary folder (as the
 # postgres user, a Unix socket only), removed at the end.
 # This machine has 2 cores: HAProxy, wrk, curl and PostgreSQL share them with the replicas, so
-# the ratio measured here is below what two machines give; the figures say so.
+# the ratio measured here is below what two machines give; the figures say so. HAProxy runs one
+# thread and wrk one (8 connections): the least of the replicas' cores they can take.
 # Usage: Benchmarks/scale-bench.sh   (needs scripts/bootstrap --bench; run it under
 #        flock /work/bench.lock). Environment: DURATION (default 10), CARDS (default 1000),
-#        BATCHES (default 2), ROUNDS (default 3: the figures are the rounds' medians).
+#        BATCHES (default 4: a replica takes the next job when it ends one, so two replicas
+#        share four batches evenly however their cores' speeds differ; with two, the slower
+#        replica's one batch decides), ROUNDS (default 5: the figures are the rounds' medians).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work="${BENCH_DIR:-$root/Benchmarks/out/scale}"
 duration=${DURATION:-10}
 cards=${CARDS:-1000}
-batches=${BATCHES:-2}
-rounds=${ROUNDS:-3}
+batches=${BATCHES:-4}
+rounds=${ROUNDS:-5}
 rm -rf "$work"; mkdir -p "$work"
 cd "$root"
 source "$root/Benchmarks/common.sh"
@@ -89,7 +92,7 @@ run() {
   local front
   front=$(free_port)
   {
-    printf 'global\n  maxconn 512\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 300s\n  timeout server 300s\n'
+    printf 'global\n  maxconn 512\n  nbthread 1\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 300s\n  timeout server 300s\n'
     printf 'frontend imprint\n  bind 127.0.0.1:%s\n  default_backend replicas\n' "$front"
     printf 'backend replicas\n  balance roundrobin\n  option httpchk GET /readyz\n  http-check expect status 200\n'
     for ((i = 0; i < n; i++)); do printf '  server r%s 127.0.0.1:%s check inter 500ms\n' "$i" "${ports[$i]}"; done
@@ -99,7 +102,7 @@ run() {
   for ((i = 0; i < 100; i++)); do curl -sf "http://127.0.0.1:$front/readyz" >/dev/null && break; sleep 0.1; done
 
   # Cards through the balancer.
-  wrk -t 2 -c 8 -d "${duration}s" --timeout 60s -s "$work/card.lua" "http://127.0.0.1:$front" \
+  wrk -t 1 -c 8 -d "${duration}s" --timeout 60s -s "$work/card.lua" "http://127.0.0.1:$front" \
     >"$work/cards-$n.wrk"
   if grep -q "Non-2xx\|Socket errors" "$work/cards-$n.wrk"; then
     echo "wrk saw failures:" >&2; cat "$work/cards-$n.wrk" >&2; exit 1
@@ -151,7 +154,7 @@ PY
 }
 
 echo "scale-bench: $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, imprint $("$imprint" --version | awk '{print $2}')"
-# ROUNDS rounds (default 3), one replica then two in each, alternating: the machine is shared
+# ROUNDS rounds (default 5), one replica then two in each, alternating: the machine is shared
 # and its load drifts, so each figure is the median of the rounds, and so is each ratio.
 results=()
 for ((round = 0; round < rounds; round++)); do
