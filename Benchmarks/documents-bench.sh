@@ -8,6 +8,9 @@
 #                `qpdf --show-npages` loop; the counts must equal pdfinfo's
 #   colour       per-page colour of the colour-test files: `imprint inspect --colors` vs a
 #                Ghostscript `inkcov` loop at 75 dpi
+#   photo page   a phone photo saved as a PDF (a 4032 x 2268 baseline JPEG page, made here by
+#                Pillow, seeded) thumbnailed at 256 px 20 times: `imprint thumb` vs `mutool
+#                draw`, a process each, start-up included (issue #30: at most 3x mutool's CPU)
 # Each is run $RUNS times (default 3); the run with the median wall time is reported.
 # Usage: Benchmarks/documents-bench.sh [CORPUS_DIR]   (needs scripts/bootstrap --bench; the
 # corpus comes from ../shared/corpus/get-corpus.sh, fetched here when the folder is empty)
@@ -70,18 +73,33 @@ colour=("$corpus/cups-testpage.pdf" "$corpus/eyes17.pdf" "$corpus/octave-refcard
 t colour-imprint "$imprint" inspect --colors --json "${colour[@]}"
 t colour-inkcov bash -c 'for f in "$@"; do gs -q -dSAFER -dBATCH -dNOPAUSE -sDEVICE=inkcov -r75 -o - "$f"; done' _ "${colour[@]}"
 
+python3 - "$work/photo.pdf" <<'PY'
+import random, sys
+from PIL import Image, ImageFilter
+random.seed(4)
+width, height = 4032, 2268
+noise = Image.effect_noise((width // 8, height // 8), 60).convert("RGB").resize((width, height), Image.BICUBIC)
+gradient = Image.linear_gradient("L").resize((width, height)).convert("RGB")
+photo = Image.blend(noise, gradient, 0.5).filter(ImageFilter.GaussianBlur(1))
+photo.save(sys.argv[1] + ".jpg", quality=90)
+Image.open(sys.argv[1] + ".jpg").save(sys.argv[1], "PDF", resolution=300)
+PY
+mkdir -p "$work/photo-i"
+t photo-imprint bash -c 'for i in $(seq 20); do "$1" thumb --size 256 -o "$2" "$3"; done' _ "$imprint" "$work/photo-i" "$work/photo.pdf"
+t photo-mutool bash -c 'for i in $(seq 20); do mutool draw -q -w 256 -h 256 -o "$1" "$2" 1 2>/dev/null; done' _ "$work/photo-m.png" "$work/photo.pdf"
+
 python3 - "$work" <<'PY'
 import sys
 work = sys.argv[1]
 def read(name):
     w, u, s, m = map(float, open(f"{work}/{name}.time").read().split())
     return w, u + s, m / 1024
-print(f"{'task':44} {'wall_s':>7} {'cpu_s':>7} {'peak_MB':>8} {'imprint is':>16}")
+print(f"{'task':44} {'wall_s':>7} {'cpu_s':>7} {'peak_MB':>8} {'imprint is':>16} {'peer CPU / imprint':>19}")
 for task, peers in [("thumb", ["pdftoppm", "mutool"]), ("all", ["pdftoppm", "mutool"]),
-                    ("count", ["pdfinfo", "qpdf"]), ("colour", ["inkcov"])]:
+                    ("count", ["pdfinfo", "qpdf"]), ("colour", ["inkcov"]), ("photo", ["mutool"])]:
     mine = read(f"{task}-imprint")
     print(f"{task + ': imprint':44} {mine[0]:7.3f} {mine[1]:7.2f} {mine[2]:8.1f}")
     for peer in peers:
         other = read(f"{task}-{peer}")
-        print(f"{task + ': ' + peer:44} {other[0]:7.3f} {other[1]:7.2f} {other[2]:8.1f} {other[0] / mine[0]:9.2f}x faster")
+        print(f"{task + ': ' + peer:44} {other[0]:7.3f} {other[1]:7.2f} {other[2]:8.1f} {other[0] / mine[0]:9.2f}x faster {other[1] / mine[1]:18.2f}x")
 PY
