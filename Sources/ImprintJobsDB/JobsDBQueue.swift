@@ -101,14 +101,15 @@ public struct JobsDBDepth: Sendable, Equatable {
 public struct JobsDBNotification: Sendable, Equatable {
   /// The channel it was sent on.
   public let channel: String
-  /// Its payload (a job's id, on `JobsDBConnection.queueChannel`).
+  /// Its payload (a job's id, on `JobsDBConnection.queueChannel`; empty for a job's end).
   public let payload: String
   /// The process id of the server session that sent it.
   public let sender: Int
 }
 
 extension JobsDBConnection {
-  /// The channel `enqueue` and `release` notify with the job's id, which `listen` listens to.
+  /// The channel `enqueue` and `release` notify with the job's id, and `finish` with an empty
+  /// payload (a replica is free to take the next job), which `listen` listens to.
   public static let queueChannel = "imprint_jobs"
 
   /// The columns the queue's statements return, read by `JobsDBJob.init(row:)`.
@@ -250,13 +251,16 @@ extension JobsDBConnection {
     throws(JobsDBError) -> JobsDBJob
   {
     precondition(state.isFinal, "a job ends done, failed or canceled, not \(state)")
+    // The end notifies `queueChannel` (an empty payload: a replica is free), in the same
+    // statement and only when a job ended: the replica that ran it claims its next job at
+    // once rather than when its wait for a notification times out.
     let ended = try query(
       """
       UPDATE jobs SET state = $3, record = coalesce($4::jsonb, record), finished_at = now(),
         lease_owner = NULL, lease_until = NULL
       WHERE id = $1 AND state = 'running' AND lease_owner = $2
-      RETURNING
-      """ + " " + Self.jobColumns, [id, owner, state.rawValue, record])
+      RETURNING pg_notify($5, '') IS NULL AS notified,
+      """ + " " + Self.jobColumns, [id, owner, state.rawValue, record, Self.queueChannel])
     guard let job = try Self.job(ended) else { throw .leaseLost(job: id, owner: owner) }
     return job
   }

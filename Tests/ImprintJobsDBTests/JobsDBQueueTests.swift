@@ -250,6 +250,18 @@ struct JobsDBQueueTests {
     // No notification of a rolled-back enqueue (its id taken).
     #expect(throws: JobsDBError.self) { try waiter.enqueue(id: "j1", kind: "batch") }
     #expect(try waiter.notification(within: .milliseconds(200)) == nil)
+    // A job's end notifies with an empty payload, from another session too (the replica that
+    // ran it takes its next job at once); an end refused (the lease not held) does not.
+    #expect(try waiter.claim(owner: "w", lease: .seconds(60))?.id == "j1")
+    let other = try JobsDBConnection(url: url, migrate: false)
+    #expect(throws: JobsDBError.self) { try other.complete(id: "j1", owner: "someone else") }
+    #expect(try waiter.notification(within: .milliseconds(200)) == nil)
+    try other.complete(id: "j1", owner: "w")
+    let ended = try waiter.notification(within: .seconds(5))
+    #expect(ended?.channel == JobsDBConnection.queueChannel && ended?.payload == "")
+    #expect(ended.map { $0.sender != pid } == true)
+    #expect(try waiter.job(id: "j1")?.state == .done)
+    #expect(try waiter.notification(within: .milliseconds(200)) == nil)
     // A connection lost while waiting.
     let killer = try JobsDBConnection(url: url, migrate: false)
     try killer.query("SELECT pg_terminate_backend($1)", [pid])
