@@ -4,6 +4,7 @@
 // writes it.
 
 import Foundation
+import ImprintTestSupport
 import Testing
 
 @testable import ImprintCore
@@ -174,20 +175,8 @@ private indirect enum Sample: Encodable {
   }
 }
 
-/// SplitMix64: the same samples every run.
-private struct Generator: RandomNumberGenerator {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
-
 private struct SampleMaker {
-  var random: Generator
+  var random: SeededGenerator
 
   static let strings = [
     "", "a", "A", "ab", "a/b", "\"quoted\"", "back\\slash", "tab\there", "line\nfeed", "\r",
@@ -284,7 +273,7 @@ private func foundation(_ value: some Encodable, pretty: Bool) throws -> String 
 
 @Suite struct JSONOutputTests {
   @Test func generatedValuesAsJSONEncoderWritesThem() throws {
-    var maker = SampleMaker(random: Generator(state: 20_261_206))
+    var maker = SampleMaker(random: SeededGenerator(state: 20_261_206))
     var compared = 0
     for _ in 0..<3000 {
       let sample = maker.value(0)
