@@ -12,9 +12,10 @@ import Foundation
 /// `URL`, `Decimal` or a string-keyed dictionary (dynamic casts, a protocol conformance looked up
 /// each time), keeps each object in a dictionary and sorts it as it writes; `imprint inspect
 /// --json` of 14 files (5 357 pages, each an object of five keys) spent a sixth of its CPU there.
-/// This encoder compares the value's type with those four (a pointer comparison) and keeps an
-/// object's entries in the order given. Whatever it does not write itself (those four types,
-/// infinities and NaN, a value that encodes nothing) it hands back with `unsupported`, and
+/// This encoder compares the value's type with those (a pointer comparison), asks once whether
+/// it is a `JSONOutputValue`, and keeps an object's entries in the order given. Whatever it does
+/// not write itself (those types, infinities and NaN, a value that encodes nothing) it hands
+/// back with `Unsupported`, and
 /// `JSONOutput` asks `JSONEncoder`: the bytes stay Foundation's in every case, which
 /// `JSONOutputTests` checks on generated values against `JSONEncoder`.
 struct OutputEncoder {
@@ -28,7 +29,10 @@ struct OutputEncoder {
   ///
   /// - Throws: `Unsupported`, or whatever the value's own `encode(to:)` throws.
   func encode(_ value: some Encodable) throws -> [UInt8] {
-    let node = try OutputNode.make(value, codingPath: [], userInfo: userInfo)
+    let root = OutputValueEncoder(userInfo: userInfo)
+    var container = root.singleValueContainer()
+    try container.encode(value)
+    guard let node = root.node else { throw Unsupported() }
     var writer = OutputWriter(pretty: pretty)
     writer.write(node)
     return writer.bytes
@@ -37,9 +41,9 @@ struct OutputEncoder {
 
 /// A type that gives `JSONOutput` its JSON value directly.
 ///
-/// Not through its `Encodable` conformance's containers: for the values written by the thousand (a page's size), where the
-/// containers are most of the cost. Its value must be what its `encode(to:)` writes; a test
-/// of the type compares the two.
+/// Not through its `Encodable` conformance's containers: for the values written by the
+/// thousand (a page's size), where the containers are most of the cost. Its value must be what
+/// its `encode(to:)` writes; a test of the type compares the two.
 public protocol JSONOutputValue: Encodable {
   /// The value as its `encode(to:)` writes it.
   ///
@@ -56,8 +60,6 @@ public enum OutputNode {
   case null
   case array(OutputArray)
   case object(OutputObject)
-  /// An object given whole by a `JSONOutputValue`: its entries, each key once, written sorted.
-  case fields([(key: String, value: OutputNode)])
 
   /// A floating-point number.
   ///
@@ -68,17 +70,6 @@ public enum OutputNode {
 
   /// An integer.
   public static func number(_ value: Int) -> OutputNode { .number(String(value)) }
-
-  /// The node of `value`, made by its own `encode(to:)`.
-  static func make<T: Encodable>(
-    _ value: T, codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: Any]
-  ) throws -> OutputNode {
-    if let node = try simple(value) { return node }
-    let encoder = OutputValueEncoder(codingPath: codingPath, userInfo: userInfo)
-    try value.encode(to: encoder)
-    guard let node = encoder.node else { throw OutputEncoder.Unsupported() }
-    return node
-  }
 
   /// The node of a string or number without an encoder (the types compared, no cast); `nil`
   /// for any other type.
@@ -121,35 +112,39 @@ public final class OutputArray {
 /// (as JSONEncoder's dictionary does).
 public final class OutputObject {
   private(set) var entries: [(key: String, value: OutputNode)] = []
+  /// Each key's position, kept once an object has more entries than a look along them costs.
   private var index: [String: Int] = [:]
+  private static let indexedFrom = 9
 
-  subscript(key: String) -> OutputNode? {
-    get {
-      if entries.count <= 8 { return entries.first { $0.key == key }?.value }
-      return index[key].map { entries[$0].value }
+  init() {}
+
+  /// An object of `fields` (a `JSONOutputValue`'s), in any order.
+  public init(_ fields: [(key: String, value: OutputNode)]) {
+    for (key, value) in fields { set(key, value) }
+  }
+
+  /// The value at `key`, if any.
+  func value(at key: String) -> OutputNode? {
+    position(of: key).map { entries[$0].value }
+  }
+
+  /// Sets `key`'s value.
+  func set(_ key: String, _ value: OutputNode) {
+    if let position = position(of: key) {
+      entries[position].value = value
+      return
     }
-    set {
-      guard let newValue else { return }
-      if let position = position(of: key) {
-        entries[position].value = newValue
-        return
-      }
-      entries.append((key, newValue))
-      if entries.count == 9 {
-        for (position, entry) in entries.enumerated() { index[entry.key] = position }
-      } else if entries.count > 9 {
-        index[key] = entries.count - 1
-      }
+    entries.append((key, value))
+    if entries.count == Self.indexedFrom {
+      for (position, entry) in entries.enumerated() { index[entry.key] = position }
+    } else if entries.count > Self.indexedFrom {
+      index[key] = entries.count - 1
     }
   }
 
   /// The entries by their keys' UTF-8 bytes, as JSONEncoder sorts them (an insertion sort:
   /// objects are small, and often given in order).
-  func sortedEntries() -> [(key: String, value: OutputNode)] { Self.sorted(entries) }
-
-  static func sorted(_ entries: [(key: String, value: OutputNode)]) -> [(
-    key: String, value: OutputNode
-  )] {
+  func sortedEntries() -> [(key: String, value: OutputNode)] {
     var sorted = entries
     guard sorted.count > 1 else { return sorted }
     for next in 1..<sorted.count {
@@ -180,7 +175,7 @@ public final class OutputObject {
   }
 
   private func position(of key: String) -> Int? {
-    if entries.count <= 8 { return entries.firstIndex { $0.key == key } }
+    if entries.count < Self.indexedFrom { return entries.firstIndex { $0.key == key } }
     return index[key]
   }
 }
@@ -190,27 +185,26 @@ final class OutputValueEncoder: Encoder {
   let storedUserInfo: [CodingUserInfoKey: Any]
   var node: OutputNode?
   /// The coding path, made only when asked (errors; no Imprint type reads it): the parent's and
-  /// this value's key, or a whole path given.
+  /// this value's key; empty at the root.
   private let parent: OutputValueEncoder?
   private let key: (any CodingKey)?
-  private let path: [any CodingKey]
 
-  init(codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: Any]) {
-    path = codingPath
+  /// The root encoder.
+  init(userInfo: [CodingUserInfoKey: Any]) {
     parent = nil
     key = nil
     storedUserInfo = userInfo
   }
 
+  /// The encoder of the value at `key` under `parent`.
   init(parent: OutputValueEncoder, key: any CodingKey) {
     self.parent = parent
     self.key = key
-    path = []
     storedUserInfo = parent.storedUserInfo
   }
 
   var codingPath: [any CodingKey] {
-    guard let parent, let key else { return path }
+    guard let parent, let key else { return [] }
     return parent.codingPath + [key]
   }
 
@@ -276,91 +270,88 @@ private struct OutputKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
   var codingPath: [any CodingKey] { encoder.codingPath }
 
-  mutating func encodeNil(forKey key: Key) throws { object[key.stringValue] = .null }
+  mutating func encodeNil(forKey key: Key) throws { object.set(key.stringValue, .null) }
   mutating func encode(_ value: Bool, forKey key: Key) throws {
-    object[key.stringValue] = .bool(value)
+    object.set(key.stringValue, .bool(value))
   }
   mutating func encode(_ value: String, forKey key: Key) throws {
-    object[key.stringValue] = .string(value)
+    object.set(key.stringValue, .string(value))
   }
   mutating func encode(_ value: Double, forKey key: Key) throws {
-    object[key.stringValue] = .number(try OutputNode.format(value))
+    object.set(key.stringValue, .number(try OutputNode.format(value)))
   }
   mutating func encode(_ value: Float, forKey key: Key) throws {
-    object[key.stringValue] = .number(try OutputNode.format(value))
+    object.set(key.stringValue, .number(try OutputNode.format(value)))
   }
   mutating func encode(_ value: Int, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: Int8, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: Int16, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: Int32, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: Int64, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: UInt, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: UInt8, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: UInt16, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: UInt32, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode(_ value: UInt64, forKey key: Key) throws {
-    object[key.stringValue] = .number(String(value))
+    object.set(key.stringValue, .number(String(value)))
   }
   mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-    object[key.stringValue] = try encoder.child(value, at: key)
+    object.set(key.stringValue, try encoder.child(value, at: key))
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(
     keyedBy keyType: NestedKey.Type, forKey key: Key
   ) -> KeyedEncodingContainer<NestedKey> {
     let nested: OutputObject
-    if case .object(let existing) = object[key.stringValue] {
+    if case .object(let existing) = object.value(at: key.stringValue) {
       nested = existing
     } else {
       nested = OutputObject()
-      object[key.stringValue] = .object(nested)
+      object.set(key.stringValue, .object(nested))
     }
-    let child = OutputValueEncoder(
-      codingPath: codingPath + [key], userInfo: encoder.storedUserInfo)
+    let child = OutputValueEncoder(parent: encoder, key: key)
     return KeyedEncodingContainer(OutputKeyedContainer<NestedKey>(encoder: child, object: nested))
   }
 
   mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
     let nested: OutputArray
-    if case .array(let existing) = object[key.stringValue] {
+    if case .array(let existing) = object.value(at: key.stringValue) {
       nested = existing
     } else {
       nested = OutputArray()
-      object[key.stringValue] = .array(nested)
+      object.set(key.stringValue, .array(nested))
     }
-    let child = OutputValueEncoder(
-      codingPath: codingPath + [key], userInfo: encoder.storedUserInfo)
+    let child = OutputValueEncoder(parent: encoder, key: key)
     return OutputUnkeyedContainer(encoder: child, array: nested)
   }
 
   mutating func superEncoder() -> any Encoder {
-    OutputDeferredEncoder(
-      codingPath: codingPath + [OutputIndexKey(stringValue: "super")],
-      userInfo: encoder.storedUserInfo
-    ) { [object] node in object["super"] = node }
+    OutputDeferredEncoder(parent: encoder, key: OutputIndexKey(stringValue: "super")) {
+      [object] node in object.set("super", node)
+    }
   }
 
   mutating func superEncoder(forKey key: Key) -> any Encoder {
-    OutputDeferredEncoder(codingPath: codingPath + [key], userInfo: encoder.storedUserInfo) {
-      [object] node in object[key.stringValue] = node
+    OutputDeferredEncoder(parent: encoder, key: key) {
+      [object] node in object.set(key.stringValue, node)
     }
   }
 }
@@ -404,7 +395,7 @@ private struct OutputUnkeyedContainer: UnkeyedEncodingContainer {
     let nested = OutputObject()
     let key = nextKey
     array.items.append(.object(nested))
-    let child = OutputValueEncoder(codingPath: codingPath + [key], userInfo: encoder.storedUserInfo)
+    let child = OutputValueEncoder(parent: encoder, key: key)
     return KeyedEncodingContainer(OutputKeyedContainer<NestedKey>(encoder: child, object: nested))
   }
 
@@ -412,7 +403,7 @@ private struct OutputUnkeyedContainer: UnkeyedEncodingContainer {
     let nested = OutputArray()
     let key = nextKey
     array.items.append(.array(nested))
-    let child = OutputValueEncoder(codingPath: codingPath + [key], userInfo: encoder.storedUserInfo)
+    let child = OutputValueEncoder(parent: encoder, key: key)
     return OutputUnkeyedContainer(encoder: child, array: nested)
   }
 
@@ -420,10 +411,9 @@ private struct OutputUnkeyedContainer: UnkeyedEncodingContainer {
     // JSONEncoder holds the array's place for what the super encoder writes.
     let position = array.items.count
     array.items.append(.null)
-    return OutputDeferredEncoder(
-      codingPath: codingPath + [OutputIndexKey(intValue: position)],
-      userInfo: encoder.storedUserInfo
-    ) { [array] node in array.items[position] = node }
+    return OutputDeferredEncoder(parent: encoder, key: OutputIndexKey(intValue: position)) {
+      [array] node in array.items[position] = node
+    }
   }
 }
 
@@ -452,8 +442,14 @@ private struct OutputSingleValueContainer: SingleValueEncodingContainer {
   mutating func encode(_ value: UInt32) throws { encoder.node = .number(String(value)) }
   mutating func encode(_ value: UInt64) throws { encoder.node = .number(String(value)) }
   mutating func encode<T: Encodable>(_ value: T) throws {
-    encoder.node = try OutputNode.make(
-      value, codingPath: codingPath, userInfo: encoder.storedUserInfo)
+    // The value is this encoder's one value: encoded into it, at its own coding path.
+    if let node = try OutputNode.simple(value) {
+      encoder.node = node
+      return
+    }
+    encoder.node = nil
+    try value.encode(to: encoder)
+    guard encoder.node != nil else { throw OutputEncoder.Unsupported() }
   }
 }
 
@@ -464,11 +460,8 @@ private final class OutputDeferredEncoder: Encoder {
   let inner: OutputValueEncoder
   let place: (OutputNode) -> Void
 
-  init(
-    codingPath: [any CodingKey], userInfo: [CodingUserInfoKey: Any],
-    place: @escaping (OutputNode) -> Void
-  ) {
-    inner = OutputValueEncoder(codingPath: codingPath, userInfo: userInfo)
+  init(parent: OutputValueEncoder, key: any CodingKey, place: @escaping (OutputNode) -> Void) {
+    inner = OutputValueEncoder(parent: parent, key: key)
     self.place = place
   }
 
@@ -528,7 +521,6 @@ struct OutputWriter {
       }
       bytes.append(UInt8(ascii: "]"))
     case .object(let object): write(entries: object.sortedEntries())
-    case .fields(let fields): write(entries: OutputObject.sorted(fields))
     }
   }
 

@@ -99,7 +99,7 @@ extension PageSize: JSONOutputValue {
       ("heightMM", try .number(heightMM)), ("orientation", .string(orientation)),
     ]
     if let paper { fields.append(("paper", .string(paper.rawValue))) }
-    return .fields(fields)
+    return .object(OutputObject(fields))
   }
 }
 

@@ -5,6 +5,7 @@
 
 import Foundation
 import ImprintCore
+import ImprintTestSupport
 import Testing
 
 @testable import ImprintDocuments
@@ -31,9 +32,9 @@ import Testing
     }
     points += [(612, 612), (100, 100.5), (0.3, 0.2), (14_400, 14_400), (595.3, 841.9), (1, 99_999)]
     // Odd sizes from a fixed sequence: tenths of a millimetre that round either way.
-    var state: UInt64 = 0x2026_1206
+    var random = SeededGenerator(state: 0x2026_1206)
     for _ in 0..<400 {
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      let state = random.next()
       let width = Double(state >> 40) / Double(1 << 24) * 3000 + 1
       let height = Double((state >> 16) & 0xFF_FFFF) / Double(1 << 24) * 3000 + 1
       points.append((width, height))

@@ -4,6 +4,7 @@
 // and too-big streams.
 
 import CImprintInflate
+import ImprintTestSupport
 import Testing
 
 /// A zlib stream of `data`: raw deflate at `level` from CImprintInflate, a header declaring
@@ -57,10 +58,10 @@ private func answers(_ stream: [UInt8], capacity: Int) -> (
 
 /// Page-content-like text: operators and numbers, repeating with variations (far matches).
 private func sample(_ count: Int, seed: UInt64) -> [UInt8] {
-  var state = seed
+  var random = SeededGenerator(state: seed)
   var bytes: [UInt8] = []
   while bytes.count < count {
-    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+    let state = random.next()
     let line =
       "\(state >> 50) \(state >> 40 & 0x3FF) Td (Page \(state >> 58)) Tj 0 g q 1 0 0 1 re f Q\n"
     bytes += Array(line.utf8)
@@ -96,11 +97,8 @@ private func sample(_ count: Int, seed: UInt64) -> [UInt8] {
     // 6 000 bytes of noise said again after 2 000 more: matches 8 000 bytes back, past a
     // declared window of 256 bytes to 4 KiB, which both read (Debian's zlib is not built with
     // INFLATE_STRICT); a declared window past 32 KiB (bits 16), which both refuse.
-    var state: UInt64 = 7
-    let noise = (0..<8_000).map { _ in
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      return UInt8(state >> 56)
-    }
+    var random = SeededGenerator(state: 7)
+    let noise = (0..<8_000).map { _ in UInt8(random.next() >> 56) }
     let data = Array((noise + noise.prefix(6_000) + sample(56_000, seed: 7)).prefix(70_000))
     for bits in 8...16 {
       let stream = zlibStream(data, windowBits: bits)
@@ -115,10 +113,10 @@ private func sample(_ count: Int, seed: UInt64) -> [UInt8] {
   @Test func cutAndDamagedStreamsAsZlibAnswersThem() {
     let data = sample(50_000, seed: 11)
     let stream = zlibStream(data)
-    var state: UInt64 = 2026
+    var random = SeededGenerator(state: 2026)
     var partial = 0
     for trial in 0..<400 {
-      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      let state = random.next()
       var damaged = stream
       if trial.isMultiple(of: 2) {
         damaged = Array(stream.prefix(Int(state >> 33) % stream.count))
