@@ -68,11 +68,16 @@ struct JSONMemoryTests {
     // peak stays within 200 MB of the start (a 20 MB body took 600 MB before the limit).
     #expect(peak - base.peak < 200 << 10, "peak \(peak) KiB from \(base.peak)")
     // What a round took is given back or reused by the next: no growth from round to round
-    // once warm. The first round makes malloc's arenas for the threads that serve it (8 at
-    // once), which later rounds reuse: counted from the second, as a loaded machine's
-    // scheduling spread the first round's over more arenas (16.1 MiB from the first to the
-    // third once in a full test run, against 1-2 MiB alone).
-    #expect(after[3] - after[1] < 16 << 10, "resident after each round: \(after) KiB")
+    // once warm. A round is 28 requests, so keeping even half a body's bytes a request would
+    // grow it 14 MiB a round, 28 MiB over the last two. What is not a leak moves the figure
+    // too: the first round makes malloc's arenas for the threads that serve it (8 at once),
+    // which later rounds reuse, and a loaded machine's scheduling spreads a round over more
+    // of them (16.1 and 17.1 MiB from the second round to the fourth in full test runs on
+    // CI, 1-2 MiB alone; the last round then grew 2 MiB). So: counted from the second round,
+    // under 24 MiB over two rounds and under 12 MiB in the last.
+    let growth = "resident after each round: \(after) KiB"
+    #expect(after[3] - after[1] < 24 << 10, "\(growth)")
+    #expect(after[3] - after[2] < 12 << 10, "\(growth)")
   }
 
   @Test("--body-memory counts a JSON body's decoding: 32 times its size")
