@@ -49,6 +49,23 @@ public struct JobsDBJob: Sendable, Equatable {
   public let finished: Double?
   /// The bytes its files are counted for (`setBytes`).
   public let bytes: Int
+  /// How many shards it runs in (each claimed alone, `job_shards`); 0 for a job run whole.
+  public let shards: Int
+  /// The shard this replica claimed (`claim`, `renew`), from 0.
+  ///
+  /// Nil for a job run whole, and for a job read without a claim. With one, `leaseOwner`,
+  /// `leaseUntil` and `attempts` are that shard's.
+  public var shard: Int? = nil
+
+  /// This job as claimed or renewed by `owner` in shard `shard`: the shard's lease and
+  /// attempts in place of the job's row's (which holds no lease).
+  func leased(shard: Int, owner: String, until: Double?, attempts: Int) -> JobsDBJob {
+    JobsDBJob(
+      id: id, number: number, kind: kind, state: state, record: record, attempts: attempts,
+      leaseOwner: owner, leaseUntil: until, cancelRequested: cancelRequested,
+      accepted: accepted, started: started, finished: finished, bytes: bytes, shards: shards,
+      shard: shard)
+  }
 }
 
 /// The jobs of each state and the bytes they hold (`totals`).
@@ -90,10 +107,11 @@ public struct JobsDBIdempotency: Sendable, Equatable {
 public struct JobsDBDepth: Sendable, Equatable {
   /// Jobs waiting to be claimed for the first time, or handed back.
   public let queued: Int
-  /// Jobs running under a lease that has not expired.
+  /// Jobs running under a lease that has not expired (run in shards: none of whose running
+  /// shards' leases has).
   public let running: Int
   /// Jobs running under a lease that has expired (their replica stopped renewing it): claimable
-  /// again.
+  /// again (run in shards: a shard of which is).
   public let expired: Int
 }
 
@@ -118,7 +136,7 @@ extension JobsDBConnection {
     extract(epoch FROM lease_until)::float8 AS lease_until, cancel_requested,
     extract(epoch FROM accepted_at)::float8 AS accepted_at,
     extract(epoch FROM started_at)::float8 AS started_at,
-    extract(epoch FROM finished_at)::float8 AS finished_at, bytes
+    extract(epoch FROM finished_at)::float8 AS finished_at, bytes, shards
     """
 
   /// A lease's length as the SQL of an interval from parameter `$index` (seconds, a
@@ -141,6 +159,8 @@ extension JobsDBConnection {
   ///   - record: a JSON object, the job's record.
   ///   - bytes: the bytes its files are counted for.
   ///   - idempotency: the request's `Idempotency-Key` and fingerprint, when it has one.
+  ///   - shards: how many shards the job runs in, each claimed alone (`job_shards`); 0 or 1
+  ///     for a job claimed whole.
   /// - Returns: the job, new or replayed.
   /// - Throws: `JobsDBError.idempotencyKeyReused` for a key recorded with another fingerprint;
   ///   `.idempotencyKeyInUse` for one whose job is not made yet; `.idempotentJobGone` for one
@@ -149,9 +169,11 @@ extension JobsDBConnection {
   @discardableResult
   public func enqueue(
     id: String, kind: String, record: String = "{}", bytes: Int = 0,
-    idempotency: JobsDBIdempotency? = nil
+    idempotency: JobsDBIdempotency? = nil, shards: Int = 0
   ) throws(JobsDBError) -> JobsDBEnqueued {
-    try transaction { () throws(JobsDBError) -> JobsDBEnqueued in
+    // One shard is the job whole.
+    let shards = shards >= 2 ? shards : 0
+    return try transaction { () throws(JobsDBError) -> JobsDBEnqueued in
       if let idempotency {
         let claimed = try query(
           """
@@ -161,8 +183,13 @@ extension JobsDBConnection {
         if claimed.changed == 0 { return try replay(idempotency) }
       }
       let made = try query(
-        "INSERT INTO jobs (id, kind, record, bytes) VALUES ($1, $2, $3::jsonb, $4) RETURNING "
-          + Self.jobColumns, [id, kind, record, bytes])
+        "INSERT INTO jobs (id, kind, record, bytes, shards) VALUES ($1, $2, $3::jsonb, $4, $5) "
+          + "RETURNING " + Self.jobColumns, [id, kind, record, bytes, shards])
+      if shards > 0 {
+        try query(
+          "INSERT INTO job_shards (job_id, shard) SELECT $1, generate_series(0, $2 - 1)",
+          [id, shards])
+      }
       try query("SELECT pg_notify($1, $2)", [Self.queueChannel, id])
       guard let job = try Self.job(made) else { preconditionFailure("INSERT returned no row") }
       return JobsDBEnqueued(job: job, replayed: false)
@@ -192,65 +219,156 @@ extension JobsDBConnection {
     try Self.job(query("SELECT " + Self.jobColumns + " FROM jobs WHERE id = $1", [id]))
   }
 
-  /// Claims the oldest job that waits (queued, or running under an expired lease: its replica
-  /// stopped) for replica `owner`, in one statement: the row is locked with `FOR UPDATE SKIP
-  /// LOCKED`, so that replicas claiming at once each get another job, and marked running, its
-  /// lease `owner`'s until the database's `now()` plus `lease`, its attempts one more.
+  /// Claims the oldest work that waits for replica `owner`.
   ///
-  /// A job taken over resumes where its files say (the caller's). One whose cancel was asked
-  /// (`cancelRequested`) is ended as `canceled` by its new owner.
+  /// That is a job run whole that is queued, or running under an expired lease (its replica
+  /// stopped), or a shard of a job that is queued (or whose lease expired) while its job is
+  /// queued or running. The row is locked with `FOR
+  /// UPDATE SKIP LOCKED`, so that replicas claiming at once each get other work, and marked
+  /// running, its lease `owner`'s until the database's `now()` plus `lease`, its attempts one
+  /// more; a shard's job is marked running too (it holds no lease of its own). Jobs are taken
+  /// in the queue's order, a job's shards in theirs.
+  ///
+  /// Work taken over resumes where its files say (the caller's). A job whose cancel was asked
+  /// (`cancelRequested`) is ended as `canceled` by its new owner (a shard's, too).
   ///
   /// - Parameters:
   ///   - owner: the replica's name, unique among replicas.
   ///   - lease: how long the lease lasts unless renewed.
-  /// - Returns: the job claimed, or nil when none waits.
+  /// - Returns: the job claimed (with `shard` set for a shard), or nil when nothing waits.
   /// - Throws: `JobsDBError.unreachable`, `.query`.
   public func claim(owner: String, lease: Duration) throws(JobsDBError) -> JobsDBJob? {
-    try Self.job(
+    try transaction { () throws(JobsDBError) -> JobsDBJob? in
+      let whole = try query(
+        """
+        SELECT id, number FROM jobs
+        WHERE shards = 0 AND (state = 'queued' OR (state = 'running' AND lease_until < now()))
+        ORDER BY number LIMIT 1 FOR UPDATE SKIP LOCKED
+        """
+      ).rows.first
+      let part = try query(
+        """
+        SELECT s.job_id, s.shard, j.number FROM job_shards s JOIN jobs j ON j.id = s.job_id
+        WHERE j.state IN ('queued', 'running')
+          AND (s.state = 'queued' OR (s.state = 'running' AND s.lease_until < now()))
+        ORDER BY j.number, s.shard LIMIT 1 FOR UPDATE OF s SKIP LOCKED
+        """
+      ).rows.first
+      let wholeNumber = try whole?.int("number")
+      if let part, let shard = try part.int("shard"), let id = part.string("job_id"),
+        let number = try part.int("number"), wholeNumber.map({ number < $0 }) ?? true
+      {
+        return try claim(shard: shard, of: id, owner: owner, lease: lease)
+      }
+      guard let id = whole?.string("id") else { return nil }
+      return try Self.job(
+        query(
+          """
+          UPDATE jobs SET state = 'running', lease_owner = $2, lease_until = now() + \
+          \(Self.interval(3)), attempts = attempts + 1, started_at = coalesce(started_at, now())
+          WHERE id = $1
+          RETURNING
+          """ + " " + Self.jobColumns, [id, owner, Self.seconds(lease)]))
+    }
+  }
+
+  /// Marks shard `shard` of job `id`, locked by `claim`, running under `owner`'s lease, and
+  /// its job running (its attempts the most any of its shards had).
+  private func claim(shard: Int, of id: String, owner: String, lease: Duration)
+    throws(JobsDBError) -> JobsDBJob?
+  {
+    let leased = try query(
+      """
+      UPDATE job_shards SET state = 'running', lease_owner = $3, lease_until = now() + \
+      \(Self.interval(4)), attempts = attempts + 1
+      WHERE job_id = $1 AND shard = $2
+      RETURNING attempts, extract(epoch FROM lease_until)::float8 AS lease_until
+      """, [id, shard, owner, Self.seconds(lease)]
+    ).rows.first
+    let attempts = try leased?.int("attempts") ?? 1
+    let job = try Self.job(
       query(
         """
-        UPDATE jobs SET state = 'running', lease_owner = $1, lease_until = now() + \
-        \(Self.interval(2)), attempts = attempts + 1, started_at = coalesce(started_at, now())
-        WHERE id = (
-          SELECT id FROM jobs
-          WHERE state = 'queued' OR (state = 'running' AND lease_until < now())
-          ORDER BY number LIMIT 1 FOR UPDATE SKIP LOCKED)
+        UPDATE jobs SET state = 'running', started_at = coalesce(started_at, now()),
+          attempts = greatest(attempts, $2)
+        WHERE id = $1
         RETURNING
-        """ + " " + Self.jobColumns, [owner, Self.seconds(lease)]))
+        """ + " " + Self.jobColumns, [id, attempts]))
+    return job?.leased(
+      shard: shard, owner: owner, until: try leased?.double("lease_until"), attempts: attempts)
   }
 
-  /// Extends `owner`'s lease of job `id` to the database's `now()` plus `lease`, while `owner`
-  /// holds it (it has not expired).
+  /// Extends `owner`'s lease of job `id` (of its shard `shard`, when given) to the database's
+  /// `now()` plus `lease`, while `owner` holds it (it has not expired) and the job runs.
   ///
   /// - Returns: the job, with its new `leaseUntil` and whether its cancel was asked.
-  /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease, or
-  ///   that lease expired (even if no replica took it over yet); `.unreachable`, `.query`.
+  /// - Throws: `JobsDBError.leaseLost` when the job (or shard) is not running under `owner`'s
+  ///   lease, or that lease expired (even if no replica took it over yet), or a shard's job
+  ///   ended; `.unreachable`, `.query`.
   @discardableResult
-  public func renew(id: String, owner: String, lease: Duration) throws(JobsDBError) -> JobsDBJob {
+  public func renew(id: String, owner: String, lease: Duration, shard: Int? = nil)
+    throws(JobsDBError) -> JobsDBJob
+  {
+    guard let shard else {
+      let renewed = try query(
+        """
+        UPDATE jobs SET lease_until = now() + \(Self.interval(3))
+        WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND lease_until >= now()
+        RETURNING
+        """ + " " + Self.jobColumns, [id, owner, Self.seconds(lease)])
+      guard let job = try Self.job(renewed) else { throw .leaseLost(job: id, owner: owner) }
+      return job
+    }
     let renewed = try query(
       """
-      UPDATE jobs SET lease_until = now() + \(Self.interval(3))
-      WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND lease_until >= now()
-      RETURNING
-      """ + " " + Self.jobColumns, [id, owner, Self.seconds(lease)])
-    guard let job = try Self.job(renewed) else { throw .leaseLost(job: id, owner: owner) }
-    return job
+      UPDATE job_shards SET lease_until = now() + \(Self.interval(3))
+      WHERE job_id = $1 AND shard = $4 AND state = 'running' AND lease_owner = $2
+        AND lease_until >= now() AND EXISTS (SELECT FROM jobs WHERE id = $1 AND state = 'running')
+      RETURNING attempts, extract(epoch FROM lease_until)::float8 AS lease_until
+      """, [id, owner, Self.seconds(lease), shard]
+    ).rows.first
+    guard let renewed, let job = try self.job(id: id) else {
+      throw .leaseLost(job: id, owner: owner)
+    }
+    return job.leased(
+      shard: shard, owner: owner, until: try renewed.double("lease_until"),
+      attempts: try renewed.int("attempts") ?? job.attempts)
   }
 
-  /// Ends job `id` as `state` (`done`, `failed` or `canceled`), by its lease's owner alone.
+  /// Ends job `id` as `state` (`done`, `failed` or `canceled`), by its lease's owner alone
+  /// (with `shard`, the owner of that shard's lease: the job's other shards are left as they
+  /// are, their runs stop when they next renew).
   ///
   /// Its record is replaced by `record` when given, its lease released. A lease that expired
   /// but that no replica took over is still `owner`'s; one taken over is not, and the new
-  /// owner's result stands.
+  /// owner's result stands. Runs its own transaction, as `enqueue`.
   ///
   /// - Returns: the job ended.
-  /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease;
-  ///   `.query` for a `record` that is not JSON; `.unreachable`.
+  /// - Throws: `JobsDBError.leaseLost` when the job (or shard) is not running under `owner`'s
+  ///   lease; `.query` for a `record` that is not JSON; `.unreachable`.
   @discardableResult
-  public func finish(id: String, owner: String, as state: JobsDBJobState, record: String? = nil)
-    throws(JobsDBError) -> JobsDBJob
-  {
+  public func finish(
+    id: String, owner: String, as state: JobsDBJobState, record: String? = nil,
+    shard: Int? = nil
+  ) throws(JobsDBError) -> JobsDBJob {
+    try transaction { () throws(JobsDBError) -> JobsDBJob in
+      try ending(id: id, owner: owner, as: state, record: record, shard: shard)
+    }
+  }
+
+  /// `finish` inside the caller's transaction.
+  private func ending(
+    id: String, owner: String, as state: JobsDBJobState, record: String?, shard: Int?
+  ) throws(JobsDBError) -> JobsDBJob {
     precondition(state.isFinal, "a job ends done, failed or canceled, not \(state)")
+    if let shard {
+      let held = try query(
+        """
+        UPDATE job_shards SET state = 'done', lease_owner = NULL, lease_until = NULL
+        WHERE job_id = $1 AND shard = $3 AND state = 'running' AND lease_owner = $2
+        """, [id, owner, shard])
+      guard held.changed == 1 else { throw .leaseLost(job: id, owner: owner) }
+    }
     // The end notifies `queueChannel` (an empty payload: a replica is free), in the same
     // statement and only when a job ended: the replica that ran it claims its next job at
     // once rather than when its wait for a notification times out.
@@ -258,11 +376,53 @@ extension JobsDBConnection {
       """
       UPDATE jobs SET state = $3, record = coalesce($4::jsonb, record), finished_at = now(),
         lease_owner = NULL, lease_until = NULL
-      WHERE id = $1 AND state = 'running' AND lease_owner = $2
+      WHERE id = $1 AND state = 'running' AND (lease_owner = $2 OR ($6 AND shards > 0))
       RETURNING pg_notify($5, '') IS NULL AS notified,
-      """ + " " + Self.jobColumns, [id, owner, state.rawValue, record, Self.queueChannel])
+      """ + " " + Self.jobColumns,
+      [id, owner, state.rawValue, record, Self.queueChannel, shard != nil])
     guard let job = try Self.job(ended) else { throw .leaseLost(job: id, owner: owner) }
     return job
+  }
+
+  /// Ends shard `shard` of job `id`, run to its end by `owner`, which holds its lease.
+  ///
+  /// It is marked done, unless every other shard of the job is done already. Then it is the
+  /// job's last:
+  /// left running under `owner`'s lease, for `owner` to merge the shards' results and end the
+  /// job (`finish` with `shard`); a replica that takes it over (its lease expired) finds it
+  /// run and merges. The shards are counted under a lock of the job: of two shards ending at
+  /// once, one is last.
+  ///
+  /// - Returns: true when the shard is the job's last (the job is `owner`'s to end).
+  /// - Throws: `JobsDBError.leaseLost` when the shard is not running under `owner`'s lease or
+  ///   its job ended; `.unreachable`, `.query`.
+  public func endShard(id: String, shard: Int, owner: String) throws(JobsDBError) -> Bool {
+    try transaction { () throws(JobsDBError) -> Bool in
+      // The ends of one job's shards in turn, under a lock of the job's id (not its row:
+      // claims lock a shard, then the job's row; a shard's end locked the row, then its shard,
+      // and two such deadlocked).
+      try query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [id])
+      let running = try query("SELECT id FROM jobs WHERE id = $1 AND state = 'running'", [id])
+      let counted = try query(
+        """
+        SELECT count(*) FILTER (WHERE shard <> $2 AND state <> 'done') AS others,
+          count(*) FILTER (WHERE shard = $2 AND state = 'running' AND lease_owner = $3) AS held
+        FROM job_shards WHERE job_id = $1
+        """, [id, shard, owner]
+      ).rows.first
+      guard running.rows.count == 1, try counted?.int("held") == 1 else {
+        throw .leaseLost(job: id, owner: owner)
+      }
+      guard try counted?.int("others") != 0 else { return true }
+      try query(
+        """
+        UPDATE job_shards SET state = 'done', lease_owner = NULL, lease_until = NULL
+        WHERE job_id = $1 AND shard = $2
+        """, [id, shard])
+      // A replica is free: the one that ran it claims its next work at once.
+      try query("SELECT pg_notify($1, '')", [Self.queueChannel])
+      return false
+    }
   }
 
   /// `finish`, and in the same transaction the job's webhook delivery added
@@ -277,15 +437,16 @@ extension JobsDBConnection {
   ///   - record: its record, replacing the one kept; nil keeps it.
   ///   - lease: how long `owner` holds the delivery unless it renews it
   ///     (`renewWebhooks`).
+  ///   - shard: the shard whose lease `owner` holds, for a job run in shards.
   ///   - webhook: the delivery's URL and body for the job as ended; nil for none.
   /// - Returns: the job ended, and the delivery added (nil when `webhook` gave none).
   /// - Throws: as `finish`; nothing is changed when it throws.
   public func finish(
     id: String, owner: String, as state: JobsDBJobState, record: String?, lease: Duration,
-    webhook: (JobsDBJob) -> (url: String, body: String)?
+    shard: Int? = nil, webhook: (JobsDBJob) -> (url: String, body: String)?
   ) throws(JobsDBError) -> (job: JobsDBJob, webhook: JobsDBWebhook?) {
     try transaction { () throws(JobsDBError) -> (JobsDBJob, JobsDBWebhook?) in
-      let job = try finish(id: id, owner: owner, as: state, record: record)
+      let job = try ending(id: id, owner: owner, as: state, record: record, shard: shard)
       guard let (url, body) = webhook(job) else { return (job, nil) }
       let added = try addWebhook(job: id, url: url, body: body, owner: owner, lease: lease)
       return (job, added)
@@ -308,16 +469,31 @@ extension JobsDBConnection {
     try finish(id: id, owner: owner, as: .failed, record: record)
   }
 
-  /// Hands job `id` back to the queue (a replica draining), by its lease's owner alone.
+  /// Hands job `id` back to the queue (a replica draining), by its lease's owner alone; with
+  /// `shard`, that shard of it (its job stays running: other shards may run).
   ///
-  /// The job is queued again, its lease released, its attempts kept, a notification sent. Runs
-  /// its own transaction, as `enqueue`.
+  /// The job (or shard) is queued again, its lease released, its attempts kept, a
+  /// notification sent. Runs its own transaction, as `enqueue`.
   ///
-  /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease;
-  ///   `.unreachable`, `.query`.
+  /// - Throws: `JobsDBError.leaseLost` when the job (or shard) is not running under `owner`'s
+  ///   lease; `.unreachable`, `.query`.
   @discardableResult
-  public func release(id: String, owner: String) throws(JobsDBError) -> JobsDBJob {
+  public func release(id: String, owner: String, shard: Int? = nil) throws(JobsDBError)
+    -> JobsDBJob
+  {
     try transaction { () throws(JobsDBError) -> JobsDBJob in
+      if let shard {
+        let released = try query(
+          """
+          UPDATE job_shards SET state = 'queued', lease_owner = NULL, lease_until = NULL
+          WHERE job_id = $1 AND shard = $3 AND state = 'running' AND lease_owner = $2
+          """, [id, owner, shard])
+        guard released.changed == 1, let job = try job(id: id) else {
+          throw .leaseLost(job: id, owner: owner)
+        }
+        try query("SELECT pg_notify($1, $2)", [Self.queueChannel, id])
+        return job
+      }
       let released = try query(
         """
         UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL
@@ -383,14 +559,23 @@ extension JobsDBConnection {
     return ended.sorted { $0.number < $1.number }.map(\.id)
   }
 
-  /// Sets the bytes job `id`'s files are counted for, while `owner` holds its lease.
+  /// Sets the bytes job `id`'s files are counted for, while `owner` holds its lease (with
+  /// `shard`, that shard's: each of a job's shards measures the one folder they share).
   ///
-  /// - Throws: `JobsDBError.leaseLost` when the job is not running under `owner`'s lease;
-  ///   `.unreachable`, `.query`.
-  public func setBytes(id: String, owner: String, bytes: Int) throws(JobsDBError) {
+  /// - Throws: `JobsDBError.leaseLost` when the job (or shard) is not running under `owner`'s
+  ///   lease; `.unreachable`, `.query`.
+  public func setBytes(id: String, owner: String, bytes: Int, shard: Int? = nil)
+    throws(JobsDBError)
+  {
     let set = try query(
-      "UPDATE jobs SET bytes = $3 WHERE id = $1 AND state = 'running' AND lease_owner = $2",
-      [id, owner, bytes])
+      """
+      UPDATE jobs SET bytes = $3 WHERE id = $1 AND state = 'running' AND CASE
+        WHEN $4::integer IS NULL THEN lease_owner = $2
+        ELSE EXISTS (
+          SELECT FROM job_shards WHERE job_id = $1 AND shard = $4 AND state = 'running'
+            AND lease_owner = $2)
+        END
+      """, [id, owner, bytes, shard])
     guard set.changed == 1 else { throw .leaseLost(job: id, owner: owner) }
   }
 
@@ -433,9 +618,13 @@ extension JobsDBConnection {
     let row = try query(
       """
       SELECT count(*) FILTER (WHERE state = 'queued') AS queued,
-        count(*) FILTER (WHERE state = 'running' AND lease_until >= now()) AS running,
-        count(*) FILTER (WHERE state = 'running' AND lease_until < now()) AS expired
-      FROM jobs WHERE state IN ('queued', 'running')
+        count(*) FILTER (WHERE state = 'running' AND NOT expired) AS running,
+        count(*) FILTER (WHERE state = 'running' AND expired) AS expired
+      FROM (
+        SELECT state, CASE WHEN shards = 0 THEN lease_until < now() ELSE EXISTS (
+          SELECT FROM job_shards s WHERE s.job_id = jobs.id AND s.state = 'running'
+            AND s.lease_until < now()) END AS expired
+        FROM jobs WHERE state IN ('queued', 'running')) AS waiting
       """
     ).rows.first
     guard let row else { preconditionFailure("SELECT count(*) returned no row") }
@@ -494,6 +683,6 @@ extension JobsDBConnection {
       leaseOwner: row.string("lease_owner"), leaseUntil: try row.double("lease_until"),
       cancelRequested: cancel, accepted: try row.double("accepted_at") ?? 0,
       started: try row.double("started_at"), finished: try row.double("finished_at"),
-      bytes: try row.int("bytes") ?? 0)
+      bytes: try row.int("bytes") ?? 0, shards: try row.int("shards") ?? 0)
   }
 }

@@ -104,7 +104,30 @@ public enum JobsDBSchema {
           PRIMARY KEY (job_id, line_key, part)
         )
         """,
-      ])
+      ]),
+    Migration(
+      version: 2,
+      name: "batch shards",
+      statements: [
+        // A batch of many items is run in shards (`imprint batch --shard I/N`), each claimed
+        // by any replica under a lease of its own; the job's row then holds no lease: it is
+        // `running` from its first shard's claim until the replica that ends its last shard
+        // (and merges their results) or stops it ends it. 0: a job claimed whole.
+        "ALTER TABLE jobs ADD COLUMN shards integer NOT NULL DEFAULT 0 CHECK (shards >= 0)",
+        """
+        CREATE TABLE job_shards (
+          job_id text NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+          shard integer NOT NULL CHECK (shard >= 0),
+          state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done')),
+          lease_owner text,
+          lease_until timestamptz,
+          attempts integer NOT NULL DEFAULT 0,
+          PRIMARY KEY (job_id, shard),
+          CHECK ((lease_owner IS NULL) = (lease_until IS NULL))
+        )
+        """,
+        "CREATE INDEX job_shards_waiting ON job_shards (job_id, shard) WHERE state <> 'done'",
+      ]),
   ]
 
   /// The newest schema version this imprint knows.

@@ -11,8 +11,10 @@ import Testing
 
 @Suite("Jobs database schema", .tags(.slow), .skippedWhenQuick, .liveHandlesChecked)
 struct JobsDBSchemaTests {
-  /// The tables migration 1 makes.
-  static let tables = ["jobs", "idempotency_keys", "webhook_deliveries", "print_claims"]
+  /// The tables the migrations make (1: the first four, 2: `job_shards`).
+  static let tables = [
+    "jobs", "idempotency_keys", "webhook_deliveries", "print_claims", "job_shards",
+  ]
 
   /// The versions `schema_migrations` records, in order.
   static func recorded(_ db: borrowing JobsDBConnection) throws -> [Int] {
@@ -46,10 +48,12 @@ struct JobsDBSchemaTests {
     let plain = try JobsDBConnection(url: server.url(database: "imprint"), migrate: false)
     #expect(try plain.migrated.isEmpty && Self.present(plain).isEmpty)
     let db = try JobsDBConnection(url: server.url(database: "imprint"))
-    #expect(JobsDBSchema.latest == 1 && db.migrated == [1])
-    #expect(try Self.recorded(db) == [1] && Self.present(db) == Self.tables)
-    let name = try db.query("SELECT name FROM schema_migrations").rows.first?.string("name")
-    #expect(name == JobsDBSchema.migrations[0].name)
+    #expect(JobsDBSchema.latest == 2 && db.migrated == [1, 2])
+    #expect(try Self.recorded(db) == [1, 2] && Self.present(db) == Self.tables)
+    let names = try db.query("SELECT name FROM schema_migrations ORDER BY version").rows.map {
+      $0.string("name")
+    }
+    #expect(names == JobsDBSchema.migrations.map(\.name))
   }
 
   @Test("connecting again applies nothing and changes nothing")
@@ -60,13 +64,40 @@ struct JobsDBSchemaTests {
     let at = try first.query(applied).rows.first?.string("at")
     try first.query("INSERT INTO jobs (id, kind) VALUES ('kept', 'batch')")
     let second = try JobsDBConnection(url: server.url())
-    #expect(try second.migrated.isEmpty && Self.recorded(second) == [1])
+    #expect(try second.migrated.isEmpty && Self.recorded(second) == [1, 2])
     #expect(try second.query(applied).rows.first?.string("at") == at)
     #expect(try second.query("SELECT id FROM jobs").rows.map { $0.string("id") } == ["kept"])
     // The server's notice of the table already there is kept, never printed.
     #expect(
       second.notices.contains { $0.contains(#"relation "schema_migrations" already exists"#) },
       "\(second.notices)")
+  }
+
+  @Test("a database of version 1 with jobs in it gets version 2 alone; its jobs kept, whole")
+  func fromVersionOne() throws {
+    let server = try PostgresServer()
+    let url = server.url()
+    // Version 1 as an imprint that knew only it left it: its statements and record.
+    do {
+      let plain = try JobsDBConnection(url: url, migrate: false)
+      try plain.query(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+          + "applied_at timestamptz NOT NULL DEFAULT now())")
+      for statement in JobsDBSchema.migrations[0].statements { try plain.query(statement) }
+      try plain.query(
+        "INSERT INTO schema_migrations (version, name) VALUES (1, $1)",
+        [JobsDBSchema.migrations[0].name])
+      try plain.query("INSERT INTO jobs (id, kind, record) VALUES ('old', 'batch', '{\"a\": 1}')")
+      #expect(try Self.present(plain) == Array(Self.tables.prefix(4)))
+    }
+    let db = try JobsDBConnection(url: url)
+    #expect(try db.migrated == [2] && Self.recorded(db) == [1, 2])
+    #expect(try Self.present(db) == Self.tables)
+    let old = try #require(try db.job(id: "old"))
+    #expect(old.shards == 0 && old.state == .queued && old.record == #"{"a": 1}"#)
+    // Claimed whole, as before.
+    let claimed = try #require(try db.claim(owner: "r", lease: .seconds(60)))
+    #expect(claimed.id == "old" && claimed.shard == nil && claimed.leaseOwner == "r")
   }
 
   @Test("five replicas connecting at once to an empty database migrate it exactly once")
@@ -90,9 +121,9 @@ struct JobsDBSchemaTests {
     done.wait()
     let migrated = try results.list.withLock { try $0.map { try $0.get() } }
     #expect(migrated.count == 5)
-    #expect(migrated.filter { $0 == [1] }.count == 1 && migrated.filter(\.isEmpty).count == 4)
+    #expect(migrated.filter { $0 == [1, 2] }.count == 1 && migrated.filter(\.isEmpty).count == 4)
     let db = try JobsDBConnection(url: url, migrate: false)
-    #expect(try Self.recorded(db) == [1] && Self.present(db) == Self.tables)
+    #expect(try Self.recorded(db) == [1, 2] && Self.present(db) == Self.tables)
     #expect(try Self.aloneSoon(db))
   }
 
@@ -110,7 +141,7 @@ struct JobsDBSchemaTests {
     #expect(
       error?.message == "jobs database '\(server.url(password: "***"))' has schema version "
         + "\(JobsDBSchema.latest + 1); this imprint knows up to \(JobsDBSchema.latest)")
-    #expect(try Self.recorded(db) == [1, 2])
+    #expect(try Self.recorded(db) == [1, 2, 3])
   }
 
   @Test("a migration that fails leaves nothing of itself: one transaction, its connection closed")
