@@ -32,6 +32,8 @@ public struct MergedResults: Sendable {
   public var items = 0
   /// Failed items (by their status).
   public var failed = 0
+  /// Items an earlier run had made (status `skipped`).
+  public var skipped = 0
   /// The shard count.
   public var shards = 0
   /// Ids of the card items that succeeded (to lay out again).
@@ -189,6 +191,7 @@ public enum ShardMerge {
       }
       try output.write(line)
       try output.write(CollectionOfOne(UInt8(ascii: "\n")))
+      if result.status == .skipped { merged.skipped += 1 }
       if result.status.succeeded {
         if result.kind == .card { merged.cards.insert(result.id) }
         if result.shipTo != nil { merged.shipped.append(result) }
@@ -243,6 +246,15 @@ public enum ShardMerge {
           + absent.map { "results-\($0)-of-\(count).jsonl" }.joined(separator: ", ") + ")")
     }
     return count
+  }
+
+  /// Removes the shards' own results and completion records of a run in `shards` shards in
+  /// `folder`, once they are merged and the merge is recorded (what is missing is skipped).
+  public static func removeShardResults(folder: String, shards: Int) {
+    for index in 0..<shards {
+      unlink(folder + "/results-\(index)-of-\(shards).jsonl")
+      unlink(ShardCompletion.path(folder: folder, index: index, count: shards))
+    }
   }
 
   /// `results-I-of-N.jsonl` → (I, N), for N ≥ 2 and I < N.

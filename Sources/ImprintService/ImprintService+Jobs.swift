@@ -99,16 +99,23 @@ extension ImprintService {
 
   /// The work of job `id` in `folder`, made from what its record keeps (`JobWork`) and this
   /// service's configuration: by the request that accepted it, and again by whoever resumes it.
-  func work(for work: JobWork, id: String, folder: String) -> JobStore.Work {
+  ///
+  /// With `shard`, a batch's work is that shard's (a prepare job is never run in shards).
+  func work(for work: JobWork, id: String, folder: String, shard: ShardRun? = nil)
+    -> JobStore.Work
+  {
     switch work {
-    case .batch(let batch): batchWork(batch, id: id, folder: folder)
+    case .batch(let batch): batchWork(batch, id: id, folder: folder, shard: shard)
     case .prepare(let prepare): prepareWork(prepare, id: id, folder: folder)
     }
   }
 
   /// A batch job's work: its manifest run as `imprint batch` runs it, with the service's
-  /// sandbox, designs, fonts and width.
-  private func batchWork(_ work: BatchWork, id: String, folder: String) -> JobStore.Work {
+  /// sandbox, designs, fonts and width; with `shard`, as `imprint batch --shard I/N` runs it,
+  /// then, when that shard's end finds the others ended, `imprint batch merge`.
+  private func batchWork(_ work: BatchWork, id: String, folder: String, shard: ShardRun?)
+    -> JobStore.Work
+  {
     var options = BatchOptions(
       outputFolder: folder + "/output", placeholder: configuration.placeholder)
     // Messages name the client's files and the outputs, never this server's folders; the
@@ -131,18 +138,38 @@ extension ImprintService {
     return { [options] folder in
       // Its items' errors are read by the client: hints name what a request sends.
       await ErrorSurface.$current.withValue(.http) {
+        var options = options
         do {
+          if let shard { options.shard = try BatchShard(index: shard.index, count: shard.count) }
           // As `imprint batch` runs it: outputs synced together, not one by one.
-          let summary = try await AtomicFile.withDeferredFlush(syncing: folder) {
-            try await BatchRunner.run(manifest: manifest, options: options)
+          return try await AtomicFile.withDeferredFlush(syncing: folder) {
+            let summary = try await BatchRunner.run(manifest: manifest, options: options)
+            // A canceled run starts no new line (fewer results than lines) and cuts short the
+            // items under way in workers.
+            let complete =
+              summary.total >= options.shard.items(of: work.lines)
+              && cut.count.load(ordering: .relaxed) == 0
+            var outcome = JobOutcome(
+              summary: JobSummary(
+                total: summary.total, ok: summary.ok, skipped: summary.skipped,
+                failed: summary.failed),
+              complete: complete)
+            guard let shard, complete else { return outcome }
+            let end = shard.end()
+            guard end == .last else {
+              outcome.shardEnd = end
+              return outcome
+            }
+            // The last shard: the job's results are the shards' merged.
+            let merged = try await ShardMerge.run(
+              manifest: manifest, options: options, shards: shard.count)
+            let failed = merged.failed
+            let skipped = merged.merged.skipped
+            return JobOutcome(
+              summary: JobSummary(
+                total: merged.merged.items, ok: merged.merged.items - failed - skipped,
+                skipped: skipped, failed: failed))
           }
-          // A canceled run starts no new line (fewer results than lines) and cuts short the
-          // items under way in workers.
-          return JobOutcome(
-            summary: JobSummary(
-              total: summary.total, ok: summary.ok, skipped: summary.skipped,
-              failed: summary.failed),
-            complete: summary.total >= work.lines && cut.count.load(ordering: .relaxed) == 0)
         } catch {
           return JobOutcome(
             error: ErrorRecord(error).showing(pathsRelativeTo: options.relativeMessageFolders))

@@ -221,7 +221,9 @@ public final class ImprintService: Sendable {
       ended: { box.service?.announce($0) }, webhookBody: { box.service?.webhookBody($0) },
       shared: shared)
     shared?.builder.withLock {
-      $0 = { work, id, folder in box.service?.work(for: work, id: id, folder: folder) }
+      $0 = { work, id, folder, shard in
+        box.service?.work(for: work, id: id, folder: folder, shard: shard)
+      }
     }
     let deliveries = deliveries
     shared?.calling.withLock { $0 = { deliveries.jobs } }

@@ -9,6 +9,7 @@
 // from its folder as `imprint batch` resumes a run.
 
 import Foundation
+import ImprintBatch
 import ImprintCore
 import ImprintHTTP
 import ImprintJobsDB
@@ -26,9 +27,9 @@ final class SharedJobs: Sendable {
   let owner: String
   /// How long a lease lasts unless renewed; renewed every third of it.
   let lease: Duration
-  /// Makes a job's work from its record (`ImprintService.work(for:id:folder:)`); nil until
-  /// the service is made, or once it is gone.
-  let builder = Mutex<(@Sendable (JobWork, String, String) -> JobStore.Work?)?>(nil)
+  /// Makes a job's work from its record (`ImprintService.work(for:id:folder:shard:)`), of the
+  /// shard claimed when it runs in shards; nil until the service is made, or once it is gone.
+  let builder = Mutex<(@Sendable (JobWork, String, String, ShardRun?) -> JobStore.Work?)?>(nil)
   /// Calls a job's webhook (`ImprintService.deliver`): the job's id, the URL, the body and the
   /// calls already made; nil until the service is made, or once it is gone.
   let deliverer = Mutex<(@Sendable (String, String, [UInt8], Int) -> Void)?>(nil)
@@ -241,6 +242,9 @@ extension JobStore {
     record.spec = spec
     record.idempotency = idempotency
     let text = JSONOutput.line(JobFile(record))
+    // A large batch in shards, for whichever replicas are free.
+    var shards = 0
+    if case .batch(let batch) = spec { shards = limits.shards(items: batch.lines) }
     let enqueued: JobsDBEnqueued
     do {
       enqueued = try shared.use { (db) throws(JobsDBError) in
@@ -248,7 +252,7 @@ extension JobStore {
           id: id, kind: record.kind.rawValue, record: text, bytes: record.bytes,
           idempotency: idempotency.map {
             JobsDBIdempotency(key: $0.key, fingerprint: $0.fingerprint)
-          })
+          }, shards: shards)
       }
     } catch {
       abandon(id)
@@ -329,7 +333,7 @@ extension JobStore {
           down = error.message
           told("the jobs database cannot be reached: \(error.message); trying again")
         }
-        if let id = runningID(), ContinuousClock.now - renewed > shared.lease * 2 / 3 {
+        if let id = runningNow()?.id, ContinuousClock.now - renewed > shared.lease * 2 / 3 {
           shared.lost.withLock { _ = $0.insert(id) }
           halt(id, .stopping)
         }
@@ -359,14 +363,15 @@ extension JobStore {
         try connection.renewWebhooks(owner: shared.owner, jobs: calling, lease: shared.lease)
         hooksRenewed = ContinuousClock.now
       }
-      if let id = runningID() {
+      if let (id, shard) = runningNow() {
         if ContinuousClock.now - renewed >= shared.lease / 3 {
           do throws(JobsDBError) {
-            let job = try connection.renew(id: id, owner: shared.owner, lease: shared.lease)
+            let job = try connection.renew(
+              id: id, owner: shared.owner, lease: shared.lease, shard: shard)
             renewed = ContinuousClock.now
             // Its bytes as its watch last measured them: the other replicas' limits count them.
             if let bytes = record(id)?.bytes {
-              try connection.setBytes(id: id, owner: shared.owner, bytes: bytes)
+              try connection.setBytes(id: id, owner: shared.owner, bytes: bytes, shard: shard)
             }
             if job.cancelRequested { halt(id, .canceled) }
           } catch {
@@ -406,9 +411,11 @@ extension JobStore {
     }
   }
 
-  /// The job this replica runs, if any.
-  private func runningID() -> String? {
-    store.withLock { store in store.records.values.first { $0.state == .running }?.id }
+  /// The job this replica runs, if any, and its shard when it runs one.
+  private func runningNow() -> (id: String, shard: Int?)? {
+    store.withLock { store in
+      store.records.values.first { $0.state == .running }.map { ($0.id, $0.shard?.index) }
+    }
   }
 
   /// Runs job `job`, just claimed: its work made from its record; a record this server cannot
@@ -420,26 +427,35 @@ extension JobStore {
     } catch {
       // Its record replaced by one this server writes, when its kind is known: its polls then
       // read the job failed with why, not a record they cannot read either.
-      end(shared, job.id, as: .failed, error: ErrorRecord(error), record: plainRecord(of: job))
+      end(
+        shared, job.id, as: .failed, error: ErrorRecord(error), record: plainRecord(of: job),
+        shard: job.shard)
       return
     }
     guard let spec = record.spec else {
       let error = JobError.unreadable(id: job.id, reason: "its record does not say its work")
-      end(shared, job.id, as: .failed, error: ErrorRecord(error), record: record)
+      end(shared, job.id, as: .failed, error: ErrorRecord(error), record: record, shard: job.shard)
       return
     }
     if job.cancelRequested {
       let error = JobError.canceled(id: job.id, ended: 0)
-      end(shared, job.id, as: .canceled, error: ErrorRecord(error), record: record)
+      end(
+        shared, job.id, as: .canceled, error: ErrorRecord(error), record: record,
+        shard: job.shard)
       return
     }
-    guard let build = shared.builder.withLock({ $0 }), let work = build(spec, job.id, record.folder)
+    let shard = job.shard.map { index in
+      ShardRun(index: index, count: job.shards) { [self] in endShard(shared, job.id, index) }
+    }
+    guard let build = shared.builder.withLock({ $0 }),
+      let work = build(spec, job.id, record.folder, shard)
     else {
       _ = try? shared.use { (db) throws(JobsDBError) in
-        try db.release(id: job.id, owner: shared.owner)
+        try db.release(id: job.id, owner: shared.owner, shard: job.shard)
       }
       return
     }
+    record.shard = job.shard.map { ($0, job.shards) }
     let folder = record.folder
     let task = Task.detached(executorPreference: executor) { await work(folder) }
     record.state = .running
@@ -467,14 +483,17 @@ extension JobStore {
       told("job '\(id)': another replica holds it now; what this one did is left to it")
       return
     }
+    // A shard ended, not the last: the job goes on in the others.
+    if outcome.shardEnd == .ended { return }
     // Stopped part-way by the drain, or refused a print claim (its lease ended while it
-    // printed): handed back, for the replica that holds it, or will, to go on.
+    // printed), or a shard whose end could not be written: handed back, for the replica that
+    // holds it, or will, to go on.
     if (record.halt == .stopping && !outcome.complete)
-      || outcome.error?.code == PrintError.unclaimedCode
+      || outcome.error?.code == PrintError.unclaimedCode || outcome.shardEnd == .unwritten
     {
       do {
         try shared.use { (db) throws(JobsDBError) in
-          _ = try db.release(id: id, owner: shared.owner)
+          _ = try db.release(id: id, owner: shared.owner, shard: record.shard?.index)
         }
         told("job '\(id)': handed back to the queue, for another replica to resume")
       } catch {
@@ -487,14 +506,45 @@ extension JobStore {
     let (state, error) = conclusion(record, outcome)
     record.bytes = bytes
     record.outcome = JobOutcome(summary: outcome.summary, error: error)
-    end(shared, id, as: state, error: error, record: record)
+    let shard = record.shard
+    record.shard = nil
+    let written = end(shared, id, as: state, error: error, record: record, shard: shard?.index)
+    // The shards' own results, merged into results.jsonl: removed once the job's end is
+    // written (a takeover before that merges them again).
+    if written, state == .done, let shard {
+      ShardMerge.removeShardResults(folder: record.folder + "/output", shards: shard.count)
+    }
+  }
+
+  /// Writes the end of shard `shard` of job `id`, run to its end here (`ShardRun.end`).
+  private func endShard(_ shared: SharedJobs, _ id: String, _ shard: Int) -> ShardEnd {
+    do {
+      let last = try shared.use { (db) throws(JobsDBError) in
+        try db.endShard(id: id, shard: shard, owner: shared.owner)
+      }
+      return last ? .last : .ended
+    } catch {
+      if case .leaseLost = error {
+        shared.lost.withLock { _ = $0.insert(id) }
+        return .lost
+      }
+      told(
+        "job '\(id)': the end of its shard \(shard) could not be written (\(error.message)); "
+          + "the shard is run again, its items skipped")
+      return .unwritten
+    }
   }
 
   /// Writes job `id`'s end to the database as `state` with `error` (`record` with it, when
-  /// known), removes the ended jobs past `limits.kept` and calls its webhook.
+  /// known), by the holder of its lease (of shard `shard`'s, for a job run in shards), removes
+  /// the ended jobs past `limits.kept` and calls its webhook.
+  ///
+  /// - Returns: whether the end was written.
+  @discardableResult
   private func end(
-    _ shared: SharedJobs, _ id: String, as state: JobState, error: ErrorRecord?, record: Record?
-  ) {
+    _ shared: SharedJobs, _ id: String, as state: JobState, error: ErrorRecord?, record: Record?,
+    shard: Int?
+  ) -> Bool {
     var ended = record
     ended?.state = state
     ended?.finished = Timestamp.now
@@ -509,7 +559,8 @@ extension JobStore {
     do {
       let (_, added) = try shared.use { (db) throws(JobsDBError) in
         try db.finish(
-          id: id, owner: shared.owner, as: state.database, record: text, lease: shared.lease
+          id: id, owner: shared.owner, as: state.database, record: text, lease: shared.lease,
+          shard: shard
         ) { job in
           guard var record = announced, let url = record.callback else { return nil }
           record.finished = job.finished.map(Timestamp.init(seconds:))
@@ -520,7 +571,7 @@ extension JobStore {
       delivery = added
     } catch {
       told("job '\(id)': its end could not be written: \(error.message)")
-      return
+      return false
     }
     do {
       let removed = try shared.use { (db) throws(JobsDBError) in
@@ -533,6 +584,7 @@ extension JobStore {
     if let delivery, let deliver = shared.deliverer.withLock({ $0 }) {
       deliver(id, delivery.url, Array(delivery.body.utf8), delivery.attempts)
     }
+    return true
   }
 
   /// What the database held when the claim loop last counted (every second), for `/metrics`;

@@ -35,6 +35,23 @@ public struct JobLimits: Sendable, Equatable {
   public var seconds = 3600.0
   /// Seconds between two checks of a running job's time and bytes (default 0.2).
   public var checkInterval = 0.2
+  /// Items above which a batch runs in shards, with a jobs database (`--jobs-db`).
+  ///
+  /// Such a batch runs in shards of about this many items (`maximumShards` at most), each
+  /// claimed by whichever replica is free, their results merged by the replica that ends the
+  /// last (default 250; 0: every batch runs whole, on one replica). Each shard's run has the
+  /// time limit (`seconds`) of its own.
+  public var shardItems = 250
+  /// The most shards a batch runs in.
+  public static let maximumShards = 64
+
+  /// How many shards a batch of `items` items runs in with a jobs database: 0 (whole) for
+  /// `shardItems` items or fewer, else one a `shardItems` items, rounded up, at most
+  /// `maximumShards`.
+  public func shards(items: Int) -> Int {
+    guard shardItems > 0, items > shardItems else { return 0 }
+    return min((items + shardItems - 1) / shardItems, Self.maximumShards)
+  }
 
   /// The defaults above.
   public init() {}
@@ -83,6 +100,9 @@ struct JobOutcome: Sendable {
   ///
   /// A job stopped (`JobHalt`) whose work still ran whole ends as if it had not been.
   var complete = true
+  /// For a shard's run that is not the job's last: what its end wrote (the job's end is
+  /// another run's); nil for a job run whole, and for the last shard's run, which ends the job.
+  var shardEnd: ShardEnd?
 }
 
 /// Item counts of a finished job, as `imprint batch` counts them.
@@ -145,6 +165,9 @@ final class JobStore: Sendable {
     var webhook: WebhookStatus?
     /// The `Idempotency-Key` of the request that made it, with that request's fingerprint.
     var idempotency: IdempotencyRecord?
+    /// The shard of it this replica runs, and the job's shard count (`--jobs-db`); nil for a
+    /// job run whole.
+    var shard: (index: Int, count: Int)?
   }
 
   struct Store {

@@ -45,3 +45,27 @@ struct PrepareWork: Sendable, Codable, Equatable {
   /// credentials are the configuration's when the work is made).
   var printer: String?
 }
+
+/// One shard of a batch job run in shards (`--jobs-db`, `JobLimits.shardItems`), as the replica
+/// that claimed it runs it: `imprint batch --shard INDEX/COUNT` on the job's folder.
+struct ShardRun: Sendable {
+  /// The shard, from 0.
+  let index: Int
+  /// The job's shard count.
+  let count: Int
+  /// Writes the shard's end once it ran to its end (`JobsDBConnection.endShard`).
+  let end: @Sendable () -> ShardEnd
+}
+
+/// What the end of a shard's run wrote.
+enum ShardEnd: Sendable, Equatable {
+  /// Every other shard had ended: this run merges the shards' results and ends the job.
+  case last
+  /// Ended; the job goes on in its other shards.
+  case ended
+  /// Another replica holds the shard, or the job ended: nothing more is written from here.
+  case lost
+  /// Not written (the database away): the shard is handed back, or its lease expires, and a
+  /// run of it (every item skipped) ends it again.
+  case unwritten
+}

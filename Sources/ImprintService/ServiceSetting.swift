@@ -145,6 +145,10 @@ extension ServiceSetting {
     ServiceSetting(
       "jobLease", option: "job-lease", "<s>", .number(\.jobLease, 2...3600),
       "Seconds a replica's claim of a running job lasts unless renewed (default 30)."),
+    // 64 shards at most (JobLimits.maximumShards).
+    ServiceSetting(
+      "jobShardItems", option: "job-shard-items", "<n>", .integer(\.jobShardItems, 0...10_000_000),
+      "Items above which a batch runs in shards any replica takes (default 250; 0: never)."),
     ServiceSetting(
       "drainTimeout", option: "drain-timeout", "<s>", .number(\.drainTimeout, 1...3600),
       "Seconds a stop may take: requests finished, a running job let end (default 30)."),

@@ -71,6 +71,8 @@ public struct ServiceSettings: Sendable, Equatable {
   public var jobsDb: String?
   /// Seconds a replica's lease of a running job lasts unless renewed.
   public var jobLease: Double?
+  /// Items of a batch above which it runs in shards, with the jobs database (0: never).
+  public var jobShardItems: Int?
   /// Seconds a stop may take (requests drained, a running job let end; then both cut short).
   public var drainTimeout: Double?
   /// Seconds between checks of the price lists' files for a change (0: none).
@@ -249,6 +251,7 @@ extension ServiceConfiguration {
     jobLimits.maximumBytes = settings.jobsDisk ?? jobLimits.maximumBytes
     jobLimits.lines = settings.jobLines ?? jobLimits.lines
     jobLimits.seconds = settings.jobTimeout ?? jobLimits.seconds
+    jobLimits.shardItems = settings.jobShardItems ?? jobLimits.shardItems
     jobsFolder = settings.jobsDir ?? jobsFolder
     jobsDatabase = settings.jobsDb ?? jobsDatabase
     jobLeaseSeconds = settings.jobLease ?? jobLeaseSeconds

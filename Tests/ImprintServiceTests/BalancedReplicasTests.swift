@@ -131,13 +131,17 @@ struct BalancedReplicasTests {
     var ids: [String] = []
     for _ in 0..<6 { ids.append(try acceptedID(try await postBatch(manifest, on: front))) }
     // The replica running a job killed (its pid is in the lease's owner), then started again
-    // on its port.
+    // on its port. A batch of 400 items runs in 2 shards, each leased on its own.
     let db = try JobsDBConnection(url: database.url(), migrate: false)
     var running: (job: String, replica: Int)?
     #expect(
       try waitFor {
         let row = try db.query(
-          "SELECT id, lease_owner FROM jobs WHERE state = 'running' ORDER BY number LIMIT 1"
+          """
+          SELECT s.job_id AS id, s.lease_owner AS lease_owner
+          FROM job_shards s JOIN jobs j ON j.id = s.job_id
+          WHERE s.state = 'running' ORDER BY j.number, s.shard LIMIT 1
+          """
         ).rows.first
         let pid = row?.string("lease_owner")?.split(separator: "/").dropFirst().first
         guard let row, let id = row.string("id"),
@@ -171,8 +175,9 @@ struct BalancedReplicasTests {
       "balanced replicas: \(report.failed) of \(report.requests) wrk requests failed around the "
         + "kill")
     #expect(report.requests > 100 && report.failed <= 16, "\(wrk)")
-    // The job the killed replica ran was taken over once; the others ran once, or twice when
-    // the killed replica had claimed them too.
+    // The job whose shard the killed replica ran was taken over once (a job's attempts are its
+    // shards' most); the others ran once, or twice when the killed replica had claimed a shard
+    // of them too.
     let attempts = try ids.map { try db.job(id: $0)?.attempts ?? 0 }
     #expect(try db.job(id: taken)?.attempts == 2, "\(attempts)")
     #expect(attempts.allSatisfy { $0 >= 1 && $0 <= 2 }, "\(attempts)")

@@ -11,9 +11,18 @@ import ImprintTestSupport
 import Testing
 
 /// `imprint serve` arguments of a replica on database `url` and jobs folder `jobs`, leases of
-/// 2 s.
-private func replicaArguments(_ url: String, _ jobs: String) -> [String] {
+/// 2 s; `whole`: batches run whole (not in shards), each on one replica.
+private func replicaArguments(_ url: String, _ jobs: String, whole: Bool = false) -> [String] {
   ["--jobs-dir", jobs, "--jobs-db", url, "--job-lease", "2"]
+    + (whole ? ["--job-shard-items", "0"] : [])
+}
+
+/// The attempts of each shard of job `id`, in order, and whether each is done.
+private func shardRows(_ id: String, _ db: borrowing JobsDBConnection) throws -> [(Int, Bool)] {
+  try db.query(
+    "SELECT attempts, state = 'done' AS done FROM job_shards WHERE job_id = $1 ORDER BY shard",
+    [id]
+  ).rows.map { (try $0.int("attempts") ?? 0, try $0.bool("done") ?? false) }
 }
 
 /// A manifest of `count` QR items in `folder`.
@@ -33,6 +42,21 @@ private func undisturbedOutput(_ qr: String) async throws -> [String: Data] {
   let expected = try batchOutputFiles(alone.file("jobs") + "/\(reference)/output")
   #expect(single.stop().status == 0)
   return expected
+}
+
+/// Waits for job `id` on `server`, which must end done with its `items` items all made.
+///
+/// - Returns: how many were made now (ok) and before (skipped); none may have failed.
+private func madeAll(_ id: String, _ items: Int, on server: ServiceProcess) async throws -> (
+  ok: Int, skipped: Int
+) {
+  let done = try await waitForJob(id, on: server)
+  #expect(done.json?["state"] as? String == "done", "\(done.text)")
+  let summary = try #require(done.json?["summary"] as? [String: Any], "\(done.text)")
+  let ok = summary["ok"] as? Int ?? 0
+  let skipped = summary["skipped"] as? Int ?? 0
+  #expect(summary["failed"] as? Int == 0 && ok + skipped == items, "\(id): \(summary)")
+  return (ok, skipped)
 }
 
 /// How many items of job `id` under `jobs` have ended (their resume records).
@@ -55,24 +79,116 @@ struct ReplicaProcessTests {
     let expected = try await undisturbedOutput(qr)
     #expect(expected.count == 3000)
 
-    let first = try ServiceProcess(replicaArguments(database.url(), jobs) + ["-j", "1"])
+    let first = try ServiceProcess(
+      replicaArguments(database.url(), jobs, whole: true) + ["-j", "1"])
     let id = try acceptedID(try await postBatch(qr, on: first))
     #expect(waitFor(tries: 30_000) { ended(id, in: jobs) >= 50 })
-    let second = try ServiceProcess(replicaArguments(database.url(), jobs))
+    let second = try ServiceProcess(replicaArguments(database.url(), jobs, whole: true))
     kill(first.pid, SIGKILL)
     _ = first.waitForExit()
     let before = ended(id, in: jobs)
     #expect(before < 3000, "the batch ended before the kill")
 
-    let done = try await waitForJob(id, on: second)
-    #expect(done.json?["state"] as? String == "done", "\(done.text)")
-    let summary = try #require(done.json?["summary"] as? [String: Any])
-    let ok = summary["ok"] as? Int ?? 0
-    let skipped = summary["skipped"] as? Int ?? 0
-    #expect(summary["failed"] as? Int == 0 && ok + skipped == 3000, "\(summary)")
-    #expect(skipped >= before - 1 && ok > 0, "\(summary), \(before) ended before the kill")
+    let (ok, skipped) = try await madeAll(id, 3000, on: second)
+    #expect(skipped >= before - 1 && ok > 0, "\(ok), \(skipped): \(before) ended before the kill")
     let db = try JobsDBConnection(url: database.url(), migrate: false)
     #expect(try db.job(id: id)?.attempts == 2)
+    #expect(try batchOutputFiles(jobs + "/\(id)/output") == expected)
+    #expect(second.stop().status == 0)
+  }
+
+  @Test("a batch in 12 shards over two replicas: both run shards, the files an undisturbed run's")
+  func shardedBatch() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let qr = try manifest(3000, in: folder)
+    let expected = try await undisturbedOutput(qr)
+    let replicas = try (0..<2).map { _ in
+      try ServiceProcess(replicaArguments(database.url(), jobs) + ["-j", "1"])
+    }
+    let id = try acceptedID(try await postBatch(qr, on: replicas[0]))
+    // Who holds a shard, sampled from the database while the job runs.
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    var owners = Set<String>()
+    var state = JobsDBJobState.queued
+    let started = Date()
+    while !state.isFinal && Date().timeIntervalSince(started) < 300 {
+      for row in try db.query(
+        "SELECT lease_owner FROM job_shards WHERE job_id = $1 AND lease_owner IS NOT NULL", [id]
+      ).rows {
+        owners.insert(row.string("lease_owner") ?? "")
+      }
+      state = try #require(try db.job(id: id)).state
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    let done = try await waitForJob(id, on: replicas[1])
+    #expect(done.json?["state"] as? String == "done", "\(done.text)")
+    let summary = try #require(done.json?["summary"] as? [String: Any])
+    #expect(summary["ok"] as? Int == 3000 && summary["total"] as? Int == 3000, "\(summary)")
+    #expect(summary["failed"] as? Int == 0 && summary["skipped"] as? Int == 0, "\(summary)")
+    #expect(owners.count == 2, "shards held by \(owners)")
+    let job = try #require(try db.job(id: id))
+    #expect(job.shards == 12 && job.attempts == 1 && job.leaseOwner == nil)
+    let rows = try shardRows(id, db)
+    #expect(rows.count == 12 && rows.allSatisfy { $0 == (1, true) }, "\(rows)")
+    // The files of a run whole on one server; the results merged in the manifest's order, the
+    // shards' own removed once merged.
+    let output = jobs + "/\(id)/output"
+    #expect(try batchOutputFiles(output) == expected)
+    let results = try String(contentsOfFile: output + "/results.jsonl", encoding: .utf8)
+      .split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+      }
+    #expect(results.map { $0["id"] as? String ?? "" } == (0..<3000).map { "Q-\($0)" })
+    #expect(results.allSatisfy { $0["status"] as? String == "ok" })
+    let files = done.json?["files"] as? [String] ?? []
+    #expect(files.contains("results.jsonl") && !files.contains { $0.hasPrefix("results-") })
+    let hidden = try FileManager.default.contentsOfDirectory(atPath: output + "/.state")
+    #expect(!hidden.contains { $0.hasPrefix(".shard-") }, "\(hidden.filter { $0.hasPrefix(".") })")
+    for server in replicas { #expect(server.stop().status == 0) }
+  }
+
+  @Test("the replica running a shard killed: the other runs it again, the files undisturbed")
+  func killedMidShard() async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    let jobs = folder.file("jobs")
+    let qr = try manifest(3000, in: folder)
+    let expected = try await undisturbedOutput(qr)
+
+    // Three shards of 1000 items: killed inside its second.
+    let arguments = replicaArguments(database.url(), jobs) + ["--job-shard-items", "1000"]
+    let first = try ServiceProcess(arguments + ["-j", "1"])
+    let id = try acceptedID(try await postBatch(qr, on: first))
+    #expect(waitFor(tries: 30_000) { ended(id, in: jobs) >= 1100 })
+    let second = try ServiceProcess(arguments)
+    kill(first.pid, SIGKILL)
+    _ = first.waitForExit()
+    let before = ended(id, in: jobs)
+    #expect(before < 3000, "the batch ended before the kill")
+    // The shard it held when killed (none if it was between two).
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    let held = try db.query(
+      """
+      SELECT shard FROM job_shards WHERE job_id = $1 AND state = 'running'
+        AND lease_owner LIKE '%/' || $2 || '/%'
+      """, [id, Int(first.pid)]
+    ).rows.compactMap { try $0.int("shard") }
+    #expect(held.count <= 1, "\(held)")
+
+    let (_, skipped) = try await madeAll(id, 3000, on: second)
+    // Skipped: the items of the shard it held that it had made (its other shard's results
+    // stand as they were, ok).
+    #expect(held.isEmpty ? skipped == 0 : (1..<1000).contains(skipped), "\(skipped), \(held)")
+    // The killed replica's shard ran again (its items ended before the kill skipped), once;
+    // every other once.
+    let rows = try shardRows(id, db)
+    #expect(rows.count == 3 && rows.allSatisfy(\.1), "\(rows)")
+    for (shard, row) in rows.enumerated() {
+      #expect(row.0 == (held.contains(shard) ? 2 : 1), "\(rows), held \(held), \(before) ended")
+    }
+    #expect(try db.job(id: id)?.attempts == (held.isEmpty ? 1 : 2))
     #expect(try batchOutputFiles(jobs + "/\(id)/output") == expected)
     #expect(second.stop().status == 0)
   }
@@ -93,7 +209,7 @@ struct ReplicaProcessTests {
     // libfaketime sets FAKETIME_SHARED in the environment at start, which moves `environ` and
     // leaves Swift's CommandLine.arguments empty; loaded into the shell, it is set already.
     let ahead = try ServiceProcess(
-      replicaArguments(database.url(), jobs) + ["-j", "1"],
+      replicaArguments(database.url(), jobs, whole: true) + ["-j", "1"],
       launcher: ["/bin/sh", "-c", #"exec "$@""#, "sh"], environment: environment)
     // Its clock is ahead: the Date of its answers says so.
     let answer = try await ahead.request("GET", "/healthz")
@@ -114,7 +230,7 @@ struct ReplicaProcessTests {
     ).rows.first?.double("left")
     #expect(left.map { $0 > 0 && $0 <= 2.5 } == true, "lease ends in \(left ?? -1) s")
     // Renewed by it while it runs: a replica with the right time does not take it over.
-    let second = try ServiceProcess(replicaArguments(database.url(), jobs))
+    let second = try ServiceProcess(replicaArguments(database.url(), jobs, whole: true))
     let watched = Date()
     var running = try #require(try db.job(id: id))
     while Date().timeIntervalSince(watched) < 3 && running.state == .running {
@@ -187,11 +303,7 @@ struct ReplicaProcessTests {
     }
 
     for (index, id) in ids.enumerated() {
-      let done = try await waitForJob(id, on: replicas[(index + 1) % 2])
-      #expect(done.json?["state"] as? String == "done", "\(done.text)")
-      let summary = try #require(done.json?["summary"] as? [String: Any])
-      let made = (summary["ok"] as? Int ?? 0) + (summary["skipped"] as? Int ?? 0)
-      #expect(summary["failed"] as? Int == 0 && made == 400, "\(summary)")
+      _ = try await madeAll(id, 400, on: replicas[(index + 1) % 2])
       #expect(try batchOutputFiles(jobs + "/\(id)/output") == expected)
     }
     let db = try JobsDBConnection(url: database.url(), migrate: false)
