@@ -20,7 +20,9 @@
 #        flock /work/bench.lock). Environment: DURATION (default 10), CARDS (default 1000),
 #        BATCHES (default 4: a replica takes the next job when it ends one, so two replicas
 #        share four batches evenly however their cores' speeds differ; with two, the slower
-#        replica's one batch decides), ROUNDS (default 5: the figures are the rounds' medians).
+#        replica's one batch decides), ROUNDS (default 5: the figures are the rounds' medians),
+#        SERVE_ARGS (more `imprint serve` arguments for every replica, e.g. "--job-shard-items 0"
+#        to run each batch whole on one replica rather than in shards of 250 cards).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work="${BENCH_DIR:-$root/Benchmarks/out/scale}"
@@ -83,7 +85,7 @@ run() {
     port=$(free_port)
     log="$work/replica-$n-$core.log"
     taskset -c "$core" "$imprint" serve --listen "127.0.0.1:$port" --jobs-dir "$jobs" \
-      --jobs-db "$url" -j 1 --job-queue 100 --jobs-disk $((8 << 30)) 2>"$log" &
+      --jobs-db "$url" -j 1 --job-queue 100 --jobs-disk $((8 << 30)) ${SERVE_ARGS:-} 2>"$log" &
     replica_pids+=($!)
     for ((i = 0; i < 600; i++)); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
     grep -q "listening on" "$log" || { echo "replica did not start:" >&2; cat "$log" >&2; exit 1; }
@@ -153,7 +155,7 @@ PY
   echo "$rps $seconds ${statements//|/ } ${hwm[*]}"
 }
 
-echo "scale-bench: $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, imprint $("$imprint" --version | awk '{print $2}')"
+echo "scale-bench: $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, imprint $("$imprint" --version | awk '{print $2}')${SERVE_ARGS:+, serve $SERVE_ARGS}"
 # ROUNDS rounds (default 5), one replica then two in each, alternating: the machine is shared
 # and its load drifts, so each figure is the median of the rounds, and so is each ratio.
 results=()
