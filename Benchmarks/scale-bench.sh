@@ -7,7 +7,10 @@
 #            requests per second
 #   batches  BATCHES batches (default 4) of CARDS card items (default 1000) posted at once
 #            through HAProxy, timed from the first POST until the last job is done (polled every
-#            0.2 s through HAProxy); every job must end done with all its items
+#            0.2 s through HAProxy), and from the first job's acceptance to the last one's end
+#            by the database's clock (its reports' times: no poll interval); every job must end
+#            done with all its items. A batch of more than 250 cards runs in shards (see
+#            --job-shard-items), which both replicas take
 #   database the jobs database's cost per batch job, from pg_stat_statements: statements run
 #            and their execution time in all (claims, renewals, ends, and the polls' reads)
 # Prints each figure for 1 and 2 replicas, the ratio (goal: 2 replicas >= 1.8x one) and each
@@ -136,23 +139,31 @@ run() {
       [[ "$state" == queued || "$state" == running || -z "$state" ]] || break
       sleep 0.2
     done
-    python3 - "$work/job.json" "$cards" <<'PY'
-import json, sys
+    python3 - "$work/job.json" "$cards" >>"$work/times-$n" <<'PY'
+import datetime, json, sys
 job, cards = json.load(open(sys.argv[1])), int(sys.argv[2])
 summary = job.get("summary") or {}
 if job["state"] != "done" or summary.get("ok", 0) + summary.get("skipped", 0) != cards:
     sys.exit(f"job {job['job']} ended {job['state']}: {summary}")
+# Its acceptance and end by the database's clock (to the millisecond).
+times = [datetime.datetime.fromisoformat(job[k].replace("Z", "+00:00")).timestamp()
+         for k in ("accepted", "finished")]
+print(*times)
 PY
   done
-  local seconds
+  local seconds database_seconds
   seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$(date +%s.%N)")
+  # From the first job's acceptance to the last one's end, by the database's clock: the batches'
+  # time without the client's poll interval.
+  database_seconds=$(awk 'NR == 1 || $1 < a {a = $1} NR == 1 || $2 > f {f = $2} END {printf "%.3f", f - a}' "$work/times-$n")
+  rm -f "$work/times-$n"
   local statements
   statements=$(sql "SELECT sum(calls), round(sum(total_exec_time)::numeric, 1) FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'")
   local hwm=()
   for pid in "${replica_pids[@]}"; do hwm+=("$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")"); done
   kill -TERM "$balancer" "${replica_pids[@]}" 2>/dev/null || true
   for pid in "$balancer" "${replica_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  echo "$rps $seconds ${statements//|/ } ${hwm[*]}"
+  echo "$rps $seconds ${statements//|/ } $database_seconds ${hwm[*]}"
 }
 
 echo "scale-bench: $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, imprint $("$imprint" --version | awk '{print $2}')${SERVE_ARGS:+, serve $SERVE_ARGS}"
@@ -174,8 +185,10 @@ card_ratios = [float(b[0]) / float(a[0]) for a, b in zip(ones, twos)]
 batch_ratios = [float(a[1]) / float(b[1]) for a, b in zip(ones, twos)]
 calls1, calls2 = med(int(l[2]) for l in ones), med(int(l[2]) for l in twos)
 ms1, ms2 = med(float(l[3]) for l in ones), med(float(l[3]) for l in twos)
-hwm1 = max(int(l[4]) for l in ones)
-hwm2 = [max(int(l[4]) for l in twos), max(int(l[5]) for l in twos)]
+db1, db2 = med(float(l[4]) for l in ones), med(float(l[4]) for l in twos)
+db_ratios = [float(a[4]) / float(b[4]) for a, b in zip(ones, twos)]
+hwm1 = max(int(l[5]) for l in ones)
+hwm2 = [max(int(l[5]) for l in twos), max(int(l[6]) for l in twos)]
 def spread(values):
     return f"{med(values):.2f}x ({min(values):.2f}-{max(values):.2f})"
 print(f"{len(ones)} rounds; medians, and each round's ratio's range")
@@ -184,6 +197,9 @@ print(f"|---|---|---|---|")
 print(f"| card PDFs through HAProxy (wrk -c 8), requests/s | {rps1:.1f} | {rps2:.1f} | {spread(card_ratios)} |")
 print(f"| {batches} batches of {cards} cards at once, s (cards/s) | {secs1:.2f} ({batches * cards / secs1:.0f}) | "
       f"{secs2:.2f} ({batches * cards / secs2:.0f}) | {spread(batch_ratios)} |")
+print(f"| the same, first acceptance to last end by the database's clock, s (cards/s) | "
+      f"{db1:.2f} ({batches * cards / db1:.0f}) | {db2:.2f} ({batches * cards / db2:.0f}) | "
+      f"{spread(db_ratios)} |")
 print(f"| database statements a batch job (all replicas, polls included) | {calls1 / batches:.0f} | "
       f"{calls2 / batches:.0f} | |")
 print(f"| database execution time a batch job, ms | {ms1 / batches:.1f} | {ms2 / batches:.1f} | |")
