@@ -20,6 +20,12 @@ public struct BatchOptions: Sendable {
   public var failFast = false
   /// This process's share of the manifest (default: all of it).
   public var shard = BatchShard.whole
+  /// Whether the caller knows that no two of the manifest's items have one id.
+  ///
+  /// A service that read the manifest whole when it took it knows. A shard then passes over
+  /// the other shards' records unread (`ManifestReader.skip`) rather than reading each for the
+  /// duplicate-id check, which could never fail.
+  public var uniqueIDs = false
   /// Where shipped templates are.
   public var templatesFolder: String?
   /// The folder every path in the manifest is confined to (`--inputs-root`), or nil: relative
@@ -260,9 +266,14 @@ public enum BatchRunner {
     let next = { () -> Result<ManifestItem, ManifestLineError>? in
       // A cancelled run (a service's job canceled or past its limits) starts no new item; those
       // under way end, and their results are written as usual.
-      while !stop, !Task.isCancelled, let item = reader.next() {
+      while !stop, !Task.isCancelled {
         let mine = options.shard.owns(ordinal: ordinal)
         ordinal += 1
+        if !mine && options.uniqueIDs {
+          guard reader.skip() else { break }
+          continue
+        }
+        guard let item = reader.next() else { break }
         switch item {
         case .success(let job):
           // Every shard checks ids, so a duplicate fails in whichever shard owns the line.

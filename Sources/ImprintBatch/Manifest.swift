@@ -519,6 +519,10 @@ public struct ManifestReader: ~Copyable {
     }
   }
 
+  /// Passes over the next record (an item or an item error, as `next()` counts them) as
+  /// cheaply as its format allows: a JSON line unparsed; false at the end.
+  public mutating func skip() -> Bool { source.skip() }
+
   /// The records of the manifest that are items or item errors (what `next()` returns).
   ///
   /// Counted without making items, for a progress display; zero when it cannot be read.

@@ -248,10 +248,61 @@ public enum ShardMerge {
     return count
   }
 
+  /// Writes `folder/results.jsonl` from the results of a run in `shards` shards that stopped
+  /// before every shard ended (canceled, or failed as a whole): each shard's results as far as
+  /// they follow its items in order (a shard stopped part-way wrote those of its items that
+  /// ended; one never run wrote none), in manifest order; the items without a result are left
+  /// out, as a stopped run leaves them.
+  ///
+  /// - Returns: what was written: `items` counts the results, `failed` and `skipped` theirs.
+  /// - Throws: `FileError` when the manifest cannot be read or the results cannot be written.
+  public static func partial(manifest: String, folder: String, shards: Int) throws
+    -> MergedResults
+  {
+    var merged = MergedResults()
+    merged.shards = shards
+    let readers = (0..<shards).map { index in
+      try? ShardResultsReader(folder: folder, index: index, count: shards)
+    }
+    // Where a shard's results stop: its later items have none.
+    var ended = Set<Int>()
+    var reader = try ManifestReader(path: manifest)
+    // Removed unless committed (its end).
+    let output = try AtomicOutput(path: folder + "/results.jsonl")
+    var ordinal = 0
+    while let item = reader.next() {
+      let index = ordinal % shards
+      ordinal += 1
+      guard !ended.contains(index), let shard = readers[index] else { continue }
+      let expected: (id: String, line: Int) =
+        switch item {
+        case .success(let job): (job.id, job.line)
+        case .failure(let error): (error.id ?? "line-\(error.line)", error.line)
+        }
+      guard case .success(let read) = shard.next(), read.result.id == expected.id,
+        read.result.line == expected.line
+      else {
+        ended.insert(index)
+        continue
+      }
+      merged.items += 1
+      switch read.result.status {
+      case .failed: merged.failed += 1
+      case .skipped: merged.skipped += 1
+      case .ok: break
+      }
+      try output.write(read.line)
+      try output.write(CollectionOfOne(UInt8(ascii: "\n")))
+    }
+    try output.commit()
+    return merged
+  }
+
   /// Removes the shards' own results and completion records of a run in `shards` shards in
-  /// `folder`, once they are merged and the merge is recorded (what is missing is skipped).
-  public static func removeShardResults(folder: String, shards: Int) {
-    for index in 0..<shards {
+  /// `folder` (of shard `only` alone, when given), once they are merged and the merge is
+  /// recorded (what is missing is skipped).
+  public static func removeShardResults(folder: String, shards: Int, only: Int? = nil) {
+    for index in only.map({ [$0] }) ?? Array(0..<shards) {
       unlink(folder + "/results-\(index)-of-\(shards).jsonl")
       unlink(ShardCompletion.path(folder: folder, index: index, count: shards))
     }

@@ -384,6 +384,14 @@ extension JobsDBConnection {
     return job
   }
 
+  /// Notifies `queueChannel` with an empty payload: a replica is free (the one that sends it,
+  /// once it has let its work go), and the listening ones claim what waits at once.
+  ///
+  /// - Throws: `JobsDBError.unreachable`, `.query`.
+  public func notifyQueue() throws(JobsDBError) {
+    try query("SELECT pg_notify($1, '')", [Self.queueChannel])
+  }
+
   /// Ends shard `shard` of job `id`, run to its end by `owner`, which holds its lease.
   ///
   /// It is marked done, unless every other shard of the job is done already. Then it is the
@@ -419,8 +427,6 @@ extension JobsDBConnection {
         UPDATE job_shards SET state = 'done', lease_owner = NULL, lease_until = NULL
         WHERE job_id = $1 AND shard = $2
         """, [id, shard])
-      // A replica is free: the one that ran it claims its next work at once.
-      try query("SELECT pg_notify($1, '')", [Self.queueChannel])
       return false
     }
   }

@@ -60,7 +60,7 @@ extension ImprintService {
       try FileIO.makeFolder(inputs)
       try Self.write(
         parts.values.filter { $0.name != "manifest" }, into: inputs, route: request.path)
-      work.lines = try Self.checkManifest(
+      (work.lines, work.uniqueIDs) = try Self.checkManifest(
         folder + "/" + work.manifest, inputsRoot: inputs, maximumLines: jobs.limits.lines,
         name: work.manifestName)
       // Past its deadline the request is answered 503 by the server: a job started now would
@@ -140,7 +140,10 @@ extension ImprintService {
       await ErrorSurface.$current.withValue(.http) {
         var options = options
         do {
-          if let shard { options.shard = try BatchShard(index: shard.index, count: shard.count) }
+          if let shard {
+            options.shard = try BatchShard(index: shard.index, count: shard.count)
+            options.uniqueIDs = work.uniqueIDs ?? false
+          }
           // As `imprint batch` runs it: outputs synced together, not one by one.
           return try await AtomicFile.withDeferredFlush(syncing: folder) {
             let summary = try await BatchRunner.run(manifest: manifest, options: options)
@@ -341,27 +344,37 @@ extension ImprintService {
 
   /// Refuses a manifest with more than `maximumLines` lines or a line that names a printer.
   ///
-  /// - Returns: its lines (the items a run of it makes).
+  /// - Returns: its lines (the items a run of it makes), and whether no two of its items have
+  ///   one id (ids are compared by their hashes, of the first million items at most: a
+  ///   collision, or more, says no, which costs only speed).
   /// - Throws: `ServiceError.tooManyLines` once a line past the limit is read;
   ///   `.printerNotAllowed` naming the first line with a printer; `FileError` when the manifest
   ///   cannot be read.
   private static func checkManifest(
     _ manifest: String, inputsRoot: String, maximumLines: Int, name: String
-  ) throws -> Int {
+  ) throws -> (lines: Int, uniqueIDs: Bool) {
     var reader = try ManifestReader(path: manifest, inputsRoot: inputsRoot, displayName: name)
     var lines = 0
+    var ids = Set<Int>()
+    var unique = true
     while let item = reader.next() {
       lines += 1
       guard lines <= maximumLines else {
         throw ServiceError.tooManyLines(lines: lines, limit: maximumLines)
       }
-      if case .success(let item) = item, case .print(let print) = item.work, print.printer != nil {
+      guard case .success(let item) = item else { continue }
+      if case .print(let print) = item.work, print.printer != nil {
         throw ServiceError.printerNotAllowed(line: item.line, id: item.id)
+      }
+      // Only items that read are checked for an earlier one's id (`BatchRunner`).
+      if unique {
+        unique = ids.count < 1_000_000 && ids.insert(item.id.hashValue).inserted
+        if !unique { ids = [] }
       }
     }
     // A job of no line would end done with nothing made: the client sent the wrong part.
     guard lines > 0 else { throw ServiceError.emptyManifest(part: name) }
-    return lines
+    return (lines, unique)
   }
 
   /// The media types of job outputs, by extension.

@@ -439,9 +439,12 @@ extension JobStore {
     }
     if job.cancelRequested {
       let error = JobError.canceled(id: job.id, ended: 0)
-      end(
+      let written = end(
         shared, job.id, as: .canceled, error: ErrorRecord(error), record: record,
         shard: job.shard)
+      if written, job.shard != nil {
+        ShardMerge.removeShardResults(folder: record.folder + "/output", shards: job.shards)
+      }
       return
     }
     let shard = job.shard.map { index in
@@ -480,11 +483,26 @@ extension JobStore {
     defer { store.withLock { $0.running -= 1 } }
     guard var record = taken else { return }
     if shared.lost.withLock({ $0.remove(id) }) != nil {
+      // A shard whose job ended meanwhile (canceled, or failed in another shard): its results,
+      // written as its run stopped, are not the job's (its end gathered those there then).
+      if let shard = record.shard,
+        (try? shared.use({ (db) throws(JobsDBError) in try db.job(id: id) }))??.state.isFinal
+          ?? false
+      {
+        ShardMerge.removeShardResults(
+          folder: record.folder + "/output", shards: shard.count, only: shard.index)
+        return
+      }
       told("job '\(id)': another replica holds it now; what this one did is left to it")
       return
     }
-    // A shard ended, not the last: the job goes on in the others.
-    if outcome.shardEnd == .ended { return }
+    // A shard ended, not the last: the job goes on in the others. This replica is free now:
+    // its claim loop, which a notification wakes, takes its next work at once (not when its
+    // wait ends).
+    if outcome.shardEnd == .ended {
+      _ = try? shared.use { (db) throws(JobsDBError) in try db.notifyQueue() }
+      return
+    }
     // Stopped part-way by the drain, or refused a print claim (its lease ended while it
     // printed), or a shard whose end could not be written: handed back, for the replica that
     // holds it, or will, to go on.
@@ -511,7 +529,7 @@ extension JobStore {
     let written = end(shared, id, as: state, error: error, record: record, shard: shard?.index)
     // The shards' own results, merged into results.jsonl: removed once the job's end is
     // written (a takeover before that merges them again).
-    if written, state == .done, let shard {
+    if written, let shard {
       ShardMerge.removeShardResults(folder: record.folder + "/output", shards: shard.count)
     }
   }
@@ -549,6 +567,29 @@ extension JobStore {
     ended?.state = state
     ended?.finished = Timestamp.now
     if ended?.outcome == nil { ended?.outcome = JobOutcome(error: error) }
+    // A job of shards stopped before its last ended (canceled, failed): its results are those
+    // of the items its shards ended, as a run whole stopped part-way keeps them.
+    if let shard, state != .done, case .batch(let work)? = record?.spec,
+      let folder = record?.folder,
+      let count = try? shared.use({ (db) throws(JobsDBError) in
+        try db.job(id: id)?.shards
+      }), count > shard
+    {
+      do {
+        let merged = try ShardMerge.partial(
+          manifest: folder + "/" + work.manifest, folder: folder + "/output", shards: count)
+        ended?.outcome?.summary = JobSummary(
+          total: merged.items, ok: merged.items - merged.failed - merged.skipped,
+          skipped: merged.skipped, failed: merged.failed)
+        // Its error counts the items of every shard (a shard's run counted its own).
+        if state == .canceled {
+          ended?.outcome?.error = ErrorRecord(JobError.canceled(id: id, ended: merged.items))
+        }
+      } catch {
+        told(
+          "job '\(id)': the results of its shards were not gathered: \(ErrorRecord(error).message)")
+      }
+    }
     ended?.task = nil
     let text = ended.map { JSONOutput.line(JobFile($0)) }
     // The webhook's body is the job's report as the database ends it (its finish time the

@@ -34,6 +34,10 @@ struct BatchWork: Sendable, Codable, Equatable {
   var sentInputs: [String]
   /// The manifest's lines (a run that ends with fewer results was stopped part-way).
   var lines: Int
+  /// Whether no two of its items have one id, as read when the job was accepted (its shards
+  /// then pass over each other's lines unread: `BatchOptions.uniqueIDs`); nil in records
+  /// written before it was kept.
+  var uniqueIDs: Bool?
 }
 
 /// A prepare job's work: `order.json`, `prices.json` and `files/` in the job's folder, its

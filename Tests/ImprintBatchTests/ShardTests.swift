@@ -154,6 +154,54 @@ struct ShardMergeTests {
     #expect(FileManager.default.fileExists(atPath: folder.file("out/labels.pdf")))
   }
 
+  @Test(
+    "shards told the ids are unique pass over others' lines unread: the same merged results",
+    arguments: [1, 2, 3, 7])
+  func uniqueIDs(shards: Int) async throws {
+    // 40 items: QR codes, lines that fail (no payload, an unknown key, not JSON, a blank id),
+    // comments and blank lines, a card; every id its own.
+    var lines: [String] = ["# a comment", ""]
+    for index in 0..<40 {
+      switch index % 8 {
+      case 3: lines.append(#"{"id":"q\#(index)","kind":"qr"}"#)
+      case 5: lines.append(#"{"id":"q\#(index)","kind":"qr","payload":"p","size":3}"#)
+      case 6: lines.append(#"{"id":"q\#(index)","#)
+      case 7: lines.append(#"{"id":"","kind":"qr","payload":"p"}"#)
+      default: lines.append(#"{"id":"q\#(index)","kind":"qr","payload":"p\#(index)"}"#)
+      }
+      if index == 20 { lines += ["", "# another"] }
+    }
+    lines.append(#"{"id":"c1","kind":"card","profile":"\#(profile)"}"#)
+    let folder = TemporaryFolder()
+    let manifest = folder.file("m.jsonl")
+    try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: manifest))
+    /// The results of a run in `shards` shards (merged unless 1), without their seconds.
+    func results(unique: Bool, into name: String) async throws -> [String] {
+      var options = BatchOptions(
+        outputFolder: folder.file(name), placeholder: try CardInput.shippedPlaceholder())
+      options.jobs = 1
+      options.uniqueIDs = unique
+      for index in 0..<shards {
+        var shard = options
+        shard.shard = try BatchShard(index: index, count: shards)
+        _ = try await BatchRunner.run(manifest: manifest, options: shard)
+      }
+      if shards > 1 {
+        let merged = try ShardMerge.merge(manifest: manifest, folder: folder.file(name))
+        #expect(merged.items == 41 && merged.skipped == 0)
+      }
+      return try String(contentsOfFile: folder.file(name + "/results.jsonl"), encoding: .utf8)
+        .split(separator: "\n").map {
+          let result = try JSONDecoder().decode(ItemResult.self, from: Data($0.utf8))
+          return "\(result.id) \(result.line) \(result.status) \(result.error?.code ?? "")"
+        }
+    }
+    let read = try await results(unique: false, into: "read")
+    let skipped = try await results(unique: true, into: "skipped")
+    #expect(read.count == 41 && skipped == read, "\(skipped)")
+    #expect(read.filter { $0.contains(" failed ") }.count == 20)
+  }
+
   @Test("a result line with a status that is not one of the three fails that job alone")
   func unknownStatus() async throws {
     let folder = TemporaryFolder()

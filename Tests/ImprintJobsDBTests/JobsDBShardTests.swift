@@ -186,6 +186,24 @@ struct JobsDBShardTests {
     #expect(try left.rows.first?.int("n") == 0)
   }
 
+  @Test("a shard's end wakes no one; the replica's own notice, once free, does")
+  func notices() throws {
+    let server = try PostgresServer()
+    let db = try JobsDBConnection(url: server.url())
+    let listener = try JobsDBConnection(url: server.url(), migrate: false)
+    try listener.listen()
+    try db.enqueue(id: "j", kind: "batch", shards: 2)
+    #expect(try listener.notification(within: .seconds(5))?.payload == "j")
+    _ = try db.claim(owner: "a", lease: .seconds(60))
+    // Its replica still holds its run when the shard's end is written: a notice then would
+    // find it busy.
+    #expect(try !db.endShard(id: "j", shard: 0, owner: "a"))
+    #expect(try listener.notification(within: .milliseconds(300)) == nil)
+    try db.notifyQueue()
+    let free = try #require(try listener.notification(within: .seconds(5)))
+    #expect(free.channel == JobsDBConnection.queueChannel && free.payload == "")
+  }
+
   @Test("a shard handed back is claimed again, first; its job stays running")
   func handBack() throws {
     let server = try PostgresServer()

@@ -90,7 +90,7 @@ struct JobWorkTests {
         == .batch(
           BatchWork(
             manifest: "manifest.csv", manifestName: "orders.csv", sentInputs: ["notes.pdf"],
-            lines: 4)))
+            lines: 4, uniqueIDs: true)))
     let first = try outputs(jobs + "/\(id)/output")
     #expect(first.keys.contains("qr/Q-2.png") && first.keys.contains("thumbs/T-1.png"), "\(first)")
 

@@ -97,6 +97,55 @@ struct SharedJobsTests {
     _ = await second.stop()
   }
 
+  @Test(
+    "a batch in shards with a repeated id, bad lines and comments: the results of a run whole",
+    arguments: [false, true])
+  func shardsAsWhole(repeated: Bool) async throws {
+    let database = try PostgresServer()
+    let folder = TemporaryFolder()
+    // 13 items in shards of 3 (5 shards); with `repeated`, item 9 has item 2's id (the later
+    // fails `batch.duplicateId` in whichever shard owns it, as in a run whole), and the shards
+    // read every line; without, they pass over the others' lines unread.
+    var lines = ["# QR codes"]
+    for index in 0..<13 {
+      let id = repeated && index == 9 ? "Q-2" : "Q-\(index)"
+      switch index {
+      case 4: lines.append(#"{"id": "\#(id)", "kind": "qr"}"#)
+      case 7: lines += ["", #"{"id": "\#(id)", "kind": "qr", "payload": "x", "colour": 1}"#]
+      case 11: lines.append(#"{"id": "\#(id)""#)
+      default: lines.append(#"{"id": "\#(id)", "kind": "qr", "payload": "p\#(index)"}"#)
+      }
+    }
+    let manifest = try writeManifest(lines, in: folder, name: "mixed.jsonl")
+    /// Each result's id, line, status and error code, from `server`'s report of the job it made.
+    func results(on server: InProcessService) async throws -> [String] {
+      let id = try acceptedID(try await postBatch(manifest, on: server))
+      let done = try await waitForJob(id, on: server)
+      #expect(done.json?["state"] as? String == "done", "\(done.text)")
+      let results = try #require(done.json?["results"] as? [[String: Any]], "\(done.text)")
+      return results.map { result in
+        let error = (result["error"] as? [String: Any])?["code"] as? String ?? ""
+        return "\(result["id"] ?? "") \(result["line"] ?? "") \(result["status"] ?? "") \(error)"
+      }
+    }
+    let alone = try InProcessService(settings: { $0.jobsDir = folder.file("alone") })
+    let whole = try await results(on: alone)
+    _ = await alone.stop()
+    let jobs = folder.file("jobs")
+    let replicas = try (0..<2).map { _ in
+      try replica(database.url(), jobs) { $0.jobShardItems = 3 }
+    }
+    let sharded = try await results(on: replicas[0])
+    #expect(whole.count == 13 && sharded == whole, "\(sharded)")
+    #expect(whole.filter { $0.hasSuffix("batch.duplicateId") }.count == (repeated ? 1 : 0))
+    let db = try JobsDBConnection(url: database.url(), migrate: false)
+    let shards = try db.query("SELECT count(*) AS n FROM job_shards").rows.first?.int("n")
+    #expect(shards == 5)
+    let work = try db.query("SELECT record #> '{work,batch,_0,uniqueIDs}' AS u FROM jobs").rows
+    #expect(work.first?.string("u") == (repeated ? "false" : "true"))
+    for server in replicas { _ = await server.stop() }
+  }
+
   @Test("twenty batches over three replicas: each runs once, every item made once")
   func manyJobs() async throws {
     let database = try PostgresServer()
@@ -151,6 +200,16 @@ struct SharedJobsTests {
     #expect(error?["code"] as? String == "service.jobCanceled", "\(ended.text)")
     let total = (ended.json?["summary"] as? [String: Any])?["total"] as? Int ?? -1
     #expect(total >= 0 && total < 3000, "\(ended.text)")
+    // Its results are the items its shards ended (the summary's), in the manifest's order; the
+    // shards' own files are gone.
+    let results = ended.json?["results"] as? [[String: Any]] ?? []
+    let ids = results.compactMap { $0["id"] as? String }
+    #expect(ids.count == total, "\(ended.text)")
+    let order = ids.compactMap { Int($0.dropFirst(2)) }
+    #expect(order == order.sorted() && Set(order).count == order.count)
+    #expect((error?["message"] as? String)?.contains("after \(total) of its items") == true)
+    let files = ended.json?["files"] as? [String] ?? []
+    #expect(!files.contains { $0.hasPrefix("results-") }, "\(files)")
     _ = await first.stop()
     _ = await second.stop()
   }
