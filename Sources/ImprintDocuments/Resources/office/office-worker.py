@@ -373,7 +373,19 @@ class Office:
                 return self.failure(verdict, refusals, "unreadable", error)
             if document is None:
                 return self.failure(verdict, refusals, "unreadable", None)
-            kind = self.kind(document)
+            try:
+                kind = self.kind(document)
+            except Exception as error:
+                # The office ended after the load had returned: a Word file's comments make
+                # their windows in a user event of its main loop, where Debian's -nogui Writer
+                # aborts (annotation.ui missing), before the load's answer or, under load,
+                # after it. A call on a live office's document does not fail: wait for the
+                # death (a gone bridge's proxy fails with "illegal object given!", which
+                # `failure` does not know for one), so that it is told as one.
+                deadline = time.monotonic() + 5
+                while not self.exited() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                return self.failure(verdict, refusals, "unreadable", error)
             if kind is None:
                 return {"status": "failed", "code": "unreadable",
                         "detail": "not a text document, spreadsheet, presentation or drawing"}
