@@ -166,12 +166,7 @@ extension ImprintService {
             // The last shard: the job's results are the shards' merged.
             let merged = try await ShardMerge.run(
               manifest: manifest, options: options, shards: shard.count)
-            let failed = merged.failed
-            let skipped = merged.merged.skipped
-            return JobOutcome(
-              summary: JobSummary(
-                total: merged.merged.items, ok: merged.merged.items - failed - skipped,
-                skipped: skipped, failed: failed))
+            return JobOutcome(summary: JobSummary(merged.merged, failed: merged.failed))
           }
         } catch {
           return JobOutcome(

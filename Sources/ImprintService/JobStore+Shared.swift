@@ -98,6 +98,17 @@ final class SharedJobs: Sendable {
   }
 }
 
+extension JobSummary {
+  /// The counts of a sharded run's results as merged (`ShardMerge`), with `failed` failures
+  /// (the merge's own, with the cards its layout refused, when it made one).
+  init(_ merged: MergedResults, failed: Int? = nil) {
+    let failed = failed ?? merged.failed
+    self.init(
+      total: merged.items, ok: merged.items - failed - merged.skipped, skipped: merged.skipped,
+      failed: failed)
+  }
+}
+
 extension JobState {
   /// The state of a job as the database keeps it.
   init(_ state: JobsDBJobState) {
@@ -429,22 +440,21 @@ extension JobStore {
       // read the job failed with why, not a record they cannot read either.
       end(
         shared, job.id, as: .failed, error: ErrorRecord(error), record: plainRecord(of: job),
-        shard: job.shard)
+        shard: job.shard.map { ($0, job.shards) })
       return
     }
     guard let spec = record.spec else {
       let error = JobError.unreadable(id: job.id, reason: "its record does not say its work")
-      end(shared, job.id, as: .failed, error: ErrorRecord(error), record: record, shard: job.shard)
+      end(
+        shared, job.id, as: .failed, error: ErrorRecord(error), record: record,
+        shard: job.shard.map { ($0, job.shards) })
       return
     }
     if job.cancelRequested {
       let error = JobError.canceled(id: job.id, ended: 0)
-      let written = end(
+      end(
         shared, job.id, as: .canceled, error: ErrorRecord(error), record: record,
-        shard: job.shard)
-      if written, job.shard != nil {
-        ShardMerge.removeShardResults(folder: record.folder + "/output", shards: job.shards)
-      }
+        shard: job.shard.map { ($0, job.shards) })
       return
     }
     let shard = job.shard.map { index in
@@ -526,12 +536,7 @@ extension JobStore {
     record.outcome = JobOutcome(summary: outcome.summary, error: error)
     let shard = record.shard
     record.shard = nil
-    let written = end(shared, id, as: state, error: error, record: record, shard: shard?.index)
-    // The shards' own results, merged into results.jsonl: removed once the job's end is
-    // written (a takeover before that merges them again).
-    if written, let shard {
-      ShardMerge.removeShardResults(folder: record.folder + "/output", shards: shard.count)
-    }
+    end(shared, id, as: state, error: error, record: record, shard: shard)
   }
 
   /// Writes the end of shard `shard` of job `id`, run to its end here (`ShardRun.end`).
@@ -554,15 +559,16 @@ extension JobStore {
   }
 
   /// Writes job `id`'s end to the database as `state` with `error` (`record` with it, when
-  /// known), by the holder of its lease (of shard `shard`'s, for a job run in shards), removes
-  /// the ended jobs past `limits.kept` and calls its webhook.
+  /// known), by the holder of its lease (of shard `shard.index`'s of `shard.count`, for a job
+  /// run in shards), removes the ended jobs past `limits.kept` and calls its webhook.
   ///
-  /// - Returns: whether the end was written.
-  @discardableResult
+  /// A job of shards ends with the results its shards wrote merged (`ShardMerge.partial` unless
+  /// it is done: its last shard's run merged them whole); the shards' own results are removed
+  /// once its end is written (a takeover before that merges them again).
   private func end(
     _ shared: SharedJobs, _ id: String, as state: JobState, error: ErrorRecord?, record: Record?,
-    shard: Int?
-  ) -> Bool {
+    shard: (index: Int, count: Int)?
+  ) {
     var ended = record
     ended?.state = state
     ended?.finished = Timestamp.now
@@ -570,17 +576,13 @@ extension JobStore {
     // A job of shards stopped before its last ended (canceled, failed): its results are those
     // of the items its shards ended, as a run whole stopped part-way keeps them.
     if let shard, state != .done, case .batch(let work)? = record?.spec,
-      let folder = record?.folder,
-      let count = try? shared.use({ (db) throws(JobsDBError) in
-        try db.job(id: id)?.shards
-      }), count > shard
+      let folder = record?.folder
     {
       do {
         let merged = try ShardMerge.partial(
-          manifest: folder + "/" + work.manifest, folder: folder + "/output", shards: count)
-        ended?.outcome?.summary = JobSummary(
-          total: merged.items, ok: merged.items - merged.failed - merged.skipped,
-          skipped: merged.skipped, failed: merged.failed)
+          manifest: folder + "/" + work.manifest, folder: folder + "/output",
+          shards: shard.count)
+        ended?.outcome?.summary = JobSummary(merged)
         // Its error counts the items of every shard (a shard's run counted its own).
         if state == .canceled {
           ended?.outcome?.error = ErrorRecord(JobError.canceled(id: id, ended: merged.items))
@@ -601,7 +603,7 @@ extension JobStore {
       let (_, added) = try shared.use { (db) throws(JobsDBError) in
         try db.finish(
           id: id, owner: shared.owner, as: state.database, record: text, lease: shared.lease,
-          shard: shard
+          shard: shard?.index
         ) { job in
           guard var record = announced, let url = record.callback else { return nil }
           record.finished = job.finished.map(Timestamp.init(seconds:))
@@ -612,7 +614,10 @@ extension JobStore {
       delivery = added
     } catch {
       told("job '\(id)': its end could not be written: \(error.message)")
-      return false
+      return
+    }
+    if let shard, let folder = record?.folder {
+      ShardMerge.removeShardResults(folder: folder + "/output", shards: shard.count)
     }
     do {
       let removed = try shared.use { (db) throws(JobsDBError) in
@@ -625,7 +630,6 @@ extension JobStore {
     if let delivery, let deliver = shared.deliverer.withLock({ $0 }) {
       deliver(id, delivery.url, Array(delivery.body.utf8), delivery.attempts)
     }
-    return true
   }
 
   /// What the database held when the claim loop last counted (every second), for `/metrics`;
