@@ -159,11 +159,7 @@ public enum ShardMerge {
     while let item = reader.next() {
       let shard = readers[ordinal % count]
       ordinal += 1
-      let expected: (id: String, line: Int, kind: ItemKind?) =
-        switch item {
-        case .success(let job): (job.id, job.line, job.kind)
-        case .failure(let error): (error.id ?? "line-\(error.line)", error.line, nil)
-        }
+      let expected = expectation(item)
       merged.items += 1
       let line: [UInt8]
       let result: ItemResult
@@ -274,11 +270,7 @@ public enum ShardMerge {
       let index = ordinal % shards
       ordinal += 1
       guard !ended.contains(index), let shard = readers[index] else { continue }
-      let expected: (id: String, line: Int) =
-        switch item {
-        case .success(let job): (job.id, job.line)
-        case .failure(let error): (error.id ?? "line-\(error.line)", error.line)
-        }
+      let expected = expectation(item)
       guard case .success(let read) = shard.next(), read.result.id == expected.id,
         read.result.line == expected.line
       else {
@@ -305,6 +297,17 @@ public enum ShardMerge {
     for index in only.map({ [$0] }) ?? Array(0..<shards) {
       unlink(folder + "/results-\(index)-of-\(shards).jsonl")
       unlink(ShardCompletion.path(folder: folder, index: index, count: shards))
+    }
+  }
+
+  /// The id, line and kind a shard's result for manifest record `item` must have (a record
+  /// that is not an item is named by its id, else `line-N`, as its failure is).
+  private static func expectation(_ item: Result<ManifestItem, ManifestLineError>) -> (
+    id: String, line: Int, kind: ItemKind?
+  ) {
+    switch item {
+    case .success(let job): (job.id, job.line, job.kind)
+    case .failure(let error): (error.id ?? "line-\(error.line)", error.line, nil)
     }
   }
 
