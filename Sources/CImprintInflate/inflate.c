@@ -85,3 +85,24 @@ long CImprintInflate_deflate_raw(const uint8_t *input, size_t input_len, int lev
   if (status == Z_STREAM_END) return (long)written;
   return stream.avail_out == 0 && out_left == 0 ? -2 : -1;
 }
+
+size_t CImprintInflate_zlib_bound(size_t input_len) {
+  return libdeflate_zlib_compress_bound(NULL, input_len);
+}
+
+// One compressor a thread for the level used last, kept: making one costs an allocation of
+// several hundred kilobytes at the middle levels, more than compressing a page's content stream.
+static _Thread_local struct libdeflate_compressor *compressor;
+static _Thread_local int compressor_level;
+
+long CImprintInflate_zlib_compress(const uint8_t *input, size_t input_len, int level,
+                                   uint8_t *output, size_t capacity) {
+  if (compressor == NULL || compressor_level != level) {
+    if (compressor != NULL) libdeflate_free_compressor(compressor);
+    compressor = libdeflate_alloc_compressor(level);
+    compressor_level = level;
+    if (compressor == NULL) return -1;
+  }
+  size_t written = libdeflate_zlib_compress(compressor, input, input_len, output, capacity);
+  return written == 0 ? -2 : (long)written;
+}

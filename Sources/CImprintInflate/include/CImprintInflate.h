@@ -32,4 +32,14 @@ size_t CImprintInflate_deflate_bound(size_t input_len);
 long CImprintInflate_deflate_raw(const uint8_t *input, size_t input_len, int level,
                                  uint8_t *output, size_t capacity);
 
+/// An upper bound of CImprintInflate_zlib_compress's output for `input_len` bytes.
+size_t CImprintInflate_zlib_bound(size_t input_len);
+
+/// Compresses `input` as one zlib stream (RFC 1950: a PDF FlateDecode stream) with libdeflate
+/// at `level` (1-12; 6 compresses about as zlib's 6 does, faster) into `output`. Returns the
+/// bytes written, -2 when they would pass `capacity` (CImprintInflate_zlib_bound is always
+/// enough), -1 when libdeflate cannot start (a level out of range, no memory).
+long CImprintInflate_zlib_compress(const uint8_t *input, size_t input_len, int level,
+                                   uint8_t *output, size_t capacity);
+
 #endif

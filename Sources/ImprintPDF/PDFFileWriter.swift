@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintPDF: a PDF file written object by object, streams compressed with libdeflate: the file
+// layer of ImprintGraphics' own PDF writer (cards).
+
+internal import CImprintInflate
+
+/// Numbers and strings as a PDF writes them, appended to a byte buffer.
+package enum PDFSyntax {
+  /// Appends `value` in decimal, at most four decimals, without an exponent or trailing zeros
+  /// (`12`, `-0.5`, `3.1416`); values beyond ±10^12 are clamped (a PDF reader's limit is far
+  /// lower, and nothing Imprint draws comes near it), NaN written as 0.
+  package static func append(_ value: Double, to out: inout [UInt8]) {
+    guard value.isFinite else {
+      out.append(UInt8(ascii: "0"))
+      return
+    }
+    let clamped = min(max(value, -1e12), 1e12)
+    var scaled = Int64((clamped * 10_000).rounded())
+    if scaled < 0 {
+      out.append(UInt8(ascii: "-"))
+      scaled = -scaled
+    }
+    append(Int(scaled / 10_000), to: &out)
+    var fraction = Int(scaled % 10_000)
+    guard fraction != 0 else { return }
+    out.append(UInt8(ascii: "."))
+    var digits = 4
+    while fraction % 10 == 0 {
+      fraction /= 10
+      digits -= 1
+    }
+    var divisor = 1
+    for _ in 1..<digits { divisor *= 10 }
+    while divisor > 0 {
+      out.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+      divisor /= 10
+    }
+  }
+
+  /// Appends `value` in decimal.
+  package static func append(_ value: Int, to out: inout [UInt8]) {
+    if value < 0 {
+      out.append(UInt8(ascii: "-"))
+      append(UInt(value.magnitude), to: &out)
+    } else {
+      append(UInt(value), to: &out)
+    }
+  }
+
+  private static func append(_ value: UInt, to out: inout [UInt8]) {
+    if value < 10 {
+      out.append(UInt8(ascii: "0") + UInt8(value))
+      return
+    }
+    var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+      (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    var rest = value
+    var count = 0
+    withUnsafeMutableBytes(of: &digits) { buffer in
+      while rest > 0 && count < buffer.count {
+        buffer[count] = UInt8(ascii: "0") + UInt8(rest % 10)
+        rest /= 10
+        count += 1
+      }
+    }
+    if rest > 0 { append(rest, to: &out) }
+    withUnsafeBytes(of: &digits) { buffer in
+      for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+    }
+  }
+
+  /// Appends `text` as a PDF text string: a literal string `(...)` (parentheses and
+  /// backslashes escaped) when it is printable ASCII, else UTF-16BE with a byte-order mark in
+  /// hex (`<FEFF...>`).
+  package static func appendText(_ text: String, to out: inout [UInt8]) {
+    if text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) {
+      out.append(UInt8(ascii: "("))
+      for byte in text.utf8 {
+        if byte == UInt8(ascii: "(") || byte == UInt8(ascii: ")") || byte == UInt8(ascii: "\\") {
+          out.append(UInt8(ascii: "\\"))
+        }
+        out.append(byte)
+      }
+      out.append(UInt8(ascii: ")"))
+      return
+    }
+    out.append(contentsOf: Array("<FEFF".utf8))
+    for unit in text.utf16 { appendHex(unit, to: &out) }
+    out.append(UInt8(ascii: ">"))
+  }
+
+  /// Appends `value` as four upper-case hex digits.
+  package static func appendHex(_ value: UInt16, to out: inout [UInt8]) {
+    let digits: StaticString = "0123456789ABCDEF"
+    digits.withUTF8Buffer { hex in
+      out.append(hex[Int(value >> 12)])
+      out.append(hex[Int(value >> 8 & 0xF)])
+      out.append(hex[Int(value >> 4 & 0xF)])
+      out.append(hex[Int(value & 0xF)])
+    }
+  }
+}
+
+/// A PDF file written one object at a time into a buffer that its owner drains (to memory or a
+/// file) as it goes: a header, numbered objects, streams (compressed with libdeflate), and at
+/// the end the cross-reference table and trailer.
+///
+/// Objects are numbered by `reserve()` and may be written in any order; every reserved number
+/// must be written before `finish`. Not Sendable: one document's writer, one thread at a time.
+package final class PDFFileWriter {
+  /// The bytes written and not yet drained.
+  private var buffer: [UInt8] = []
+  /// How many bytes were drained before `buffer`'s first.
+  private var drained = 0
+  /// Each object's offset in the file (index: number); -1 while reserved, unwritten.
+  private var offsets: [Int] = [0]
+  /// The deflate level of compressed streams (libdeflate's 1-12).
+  private let level: Int
+
+  /// Starts a file with the header of PDF `version` (`"1.5"`).
+  package init(version: String = "1.5", level: Int = 6) {
+    self.level = level
+    buffer.reserveCapacity(1 << 16)
+    buffer.append(contentsOf: Array("%PDF-\(version)\n%".utf8))
+    // Four bytes above 127: the file is binary (PDF 32000 7.5.2).
+    buffer.append(contentsOf: [0xE2, 0xE3, 0xCF, 0xD3, 0x0A])
+  }
+
+  /// The file's length so far.
+  package var position: Int { drained + buffer.count }
+
+  /// How many bytes wait to be drained.
+  package var pending: Int { buffer.count }
+
+  /// Hands over the bytes written since the last drain.
+  package func drain() -> [UInt8] {
+    let bytes = buffer
+    drained += bytes.count
+    buffer.removeAll(keepingCapacity: true)
+    return bytes
+  }
+
+  /// A new object number, to be written later with `object` or `stream`.
+  package func reserve() -> Int {
+    offsets.append(-1)
+    return offsets.count - 1
+  }
+
+  /// Writes object `number`: `body` appends its value (a dictionary, an array, a number).
+  package func object(_ number: Int, _ body: (inout [UInt8]) -> Void) {
+    begin(number)
+    body(&buffer)
+    buffer.append(contentsOf: Self.endObject)
+  }
+
+  /// Writes object `number` as a stream of `data`, deflated when `compress` (and smaller so),
+  /// its dictionary holding `/Length`, `/Filter` and what `entries` appends (`/Type /XObject
+  /// ...`, each entry starting with a space or slash).
+  package func stream(
+    _ number: Int, data: [UInt8], compress: Bool = true, entries: (inout [UInt8]) -> Void = { _ in }
+  ) {
+    let packed = compress ? Self.deflate(data, level: level) : nil
+    begin(number)
+    buffer.append(contentsOf: Array("<</Length ".utf8))
+    PDFSyntax.append((packed ?? data).count, to: &buffer)
+    if packed != nil { buffer.append(contentsOf: Array("/Filter/FlateDecode".utf8)) }
+    entries(&buffer)
+    buffer.append(contentsOf: Array(">>\nstream\n".utf8))
+    buffer.append(contentsOf: packed ?? data)
+    buffer.append(contentsOf: Array("\nendstream".utf8))
+    buffer.append(contentsOf: Self.endObject)
+  }
+
+  /// Writes the cross-reference table and the trailer naming `root` (the catalog) and `info`.
+  ///
+  /// - Returns: false when a reserved object was never written (the file would be broken).
+  package func finish(root: Int, info: Int?) -> Bool {
+    guard !offsets.dropFirst().contains(-1) else { return false }
+    let start = position
+    buffer.append(contentsOf: Array("xref\n0 ".utf8))
+    PDFSyntax.append(offsets.count, to: &buffer)
+    buffer.append(contentsOf: Array("\n0000000000 65535 f \n".utf8))
+    for offset in offsets.dropFirst() {
+      var digits: [UInt8] = []
+      PDFSyntax.append(offset, to: &digits)
+      buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(0, 10 - digits.count)))
+      buffer.append(contentsOf: digits)
+      buffer.append(contentsOf: Array(" 00000 n \n".utf8))
+    }
+    buffer.append(contentsOf: Array("trailer\n<</Size ".utf8))
+    PDFSyntax.append(offsets.count, to: &buffer)
+    buffer.append(contentsOf: Array("/Root ".utf8))
+    PDFSyntax.append(root, to: &buffer)
+    buffer.append(contentsOf: Array(" 0 R".utf8))
+    if let info {
+      buffer.append(contentsOf: Array("/Info ".utf8))
+      PDFSyntax.append(info, to: &buffer)
+      buffer.append(contentsOf: Array(" 0 R".utf8))
+    }
+    buffer.append(contentsOf: Array(">>\nstartxref\n".utf8))
+    PDFSyntax.append(start, to: &buffer)
+    buffer.append(contentsOf: Array("\n%%EOF\n".utf8))
+    return true
+  }
+
+  private static let endObject = Array("\nendobj\n".utf8)
+
+  private func begin(_ number: Int) {
+    precondition(
+      offsets.indices.contains(number) && offsets[number] == -1, "an object written twice")
+    offsets[number] = position
+    PDFSyntax.append(number, to: &buffer)
+    buffer.append(contentsOf: Array(" 0 obj\n".utf8))
+  }
+
+  /// `data` as one zlib stream (FlateDecode) by libdeflate at `level`, or nil when that is not
+  /// smaller than the data itself (or libdeflate cannot start).
+  package static func deflate(_ data: [UInt8], level: Int) -> [UInt8]? {
+    guard !data.isEmpty else { return nil }
+    let capacity = CImprintInflate_zlib_bound(data.count)
+    var written = -1
+    let output = [UInt8](unsafeUninitializedCapacity: capacity) { out, initialized in
+      written = data.withUnsafeBufferPointer {
+        CImprintInflate_zlib_compress(
+          $0.baseAddress, $0.count, Int32(level), out.baseAddress, capacity)
+      }
+      initialized = max(0, written)
+    }
+    return written > 0 && written < data.count ? output : nil
+  }
+}

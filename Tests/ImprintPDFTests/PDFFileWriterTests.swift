@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintPDFTests: the file layer of Imprint's own PDF writer: numbers and strings as PDF
+// writes them, objects, streams and the cross-reference table, checked by qpdf and poppler.
+
+import Foundation
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintPDF
+
+@Suite("PDF syntax and files written object by object", .liveHandlesChecked)
+struct PDFFileWriterTests {
+  private func text(_ value: Double) -> String {
+    var out: [UInt8] = []
+    PDFSyntax.append(value, to: &out)
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  @Test("numbers: at most four decimals, no exponent, no trailing zeros, no negative zero")
+  func numbers() {
+    let cases: [(Double, String)] = [
+      (0, "0"), (1, "1"), (-1, "-1"), (12.5, "12.5"), (-0.25, "-0.25"), (0.1, "0.1"),
+      (3.14159265, "3.1416"), (-0.00004, "0"), (0.00005, "0.0001"), (1_000_000, "1000000"),
+      (171.0141732, "171.0142"), (0.0102, "0.0102"), (1e15, "1000000000000"),
+      (-1e15, "-1000000000000"), (.nan, "0"), (.infinity, "0"), (9.99999, "10"),
+    ]
+    for (value, expected) in cases { #expect(text(value) == expected, "\(value)") }
+    // Whatever the value, what is written reads back within half of the last decimal.
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<2000 {
+      let value = Double.random(in: -5000...5000, using: &generator)
+      let written = text(value)
+      #expect(!written.contains("e") && !written.hasSuffix("."))
+      #expect(abs((Double(written) ?? .nan) - value) <= 0.00005 + 1e-9, "\(value) as \(written)")
+    }
+    var integers: [UInt8] = []
+    for value in [0, 7, 10, 99, 1_234_567_890_123, -42, Int.min + 1] {
+      integers = []
+      PDFSyntax.append(value, to: &integers)
+      #expect(String(decoding: integers, as: UTF8.self) == String(value))
+    }
+  }
+
+  @Test("text strings: ASCII literal with escapes, anything else UTF-16BE with its mark")
+  func strings() {
+    func string(_ text: String) -> String {
+      var out: [UInt8] = []
+      PDFSyntax.appendText(text, to: &out)
+      return String(decoding: out, as: UTF8.self)
+    }
+    #expect(string("a (b) \\ c") == "(a \\(b\\) \\\\ c)")
+    #expect(string("é") == "<FEFF00E9>")
+    #expect(string("😀") == "<FEFFD83DDE00>")
+    #expect(string("line\nbreak") == "<FEFF006C0069006E0065000A0062007200650061006B>")
+  }
+
+  @Test("a file of objects and deflated streams that qpdf and poppler read")
+  func file() throws {
+    let writer = PDFFileWriter()
+    let pages = writer.reserve()
+    let page = writer.reserve()
+    let content = writer.reserve()
+    var drained: [UInt8] = []
+    let stream = Array(String(repeating: "0 0 1 rg 10 10 50 50 re f\n", count: 40).utf8)
+    writer.stream(content, data: stream)
+    drained += writer.drain()
+    writer.object(page) { out in
+      out += Array(
+        "<</Type/Page/Parent \(pages) 0 R/MediaBox[0 0 100 100]/Contents \(content) 0 R>>".utf8)
+    }
+    writer.object(pages) { out in
+      out += Array("<</Type/Pages/Kids[\(page) 0 R]/Count 1>>".utf8)
+    }
+    let catalog = writer.reserve()
+    writer.object(catalog) { out in out += Array("<</Type/Catalog/Pages \(pages) 0 R>>".utf8) }
+    // An object reserved and never written leaves the file unfinished.
+    let unwritten = writer.reserve()
+    #expect(!writer.finish(root: catalog, info: nil))
+    writer.object(unwritten) { out in out += Array("null".utf8) }
+    #expect(writer.finish(root: catalog, info: nil))
+    drained += writer.drain()
+    #expect(writer.position == drained.count)
+
+    let folder = TemporaryFolder()
+    let path = folder.file("objects.pdf")
+    try Data(drained).write(to: URL(fileURLWithPath: path))
+    let check = try runTool("qpdf", ["--check", path])
+    #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
+    #expect(!check.stdout.contains("WARNING"), "\(check.stdout)")
+    #expect(try pdfInfo(path)["Pages"] == "1")
+    // The stream is deflated, and inflates to what was written.
+    #expect(String(decoding: drained, as: UTF8.self).contains("/Filter/FlateDecode"))
+    let shown = try runTool("qpdf", ["--show-object=\(content)", "--filtered-stream-data", path])
+    #expect(shown.stdoutBytes == stream)
+  }
+}
