@@ -335,7 +335,8 @@ public struct CardPDFWriter: ~Copyable {
     size = CardMaker.pageSize(template, options: options)
     document = try VectorDocument(
       format: .pdf, size: size, metadata: DocumentMetadata(title: title, creator: "Imprint"),
-      fonts: options.fonts, path: path, labelForms: labelForms, layerForms: labelForms)
+      fonts: options.fonts, path: path, labelForms: labelForms, layerForms: labelForms,
+      producer: .imprint)
     self.template = template
     self.options = options
   }

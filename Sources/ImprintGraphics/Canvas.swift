@@ -19,7 +19,11 @@ public enum ImageFit: String, Sendable, Codable {
 /// Coordinates are in points, origin at the top left. Owns one `cairo_t`; destroyed with the
 /// canvas. Never shared across tasks.
 public struct Canvas: ~Copyable {
-  let cr: OpaquePointer
+  /// The cairo context; nil on a page Imprint writes itself (`direct`).
+  let cr: OpaquePointer?
+  /// The content stream of a page of a PDF Imprint writes itself (`VectorDocument`'s
+  /// `producer: .imprint`), which every drawing call goes to instead of cairo.
+  let direct: DirectContent?
   private let engine: () throws(GraphicsError) -> TextEngine
   private let forms: TextForms?
   private let handleScope: LiveHandles.Scope?
@@ -30,26 +34,42 @@ public struct Canvas: ~Copyable {
   ) {
     guard let cr = cairo_create(surface) else { preconditionFailure("cairo_create returned NULL") }
     self.cr = cr
+    self.direct = nil
     self.engine = engine
     self.forms = forms
     self.handleScope = LiveHandles.opened("cairo_t")
   }
 
-  deinit {
-    cairo_destroy(cr)
-    LiveHandles.closed("cairo_t", in: handleScope)
+  /// A canvas drawing into `content`, a page or form of a PDF Imprint writes itself.
+  init(direct content: DirectContent, engine: @escaping () throws(GraphicsError) -> TextEngine) {
+    cr = nil
+    direct = content
+    self.engine = engine
+    forms = nil
+    handleScope = nil
   }
 
-  /// Lends the `cairo_t` to another module of this package for the duration of `body` (poppler
-  /// in ImprintDocuments draws a page with it); it never outlives the call.
+  deinit {
+    if let cr {
+      cairo_destroy(cr)
+      LiveHandles.closed("cairo_t", in: handleScope)
+    }
+  }
+
+  /// Lends the `cairo_t` to another module of this package for the duration of `body`.
+  ///
+  /// Poppler in ImprintDocuments draws a page with it; it never outlives the call. Not
+  /// available on a page Imprint writes itself (`VectorDocument`'s `producer: .imprint`).
   package func withUnsafeCairoContext<Result>(_ body: (OpaquePointer) -> Result) -> Result {
-    body(cr)
+    guard let cr else { preconditionFailure("a page Imprint writes itself has no cairo context") }
+    return body(cr)
   }
 
   /// Checks cairo's sticky error status.
   ///
   /// - Throws: `GraphicsError.cairo` naming `operation`.
   public func check(_ operation: String) throws(GraphicsError) {
+    guard direct == nil else { return }
     let status = cairo_status(cr)
     guard status == CAIRO_STATUS_SUCCESS else {
       throw .cairo(operation: operation, status: String(cString: cairo_status_to_string(status)))
@@ -58,35 +78,61 @@ public struct Canvas: ~Copyable {
 
   /// Sets the colour for the following fills and strokes.
   public func setColor(_ color: Color) {
+    if let direct { return direct.setColor(color) }
     cairo_set_source_rgb(
       cr, Double(color.red) / 255, Double(color.green) / 255, Double(color.blue) / 255)
   }
 
   /// Turns antialiasing off (for pure-black module edges on raster output) or back on.
   public func setAntialias(_ enabled: Bool) {
+    // A PDF reader antialiases as it likes: nothing to write.
+    guard direct == nil else { return }
     cairo_set_antialias(cr, enabled ? CAIRO_ANTIALIAS_DEFAULT : CAIRO_ANTIALIAS_NONE)
   }
 
   /// Scales the following coordinates (for example points to device pixels).
-  public func scale(_ sx: Double, _ sy: Double) { cairo_scale(cr, sx, sy) }
+  public func scale(_ sx: Double, _ sy: Double) {
+    if let direct { return direct.transform(sx, 0, 0, sy, 0, 0) }
+    cairo_scale(cr, sx, sy)
+  }
 
   /// Rotates the following coordinates by `radians` (clockwise on the page, y growing down).
-  public func rotate(_ radians: Double) { cairo_rotate(cr, radians) }
+  public func rotate(_ radians: Double) {
+    if let direct {
+      return direct.transform(cos(radians), sin(radians), -sin(radians), cos(radians), 0, 0)
+    }
+    cairo_rotate(cr, radians)
+  }
 
   /// Moves the origin.
-  public func translate(_ dx: Double, _ dy: Double) { cairo_translate(cr, dx, dy) }
+  public func translate(_ dx: Double, _ dy: Double) {
+    if let direct { return direct.transform(1, 0, 0, 1, dx, dy) }
+    cairo_translate(cr, dx, dy)
+  }
 
   /// Saves the graphics state; balance with `restore()`.
-  public func save() { cairo_save(cr) }
+  public func save() {
+    if let direct { return direct.save() }
+    cairo_save(cr)
+  }
 
   /// Restores the state saved last.
-  public func restore() { cairo_restore(cr) }
+  public func restore() {
+    if let direct { return direct.restore() }
+    cairo_restore(cr)
+  }
 
   /// Adds a rectangle to the current path.
-  public func addRect(_ rect: Rect) { cairo_rectangle(cr, rect.x, rect.y, rect.width, rect.height) }
+  public func addRect(_ rect: Rect) {
+    if let direct { return direct.addRect(rect) }
+    cairo_rectangle(cr, rect.x, rect.y, rect.width, rect.height)
+  }
 
   /// Fills the current path with the current colour and clears it.
-  public func fill() { cairo_fill(cr) }
+  public func fill() {
+    if let direct { return direct.fill() }
+    cairo_fill(cr)
+  }
 
   /// Fills `rect` with `color`.
   public func fill(_ rect: Rect, color: Color) {
@@ -98,6 +144,7 @@ public struct Canvas: ~Copyable {
   /// Strokes a straight line `width` points wide.
   public func line(from: (Double, Double), to: (Double, Double), width: Double, color: Color) {
     setColor(color)
+    if let direct { return direct.line(from: from, to: to, width: width) }
     cairo_set_line_width(cr, width)
     cairo_move_to(cr, from.0, from.1)
     cairo_line_to(cr, to.0, to.1)
@@ -111,6 +158,7 @@ public struct Canvas: ~Copyable {
       addRect(rect)
       return
     }
+    if let direct { return direct.addRoundedRect(rect, radius: r) }
     cairo_new_sub_path(cr)
     cairo_arc(cr, rect.maxX - r, rect.y + r, r, -Double.pi / 2, 0)
     cairo_arc(cr, rect.maxX - r, rect.maxY - r, r, 0, Double.pi / 2)
@@ -121,6 +169,7 @@ public struct Canvas: ~Copyable {
 
   /// Adds the ellipse inscribed in `rect` (a circle when it is square) to the current path.
   public func addEllipse(in rect: Rect) {
+    if let direct { return direct.addEllipse(in: rect) }
     cairo_save(cr)
     cairo_translate(cr, rect.x + rect.width / 2, rect.y + rect.height / 2)
     cairo_scale(cr, rect.width / 2, rect.height / 2)
@@ -130,11 +179,15 @@ public struct Canvas: ~Copyable {
   }
 
   /// Restricts drawing to the current path (intersected with any earlier clip) and clears it.
-  public func clip() { cairo_clip(cr) }
+  public func clip() {
+    if let direct { return direct.clip() }
+    cairo_clip(cr)
+  }
 
   /// Strokes the current path `width` points wide and clears it.
   public func stroke(width: Double, color: Color) {
     setColor(color)
+    if let direct { return direct.stroke(width: width) }
     cairo_set_line_width(cr, width)
     cairo_stroke(cr)
   }
@@ -148,10 +201,25 @@ public struct Canvas: ~Copyable {
   public func draw(_ bitmap: Bitmap, in rect: Rect, fit: ImageFit, smooth: Bool = true)
     throws(GraphicsError)
   {
+    if let direct {
+      let sx = rect.width / Double(bitmap.width)
+      let sy = rect.height / Double(bitmap.height)
+      let scale = fit == .cover ? max(sx, sy) : min(sx, sy)
+      let width = Double(bitmap.width) * scale
+      let height = Double(bitmap.height) * scale
+      direct.save()
+      direct.addRect(rect)
+      direct.clip()
+      direct.draw(
+        bitmap, x: rect.x + (rect.width - width) / 2, y: rect.y + (rect.height - height) / 2,
+        width: width, height: height, smooth: smooth)
+      direct.restore()
+      return
+    }
     // Names a JPEG by its content, so that a PDF holds each distinct photo once however many
     // cards show it (cairo keys its image objects on this identity).
     let identity = bitmap.jpeg.map { jpeg in
-      forms?.identity(of: jpeg) ?? TextForms.identify(jpeg)
+      forms?.jpegs.identity(of: jpeg) ?? JPEGNames.identify(jpeg)
     }
     let image: OpaquePointer
     if let identity, let known = forms?.images[identity] {
@@ -198,8 +266,14 @@ public struct Canvas: ~Copyable {
   @discardableResult
   public func draw(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) -> TextMetrics {
     let engine = try engine()
+    if let direct {
+      let shaped = try directText(block, engine: engine)
+      direct.setColor(block.style.color)
+      direct.draw(shaped, x: x, y: y)
+      return shaped.metrics
+    }
     // A document's page (PDF) draws text shaped where it was laid out, when it was.
-    if forms != nil, cairo_surface_has_show_text_glyphs(cairo_get_target(cr)) != 0,
+    if forms != nil, let cr, cairo_surface_has_show_text_glyphs(cairo_get_target(cr)) != 0,
       let shaped = ShapedTextCache.shared.text(block, library: engine.library)
     {
       setColor(block.style.color)
@@ -223,6 +297,32 @@ public struct Canvas: ~Copyable {
   /// in a document made with `labelForms` off, it is the same as `draw(_:x:y:)`.
   /// - Throws: `GraphicsError.fontsUnavailable`; `GraphicsError.cairo` when cairo cannot record.
   public func drawRepeated(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) {
+    if let direct {
+      let document = direct.document
+      guard document.recordsLabels else {
+        try draw(block, x: x, y: y)
+        return
+      }
+      let form: (object: Int, name: Int)
+      if let found = document.labels[block] {
+        form = found
+      } else {
+        let shaped = try directText(block, engine: try engine())
+        let content = DirectContent(document: document, height: nil)
+        content.setColor(block.style.color)
+        content.draw(shaped, x: 0, y: 0)
+        let margin = block.style.size
+        let metrics = shaped.metrics
+        let bounds = Rect(
+          x: -margin, y: -margin,
+          width: max(block.width ?? metrics.width, metrics.width) + 2 * margin,
+          height: metrics.height + 2 * margin)
+        form = (document.writeForm(content, bounds: bounds), document.nextFormName())
+        document.labels[block] = form
+      }
+      direct.drawForm(form.object, name: form.name, x: x, y: y)
+      return
+    }
     guard let forms, forms.recordsLabels else {
       try draw(block, x: x, y: y)
       return
@@ -255,7 +355,9 @@ public struct Canvas: ~Copyable {
 
   /// Whether `drawLayer` records layers as forms here: a PDF page of a document made with
   /// `layerForms` on.
-  public var recordsLayers: Bool { forms?.recordsLayers == true }
+  public var recordsLayers: Bool {
+    direct?.document.recordsLayers ?? (forms?.recordsLayers == true)
+  }
 
   /// Draws a layer that many pages of the document show unchanged (a card design's background,
   /// bands and fixed labels), its origin at (`x`, `y`).
@@ -277,6 +379,28 @@ public struct Canvas: ~Copyable {
     key: AnyHashable, keeping: [any Sendable] = [], bounds: Rect, x: Double, y: Double,
     _ body: (borrowing Canvas) throws -> Void
   ) throws {
+    if let direct {
+      let document = direct.document
+      guard document.recordsLayers else {
+        direct.save()
+        direct.transform(1, 0, 0, 1, x, y)
+        try body(self)
+        direct.restore()
+        return
+      }
+      let form: (object: Int, name: Int)
+      if let found = document.layers[key] {
+        form = (found.object, found.name)
+      } else {
+        let content = DirectContent(document: document, height: nil)
+        let inner = Canvas(direct: content, engine: engine)
+        try body(inner)
+        form = (document.writeForm(content, bounds: bounds), document.nextFormName())
+        document.layers[key] = (form.object, form.name, keeping)
+      }
+      direct.drawForm(form.object, name: form.name, x: x, y: y)
+      return
+    }
     guard let forms, forms.recordsLayers else {
       cairo_save(cr)
       cairo_translate(cr, x, y)
@@ -337,12 +461,43 @@ public struct Canvas: ~Copyable {
     _ text: String, style: TextStyle, x: Double, y: Double, width: Double? = nil
   ) throws(GraphicsError) -> TextMetrics {
     let engine = try engine()
+    if let direct {
+      let shaped = try directText(TextBlock(text, style: style, width: width), engine: engine)
+      direct.setColor(style.color)
+      direct.draw(shaped, x: x, y: y)
+      return shaped.metrics
+    }
     let layout = engine.makeLayout(text, style: style, width: width)
     defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
     setColor(style.color)
     cairo_move_to(cr, x, y)
     pango_cairo_show_layout(cr, layout)
     return engine.metrics(of: layout)
+  }
+}
+
+extension Canvas {
+  /// `block` shaped for a page Imprint writes itself: as it was where it was laid out when it
+  /// was (`ShapedTextCache`), else shaped here, characters no font has kept as boxes.
+  ///
+  /// - Throws: `GraphicsError.cairo` for a layout that holds what only Pango draws (vertical
+  ///   text), which no card or code label sets.
+  fileprivate func directText(_ block: TextBlock, engine: TextEngine) throws(GraphicsError)
+    -> ShapedText
+  {
+    if let shaped = ShapedTextCache.shared.text(block, library: engine.library),
+      shaped.missing.isEmpty
+    {
+      return shaped
+    }
+    let layout = engine.makeLayout(block)
+    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    guard
+      let shaped = ShapedText.make(from: layout, metrics: engine.metrics(of: layout), missing: true)
+    else {
+      throw .cairo(operation: "setting text in a PDF", status: "vertical text is not supported")
+    }
+    return shaped
   }
 }
 
@@ -423,27 +578,8 @@ final class TextForms {
   /// The image surfaces of the last few JPEG photos drawn, by content identity.
   private(set) var images: [String: OpaquePointer] = [:]
 
-  /// The identities of the last few JPEG files drawn, by the address of their bytes (kept
-  /// alive here, so that an address names the same bytes while it is a key).
-  private var identities: [UInt: (identity: String, jpeg: [UInt8])] = [:]
-
-  /// Names a JPEG file by its content.
-  static func identify(_ jpeg: [UInt8]) -> String {
-    var hasher = Hasher()
-    jpeg.withUnsafeBytes { hasher.combine(bytes: $0) }
-    return "jpeg-\(jpeg.count)-\(hasher.finalize())"
-  }
-
-  /// `identify(jpeg)`, hashed once for each array of bytes however many cards show it (the
-  /// photo cache hands every card of a photo the same array).
-  func identity(of jpeg: [UInt8]) -> String {
-    let address = jpeg.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
-    if let known = identities[address] { return known.identity }
-    let identity = Self.identify(jpeg)
-    if identities.count >= 16 { identities = [:] }
-    identities[address] = (identity, jpeg)
-    return identity
-  }
+  /// The names of the JPEG files drawn.
+  let jpegs = JPEGNames()
 
   /// Keeps a reference to `image` for the next draw of the same photo; at most 16 are kept.
   func remember(_ image: OpaquePointer, as identity: String) {
@@ -462,6 +598,33 @@ final class TextForms {
       LiveHandles.closed("cairo_surface_t", in: handleScope)
     }
     forgetImages()
+  }
+}
+
+/// Names JPEG files by their content.
+///
+/// Each array of bytes is hashed once however many cards show it (the photo cache hands every
+/// card of a photo the same array). One document's, used by the thread drawing it.
+final class JPEGNames {
+  /// The identities of the last few JPEG files named, by the address of their bytes (kept
+  /// alive here, so that an address names the same bytes while it is a key).
+  private var identities: [UInt: (identity: String, jpeg: [UInt8])] = [:]
+
+  /// Names a JPEG file by its content.
+  static func identify(_ jpeg: [UInt8]) -> String {
+    var hasher = Hasher()
+    jpeg.withUnsafeBytes { hasher.combine(bytes: $0) }
+    return "jpeg-\(jpeg.count)-\(hasher.finalize())"
+  }
+
+  /// `identify(jpeg)`, remembered for its array.
+  func identity(of jpeg: [UInt8]) -> String {
+    let address = jpeg.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+    if let known = identities[address] { return known.identity }
+    let identity = Self.identify(jpeg)
+    if identities.count >= 16 { identities = [:] }
+    identities[address] = (identity, jpeg)
+    return identity
   }
 }
 

@@ -3,6 +3,7 @@
 // glyphs Pango's cairo renderer would draw.
 
 internal import CCairo
+internal import CFontconfig
 internal import CPango
 import Foundation
 import Synchronization
@@ -21,6 +22,14 @@ final class ShapedText: @unchecked Sendable {
   struct Run {
     /// The font, one reference owned.
     let font: OpaquePointer
+    /// The font's file as HarfBuzz reads it (`hb_face_t`, one reference owned: immutable and
+    /// shared between threads by design), for the PDFs Imprint writes itself.
+    let face: OpaquePointer?
+    /// The font's size in points (its matrix's scale).
+    let size: Double
+    /// Whether fontconfig asks for the font emboldened (a bold weight the family lacks, when
+    /// the configuration says so): cairo then thickens its outlines by a 24th of the size.
+    let emboldened: Bool
     /// The item's text (UTF-8), for the PDF's text extraction.
     let text: [CChar]
     /// Where the run starts, in Pango units from the layout's top-left corner.
@@ -32,33 +41,59 @@ final class ShapedText: @unchecked Sendable {
     let clusters: [cairo_text_cluster_t]
     /// Whether the run is right to left (clusters in backward order).
     let backward: Bool
+    /// Each cluster's glyphs (indices into `glyphs`, possibly none) and its bytes of `text`,
+    /// in the glyphs' order: a PDF Imprint writes itself gives a glyph its text from these.
+    let spans: [(glyphs: Range<Int>, text: Range<Int>)]
+  }
+
+  /// A character no font has, as a box where Pango draws its hex digits: its left edge and
+  /// baseline in Pango units from the layout's top-left corner, its advance, and the font size.
+  struct Missing {
+    let x: Int32
+    let y: Int32
+    let width: Int32
+    let size: Double
   }
 
   let runs: [Run]
+  /// The missing characters' boxes (only when made with `missing: true`).
+  let missing: [Missing]
   let metrics: TextMetrics
 
-  private init(runs: [Run], metrics: TextMetrics) {
+  private init(runs: [Run], missing: [Missing], metrics: TextMetrics) {
     self.runs = runs
+    self.missing = missing
     self.metrics = metrics
   }
 
   deinit {
-    for run in runs { cairo_scaled_font_destroy(run.font) }
+    for run in runs {
+      cairo_scaled_font_destroy(run.font)
+      if let face = run.face { hb_face_destroy(face) }
+    }
   }
 
   /// The glyphs `pango_cairo_show_layout` would draw for `layout` (Pango 1.50's renderer:
   /// lines at their logical x and baseline, runs one after another with their offsets), or nil
   /// when the layout holds what only Pango draws (a character no font has, drawn as a box of
-  /// hex digits; vertical text).
-  static func make(from layout: OpaquePointer, metrics: TextMetrics) -> ShapedText? {
+  /// hex digits, unless `missing`: then a box is kept for it; vertical text).
+  static func make(from layout: OpaquePointer, metrics: TextMetrics, missing: Bool = false)
+    -> ShapedText?
+  {
     guard let text = pango_layout_get_text(layout), let iterator = pango_layout_get_iter(layout)
     else { return nil }
     defer { pango_layout_iter_free(iterator) }
     let empty = UInt32(0x0FFF_FFFF)  // PANGO_GLYPH_EMPTY
     let unknown = UInt32(0x1000_0000)  // PANGO_GLYPH_UNKNOWN_FLAG
     var runs: [Run] = []
+    var boxes: [Missing] = []
     var made = true
-    func release() { for run in runs { cairo_scaled_font_destroy(run.font) } }
+    func release() {
+      for run in runs {
+        cairo_scaled_font_destroy(run.font)
+        if let face = run.face { hb_face_destroy(face) }
+      }
+    }
     repeat {
       guard let line = pango_layout_iter_get_line_readonly(iterator) else { continue }
       var logical = PangoRectangle()
@@ -82,13 +117,27 @@ final class ShapedText: @unchecked Sendable {
         let width = pango_glyph_string_get_width(glyphs)
         offset += run.pointee.start_x_offset
         var placed: [(index: UInt, dx: Int32, dy: Int32)] = []
+        // Each glyph's index in `placed`, or its next drawn glyph's for one not drawn.
+        var placedAt: [Int] = []
         var position: Int32 = 0
+        var matrix = cairo_matrix_t()
+        cairo_scaled_font_get_font_matrix(scaled, &matrix)
+        let size = abs(matrix.yy)
         for index in 0..<Int(glyphs.pointee.num_glyphs) {
           let glyph = glyphs.pointee.glyphs[index]
+          placedAt.append(placed.count)
           if glyph.glyph != empty {
             if glyph.glyph & unknown != 0 {
-              made = false
-              break
+              guard missing else {
+                made = false
+                break
+              }
+              boxes.append(
+                Missing(
+                  x: logical.x + offset + position, y: baseline - run.pointee.y_offset,
+                  width: glyph.geometry.width, size: size))
+              position += glyph.geometry.width
+              continue
             }
             placed.append(
               (UInt(glyph.glyph), position + glyph.geometry.x_offset, glyph.geometry.y_offset))
@@ -97,7 +146,9 @@ final class ShapedText: @unchecked Sendable {
         }
         guard made else { break }
         let backward = item.pointee.analysis.level & 1 != 0
+        placedAt.append(placed.count)
         var clusters: [cairo_text_cluster_t] = []
+        var spans: [(glyphs: Range<Int>, text: Range<Int>)] = []
         var cluster = PangoGlyphItemIter()
         if pango_glyph_item_iter_init_start(&cluster, run, text) != 0 {
           repeat {
@@ -107,21 +158,41 @@ final class ShapedText: @unchecked Sendable {
             for index in min(
               cluster.start_glyph, cluster.end_glyph + 1)..<max(
                 cluster.start_glyph + 1, cluster.end_glyph)
-            where glyphs.pointee.glyphs[Int(index)].glyph == empty {
+            where glyphs.pointee.glyphs[Int(index)].glyph == empty
+              || glyphs.pointee.glyphs[Int(index)].glyph & unknown != 0
+            {
+              // Neither is drawn as a glyph (a missing character is a box).
               count -= 1
             }
             clusters.append(
               cairo_text_cluster_t(
                 num_bytes: cluster.end_index - cluster.start_index, num_glyphs: count))
+            let low = Int(min(cluster.start_glyph, cluster.end_glyph + 1))
+            let high = Int(max(cluster.start_glyph + 1, cluster.end_glyph))
+            let first = Int(cluster.start_index - item.pointee.offset)
+            spans.append(
+              (
+                placedAt[max(0, low)]..<placedAt[min(placedAt.count - 1, max(low, high))],
+                first..<(first + Int(cluster.end_index - cluster.start_index))
+              ))
           } while pango_glyph_item_iter_next_cluster(&cluster) != 0
         }
         let start = Int(item.pointee.offset)
         let bytes = UnsafeBufferPointer(start: text + start, count: Int(item.pointee.length))
+        let face = pango_font_get_hb_font(font).flatMap { hb_font_get_face($0) }
+        var embolden: FcBool = 0
+        if let pattern = pango_fc_font_get_pattern(imprint_pango_fc_font(font)),
+          FcPatternGetBool(pattern, FC_EMBOLDEN, 0, &embolden) != FcResultMatch
+        {
+          embolden = 0
+        }
         runs.append(
           Run(
-            font: cairo_scaled_font_reference(scaled), text: Array(bytes),
+            font: cairo_scaled_font_reference(scaled), face: face.map { hb_face_reference($0) },
+            size: size, emboldened: embolden != 0, text: Array(bytes),
             x: logical.x + offset, y: baseline - run.pointee.y_offset, glyphs: placed,
-            clusters: clusters, backward: backward))
+            clusters: clusters, backward: backward,
+            spans: spans.sorted { $0.glyphs.lowerBound < $1.glyphs.lowerBound }))
         offset += width + run.pointee.end_x_offset
       }
     } while made && pango_layout_iter_next_line(iterator) != 0
@@ -129,7 +200,7 @@ final class ShapedText: @unchecked Sendable {
       release()
       return nil
     }
-    return ShapedText(runs: runs, metrics: metrics)
+    return ShapedText(runs: runs, missing: boxes, metrics: metrics)
   }
 
   /// Draws the runs with the layout's top-left corner at the current point of `cr`, as

@@ -75,6 +75,16 @@ public enum VectorFormat: Sendable {
   case eps
 }
 
+/// Who writes a PDF's bytes.
+public enum PDFProducer: Sendable {
+  /// cairo's PDF surface (every canvas call, poppler drawing onto the page included).
+  case cairo
+  /// Imprint's own writer (`DirectPDF`): what cards draw (fills, paths, clips, images, text,
+  /// forms), written directly, fonts subset by HarfBuzz. Not for pages that lend their cairo
+  /// context (`Canvas.withUnsafeCairoContext`).
+  case imprint
+}
+
 /// Document metadata written into PDF output.
 public struct DocumentMetadata: Sendable {
   /// The title (for example the card's @handle).
@@ -94,7 +104,9 @@ public struct DocumentMetadata: Sendable {
 /// Owns one `cairo_surface_t`; destroyed with the document. Dates are fixed (`fixedPDFDate`), so the
 /// same drawing gives the same bytes.
 public struct VectorDocument: ~Copyable {
-  private let surface: OpaquePointer
+  /// cairo's surface; nil when Imprint writes the PDF itself (`direct`).
+  private let surface: OpaquePointer?
+  private let direct: DirectPDF?
   private let handleScope: LiveHandles.Scope?
   private let sink: ByteSink
   private let format: VectorFormat
@@ -117,12 +129,13 @@ public struct VectorDocument: ~Copyable {
   ///     for pages that each show the same layer at the same scale, unclipped. Off, a layer
   ///     is drawn in place: on sheets, where each card is clipped to its cell, an edge of a
   ///     layer's form on the cell's edge is antialiased differently from the same edge in place.
+  ///   - producer: who writes a PDF (EPS is always cairo's).
   /// - Throws: `FileError.unwritable` when `path` cannot be created; `GraphicsError.cairo` when
   ///   cairo cannot create the surface.
   public init(
     format: VectorFormat, size: Size, metadata: DocumentMetadata = DocumentMetadata(),
     fonts: FontLibrary? = nil, path: String? = nil, labelForms: Bool = true,
-    layerForms: Bool = false
+    layerForms: Bool = false, producer: PDFProducer = .cairo
   ) throws {
     let sink = ByteSink()
     if let path, format == .pdf {
@@ -132,6 +145,31 @@ public struct VectorDocument: ~Copyable {
       }
       sink.descriptor = descriptor
     }
+    var surface: OpaquePointer?
+    var direct: DirectPDF?
+    if format == .pdf, producer == .imprint {
+      direct = DirectPDF(metadata: metadata, recordsLabels: labelForms, recordsLayers: layerForms)
+    } else {
+      surface = try Self.cairoSurface(format: format, size: size, metadata: metadata, sink: sink)
+    }
+    self.surface = surface
+    self.direct = direct
+    // The path is kept in the sink (a class): a String? stored in this noncopyable struct was
+    // released twice when `finish()` consumed it (Swift 6.3.1: a crash in the deinit
+    // `finish()` runs).
+    sink.path = path
+    self.sink = sink
+    self.format = format
+    self.engine = ThreadEngine(fonts: fonts)
+    handleScope = surface == nil ? nil : LiveHandles.opened("cairo_surface_t")
+    forms.recordsLabels = labelForms
+    forms.recordsLayers = layerForms && format == .pdf
+  }
+
+  /// A cairo surface writing `format` into `sink`, its metadata set.
+  private static func cairoSurface(
+    format: VectorFormat, size: Size, metadata: DocumentMetadata, sink: ByteSink
+  ) throws -> OpaquePointer {
     let closure = Unmanaged.passUnretained(sink).toOpaque()
     let surface: OpaquePointer?
     switch format {
@@ -160,21 +198,14 @@ public struct VectorDocument: ~Copyable {
     case .eps:
       cairo_ps_surface_set_eps(surface, 1)
     }
-    self.surface = surface
-    self.sink = sink
-    self.format = format
-    // Kept in the sink (a class): a String? stored in this noncopyable struct was released
-    // twice when `finish()` consumed it (Swift 6.3.1: a crash in the deinit `finish()` runs).
-    sink.path = path
-    self.engine = ThreadEngine(fonts: fonts)
-    handleScope = LiveHandles.opened("cairo_surface_t")
-    forms.recordsLabels = labelForms
-    forms.recordsLayers = layerForms && format == .pdf
+    return surface
   }
 
   deinit {
-    cairo_surface_destroy(surface)
-    LiveHandles.closed("cairo_surface_t", in: handleScope)
+    if let surface {
+      cairo_surface_destroy(surface)
+      LiveHandles.closed("cairo_surface_t", in: handleScope)
+    }
   }
 
   /// False keeps cairo's output as it is (for tests of `PDFDuplicateKeys`).
@@ -190,11 +221,20 @@ public struct VectorDocument: ~Copyable {
   public func page(
     size: Size, _ body: (borrowing Canvas) throws -> Void
   ) throws {
+    let engine = self.engine
+    if let direct {
+      let content = DirectContent(document: direct, height: size.height)
+      try body(Canvas(direct: content) { () throws(GraphicsError) in try engine.get() })
+      direct.addPage(size: size, content: content)
+      take(direct)
+      if let failure = sink.failure { throw failure }
+      return
+    }
+    guard let surface else { preconditionFailure("a cairo document without its surface") }
     switch format {
     case .pdf: cairo_pdf_surface_set_size(surface, size.width, size.height)
     case .eps: cairo_ps_surface_set_size(surface, size.width, size.height)
     }
-    let engine = self.engine
     let canvas = Canvas(surface: surface, forms: format == .pdf ? forms : nil) {
       () throws(GraphicsError) in try engine.get()
     }
@@ -212,6 +252,15 @@ public struct VectorDocument: ~Copyable {
   /// - Throws: `FileError.unwritable` when writing the file failed (a full disk), or
   ///   `GraphicsError.cairo` when cairo reports an error.
   public consuming func finish() throws -> [UInt8] {
+    if let direct {
+      direct.finish()
+      take(direct)
+      sink.flush()
+      if let failure = sink.failure { throw failure }
+      try sink.close()
+      return sink.bytes
+    }
+    guard let surface else { preconditionFailure("a cairo document without its surface") }
     cairo_surface_finish(surface)
     let status = cairo_surface_status(surface)
     sink.flush()
@@ -230,6 +279,16 @@ public struct VectorDocument: ~Copyable {
       bytes = PDFDuplicateKeys.repaired(bytes) ?? bytes
     }
     return bytes
+  }
+}
+
+extension VectorDocument {
+  /// Moves what Imprint's own writer has written into the sink (and to the file, a block at a
+  /// time).
+  private func take(_ direct: DirectPDF) {
+    guard direct.file.pending > 0, sink.failure == nil else { return }
+    sink.bytes.append(contentsOf: direct.file.drain())
+    if sink.descriptor >= 0 && sink.bytes.count >= ByteSink.block { sink.flush() }
   }
 }
 

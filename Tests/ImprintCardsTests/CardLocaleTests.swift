@@ -202,7 +202,13 @@ struct CardLocaleTests {
     #expect(abs(handle.xMax - (56.6 + bleed) * k) < 1)
     // Back: the reputation label (x 4.5-28.5 mm) mirrored to 57.1-81.1 mm, set from the right.
     let label = try #require(try classicStrings("ar")["REPUTATION"])
-    let labelWords = pages[1].filter { label.contains($0.word) || $0.word.contains(label) }
+    // pdftotext -bbox lists a right-to-left word's letters as they sit on the page, from the
+    // left (its plain text is in reading order).
+    let labelWords = pages[1].filter { found in
+      [found.word, String(found.word.reversed())].contains {
+        label.contains($0) || $0.contains(label)
+      }
+    }
     #expect(!labelWords.isEmpty)
     #expect(abs((labelWords.map(\.xMax).max() ?? 0) - (81.1 + bleed) * k) < 1)
     // The URL, left of the QR code in English, is now right of it.

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphics: the fonts (subset by HarfBuzz) and images of the PDFs Imprint writes itself.
+
+internal import CPango
+import Foundation
+import ImprintPDF
+
+/// A font of a `DirectPDF`: the glyphs its pages used, with their text, embedded at the end as
+/// a CID-keyed TrueType font (Type0, Identity-H) subset to those glyphs by HarfBuzz.
+///
+/// A glyph's code in the content streams is its glyph id in the whole font, so pages are written
+/// before the subset is known; the font's CIDToGIDMap sends each code to the subset's glyph.
+final class DirectFont {
+  /// `hb_face_t`, one reference owned.
+  private let face: OpaquePointer
+  /// `hb_font_t` at the font's own units, for advances and metrics.
+  private let font: OpaquePointer
+  private let unitsPerEm: Double
+  /// The resource name's number (`/F<n>`) and the Type0 font's object.
+  let number: Int
+  let object: Int
+  /// Each glyph's advance once asked (NaN before), by glyph id.
+  private var advances: [Double]
+  /// Whether a page showed each glyph, by glyph id.
+  private var used: [Bool]
+  /// Each glyph's text (UTF-8), from the first cluster it stood for alone, for ToUnicode.
+  private var text: [UInt32: ArraySlice<CChar>] = [:]
+
+  /// What tells one font file from another: its face's index, glyph count, units and
+  /// length.
+  struct FileKey: Equatable {
+    let index: UInt32
+    let glyphs: UInt32
+    let unitsPerEm: UInt32
+    let length: UInt32
+
+    init(_ face: OpaquePointer) {
+      index = hb_face_get_index(face)
+      glyphs = hb_face_get_glyph_count(face)
+      unitsPerEm = hb_face_get_upem(face)
+      let blob = hb_face_reference_blob(face)
+      length = hb_blob_get_length(blob)
+      hb_blob_destroy(blob)
+    }
+  }
+
+  let file: FileKey
+
+  init(face: OpaquePointer, file: FileKey, number: Int, object: Int) {
+    self.file = file
+    self.face = hb_face_reference(face)
+    guard let font = hb_font_create(face) else {
+      preconditionFailure("hb_font_create returned NULL")
+    }
+    self.font = font
+    unitsPerEm = Double(max(1, hb_face_get_upem(face)))
+    let count = Int(min(hb_face_get_glyph_count(face), 65_536))
+    advances = [Double](repeating: .nan, count: count)
+    used = [Bool](repeating: false, count: count)
+    self.number = number
+    self.object = object
+  }
+
+  deinit {
+    hb_font_destroy(font)
+    hb_face_destroy(face)
+  }
+
+  /// Glyph `glyph`'s advance in thousandths of the font size (the font's own, unhinted: what a
+  /// PDF reader takes from `/W`).
+  func advance(_ glyph: UInt32) -> Double {
+    guard Int(glyph) < advances.count else { return 0 }
+    let known = advances[Int(glyph)]
+    if !known.isNaN { return known }
+    let advance = Double(hb_font_get_glyph_h_advance(font, glyph)) * 1000 / unitsPerEm
+    advances[Int(glyph)] = advance
+    return advance
+  }
+
+  /// Notes that a page shows `glyph`.
+  func use(_ glyph: UInt32) {
+    if Int(glyph) < used.count { used[Int(glyph)] = true }
+  }
+
+  /// Whether `glyph` can stand for `bytes` (UTF-8) in ToUnicode.
+  ///
+  /// True when it does already, or has no text yet and takes this one. False: its text is another (a matra or a ligature part
+  /// met in another cluster first), or it is the glyph of none of the cluster's several
+  /// characters (an ellipsis standing for the text it cut, a ligature), and the cluster needs
+  /// its own text (`/ActualText`) as cairo gives it.
+  func claim(_ glyph: UInt32, text bytes: ArraySlice<CChar>) -> Bool {
+    if let known = text[glyph] { return known.elementsEqual(bytes) }
+    let scalars = String(decoding: bytes.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      .unicodeScalars
+    if scalars.count > 1, !scalars.contains(where: { nominal($0.value) == glyph }) { return false }
+    text[glyph] = bytes
+    return true
+  }
+
+  /// The glyph the font's character map gives `scalar`, if any.
+  private func nominal(_ scalar: UInt32) -> UInt32? {
+    var glyph: hb_codepoint_t = 0
+    return hb_font_get_nominal_glyph(font, scalar, &glyph) != 0 ? glyph : nil
+  }
+
+  /// Text for the glyphs that no cluster gave any (a hyphen Pango adds at a break, an
+  /// ellipsis, glyphs only ever drawn inside a cluster of several): the character the font's
+  /// map sends to each, the lowest when several do.
+  private func unmappedText(_ glyphs: [UInt32]) {
+    var missing = Set(glyphs.filter { text[$0] == nil })
+    guard !missing.isEmpty, let unicodes = hb_set_create() else { return }
+    defer { hb_set_destroy(unicodes) }
+    hb_face_collect_unicodes(face, unicodes)
+    var scalar = UInt32.max  // HB_SET_VALUE_INVALID: start before the first
+    while !missing.isEmpty, hb_set_next(unicodes, &scalar) != 0 {
+      guard let glyph = nominal(scalar), missing.contains(glyph),
+        let character = Unicode.Scalar(scalar)
+      else { continue }
+      text[glyph] = ArraySlice(String(Character(character)).utf8.map { CChar(bitPattern: $0) })
+      missing.remove(glyph)
+    }
+  }
+
+  /// Writes the Type0 font, its CIDFont, descriptor, font file, CIDToGIDMap and ToUnicode.
+  func write(to file: PDFFileWriter) {
+    let glyphs = used.indices.filter { used[$0] }.map { UInt32($0) }
+    let name = postScriptName()
+    let subset = Subset(face: face, glyphs: glyphs)
+    let tagged = Self.tag(name: name, glyphs: glyphs) + "+" + name
+    let cidFont = file.reserve()
+    let descriptor = file.reserve()
+    let fontFile = file.reserve()
+    let toUnicode = file.reserve()
+    let cidToGID = subset.mapping == nil ? nil : file.reserve()
+
+    file.object(object) { out in
+      out.put("<</Type/Font/Subtype/Type0/BaseFont/")
+      out.append(contentsOf: Array(tagged.utf8))
+      out.put("/Encoding/Identity-H/DescendantFonts[")
+      out.reference(cidFont)
+      out.put("]/ToUnicode ")
+      out.reference(toUnicode)
+      out.put(">>")
+    }
+    file.object(cidFont) { out in
+      out.put("<</Type/Font/Subtype/CIDFontType2/BaseFont/")
+      out.append(contentsOf: Array(tagged.utf8))
+      out.put("/CIDSystemInfo<</Registry(Adobe)/Ordering(Identity)/Supplement 0>>/FontDescriptor ")
+      out.reference(descriptor)
+      out.put("/W[")
+      appendWidths(glyphs, to: &out)
+      out.put("]/CIDToGIDMap")
+      if let cidToGID {
+        out.put(" ")
+        out.reference(cidToGID)
+      } else {
+        out.put("/Identity")
+      }
+      out.put(">>")
+    }
+    file.object(descriptor) { out in
+      let box = boundingBox()
+      let scale = 1000 / unitsPerEm
+      out.put("<</Type/FontDescriptor/FontName/")
+      out.append(contentsOf: Array(tagged.utf8))
+      // 4: symbolic (glyphs outside the standard Latin set).
+      out.put("/Flags 4/FontBBox[")
+      out.numbers(box.0 * scale, box.1 * scale, box.2 * scale)
+      out.put(box.3 * scale)
+      out.put("]/ItalicAngle 0/Ascent ")
+      out.put(metric(HB_OT_METRICS_TAG_HORIZONTAL_ASCENDER) * scale)
+      out.put("/Descent ")
+      out.put(metric(HB_OT_METRICS_TAG_HORIZONTAL_DESCENDER) * scale)
+      out.put("/CapHeight ")
+      out.put(metric(HB_OT_METRICS_TAG_CAP_HEIGHT) * scale)
+      out.put("/StemV 80/FontFile2 ")
+      out.reference(fontFile)
+      out.put(">>")
+    }
+    file.stream(fontFile, data: subset.bytes) { out in
+      out.put("/Length1 ")
+      out.put(subset.bytes.count)
+    }
+    if let cidToGID, let mapping = subset.mapping {
+      var map = [UInt8](repeating: 0, count: 2 * (Int(glyphs.last ?? 0) + 1))
+      for (old, new) in mapping {
+        map[2 * Int(old)] = UInt8(new >> 8 & 0xFF)
+        map[2 * Int(old) + 1] = UInt8(new & 0xFF)
+      }
+      file.stream(cidToGID, data: map)
+    }
+    file.stream(toUnicode, data: toUnicodeCMap(glyphs))
+  }
+
+  /// `/W`'s entries: runs of consecutive glyphs, `first [w w w]`.
+  private func appendWidths(_ glyphs: [UInt32], to out: inout [UInt8]) {
+    var index = 0
+    while index < glyphs.count {
+      var end = index + 1
+      while end < glyphs.count, glyphs[end] == glyphs[end - 1] + 1 { end += 1 }
+      out.put(Int(glyphs[index]))
+      out.put("[")
+      for position in index..<end {
+        if position > index { out.put(" ") }
+        out.put(advance(glyphs[position]).rounded())
+      }
+      out.put("]")
+      index = end
+    }
+  }
+
+  private func toUnicodeCMap(_ glyphs: [UInt32]) -> [UInt8] {
+    var out: [UInt8] = []
+    out.put(
+      """
+      /CIDInit/ProcSet findresource begin
+      12 dict begin
+      begincmap
+      /CIDSystemInfo<</Registry(Adobe)/Ordering(UCS)/Supplement 0>>def
+      /CMapName/Adobe-Identity-UCS def
+      /CMapType 2 def
+      1 begincodespacerange
+      <0000><FFFF>
+      endcodespacerange
+
+      """)
+    unmappedText(glyphs)
+    let mapped = glyphs.filter { text[$0]?.isEmpty == false }
+    var start = 0
+    while start < mapped.count {
+      let block = mapped[start..<min(mapped.count, start + 100)]
+      out.put(block.count)
+      out.put(" beginbfchar\n")
+      for glyph in block {
+        out.put("<")
+        PDFSyntax.appendHex(UInt16(truncatingIfNeeded: glyph), to: &out)
+        out.put("><")
+        let bytes = (text[glyph] ?? []).map { UInt8(bitPattern: $0) }
+        for unit in String(decoding: bytes, as: UTF8.self).utf16 {
+          PDFSyntax.appendHex(unit, to: &out)
+        }
+        out.put(">\n")
+      }
+      out.put("endbfchar\n")
+      start += 100
+    }
+    out.put("endcmap\nCMapName currentdict/CMap defineresource pop\nend\nend\n")
+    return out
+  }
+
+  /// The font's PostScript name, reduced to what a PDF name holds plainly.
+  private func postScriptName() -> String {
+    var length: UInt32 = 128
+    var buffer = [CChar](repeating: 0, count: 128)
+    hb_ot_name_get_utf8(face, hb_ot_name_id_t(6), nil, &length, &buffer)
+    let name = String(
+      decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self
+    )
+    .unicodeScalars.filter {
+      $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-")
+    }
+    let plain = String(String.UnicodeScalarView(name))
+    return plain.isEmpty ? "Font\(number)" : plain
+  }
+
+  /// Six capital letters from the name and the glyphs: a subset's tag (PDF 32000 9.6.4), the
+  /// same for the same subset.
+  private static func tag(name: String, glyphs: [UInt32]) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    func mix(_ byte: UInt8) {
+      hash ^= UInt64(byte)
+      hash = hash &* 0x100_0000_01b3
+    }
+    for byte in name.utf8 { mix(byte) }
+    for glyph in glyphs { withUnsafeBytes(of: glyph.littleEndian) { for byte in $0 { mix(byte) } } }
+    var letters = ""
+    for _ in 0..<6 {
+      letters.unicodeScalars.append(Unicode.Scalar(UInt8(ascii: "A") + UInt8(hash % 26)))
+      hash /= 26
+    }
+    return letters
+  }
+
+  /// `head`'s xMin, yMin, xMax, yMax in font units.
+  private func boundingBox() -> (Double, Double, Double, Double) {
+    let tag = UInt32(0x6865_6164)  // 'head'
+    guard let blob = hb_face_reference_table(face, tag) else { return (0, 0, 0, 0) }
+    defer { hb_blob_destroy(blob) }
+    var length: UInt32 = 0
+    guard let data = hb_blob_get_data(blob, &length), length >= 44 else {
+      return (0, -200, 1000, 900)
+    }
+    func value(_ offset: Int) -> Double {
+      let high = UInt16(UInt8(bitPattern: data[offset]))
+      let low = UInt16(UInt8(bitPattern: data[offset + 1]))
+      return Double(Int16(bitPattern: high << 8 | low))
+    }
+    return (value(36), value(38), value(40), value(42))
+  }
+
+  private func metric(_ tag: hb_ot_metrics_tag_t) -> Double {
+    var position: Int32 = 0
+    hb_ot_metrics_get_position_with_fallback(font, tag, &position)
+    return Double(position)
+  }
+}
+
+/// A font subset by HarfBuzz to some glyphs: the font file, and each old glyph's new id; or the
+/// whole font with ids unchanged when HarfBuzz cannot subset it.
+private struct Subset {
+  let bytes: [UInt8]
+  /// Old glyph id to new, nil when `bytes` is the whole font.
+  let mapping: [(UInt32, UInt32)]?
+
+  init(face: OpaquePointer, glyphs: [UInt32]) {
+    if let made = Self.subset(face, glyphs) {
+      self = made
+    } else {
+      bytes = Self.bytes(of: hb_face_reference_blob(face))
+      mapping = nil
+    }
+  }
+
+  private init(bytes: [UInt8], mapping: [(UInt32, UInt32)]) {
+    self.bytes = bytes
+    self.mapping = mapping
+  }
+
+  private static func subset(_ face: OpaquePointer, _ glyphs: [UInt32]) -> Subset? {
+    guard let input = hb_subset_input_create_or_fail() else { return nil }
+    defer { hb_subset_input_destroy(input) }
+    let set = hb_subset_input_glyph_set(input)
+    for glyph in glyphs { hb_set_add(set, glyph) }
+    // Hinting is for screens at small sizes, which PDF readers do not use; the layout tables
+    // are for shaping, done already.
+    hb_subset_input_set_flags(input, HB_SUBSET_FLAGS_NO_HINTING.rawValue)
+    let drop = hb_subset_input_set(input, HB_SUBSET_SETS_DROP_TABLE_TAG)
+    for tag in ["GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "DSIG", "kern"] {
+      hb_set_add(drop, tag.utf8.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+    }
+    guard let plan = hb_subset_plan_create_or_fail(face, input) else { return nil }
+    defer { hb_subset_plan_destroy(plan) }
+    guard let map = hb_subset_plan_old_to_new_glyph_mapping(plan),
+      let subset = hb_subset_plan_execute_or_fail(plan)
+    else { return nil }
+    defer { hb_face_destroy(subset) }
+    var mapping: [(UInt32, UInt32)] = []
+    for glyph in glyphs {
+      let new = hb_map_get(map, glyph)
+      if new != UInt32.max { mapping.append((glyph, new)) }
+    }
+    let bytes = Self.bytes(of: hb_face_reference_blob(subset))
+    return bytes.isEmpty ? nil : Subset(bytes: bytes, mapping: mapping)
+  }
+
+  private static func bytes(of blob: OpaquePointer?) -> [UInt8] {
+    guard let blob else { return [] }
+    defer { hb_blob_destroy(blob) }
+    var length: UInt32 = 0
+    guard let data = hb_blob_get_data(blob, &length) else { return [] }
+    return data.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+      Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+    }
+  }
+}
+
+/// Image XObjects: a JPEG file as it is (DCTDecode), other pixels deflated, with their
+/// transparency as a soft mask.
+enum DirectImage {
+  /// Writes `bitmap` as an image object (and its mask); returns the image's object.
+  static func write(_ bitmap: Bitmap, smooth: Bool, to file: PDFFileWriter) -> Int {
+    let object = file.reserve()
+    if let jpeg = bitmap.jpeg, let info = JPEGInfo(jpeg), info.width == bitmap.width,
+      info.height == bitmap.height
+    {
+      file.stream(object, data: jpeg, compress: false) { out in
+        entries(
+          &out, width: info.width, height: info.height, gray: info.components == 1, smooth: smooth)
+        out.put("/Filter/DCTDecode")
+      }
+      return object
+    }
+    let count = bitmap.width * bitmap.height
+    var gray = true
+    var colour = [UInt8](repeating: 0, count: count * 3)
+    var alpha = bitmap.hasAlpha ? [UInt8](repeating: 0, count: count) : []
+    bitmap.pixels.withUnsafeBufferPointer { pixels in
+      for index in 0..<count {
+        var b = Int(pixels[4 * index])
+        var g = Int(pixels[4 * index + 1])
+        var r = Int(pixels[4 * index + 2])
+        if bitmap.hasAlpha {
+          let a = Int(pixels[4 * index + 3])
+          alpha[index] = UInt8(a)
+          if a > 0 && a < 255 {
+            // Premultiplied: back to the colour itself, rounded.
+            r = min(255, (r * 255 + a / 2) / a)
+            g = min(255, (g * 255 + a / 2) / a)
+            b = min(255, (b * 255 + a / 2) / a)
+          }
+        }
+        colour[3 * index] = UInt8(r)
+        colour[3 * index + 1] = UInt8(g)
+        colour[3 * index + 2] = UInt8(b)
+        if r != g || g != b { gray = false }
+      }
+    }
+    var bits = 8
+    if gray {
+      colour = (0..<count).map { colour[3 * $0] }
+      if colour.allSatisfy({ $0 == 0 || $0 == 255 }) {
+        // Black and white only (a code drawn a pixel a module): a bit a pixel, rows padded to
+        // a byte.
+        bits = 1
+        let rowBytes = (bitmap.width + 7) / 8
+        var packed = [UInt8](repeating: 0, count: rowBytes * bitmap.height)
+        for y in 0..<bitmap.height {
+          for x in 0..<bitmap.width where colour[y * bitmap.width + x] != 0 {
+            packed[y * rowBytes + x / 8] |= 0x80 >> UInt8(x % 8)
+          }
+        }
+        colour = packed
+      }
+    }
+    var mask: Int?
+    if bitmap.hasAlpha {
+      let made = file.reserve()
+      file.stream(made, data: alpha) { out in
+        entries(&out, width: bitmap.width, height: bitmap.height, gray: true, smooth: smooth)
+      }
+      mask = made
+    }
+    file.stream(object, data: colour) { out in
+      entries(
+        &out, width: bitmap.width, height: bitmap.height, gray: gray, smooth: smooth, bits: bits)
+      if let mask {
+        out.put("/SMask ")
+        out.reference(mask)
+      }
+    }
+    return object
+  }
+
+  private static func entries(
+    _ out: inout [UInt8], width: Int, height: Int, gray: Bool, smooth: Bool, bits: Int = 8
+  ) {
+    out.put("/Type /XObject /Subtype /Image /Width ")
+    out.put(width)
+    out.put("/Height ")
+    out.put(height)
+    out.put(gray ? "/ColorSpace/DeviceGray" : "/ColorSpace/DeviceRGB")
+    out.put(bits == 1 ? "/BitsPerComponent 1" : "/BitsPerComponent 8")
+    if smooth { out.put("/Interpolate true") }
+  }
+}
+
+/// What a PDF needs of a JPEG file: its size and colour components, from its frame header;
+/// nil for what a PDF reader may not take as it is (other than 8 bits, CMYK, no frame).
+private struct JPEGInfo {
+  let width: Int
+  let height: Int
+  let components: Int
+
+  init?(_ jpeg: [UInt8]) {
+    guard jpeg.count > 4, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else { return nil }
+    var index = 2
+    while index + 9 < jpeg.count {
+      guard jpeg[index] == 0xFF else { return nil }
+      let marker = jpeg[index + 1]
+      if marker == 0xFF {
+        index += 1
+        continue
+      }
+      let length = Int(jpeg[index + 2]) << 8 | Int(jpeg[index + 3])
+      // SOF0-SOF15 but DHT (C4), JPG (C8) and DAC (CC).
+      if (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC {
+        let precision = jpeg[index + 4]
+        height = Int(jpeg[index + 5]) << 8 | Int(jpeg[index + 6])
+        width = Int(jpeg[index + 7]) << 8 | Int(jpeg[index + 8])
+        components = Int(jpeg[index + 9])
+        guard precision == 8, components == 1 || components == 3, width > 0, height > 0 else {
+          return nil
+        }
+        return
+      }
+      index += 2 + length
+    }
+    return nil
+  }
+}

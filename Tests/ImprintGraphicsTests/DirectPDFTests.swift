@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphicsTests: the PDFs Imprint writes itself (`PDFProducer.imprint`) against cairo's
+// of the same drawing, read back with poppler (pdftoppm, pdftotext, pdffonts, pdfimages) and
+// checked with qpdf.
+
+import Foundation
+import ImprintCore
+import ImprintTestSupport
+import Testing
+
+@testable import ImprintGraphics
+
+/// A page drawn by every canvas call a card makes: fills, a rounded rectangle filled and
+/// stroked, a photo in a circle, an image with transparency, a JPEG, a black-and-white code
+/// drawn a pixel a module, texts in Latin, Arabic, Devanagari, Chinese, Korean and a symbol,
+/// a label drawn as a form on both pages, a layer, lines, and a rotated text.
+private func drawScene(_ producer: PDFProducer, path: String) throws {
+  let size = Size(width: 320, height: 220)
+  let document = try VectorDocument(
+    format: .pdf, size: size, metadata: DocumentMetadata(title: "Scène ★ test"), path: path,
+    layerForms: true, producer: producer)
+  let photo = gradient(width: 60, height: 80, alpha: false)
+  let logo = gradient(width: 40, height: 40, alpha: true)
+  let jpeg = try gradient(width: 32, height: 24, alpha: false).withJPEG(quality: 90)
+  let code = checkerboard(modules: 21)
+  for page in 0..<2 {
+    try document.page(size: size) { canvas in
+      try canvas.drawLayer(
+        key: "layer", bounds: Rect(x: -1, y: -1, width: 322, height: 60), x: 0, y: 0
+      ) { layer in
+        layer.fill(
+          Rect(x: 0, y: 0, width: 320, height: 40), color: Color(red: 30, green: 80, blue: 160))
+        layer.line(
+          from: (10, 50), to: (310, 50), width: 0.75, color: Color(red: 200, green: 200, blue: 200))
+      }
+      try canvas.drawRepeated(
+        TextBlock(
+          "Steem MEMBER",
+          style: TextStyle(family: "DejaVu Sans", weight: 700, size: 9, color: .white)),
+        x: 12, y: 14)
+      canvas.save()
+      canvas.addEllipse(in: Rect(x: 12, y: 60, width: 60, height: 60))
+      canvas.clip()
+      try canvas.draw(photo, in: Rect(x: 12, y: 60, width: 60, height: 60), fit: .cover)
+      canvas.restore()
+      canvas.addRoundedRect(Rect(x: 80, y: 60, width: 50, height: 30), radius: 6)
+      canvas.setColor(Color(red: 240, green: 200, blue: 40))
+      canvas.fill()
+      canvas.addRoundedRect(Rect(x: 80, y: 60, width: 50, height: 30), radius: 6)
+      canvas.stroke(width: 1.5, color: Color(red: 20, green: 20, blue: 20))
+      try canvas.draw(logo, in: Rect(x: 140, y: 60, width: 40, height: 40), fit: .contain)
+      try canvas.draw(jpeg, in: Rect(x: 190, y: 60, width: 48, height: 36), fit: .contain)
+      try canvas.draw(
+        code, in: Rect(x: 250, y: 60, width: 60, height: 60), fit: .contain, smooth: false)
+      let texts: [(String, Int, Double)] = [
+        (page == 0 ? "Nora Scott" : "Amélie Poulain", 700, 15),
+        ("محمد بن عبد الله", 700, 12),
+        ("अमित शर्मा", 400, 12),
+        ("王小明 김민준", 400, 11),
+        ("ff fi Ωμέγα ★", 400, 10),
+      ]
+      for (index, (text, weight, size)) in texts.enumerated() {
+        try canvas.draw(
+          TextBlock(
+            text, style: TextStyle(family: "DejaVu Sans", weight: weight, size: size, color: .black)
+          ),
+          x: 12 + Double(index % 2) * 150, y: 130 + Double(index / 2) * 26)
+      }
+      canvas.save()
+      canvas.translate(300, 210)
+      canvas.rotate(-Double.pi / 2)
+      try canvas.drawText("rotated", style: TextStyle(family: "DejaVu Sans", size: 8), x: 0, y: 0)
+      canvas.restore()
+    }
+  }
+  _ = try document.finish()
+}
+
+/// An opaque or half-transparent colour gradient.
+private func gradient(width: Int, height: Int, alpha: Bool) -> Bitmap {
+  var pixels: [UInt8] = []
+  for y in 0..<height {
+    for x in 0..<width {
+      let a = alpha ? UInt8(255 * (x + 1) / width) : 255
+      func channel(_ value: Int) -> UInt8 { UInt8(value * Int(a) / 255) }
+      pixels += [channel(255 * y / height), channel(120), channel(255 * x / width), a]
+    }
+  }
+  return Bitmap(width: width, height: height, pixels: pixels, hasAlpha: alpha)
+}
+
+/// A black-and-white checkerboard a pixel a module, like a QR code's bitmap.
+private func checkerboard(modules: Int) -> Bitmap {
+  var pixels: [UInt8] = []
+  for y in 0..<modules {
+    for x in 0..<modules {
+      let value: UInt8 = (x + y) % 2 == 0 || x == 0 ? 0 : 255
+      pixels += [value, value, value, 255]
+    }
+  }
+  return Bitmap(width: modules, height: modules, pixels: pixels, hasAlpha: false)
+}
+
+/// Every page of a PDF as grey pixels at `dpi` (pdftoppm), with each page's width.
+private func greyPages(_ pdf: String, dpi: Int) throws -> [(width: Int, pixels: [UInt8])] {
+  var pages: [(Int, [UInt8])] = []
+  for page in 1...2 {
+    let result = try runTool(
+      "pdftoppm", ["-r", "\(dpi)", "-gray", "-f", "\(page)", "-l", "\(page)", "-singlefile", pdf])
+    #expect(result.status == 0, "\(result.stderr)")
+    let bytes = result.stdoutBytes
+    // PGM (P5): the same header as PPM's.
+    var header = bytes
+    if header.count > 1 { header[1] = UInt8(ascii: "6") }
+    guard let (width, height, offset) = ppmHeader(header) else {
+      Issue.record("pdftoppm gave no image")
+      return []
+    }
+    pages.append((width, Array(bytes[offset..<(offset + width * height)])))
+  }
+  return pages
+}
+
+/// Each pixel averaged with its eight neighbours: an edge moved by a fraction of a pixel (a
+/// glyph placed a few thousandths of a point elsewhere) changes little, a missing or moved
+/// shape a lot.
+private func blurred(_ pixels: [UInt8], width: Int) -> [Int] {
+  let height = pixels.count / width
+  var out = [Int](repeating: 0, count: pixels.count)
+  for y in 0..<height {
+    for x in 0..<width {
+      var sum = 0
+      for dy in -1...1 {
+        for dx in -1...1 {
+          let yy = min(max(y + dy, 0), height - 1)
+          let xx = min(max(x + dx, 0), width - 1)
+          sum += Int(pixels[yy * width + xx])
+        }
+      }
+      out[y * width + x] = sum / 9
+    }
+  }
+  return out
+}
+
+@Suite("The PDF writer of Imprint's own (cards)", .liveHandlesChecked)
+struct DirectPDFTests {
+  @Test("draws what cairo draws: the same pixels within an edge's antialiasing, the same text")
+  func sameAsCairo() throws {
+    let folder = TemporaryFolder()
+    let cairo = folder.file("cairo.pdf")
+    let own = folder.file("own.pdf")
+    try drawScene(.cairo, path: cairo)
+    try drawScene(.imprint, path: own)
+
+    let check = try runTool("qpdf", ["--check", own])
+    #expect(check.status == 0, "\(check.stdout) \(check.stderr)")
+    #expect(try pdfInfo(own)["Pages"] == "2")
+    #expect(try pdfInfo(own)["Title"] == "Scène ★ test")
+    #expect(try pdfInfo(own)["CreationDate"] == (try pdfInfo(cairo)["CreationDate"]))
+
+    // Text as a reader extracts it, right-to-left and reordered scripts included.
+    let text = try runTool("pdftotext", [own, "-"]).stdout
+    #expect(text == (try runTool("pdftotext", [cairo, "-"]).stdout))
+    for word in ["Nora", "Amélie", "محمد", "عبد", "अमित", "शर्मा", "王小明", "김민준", "Ωμέγα", "rotated"] {
+      #expect(text.contains(word), "\(word) not in \(text)")
+    }
+
+    // Where each word starts: within a tenth of a point of cairo's (cairo rounds its glyph
+    // positions; these are Pango's own). cairo places each Arabic glyph on its own, which
+    // pdftotext then takes for a word of a letter: only words both have are compared.
+    func words(_ pdf: String) throws -> [(text: String, x: Double, y: Double)] {
+      try runTool("pdftotext", ["-bbox", pdf, "-"]).stdout.split(separator: "\n")
+        .filter { $0.contains("<word ") }
+        .compactMap { line in
+          let parts = line.split(separator: "\"")
+          guard parts.count >= 8, let x = Double(parts[1]), let y = Double(parts[3]),
+            let close = parts[8].firstIndex(of: "<")
+          else { return nil }
+          return (String(parts[8].dropFirst().prefix(upTo: close)), x, y)
+        }
+    }
+    let ownWords = try words(own)
+    var next = 0
+    var compared = 0
+    for word in try words(cairo) {
+      guard let found = ownWords[next...].firstIndex(where: { $0.text == word.text }) else {
+        continue
+      }
+      let mine = ownWords[found]
+      #expect(abs(mine.x - word.x) < 0.1 && abs(mine.y - word.y) < 0.1, "\(mine) against \(word)")
+      next = found + 1
+      compared += 1
+    }
+    #expect(compared >= 24, "\(compared) words compared")
+
+    // The same pixels at 100 dpi, but for edges a fraction of a pixel apart.
+    let ownPages = try greyPages(own, dpi: 100)
+    let cairoPages = try greyPages(cairo, dpi: 100)
+    #expect(ownPages.count == 2 && cairoPages.count == 2)
+    for (mine, theirs) in zip(ownPages, cairoPages) {
+      #expect(mine.width == theirs.width && mine.pixels.count == theirs.pixels.count)
+      guard mine.pixels.count == theirs.pixels.count else { continue }
+      let a = blurred(mine.pixels, width: mine.width)
+      let b = blurred(theirs.pixels, width: theirs.width)
+      let far = zip(a, b).filter { abs($0 - $1) > 40 }.count
+      let inkA = a.reduce(0) { $0 + 255 - $1 }
+      let inkB = b.reduce(0) { $0 + 255 - $1 }
+      #expect(far < a.count / 1000, "\(far) of \(a.count) pixels differ")
+      #expect(abs(inkA - inkB) < inkB / 200, "ink \(inkA) against \(inkB)")
+    }
+  }
+
+  @Test("embeds each font once, subset, with ToUnicode; images as a reader expects them")
+  func resources() throws {
+    let folder = TemporaryFolder()
+    let own = folder.file("own.pdf")
+    try drawScene(.imprint, path: own)
+    let fonts = try runTool("pdffonts", [own]).stdout.split(separator: "\n").dropFirst(2)
+    #expect(fonts.count >= 4)
+    var names: Set<String> = []
+    for line in fonts {
+      let columns = line.split(separator: " ", omittingEmptySubsequences: true)
+      #expect(line.contains("CID TrueType") && line.contains("Identity-H"), "\(line)")
+      // emb, sub, uni.
+      #expect(columns.suffix(5).prefix(3) == ["yes", "yes", "yes"], "\(line)")
+      let name = String(columns[0])
+      #expect(name.count > 7 && name.dropFirst(6).first == "+", "\(name)")
+      names.insert(String(name.dropFirst(7)))
+    }
+    // One font a file, however many pages and forms use it.
+    #expect(names.count == fonts.count, "\(fonts)")
+
+    let images = try runTool("pdfimages", ["-list", own]).stdout.split(separator: "\n").dropFirst(2)
+      .map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+    // page num type width height color comp bpc enc interp ...; each image once a page.
+    let kinds = Set(images.map { [$0[2], $0[5], $0[7], $0[8], $0[9]] })
+    #expect(kinds.contains(["image", "rgb", "8", "image", "yes"]))  // the photo
+    #expect(kinds.contains(["smask", "gray", "8", "image", "yes"]))  // the logo's alpha
+    #expect(kinds.contains(["image", "rgb", "8", "jpeg", "yes"]))  // the JPEG as it is
+    #expect(kinds.contains(["image", "gray", "1", "image", "no"]))  // the code, sharp
+    // Each image object is written once: the second page names the first's objects.
+    let objects = images.map { $0[10] }
+    #expect(objects.count == 10 && objects.prefix(5) == objects.suffix(5), "\(images)")
+
+    // The label and the layer are forms written once for both pages.
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: own))
+    let forms =
+      String(decoding: bytes, as: UTF8.self).components(separatedBy: "/Subtype /Form").count - 1
+    #expect(forms == 2)
+  }
+
+  @Test("the same drawing gives the same bytes")
+  func deterministic() throws {
+    let folder = TemporaryFolder()
+    try drawScene(.imprint, path: folder.file("a.pdf"))
+    try drawScene(.imprint, path: folder.file("b.pdf"))
+    let a = try Data(contentsOf: URL(fileURLWithPath: folder.file("a.pdf")))
+    let b = try Data(contentsOf: URL(fileURLWithPath: folder.file("b.pdf")))
+    #expect(a == b && !a.isEmpty)
+  }
+
+  @Test("a character no font has is a box, the rest of its text drawn and extracted")
+  func missingCharacter() throws {
+    let folder = TemporaryFolder()
+    let path = folder.file("missing.pdf")
+    let size = Size(width: 200, height: 60)
+    let document = try VectorDocument(format: .pdf, size: size, path: path, producer: .imprint)
+    // U+F3A0 is a private-use character: no bundled font has it. Page 1 without it, page 2
+    // with it.
+    for text in ["abcd", "ab\u{F3A0}cd"] {
+      try document.page(size: size) { canvas in
+        try canvas.draw(
+          TextBlock(text, style: TextStyle(family: "DejaVu Sans", size: 20)), x: 10, y: 10)
+      }
+    }
+    _ = try document.finish()
+    #expect(try runTool("qpdf", ["--check", path]).status == 0)
+    let text = try runTool("pdftotext", [path, "-"]).stdout
+    #expect(
+      text.components(separatedBy: "ab").count == 3 && text.components(separatedBy: "cd").count == 3
+    )
+    let pages = try greyPages(path, dpi: 72)
+    let ink = pages.map { page in page.pixels.reduce(0) { $0 + 255 - Int($1) } }
+    // The box's outline adds ink (a fifth of four letters' at least).
+    #expect(ink.count == 2 && ink[1] > ink[0] + ink[0] / 5, "\(ink)")
+  }
+}
