@@ -183,7 +183,8 @@ final class DirectFont {
     }
     if let cidToGID, let mapping = subset.mapping {
       var map = [UInt8](repeating: 0, count: 2 * (Int(glyphs.last ?? 0) + 1))
-      for (old, new) in mapping {
+      // Codes are the glyphs pages show; a composite's components kept beyond them need none.
+      for (old, new) in mapping where 2 * Int(old) + 1 < map.count {
         map[2 * Int(old)] = UInt8(new >> 8 & 0xFF)
         map[2 * Int(old) + 1] = UInt8(new & 0xFF)
       }
@@ -313,7 +314,10 @@ private struct Subset {
   let mapping: [(UInt32, UInt32)]?
 
   init(face: OpaquePointer, glyphs: [UInt32]) {
-    if let made = Self.subset(face, glyphs) {
+    if let own = TrueTypeSubset(face: face, glyphs: glyphs) {
+      bytes = own.bytes
+      mapping = own.mapping
+    } else if let made = Self.subset(face, glyphs) {
       self = made
     } else {
       bytes = Self.bytes(of: hb_face_reference_blob(face))
