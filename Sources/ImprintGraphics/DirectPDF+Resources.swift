@@ -72,7 +72,9 @@ final class DirectFont {
     guard Int(glyph) < advances.count else { return 0 }
     let known = advances[Int(glyph)]
     if !known.isNaN { return known }
-    let advance = Double(hb_font_get_glyph_h_advance(font, glyph)) * 1000 / unitsPerEm
+    // Rounded as /W writes it: a reader places the next glyph by this width, and the
+    // content's TJ adjustments are reckoned from the same number.
+    let advance = (Double(hb_font_get_glyph_h_advance(font, glyph)) * 1000 / unitsPerEm).rounded()
     advances[Int(glyph)] = advance
     return advance
   }
@@ -203,7 +205,7 @@ final class DirectFont {
       out.put("[")
       for position in index..<end {
         if position > index { out.put(" ") }
-        out.put(advance(glyphs[position]).rounded())
+        out.put(advance(glyphs[position]))
       }
       out.put("]")
       index = end

@@ -169,12 +169,18 @@ final class DirectPDF {
     let info = file.reserve()
     file.object(info) { out in
       out.put("<<")
+      // Control characters (a NUL in an account name) are no part of a title a reader shows.
+      func shown(_ text: String) -> String {
+        String(
+          String.UnicodeScalarView(
+            text.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+      }
       if let title = metadata.title {
         out.put("/Title")
-        PDFSyntax.appendText(title, to: &out)
+        PDFSyntax.appendText(shown(title), to: &out)
       }
       out.put("/Creator")
-      PDFSyntax.appendText(metadata.creator, to: &out)
+      PDFSyntax.appendText(shown(metadata.creator), to: &out)
       out.put("/Producer")
       PDFSyntax.appendText("Imprint", to: &out)
       // fixedPDFDate as a PDF date: output never depends on the clock.

@@ -17,7 +17,8 @@ import Testing
 private func drawScene(_ producer: PDFProducer, path: String) throws {
   let size = Size(width: 320, height: 220)
   let document = try VectorDocument(
-    format: .pdf, size: size, metadata: DocumentMetadata(title: "Scène ★ test"), path: path,
+    format: .pdf, size: size, metadata: DocumentMetadata(title: "Scène ★\u{0}\u{7} test"),
+    path: path,
     layerForms: true, producer: producer)
   let photo = gradient(width: 60, height: 80, alpha: false)
   let logo = gradient(width: 40, height: 40, alpha: true)
