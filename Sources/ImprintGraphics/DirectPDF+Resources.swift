@@ -136,7 +136,7 @@ final class DirectFont {
     let cidToGID = subset.mapping == nil ? nil : file.reserve()
 
     file.object(object) { out in
-      out.put("<</Type/Font/Subtype/Type0/BaseFont/")
+      out.put("<</Type /Font /Subtype /Type0 /BaseFont /")
       out.append(contentsOf: Array(tagged.utf8))
       out.put("/Encoding/Identity-H/DescendantFonts[")
       out.reference(cidFont)
@@ -145,7 +145,7 @@ final class DirectFont {
       out.put(">>")
     }
     file.object(cidFont) { out in
-      out.put("<</Type/Font/Subtype/CIDFontType2/BaseFont/")
+      out.put("<</Type /Font /Subtype /CIDFontType2 /BaseFont /")
       out.append(contentsOf: Array(tagged.utf8))
       out.put("/CIDSystemInfo<</Registry(Adobe)/Ordering(Identity)/Supplement 0>>/FontDescriptor ")
       out.reference(descriptor)
@@ -163,7 +163,7 @@ final class DirectFont {
     file.object(descriptor) { out in
       let box = boundingBox()
       let scale = 1000 / unitsPerEm
-      out.put("<</Type/FontDescriptor/FontName/")
+      out.put("<</Type /FontDescriptor /FontName /")
       out.append(contentsOf: Array(tagged.utf8))
       // 4: symbolic (glyphs outside the standard Latin set).
       out.put("/Flags 4/FontBBox[")

@@ -81,7 +81,7 @@ final class DirectPDF {
     let page = file.reserve()
     file.stream(stream, data: content.finished())
     file.object(page) { out in
-      out.put("<</Type/Page/Parent ")
+      out.put("<</Type /Page /Parent ")
       out.reference(pagesObject)
       out.put("/MediaBox[0 0 ")
       out.numbers(size.width)
@@ -151,7 +151,7 @@ final class DirectPDF {
   func finish() {
     for font in fonts { font.write(to: file) }
     file.object(pagesObject) { out in
-      out.put("<</Type/Pages/Kids[")
+      out.put("<</Type /Pages /Kids [")
       for (index, page) in pageObjects.enumerated() {
         if index > 0 { out.put(" ") }
         out.reference(page)
@@ -162,7 +162,7 @@ final class DirectPDF {
     }
     let catalog = file.reserve()
     file.object(catalog) { out in
-      out.put("<</Type/Catalog/Pages ")
+      out.put("<</Type /Catalog /Pages ")
       out.reference(pagesObject)
       out.put(">>")
     }

@@ -59,7 +59,7 @@ func pngSize(_ bytes: [UInt8]) throws -> (width: Int, height: Int) {
   return (be32(16), be32(20))
 }
 
-/// The number of page objects in a PDF written by cairo (`/Type /Page`, not `/Pages`).
+/// The number of page objects in a PDF written by Imprint (`/Type /Page`, not `/Pages`).
 func pdfPageCount(_ bytes: [UInt8]) throws -> Int {
   try check(bytes.starts(with: Array("%PDF-".utf8)), "not a PDF")
   let text = String(decoding: bytes, as: UTF8.self)
