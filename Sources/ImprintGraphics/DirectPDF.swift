@@ -295,7 +295,10 @@ final class DirectContent {
     ops.put("Q\n")
   }
 
-  /// Appends `a b c d e f cm` (a path being built keeps the coordinates it was given).
+  /// Appends `a b c d e f cm`, for what is drawn next.
+  ///
+  /// Unlike cairo, which fixes a path's points as they are added, a path still being built
+  /// would follow the new matrix: callers (cards) transform only between paths.
   func transform(_ a: Double, _ b: Double, _ c: Double, _ d: Double, _ e: Double, _ f: Double) {
     ops.numbers(a, b, c, d, e, f)
     ops.put("cm\n")
@@ -524,6 +527,8 @@ final class DirectContent {
       }
       if open { ops.put("]TJ\n") }
     }
+    // The rendering mode outlives the text object: back to fill alone for what follows.
+    if emboldened { ops.put("0 Tr\n") }
     if began { ops.put("ET\n") }
     // Characters no font has: an empty box each, where Pango draws its hex digits.
     for box in text.missing {
