@@ -296,6 +296,51 @@ struct DirectPDFTests {
     #expect(a == b && !a.isEmpty)
   }
 
+  @Test("a font fontconfig emboldens is stroked as well as filled, and only its own text")
+  func syntheticBold() throws {
+    let folder = TemporaryFolder()
+    // Debian's 90-synthetic.conf rule: a bold asked of a family without one is emboldened.
+    let rule = folder.file("synthetic.conf")
+    try Data(
+      """
+      <?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>
+      <match target="font"><test name="weight" compare="less_eq"><const>medium</const></test>
+      <test target="pattern" name="weight" compare="more_eq"><const>bold</const></test>
+      <edit name="embolden" mode="assign"><bool>true</bool></edit>
+      <edit name="weight" mode="assign"><const>bold</const></edit></match></fontconfig>
+      """.utf8
+    ).write(to: URL(fileURLWithPath: rule))
+    let fonts = try FontLibrary(
+      directories: [], files: ["/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf"],
+      rules: [rule])
+    let path = folder.file("bold.pdf")
+    let size = Size(width: 120, height: 60)
+    let document = try VectorDocument(
+      format: .pdf, size: size, fonts: fonts, path: path, producer: .imprint)
+    func text(_ weight: Int) -> TextBlock {
+      TextBlock("王小明", style: TextStyle(family: "Droid Sans Fallback", weight: weight, size: 16))
+    }
+    // Page 1: regular below; page 2: bold above, regular below.
+    try document.page(size: size) { canvas in try canvas.draw(text(400), x: 5, y: 32) }
+    try document.page(size: size) { canvas in
+      try canvas.draw(text(700), x: 5, y: 5)
+      try canvas.draw(text(400), x: 5, y: 32)
+    }
+    _ = try document.finish()
+    #expect(try runTool("qpdf", ["--check", path]).status == 0)
+    let pages = try greyPages(path, dpi: 100)
+    let width = try #require(pages.first?.width)
+    let half = 30 * 100 / 72 * width
+    func ink(_ pixels: ArraySlice<UInt8>) -> Int { pixels.reduce(0) { $0 + 255 - Int($1) } }
+    let regularBelow = ink(pages[0].pixels[half...])
+    let boldAbove = ink(pages[1].pixels[..<half])
+    let afterBold = ink(pages[1].pixels[half...])
+    // The emboldened text has more ink than the same text regular; the text after it does not.
+    #expect(boldAbove > regularBelow + regularBelow / 10, "\(boldAbove) against \(regularBelow)")
+    #expect(
+      abs(afterBold - regularBelow) < regularBelow / 100, "\(afterBold) against \(regularBelow)")
+  }
+
   @Test("a character no font has is a box, the rest of its text drawn and extracted")
   func missingCharacter() throws {
     let folder = TemporaryFolder()
