@@ -303,7 +303,7 @@ public struct Canvas: ~Copyable {
         try draw(block, x: x, y: y)
         return
       }
-      let form: (object: Int, name: Int)
+      let form: Int
       if let found = document.labels[block] {
         form = found
       } else {
@@ -317,10 +317,10 @@ public struct Canvas: ~Copyable {
           x: -margin, y: -margin,
           width: max(block.width ?? metrics.width, metrics.width) + 2 * margin,
           height: metrics.height + 2 * margin)
-        form = (document.writeForm(content, bounds: bounds), document.nextFormName())
+        form = document.writeForm(content, bounds: bounds)
         document.labels[block] = form
       }
-      direct.drawForm(form.object, name: form.name, x: x, y: y)
+      direct.drawForm(form, x: x, y: y)
       return
     }
     guard let forms, forms.recordsLabels else {
@@ -388,17 +388,17 @@ public struct Canvas: ~Copyable {
         direct.restore()
         return
       }
-      let form: (object: Int, name: Int)
+      let form: Int
       if let found = document.layers[key] {
-        form = (found.object, found.name)
+        form = found.object
       } else {
         let content = DirectContent(document: document, height: nil)
         let inner = Canvas(direct: content, engine: engine)
         try body(inner)
-        form = (document.writeForm(content, bounds: bounds), document.nextFormName())
-        document.layers[key] = (form.object, form.name, keeping)
+        form = document.writeForm(content, bounds: bounds)
+        document.layers[key] = (form, keeping)
       }
-      direct.drawForm(form.object, name: form.name, x: x, y: y)
+      direct.drawForm(form, x: x, y: y)
       return
     }
     guard let forms, forms.recordsLayers else {
@@ -485,9 +485,8 @@ extension Canvas {
   fileprivate func directText(_ block: TextBlock, engine: TextEngine) throws(GraphicsError)
     -> ShapedText
   {
-    if let shaped = ShapedTextCache.shared.text(block, library: engine.library),
-      shaped.missing.isEmpty
-    {
+    // A text in the cache was shaped without missing characters (else it is not kept).
+    if let shaped = ShapedTextCache.shared.text(block, library: engine.library) {
       return shaped
     }
     let layout = engine.makeLayout(block)

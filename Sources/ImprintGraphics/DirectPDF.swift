@@ -59,9 +59,8 @@ final class DirectPDF {
   /// Images written, by what they show (`ImageKey`), with the bitmaps whose storage a key names.
   private var images: [ImageKey: (object: Int, keeping: Bitmap?)] = [:]
   /// Labels and layers written as forms.
-  var labels: [TextBlock: (object: Int, name: Int)] = [:]
-  var layers: [AnyHashable: (object: Int, name: Int, keeping: [any Sendable])] = [:]
-  private var formCount = 0
+  var labels: [TextBlock: Int] = [:]
+  var layers: [AnyHashable: (object: Int, keeping: [any Sendable])] = [:]
   private let jpegs = JPEGNames()
 
   init(metadata: DocumentMetadata, recordsLabels: Bool, recordsLayers: Bool) {
@@ -93,12 +92,6 @@ final class DirectPDF {
       out.put(">>")
     }
     pageObjects.append(page)
-  }
-
-  /// The number a new form's name takes (`/X<n>`).
-  func nextFormName() -> Int {
-    formCount += 1
-    return formCount
   }
 
   /// Writes `content` as a form XObject bounded by `bounds`; returns its object.
@@ -135,15 +128,15 @@ final class DirectPDF {
     return font
   }
 
-  /// The image object for `bitmap` drawn smoothly or not, and its resource name's number:
-  /// written at its first use, then referred to.
-  func image(_ bitmap: Bitmap, smooth: Bool) -> (object: Int, name: Int) {
+  /// The image object for `bitmap` drawn smoothly or not: written at its first use, then
+  /// referred to.
+  func image(_ bitmap: Bitmap, smooth: Bool) -> Int {
     let key = ImageKey(bitmap, jpeg: bitmap.jpeg.map { jpegs.identity(of: $0) }, smooth: smooth)
-    if let known = images[key] { return (known.object, known.object) }
+    if let known = images[key] { return known.object }
     let object = DirectImage.write(bitmap, smooth: smooth, to: file)
     if images.count >= 64 { images = [:] }
     images[key] = (object, key.jpeg == nil ? bitmap : nil)
-    return (object, object)
+    return object
   }
 
   /// Writes the fonts, the page tree, the catalogue and the document information, then the
@@ -229,8 +222,9 @@ final class DirectContent {
   /// Resources used, in first-use order: fonts by number, XObjects (images, forms) by object.
   private var fonts: [DirectFont] = []
   private var fontNumbers: Set<Int> = []
-  private var xobjects: [(name: String, object: Int)] = []
-  private var xobjectObjects: Set<Int> = []
+  /// XObjects (images and forms) used, each named `/X<its object number>`.
+  private var xobjects: [Int] = []
+  private var xobjectSet: Set<Int> = []
 
   /// Starts a content stream; `height` flips it (a page's: y grows downwards from its top),
   /// nil for a form drawn into flipped space already.
@@ -262,8 +256,9 @@ final class DirectContent {
     }
     if !xobjects.isEmpty {
       out.put("/XObject<<")
-      for (name, object) in xobjects {
-        out.append(contentsOf: Array(name.utf8))
+      for object in xobjects {
+        out.put("/X")
+        out.put(object)
         out.put(" ")
         out.reference(object)
       }
@@ -276,8 +271,17 @@ final class DirectContent {
     if fontNumbers.insert(font.number).inserted { fonts.append(font) }
   }
 
-  private func use(xobject object: Int, name: String) {
-    if xobjectObjects.insert(object).inserted { xobjects.append((name, object)) }
+  /// Paints the XObject `object` under the matrix `a b c d e f`.
+  private func paint(_ object: Int, _ matrix: Double...) {
+    if xobjectSet.insert(object).inserted { xobjects.append(object) }
+    ops.put("q ")
+    for value in matrix {
+      ops.put(value)
+      ops.append(UInt8(ascii: " "))
+    }
+    ops.put("cm /X")
+    ops.put(object)
+    ops.put(" Do Q\n")
   }
 
   // MARK: state
@@ -410,25 +414,13 @@ final class DirectContent {
 
   /// Draws `bitmap` with its top-left corner at (`x`, `y`), `width` × `height` points.
   func draw(_ bitmap: Bitmap, x: Double, y: Double, width: Double, height: Double, smooth: Bool) {
-    let image = document.image(bitmap, smooth: smooth)
-    let name = "/I\(image.name)"
-    use(xobject: image.object, name: name)
-    ops.put("q ")
-    ops.numbers(width, 0, 0, -height, x, y + height)
-    ops.put("cm ")
-    ops.append(contentsOf: Array(name.utf8))
-    ops.put(" Do Q\n")
+    // The image's unit square, its first row at the top.
+    paint(document.image(bitmap, smooth: smooth), width, 0, 0, -height, x, y + height)
   }
 
-  /// Draws the form `object` (named `/X<name>`) with its origin at (`x`, `y`).
-  func drawForm(_ object: Int, name: Int, x: Double, y: Double) {
-    let resource = "/X\(name)"
-    use(xobject: object, name: resource)
-    ops.put("q 1 0 0 1 ")
-    ops.numbers(x, y)
-    ops.put("cm ")
-    ops.append(contentsOf: Array(resource.utf8))
-    ops.put(" Do Q\n")
+  /// Draws the form `object` with its origin at (`x`, `y`).
+  func drawForm(_ object: Int, x: Double, y: Double) {
+    paint(object, 1, 0, 0, 1, x, y)
   }
 
   // MARK: text

@@ -102,28 +102,34 @@ private func checkerboard(modules: Int) -> Bitmap {
   return Bitmap(width: modules, height: modules, pixels: pixels, hasAlpha: false)
 }
 
-/// Every page of a PDF as grey pixels at `dpi` (pdftoppm), with each page's width.
+/// A binary PGM's width and pixels (Ghostscript's comment line after the magic number
+/// skipped); it has PPM's header otherwise.
+private func greyImage(_ pgm: [UInt8]) throws -> (width: Int, pixels: [UInt8]) {
+  var bytes = pgm
+  if bytes.count > 3, bytes[3] == UInt8(ascii: "#"),
+    let end = bytes[3...].firstIndex(of: UInt8(ascii: "\n"))
+  {
+    bytes.removeSubrange(3...end)
+  }
+  var header = bytes
+  if header.count > 1 { header[1] = UInt8(ascii: "6") }
+  let (width, height, offset) = try #require(ppmHeader(header))
+  try #require(bytes.count >= offset + width * height)
+  return (width, Array(bytes[offset..<(offset + width * height)]))
+}
+
+/// Every page of a two-page PDF as grey pixels at `dpi` (pdftoppm), with each page's width.
 private func greyPages(_ pdf: String, dpi: Int) throws -> [(width: Int, pixels: [UInt8])] {
-  var pages: [(Int, [UInt8])] = []
-  for page in 1...2 {
+  try (1...2).map { page in
     let result = try runTool(
       "pdftoppm", ["-r", "\(dpi)", "-gray", "-f", "\(page)", "-l", "\(page)", "-singlefile", pdf])
     #expect(result.status == 0, "\(result.stderr)")
-    let bytes = result.stdoutBytes
-    // PGM (P5): the same header as PPM's.
-    var header = bytes
-    if header.count > 1 { header[1] = UInt8(ascii: "6") }
-    guard let (width, height, offset) = ppmHeader(header) else {
-      Issue.record("pdftoppm gave no image")
-      return []
-    }
-    pages.append((width, Array(bytes[offset..<(offset + width * height)])))
+    return try greyImage(result.stdoutBytes)
   }
-  return pages
 }
 
-/// Every page of a PDF as grey pixels at `dpi` drawn by Ghostscript, a second reader (its own
-/// TrueType rasteriser).
+/// Every page of a two-page PDF as grey pixels at `dpi` drawn by Ghostscript, a second reader
+/// (its own TrueType rasteriser).
 private func ghostscriptPages(_ pdf: String, dpi: Int) throws -> [(width: Int, pixels: [UInt8])] {
   let folder = TemporaryFolder()
   let result = try runTool(
@@ -133,21 +139,9 @@ private func ghostscriptPages(_ pdf: String, dpi: Int) throws -> [(width: Int, p
       "-dGraphicsAlphaBits=4", "-r\(dpi)", "-o", folder.file("page-%d.pgm"), pdf,
     ])
   #expect(result.status == 0, "\(result.stderr)")
-  var pages: [(Int, [UInt8])] = []
-  for page in 1...2 {
-    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder.file("page-\(page).pgm"))))
-    // Ghostscript writes a comment line after the magic number.
-    if bytes.count > 3, bytes[3] == UInt8(ascii: "#"),
-      let end = bytes[3...].firstIndex(of: UInt8(ascii: "\n"))
-    {
-      bytes.removeSubrange(3...end)
-    }
-    let original = bytes
-    if bytes.count > 1 { bytes[1] = UInt8(ascii: "6") }
-    let (width, height, offset) = try #require(ppmHeader(bytes))
-    pages.append((width, Array(original[offset..<(offset + width * height)])))
+  return try (1...2).map { page in
+    try greyImage([UInt8](Data(contentsOf: URL(fileURLWithPath: folder.file("page-\(page).pgm")))))
   }
-  return pages
 }
 
 /// Each pixel averaged with its eight neighbours: an edge moved by a fraction of a pixel (a
