@@ -27,7 +27,7 @@ extension Profile {
     let root = try strictJSON(bytes, source: source)
     var account = try findAccount(root, source: source)
     var warnings: [String] = []
-    if let array = account as? [Any] {
+    if let array = account.array {
       guard let first = array.first else {
         throw .noAccount(source: source, found: "an empty array")
       }
@@ -36,11 +36,11 @@ extension Profile {
       }
       account = first
     }
-    guard let object = account as? [String: Any] else {
-      throw .noAccount(source: source, found: describe(account))
+    guard let object = account.object else {
+      throw .noAccount(source: source, found: account.kindDescription)
     }
     if object.isEmpty { throw .noAccount(source: source, found: "an empty object") }
-    guard let rawName = object["name"] as? String, !rawName.isEmpty else {
+    guard let rawName = object["name"]?.string, !rawName.isEmpty else {
       throw .missingAccountName(source: source)
     }
     let name = rawName.lowercased()
@@ -51,7 +51,7 @@ extension Profile {
     warnings += metadataWarnings
     let detected: Platform =
       platform
-      ?? (object["hbd_balance"] != nil || (object["balance"] as? String)?.hasSuffix(" HIVE") == true
+      ?? (object["hbd_balance"] != nil || object["balance"]?.string?.hasSuffix(" HIVE") == true
         ? .hive : .steem)
     var result = Profile(
       account: name, accountID: integer(object["id"]),
@@ -62,7 +62,7 @@ extension Profile {
       about: sanitised(profile["about"], limit: 160),
       location: sanitised(profile["location"], limit: 30),
       website: website(profile["website"]), profileImage: imageURL(profile["profile_image"]),
-      created: (object["created"] as? String).flatMap(parseDate),
+      created: object["created"]?.string.flatMap(parseDate),
       reputationRaw: reputation(object["reputation"]), postCount: integer(object["post_count"]),
       follow: follow ?? stats(object["stats"]), platform: detected, warnings: warnings)
     if result.displayName.isEmpty { result.displayName = name }
@@ -76,8 +76,8 @@ extension Profile {
     -> FollowCounts
   {
     let root = try strictJSON(bytes, source: source)
-    var object = root as? [String: Any]
-    if let result = object?["result"] as? [String: Any] { object = result }
+    var object = root.object
+    if let result = object?["result"]?.object { object = result }
     guard let object, let followers = integer(object["follower_count"]),
       let following = integer(object["following_count"])
     else {
@@ -88,10 +88,10 @@ extension Profile {
   }
 
   /// Parses through `StrictJSON` (a repeated key, 1e400 or invalid UTF-8 is refused with its
-  /// line and column).
-  private static func strictJSON(_ bytes: [UInt8], source: String) throws(CardError) -> Any {
+  /// line and column), values built in the same pass.
+  private static func strictJSON(_ bytes: [UInt8], source: String) throws(CardError) -> JSONValue {
     do {
-      return try StrictJSON.parse(bytes, source: source)
+      return try StrictJSON.tree(bytes, source: source)
     } catch .empty {
       throw .profileNotJSON(source: source, detail: "the file is empty")
     } catch {
@@ -99,33 +99,33 @@ extension Profile {
     }
   }
 
-  private static func findAccount(_ root: Any, source: String) throws(CardError) -> Any {
-    guard let object = root as? [String: Any] else { return root }
-    if let status = object["status"], object["user"] != nil {
-      let code = (status as? String) ?? (status as? NSNumber)?.stringValue ?? ""
-      if let text = object["user"] as? String {
-        let account = (object["account"] as? String) ?? accountFromSource(source)
+  private static func findAccount(_ root: JSONValue, source: String) throws(CardError) -> JSONValue
+  {
+    guard let object = root.object else { return root }
+    if let status = object["status"], let user = object["user"] {
+      let code = status.string ?? status.number?.canonicalText ?? ""
+      if let text = user.string {
+        let account = object["account"]?.string ?? accountFromSource(source)
         switch code {
         case "404": throw .accountNotFound(source: source, account: account, text: text)
         case "451": throw .accountUnavailable(source: source, account: account, text: text)
         default: throw .noAccount(source: source, found: "status \(code): \(text)")
         }
       }
-      return object["user"] as Any
+      return user
     }
     if object["jsonrpc"] != nil || object["result"] != nil {
-      if let error = object["error"] as? [String: Any] {
-        throw .noAccount(source: source, found: "a JSON-RPC error: \(error["message"] ?? "")")
+      if let error = object["error"]?.object {
+        let message = error["message"].map { $0.string ?? $0.kindDescription } ?? ""
+        throw .noAccount(source: source, found: "a JSON-RPC error: \(message)")
       }
       guard let result = object["result"] else {
         throw .noAccount(source: source, found: "a JSON-RPC reply without a result")
       }
-      if let wrapped = result as? [String: Any], let accounts = wrapped["accounts"] {
-        return accounts
-      }
+      if let accounts = result["accounts"] { return accounts }
       return result
     }
-    return object
+    return root
   }
 
   /// `@harbor-lamp.json` → `harbor-lamp`, to name the account in a 404 message.
@@ -135,43 +135,40 @@ extension Profile {
     return String((file as NSString).deletingPathExtension.dropFirst())
   }
 
-  private static func describe(_ value: Any) -> String {
-    switch value {
-    case is String: "a string"
-    case is NSNumber: "a number"
-    case is NSNull: "null"
-    case is [Any]: "an array"
-    default: "a value of another type"
-    }
-  }
-
   /// The profile object per steemit.com's rule, with warnings for what was unusable.
-  private static func profileObject(_ account: [String: Any]) -> ([String: Any], [String]) {
+  ///
+  /// Metadata is JSON written inside a string by whatever client saved the profile; it is read
+  /// as the site's `JSON.parse` reads it (a repeated key keeps its later value), with Imprint's
+  /// limits (depth, numbers, UTF-8): what breaks them is a warning, like any unreadable metadata.
+  private static func profileObject(_ account: [String: JSONValue]) -> (
+    [String: JSONValue], [String]
+  ) {
     var warnings: [String] = []
-    func decode(_ value: Any?, field: String) -> [String: Any]? {
+    func decode(_ value: JSONValue?, field: String) -> [String: JSONValue]? {
       var value = value
       for _ in 0..<2 {
-        guard let text = value as? String else { break }
+        guard let text = value?.string else { break }
         if text.trimmingCharacters(in: .whitespaces).isEmpty { return nil }
-        guard let data = text.data(using: .utf8),
-          let parsed = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        guard
+          let parsed = try? StrictJSON.tree(
+            Array(text.utf8), source: field, repeatedKeys: .lastWins)
         else {
           warnings.append("\(field) is not valid JSON; its profile is ignored")
           return nil
         }
         value = parsed
       }
-      if value == nil || value is NSNull { return nil }
-      guard let object = value as? [String: Any] else {
+      guard let value, !value.isNull else { return nil }
+      guard let object = value.object else {
         warnings.append("\(field) is not a JSON object; its profile is ignored")
         return nil
       }
       return object
     }
-    func profile(of metadata: [String: Any]?, field: String) -> [String: Any]? {
+    func profile(of metadata: [String: JSONValue]?, field: String) -> [String: JSONValue]? {
       guard let metadata, let profile = metadata["profile"] else { return nil }
-      if let object = profile as? [String: Any] { return object }
-      if let text = profile as? String, let object = decode(text, field: "\(field).profile") {
+      if let object = profile.object { return object }
+      if let text = profile.string, let object = decode(.string(text), field: "\(field).profile") {
         return object
       }
       warnings.append("\(field).profile is not an object; it is ignored")
@@ -183,30 +180,39 @@ extension Profile {
     if let posting, integer(posting["version"]) == 2 { return (posting, warnings) }
     let legacy = profile(
       of: decode(account["json_metadata"], field: "json_metadata"), field: "json_metadata")
-    if let bridge = (account["metadata"] as? [String: Any])?["profile"] as? [String: Any] {
+    if let bridge = account["metadata"]?["profile"]?.object {
       return (bridge, warnings)
     }
     return (legacy ?? [:], warnings)
   }
 
-  private static func sanitised(_ value: Any?, limit: Int) -> String? {
-    guard var text = (value as? String)?.trimmingCharacters(in: .whitespacesAndNewlines),
-      !text.isEmpty, !text.contains("\0")
-    else { return nil }
+  private static func sanitised(_ value: JSONValue?, limit: Int) -> String? {
+    guard var text = value?.string.map(trimmed), !text.isEmpty, !text.contains("\0") else {
+      return nil
+    }
     // ASCII is its own NFC form; Foundation's normalisation was a fortieth of a batch's CPU.
     if !text.utf8.allSatisfy({ $0 < 0x80 }) { text = text.precomposedStringWithCanonicalMapping }
     if text.count > limit { text = String(text.prefix(limit - 3)) + "..." }
     return text
   }
 
-  private static func website(_ value: Any?) -> String? {
+  /// `text` without white space and line breaks at its ends (Foundation's
+  /// `.whitespacesAndNewlines`); a text that starts and ends with a visible ASCII character, as
+  /// nearly every one does, is returned without asking Foundation.
+  private static func trimmed(_ text: String) -> String {
+    guard let first = text.utf8.first, let last = text.utf8.last else { return text }
+    if (0x21..<0x7F).contains(first) && (0x21..<0x7F).contains(last) { return text }
+    return text.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  private static func website(_ value: JSONValue?) -> String? {
     guard let text = sanitised(value, limit: 1000), text.count <= 100 else { return nil }
     let lower = text.lowercased()
     return lower.hasPrefix("http://") || lower.hasPrefix("https://") ? text : "http://" + text
   }
 
-  private static func imageURL(_ value: Any?) -> String? {
-    let text = (value as? String) ?? ((value as? [Any])?.first as? String)
+  private static func imageURL(_ value: JSONValue?) -> String? {
+    let text = value?.string ?? value?.array?.first?.string
     guard let text = text?.trimmingCharacters(in: .whitespaces), text.count <= 1024 else {
       return nil
     }
@@ -214,27 +220,26 @@ extension Profile {
     return lower.hasPrefix("https://") || lower.hasPrefix("http://") ? text : nil
   }
 
-  private static func reputation(_ value: Any?) -> String? {
-    if let text = value as? String { return Reputation.score(text) == nil ? nil : text }
-    if let number = value as? NSNumber {
-      // JSONSerialization turns integers into NSNumber; bridge's 2-dp floats are not raw values.
-      let text = number.stringValue
-      return Reputation.score(text) == nil ? nil : text
-    }
-    return nil
+  private static func reputation(_ value: JSONValue?) -> String? {
+    // A number only as an integer literal, its digits as written (above 2^63 too): bridge's
+    // scores are floats (`69.83`, `70.0`), not raw values.
+    let literal = value?.number.flatMap { $0.isIntegerLiteral ? $0.text : nil }
+    guard let text = value?.string ?? literal else { return nil }
+    return Reputation.score(text) == nil ? nil : text
   }
 
-  private static func stats(_ value: Any?) -> FollowCounts? {
-    guard let stats = value as? [String: Any], let followers = integer(stats["followers"]),
+  private static func stats(_ value: JSONValue?) -> FollowCounts? {
+    guard let stats = value?.object, let followers = integer(stats["followers"]),
       let following = integer(stats["following"])
     else { return nil }
     return FollowCounts(followers: followers, following: following)
   }
 }
 
-func integer(_ value: Any?) -> Int? {
-  if let number = value as? NSNumber, let exact = Int(exactly: number.doubleValue) { return exact }
-  if let text = value as? String { return Int(text) }
+/// A whole number given as a JSON number (`12`, `12.0`) or as decimal digits in a string.
+func integer(_ value: JSONValue?) -> Int? {
+  if let number = value?.number { return number.integer }
+  if let text = value?.string { return Int(text) }
   return nil
 }
 

@@ -50,26 +50,61 @@ public enum StrictJSON {
   @discardableResult
   public static func validate(_ bytes: [UInt8], source: String) throws(JSONError) -> Int {
     var scanner = Scanner(bytes: bytes, source: source)
-    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { scanner.index = 3 }
-    let start = scanner.index
-    scanner.skipSpace()
-    guard scanner.index < bytes.count else { throw .empty(source: source) }
-    try scanner.value(depth: 0)
-    scanner.skipSpace()
-    guard scanner.index == bytes.count else {
-      throw scanner.unexpected("the end of the document")
-    }
-    return start
+    return try scanner.document().start
+  }
+
+  /// What a repeated key in one object means.
+  public enum RepeatedKeys: Sendable {
+    /// `json.duplicateKey`: Imprint's rule for every input document.
+    case refused
+    /// The later value is kept, as a browser's `JSON.parse` does: for JSON that another program
+    /// wrote inside a field (a profile's metadata), read as the web site that shows it reads it.
+    case lastWins
+  }
+
+  /// Validates `bytes` strictly and builds their values in the same pass.
+  ///
+  /// The same grammar, limits and errors as `parse`, with typed values instead of Foundation's.
+  ///
+  /// - Parameters:
+  ///   - bytes: the document.
+  ///   - source: the input's name for errors.
+  ///   - repeatedKeys: whether a repeated key is refused (the default) or the later value kept.
+  /// - Returns: the document's value (any value is allowed at the top).
+  /// - Throws: `JSONError`.
+  public static func tree(
+    _ bytes: [UInt8], source: String, repeatedKeys: RepeatedKeys = .refused
+  ) throws(JSONError) -> JSONValue {
+    var scanner = Scanner(bytes: bytes, source: source)
+    scanner.build = true
+    scanner.lastKeyWins = repeatedKeys == .lastWins
+    return try scanner.document().value
   }
 
   private struct Scanner {
     let bytes: [UInt8]
     let source: String
     var index = 0
+    /// Whether values are built (`tree`) or only checked (`validate`, `.null` returned).
+    var build = false
+    /// Whether a repeated key keeps the later value instead of being refused.
+    var lastKeyWins = false
 
     init(bytes: [UInt8], source: String) {
       self.bytes = bytes
       self.source = source
+    }
+
+    /// The whole document: a byte-order mark skipped, one value, nothing after it.
+    mutating func document() throws(JSONError) -> (start: Int, value: JSONValue) {
+      if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+      let start = index
+      skipSpace()
+      guard index < bytes.count else { throw .empty(source: source) }
+      let value = try value(depth: 0)
+      skipSpace()
+      guard index == bytes.count else { throw unexpected("the end of the document") }
+      return (start, value)
     }
 
     var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -119,16 +154,24 @@ public enum StrictJSON {
         source: source, line: line, column: column, expected: expected, found: found(at: offset))
     }
 
-    mutating func value(depth: Int) throws(JSONError) {
+    mutating func value(depth: Int) throws(JSONError) -> JSONValue {
       guard let byte = peek else { throw unexpected("a value") }
       switch byte {
-      case UInt8(ascii: "{"): try object(depth: depth + 1)
-      case UInt8(ascii: "["): try array(depth: depth + 1)
-      case UInt8(ascii: "\""): _ = try string(decode: false)
-      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
-      case UInt8(ascii: "t"): try literal("true")
-      case UInt8(ascii: "f"): try literal("false")
-      case UInt8(ascii: "n"): try literal("null")
+      case UInt8(ascii: "{"): return try object(depth: depth + 1)
+      case UInt8(ascii: "["): return try array(depth: depth + 1)
+      case UInt8(ascii: "\""):
+        let text = try string(decode: build)
+        return build ? .string(text) : .null
+      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+      case UInt8(ascii: "t"):
+        try literal("true")
+        return .bool(true)
+      case UInt8(ascii: "f"):
+        try literal("false")
+        return .bool(false)
+      case UInt8(ascii: "n"):
+        try literal("null")
+        return .null
       default: throw unexpected("a value (an object, array, string, number, true, false or null)")
       }
     }
@@ -152,21 +195,24 @@ public enum StrictJSON {
       }
     }
 
-    mutating func object(depth: Int) throws(JSONError) {
+    mutating func object(depth: Int) throws(JSONError) -> JSONValue {
       try enter(depth)
       index += 1
       skipSpace()
+      // Checking alone needs the keys only; building keeps them with their values.
+      var keys = Set<String>()
+      var members: [String: JSONValue] = [:]
       if peek == UInt8(ascii: "}") {
         index += 1
-        return
+        return build ? .object(members) : .null
       }
-      var keys = Set<String>()
       while true {
         skipSpace()
         guard peek == UInt8(ascii: "\"") else { throw unexpected("a key in double quotes") }
         let keyStart = index
         let key = try string(decode: true)
-        guard keys.insert(key).inserted else {
+        let repeated = build ? members[key] != nil : !keys.insert(key).inserted
+        if repeated && !lastKeyWins {
           let (line, column) = place(keyStart)
           throw .duplicateKey(source: source, key: key, line: line, column: column)
         }
@@ -174,7 +220,8 @@ public enum StrictJSON {
         guard peek == UInt8(ascii: ":") else { throw unexpected("':' after the key") }
         index += 1
         skipSpace()
-        try value(depth: depth)
+        let member = try value(depth: depth)
+        if build { members[key] = member }
         skipSpace()
         if peek == UInt8(ascii: ",") {
           index += 1
@@ -182,21 +229,23 @@ public enum StrictJSON {
         }
         guard peek == UInt8(ascii: "}") else { throw unexpected("',' or '}'") }
         index += 1
-        return
+        return build ? .object(members) : .null
       }
     }
 
-    mutating func array(depth: Int) throws(JSONError) {
+    mutating func array(depth: Int) throws(JSONError) -> JSONValue {
       try enter(depth)
       index += 1
       skipSpace()
+      var elements: [JSONValue] = []
       if peek == UInt8(ascii: "]") {
         index += 1
-        return
+        return build ? .array(elements) : .null
       }
       while true {
         skipSpace()
-        try value(depth: depth)
+        let element = try value(depth: depth)
+        if build { elements.append(element) }
         skipSpace()
         if peek == UInt8(ascii: ",") {
           index += 1
@@ -204,64 +253,79 @@ public enum StrictJSON {
         }
         guard peek == UInt8(ascii: "]") else { throw unexpected("',' or ']'") }
         index += 1
-        return
+        return build ? .array(elements) : .null
       }
     }
 
-    /// Reads a string at `index` (on its opening quote); decodes it when asked (keys).
+    /// Reads a string at `index` (on its opening quote), decoding it when asked.
+    ///
+    /// Keys are decoded, and every string when building. Runs without escapes are copied as
+    /// they are (the bytes were checked as UTF-8 on the way).
     mutating func string(decode: Bool) throws(JSONError) -> String {
       index += 1
-      var scalars = String.UnicodeScalarView()
+      var decoded: [UInt8] = []
+      var run = index
       while true {
         guard let byte = peek else { throw unexpected("'\"' to end the string") }
         switch byte {
         case UInt8(ascii: "\""):
-          index += 1
-          return String(scalars)
+          defer { index += 1 }
+          guard decode else { return "" }
+          if decoded.isEmpty { return String(decoding: bytes[run..<index], as: UTF8.self) }
+          decoded.append(contentsOf: bytes[run..<index])
+          return String(decoding: decoded, as: UTF8.self)
         case UInt8(ascii: "\\"):
-          let escapeStart = index
-          index += 1
-          guard let letter = peek else { throw unexpected("an escape after '\\'") }
-          index += 1
-          let simple: [UInt8: Unicode.Scalar] = [
-            UInt8(ascii: "\""): "\"", UInt8(ascii: "\\"): "\\", UInt8(ascii: "/"): "/",
-            UInt8(ascii: "b"): "\u{08}", UInt8(ascii: "f"): "\u{0C}", UInt8(ascii: "n"): "\n",
-            UInt8(ascii: "r"): "\r", UInt8(ascii: "t"): "\t",
-          ]
-          if let scalar = simple[letter] {
-            if decode { scalars.append(scalar) }
-            continue
-          }
-          guard letter == UInt8(ascii: "u") else {
-            throw unexpected("one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", at: escapeStart)
-          }
-          var code = try hex4(escapeStart)
-          if (0xD800..<0xDC00).contains(code) {
-            guard peek == UInt8(ascii: "\\"), index + 1 < bytes.count,
-              bytes[index + 1] == UInt8(ascii: "u")
-            else {
-              throw unexpected("a low surrogate \\uDC00-\\uDFFF after a high one", at: escapeStart)
-            }
-            index += 2
-            let low = try hex4(escapeStart)
-            guard (0xDC00..<0xE000).contains(low) else {
-              throw unexpected("a low surrogate \\uDC00-\\uDFFF after a high one", at: escapeStart)
-            }
-            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-          } else if (0xDC00..<0xE000).contains(code) {
-            throw unexpected("a high surrogate before a low one", at: escapeStart)
-          }
-          if decode, let scalar = Unicode.Scalar(code) { scalars.append(scalar) }
+          if decode { decoded.append(contentsOf: bytes[run..<index]) }
+          let scalar = try escape()
+          if decode { decoded.append(contentsOf: Array(String(scalar).utf8)) }
+          run = index
         case 0..<0x20:
           throw unexpected("a character or '\"' (control characters must be escaped)")
         case 0..<0x80:
-          if decode { scalars.append(Unicode.Scalar(byte)) }
           index += 1
         default:
-          let scalar = try utf8Scalar()
-          if decode { scalars.append(scalar) }
+          _ = try utf8Scalar()
         }
       }
+    }
+
+    /// Reads one escape at `index` (on its backslash): `\n`, `\u00e9`, a surrogate pair.
+    mutating func escape() throws(JSONError) -> Unicode.Scalar {
+      let escapeStart = index
+      index += 1
+      guard let letter = peek else { throw unexpected("an escape after '\\'") }
+      index += 1
+      switch letter {
+      case UInt8(ascii: "\""): return "\""
+      case UInt8(ascii: "\\"): return "\\"
+      case UInt8(ascii: "/"): return "/"
+      case UInt8(ascii: "b"): return "\u{08}"
+      case UInt8(ascii: "f"): return "\u{0C}"
+      case UInt8(ascii: "n"): return "\n"
+      case UInt8(ascii: "r"): return "\r"
+      case UInt8(ascii: "t"): return "\t"
+      case UInt8(ascii: "u"): break
+      default:
+        throw unexpected("one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX", at: escapeStart)
+      }
+      var code = try hex4(escapeStart)
+      if (0xD800..<0xDC00).contains(code) {
+        guard peek == UInt8(ascii: "\\"), index + 1 < bytes.count,
+          bytes[index + 1] == UInt8(ascii: "u")
+        else {
+          throw unexpected("a low surrogate \\uDC00-\\uDFFF after a high one", at: escapeStart)
+        }
+        index += 2
+        let low = try hex4(escapeStart)
+        guard (0xDC00..<0xE000).contains(low) else {
+          throw unexpected("a low surrogate \\uDC00-\\uDFFF after a high one", at: escapeStart)
+        }
+        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+      } else if (0xDC00..<0xE000).contains(code) {
+        throw unexpected("a high surrogate before a low one", at: escapeStart)
+      }
+      // Every code left is a scalar: surrogates were paired or refused above.
+      return Unicode.Scalar(code) ?? "\u{FFFD}"
     }
 
     mutating func hex4(_ escapeStart: Int) throws(JSONError) -> UInt32 {
@@ -317,7 +381,7 @@ public enum StrictJSON {
       return .notUTF8(source: source, line: line, column: column)
     }
 
-    mutating func number() throws(JSONError) {
+    mutating func number() throws(JSONError) -> JSONValue {
       let start = index
       if peek == UInt8(ascii: "-") { index += 1 }
       guard let first = peek, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else {
@@ -347,6 +411,7 @@ public enum StrictJSON {
         let (line, column) = place(start)
         throw .numberOutOfRange(source: source, line: line, column: column)
       }
+      return build ? .number(JSONNumber(text: text, double: value)) : .null
     }
 
     @discardableResult

@@ -153,6 +153,32 @@ struct ProfileShapeTests {
     #expect(unversioned.displayName == "Old")  // the Steem rule: posting wins only with version 2
   }
 
+  @Test("metadata reads as the site's JSON.parse reads it; booleans and floats are not counts")
+  func metadataAsTheSiteReadsIt() throws {
+    // A repeated key keeps its later value (JSON.parse); a trailing comma is refused by it.
+    let repeated = try profile(
+      #"{"name":"abc","json_metadata":"{\"profile\":{\"name\":\"First\",\"name\":\"Later\"}}"}"#)
+    #expect(repeated.displayName == "Later" && repeated.warnings.isEmpty)
+    let trailing = try profile(
+      #"{"name":"abc","json_metadata":"{\"profile\":{\"name\":\"T\"},}"}"#)
+    #expect(trailing.displayName == "abc")
+    #expect(trailing.warnings == ["json_metadata is not valid JSON; its profile is ignored"])
+    // Deeper than Imprint's JSON limit: a warning, never a failure.
+    let deep = String(repeating: "[", count: 70) + String(repeating: "]", count: 70)
+    let nested = try profile(
+      #"{"name":"abc","json_metadata":"{\"profile\":{\"name\":\"D\"},\"x\":\#(deep)}"}"#)
+    #expect(nested.displayName == "abc" && nested.warnings.count == 1)
+    // true is not account id 1; 12.0 is post count 12; a float reputation is a score, not raw.
+    let typed = try profile(
+      #"{"name":"abc","id":true,"post_count":12.0,"reputation":70.0,"stats":{"followers":true,"following":2}}"#
+    )
+    #expect(typed.accountID == nil && typed.postCount == 12)
+    #expect(typed.reputationRaw == nil && typed.follow == nil)
+    // A raw reputation above 2^63 keeps every digit.
+    let huge = try profile(#"{"name":"abc","reputation":123456789012345678901}"#)
+    #expect(huge.reputationRaw == "123456789012345678901")
+  }
+
   @Test("sanitising: names kept whole up to 100 characters, @-names dropped, sentinel dates hidden")
   func sanitising() throws {
     // steemit.com cuts names to 20 characters for its pages; a card fits the whole name instead.

@@ -147,7 +147,83 @@ struct StrictJSONTests {
       #expect(error.message.contains("order.json"), "\(error.message)")
       #expect(error.message.contains(place), "\(error.message)")
       #expect(!error.message.contains("The data"))
+      // The pass that builds values refuses the same documents with the same error.
+      #expect(throws: error) { _ = try StrictJSON.tree(Array(text.utf8), source: "order.json") }
     }
+  }
+
+  @Test(
+    "tree builds the values JSONSerialization builds, in one pass",
+    arguments: [
+      #"{"name": "J\u00e9r\u00f4me \ud83d\ude00", "n": [1, -2.5e3, 0, true, null], "o": {}}"#,
+      #"[]"#, #"[[], {}, [[]], {"a": {"b": [false]}}]"#, #""just a string""#, "-0", "1e-7",
+      #"{"esc": "\"\\\/\b\f\n\r\t", "mixed": "a\u0041é\n😀z", "é": "ü"}"#,
+      "  {\"sp\" :\t[ 1 ,2 ] }\n", "12345678901234567890", "0.1", #"{"":""}"#,
+    ])
+  func treeMatchesFoundation(text: String) throws {
+    let bytes = Array(text.utf8)
+    let tree = try StrictJSON.tree(bytes, source: "x")
+    let foundation = try JSONSerialization.jsonObject(
+      with: Data(bytes), options: [.fragmentsAllowed])
+    #expect(Self.canonical(tree) == Self.canonical(foundation: foundation))
+  }
+
+  @Test("tree keeps numbers as written, and a repeated key's later value when asked")
+  func treeNumbersAndRepeatedKeys() throws {
+    let numbers = try StrictJSON.tree(
+      Array("[12, 2.0, 2e3, 99999999999999999999, 1.5]".utf8), source: "x")
+    let written = numbers.array?.compactMap(\.number) ?? []
+    #expect(written.map(\.text) == ["12", "2.0", "2e3", "99999999999999999999", "1.5"])
+    #expect(written.map(\.isIntegerLiteral) == [true, false, false, true, false])
+    #expect(written.map(\.integer) == [12, 2, 2000, nil, nil])
+    #expect(written.map(\.canonicalText) == ["12", "2", "2000", "99999999999999999999", "1.5"])
+    let repeated = Array(#"{"a": 1, "b": {"c": "x", "c": "y"}, "a": 3}"#.utf8)
+    #expect(throws: JSONError.duplicateKey(source: "m", key: "c", line: 1, column: 26)) {
+      _ = try StrictJSON.tree(repeated, source: "m")
+    }
+    let later = try StrictJSON.tree(repeated, source: "m", repeatedKeys: .lastWins)
+    #expect(later["a"]?.number?.integer == 3)
+    #expect(later["b"]?["c"]?.string == "y")
+    #expect(later.object?.count == 2)
+    // Every character is kept, U+FEFF after an escape too (Foundation's reader drops it there).
+    let marks = try StrictJSON.tree(Array("[\"\\n\u{FEFF}x\", \"\u{FEFF}\"]".utf8), source: "x")
+    #expect(marks.array?.compactMap(\.string) == ["\n\u{FEFF}x", "\u{FEFF}"])
+  }
+
+  /// A value written canonically (keys sorted, numbers as doubles), for comparing the tree with
+  /// Foundation's reading of the same document.
+  static func canonical(_ value: JSONValue) -> String {
+    switch value {
+    case .null: "null"
+    case .bool(let flag): "\(flag)"
+    case .number(let number): "\(number.double)"
+    case .string(let text): text.debugDescription
+    case .array(let elements): "[" + elements.map(canonical).joined(separator: ",") + "]"
+    case .object(let members):
+      "{"
+        + members.sorted { $0.key < $1.key }.map {
+          "\($0.key.debugDescription):\(canonical($0.value))"
+        }
+        .joined(separator: ",") + "}"
+    }
+  }
+
+  /// Foundation's value written as `canonical` writes the tree's.
+  static func canonical(foundation value: Any) -> String {
+    if value is NSNull { return "null" }
+    if let number = value as? NSNumber {
+      return Formatting.isJSONBool(number) ? "\(number.boolValue)" : "\(number.doubleValue)"
+    }
+    if let text = value as? String { return text.debugDescription }
+    if let elements = value as? [Any] {
+      return "[" + elements.map { canonical(foundation: $0) }.joined(separator: ",") + "]"
+    }
+    let members = (value as? [String: Any]) ?? [:]
+    return "{"
+      + members.keys.sorted().map {
+        "\($0.debugDescription):\(canonical(foundation: members[$0] ?? NSNull()))"
+      }
+      .joined(separator: ",") + "}"
   }
 
   @Test("invalid UTF-8 is placed, and never quoted")
