@@ -48,18 +48,88 @@ public func forEachConcurrently<Input: Sendable, Output: Sendable>(
 ///
 /// Not `DispatchQueue.global()`: on Linux its threads are the ones Swift's tasks run on (one a
 /// core), so two documents waited for there stalled every other task of the process (a
-/// service's webhooks among them) until they ended. A thread costs some 30 µs to start.
+/// service's webhooks among them) until they ended. A thread costs some 30 µs to start, so
+/// one that ended its body waits a while for the next (`BlockingThreads`).
 public func onOwnThread<Value: Sendable, Failure: Error>(
   stackSize: Int = 1 << 20, _ body: @escaping @Sendable () throws(Failure) -> Value
 ) async throws(Failure) -> Value {
   let result = await withCheckedContinuation { continuation in
-    let thread = Thread {
+    BlockingThreads.shared.run(stackSize: stackSize) {
       continuation.resume(returning: Result { () throws(Failure) -> Value in try body() })
     }
+  }
+  return try result.get()
+}
+
+/// The threads `onOwnThread` runs its bodies on: one a body, started when no thread is idle
+/// (a body never waits for another one to end), kept for the next body once it returns.
+///
+/// A card's photo is decoded by a sandbox worker that a thread waits for: a thread started and
+/// ended for each of 200 cards cost more CPU than the waits themselves (clone, stack, guard
+/// page, signal masks). An idle thread ends after `idleSeconds`, and at most `maximumIdle` wait.
+final class BlockingThreads: Sendable {
+  static let shared = BlockingThreads()
+  /// How long an idle thread waits for another body before it ends.
+  static let idleSeconds = 20
+  /// The most threads kept idle at once; a thread finding this many waiting ends.
+  static let maximumIdle = 16
+
+  /// One thread's hand-over point: the body it is to run, and the semaphore it waits on.
+  private final class Slot: @unchecked Sendable {
+    let wake = DispatchSemaphore(value: 0)
+    /// Written by the caller before `wake` is signalled, read by the thread after: the
+    /// semaphore orders the two.
+    var work: (@Sendable () -> Void)?
+    let stackSize: Int
+
+    init(stackSize: Int) { self.stackSize = stackSize }
+  }
+
+  private let idle = Mutex<[Slot]>([])
+
+  /// Runs `work` on an idle thread whose stack is at least `stackSize`, or on a new one.
+  func run(stackSize: Int, _ work: @escaping @Sendable () -> Void) {
+    let parked = idle.withLock { slots -> Slot? in
+      guard let index = slots.lastIndex(where: { $0.stackSize >= stackSize }) else { return nil }
+      return slots.remove(at: index)
+    }
+    if let parked {
+      parked.work = work
+      parked.wake.signal()
+      return
+    }
+    let slot = Slot(stackSize: stackSize)
+    slot.work = work
+    let thread = Thread { [self] in serve(slot) }
     thread.stackSize = stackSize
     thread.start()
   }
-  return try result.get()
+
+  /// A thread's life: its body, then waiting idle for the next until it is not wanted.
+  private func serve(_ slot: Slot) {
+    while true {
+      let work = slot.work
+      slot.work = nil
+      work?()
+      let kept = idle.withLock { slots -> Bool in
+        guard slots.count < Self.maximumIdle else { return false }
+        slots.append(slot)
+        return true
+      }
+      guard kept else { return }
+      if slot.wake.wait(timeout: .now() + .seconds(Self.idleSeconds)) == .timedOut {
+        // Leave the idle list, unless a caller took this thread meanwhile: then its signal is
+        // on the way and its body must run.
+        let taken = idle.withLock { slots -> Bool in
+          guard let index = slots.firstIndex(where: { $0 === slot }) else { return true }
+          slots.remove(at: index)
+          return false
+        }
+        guard taken else { return }
+        slot.wake.wait()
+      }
+    }
+  }
 }
 
 /// The number of processors the process may use (the `--jobs` default).
