@@ -187,7 +187,7 @@ extension Profile {
   }
 
   private static func sanitised(_ value: JSONValue?, limit: Int) -> String? {
-    guard var text = value?.string.map(trimmed), !text.isEmpty, !text.contains("\0") else {
+    guard var text = value?.string.map(trimmed), !text.isEmpty, !text.utf8.contains(0) else {
       return nil
     }
     // ASCII is its own NFC form; Foundation's normalisation was a fortieth of a batch's CPU.
@@ -196,13 +196,32 @@ extension Profile {
     return text
   }
 
-  /// `text` without white space and line breaks at its ends (Foundation's
-  /// `.whitespacesAndNewlines`); a text that starts and ends with a visible ASCII character, as
-  /// nearly every one does, is returned without asking Foundation.
+  /// `text` without white space and line breaks at its ends: Foundation's
+  /// `.whitespacesAndNewlines` (Unicode's Z categories, U+0009-U+000D, U+0085 and, as
+  /// Foundation has it, U+200B), scalar by scalar, without bridging to NSString.
   private static func trimmed(_ text: String) -> String {
-    guard let first = text.utf8.first, let last = text.utf8.last else { return text }
-    if (0x21..<0x7F).contains(first) && (0x21..<0x7F).contains(last) { return text }
-    return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    func blank(_ scalar: Unicode.Scalar) -> Bool {
+      switch scalar.value {
+      case 0x09...0x0D, 0x20, 0x85, 0x200B: return true
+      case 0..<0x80: return false
+      default:
+        switch scalar.properties.generalCategory {
+        case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
+      }
+    }
+    let scalars = text.unicodeScalars
+    guard let first = scalars.first, let last = scalars.last, blank(first) || blank(last) else {
+      return text
+    }
+    var start = scalars.startIndex
+    var end = scalars.endIndex
+    while start < end, blank(scalars[start]) { start = scalars.index(after: start) }
+    while end > start, blank(scalars[scalars.index(before: end)]) {
+      end = scalars.index(before: end)
+    }
+    return String(scalars[start..<end])
   }
 
   private static func website(_ value: JSONValue?) -> String? {
@@ -245,9 +264,12 @@ func integer(_ value: JSONValue?) -> Int? {
 
 /// `YYYY-MM-DDTHH:MM:SS` (UTC, no zone) → year and month; nil for the unset sentinels.
 func parseDate(_ text: String) -> (year: Int, month: Int)? {
-  let parts = text.split(whereSeparator: { "-T:".contains($0) })
-  guard parts.count >= 3, let year = Int(parts[0]), let month = Int(parts[1]),
-    (1...12).contains(month), year > 1970
+  // The separators are ASCII bytes; the parts between them are read as the text's own.
+  let parts = text.utf8.split(whereSeparator: {
+    $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "T") || $0 == UInt8(ascii: ":")
+  })
+  guard parts.count >= 3, let year = Int(String(Substring(parts[0]))),
+    let month = Int(String(Substring(parts[1]))), (1...12).contains(month), year > 1970
   else { return nil }
   return (year, month)
 }

@@ -14,23 +14,30 @@ public enum Reputation {
   /// The exact score of a raw value given as decimal digits with an optional sign, or nil when
   /// the text is not an integer (an empty string means unknown, not 25).
   public static func score(_ raw: String) -> Double? {
-    // Spaces and tabs trimmed (Foundation's `.whitespaces`) without bridging to NSString.
-    let blank: (Character) -> Bool = {
-      $0 == "\t"
-        || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .spaceSeparator }
+    // Spaces and tabs trimmed (Foundation's `.whitespaces`) without bridging to NSString;
+    // scalar by scalar, since digits, signs and blanks are each one scalar.
+    let scalars = Array(raw.unicodeScalars)
+    func blank(_ scalar: Unicode.Scalar) -> Bool {
+      scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
     }
-    var digits = Substring(raw).drop(while: blank)
-    while let last = digits.last, blank(last) { digits = digits.dropLast() }
+    var start = 0
+    var end = scalars.count
+    while start < end, blank(scalars[start]) { start += 1 }
+    while end > start, blank(scalars[end - 1]) { end -= 1 }
     var negative = false
-    if digits.first == "-" || digits.first == "+" {
-      negative = digits.first == "-"
-      digits = digits.dropFirst()
+    if start < end, scalars[start] == "-" || scalars[start] == "+" {
+      negative = scalars[start] == "-"
+      start += 1
     }
-    guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-    digits = digits.drop { $0 == "0" }
-    guard !digits.isEmpty else { return 25 }
-    let leading = Double(String(digits.prefix(15))) ?? 0
-    let log = Double(digits.count - 1) + log10(leading / pow(10, Double(min(15, digits.count) - 1)))
+    guard start < end, scalars[start..<end].allSatisfy({ ("0"..."9").contains($0) }) else {
+      return nil
+    }
+    while start < end, scalars[start] == "0" { start += 1 }
+    guard start < end else { return 25 }
+    let count = end - start
+    let prefix = String(String.UnicodeScalarView(scalars[start..<min(end, start + 15)]))
+    let leading = Double(prefix) ?? 0
+    let log = Double(count - 1) + log10(leading / pow(10, Double(min(15, count) - 1)))
     return max(log - 9, 0) * (negative ? -1 : 1) * 9 + 25
   }
 

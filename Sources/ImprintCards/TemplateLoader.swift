@@ -431,17 +431,23 @@ func fill(_ text: String, with fields: [String: String]) -> String? {
 
 /// `text` with each `{name}` replaced by `value(name)`, left to right; nil as soon as `value`
 /// gives nil.
+///
+/// The braces are found among the UTF-8 bytes (an ASCII byte is never part of another
+/// character's encoding), without walking the text character by character.
 private func substitute(_ text: String, _ value: (String) -> String?) -> String? {
-  guard text.utf8.contains(UInt8(ascii: "{")) else { return text }
+  let utf8 = text.utf8
+  guard var open = utf8.firstIndex(of: UInt8(ascii: "{")) else { return text }
   var result = ""
-  var rest = Substring(text)
-  while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-    guard let replacement = value(String(rest[rest.index(after: open)..<close])) else {
+  var copied = utf8.startIndex
+  while let close = utf8[open...].firstIndex(of: UInt8(ascii: "}")) {
+    guard let replacement = value(String(text[utf8.index(after: open)..<close])) else {
       return nil
     }
-    result += rest[..<open]
+    result += text[copied..<open]
     result += replacement
-    rest = rest[rest.index(after: close)...]
+    copied = utf8.index(after: close)
+    guard let next = utf8[copied...].firstIndex(of: UInt8(ascii: "{")) else { break }
+    open = next
   }
-  return result + rest
+  return result + text[copied...]
 }

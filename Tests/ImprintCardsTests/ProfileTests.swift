@@ -174,6 +174,12 @@ struct ProfileShapeTests {
     )
     #expect(typed.accountID == nil && typed.postCount == 12)
     #expect(typed.reputationRaw == nil && typed.follow == nil)
+    // Blanks trimmed as Foundation's .whitespacesAndNewlines trims them (U+200B included);
+    // blanks inside kept.
+    let blanks = try profile(
+      #"{"name":"abc","json_metadata":{"profile":{"name":"\u200b\u3000 Mara\u00a0Lind\u00a0\u2029\t","location":" \u0085"}}}"#
+    )
+    #expect(blanks.displayName == "Mara\u{00A0}Lind" && blanks.location == nil)
     // A raw reputation above 2^63 keeps every digit.
     let huge = try profile(#"{"name":"abc","reputation":123456789012345678901}"#)
     #expect(huge.reputationRaw == "123456789012345678901")
