@@ -75,16 +75,26 @@ public struct CardLocale: Sendable, Hashable {
   /// A month and year, as the locale writes it alone (`March 2017`, `2017년 3월`, `marzo de
   /// 2017`), Gregorian, in UTC.
   func yearMonth(year: Int, month: Int) -> String {
-    written(.yearMonth(year: year, month: month)) {
-      var calendar = Calendar(identifier: .gregorian)
-      calendar.timeZone = Self.utc
-      guard let date = calendar.date(from: DateComponents(year: year, month: month, day: 1)) else {
-        return "\(year)-\(month)"
-      }
-      let style = Date.FormatStyle(locale: locale, calendar: calendar, timeZone: Self.utc)
-        .year().month(.wide)
-      return date.formatted(style)
+    if (1...12).contains(month), (1000...9999).contains(year),
+      let months = MonthShape.of(locale)
+    {
+      return months.written(year: year, month: month)
     }
+    return written(.yearMonth(year: year, month: month)) {
+      Self.foundationYearMonth(year: year, month: month, locale: locale)
+    }
+  }
+
+  /// A month and year as Foundation's `Date.FormatStyle` writes it.
+  static func foundationYearMonth(year: Int, month: Int, locale: Locale) -> String {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = Self.utc
+    guard let date = calendar.date(from: DateComponents(year: year, month: month, day: 1)) else {
+      return "\(year)-\(month)"
+    }
+    let style = Date.FormatStyle(locale: locale, calendar: calendar, timeZone: Self.utc)
+      .year().month(.wide)
+    return date.formatted(style)
   }
 
   /// A count grouped as the locale groups it (`2,381`; `12,34,567` in Hindi; `2 381` in
@@ -94,21 +104,18 @@ public struct CardLocale: Sendable, Hashable {
   /// A number of tenths written with one decimal (`69.8`, `-16.2`), with the locale's decimal
   /// separator and digits.
   func tenths(_ value: Int) -> String {
-    written(.tenths(value)) {
-      Decimal(sign: value < 0 ? .minus : .plus, exponent: -1, significand: Decimal(value.magnitude))
-        .formatted(
-          Decimal.FormatStyle(locale: locale).precision(.fractionLength(1)).grouping(.never))
-    }
+    if let shape = NumberShape.of(locale) { return shape.tenths(value) }
+    return written(.tenths(value)) { NumberShape.foundationTenths(value, locale: locale) }
   }
 
   /// `value` without grouping, in the locale's digits (`-17`).
   func integer(_ value: Int) -> String {
-    written(.integer(value)) {
-      value.formatted(IntegerFormatStyle<Int>(locale: locale).grouping(.never))
-    }
+    if let shape = NumberShape.of(locale) { return shape.integer(value) }
+    return written(.integer(value)) { NumberShape.foundationInteger(value, locale: locale) }
   }
 
-  /// What a card writes with Foundation's formatting that repeats from card to card.
+  /// What a card writes with Foundation's formatting that repeats from card to card, for a
+  /// locale whose numbers or months `NumberShape` and `MonthShape` cannot copy.
   ///
   /// The months accounts joined in and reputation scores are kept: formatting them cost more
   /// than the rest of a card's fields together. Counts differ on every card and are not kept.
@@ -178,5 +185,45 @@ extension Profile {
         Self.joinedText,
         with: ["joinedDate": CardLocale.english.yearMonth(year: $0.year, month: $0.month)])
     }
+  }
+}
+
+/// How a locale writes a month and year: Foundation's text for each month of 2000, with the
+/// year's digits replaced, used only after it wrote probe months of other years exactly as
+/// Foundation does (a locale whose year is not written as four digits keeps Foundation).
+struct MonthShape: Sendable {
+  /// Each month's text before and after the year.
+  let months: [(before: String, after: String)]
+  let digits: [String]
+
+  static func of(_ locale: Locale) -> MonthShape? {
+    shapes.value(locale.identifier) { _ in learn(locale) }
+  }
+
+  private static let shapes = Memo<String, MonthShape?>(limit: 256)
+
+  func written(year: Int, month: Int) -> String {
+    let year = String(year).utf8.map { digits[Int($0 - UInt8(ascii: "0"))] }.joined()
+    let parts = months[month - 1]
+    return parts.before + year + parts.after
+  }
+
+  private static func learn(_ locale: Locale) -> MonthShape? {
+    guard let numbers = NumberShape.of(locale) else { return nil }
+    let digits = (0...9).map { numbers.integer($0) }
+    let year = [2, 0, 0, 0].map { digits[$0] }.joined()
+    var months: [(before: String, after: String)] = []
+    for month in 1...12 {
+      let text = CardLocale.foundationYearMonth(year: 2000, month: month, locale: locale)
+      guard let range = text.range(of: year), text[range.upperBound...].range(of: year) == nil
+      else { return nil }
+      months.append((String(text[..<range.lowerBound]), String(text[range.upperBound...])))
+    }
+    let shape = MonthShape(months: months, digits: digits)
+    let probes = [(2017, 3), (1999, 12), (2024, 1), (1971, 7), (2016, 2), (2038, 11)]
+    return probes.allSatisfy {
+      shape.written(year: $0.0, month: $0.1)
+        == CardLocale.foundationYearMonth(year: $0.0, month: $0.1, locale: locale)
+    } ? shape : nil
   }
 }

@@ -93,6 +93,6 @@ public enum LocaleData {
   /// A count grouped as `locale` groups it, in its digits (`2,381`; `12,34,567` in Hindi;
   /// `2 381` in Russian): the one way cards and receipts write counts.
   public static func count(_ value: Int, locale: Locale) -> String {
-    value.formatted(IntegerFormatStyle<Int>(locale: locale))
+    NumberShape.of(locale)?.count(value) ?? NumberShape.foundationCount(value, locale: locale)
   }
 }
