@@ -87,14 +87,20 @@ public struct CardLocale: Sendable, Hashable {
 
   /// A month and year as Foundation's `Date.FormatStyle` writes it.
   static func foundationYearMonth(year: Int, month: Int, locale: Locale) -> String {
+    foundationYearMonths([(year, month)], locale: locale)[0]
+  }
+
+  /// Months and years as Foundation's `Date.FormatStyle` writes them, with one style.
+  static func foundationYearMonths(_ dates: [(year: Int, month: Int)], locale: Locale) -> [String] {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = Self.utc
-    guard let date = calendar.date(from: DateComponents(year: year, month: month, day: 1)) else {
-      return "\(year)-\(month)"
-    }
     let style = Date.FormatStyle(locale: locale, calendar: calendar, timeZone: Self.utc)
       .year().month(.wide)
-    return date.formatted(style)
+    return dates.map { year, month in
+      guard let date = calendar.date(from: DateComponents(year: year, month: month, day: 1))
+      else { return "\(year)-\(month)" }
+      return date.formatted(style)
+    }
   }
 
   /// A count grouped as the locale groups it (`2,381`; `12,34,567` in Hindi; `2 381` in
@@ -197,7 +203,7 @@ struct MonthShape: Sendable {
   let digits: [String]
 
   static func of(_ locale: Locale) -> MonthShape? {
-    shapes.value(locale.identifier) { _ in learn(locale) }
+    shapes.valueComputedOnce(locale.identifier) { _ in learn(locale) }
   }
 
   private static let shapes = Memo<String, MonthShape?>(limit: 256)
@@ -212,18 +218,18 @@ struct MonthShape: Sendable {
     guard let numbers = NumberShape.of(locale) else { return nil }
     let digits = (0...9).map { numbers.integer($0) }
     let year = [2, 0, 0, 0].map { digits[$0] }.joined()
+    let probes = [(2017, 3), (1999, 12), (2038, 11)]
+    let texts = CardLocale.foundationYearMonths(
+      (1...12).map { (2000, $0) } + probes.map { ($0.0, $0.1) }, locale: locale)
     var months: [(before: String, after: String)] = []
-    for month in 1...12 {
-      let text = CardLocale.foundationYearMonth(year: 2000, month: month, locale: locale)
+    for text in texts.prefix(12) {
       guard let range = text.range(of: year), text[range.upperBound...].range(of: year) == nil
       else { return nil }
       months.append((String(text[..<range.lowerBound]), String(text[range.upperBound...])))
     }
     let shape = MonthShape(months: months, digits: digits)
-    let probes = [(2017, 3), (1999, 12), (2024, 1), (1971, 7), (2016, 2), (2038, 11)]
-    return probes.allSatisfy {
-      shape.written(year: $0.0, month: $0.1)
-        == CardLocale.foundationYearMonth(year: $0.0, month: $0.1, locale: locale)
+    return zip(probes, texts.suffix(probes.count)).allSatisfy {
+      shape.written(year: $0.0.0, month: $0.0.1) == $0.1
     } ? shape : nil
   }
 }

@@ -29,4 +29,17 @@ public final class Memo<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
     return value
   }
+
+  /// The answer for `key`, computed under the lock when it is new: for an answer that costs
+  /// more than waiting while another thread computes it (a locale's learned shapes, asked for
+  /// by every thread at the start of a run).
+  public func valueComputedOnce(_ key: Key, _ compute: (Key) -> Value) -> Value {
+    table.withLock { table in
+      if let known = table[key] { return known }
+      let value = compute(key)
+      if table.count >= limit { table.removeAll(keepingCapacity: true) }
+      table[key] = value
+      return value
+    }
+  }
 }

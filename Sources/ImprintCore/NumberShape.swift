@@ -28,7 +28,7 @@ public struct NumberShape: Sendable {
 
   /// The shape of `locale`'s numbers, or nil when Foundation's cannot be copied exactly.
   public static func of(_ locale: Locale) -> NumberShape? {
-    shapes.value(locale.identifier) { _ in learn(locale) }
+    shapes.valueComputedOnce(locale.identifier) { _ in learn(locale) }
   }
 
   private static let shapes = Memo<String, NumberShape?>(limit: 256)
@@ -145,12 +145,10 @@ public struct NumberShape: Sendable {
 
   /// Whether the shape writes every probe as Foundation does.
   func matchesFoundation(_ locale: Locale) -> Bool {
-    let wholes = [
-      0, 5, -5, 12, 999, 1000, -1000, 1234, 9999, 10_000, 12_345, 99_999, 100_000, 123_456,
-      1_234_567, -1_234_567, 12_345_678, 100_000_000, 2_147_483_647, -2_147_483_648, Int.max,
-      Int.min,
-    ]
-    let tenths = [0, 3, -3, 15, 99, 100, -162, 698, 9999, 12_345, -12_345]
+    // The places where a shape could go wrong: signs, each grouping boundary, the extremes
+    // (NumberShapeTests compares hundreds of values in every locale).
+    let wholes = [0, -5, 999, 1000, 1234, 12_345, 123_456, 1_234_567, -12_345_678, Int.min]
+    let tenths = [0, -3, 15, -162, 12_345]
     return wholes.allSatisfy {
       count($0) == Self.foundationCount($0, locale: locale)
         && integer($0) == Self.foundationInteger($0, locale: locale)

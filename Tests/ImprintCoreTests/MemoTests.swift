@@ -25,6 +25,27 @@ struct MemoTests {
     #expect(calls.withLock { $0 } == 5)
   }
 
+  @Test("valueComputedOnce: threads asking a new key at once compute it once")
+  func computedOnce() async {
+    let memo = Memo<Int, Int>(limit: 8)
+    final class Calls: Sendable { let count = Mutex(0) }
+    let calls = Calls()
+    let answers = await withTaskGroup(of: Int.self) { group in
+      for _ in 0..<8 {
+        group.addTask {
+          memo.valueComputedOnce(7) { key in
+            calls.count.withLock { $0 += 1 }
+            usleep(20_000)  // long enough for the other tasks to ask meanwhile
+            return key * 6
+          }
+        }
+      }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(answers == Array(repeating: 42, count: 8))
+    #expect(calls.count.withLock { $0 } == 1)
+  }
+
   @Test("many threads asking the same and different keys all get the function's answers")
   func threads() async {
     let memo = Memo<Int, Int>(limit: 64)
