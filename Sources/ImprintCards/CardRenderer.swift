@@ -141,6 +141,10 @@ public enum CardRenderer {
   /// what it covers.
   private struct FixedLayer {
     /// One fixed item, as the layer's key holds it.
+    ///
+    /// Compared whole; hashed by kind and place only (a text's box, not its characters and
+    /// style): every card of a run looks its layer up, and hashing each label's text cost more
+    /// than the comparison that follows, which for the same template finds the same strings.
     enum Part: Hashable {
       case background(Color, Box)
       /// A bitmap named by its pixels' storage, which the layer keeps alive.
@@ -149,6 +153,26 @@ public enum CardRenderer {
       case rect(RectElement)
       case line(LineElement)
       case image(UInt, ImageElement)
+
+      func hash(into hasher: inout Hasher) {
+        switch self {
+        case .background(_, let box):
+          hasher.combine(0)
+          hasher.combine(box)
+        case .backgroundImage(let storage, _):
+          hasher.combine(1)
+          hasher.combine(storage)
+        case .text(_, let box, let top):
+          hasher.combine(2)
+          hasher.combine(box)
+          hasher.combine(top)
+        case .rect: hasher.combine(3)
+        case .line: hasher.combine(4)
+        case .image(let storage, _):
+          hasher.combine(5)
+          hasher.combine(storage)
+        }
+      }
     }
 
     var key: [Part] = []
