@@ -196,7 +196,7 @@ struct StrictJSONTests {
     switch value {
     case .null: "null"
     case .bool(let flag): "\(flag)"
-    case .number(let number): "\(number.double)"
+    case .number(let number): "\(number.double + 0)"  // -0 and 0 alike, as Foundation reads them
     case .string(let text): text.debugDescription
     case .array(let elements): "[" + elements.map(canonical).joined(separator: ",") + "]"
     case .object(let members):
@@ -212,7 +212,7 @@ struct StrictJSONTests {
   static func canonical(foundation value: Any) -> String {
     if value is NSNull { return "null" }
     if let number = value as? NSNumber {
-      return Formatting.isJSONBool(number) ? "\(number.boolValue)" : "\(number.doubleValue)"
+      return Formatting.isJSONBool(number) ? "\(number.boolValue)" : "\(number.doubleValue + 0)"
     }
     if let text = value as? String { return text.debugDescription }
     if let elements = value as? [Any] {
