@@ -87,6 +87,9 @@ final class BlockingThreads: Sendable {
 
   private let idle = Mutex<[Slot]>([])
 
+  /// How many threads wait idle now.
+  var idleCount: Int { idle.withLock { $0.count } }
+
   /// Runs `work` on an idle thread whose stack is at least `stackSize`, or on a new one.
   func run(stackSize: Int, _ work: @escaping @Sendable () -> Void) {
     let parked = idle.withLock { slots -> Slot? in
