@@ -82,6 +82,25 @@ static inline void put_bits(Writer *w, uint32_t value, int n) {
   }
 }
 
+/// `put_bits` for a block's codes: whole bytes leave eight at a time, a word stored at once
+/// (little-endian: the earliest bits in the first byte, as deflate packs them). The caller
+/// reserved 8 bytes beyond the block's last: the word may reach that far.
+static inline void put_bits_fast(Writer *w, uint32_t value, int n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  w->bits |= (uint64_t)value << w->count;
+  w->count += n; // below 8 before (or 32, see below) plus at most 32: below 64
+  if (w->count >= 32) {
+    memcpy(w->data + w->length, &w->bits, 8);
+    int bytes = w->count >> 3;
+    w->length += (size_t)bytes;
+    w->bits >>= bytes * 8;
+    w->count -= bytes * 8;
+  }
+#else
+  put_bits(w, value, n);
+#endif
+}
+
 /// Pads to a byte boundary with zero bits.
 static void align_byte(Writer *w) {
   if (w->count > 0) put_bits(w, 0, 8 - w->count);
@@ -319,26 +338,28 @@ static int put_block(Writer *w, const uint32_t *tokens, size_t n, const uint8_t 
   put_bits(w, (uint32_t)(hdist - 1), 5);
   put_bits(w, (uint32_t)(hclen - 4), 4);
   for (int i = 0; i < hclen; i++) put_bits(w, codelen_lengths[codelen_order[i]], 3);
+  // From here to the block's end the bytes reserved above (its size + 16) hold every word
+  // put_bits_fast stores.
   for (int i = 0; i < rle; i++) {
     int s = rle_symbol[i];
-    put_bits(w, codelen_codes[s], codelen_lengths[s]);
-    if (s >= 16) put_bits(w, rle_extra[i], s == 16 ? 2 : s == 17 ? 3 : 7);
+    put_bits_fast(w, codelen_codes[s], codelen_lengths[s]);
+    if (s >= 16) put_bits_fast(w, rle_extra[i], s == 16 ? 2 : s == 17 ? 3 : 7);
   }
   for (size_t i = 0; i < n; i++) {
     uint32_t token = tokens[i];
     if (token & MATCH_FLAG) {
       uint32_t length = token & 0x1FF;
       int index = length_index[length];
-      put_bits(w, litlen_codes[257 + index], litlen_lengths[257 + index]);
-      if (length_extra[index]) put_bits(w, length - length_base[index], length_extra[index]);
+      put_bits_fast(w, litlen_codes[257 + index], litlen_lengths[257 + index]);
+      if (length_extra[index]) put_bits_fast(w, length - length_base[index], length_extra[index]);
       const DistanceCode *d = &distances[(token >> 9) & 1];
-      put_bits(w, dist_codes[d->symbol], dist_lengths[d->symbol]);
-      if (d->extra_bits) put_bits(w, d->extra, d->extra_bits);
+      put_bits_fast(w, dist_codes[d->symbol], dist_lengths[d->symbol]);
+      if (d->extra_bits) put_bits_fast(w, d->extra, d->extra_bits);
     } else {
-      put_bits(w, litlen_codes[token], litlen_lengths[token]);
+      put_bits_fast(w, litlen_codes[token], litlen_lengths[token]);
     }
   }
-  put_bits(w, litlen_codes[256], litlen_lengths[256]);
+  put_bits_fast(w, litlen_codes[256], litlen_lengths[256]);
   return 1;
 }
 
