@@ -69,8 +69,11 @@ public func onOwnThread<Value: Sendable, Failure: Error>(
 /// page, signal masks). An idle thread ends after `idleSeconds`, and at most `maximumIdle` wait.
 final class BlockingThreads: Sendable {
   static let shared = BlockingThreads()
-  /// How long an idle thread waits for another body before it ends.
-  static let idleSeconds = 20
+  /// How long an idle thread waits for another body before it ends (20 s for `shared`).
+  let idleSeconds: Int
+
+  init(idleSeconds: Int = 20) { self.idleSeconds = idleSeconds }
+
   /// The most threads kept idle at once; a thread finding this many waiting ends.
   static let maximumIdle = 16
 
@@ -120,7 +123,7 @@ final class BlockingThreads: Sendable {
         return true
       }
       guard kept else { return }
-      if slot.wake.wait(timeout: .now() + .seconds(Self.idleSeconds)) == .timedOut {
+      if slot.wake.wait(timeout: .now() + .seconds(idleSeconds)) == .timedOut {
         // Leave the idle list, unless a caller took this thread meanwhile: then its signal is
         // on the way and its body must run.
         let taken = idle.withLock { slots -> Bool in

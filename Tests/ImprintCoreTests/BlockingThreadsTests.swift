@@ -25,8 +25,10 @@ struct BlockingThreadsTests {
 
   @Test("a body after another runs on a thread kept from before, not on a new one")
   func reused() async {
-    // A pool of the test's own: the shared one serves other suites at the same time.
-    let pool = BlockingThreads()
+    // A pool of the test's own: the shared one serves other suites at the same time. Its
+    // threads wait long: a loaded test run left this task unscheduled for more than the
+    // shared pool's 20 s between two bodies, and the idle thread ended meanwhile.
+    let pool = BlockingThreads(idleSeconds: 3600)
     var seen: [String] = []
     for _ in 0..<20 {
       seen.append(
@@ -34,7 +36,7 @@ struct BlockingThreadsTests {
           pool.run(stackSize: 1 << 20) { continuation.resume(returning: Self.threadID()) }
         })
       // The body answered just before its thread went idle: wait for that.
-      let deadline = Date().addingTimeInterval(10)
+      let deadline = Date().addingTimeInterval(300)
       while pool.idleCount == 0 && Date() < deadline { usleep(100) }
     }
     #expect(Set(seen).count == 1, "\(Set(seen).count) threads for 20 bodies in a row")
@@ -52,7 +54,7 @@ struct BlockingThreadsTests {
         group.addTask {
           await onOwnThread {
             arrived.value.add(1, ordering: .sequentiallyConsistent)
-            let deadline = Date().addingTimeInterval(20)
+            let deadline = Date().addingTimeInterval(120)
             while arrived.value.load(ordering: .sequentiallyConsistent) < count && Date() < deadline
             {
               usleep(1000)
