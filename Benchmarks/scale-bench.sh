@@ -75,6 +75,20 @@ PY
 printf 'wrk.method = "POST"\nwrk.path = "/v1/card"\nlocal f = assert(io.open("%s", "rb")); wrk.body = f:read("*a"); f:close()\nwrk.headers["Content-Type"] = "application/json"\n' \
   "$profile" >"$work/card.lua"
 
+# CPU clock ticks (user + system, reaped children's included) of processes $@, and the machine's
+# busy ticks (every core's user, nice, system, irq and softirq time: /proc/stat).
+ticks() {
+  local pid sum=0 fields
+  for pid in "$@"; do
+    fields=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null) || continue
+    read -r -a f <<<"$fields"
+    sum=$((sum + f[11] + f[12] + f[13] + f[14]))
+  done
+  echo "$sum"
+}
+busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+postgres_pids() { pgrep -u postgres -d ' ' postgres || true; }
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # run N: N replicas on cores 0..N-1 behind HAProxy; prints "cards_rps batches_s statements ms hwm_kb..."
@@ -106,9 +120,18 @@ run() {
   balancer=$!
   for ((i = 0; i < 100; i++)); do curl -sf "http://127.0.0.1:$front/readyz" >/dev/null && break; sleep 0.1; done
 
-  # Cards through the balancer.
-  wrk -t 1 -c 8 -d "${duration}s" --timeout 60s -s "$work/card.lua" "http://127.0.0.1:$front" \
+  # Cards through the balancer, with the CPU time each part of the run took meanwhile.
+  local before_replicas before_balancer before_postgres before_busy
+  before_replicas=$(ticks "${replica_pids[@]}") before_balancer=$(ticks "$balancer")
+  before_postgres=$(ticks $(postgres_pids)) before_busy=$(busy_ticks)
+  /usr/bin/time -f "%U %S" -o "$work/wrk-$n.time" \
+    wrk -t 1 -c 8 -d "${duration}s" --timeout 60s -s "$work/card.lua" "http://127.0.0.1:$front" \
     >"$work/cards-$n.wrk"
+  local cpu
+  cpu="$(($(ticks "${replica_pids[@]}") - before_replicas)) $(($(ticks "$balancer") - before_balancer))"
+  cpu+=" $(awk '{printf "%d", ($1 + $2) * 100}' "$work/wrk-$n.time")"
+  cpu+=" $(($(ticks $(postgres_pids)) - before_postgres)) $(($(busy_ticks) - before_busy))"
+  cpu+=" $(awk '/requests in/ {print $1}' "$work/cards-$n.wrk")"
   if grep -q "Non-2xx\|Socket errors" "$work/cards-$n.wrk"; then
     echo "wrk saw failures:" >&2; cat "$work/cards-$n.wrk" >&2; exit 1
   fi
@@ -118,6 +141,8 @@ run() {
   # Batches posted at once; the database's statements counted from here.
   sql "SELECT pg_stat_statements_reset()" >/dev/null
   local start ids=() id
+  local batch_replicas batch_busy
+  batch_replicas=$(ticks "${replica_pids[@]}") batch_busy=$(busy_ticks)
   start=$(date +%s.%N)
   local posts=()
   for ((i = 0; i < batches; i++)); do
@@ -126,44 +151,52 @@ run() {
     posts+=($!)
   done
   for pid in "${posts[@]}"; do wait "$pid"; done
+  # The client's own CPU takes a core from the replicas when two of them use both: job ids and
+  # states read with sed (a Python start costs more than a poll), every job's checks after the
+  # timed run.
   for ((i = 0; i < batches; i++)); do
-    ids+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["job"])' "$work/posted-$n-$i.json")")
+    ids+=("$(sed -n 's/^  "job" : "\([0-9a-f-]*\)".*/\1/p' "$work/posted-$n-$i.json")")
   done
+  local k=0
   for id in "${ids[@]}"; do
     local state=""
     while :; do
-      # The state read with sed, not a Python started every poll: the client's own CPU would
-      # take a core from the replicas when two of them use both.
-      curl -sf "http://127.0.0.1:$front/v1/jobs/$id" -o "$work/job.json" || true
-      state=$(sed -n 's/^  "state" : "\([a-z]*\)".*/\1/p' "$work/job.json" 2>/dev/null || true)
+      curl -sf "http://127.0.0.1:$front/v1/jobs/$id" -o "$work/job-$n-$k.json" || true
+      state=$(sed -n 's/^  "state" : "\([a-z]*\)".*/\1/p' "$work/job-$n-$k.json" 2>/dev/null || true)
       [[ "$state" == queued || "$state" == running || -z "$state" ]] || break
       sleep 0.2
     done
-    python3 - "$work/job.json" "$cards" >>"$work/times-$n" <<'PY'
-import datetime, json, sys
-job, cards = json.load(open(sys.argv[1])), int(sys.argv[2])
-summary = job.get("summary") or {}
-if job["state"] != "done" or summary.get("ok", 0) + summary.get("skipped", 0) != cards:
-    sys.exit(f"job {job['job']} ended {job['state']}: {summary}")
-# Its acceptance and end by the database's clock (to the millisecond).
-times = [datetime.datetime.fromisoformat(job[k].replace("Z", "+00:00")).timestamp()
-         for k in ("accepted", "finished")]
-print(*times)
-PY
+    k=$((k + 1))
   done
-  local seconds database_seconds
-  seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$(date +%s.%N)")
-  # From the first job's acceptance to the last one's end, by the database's clock: the batches'
-  # time without the client's poll interval.
-  database_seconds=$(awk 'NR == 1 || $1 < a {a = $1} NR == 1 || $2 > f {f = $2} END {printf "%.3f", f - a}' "$work/times-$n")
-  rm -f "$work/times-$n"
+  local end seconds database_seconds
+  end=$(date +%s.%N)
+  cpu+=" $(($(ticks "${replica_pids[@]}") - batch_replicas)) $(($(busy_ticks) - batch_busy))"
+  seconds=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$start" "$end")
+  # Each job must end done with all its items; the first job's acceptance to the last one's end,
+  # by the database's clock (its reports' times, to the millisecond): the batches' time without
+  # the client's poll interval.
+  database_seconds=$(python3 - "$cards" "$work"/job-"$n"-*.json <<'PY'
+import datetime, json, sys
+cards, accepted, finished = int(sys.argv[1]), [], []
+for path in sys.argv[2:]:
+    job = json.load(open(path))
+    summary = job.get("summary") or {}
+    if job["state"] != "done" or summary.get("ok", 0) + summary.get("skipped", 0) != cards:
+        sys.exit(f"job {job['job']} ended {job['state']}: {summary}")
+    stamp = lambda key: datetime.datetime.fromisoformat(job[key].replace("Z", "+00:00")).timestamp()
+    accepted.append(stamp("accepted"))
+    finished.append(stamp("finished"))
+print(f"{max(finished) - min(accepted):.3f}")
+PY
+  )
+  rm -f "$work"/job-"$n"-*.json
   local statements
   statements=$(sql "SELECT sum(calls), round(sum(total_exec_time)::numeric, 1) FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'")
   local hwm=()
   for pid in "${replica_pids[@]}"; do hwm+=("$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")"); done
   kill -TERM "$balancer" "${replica_pids[@]}" 2>/dev/null || true
   for pid in "$balancer" "${replica_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  echo "$rps $seconds ${statements//|/ } $database_seconds ${hwm[*]}"
+  echo "$rps $seconds ${statements//|/ } $database_seconds $cpu ${hwm[*]}"
 }
 
 echo "scale-bench: $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, imprint $("$imprint" --version | awk '{print $2}')${SERVE_ARGS:+, serve $SERVE_ARGS}"
@@ -173,10 +206,10 @@ results=()
 for ((round = 0; round < rounds; round++)); do
   results+=("$(run 1)" "$(run 2)")
 done
-python3 - "$batches" "$cards" "${results[@]}" <<'PY'
+python3 - "$batches" "$cards" "$duration" "${results[@]}" <<'PY'
 import statistics, sys
-batches, cards = int(sys.argv[1]), int(sys.argv[2])
-lines = [line.split() for line in sys.argv[3:]]
+batches, cards, duration = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+lines = [line.split() for line in sys.argv[4:]]
 ones, twos = lines[0::2], lines[1::2]
 med = statistics.median
 rps1, rps2 = med(float(l[0]) for l in ones), med(float(l[0]) for l in twos)
@@ -187,8 +220,23 @@ calls1, calls2 = med(int(l[2]) for l in ones), med(int(l[2]) for l in twos)
 ms1, ms2 = med(float(l[3]) for l in ones), med(float(l[3]) for l in twos)
 db1, db2 = med(float(l[4]) for l in ones), med(float(l[4]) for l in twos)
 db_ratios = [float(a[4]) / float(b[4]) for a, b in zip(ones, twos)]
-hwm1 = max(int(l[5]) for l in ones)
-hwm2 = [max(int(l[5]) for l in twos), max(int(l[6]) for l in twos)]
+# The card phase's CPU, in clock ticks (1/100 s): replicas, HAProxy, wrk, PostgreSQL, the
+# machine's busy time on all cores; then the requests wrk made; then the batches' run's
+# replicas' and machine's busy ticks; then each replica's peak memory.
+def per_request(lines, field):
+    return med(int(l[field]) * 10 / int(l[10]) for l in lines)  # ms a request
+def rest(l):
+    return int(l[9]) - int(l[5]) - int(l[6]) - int(l[7]) - int(l[8])
+rest1 = med(rest(l) * 10 / int(l[10]) for l in ones)
+rest2 = med(rest(l) * 10 / int(l[10]) for l in twos)
+# Card requests a replica-CPU-second, 2 / 1: how the replicas themselves scale, whatever the
+# other processes take from the cores.
+own_ratios = [(int(b[10]) / int(b[5])) / (int(a[10]) / int(a[5])) for a, b in zip(ones, twos)]
+# The cores' time left to the replicas: the machine's busy time less the others', a second.
+def replica_cores(l):
+    return int(l[5]) / 100 / duration
+hwm1 = max(int(l[13]) for l in ones)
+hwm2 = [max(int(l[13]) for l in twos), max(int(l[14]) for l in twos)]
 def spread(values):
     return f"{med(values):.2f}x ({min(values):.2f}-{max(values):.2f})"
 print(f"{len(ones)} rounds; medians, and each round's ratio's range")
@@ -203,6 +251,24 @@ print(f"| the same, first acceptance to last end by the database's clock, s (car
 print(f"| database statements a batch job (all replicas, polls included) | {calls1 / batches:.0f} | "
       f"{calls2 / batches:.0f} | |")
 print(f"| database execution time a batch job, ms | {ms1 / batches:.1f} | {ms2 / batches:.1f} | |")
+print(f"| CPU a card request (wrk's run): the replicas, ms | {per_request(ones, 5):.2f} | "
+      f"{per_request(twos, 5):.2f} | |")
+print(f"| the same: HAProxy, wrk, PostgreSQL, ms | {per_request(ones, 6):.3f}, {per_request(ones, 7):.3f}, "
+      f"{per_request(ones, 8):.3f} | {per_request(twos, 6):.3f}, {per_request(twos, 7):.3f}, "
+      f"{per_request(twos, 8):.3f} | |")
+print(f"| the same: the rest of the machine's busy time (kernel, curl, other processes), ms | "
+      f"{rest1:.3f} | {rest2:.3f} | |")
+print(f"| cores the replicas used in wrk's run | {med(replica_cores(l) for l in ones):.2f} | "
+      f"{med(replica_cores(l) for l in twos):.2f} | |")
+print(f"| card requests a replica CPU-second (how the replicas themselves scale) | "
+      f"{med(int(l[10]) / int(l[5]) * 100 for l in ones):.0f} | "
+      f"{med(int(l[10]) / int(l[5]) * 100 for l in twos):.0f} | {spread(own_ratios)} |")
+# The batches' run: the replicas' CPU (their document workers' included) and the machine's.
+print(f"| the batches' run: the replicas' CPU, s; cores they used | "
+      f"{med(int(l[11]) / 100 for l in ones):.2f}; {med(int(l[11]) / 100 / float(l[1]) for l in ones):.2f} | "
+      f"{med(int(l[11]) / 100 for l in twos):.2f}; {med(int(l[11]) / 100 / float(l[1]) for l in twos):.2f} | |")
+print(f"| the same: the machine's busy time, s | {med(int(l[12]) / 100 for l in ones):.2f} | "
+      f"{med(int(l[12]) / 100 for l in twos):.2f} | |")
 print(f"| peak memory (VmHWM) a replica, MB | {hwm1 / 1024:.0f} | {hwm2[0] / 1024:.0f}, {hwm2[1] / 1024:.0f} | |")
 print("goal: 2 replicas >= 1.8x one (on this 2-core machine HAProxy, wrk, curl and PostgreSQL share the cores)")
 PY
