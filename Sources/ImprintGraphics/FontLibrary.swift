@@ -31,6 +31,10 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
   public let fallbackFamilies: [String]
 
   private static let shared = Mutex<Result<FontLibrary, GraphicsError>?>(nil)
+  /// Held while the bundled library loads: the threads that wait for it sleep (a plain pthread
+  /// mutex), where waiting on `Mutex`'s priority-inheriting futex spins for the milliseconds the
+  /// fonts take to load.
+  private static let loading = NSLock()
   private static let becomesCurrent = Atomic<Bool>(false)
 
   /// Makes the bundled library, when it is first created, fontconfig's current configuration
@@ -55,26 +59,26 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
   ///
   /// - Throws: `GraphicsError.fontsUnavailable` when the bundle is missing or holds no fonts.
   public static func bundled() throws(GraphicsError) -> FontLibrary {
-    let result = shared.withLock { cached in
-      if let cached { return cached }
-      let created: Result<FontLibrary, GraphicsError>
-      if let folder = bundledFolder {
-        do throws(GraphicsError) {
-          let library = try FontLibrary(bundle: folder)
-          if becomesCurrent.load(ordering: .relaxed) { FcConfigSetCurrent(library.config) }
-          created = .success(library)
-        } catch {
-          created = .failure(error)
-        }
-      } else {
-        created = .failure(
-          .fontsUnavailable(
-            reason: "'\(ResourceBundle.location(module: "ImprintGraphics"))' is missing"))
+    if let cached = shared.withLock({ $0 }) { return try cached.get() }
+    loading.lock()
+    defer { loading.unlock() }
+    if let cached = shared.withLock({ $0 }) { return try cached.get() }
+    let created: Result<FontLibrary, GraphicsError>
+    if let folder = bundledFolder {
+      do throws(GraphicsError) {
+        let library = try FontLibrary(bundle: folder)
+        if becomesCurrent.load(ordering: .relaxed) { FcConfigSetCurrent(library.config) }
+        created = .success(library)
+      } catch {
+        created = .failure(error)
       }
-      cached = created
-      return created
+    } else {
+      created = .failure(
+        .fontsUnavailable(
+          reason: "'\(ResourceBundle.location(module: "ImprintGraphics"))' is missing"))
     }
-    return try result.get()
+    shared.withLock { $0 = created }
+    return try created.get()
   }
 
   public static func == (a: FontLibrary, b: FontLibrary) -> Bool { a === b }

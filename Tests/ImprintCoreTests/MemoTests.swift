@@ -46,6 +46,40 @@ struct MemoTests {
     #expect(calls.count.withLock { $0 } == 1)
   }
 
+  @Test("valueComputedOnce: a thread waiting for another's computation sleeps, not spins")
+  func waiterSleeps() {
+    // Swift's Mutex is a priority-inheriting futex on Linux, whose waiter spins in the kernel
+    // while the owner runs: a waiter for a computation under it burnt as much CPU as the
+    // computation (from a few to 45 ms of CPU over this test's 300-ms computation, in runs with
+    // Mutex). The computing thread here runs (busy) for 300 ms of its own CPU time; the
+    // waiter, asleep, uses a tenth of a millisecond of CPU over its wait.
+    let memo = Memo<Int, Int>(limit: 8)
+    let computing = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    @Sendable func threadCPU() -> Double {
+      var time = timespec()
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+      return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+    Thread.detachNewThread {
+      _ = memo.valueComputedOnce(1) { key in
+        computing.signal()
+        let start = threadCPU()
+        var spins = 0
+        while threadCPU() - start < 0.3 { spins &+= 1 }
+        return key + (spins > 0 ? 1 : 0)
+      }
+      done.signal()
+    }
+    computing.wait()
+    let before = threadCPU()
+    let answer = memo.valueComputedOnce(1) { _ in -1 }
+    let waited = threadCPU() - before
+    done.wait()
+    #expect(answer == 2, "the computing thread's answer")
+    #expect(waited < 0.005, "the waiter used \(waited) s of CPU while another computed for 0.3 s")
+  }
+
   @Test("many threads asking the same and different keys all get the function's answers")
   func threads() async {
     let memo = Memo<Int, Int>(limit: 64)
