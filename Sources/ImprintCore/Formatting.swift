@@ -38,7 +38,16 @@ public enum Formatting {
 
   /// Whether a value from JSONSerialization is `true` or `false`: on Linux `1 is Bool` holds
   /// too, so the boxed type is what tells a boolean from a number.
+  ///
+  /// The answer is kept per boxed type: the type's name (`String(describing:)`, through Swift's
+  /// reflection) cost more than the rest of reading a number, a template's numbers and every
+  /// price list's and order's.
   public static func isJSONBool(_ value: Any) -> Bool {
-    String(describing: type(of: value)).contains("Boolean")
+    let type = type(of: value)
+    return booleanTypes.value(ObjectIdentifier(type)) { _ in
+      String(describing: type).contains("Boolean")
+    }
   }
+
+  private static let booleanTypes = Memo<ObjectIdentifier, Bool>(limit: 64)
 }

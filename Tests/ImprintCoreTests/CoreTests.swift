@@ -165,6 +165,23 @@ struct FormattingTests {
     let flag = try #require(object["b"])
     #expect(!Formatting.isJSONBool(number) && Formatting.isJSONBool(flag))
   }
+
+  @Test("JSON booleans told from numbers, asked again and again in any order (the kept answers)")
+  func booleansKept() throws {
+    let values = try #require(
+      try JSONSerialization.jsonObject(
+        with: Data(#"[true, 1, false, 0, 2.5, -7, 1e300, "true", null, [true], {"a": false}]"#.utf8)
+      ) as? [Any])
+    // By the boxed type's name, as Foundation's JSONSerialization boxes them.
+    let expected = [true, false, true, false, false, false, false, false, false, false, false]
+    for round in 0..<3 {
+      for index in (round == 1 ? Array(values.indices.reversed()) : Array(values.indices)) {
+        #expect(Formatting.isJSONBool(values[index]) == expected[index], "value \(index)")
+      }
+    }
+    // Swift's own Bool and Int are not JSONSerialization's boxes: neither is a JSON boolean.
+    #expect(!Formatting.isJSONBool(true) && !Formatting.isJSONBool(1))
+  }
 }
 
 @Suite("Whole-file reads", .liveHandlesChecked)
