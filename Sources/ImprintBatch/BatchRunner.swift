@@ -8,7 +8,6 @@ import ImprintDocuments
 import ImprintPricing
 import ImprintPrinting
 import ImprintQR
-import Synchronization
 
 /// How a batch runs.
 public struct BatchOptions: Sendable {
@@ -813,24 +812,23 @@ extension ManifestLineError {
 }
 
 /// Templates loaded once per run, shared by every item.
+///
+/// The first item that names a template loads it while the others that name it wait, asleep
+/// (`Memo.valueComputedOnce`: a thread waiting on a `Mutex` spins in the kernel while its owner
+/// runs). Bounded: a manifest naming thousands of templates empties the table and loads again.
 final class TemplateCache: Sendable {
   private let folder: String?
-  private let loaded = Mutex<[String: Result<CardTemplate, CardError>]>([:])
+  private let loaded = Memo<String, Result<CardTemplate, CardError>>(limit: 1024)
 
   init(folder: String?) { self.folder = folder }
 
   func get(_ name: String) throws(CardError) -> CardTemplate {
-    let result = loaded.withLock { cache in
-      if let hit = cache[name] { return hit }
-      let made: Result<CardTemplate, CardError>
+    try loaded.valueComputedOnce(name) { name in
       do throws(CardError) {
-        made = .success(try CardTemplate.load(name, folder: folder))
+        return .success(try CardTemplate.load(name, folder: folder))
       } catch {
-        made = .failure(error)
+        return .failure(error)
       }
-      cache[name] = made
-      return made
-    }
-    return try result.get()
+    }.get()
   }
 }
