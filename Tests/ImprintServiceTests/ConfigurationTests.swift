@@ -80,9 +80,12 @@ struct ConfigurationTests {
       file: fixturesFolder + "/Documents/mixed.pdf")
     #expect(upload.status == 401)
     #expect(upload.headers["connection"] == "close")
+    // Counted when each answer has been written, which may be after the client read it.
     #expect(
-      try await metric(server, "imprint_errors_total", ["code": "http.unauthorized"], in: folder)
-        == 7)
+      try await eventually {
+        try await metric(server, "imprint_errors_total", ["code": "http.unauthorized"], in: folder)
+          == 7
+      })
     let stopped = server.stop()
     #expect(stopped.status == 0)
     #expect(!stopped.stderr.contains(token))

@@ -23,14 +23,16 @@ private func qrManifest(_ count: Int, in folder: TemporaryFolder) throws -> Stri
 
 /// A replica on database `url` and jobs folder `jobs`, with `change` made to its settings.
 private func replica(
-  _ url: String, _ jobs: String, _ change: (inout ServiceSettings) -> Void = { _ in }
+  _ url: String, _ jobs: String, _ change: (inout ServiceSettings) -> Void = { _ in },
+  adjust: (inout ServiceConfiguration) -> Void = { _ in }
 ) throws -> InProcessService {
-  try InProcessService(settings: {
-    $0.jobsDir = jobs
-    $0.jobsDb = url
-    $0.jobLease = 3
-    change(&$0)
-  })
+  try InProcessService(
+    settings: {
+      $0.jobsDir = jobs
+      $0.jobsDb = url
+      $0.jobLease = 3
+      change(&$0)
+    }, adjust: adjust)
 }
 
 /// The row of job `id` in the jobs database at `url`.
@@ -391,7 +393,11 @@ struct SharedWebhookTests {
     let folder = TemporaryFolder()
     let jobs = folder.file("jobs")
     let receiver = try WebhookReceiver(folder: folder)
-    let first = try replica(database.url(), jobs) { $0.webhookAllowPrivate = true }
+    // The first replica's retries wait 8 s (the default waits 1 s, then 2): long enough for the
+    // second replica to start and the first to stop before its second call, however loaded the
+    // machine. The second replica keeps that due time when it takes the delivery over.
+    let first = try replica(
+      database.url(), jobs, { $0.webhookAllowPrivate = true }, adjust: { $0.webhooks.backoff = 8 })
     try receiver.closeGate()
     let id = try acceptedID(
       try await postBatch(
