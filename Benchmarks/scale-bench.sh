@@ -232,7 +232,7 @@ rest2 = med(rest(l) * 10 / int(l[10]) for l in twos)
 # Card requests a replica-CPU-second, 2 / 1: how the replicas themselves scale, whatever the
 # other processes take from the cores.
 own_ratios = [(int(b[10]) / int(b[5])) / (int(a[10]) / int(a[5])) for a, b in zip(ones, twos)]
-# The cores' time left to the replicas: the machine's busy time less the others', a second.
+# The cores the replicas used: their CPU seconds a second of wrk's run.
 def replica_cores(l):
     return int(l[5]) / 100 / duration
 hwm1 = max(int(l[13]) for l in ones)

@@ -30,11 +30,9 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
   /// Families appended after every requested family, in order, for characters it lacks.
   public let fallbackFamilies: [String]
 
-  private static let shared = Mutex<Result<FontLibrary, GraphicsError>?>(nil)
-  /// Held while the bundled library loads: the threads that wait for it sleep (a plain pthread
-  /// mutex), where waiting on `Mutex`'s priority-inheriting futex spins for the milliseconds the
-  /// fonts take to load.
-  private static let loading = NSLock()
+  /// The bundled library (its one key), loaded once by the first thread that asks while the
+  /// others wait asleep (`Memo.valueComputedOnce`).
+  private static let shared = Memo<Int, Result<FontLibrary, GraphicsError>>(limit: 1)
   private static let becomesCurrent = Atomic<Bool>(false)
 
   /// Makes the bundled library, when it is first created, fontconfig's current configuration
@@ -59,26 +57,20 @@ public final class FontLibrary: @unchecked Sendable, Hashable {
   ///
   /// - Throws: `GraphicsError.fontsUnavailable` when the bundle is missing or holds no fonts.
   public static func bundled() throws(GraphicsError) -> FontLibrary {
-    if let cached = shared.withLock({ $0 }) { return try cached.get() }
-    loading.lock()
-    defer { loading.unlock() }
-    if let cached = shared.withLock({ $0 }) { return try cached.get() }
-    let created: Result<FontLibrary, GraphicsError>
-    if let folder = bundledFolder {
+    try shared.valueComputedOnce(0) { _ in
+      guard let folder = bundledFolder else {
+        return .failure(
+          .fontsUnavailable(
+            reason: "'\(ResourceBundle.location(module: "ImprintGraphics"))' is missing"))
+      }
       do throws(GraphicsError) {
         let library = try FontLibrary(bundle: folder)
         if becomesCurrent.load(ordering: .relaxed) { FcConfigSetCurrent(library.config) }
-        created = .success(library)
+        return .success(library)
       } catch {
-        created = .failure(error)
+        return .failure(error)
       }
-    } else {
-      created = .failure(
-        .fontsUnavailable(
-          reason: "'\(ResourceBundle.location(module: "ImprintGraphics"))' is missing"))
-    }
-    shared.withLock { $0 = created }
-    return try created.get()
+    }.get()
   }
 
   public static func == (a: FontLibrary, b: FontLibrary) -> Bool { a === b }
