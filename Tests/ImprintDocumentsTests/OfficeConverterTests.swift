@@ -332,6 +332,40 @@ struct OfficeConverterTests {
     #expect(next.pages == 2 && nextText.contains("Page 2 "))
   }
 
+  @Test("an error the office worker did not foresee is answered, and the worker ends")
+  func unforeseen() throws {
+    let folder = TemporaryFolder()
+    let script = try #require(OfficeConverter.scriptPath)
+    let docx = try officeFixture("docx-pages", ["1"], in: folder)
+    // A wall time that is a word: the worker reads it as a number and fails. Before, it
+    // printed a traceback and exited without an answer; the request after it is not read.
+    let requests = [
+      #"{"input":"\#(docx)","output":"\#(folder.file("a.pdf"))","seconds":"soon"}"#,
+      #"{"input":"\#(docx)","output":"\#(folder.file("b.pdf"))"}"#,
+    ]
+    try Data((requests.joined(separator: "\n") + "\n").utf8).write(
+      to: URL(fileURLWithPath: folder.file("requests")))
+    // Its parent must be the process that started it ($PPID: runMeasured's measuring parent).
+    let run = try runMeasured(
+      [
+        "/bin/sh", "-c", #"exec /usr/bin/python3 -I "$0" --profile "$1" --parent $PPID"#,
+        script, folder.file("profile"),
+      ], stdinPath: folder.file("requests"), timeout: 120)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(!run.stderr.contains("Traceback"), "\(run.stderr)")
+    let answers = run.stdout.split(separator: "\n")
+    #expect(answers.count == 1, "\(run.stdout)")
+    let answer =
+      try JSONSerialization.jsonObject(with: Data((answers.first ?? "").utf8)) as? [String: Any]
+    #expect(answer?["status"] as? String == "failed")
+    #expect(answer?["code"] as? String == "workerFailed")
+    #expect(answer?["detail"] as? String == "ValueError")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("a.pdf")))
+    #expect(!FileManager.default.fileExists(atPath: folder.file("b.pdf")))
+    // Its office went with it.
+    #expect(offices(mentioning: folder.file("profile")).isEmpty)
+  }
+
   @Test("past a limit the conversion ends with its error, and the next file converts")
   func limits() throws {
     let folder = TemporaryFolder()

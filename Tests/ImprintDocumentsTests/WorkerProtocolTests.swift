@@ -269,6 +269,27 @@ struct WorkerDeathTests {
     #expect(await Self.inspectCode(executable: fake) == "document.workerCrashed")
   }
 
+  @Test("a worker that closes its pipes but does not end is killed after a grace, not waited for")
+  func closedButRunning() throws {
+    // The shell closes its output and errors, then sleeps with its input still open: what a
+    // worker stuck in its exit looks like from here.
+    let process = try WorkerProcess(
+      arguments: ["/bin/sh", "-c", "exec >&- 2>&-; sleep 600"], memoryMB: 64)
+    defer { process.stop() }
+    let started = Date()
+    let outcome = process.exchange(Array("{}\n".utf8), timeout: 300)
+    let seconds = Date().timeIntervalSince(started)
+    guard case .died(let exit) = outcome else {
+      Issue.record("\(outcome) after \(seconds) s")
+      return
+    }
+    // Killed after the grace: never the sleep's 600 s, nor the exchange's own 300.
+    #expect(exit == .signal(SIGKILL))
+    #expect(seconds >= WorkerProcess.exitGrace, "\(seconds) s")
+    #expect(seconds < 120, "\(seconds) s")
+    #expect(kill(process.pid, 0) != 0)
+  }
+
   @Test("a silent exit with status 86 is a memory limit: the status alone tells")
   func statusAlone() async throws {
     let folder = TemporaryFolder()

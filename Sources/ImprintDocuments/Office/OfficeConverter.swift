@@ -305,6 +305,10 @@ public final class OfficeConverter: Sendable {
       case "cpuLimit": throw .cpuLimit(file: file, seconds: limits.cpuSeconds)
       case "memoryLimit": throw .memoryLimit(file: file, megabytes: limits.memoryMB)
       case "officeDied": throw .workerCrashed(file: file, detail: "LibreOffice ended")
+      case "workerFailed":
+        throw .workerCrashed(
+          file: file,
+          detail: "the office worker failed (\(SafeText.excerpt(answer.detail ?? "", limit: 80)))")
       case "noPages": throw .noPages(file: file)
       default:
         throw .conversionFailed(

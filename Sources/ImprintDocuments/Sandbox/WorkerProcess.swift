@@ -215,17 +215,49 @@ final class WorkerProcess: @unchecked Sendable {
   }
 
   private func died() -> Outcome {
-    // The worker is gone or going: reap it for its status, which alone tells why.
-    let status = reaped.withLock { reaped in
-      var status: Int32 = 0
-      while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-      reaped = true
-      return status
-    }
+    // The worker is gone or going: reap it for its status, which alone tells why. A worker
+    // whose pipes closed but which does not end (an interpreter stuck in its exit, threads of
+    // a library it loaded) is killed after `exitGrace` seconds: waiting for it unbounded held
+    // its caller (and a test run) for ever.
+    let status = reapAfter(grace: Self.exitGrace)
     close(input)
     close(output)
     close(errors)
     return .died(WorkerExit(waitStatus: status))
+  }
+
+  /// How long a worker whose pipes have closed may take to end before it is killed.
+  static let exitGrace = 10.0
+
+  /// Waits up to `grace` seconds for the worker to end, then kills it; returns its wait status.
+  ///
+  /// Polls under the lock, so that `interrupt` never signals a reaped PID, and sleeps between
+  /// polls without it, so that `interrupt` is never held up.
+  private func reapAfter(grace: Double) -> Int32 {
+    let deadline = Date().addingTimeInterval(grace)
+    var pause: UInt32 = 1_000
+    var killed = false
+    while true {
+      let status = reaped.withLock { reaped -> Int32? in
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, killed ? 0 : WNOHANG)
+        if result == 0 || (result < 0 && errno == EINTR) { return nil }
+        // Ended, or reaped already (nothing more to learn then).
+        reaped = true
+        return status
+      }
+      if let status { return status }
+      if killed { continue }
+      if Date() >= deadline {
+        reaped.withLock { reaped in
+          if !reaped { kill(pid, SIGKILL) }
+        }
+        killed = true
+      } else {
+        usleep(pause)
+        pause = min(pause * 2, 100_000)
+      }
+    }
   }
 }
 

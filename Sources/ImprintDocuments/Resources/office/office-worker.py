@@ -14,8 +14,9 @@ output:
 
 CODE is one of `encrypted` (a password is needed, or the one given is wrong), `unreadable`
 (LibreOffice cannot load the file), `exportFailed`, `timeLimit`, `cpuLimit`, `memoryLimit`,
-`officeDied` (the office ended for another reason), `badRequest`. After `timeLimit`, `cpuLimit`,
-`memoryLimit` and `officeDied` the worker exits: its parent starts a new one.
+`officeDied` (the office ended for another reason), `workerFailed` (this worker met an error it
+did not foresee), `badRequest`. After `timeLimit`, `cpuLimit`, `memoryLimit`, `officeDied` and
+`workerFailed` the worker exits: its parent starts a new one.
 
 Why Python: LibreOffice is driven through UNO, whose Debian binding is python3-uno. Debian 12's
 LibreOfficeKit (7.4) cannot create spreadsheets at all (`documentLoad` of any .xlsx, .ods or even
@@ -225,7 +226,7 @@ class Office:
         # the UNO bridge's threads, which a fork must not copy.
         for _ in range(3):
             self.spawn(arguments + ["--terminate_after_init"])
-            _, status = os.waitpid(self.pid, 0)
+            status = wait_or_kill(self.pid, 60)
             self.pid = None
             if os.waitstatus_to_exitcode(status) == 0:
                 break
@@ -471,7 +472,8 @@ class Office:
         if "code" in verdict:
             # The watchdog killed the office: wait for it to be gone, then say which limit.
             try:
-                _, self.status = os.waitpid(self.pid, 0)
+                if self.pid is not None:
+                    self.status = wait_or_kill(self.pid, 5)
             except ChildProcessError:
                 pass
             self.pid = None
@@ -644,6 +646,19 @@ def _convert_once(profile, request):
     return {"status": "converted", "application": application}
 
 
+def wait_or_kill(pid, seconds):
+    """The wait status of `pid`, killed first when it has not ended within `seconds`: no wait
+    of this worker is unbounded (its parent would wait on it for its own time limit)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return status
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
+
+
 def watch_parent(parent, office):
     """Ends this worker and its office as soon as the process that started it has ended (it
     may have been killed: standard input's end would then come only when every copy of its
@@ -671,17 +686,23 @@ def main():
         except ValueError:
             answer = {"status": "failed", "code": "badRequest", "detail": "malformed request"}
         else:
-            answer = office.convert(request)
-            if answer.get("code") == "officeDied" and request.get("password") is None:
-                # The warm office is gone: this worker ends after answering (its parent starts
-                # a new one), and the file gets one more try from the command line.
-                once = convert_once(office.profile + "-once", request)
-                if once is not None:
-                    answer = dict(once, officeEnded=True)
+            try:
+                answer = office.convert(request)
+                if answer.get("code") == "officeDied" and request.get("password") is None:
+                    # The warm office is gone: this worker ends after answering (its parent
+                    # starts a new one), and the file gets one more try from the command line.
+                    once = convert_once(office.profile + "-once", request)
+                    if once is not None:
+                        answer = dict(once, officeEnded=True)
+            except Exception as error:
+                # Whatever this worker did not foresee is answered, never a traceback and an
+                # exit its parent would have to guess at; the worker ends after it.
+                answer = {"status": "failed", "code": "workerFailed",
+                          "detail": type(error).__name__}
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
         if answer.get("officeEnded") or answer.get("code") in (
-                "timeLimit", "cpuLimit", "memoryLimit", "officeDied"):
+                "timeLimit", "cpuLimit", "memoryLimit", "officeDied", "workerFailed"):
             break
     office.reap()
 
