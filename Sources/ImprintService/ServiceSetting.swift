@@ -163,6 +163,16 @@ extension ServiceSetting {
       "webhookSecretFile", option: "webhook-secret-file", "<file>", .file(\.webhookSecretFile),
       "Sign webhook calls with this whsec_ secret (Standard Webhooks; mode 600 or 640)."),
     ServiceSetting(
+      "webhookAttempts", option: "webhook-attempts", "<n>", .integer(\.webhookAttempts, 1...100),
+      "Calls made at most for one job's webhook: the first and its retries (default 3)."),
+    ServiceSetting(
+      "webhookTimeout", option: "webhook-timeout", "<s>", .number(\.webhookTimeout, 1...300),
+      "Seconds one webhook call may take, connection included (default 10)."),
+    // A day at most between two calls (WebhookSender.delay caps each wait at a day too).
+    ServiceSetting(
+      "webhookBackoff", option: "webhook-backoff", "<s>", .number(\.webhookBackoff, 0.1...86_400),
+      "Seconds before a webhook's first retry, doubled before each later one (default 1)."),
+    ServiceSetting(
       "printPasswordFile", option: "password-file", "<file>", .file(\.printPasswordFile),
       "The user:password line for the printers that ask (mode 600)."),
     cpuLimit, memoryLimit, timeout,

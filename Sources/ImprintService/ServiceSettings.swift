@@ -81,6 +81,13 @@ public struct ServiceSettings: Sendable, Equatable {
   public var webhookAllowPrivate: Bool?
   /// The file of the secret webhook calls are signed with (`WebhookSecret`).
   public var webhookSecretFile: String?
+  /// Calls made at most for one job's webhook (`WebhookSettings.attempts`).
+  public var webhookAttempts: Int?
+  /// Seconds one webhook call may take (`WebhookSettings.timeout`).
+  public var webhookTimeout: Double?
+  /// Seconds before a webhook's first retry, doubled before each later one
+  /// (`WebhookSettings.backoff`).
+  public var webhookBackoff: Double?
   /// Printers by name: where `POST /v1/prepare?printer=NAME` sends an order's files.
   public var printers: [String: ServicePrinter]?
   /// The file holding the `user:password` line for printers that ask (`--password-file`).
@@ -259,6 +266,9 @@ extension ServiceConfiguration {
     priceListCheckSeconds = settings.priceListCheck ?? priceListCheckSeconds
     webhooks.allowPrivateNetwork = settings.webhookAllowPrivate ?? webhooks.allowPrivateNetwork
     if let file = settings.webhookSecretFile { webhooks.secret = try WebhookSecret(file: file) }
+    webhooks.attempts = settings.webhookAttempts ?? webhooks.attempts
+    webhooks.timeout = settings.webhookTimeout ?? webhooks.timeout
+    webhooks.backoff = settings.webhookBackoff ?? webhooks.backoff
     printers = settings.printers ?? printers
     if let file = settings.printPasswordFile { printCredentials = try PrintCredentials(file: file) }
   }

@@ -46,12 +46,14 @@ private struct Setup {
   init() throws {
     jobs = folder.file("jobs")
     receiver = try WebhookReceiver(folder: folder)
-    arguments = ["--jobs-dir", jobs, "--webhook-allow-private"]
+    // Retries 20 s apart: a server is stopped or killed between a refused call and the next
+    // however slow the machine (with the default 1 s, a loaded one made all three calls first).
+    arguments = ["--jobs-dir", jobs, "--webhook-allow-private", "--webhook-backoff", "20"]
     qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
   }
 
   /// A job on `server` whose webhook calls `/gated` with the gate closed, once its first call
-  /// was refused (the next one is at least 1 s away).
+  /// was refused (the next one is 20 s away).
   func refusedJob(on server: ServiceProcess) async throws -> String {
     try receiver.closeGate()
     let id = try acceptedID(

@@ -215,6 +215,37 @@ struct WebhookTests {
     #expect(!run.stderr.contains(String(text.dropFirst(6).prefix(12))), "\(run.stderr)")
   }
 
+  @Test("imprint serve --webhook-attempts, --webhook-timeout, --webhook-backoff: calls as set")
+  func callSettings() async throws {
+    let folder = TemporaryFolder()
+    let receiver = try WebhookReceiver(folder: folder)
+    // /gated holds each call 5 s, then refuses it: past a 1-s timeout, within the default 10.
+    try receiver.closeGate()
+    let server = try ServiceProcess([
+      "--webhook-allow-private", "--webhook-attempts", "2", "--webhook-timeout", "1",
+      "--webhook-backoff", "2.5",
+    ])
+    defer { _ = server.stop() }
+    let qr = try writeManifest([#"{"id": "W-1", "kind": "qr", "payload": "hook"}"#], in: folder)
+    let id = try acceptedID(
+      try await postBatch(qr, on: server, query: "?callback=" + escaped(receiver.url("/gated"))))
+    var hook: [String: Any] = [:]
+    #expect(
+      try await eventually {
+        hook =
+          try await server.request("GET", "/v1/jobs/\(id)").json?["webhook"]
+          as? [String: Any] ?? [:]
+        return hook["state"] as? String == "failed"
+      })
+    // Two calls, each ended by the 1-s timeout (never the receiver's 503 after 5 s).
+    #expect(hook["attempts"] as? Int == 2, "\(hook)")
+    #expect((hook["error"] as? String)?.contains("longer than 1 second") == true, "\(hook)")
+    let arrivals = receiver.arrivals("/gated")
+    try #require(arrivals.count == 2, "\(arrivals)")
+    // The second after the first one's second and the 2.5-s backoff (the default: 1 s).
+    #expect(arrivals[1] - arrivals[0] >= 3.4, "\(arrivals)")
+  }
+
   @Test("a callback's user name and password never appear in its report, a refusal or a log line")
   func credentials() async throws {
     let folder = TemporaryFolder()

@@ -43,6 +43,17 @@ public final class WebhookReceiver: PythonServer {
     }
   }
 
+  /// When each call to `path` arrived (Unix seconds, the receiver's clock), in order.
+  public func arrivals(_ path: String) -> [Double] {
+    lines(of: log).compactMap {
+      guard
+        let object = (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: String],
+        object["path"] == path
+      else { return nil }
+      return object["received"].flatMap(Double.init)
+    }
+  }
+
   /// Makes `/gated` answer 503 until `openGate`.
   public func closeGate() throws {
     try Data().write(to: URL(fileURLWithPath: log + ".closed"))

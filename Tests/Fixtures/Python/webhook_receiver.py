@@ -16,6 +16,7 @@ class H(http.server.BaseHTTPRequestHandler):
                                   'id': self.headers.get('Webhook-Id', ''),
                                   'timestamp': self.headers.get('Webhook-Timestamp', ''),
                                   'signature': self.headers.get('Webhook-Signature', ''),
+                                  'received': repr(time.time()),
                                   'body': body.decode('utf-8', 'replace')}) + '\n')
         code = 204
         if self.path == '/flaky' and seen[self.path] == 1: code = 500
