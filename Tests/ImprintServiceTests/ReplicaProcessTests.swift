@@ -378,7 +378,9 @@ struct ReplicaProcessTests {
     let receiver = try WebhookReceiver(folder: folder)
     let arguments = replicaArguments(database.url(), jobs) + ["--webhook-allow-private"]
     try receiver.closeGate()
-    let first = try ServiceProcess(arguments + ["-j", "1"])
+    // Its retry 8 s after a refused call (a due time the second replica keeps): it is killed
+    // between the two however slow the machine (with the default 1 s, a loaded one may not be).
+    let first = try ServiceProcess(arguments + ["-j", "1", "--webhook-backoff", "8"])
     let id = try acceptedID(
       try await postBatch(
         try manifest(2, in: folder), on: first,
@@ -389,7 +391,7 @@ struct ReplicaProcessTests {
       try await server.request("GET", "/v1/jobs/\(id)").json?["webhook"] as? [String: Any] ?? [:]
     }
     let second = try ServiceProcess(arguments)
-    // Killed once its first call was refused, a second before its next one.
+    // Killed once its first call was refused, 8 s before its next one.
     #expect(try await eventually { try await webhook(on: first)["attempts"] as? Int == 1 })
     kill(first.pid, SIGKILL)
     _ = first.waitForExit()
