@@ -14,6 +14,9 @@ public enum Reputation {
   /// The exact score of a raw value given as decimal digits with an optional sign, or nil when
   /// the text is not an integer (an empty string means unknown, not 25).
   public static func score(_ raw: String) -> Double? {
+    // ASCII (every raw value a Steem API gives) read as bytes: a card asks up to three times.
+    var raw = raw
+    if let score = raw.withUTF8({ asciiScore($0) }) { return score }
     // Spaces and tabs trimmed (Foundation's `.whitespaces`) without bridging to NSString;
     // scalar by scalar, since digits, signs and blanks are each one scalar.
     let scalars = Array(raw.unicodeScalars)
@@ -34,9 +37,38 @@ public enum Reputation {
     }
     while start < end, scalars[start] == "0" { start += 1 }
     guard start < end else { return 25 }
-    let count = end - start
     let prefix = String(String.UnicodeScalarView(scalars[start..<min(end, start + 15)]))
-    let leading = Double(prefix) ?? 0
+    return score(digits: end - start, leading: Double(prefix) ?? 0, negative: negative)
+  }
+
+  /// The score of ASCII text, as `score` reads it; nil (not .some(nil)) when the text is not
+  /// ASCII: then blanks other than space and tab may surround it.
+  private static func asciiScore(_ bytes: UnsafeBufferPointer<UInt8>) -> Double?? {
+    guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+    func blank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+    var start = 0
+    var end = bytes.count
+    while start < end, blank(bytes[start]) { start += 1 }
+    while end > start, blank(bytes[end - 1]) { end -= 1 }
+    var negative = false
+    if start < end, bytes[start] == UInt8(ascii: "-") || bytes[start] == UInt8(ascii: "+") {
+      negative = bytes[start] == UInt8(ascii: "-")
+      start += 1
+    }
+    guard start < end, bytes[start..<end].allSatisfy({ (0x30...0x39).contains($0) }) else {
+      return .some(nil)
+    }
+    while start < end, bytes[start] == 0x30 { start += 1 }
+    guard start < end else { return 25 }
+    // At most 15 digits: below 2^53, so the same Double as parsing them.
+    var leading = 0.0
+    for byte in bytes[start..<min(end, start + 15)] { leading = leading * 10 + Double(byte - 0x30) }
+    return score(digits: end - start, leading: leading, negative: negative)
+  }
+
+  /// The score of a raw value of `digits` digits (no leading zero) whose first 15 (or all) read
+  /// `leading`.
+  private static func score(digits count: Int, leading: Double, negative: Bool) -> Double {
     let log = Double(count - 1) + log10(leading / pow(10, Double(min(15, count) - 1)))
     return max(log - 9, 0) * (negative ? -1 : 1) * 9 + 25
   }

@@ -34,6 +34,22 @@ struct ReputationTests {
     #expect(Reputation.displayOneDecimal("-4821937445512") == "-8.1")
   }
 
+  @Test(
+    "ASCII read as bytes scores as the same text read scalar by scalar",
+    arguments: [
+      "0", "000", "-0", "+0", "7", " 95832978796820", "95832978796820\t", "\t -37765258368568 ",
+      "+334486135407077", "27182818284590452", "123456789012345678901234567890", "-", "+", "",
+      " ", "12.5", "1e9", "--5", "+-5", "5 5", "0x10", "00000000468214046858", "999999999999999",
+      "1000000000000000", "９５", "1\u{0301}",
+    ])
+  func asciiAsScalars(raw: String) {
+    // A trailing ideographic space (a blank only the scalar path knows) sends the same text
+    // down the other path; the raw values above are ASCII but the last two.
+    let scalarPath = raw + "\u{3000}"
+    let (fast, slow) = (Reputation.score(raw), Reputation.score(scalarPath))
+    #expect(fast == slow, "\(String(describing: fast)) against \(String(describing: slow))")
+  }
+
   @Test("an empty or non-numeric reputation is unknown, not 25")
   func unknown() throws {
     #expect(Reputation.score("") == nil)
