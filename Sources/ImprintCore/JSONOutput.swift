@@ -17,6 +17,14 @@ public enum JSONOutput {
     encode(value, formatting: [.sortedKeys, .withoutEscapingSlashes], flags: flags)
   }
 
+  /// Writes `node` as one line of JSON, as `line` writes a value that gives it
+  /// (`JSONOutputValue`): keys sorted, slashes unescaped.
+  public static func line(node: OutputNode) -> String {
+    var writer = OutputWriter(pretty: false)
+    writer.write(node)
+    return String(decoding: writer.bytes, as: UTF8.self)
+  }
+
   private static func encode(
     _ value: some Encodable, formatting: JSONEncoder.OutputFormatting,
     flags: [CodingUserInfoKey] = []

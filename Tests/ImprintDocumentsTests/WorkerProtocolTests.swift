@@ -57,6 +57,60 @@ struct WorkerProtocolTests {
   }
 
   @Test(
+    "decodeImage and its answer, written and read by hand: JSONEncoder's bytes, JSONDecoder's values",
+    arguments: [
+      "a.png", "/tmp/with space/é ü 한글 😀.jpg", #"quote " back\slash / slash"#,
+      "tab\tnewline\ncontrol\u{1}\u{1F}", "\u{7F}\u{2028}\u{2029}", "",
+    ])
+  func decodeImageByHand(name: String) throws {
+    let request = WorkerRequest.decodeImage(
+      .init(input: .init(path: "/p/" + name, file: name, cpuSeconds: 7), output: name + ".px"))
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let foundation = String(decoding: try encoder.encode(request), as: UTF8.self)
+    #expect(request.wireLine == foundation)
+    guard case .success(.decodeImage(let read)) = WorkerRequest.decode(Array(foundation.utf8)),
+      case .decodeImage(let sent) = request
+    else {
+      Issue.record("\(foundation) does not read back")
+      return
+    }
+    #expect(read == sent)
+    for (width, height, alpha, embeds) in [(1, 1, false, false), (4032, 3024, true, true)] {
+      let answer = WorkerResponse.decodedImage(
+        width: width, height: height, hasAlpha: alpha, embedsFile: embeds)
+      let bytes = String(decoding: try encoder.encode(answer), as: UTF8.self)
+      #expect(answer.wireLine == bytes)
+      guard
+        case .decodedImage(let w, let h, let a, let e)? = WorkerResponse.decode(Array(bytes.utf8))
+      else {
+        Issue.record("\(bytes) does not read back")
+        continue
+      }
+      #expect((w, h, a, e) == (width, height, alpha, embeds))
+    }
+  }
+
+  @Test("answers the hand-written reader does not take are read by JSONDecoder, as before")
+  func answersFallBack() throws {
+    // Not the four fields, a fractional size, a string for a flag, another answer, not JSON.
+    let lines = [
+      #"{"decodedImage":{"width":2,"height":3,"hasAlpha":true}}"#,
+      #"{"decodedImage":{"width":2.5,"height":3,"hasAlpha":true,"embedsFile":false}}"#,
+      #"{"decodedImage":{"width":2,"height":3,"hasAlpha":"yes","embedsFile":false}}"#,
+      #"{"decodedImage":{"width":2,"height":3,"hasAlpha":true,"embedsFile":false},"x":1}"#,
+      #"{"refused":{"error":{"malformedRequest":{}}}}"#, "not json", "",
+    ]
+    for line in lines {
+      let foundation = try? JSONDecoder().decode(WorkerResponse.self, from: Data(line.utf8))
+      let read = WorkerResponse.decode(Array(line.utf8))
+      #expect(
+        String(describing: read) == String(describing: foundation),
+        "\(line): \(String(describing: read)) against \(String(describing: foundation))")
+    }
+  }
+
+  @Test(
     "a malformed request is answered at once with document.badRequest",
     arguments: [
       "not json", "{}", "[1, 2, 3]", #"{"operation":"inspect"}"#,
@@ -102,6 +156,7 @@ struct WorkerProtocolTests {
     ]
     for (request, line) in cases {
       #expect(JSONOutput.line(request) == line)
+      #expect(request.wireLine == line)
       let back = WorkerRequest.decode(Array(line.utf8))
       switch (request, back) {
       case (.inspect(let sent), .success(.inspect(let read))): #expect(sent == read)

@@ -524,7 +524,7 @@ public final class DocumentSandbox: ImageDecoding {
   /// the call throws `DocumentError.canceled` unless the answer came first. A task cancelled
   /// while it waits for a worker leaves the queue and starts none.
   private func exchange(_ request: WorkerRequest) async throws -> WorkerResponse {
-    let line = Array(JSONOutput.line(request).utf8) + [UInt8(ascii: "\n")]
+    let line = Array(request.wireLine.utf8) + [UInt8(ascii: "\n")]
     // A request cancelled while it waits for a worker leaves the queue.
     guard await permits.acquireUnlessCancelled() else {
       throw DocumentError.canceled(file: request.input.file)
@@ -547,7 +547,7 @@ public final class DocumentSandbox: ImageDecoding {
       // Answered just before it was killed: the answer stands, the worker does not.
       checkIn(worker, reusable: !worker.wasInterrupted)
       if worker.wasInterrupted { canceled.add(1, ordering: .relaxed) }
-      guard let response = try? JSONDecoder().decode(WorkerResponse.self, from: data) else {
+      guard let response = WorkerResponse.decode([UInt8](data)) else {
         throw DocumentError.workerCrashed(file: request.input.file, detail: "an unreadable answer")
       }
       switch response {

@@ -69,8 +69,7 @@ public enum DocumentWorker {
     setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
     guard var reader = try? LineReader(path: "-") else { return }
     func answer(_ response: WorkerResponse) {
-      var bytes = Array(
-        JSONOutput.line(response, flags: [DocumentInfo.compactPageSizes]).utf8)
+      var bytes = Array(response.wireLine.utf8)
       bytes.append(UInt8(ascii: "\n"))
       _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
     }
