@@ -312,7 +312,7 @@ public enum ShardMerge {
   }
 
   /// `results-I-of-N.jsonl` → (I, N), for N ≥ 2 and I < N.
-  static func shardOf(resultsFile name: String) -> (Int, Int)? {
+  public static func shardOf(resultsFile name: String) -> (Int, Int)? {
     guard name.hasPrefix("results-"), name.hasSuffix(".jsonl") else { return nil }
     let middle = name.dropFirst("results-".count).dropLast(".jsonl".count)
     let parts = middle.components(separatedBy: "-of-")

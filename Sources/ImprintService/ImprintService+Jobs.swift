@@ -291,7 +291,10 @@ extension ImprintService {
     report.summary = record.outcome?.summary
     report.error = record.outcome?.error
     let output = record.folder + "/output"
-    report.files = JobStore.files(in: output)
+    // A shard's own results (`results-I-of-N.jsonl`) are not an ended job's: its end merged
+    // them into results.jsonl and removes them, but a shard still stopping on a loaded
+    // replica may write its own a moment after (and remove it once it has stopped).
+    report.files = JobStore.files(in: output).filter { ShardMerge.shardOf(resultsFile: $0) == nil }
     if report.files?.contains("results.jsonl") == true {
       report.resultsFile = href + "/files/results.jsonl"
       // Opened as a fetch opens it: a link put in its place is not followed.

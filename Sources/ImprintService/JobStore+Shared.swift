@@ -613,6 +613,17 @@ extension JobStore {
       }
       delivery = added
     } catch {
+      // A shard of a job another shard's end already ended (a cancel stops every running
+      // shard, each then ends here): its results, written as it stopped, perhaps after that
+      // end removed the shards' files, are not the job's.
+      if let shard, let folder = record?.folder,
+        (try? shared.use({ (db) throws(JobsDBError) in try db.job(id: id) }))??.state.isFinal
+          ?? false
+      {
+        ShardMerge.removeShardResults(
+          folder: folder + "/output", shards: shard.count, only: shard.index)
+        return
+      }
       told("job '\(id)': its end could not be written: \(error.message)")
       return
     }

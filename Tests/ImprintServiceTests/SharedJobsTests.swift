@@ -214,6 +214,10 @@ struct SharedJobsTests {
     #expect(!files.contains { $0.hasPrefix("results-") }, "\(files)")
     _ = await first.stop()
     _ = await second.stop()
+    // Once every shard has stopped, none of their results is left in the folder (a shard
+    // still stopping when the job ended writes its own after, then removes it).
+    let left = try FileManager.default.contentsOfDirectory(atPath: jobs + "/\(id)/output")
+    #expect(!left.contains { $0.hasPrefix("results-") }, "\(left)")
   }
 
   @Test("a replica stopping hands its running batch back; another ends it with the same files")
