@@ -362,8 +362,11 @@ struct OfficeConverterTests {
     #expect(answer?["detail"] as? String == "ValueError")
     #expect(!FileManager.default.fileExists(atPath: folder.file("a.pdf")))
     #expect(!FileManager.default.fileExists(atPath: folder.file("b.pdf")))
-    // Its office went with it.
+    // Its office went with it, and the office's temporary files.
     #expect(offices(mentioning: folder.file("profile")).isEmpty)
+    let temporary =
+      (try? FileManager.default.contentsOfDirectory(atPath: folder.file("profile/tmp")))
+    #expect(temporary?.isEmpty ?? true, "\(String(describing: temporary))")
   }
 
   @Test("past a limit the conversion ends with its error, and the next file converts")

@@ -91,6 +91,26 @@ struct WorkerProtocolTests {
     }
   }
 
+  @Test("decodeImage's integers read exactly, past 2^53 too, as JSONDecoder reads them")
+  func exactIntegers() throws {
+    for seconds in ["9007199254740993", "-1", "0", "9223372036854775807", "9223372036854775808"] {
+      let line =
+        #"{"cpuSeconds":\#(seconds),"file":"a","operation":"decodeImage","output":"o","path":"p"}"#
+      let foundation = try? JSONDecoder().decode(WorkerRequest.self, from: Data(line.utf8))
+      let read = try? WorkerRequest.decode(Array(line.utf8)).get()
+      #expect(read?.input.cpuSeconds == foundation?.input.cpuSeconds, "\(seconds)")
+      #expect((read == nil) == (foundation == nil), "\(seconds)")
+    }
+    let answer =
+      #"{"decodedImage":{"embedsFile":false,"hasAlpha":false,"height":9007199254740993,"width":1}}"#
+    guard case .decodedImage(_, let height, _, _)? = WorkerResponse.decode(Array(answer.utf8))
+    else {
+      Issue.record("\(answer) does not read")
+      return
+    }
+    #expect(height == 9_007_199_254_740_993)
+  }
+
   @Test("answers the hand-written reader does not take are read by JSONDecoder, as before")
   func answersFallBack() throws {
     // Not the four fields, a fractional size, a string for a flag, another answer, not JSON.
@@ -329,7 +349,7 @@ struct WorkerDeathTests {
     // The shell closes its output and errors, then sleeps with its input still open: what a
     // worker stuck in its exit looks like from here.
     let process = try WorkerProcess(
-      arguments: ["/bin/sh", "-c", "exec >&- 2>&-; sleep 600"], memoryMB: 64)
+      arguments: ["/bin/sh", "-c", "exec >&- 2>&-; exec sleep 600"], memoryMB: 64)
     defer { process.stop() }
     let started = Date()
     let outcome = process.exchange(Array("{}\n".utf8), timeout: 300)

@@ -305,6 +305,10 @@ public final class OfficeConverter: Sendable {
       case "cpuLimit": throw .cpuLimit(file: file, seconds: limits.cpuSeconds)
       case "memoryLimit": throw .memoryLimit(file: file, megabytes: limits.memoryMB)
       case "officeDied": throw .workerCrashed(file: file, detail: "LibreOffice ended")
+      case "officeDidNotStart":
+        throw .workerCrashed(
+          file: file,
+          detail: "LibreOffice did not start (\(SafeText.excerpt(answer.detail ?? "", limit: 80)))")
       case "workerFailed":
         throw .workerCrashed(
           file: file,

@@ -219,7 +219,10 @@ final class WorkerProcess: @unchecked Sendable {
     // whose pipes closed but which does not end (an interpreter stuck in its exit, threads of
     // a library it loaded) is killed after `exitGrace` seconds: waiting for it unbounded held
     // its caller (and a test run) for ever.
-    let status = reapAfter(grace: Self.exitGrace)
+    guard let status = reapAfter(grace: Self.exitGrace) else {
+      // `stop` reaped it and closed the pipes already: their numbers may be others' now.
+      return .died(.signal(SIGKILL))
+    }
     close(input)
     close(output)
     close(errors)
@@ -229,22 +232,24 @@ final class WorkerProcess: @unchecked Sendable {
   /// How long a worker whose pipes have closed may take to end before it is killed.
   static let exitGrace = 10.0
 
-  /// Waits up to `grace` seconds for the worker to end, then kills it; returns its wait status.
+  /// Waits up to `grace` seconds for the worker to end, then kills it; returns its wait status,
+  /// or nil when it was reaped already (`stop`: its PID may be another child's now).
   ///
   /// Polls under the lock, so that `interrupt` never signals a reaped PID, and sleeps between
   /// polls without it, so that `interrupt` is never held up.
-  private func reapAfter(grace: Double) -> Int32 {
+  private func reapAfter(grace: Double) -> Int32? {
     let deadline = Date().addingTimeInterval(grace)
     var pause: UInt32 = 1_000
     var killed = false
     while true {
-      let status = reaped.withLock { reaped -> Int32? in
+      let status = reaped.withLock { reaped -> Int32?? in
+        if reaped { return .some(nil) }
         var status: Int32 = 0
         let result = waitpid(pid, &status, killed ? 0 : WNOHANG)
         if result == 0 || (result < 0 && errno == EINTR) { return nil }
-        // Ended, or reaped already (nothing more to learn then).
+        // Ended (or, never expected, not ours to wait for: nothing more to learn then).
         reaped = true
-        return status
+        return .some(status)
       }
       if let status { return status }
       if killed { continue }

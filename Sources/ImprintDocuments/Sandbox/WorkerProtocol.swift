@@ -164,14 +164,25 @@ extension WorkerRequest {
   /// else (another operation, a field missing or of another type, a line that is not JSON or
   /// repeats a key), which `decode` gives to JSONDecoder as before.
   private static func decodeImageRequest(_ line: [UInt8]) -> WorkerRequest? {
-    guard let fields = (try? StrictJSON.tree(line, source: "request"))?.object,
+    // Other requests are not parsed twice.
+    guard line.count < 65_536, line.firstRange(of: Self.decodeImageName) != nil,
+      let fields = (try? StrictJSON.tree(line, source: "request"))?.object,
       fields["operation"]?.string == WorkerOperation.decodeImage.rawValue,
       let path = fields["path"]?.string, let file = fields["file"]?.string,
-      let output = fields["output"]?.string, let seconds = fields["cpuSeconds"]?.number,
-      seconds.isIntegerLiteral, let cpuSeconds = seconds.integer
+      let output = fields["output"]?.string,
+      let cpuSeconds = fields["cpuSeconds"]?.number.flatMap(Self.integer)
     else { return nil }
     return .decodeImage(
       DecodeImage(input: Input(path: path, file: file, cpuSeconds: cpuSeconds), output: output))
+  }
+
+  /// `"decodeImage"`, as a request that names it holds it.
+  private static let decodeImageName = Array(#""decodeImage""#.utf8)
+
+  /// An integer literal's exact value (JSONDecoder's: never through a Double, which rounds past
+  /// 2^53); nil for a fraction, an exponent or a value past `Int`.
+  static func integer(_ number: JSONNumber) -> Int? {
+    number.isIntegerLiteral ? Int(number.text) : nil
   }
 }
 
@@ -197,10 +208,13 @@ extension WorkerResponse {
 
   /// The answer in `line`, or nil when it is not one.
   static func decode(_ line: [UInt8]) -> WorkerResponse? {
-    if let fields = (try? StrictJSON.tree(line, source: "answer"))?.object, fields.count == 1,
+    // Only a line that starts as the hand-written one does is parsed twice at worst (not an
+    // inspection's, which may hold thousands of pages).
+    if line.starts(with: Self.decodedImagePrefix),
+      let fields = (try? StrictJSON.tree(line, source: "answer"))?.object, fields.count == 1,
       let image = fields["decodedImage"]?.object, image.count == 4,
-      let width = image["width"]?.number, width.isIntegerLiteral, let width = width.integer,
-      let height = image["height"]?.number, height.isIntegerLiteral, let height = height.integer,
+      let width = image["width"]?.number.flatMap(WorkerRequest.integer),
+      let height = image["height"]?.number.flatMap(WorkerRequest.integer),
       case .bool(let hasAlpha)? = image["hasAlpha"],
       case .bool(let embedsFile)? = image["embedsFile"]
     {
@@ -208,6 +222,9 @@ extension WorkerResponse {
     }
     return try? JSONDecoder().decode(WorkerResponse.self, from: Data(line))
   }
+
+  /// How `wireLine` starts a `decodedImage` answer.
+  private static let decodedImagePrefix = Array(#"{"decodedImage":"#.utf8)
 }
 
 extension WorkerRequest {

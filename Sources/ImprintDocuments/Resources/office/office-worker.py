@@ -15,7 +15,8 @@ output:
 CODE is one of `encrypted` (a password is needed, or the one given is wrong), `unreadable`
 (LibreOffice cannot load the file), `exportFailed`, `timeLimit`, `cpuLimit`, `memoryLimit`,
 `officeDied` (the office ended for another reason), `workerFailed` (this worker met an error it
-did not foresee), `badRequest`. After `timeLimit`, `cpuLimit`, `memoryLimit`, `officeDied` and
+did not foresee), `officeDidNotStart` (to the first request, when the office could not be
+started), `badRequest`. After `timeLimit`, `cpuLimit`, `memoryLimit`, `officeDied` and
 `workerFailed` the worker exits: its parent starts a new one.
 
 Why Python: LibreOffice is driven through UNO, whose Debian binding is python3-uno. Debian 12's
@@ -675,7 +676,16 @@ def main():
     parent = int(arguments[arguments.index("--parent") + 1])
     if os.getppid() != parent:
         return
-    office = Office(profile)
+    try:
+        office = Office(profile)
+    except Exception as error:
+        # The office did not start (or this worker failed while starting it): the request
+        # that waits is answered so, and the worker ends; its parent starts a new one.
+        sys.stdin.readline()
+        sys.stdout.write(json.dumps({"status": "failed", "code": "officeDidNotStart",
+                                     "detail": type(error).__name__}) + "\n")
+        sys.stdout.flush()
+        return
     threading.Thread(target=watch_parent, args=(parent, office), daemon=True).start()
     for line in sys.stdin:
         try:
@@ -683,7 +693,7 @@ def main():
             if not isinstance(request, dict) or not isinstance(request.get("input"), str) \
                     or not isinstance(request.get("output"), str):
                 raise ValueError("request")
-        except ValueError:
+        except (ValueError, RecursionError):
             answer = {"status": "failed", "code": "badRequest", "detail": "malformed request"}
         else:
             try:
@@ -696,7 +706,9 @@ def main():
                         answer = dict(once, officeEnded=True)
             except Exception as error:
                 # Whatever this worker did not foresee is answered, never a traceback and an
-                # exit its parent would have to guess at; the worker ends after it.
+                # exit its parent would have to guess at; the worker ends after it, its office
+                # gone and its temporary files emptied first (its parent stops it on the answer).
+                office.reap()
                 answer = {"status": "failed", "code": "workerFailed",
                           "detail": type(error).__name__}
         sys.stdout.write(json.dumps(answer) + "\n")
