@@ -495,14 +495,7 @@ extension JobStore {
     if shared.lost.withLock({ $0.remove(id) }) != nil {
       // A shard whose job ended meanwhile (canceled, or failed in another shard): its results,
       // written as its run stopped, are not the job's (its end gathered those there then).
-      if let shard = record.shard,
-        (try? shared.use({ (db) throws(JobsDBError) in try db.job(id: id) }))??.state.isFinal
-          ?? false
-      {
-        ShardMerge.removeShardResults(
-          folder: record.folder + "/output", shards: shard.count, only: shard.index)
-        return
-      }
+      if removeShardOfEndedJob(shared, id, record) { return }
       told("job '\(id)': another replica holds it now; what this one did is left to it")
       return
     }
@@ -519,6 +512,9 @@ extension JobStore {
     if (record.halt == .stopping && !outcome.complete)
       || outcome.error?.code == PrintError.unclaimedCode || outcome.shardEnd == .unwritten
     {
+      // Nothing to hand back of a shard whose job ended meanwhile (a cancel this replica's
+      // stop came before it saw).
+      if removeShardOfEndedJob(shared, id, record) { return }
       do {
         try shared.use { (db) throws(JobsDBError) in
           _ = try db.release(id: id, owner: shared.owner, shard: record.shard?.index)
@@ -537,6 +533,18 @@ extension JobStore {
     let shard = record.shard
     record.shard = nil
     end(shared, id, as: state, error: error, record: record, shard: shard)
+  }
+
+  /// Removes the results of `record`'s shard when its job `id` has ended in the database
+  /// (they are not the job's: its end gathered those there then); whether it had.
+  private func removeShardOfEndedJob(_ shared: SharedJobs, _ id: String, _ record: Record) -> Bool {
+    guard let shard = record.shard,
+      (try? shared.use({ (db) throws(JobsDBError) in try db.job(id: id) }))??.state.isFinal
+        ?? false
+    else { return false }
+    ShardMerge.removeShardResults(
+      folder: record.folder + "/output", shards: shard.count, only: shard.index)
+    return true
   }
 
   /// Writes the end of shard `shard` of job `id`, run to its end here (`ShardRun.end`).
@@ -616,13 +624,9 @@ extension JobStore {
       // A shard of a job another shard's end already ended (a cancel stops every running
       // shard, each then ends here): its results, written as it stopped, perhaps after that
       // end removed the shards' files, are not the job's.
-      if let shard, let folder = record?.folder,
-        (try? shared.use({ (db) throws(JobsDBError) in try db.job(id: id) }))??.state.isFinal
-          ?? false
-      {
-        ShardMerge.removeShardResults(
-          folder: folder + "/output", shards: shard.count, only: shard.index)
-        return
+      if var shardRecord = record, let shard {
+        shardRecord.shard = shard
+        if removeShardOfEndedJob(shared, id, shardRecord) { return }
       }
       told("job '\(id)': its end could not be written: \(error.message)")
       return
