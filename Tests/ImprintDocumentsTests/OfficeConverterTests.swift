@@ -369,6 +369,29 @@ struct OfficeConverterTests {
     #expect(temporary?.isEmpty ?? true, "\(String(describing: temporary))")
   }
 
+  @Test("an office that cannot start is answered officeDidNotStart, not a traceback")
+  func officeDidNotStart() throws {
+    let folder = TemporaryFolder()
+    let script = try #require(OfficeConverter.scriptPath)
+    // The profile's folder cannot be made: a file stands where its parent should be.
+    try Data("a file".utf8).write(to: URL(fileURLWithPath: folder.file("taken")))
+    let docx = try officeFixture("docx-pages", ["1"], in: folder)
+    try Data((#"{"input":"\#(docx)","output":"\#(folder.file("a.pdf"))"}"# + "\n").utf8).write(
+      to: URL(fileURLWithPath: folder.file("requests")))
+    let run = try runMeasured(
+      [
+        "/bin/sh", "-c", #"exec /usr/bin/python3 -I "$0" --profile "$1" --parent $PPID"#,
+        script, folder.file("taken/profile"),
+      ], stdinPath: folder.file("requests"), timeout: 120)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(!run.stderr.contains("Traceback"), "\(run.stderr)")
+    let answer =
+      try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+    #expect(answer?["code"] as? String == "officeDidNotStart", "\(run.stdout)")
+    #expect(answer?["detail"] as? String == "NotADirectoryError", "\(run.stdout)")
+    #expect(!FileManager.default.fileExists(atPath: folder.file("a.pdf")))
+  }
+
   @Test("past a limit the conversion ends with its error, and the next file converts")
   func limits() throws {
     let folder = TemporaryFolder()
