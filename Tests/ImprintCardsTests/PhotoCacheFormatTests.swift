@@ -9,6 +9,45 @@ import Testing
 
 @Suite("Photo cache entries in HEIF and other formats", .liveHandlesChecked)
 struct PhotoCacheFormatTests {
+  @Test("look-ups: extensions in order, links out refused, a folder made after the cache")
+  func lookUps() throws {
+    let folder = TemporaryFolder()
+    let cache = folder.file("cache")
+    try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
+    for name in ["a.png", "a.jpg", "b.png", "outside.png"] {
+      try Data(name.utf8).write(to: URL(fileURLWithPath: cache + "/" + name))
+    }
+    try Data("secret".utf8).write(to: URL(fileURLWithPath: folder.file("secret.png")))
+    try FileManager.default.createSymbolicLink(
+      atPath: cache + "/d.png", withDestinationPath: folder.file("secret.png"))
+    try FileManager.default.createSymbolicLink(
+      atPath: cache + "/e.gif", withDestinationPath: "b.png")
+    let photos = PhotoCache(folder: cache)
+    func found(_ account: String) -> String {
+      switch photos.lookup(account) {
+      case .hit(let bytes, let path):
+        "\((path as NSString).lastPathComponent)=\(String(decoding: bytes, as: UTF8.self))"
+      case .miss: "miss"
+      case .unusable(let path, _): "unusable \((path as NSString).lastPathComponent)"
+      }
+    }
+    #expect(found("a") == "a.jpg=a.jpg")
+    #expect(found("b") == "b.png=b.png")
+    #expect(found("c") == "miss")
+    #expect(found("d") == "unusable d.png")
+    // A link inside the folder is followed there.
+    #expect(found("e") == "e.gif=b.png")
+    #expect(found("../secret") == "miss")
+    // A cache made before its folder exists finds what is stored later.
+    let late = PhotoCache(folder: folder.file("late"))
+    #expect(try late.store(Array("\u{89}PNG".utf8), account: "f") != nil)
+    guard case .hit(_, let path) = late.lookup("f") else {
+      Issue.record("a photo stored in a folder made after the cache is not found")
+      return
+    }
+    #expect(path.hasSuffix("/f.jpg") || path.hasSuffix("/f.png"), "\(path)")
+  }
+
   @Test("an <account>.heic entry is a hit; a HEIC stored for an account is named .heic")
   func heicEntries() async throws {
     let folder = TemporaryFolder()
