@@ -175,7 +175,16 @@ public enum CardRenderer {
       }
     }
 
-    var key: [Part] = []
+    /// The layer's parts as one key.
+    ///
+    /// A struct, not the array itself: an array given as `AnyHashable` is compared and hashed
+    /// element by element through `AnyHashable` boxes of each part (dynamic casts, generic
+    /// metadata), 2.3 % of a 1000-card run's CPU where `Array`'s own `==` takes a tenth of it.
+    struct Key: Hashable {
+      var parts: [Part] = []
+    }
+
+    var key = Key()
     var bitmaps: [Bitmap] = []
     var bounds = Rect(x: 0, y: 0, width: 0, height: 0)
 
@@ -216,7 +225,7 @@ public enum CardRenderer {
       }
       for item in items {
         guard let part = Self.part(item) else { continue }
-        key.append(part)
+        key.parts.append(part)
         switch item {
         case .background(_, let box): cover(box, margin: 0)
         case .backgroundImage(let bitmap, let box):

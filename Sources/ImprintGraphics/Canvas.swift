@@ -367,7 +367,9 @@ public struct Canvas: ~Copyable {
   /// `key` only refers to it. Elsewhere `body` draws in place, the origin moved.
   ///
   /// - Parameters:
-  ///   - key: what the layer shows: equal keys must draw the same.
+  ///   - key: what the layer shows: equal keys must draw the same. Looked up for every page:
+  ///     a struct of its own, not a bare array or dictionary, which `AnyHashable` compares
+  ///     element by element through a box for each.
   ///   - keeping: values `key` depends on staying alive while the layer is kept (the bitmaps
   ///     a key names by their storage).
   ///   - bounds: what the layer may cover, from its origin; drawing outside is cut.
