@@ -166,14 +166,15 @@ struct CardCLITests {
     // Port 0: the system picks a free port, which the server prints ("Serving HTTP on
     // 127.0.0.1 port N"); a fixed port could be another program's.
     let server = Process()
-    let announcement = Pipe()
+    let announcement = CloseOnExecPipe()
     server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     server.arguments = [
       "python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", served,
     ]
-    server.standardOutput = announcement
+    server.standardOutput = announcement.fileHandleForWriting
     server.standardError = FileHandle.nullDevice
     try server.run()
+    announcement.closeWriteEnd()
     // SIGKILL: the server inherits the test thread's signal mask, in which SIGTERM is blocked,
     // so terminate() left one python3 running after every test run.
     defer { kill(server.processIdentifier, SIGKILL) }

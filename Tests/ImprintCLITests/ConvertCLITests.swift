@@ -18,11 +18,13 @@ private func convert(_ arguments: [String], cache: String) throws -> (
   var environment = ProcessInfo.processInfo.environment
   environment["XDG_CACHE_HOME"] = cache
   process.environment = environment
-  let out = Pipe()
-  let err = Pipe()
-  process.standardOutput = out
-  process.standardError = err
+  let out = CloseOnExecPipe()
+  let err = CloseOnExecPipe()
+  process.standardOutput = out.fileHandleForWriting
+  process.standardError = err.fileHandleForWriting
   try process.run()
+  out.closeWriteEnd()
+  err.closeWriteEnd()
   let stdout = out.fileHandleForReading.readDataToEndOfFile()
   let stderr = err.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()

@@ -47,4 +47,33 @@ struct ServeTests {
     #expect(exit.status == 0)
     #expect(exit.stderr.hasSuffix("serve: stopped\n"))
   }
+
+  @Test("a stop returns when another process holds the server's standard error open")
+  func stopWithLeakedStderr() throws {
+    // A process that holds the server's standard error (as a sibling started at the same
+    // moment by another thread once inherited a replica's): its end of file never comes while
+    // that process lives. The stop must reap the server and return all the same, not wait.
+    let server = try ServiceProcess()
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: "/bin/sh")
+    holder.arguments = ["-c", "exec 3>/proc/\(server.pid)/fd/2; exec sleep 120"]
+    try holder.run()
+    defer {
+      kill(holder.processIdentifier, SIGKILL)
+      holder.waitUntilExit()
+    }
+    // The holder has the descriptor once its shell has exec'd the sleep.
+    #expect(
+      waitFor {
+        (try? String(contentsOfFile: "/proc/\(holder.processIdentifier)/comm", encoding: .utf8))
+          == "sleep\n"
+      })
+    let started = Date()
+    let exit = server.stop()
+    #expect(exit.status == 0)
+    #expect(exit.stderr.contains("another process holds it"), "\(exit.stderr)")
+    // The server was reaped: no zombie left for Swift Testing's exit-test monitor to spin on.
+    #expect(kill(server.pid, 0) != 0)
+    #expect(Date().timeIntervalSince(started) < 60)
+  }
 }

@@ -19,6 +19,8 @@ public final class ServiceProcess: @unchecked Sendable {
   public var pid: Int32 { process.processIdentifier }
   private let process: Process
   private let stderrDrain: PipeDrain
+  /// Standard error's pipe, whose read end the drain reads (kept open as long as this is).
+  private let errorPipe: CloseOnExecPipe
   private var firstLine: String
 
   /// Starts the server with `arguments` after `serve --listen 127.0.0.1:0` and waits for its
@@ -45,11 +47,13 @@ public final class ServiceProcess: @unchecked Sendable {
     process.arguments = Array(command.dropFirst())
     if let environment { process.environment = environment }
     if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    let err = Pipe()
-    process.standardError = err
+    let err = CloseOnExecPipe()
+    process.standardError = err.fileHandleForWriting
     process.standardOutput = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
     try process.run()
+    err.closeWriteEnd()
+    errorPipe = err
     // The first line that is not JSON, byte by byte, so that the rest stays in the pipe for the
     // drain.
     let descriptor = err.fileHandleForReading.fileDescriptor
@@ -77,7 +81,7 @@ public final class ServiceProcess: @unchecked Sendable {
       process.terminate()
       process.waitUntilExit()
       throw ServiceProcessError(
-        text: firstLine + String(decoding: stderrDrain.wait(), as: UTF8.self))
+        text: firstLine + String(decoding: stderrDrain.wait(seconds: 30) ?? Data(), as: UTF8.self))
     }
     self.port = port
   }
@@ -108,10 +112,20 @@ public final class ServiceProcess: @unchecked Sendable {
   }
 
   /// Waits for the process to end (after a signal sent by someone else).
+  ///
+  /// Reaps it first, then reads the rest of its standard error for at most 10 s: a process that
+  /// ended is never left a zombie while a descriptor another process inherited holds its
+  /// pipe open (Swift Testing's exit-test monitor spins on any zombie child, and its own child's
+  /// end waits behind it).
   public func waitForExit() -> (status: Int32, stderr: String) {
-    let rest = String(decoding: stderrDrain.wait(), as: UTF8.self)
     process.waitUntilExit()
-    return (process.terminationStatus, firstLine + rest)
+    guard let rest = stderrDrain.wait(seconds: 10) else {
+      return (
+        process.terminationStatus,
+        firstLine + "(standard error still open 10 s after the exit: another process holds it)"
+      )
+    }
+    return (process.terminationStatus, firstLine + String(decoding: rest, as: UTF8.self))
   }
 }
 

@@ -91,13 +91,16 @@ public func runTool(_ tool: String, _ arguments: [String], stdin: [UInt8]? = nil
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [tool] + arguments
   }
-  let out = Pipe()
-  let err = Pipe()
-  let input = Pipe()
-  process.standardOutput = out
-  process.standardError = err
-  process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+  let out = CloseOnExecPipe()
+  let err = CloseOnExecPipe()
+  let input = CloseOnExecPipe()
+  process.standardOutput = out.fileHandleForWriting
+  process.standardError = err.fileHandleForWriting
+  process.standardInput = stdin == nil ? FileHandle.nullDevice : input.fileHandleForReading
   try process.run()
+  out.closeWriteEnd()
+  err.closeWriteEnd()
+  input.closeReadEnd()
   if let stdin {
     input.fileHandleForWriting.write(Data(stdin))
     try input.fileHandleForWriting.close()
@@ -134,6 +137,12 @@ final class PipeDrain: @unchecked Sendable {
   /// Waits for end of file and returns everything read.
   func wait() -> Data {
     finished.wait()
+    return data
+  }
+
+  /// Waits at most `seconds` for end of file: everything read, or nil when it did not come.
+  func wait(seconds: Double) -> Data? {
+    guard finished.wait(timeout: .now() + seconds) == .success else { return nil }
     return data
   }
 }
