@@ -577,6 +577,14 @@ extension JobStore {
     _ shared: SharedJobs, _ id: String, as state: JobState, error: ErrorRecord?, record: Record?,
     shard: (index: Int, count: Int)?
   ) {
+    // A shard of a job that has ended already (another shard's end, or a replica that claimed
+    // a shard of the canceled job, came first): its merge below would write the job's
+    // results.jsonl again after that end, with what the shards hold now, under a report that
+    // counts what they held then; only its own results go.
+    if let shard, var shardRecord = record {
+      shardRecord.shard = shard
+      if removeShardOfEndedJob(shared, id, shardRecord) { return }
+    }
     var ended = record
     ended?.state = state
     ended?.finished = Timestamp.now
