@@ -250,11 +250,17 @@ public enum ShardMerge {
   /// ended; one never run wrote none), in manifest order; the items without a result are left
   /// out, as a stopped run leaves them.
   ///
+  /// - Parameters:
+  ///   - manifest: the batch's manifest.
+  ///   - folder: the batch's output folder, which holds the shards' results.
+  ///   - shards: the number of shards.
+  ///   - output: where the results go; nil for `folder/results.jsonl` (a caller that may lose
+  ///     a race to end the job writes elsewhere first, and renames once it has won).
   /// - Returns: what was written: `items` counts the results, `failed` and `skipped` theirs.
   /// - Throws: `FileError` when the manifest cannot be read or the results cannot be written.
-  public static func partial(manifest: String, folder: String, shards: Int) throws
-    -> MergedResults
-  {
+  public static func partial(
+    manifest: String, folder: String, shards: Int, output: String? = nil
+  ) throws -> MergedResults {
     var merged = MergedResults()
     merged.shards = shards
     let readers = (0..<shards).map { index in
@@ -264,7 +270,8 @@ public enum ShardMerge {
     var ended = Set<Int>()
     var reader = try ManifestReader(path: manifest)
     // Removed unless committed (its end).
-    let output = try AtomicOutput(path: folder + "/results.jsonl")
+    let destination = output
+    let output = try AtomicOutput(path: destination ?? folder + "/results.jsonl")
     var ordinal = 0
     while let item = reader.next() {
       let index = ordinal % shards

@@ -591,13 +591,20 @@ extension JobStore {
     if ended?.outcome == nil { ended?.outcome = JobOutcome(error: error) }
     // A job of shards stopped before its last ended (canceled, failed): its results are those
     // of the items its shards ended, as a run whole stopped part-way keeps them.
+    // Merged beside results.jsonl first, renamed once this end is written: a shard that loses
+    // the race to end the job (two replicas stopping their shards at once) never rewrites the
+    // results under the winner's report.
+    var staged: (from: String, to: String)?
+    defer { if let staged { unlink(staged.from) } }
     if let shard, state != .done, case .batch(let work)? = record?.spec,
       let folder = record?.folder
     {
       do {
+        let path = folder + "/output/.results-\(UUID().uuidString).jsonl"
         let merged = try ShardMerge.partial(
           manifest: folder + "/" + work.manifest, folder: folder + "/output",
-          shards: shard.count)
+          shards: shard.count, output: path)
+        staged = (path, folder + "/output/results.jsonl")
         ended?.outcome?.summary = JobSummary(merged)
         // Its error counts the items of every shard (a shard's run counted its own).
         if state == .canceled {
@@ -639,6 +646,7 @@ extension JobStore {
       told("job '\(id)': its end could not be written: \(error.message)")
       return
     }
+    if let (from, to) = staged, rename(from, to) == 0 { staged = nil }
     if let shard, let folder = record?.folder {
       ShardMerge.removeShardResults(folder: folder + "/output", shards: shard.count)
     }
