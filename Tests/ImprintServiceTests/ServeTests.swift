@@ -55,7 +55,7 @@ struct ServeTests {
     // that process lives. The stop must reap the server and return all the same, not wait.
     let server = try ServiceProcess()
     let holder = Process()
-    holder.executableURL = URL(fileURLWithPath: "/bin/sh")
+    holder.executableURL = URL(fileURLWithPath: "/bin/bash")
     holder.arguments = ["-c", "exec 3>/proc/\(server.pid)/fd/2; exec sleep 120"]
     try holder.run()
     defer {
