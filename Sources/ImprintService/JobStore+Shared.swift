@@ -495,7 +495,7 @@ extension JobStore {
     if shared.lost.withLock({ $0.remove(id) }) != nil {
       // A shard whose job ended meanwhile (canceled, or failed in another shard): its results,
       // written as its run stopped, are not the job's (its end gathered those there then).
-      if removeShardOfEndedJob(shared, id, record) { return }
+      if removeShardOfEndedJob(shared, id, folder: record.folder, shard: record.shard) { return }
       told("job '\(id)': another replica holds it now; what this one did is left to it")
       return
     }
@@ -514,7 +514,7 @@ extension JobStore {
     {
       // Nothing to hand back of a shard whose job ended meanwhile (a cancel this replica's
       // stop came before it saw).
-      if removeShardOfEndedJob(shared, id, record) { return }
+      if removeShardOfEndedJob(shared, id, folder: record.folder, shard: record.shard) { return }
       do {
         try shared.use { (db) throws(JobsDBError) in
           _ = try db.release(id: id, owner: shared.owner, shard: record.shard?.index)
@@ -535,15 +535,18 @@ extension JobStore {
     end(shared, id, as: state, error: error, record: record, shard: shard)
   }
 
-  /// Removes the results of `record`'s shard when its job `id` has ended in the database
-  /// (they are not the job's: its end gathered those there then); whether it had.
-  private func removeShardOfEndedJob(_ shared: SharedJobs, _ id: String, _ record: Record) -> Bool {
-    guard let shard = record.shard,
+  /// Removes a shard's results when its job has ended in the database; whether it had.
+  ///
+  /// They are not the job's: its end gathered those there then. False for no shard.
+  private func removeShardOfEndedJob(
+    _ shared: SharedJobs, _ id: String, folder: String?, shard: (index: Int, count: Int)?
+  ) -> Bool {
+    guard let shard, let folder,
       (try? shared.use({ (db) throws(JobsDBError) in try db.job(id: id) }))??.state.isFinal
         ?? false
     else { return false }
     ShardMerge.removeShardResults(
-      folder: record.folder + "/output", shards: shard.count, only: shard.index)
+      folder: folder + "/output", shards: shard.count, only: shard.index)
     return true
   }
 
@@ -581,10 +584,7 @@ extension JobStore {
     // a shard of the canceled job, came first): its merge below would write the job's
     // results.jsonl again after that end, with what the shards hold now, under a report that
     // counts what they held then; only its own results go.
-    if let shard, var shardRecord = record {
-      shardRecord.shard = shard
-      if removeShardOfEndedJob(shared, id, shardRecord) { return }
-    }
+    if removeShardOfEndedJob(shared, id, folder: record?.folder, shard: shard) { return }
     var ended = record
     ended?.state = state
     ended?.finished = Timestamp.now
@@ -639,10 +639,7 @@ extension JobStore {
       // A shard of a job another shard's end already ended (a cancel stops every running
       // shard, each then ends here): its results, written as it stopped, perhaps after that
       // end removed the shards' files, are not the job's.
-      if var shardRecord = record, let shard {
-        shardRecord.shard = shard
-        if removeShardOfEndedJob(shared, id, shardRecord) { return }
-      }
+      if removeShardOfEndedJob(shared, id, folder: record?.folder, shard: shard) { return }
       told("job '\(id)': its end could not be written: \(error.message)")
       return
     }

@@ -81,6 +81,21 @@ func offices(mentioning text: String) -> [pid_t] {
   }
 }
 
+/// Runs the office worker `script` on `profile` with `requests` (one JSON line each) as its
+/// standard input, from a shell whose parent is runMeasured's measuring parent (`--parent
+/// $PPID`: the worker serves only the process that started it).
+private func runOfficeWorker(
+  _ script: String, profile: String, requests: [String], in folder: TemporaryFolder
+) throws -> MeasuredRun {
+  try Data((requests.joined(separator: "\n") + "\n").utf8).write(
+    to: URL(fileURLWithPath: folder.file("requests")))
+  return try runMeasured(
+    [
+      "/bin/sh", "-c", #"exec /usr/bin/python3 -I "$0" --profile "$1" --parent $PPID"#,
+      script, profile,
+    ], stdinPath: folder.file("requests"), timeout: 120)
+}
+
 @Suite("Office documents converted by LibreOffice", .serialized, .tags(.slow), .skippedWhenQuick)
 struct OfficeConverterTests {
   /// Converts `path` and returns the conversion and the PDF's text (pdftotext).
@@ -343,14 +358,8 @@ struct OfficeConverterTests {
       #"{"input":"\#(docx)","output":"\#(folder.file("a.pdf"))","seconds":"soon"}"#,
       #"{"input":"\#(docx)","output":"\#(folder.file("b.pdf"))"}"#,
     ]
-    try Data((requests.joined(separator: "\n") + "\n").utf8).write(
-      to: URL(fileURLWithPath: folder.file("requests")))
-    // Its parent must be the process that started it ($PPID: runMeasured's measuring parent).
-    let run = try runMeasured(
-      [
-        "/bin/sh", "-c", #"exec /usr/bin/python3 -I "$0" --profile "$1" --parent $PPID"#,
-        script, folder.file("profile"),
-      ], stdinPath: folder.file("requests"), timeout: 120)
+    let run = try runOfficeWorker(
+      script, profile: folder.file("profile"), requests: requests, in: folder)
     #expect(run.status == 0, "\(run.stderr)")
     #expect(!run.stderr.contains("Traceback"), "\(run.stderr)")
     let answers = run.stdout.split(separator: "\n")
@@ -376,13 +385,9 @@ struct OfficeConverterTests {
     // The profile's folder cannot be made: a file stands where its parent should be.
     try Data("a file".utf8).write(to: URL(fileURLWithPath: folder.file("taken")))
     let docx = try officeFixture("docx-pages", ["1"], in: folder)
-    try Data((#"{"input":"\#(docx)","output":"\#(folder.file("a.pdf"))"}"# + "\n").utf8).write(
-      to: URL(fileURLWithPath: folder.file("requests")))
-    let run = try runMeasured(
-      [
-        "/bin/sh", "-c", #"exec /usr/bin/python3 -I "$0" --profile "$1" --parent $PPID"#,
-        script, folder.file("taken/profile"),
-      ], stdinPath: folder.file("requests"), timeout: 120)
+    let run = try runOfficeWorker(
+      script, profile: folder.file("taken/profile"),
+      requests: [#"{"input":"\#(docx)","output":"\#(folder.file("a.pdf"))"}"#], in: folder)
     #expect(run.status == 0, "\(run.stderr)")
     #expect(!run.stderr.contains("Traceback"), "\(run.stderr)")
     let answer =
