@@ -341,6 +341,16 @@ final class DirectContent {
   /// The control points' distance for a quarter circle of radius 1 (4/3 · tan(π/8)).
   private static let kappa = 0.552_284_749_830_793_4
 
+  /// How far, in points, a glyph may stand from Pango's place for it before a TJ number moves
+  /// it there.
+  ///
+  /// A hundredth of a point, a sixth of a pixel at 1200 dpi. `/W` holds each width
+  /// rounded to a thousandth of the font size (readers such as MuPDF take no fractions there),
+  /// so without it nearly every glyph took a number (a few thousandths of a point each, a
+  /// fifth of a card's content stream); a kerning pair still takes one, and the error never
+  /// grows along a line, since each glyph's place is reckoned from where the reader's pen is.
+  static let penTolerance = 0.01
+
   /// A rectangle with rounded corners, as cairo's four arcs draw it (clockwise from the top
   /// edge's right end).
   func addRoundedRect(_ rect: Rect, radius: Double) {
@@ -458,7 +468,8 @@ final class DirectContent {
       let baseX = x + Double(run.x) / scale
       let baseY = y + Double(run.y) / scale
       let size = run.size
-      // The pen after the last glyph shown; nil before the first, after a move or a span.
+      // Where a reader's pen is after the last glyph shown (its place plus its `/W` width);
+      // nil before the first, after a move or a span.
       var pen: Double?
       var lineY = Double.nan
       var open = false
@@ -466,6 +477,9 @@ final class DirectContent {
         let glyph = run.glyphs[index]
         let gx = baseX + Double(glyph.dx) / scale
         let gy = baseY + Double(glyph.dy) / scale
+        // Where the reader places this glyph: at Pango's place, or where the pen is when that
+        // is within `penTolerance` of it.
+        var placed = gx
         if gy != lineY || pen == nil {
           if open { ops.put("]TJ\n") }
           ops.put("1 0 0 -1 ")
@@ -473,16 +487,20 @@ final class DirectContent {
           ops.put("Tm[")
           open = true
           lineY = gy
-        } else if let pen, abs(pen - gx) > 0.00005 {
-          // TJ's numbers move left in thousandths of the font size.
-          ops.put((pen - gx) * 1000 / size)
+        } else if let pen {
+          if abs(pen - gx) > Self.penTolerance {
+            // TJ's numbers move left in thousandths of the font size.
+            ops.put((pen - gx) * 1000 / size)
+          } else {
+            placed = pen
+          }
         }
         let id = UInt32(truncatingIfNeeded: glyph.index)
         font.use(id)
         ops.put("<")
         PDFSyntax.appendHex(UInt16(truncatingIfNeeded: id), to: &ops)
         ops.put(">")
-        pen = gx + font.advance(id) * size / 1000
+        pen = placed + font.advance(id) * size / 1000
       }
       func close() {
         if open { ops.put("]TJ\n") }

@@ -280,6 +280,81 @@ struct DirectPDFTests {
     #expect(forms == 2)
   }
 
+  @Test(
+    "each glyph stands within a hundredth of a point of Pango's place, kerning kept, few TJ numbers",
+    arguments: [6.5, 15, 48])
+  func glyphPlaces(size: Double) throws {
+    let folder = TemporaryFolder()
+    let path = folder.file("places.pdf")
+    let text = "AVATAR Wolf Yacht To Tea. The quick brown jumps over a lazy dog 0123456789 mmmm"
+    let block = TextBlock(text, style: TextStyle(family: "DejaVu Sans", size: size, color: .black))
+    let (x, y) = (10.37, 20.11)
+    let page = Size(width: x + 60 * size, height: y + 3 * size)
+    let document = try VectorDocument(format: .pdf, size: page, path: path, producer: .imprint)
+    try document.page(size: page) { canvas in
+      try canvas.draw(block, x: x, y: y)
+    }
+    _ = try document.finish()
+
+    // Pango's places for the glyphs, from the same shaping the page was drawn from.
+    let library = try FontLibrary.bundled()
+    TextEngine(library: library).prepareDrawing(block)
+    let shaped = try #require(ShapedTextCache.shared.text(block, library: library))
+    // Pango's units: 1024 a point.
+    let places = shaped.runs.flatMap { run in run.glyphs.map { x + Double(run.x + $0.dx) / 1024 } }
+
+    // Where a reader puts each character: MuPDF's own text extraction, its origins.
+    let stext = try runTool("mutool", ["draw", "-F", "stext", "-o", "-", path, "1"])
+    #expect(stext.status == 0, "\(stext.stderr)")
+    let origins = stext.stdout.split(separator: "\n").filter { $0.contains("<char ") }.compactMap {
+      line -> Double? in
+      guard let start = line.range(of: " x=\"") else { return nil }
+      return Double(line[start.upperBound...].prefix { $0 != "\"" })
+    }
+    #expect(origins.count == text.count && places.count == text.count)
+    var worst = 0.0
+    for (origin, place) in zip(origins, places) { worst = max(worst, abs(origin - place)) }
+    // MuPDF prints six significant digits: a ten-thousandth of a point here.
+    #expect(worst <= DirectContent.penTolerance + 0.0005, "a glyph \(worst) pt from Pango's place")
+    // Kerning moves glyphs by far more than the tolerance: A's advance before V, as HarfBuzz's
+    // own hb-shape gives it, is shorter than its advance alone, and the page keeps it.
+    func advanceOfA(before next: String) throws -> Double {
+      let shaped = try runTool(
+        "hb-shape",
+        [
+          "--font-size=1000", "--output-format=json", "--no-glyph-names",
+          repositoryRoot + "/Sources/ImprintGraphics/Resources/fonts/dejavu/DejaVuSans.ttf",
+          "A" + next,
+        ])
+      let glyphs = try JSONSerialization.jsonObject(with: Data(shaped.stdout.utf8))
+      return try #require(((glyphs as? [[String: Any]])?.first?["ax"] as? NSNumber)?.doubleValue)
+    }
+    let kerned = try advanceOfA(before: "V")
+    #expect(try advanceOfA(before: "") - kerned >= 20)
+    #expect(origins.count > 2)
+    if origins.count > 2 {
+      let drawn = origins[1] - origins[0]
+      #expect(abs(drawn - kerned * size / 1000) <= DirectContent.penTolerance + 0.002)
+    }
+
+    // The content's TJ arrays: a number only where a glyph would otherwise stand too far away
+    // (the kerning pairs and a few more), not one a glyph as the widths' rounding once asked.
+    let qdf = folder.file("qdf.pdf")
+    #expect(try runTool("qpdf", ["--qdf", "--object-streams=disable", path, qdf]).status == 0)
+    let content = String(decoding: try Data(contentsOf: URL(fileURLWithPath: qdf)), as: UTF8.self)
+    let arrays = content.split(separator: "\n").filter { $0.hasSuffix("]TJ") }
+    // A number stands between a string's '>' and the next '<' (or the array's end).
+    let numbers = arrays.map { line in
+      line.split(separator: ">").dropFirst().filter { piece in
+        Double(piece.prefix { $0 != "<" && $0 != "]" }) != nil
+      }.count
+    }.reduce(0, +)
+    // `/W` holds whole thousandths of an em (as cairo's; MuPDF reads no fractions there), up to
+    // 0.024 pt off a glyph at 48 pt: large text still takes a number every other glyph or so.
+    let most = size <= 15 ? text.count / 4 : text.count * 2 / 3
+    #expect(!arrays.isEmpty && numbers >= 4 && numbers <= most, "\(numbers) numbers")
+  }
+
   @Test("the same drawing gives the same bytes")
   func deterministic() throws {
     let folder = TemporaryFolder()
