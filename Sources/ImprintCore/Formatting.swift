@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Imprint: small formatting and JSON helpers shared by every module.
 
+import Foundation
+
 /// Number and value helpers used in messages, reports and JSON readers.
 public enum Formatting {
   /// `3.0` as `3`, `2.5` as `2.5`: a number as a person writes it.
@@ -39,15 +41,13 @@ public enum Formatting {
   /// Whether a value from JSONSerialization is `true` or `false`: on Linux `1 is Bool` holds
   /// too, so the boxed type is what tells a boolean from a number.
   ///
-  /// The answer is kept per boxed type: the type's name (`String(describing:)`, through Swift's
-  /// reflection) cost more than the rest of reading a number, a template's numbers and every
-  /// price list's and order's.
+  /// Foundation boxes both booleans as the class `NSNumber(value:)` makes for a `Bool`
+  /// (`__NSCFBoolean`), and every number as another. The type is compared by identity: its
+  /// name (`String(describing:)`, through Swift's reflection) cost more than the rest of
+  /// reading a template, and a cast (`as? Bool`) would take a number 1 for `true`.
   public static func isJSONBool(_ value: Any) -> Bool {
-    let type = type(of: value)
-    return booleanTypes.value(ObjectIdentifier(type)) { _ in
-      String(describing: type).contains("Boolean")
-    }
+    ObjectIdentifier(type(of: value)) == booleanType
   }
 
-  private static let booleanTypes = Memo<ObjectIdentifier, Bool>(limit: 64)
+  private static let booleanType = ObjectIdentifier(type(of: NSNumber(value: true)))
 }

@@ -94,7 +94,10 @@ public struct JSONObjectReader<Failure: Error> {
   /// Marks `name` read; whether it is present and not `null`.
   public mutating func has(_ name: String) -> Bool {
     used.insert(name)
-    return object[name] != nil && !(object[name] is NSNull)
+    // By the boxed type's identity: `is NSNull` asks each other type whether it bridges to
+    // NSNull, a search of every conformance the program has the first time a type is met.
+    guard let value = object[name] else { return false }
+    return ObjectIdentifier(type(of: value)) != ObjectIdentifier(NSNull.self)
   }
 
   /// Marks `name` read; its value, or nil when absent or `null`.

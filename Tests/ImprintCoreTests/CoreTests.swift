@@ -172,7 +172,7 @@ struct FormattingTests {
       try JSONSerialization.jsonObject(
         with: Data(#"[true, 1, false, 0, 2.5, -7, 1e300, "true", null, [true], {"a": false}]"#.utf8)
       ) as? [Any])
-    // By the boxed type's name, as Foundation's JSONSerialization boxes them.
+    // By the boxed type, as Foundation's JSONSerialization boxes them.
     let expected = [true, false, true, false, false, false, false, false, false, false, false]
     for round in 0..<3 {
       for index in (round == 1 ? Array(values.indices.reversed()) : Array(values.indices)) {
@@ -181,6 +181,12 @@ struct FormattingTests {
     }
     // Swift's own Bool and Int are not JSONSerialization's boxes: neither is a JSON boolean.
     #expect(!Formatting.isJSONBool(true) && !Formatting.isJSONBool(1))
+    // Foundation's own boxes: a Bool's is a boolean, a number's (1, 0, a byte) is not.
+    #expect(
+      Formatting.isJSONBool(NSNumber(value: false)) && Formatting.isJSONBool(true as NSNumber))
+    #expect(
+      !Formatting.isJSONBool(NSNumber(value: 1)) && !Formatting.isJSONBool(NSNumber(value: 0)))
+    #expect(!Formatting.isJSONBool(NSNumber(value: UInt8(1))) && !Formatting.isJSONBool(NSNull()))
   }
 }
 
