@@ -90,18 +90,19 @@ size_t CImprintInflate_zlib_bound(size_t input_len) {
   return libdeflate_zlib_compress_bound(NULL, input_len);
 }
 
-// One compressor a thread for the level used last, kept: making one costs an allocation of
-// several hundred kilobytes at the middle levels, more than compressing a page's content stream.
-static _Thread_local struct libdeflate_compressor *compressor;
-static _Thread_local int compressor_level;
+// One compressor a thread for each level used, kept: making one costs an allocation of several
+// hundred kilobytes at the middle levels, more than compressing a page's content stream (and a
+// card PDF's pages and its images and fonts take different levels, in turn).
+static _Thread_local struct libdeflate_compressor *compressors[13];
 
 long CImprintInflate_zlib_compress(const uint8_t *input, size_t input_len, int level,
                                    uint8_t *output, size_t capacity) {
-  if (compressor == NULL || compressor_level != level) {
-    if (compressor != NULL) libdeflate_free_compressor(compressor);
+  if (level < 0 || level > 12) return -1;
+  struct libdeflate_compressor *compressor = compressors[level];
+  if (compressor == NULL) {
     compressor = libdeflate_alloc_compressor(level);
-    compressor_level = level;
     if (compressor == NULL) return -1;
+    compressors[level] = compressor;
   }
   size_t written = libdeflate_zlib_compress(compressor, input, input_len, output, capacity);
   return written == 0 ? -2 : (long)written;

@@ -74,11 +74,20 @@ final class DirectPDF {
     for face in faces { hb_face_destroy(face) }
   }
 
+  /// The deflate level of each page's content: libdeflate's fastest.
+  ///
+  /// A page's content is
+  /// what a card has of its own (its texts, its photo's frame), written once a card; the 1000
+  /// peer cards' pages take 15 ms at level 1 against 29 ms at the file's level 6 (alone, one
+  /// thread), 4 % more bytes (580 KB against 556 KB). Fonts, images and forms, written once a
+  /// file, keep level 6.
+  static let pageLevel = 1
+
   /// Writes a page of `size` from `content`.
   func addPage(size: Size, content: DirectContent) {
     let stream = file.reserve()
     let page = file.reserve()
-    file.stream(stream, data: content.finished())
+    file.stream(stream, data: content.finished(), level: Self.pageLevel)
     file.object(page) { out in
       out.put("<</Type /Page /Parent ")
       out.reference(pagesObject)

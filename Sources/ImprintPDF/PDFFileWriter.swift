@@ -155,11 +155,12 @@ package final class PDFFileWriter {
 
   /// Writes object `number` as a stream of `data`, deflated when `compress` (and smaller so),
   /// its dictionary holding `/Length`, `/Filter` and what `entries` appends (`/Type /XObject
-  /// ...`, each entry starting with a space or slash).
+  /// ...`, each entry starting with a space or slash), at `level` (nil: the file's).
   package func stream(
-    _ number: Int, data: [UInt8], compress: Bool = true, entries: (inout [UInt8]) -> Void = { _ in }
+    _ number: Int, data: [UInt8], compress: Bool = true, level: Int? = nil,
+    entries: (inout [UInt8]) -> Void = { _ in }
   ) {
-    let packed = compress ? Self.deflate(data, level: level) : nil
+    let packed = compress ? Self.deflate(data, level: level ?? self.level) : nil
     begin(number)
     buffer.append(contentsOf: Array("<</Length ".utf8))
     PDFSyntax.append((packed ?? data).count, to: &buffer)

@@ -337,6 +337,15 @@ struct DirectPDFTests {
       #expect(abs(drawn - kerned * size / 1000) <= DirectContent.penTolerance + 0.002)
     }
 
+    // The page's content is deflated at libdeflate's fastest level (its zlib header says so).
+    // `qpdf --show-pages`: "page 1: 4 0 R", "  content:", "    3 0 R".
+    let pages = try runTool("qpdf", ["--show-pages", path]).stdout.split(separator: "\n")
+    let label = try #require(pages.firstIndex { $0.contains("content:") })
+    let contents = try #require(
+      pages.dropFirst(label + 1).first?.split(separator: " ").first.map(String.init))
+    let raw = try runTool("qpdf", ["--show-object=\(contents)", "--raw-stream-data", path])
+    #expect(raw.stdoutBytes.count > 2 && raw.stdoutBytes[1] >> 6 == 0)
+
     // The content's TJ arrays: a number only where a glyph would otherwise stand too far away
     // (the kerning pairs and a few more), not one a glyph as the widths' rounding once asked.
     let qdf = folder.file("qdf.pdf")

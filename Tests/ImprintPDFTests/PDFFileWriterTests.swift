@@ -93,4 +93,38 @@ struct PDFFileWriterTests {
     let shown = try runTool("qpdf", ["--show-object=\(content)", "--filtered-stream-data", path])
     #expect(shown.stdoutBytes == stream)
   }
+
+  @Test("streams at levels in turn: each inflates to its data, its zlib header names its level")
+  func levels() throws {
+    let writer = PDFFileWriter()
+    // libdeflate's header level (FLEVEL, the second byte's top two bits): 0 fastest, 1 fast,
+    // 2 default (6), 3 slowest.
+    let levels: [(level: Int?, flag: UInt8)] = [
+      (1, 0), (nil, 2), (12, 3), (1, 0), (4, 1), (nil, 2),
+    ]
+    var streams: [(number: Int, data: [UInt8], flag: UInt8)] = []
+    for (index, entry) in levels.enumerated() {
+      let data = Array(
+        (0..<200).map { "\($0 * (index + 3) % 97) 0 0 rg \(index) w\n" }.joined().utf8)
+      let number = writer.reserve()
+      writer.stream(number, data: data, level: entry.level)
+      streams.append((number, data, entry.flag))
+    }
+    let catalog = writer.reserve()
+    let pages = writer.reserve()
+    writer.object(catalog) { out in out += Array("<</Type/Catalog/Pages \(pages) 0 R>>".utf8) }
+    writer.object(pages) { out in out += Array("<</Type/Pages/Kids[]/Count 0>>".utf8) }
+    #expect(writer.finish(root: catalog, info: nil))
+    let folder = TemporaryFolder()
+    let path = folder.file("levels.pdf")
+    try Data(writer.drain()).write(to: URL(fileURLWithPath: path))
+    for stream in streams {
+      let shown = try runTool(
+        "qpdf", ["--show-object=\(stream.number)", "--filtered-stream-data", path])
+      #expect(shown.stdoutBytes == stream.data, "stream \(stream.number)")
+      let raw = try runTool("qpdf", ["--show-object=\(stream.number)", "--raw-stream-data", path])
+      #expect(raw.stdoutBytes.count > 2 && raw.stdoutBytes.count < stream.data.count)
+      #expect(raw.stdoutBytes.dropFirst().first.map { $0 >> 6 } == stream.flag, "\(stream.number)")
+    }
+  }
 }
