@@ -28,6 +28,10 @@ let package = Package(
     .library(name: "ImprintService", targets: ["ImprintService"]),
     .library(name: "ImprintCLI", targets: ["ImprintCLI"]),
     .executable(name: "imprint", targets: ["imprint"]),
+    // poppler, poppler-glib and qpdf behind one table, loaded by `imprint` when it reads a
+    // document (libImprintDocumentEngines.so, beside the executable or in ../lib/imprint); a
+    // program that depends on this product links it instead.
+    .library(name: "ImprintDocumentEngines", type: .dynamic, targets: ["CImprintDocumentEngines"]),
   ],
   targets: [
     system("CCairo", "cairo", ["libcairo2-dev"]),
@@ -65,16 +69,19 @@ let package = Package(
     // llhttp (Debian's node-llhttp sources) and the socket calls of `imprint serve`'s HTTP server
     // (ImprintService).
     .target(name: "CImprintHTTP"),
-    // C++ over libqpdf's C++ API (form XObjects of pages, placed on sheets), behind an
-    // extern "C" header; imported by ImprintDocuments, which owns libqpdf.
+    // What ImprintDocuments calls of poppler, poppler-glib and qpdf: a table of functions
+    // (CImprintEngines, linked into `imprint`) that the library ImprintDocumentEngines fills
+    // (CImprintDocumentEngines: those libraries' functions, and Imprint's C++ over them: the
+    // Splash thumbnails, whose hairlines poppler's cairo backend widens, and the imposition,
+    // pages as form XObjects on sheets). It is loaded when a run first reads a document, so
+    // `imprint` does not load poppler and qpdf at every start (CImprintEngines.h says why).
+    .target(name: "CImprintEngines", dependencies: ["CPango"]),
     .target(
-      name: "CImprintImpose",
+      name: "CImprintDocumentEngines",
+      dependencies: ["CImprintEngines", "CPoppler", "CPopplerCore", "CQPDF"],
       cxxSettings: [.define("POINTERHOLDER_TRANSITION", to: "4")],
       linkerSettings: [.linkedLibrary("qpdf")]
     ),
-    // C++ over poppler's Splash output device (pdftoppm's renderer): thumbnails, whose
-    // hairlines poppler's cairo backend widens. Imported by ImprintDocuments, which owns poppler.
-    .target(name: "CImprintSplash", dependencies: ["CPopplerCore"]),
 
     .target(name: "ImprintCore"),
     .target(name: "ImprintPDF", dependencies: ["ImprintCore", "CImprintInflate"]),
@@ -100,8 +107,8 @@ let package = Package(
     .target(
       name: "ImprintDocuments",
       dependencies: [
-        "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPoppler", "CQPDF",
-        "CImprintProcess", "CImprintImpose", "CImprintSplash",
+        "ImprintCore", "ImprintPDF", "ImprintGraphics", "ImprintPricing", "CPango",
+        "CImprintEngines", "CImprintProcess",
       ],
       // The office worker (Office documents converted by LibreOffice), found through
       // ResourceBundle (OfficeConverter).

@@ -4,9 +4,11 @@
 # Sourced with $root set to the repository.
 
 # build_imprint: builds the release binary (as the README's quick start does: the Swift runtime
-# linked in) and sets $imprint to it.
+# linked in) and the document engines it loads beside it (libImprintDocumentEngines.so), and
+# sets $imprint to it.
 build_imprint() {
-  (cd "$root" && swift build -c release --static-swift-stdlib --product imprint >/dev/null 2>&1)
+  (cd "$root" && swift build -c release --static-swift-stdlib --product imprint >/dev/null 2>&1 &&
+    swift build -c release --static-swift-stdlib --product ImprintDocumentEngines >/dev/null 2>&1)
   imprint="$root/.build/release/imprint"
 }
 

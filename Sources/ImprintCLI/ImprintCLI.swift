@@ -103,7 +103,8 @@ public enum ImprintCLI {
       case "card": photos ? parsed.positionals.count : 0
       default: parsed.positionals.count
       }
-    PrestartedWorkers.start(count: min(jobs, files), memoryMB: memory)
+    PrestartedWorkers.start(
+      count: min(jobs, files), memoryMB: memory, documents: command != "card")
   }
 
   /// Process-wide tuning for the `imprint` executable (malloc thresholds, the font

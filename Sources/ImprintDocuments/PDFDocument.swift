@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintDocuments: PDF files opened with poppler-glib, one document per task.
 
-internal import CImprintSplash
-internal import CPoppler
+internal import CImprintEngines
+internal import CPango
 import ImprintCore
 import ImprintGraphics
 
@@ -72,14 +72,14 @@ public struct PDFDocument: PDFPages, ~Copyable {
       }, holder)
     defer { g_bytes_unref(gbytes) }
     var error: UnsafeMutablePointer<GError>?
-    let document = poppler_document_new_from_bytes(gbytes, password, &error)
+    let document = engines.poppler_document_new_from_bytes(gbytes, password, &error)
     guard let document else {
       let message = error.map { String(cString: $0.pointee.message) } ?? "unknown error"
       let code = error?.pointee.code ?? -1
       if let error { g_error_free(error) }
       switch code {
-      case Int32(POPPLER_ERROR_ENCRYPTED.rawValue): throw .encrypted
-      case Int32(POPPLER_ERROR_DAMAGED.rawValue): throw .damaged(message)
+      case engines.poppler_error_encrypted: throw .encrypted
+      case engines.poppler_error_damaged: throw .damaged(message)
       default: throw .invalid(message)
       }
     }
@@ -99,13 +99,13 @@ public struct PDFDocument: PDFPages, ~Copyable {
   private static let globalState: Void = {
     // Made once a process: each document would otherwise make them again whenever no other
     // was open (`CImprintSplash_keep_global_params`).
-    CImprintSplash_keep_global_params()
+    engines.splash_keep_global_params()
     let minimal = Array(
       "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
         .utf8)
     let gbytes = minimal.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
     var error: UnsafeMutablePointer<GError>?
-    if let document = poppler_document_new_from_bytes(gbytes, nil, &error) {
+    if let document = engines.poppler_document_new_from_bytes(gbytes, nil, &error) {
       g_object_unref(UnsafeMutableRawPointer(document))
     }
     if let error { g_error_free(error) }
@@ -113,20 +113,20 @@ public struct PDFDocument: PDFPages, ~Copyable {
   }()
 
   /// The number of pages poppler reports (from the page tree's `/Count`).
-  public var pageCount: Int { Int(poppler_document_get_n_pages(raw)) }
+  public var pageCount: Int { Int(engines.poppler_document_get_n_pages(raw)) }
 
   /// Whether the document allows printing (`OK_TO_PRINT`).
   public var printAllowed: Bool {
-    poppler_document_get_permissions(raw).rawValue & POPPLER_PERMISSIONS_OK_TO_PRINT.rawValue != 0
+    engines.poppler_document_permissions(raw) & engines.poppler_permission_print != 0
   }
 
   /// The page's size in points as displayed (`/Rotate` applied), or nil for a missing page.
   public func pageSize(_ index: Int) -> Size? {
-    guard let page = poppler_document_get_page(raw, Int32(index)) else { return nil }
+    guard let page = engines.poppler_document_get_page(raw, Int32(index)) else { return nil }
     defer { g_object_unref(UnsafeMutableRawPointer(page)) }
     var width = 0.0
     var height = 0.0
-    poppler_page_get_size(page, &width, &height)
+    engines.poppler_page_get_size(page, &width, &height)
     return Size(width: width, height: height)
   }
 
@@ -144,13 +144,13 @@ public struct PDFDocument: PDFPages, ~Copyable {
   ///     content by its print state).
   /// - Returns: false when the page does not exist.
   public func render(page index: Int, on canvas: borrowing Canvas, printing: Bool = false) -> Bool {
-    guard let page = poppler_document_get_page(raw, Int32(index)) else { return false }
+    guard let page = engines.poppler_document_get_page(raw, Int32(index)) else { return false }
     defer { g_object_unref(UnsafeMutableRawPointer(page)) }
     canvas.withUnsafeCairoContext {
       if printing {
-        poppler_page_render_for_printing(page, $0)
+        engines.poppler_page_render_for_printing(page, $0)
       } else {
-        poppler_page_render(page, $0)
+        engines.poppler_page_render(page, $0)
       }
     }
     return true

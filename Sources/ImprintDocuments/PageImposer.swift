@@ -2,7 +2,7 @@
 // ImprintDocuments: the selected pages of a PDF placed on printer sheets, losslessly, by
 // libqpdf (CImprintImpose's C++ over libqpdf's C++ API).
 
-internal import CImprintImpose
+internal import CImprintEngines
 import Foundation
 import ImprintCore
 import ImprintGraphics
@@ -106,9 +106,9 @@ enum PageImposer {
       bytes, password: password, pages: pages, expectedPages: expectedPages, grid: nil,
       blankBack: false, descriptor: -1
     ) { job, result in
-      CImprintImpose_runToMemory(&job, &result, &output)
+      engines.impose_run_to_memory(&job, &result, &output)
     }
-    defer { CImprintImpose_free(&output) }
+    defer { engines.impose_free(&output) }
     if let failure = failure(result, file: file, password: password, pages: expectedPages) {
       throw failure
     }
@@ -126,7 +126,7 @@ enum PageImposer {
     _ bytes: DocumentBytes, password: String?, pages: [Int32], expectedPages: Int,
     grid: SheetGrid?, blankBack: Bool, descriptor: Int32,
     call: (inout CImprintImpose_Job, inout CImprintImpose_Result) -> Int32 = {
-      CImprintImpose_run(&$0, &$1)
+      engines.impose_run(&$0, &$1)
     }
   ) -> CImprintImpose_Result {
     // Each cell's bottom-left corner (PDF's coordinates) and size, in reading order.

@@ -2,7 +2,7 @@
 // ImprintDocuments: PDF pages rasterised by poppler's Splash backend (CImprintSplash), the one
 // pdftoppm uses, for thumbnails.
 
-internal import CImprintSplash
+internal import CImprintEngines
 import ImprintCore
 import ImprintGraphics
 
@@ -36,9 +36,9 @@ struct SplashDocument: PDFPages, ~Copyable {
   /// opens it (`PDFDocument`): a refusal says what poppler-glib says.
   init(data: DocumentBytes, password: String?) throws(Failure) {
     // poppler's global parameters, made once a process (`CImprintSplash_keep_global_params`).
-    CImprintSplash_keep_global_params()
+    engines.splash_keep_global_params()
     var status: Int32 = 0
-    let opened = CImprintSplash_open(
+    let opened = engines.splash_open(
       data.buffer.baseAddress, data.count, password, JPEGDecoder.cDecode, &status)
     guard let opened else {
       switch status {
@@ -58,7 +58,7 @@ struct SplashDocument: PDFPages, ~Copyable {
 
   /// The number of pages poppler reads (it trusts the page tree's `/Count`), as
   /// `PDFDocument.pageCount`.
-  var pageCount: Int { Int(CImprintSplash_page_count(raw)) }
+  var pageCount: Int { Int(engines.splash_page_count(raw)) }
 
   /// The page's size in points as displayed (`/Rotate` applied), or nil for a missing page, as
   /// `PDFDocument.pageSize`.
@@ -66,13 +66,13 @@ struct SplashDocument: PDFPages, ~Copyable {
     guard index >= 0, index < Int(Int32.max) else { return nil }
     var width = 0.0
     var height = 0.0
-    guard CImprintSplash_page_size(raw, Int32(index), &width, &height) == Int32(CImprintSplash_OK)
+    guard engines.splash_page_size(raw, Int32(index), &width, &height) == Int32(CImprintSplash_OK)
     else { return nil }
     return Size(width: width, height: height)
   }
 
   deinit {
-    CImprintSplash_close(raw)
+    engines.splash_close(raw)
     LiveHandles.closed("PDFDoc", in: handleScope)
   }
 
@@ -92,7 +92,7 @@ struct SplashDocument: PDFPages, ~Copyable {
     let (width, height) = (Int32(image.width), Int32(image.height))
     var reduced: Int32 = 0
     let status = image.withMutablePixels { pixels, stride in
-      CImprintSplash_render(
+      engines.splash_render(
         raw, Int32(index), xdpi, ydpi, width, height, pixels, stride, &reduced)
     }
     switch status {
@@ -107,7 +107,7 @@ struct SplashDocument: PDFPages, ~Copyable {
   /// were drawn with them (`CImprintSplash_font_counts`).
   var fontCounts: (made: Int, pages: Int) {
     var (made, pages): (Int32, Int32) = (0, 0)
-    CImprintSplash_font_counts(raw, &made, &pages)
+    engines.splash_font_counts(raw, &made, &pages)
     return (Int(made), Int(pages))
   }
 }

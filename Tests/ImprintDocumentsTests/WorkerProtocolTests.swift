@@ -316,8 +316,8 @@ struct WorkerDeathTests {
       "scripts/sanitize preloads no-rlimit-as.so: the address-space cap this test runs into is lifted"
     ))
   func realWorkerOutOfMemory() async throws {
-    // 64 MB of address space is less than the executable needs to start: its first
-    // allocation fails, the Swift runtime traps with errno ENOMEM, the worker exits with 86.
+    // 64 MB of address space: the worker starts (it loads no document engine at start), but
+    // mapping the file or loading poppler and qpdf fails with ENOMEM, and it exits with 86.
     let code = await Self.inspectCode(executable: worker, memoryMB: 64)
     #expect(code == "document.memoryLimit")
     let process = try WorkerProcess(executable: worker, memoryMB: 64)

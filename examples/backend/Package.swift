@@ -19,7 +19,12 @@ let package = Package(
   targets: [
     .executableTarget(
       name: "ImprintBackend",
-      dependencies: ["ImprintCards", "ImprintQR", "ImprintPricing", "ImprintDocuments"].map {
+      dependencies: [
+        "ImprintCards", "ImprintQR", "ImprintPricing", "ImprintDocuments",
+        // poppler and qpdf behind ImprintDocuments, linked (a dynamic library beside the
+        // executable): `imprint` loads it only when it reads a document.
+        "ImprintDocumentEngines",
+      ].map {
         .product(name: $0, package: imprint)
       }
     )

@@ -2,7 +2,7 @@
 // ImprintDocuments: Office documents converted to PDF by LibreOffice, in office workers kept
 // warm (Resources/office/office-worker.py says how the office is run and fenced in).
 
-internal import CImprintImpose
+internal import CImprintEngines
 import Foundation
 import ImprintCore
 import Synchronization
@@ -341,7 +341,7 @@ public final class OfficeConverter: Sendable {
         }
         defer { close(descriptor) }
         _ = bytes.withBuffer {
-          CImprintImpose_normalize($0.baseAddress, $0.count, descriptor, &result)
+          engines.impose_normalize($0.baseAddress, $0.count, descriptor, &result)
         }
         if result.status == CImprintImpose_writeFailed {
           throw FileError.unwritable(path: output, reason: .system(result.systemError))

@@ -525,6 +525,15 @@ public final class DocumentSandbox: ImageDecoding {
   /// while it waits for a worker leaves the queue and starts none.
   private func exchange(_ request: WorkerRequest) async throws -> WorkerResponse {
     let line = Array(request.wireLine.utf8) + [UInt8(ascii: "\n")]
+    // A document needs poppler and qpdf, whose library a broken installation lacks: said here,
+    // once for the whole run, rather than by a worker stopped when it first reached for them.
+    if case .decodeImage = request {
+    } else if let problem = DocumentEngines.load() {
+      throw DocumentError.workerCrashed(
+        file: request.input.file,
+        detail: "Imprint's document engines (libImprintDocumentEngines.so) cannot be loaded: "
+          + problem)
+    }
     // A request cancelled while it waits for a worker leaves the queue.
     guard await permits.acquireUnlessCancelled() else {
       throw DocumentError.canceled(file: request.input.file)

@@ -117,6 +117,11 @@ public enum DocumentWorker {
       do {
         bytes = try DocumentBytes(mapping: request.input.path)
       } catch {
+        // The address space the sandbox allows cannot hold the file's mapping: the memory
+        // limit, as any other allocation this worker cannot make (its exit status says so).
+        if case .unreadable(_, let reason) = error, reason.errno == ENOMEM {
+          _exit(WorkerPlumbing.outOfMemoryExitStatus)
+        }
         throw error.naming(request.input.file)
       }
       switch request {

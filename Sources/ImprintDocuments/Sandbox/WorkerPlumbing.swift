@@ -3,7 +3,7 @@
 // CImprintProcess, which only this module imports).
 
 internal import CImprintProcess
-internal import CPoppler
+internal import CPango
 import Foundation
 
 /// Process-level calls of the sandbox (pipes, descriptors, parent death) and of its workers

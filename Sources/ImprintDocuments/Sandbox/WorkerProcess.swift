@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ImprintDocuments: one worker process and its pipes, started by posix_spawn or forked at start-up.
 
-internal import CImprintSplash
 import Foundation
 import ImprintCore
 import Synchronization
@@ -276,10 +275,13 @@ public enum PrestartedWorkers {
 
   /// Forks `count` workers with `memoryMB` of address space each; does nothing once the
   /// process has a second thread.
-  public static func start(count: Int, memoryMB: Int) {
-    // poppler's global parameters made here, once, before the fork: each worker inherits them
-    // instead of making its own (reading poppler's data files).
-    CImprintSplash_keep_global_params()
+  ///
+  /// When the workers will read `documents` (not only photos), the document engines (poppler,
+  /// qpdf) and poppler's global parameters are loaded here, once, before the fork, and each
+  /// worker inherits them instead of loading them itself. A card run's workers decode photos
+  /// alone and never load them.
+  public static func start(count: Int, memoryMB: Int, documents: Bool = true) {
+    if documents { DocumentEngines.load() }
     var started: [WorkerProcess] = []
     for _ in 0..<count {
       guard let worker = WorkerProcess(forkingWithMemoryMB: memoryMB) else { break }

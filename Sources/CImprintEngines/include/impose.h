@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintImpose: pages of a PDF placed on printer sheets (n-up, fit to the paper, a blank
-// back) with libqpdf, content carried over as form XObjects. Owned by ImprintDocuments.
+// CImprintImpose (libImprintDocumentEngines, impose.cpp): pages of a PDF placed on printer sheets
+// (n-up, fit to the paper, a blank back) with libqpdf, content carried over as form XObjects.
+// Called by ImprintDocuments through the CImprintEngines table.
 
 #ifndef CIMPRINT_IMPOSE_H
 #define CIMPRINT_IMPOSE_H

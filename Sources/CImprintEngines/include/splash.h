@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// CImprintSplash: PDF pages rasterised by poppler's Splash backend (its SplashOutputDev, one
-// a document), the backend pdftoppm uses. Owned by ImprintDocuments, which draws thumbnails
-// with it: poppler's cairo backend widens every stroke thinner than a pixel to one pixel, so
-// dense hairline drawings came out washed out or dark; Splash draws them at their coverage.
+// CImprintSplash (libImprintDocumentEngines, splash.cpp): PDF pages rasterised by poppler's
+// Splash backend (its SplashOutputDev, one a document), the backend pdftoppm uses. ImprintDocuments
+// draws thumbnails with it, through the CImprintEngines table: poppler's cairo backend widens every
+// stroke thinner than a pixel to one pixel, so dense hairline drawings came out washed out or dark;
+// Splash draws them at their coverage.
 
 #ifndef CIMPRINT_SPLASH_H
 #define CIMPRINT_SPLASH_H

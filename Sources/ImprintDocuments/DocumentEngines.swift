@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintDocuments: poppler's, poppler-glib's and qpdf's functions, from the library
+// ImprintDocumentEngines (libImprintDocumentEngines.so), loaded when a run first reads a document.
+
+internal import CImprintEngines
+
+/// The functions of poppler, poppler-glib and qpdf that this module calls, and Imprint's C++
+/// over them (Splash thumbnails, imposition): one table (`CImprintEngines`).
+///
+/// `imprint` does not link these libraries: a card or QR run never loads them, which takes 19
+/// of its 74 libraries (NSS, GnuTLS, lcms2, OpenJPEG...) out of every start. The table is the
+/// one a program links (the CImprintDocumentEngines target: the tests, a backend through the
+/// `ImprintDocumentEngines` product), else the library's, found beside the executable or in
+/// `../lib/imprint` from it (`IMPRINT_ENGINES` names another file).
+package enum DocumentEngines {
+  /// Loads the table now, and poppler's global parameters with it, unless done already: before
+  /// a program forks its document workers, so that each inherits them.
+  ///
+  /// - Returns: nil when loaded, else why the library could not be loaded (the paths tried and
+  ///   the loader's words).
+  @discardableResult
+  package static func load() -> String? {
+    guard let table = CImprintEngines_get() else {
+      return String(cString: CImprintEngines_error())
+    }
+    table.pointee.splash_keep_global_params()
+    return nil
+  }
+
+  /// The table.
+  ///
+  /// A document is only ever read after `load()` succeeded or through a worker whose parent
+  /// checked it (`PrestartedWorkers`, `imprint serve`'s start); without the library an
+  /// installation is broken, and this stops the process with the loader's words.
+  static var table: UnsafePointer<CImprintEngines> {
+    guard let table = CImprintEngines_get() else {
+      preconditionFailure(
+        "Imprint's document engines cannot be loaded (an incomplete installation): "
+          + String(cString: CImprintEngines_error()))
+    }
+    return table
+  }
+}
+
+/// The document engines' table (`DocumentEngines`).
+var engines: CImprintEngines { DocumentEngines.table.pointee }
