@@ -80,7 +80,11 @@ let package = Package(
       name: "CImprintDocumentEngines",
       dependencies: ["CImprintEngines", "CPoppler", "CPopplerCore", "CQPDF"],
       cxxSettings: [.define("POINTERHOLDER_TRANSITION", to: "4")],
-      linkerSettings: [.linkedLibrary("qpdf")]
+      // --as-needed: the Swift driver links every product with the Swift runtime, which this
+      // C and C++ library never calls; an installation without the toolchain has none.
+      linkerSettings: [
+        .linkedLibrary("qpdf"), .unsafeFlags(["-nostartfiles", "-static-stdlib"]),
+      ]
     ),
 
     .target(name: "ImprintCore"),

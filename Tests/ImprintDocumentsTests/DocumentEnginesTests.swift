@@ -56,6 +56,10 @@ struct DocumentEnginesTests {
     for library in Self.documentLibraries {
       #expect(engines.contains { $0.hasPrefix(library) }, "\(library) not in \(engines)")
     }
+    // C and C++ alone: no Swift runtime, which an installation without the toolchain lacks.
+    #expect(!engines.contains { $0.hasPrefix("libswift") }, "\(engines)")
+    let symbols = try runTool("nm", ["-D", "--undefined-only", Self.engines])
+    #expect(symbols.status == 0 && !symbols.stdout.contains("swift_"), "\(symbols.stdout)")
   }
 
   @Test("a card run never opens poppler or qpdf; a document run opens the library once")
