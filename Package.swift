@@ -80,8 +80,10 @@ let package = Package(
       name: "CImprintDocumentEngines",
       dependencies: ["CImprintEngines", "CPoppler", "CPopplerCore", "CQPDF"],
       cxxSettings: [.define("POINTERHOLDER_TRANSITION", to: "4")],
-      // --as-needed: the Swift driver links every product with the Swift runtime, which this
-      // C and C++ library never calls; an installation without the toolchain has none.
+      // The Swift driver links every product with its start-up object (swiftrt.o, which calls
+      // the Swift runtime) and the runtime: -nostartfiles leaves the one out, -static-stdlib
+      // takes the other as an archive, from which this C and C++ library takes nothing. An
+      // installation without the toolchain has no Swift runtime to load.
       linkerSettings: [
         .linkedLibrary("qpdf"), .unsafeFlags(["-nostartfiles", "-static-stdlib"]),
       ]

@@ -30,8 +30,9 @@ let fuzzTargets: [(name: String, products: [String])] = [
   ("StrictJSON", ["ImprintCore"]),
   ("IdempotencyKey", ["ImprintService", "ImprintHTTP", "ImprintCore"]),
   ("MultipartBody", ["ImprintHTTP", "ImprintCore"]),
-  ("OfficeType", ["ImprintDocuments", "ImprintCore"]),
-  ("ThumbnailJPEG", ["ImprintDocuments", "ImprintGraphics", "ImprintCore"]),
+  // ImprintDocuments reaches poppler and qpdf through ImprintDocumentEngines, linked here.
+  ("OfficeType", ["ImprintDocuments", "ImprintDocumentEngines", "ImprintCore"]),
+  ("ThumbnailJPEG", ["ImprintDocuments", "ImprintDocumentEngines", "ImprintGraphics", "ImprintCore"]),
   ("PNGRuns", ["ImprintGraphics"]),
 ]
 

@@ -18,6 +18,7 @@ static unsigned int document_permissions(PopplerDocument *document) {
 
 static const CImprintEngines table = {
     .version = CIMPRINT_ENGINES_VERSION,
+    .size = sizeof(CImprintEngines),
     .poppler_document_new_from_bytes = poppler_document_new_from_bytes,
     .poppler_document_get_n_pages = poppler_document_get_n_pages,
     .poppler_document_get_page = poppler_document_get_page,

@@ -6,6 +6,7 @@
 #include "CImprintEngines.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@ static const char library_name[] = "libImprintDocumentEngines.so";
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const CImprintEngines *loaded;
 static char failure[2048];
+static int out_of_memory;
 
 // Appends "path: reason" to `failure`, "; "-separated.
 static void note(const char *path, const char *reason) {
@@ -45,9 +47,20 @@ static const CImprintEngines *open_table(const char *path) {
   if (dlsym(RTLD_DEFAULT, "__asan_init") == NULL && dlsym(RTLD_DEFAULT, "__tsan_init") == NULL &&
       dlsym(RTLD_DEFAULT, "__msan_init") == NULL)
     flags |= RTLD_DEEPBIND;
+  errno = 0;
   void *handle = dlopen(path, flags);
   if (handle == NULL) {
-    note(path, dlerror());
+    int error = errno;
+    const char *reason = dlerror();
+    // Mapping the libraries failed for want of address space (a worker's RLIMIT_AS): the
+    // memory limit, not a broken installation. glibc says "failed to map segment from shared
+    // object" without the errno behind it (a file found readable fails to map for want of
+    // address space, or on a noexec mount, which Imprint's folders are not).
+    if (error == ENOMEM ||
+        (reason != NULL && (strstr(reason, strerror(ENOMEM)) != NULL ||
+                            strstr(reason, "failed to map segment") != NULL)))
+      out_of_memory = 1;
+    note(path, reason);
     return NULL;
   }
   const CImprintEngines *(*table)(void) =
@@ -58,7 +71,8 @@ static const CImprintEngines *open_table(const char *path) {
     return NULL;
   }
   const CImprintEngines *engines = table();
-  if (engines == NULL || engines->version != CIMPRINT_ENGINES_VERSION) {
+  if (engines == NULL || engines->version != CIMPRINT_ENGINES_VERSION ||
+      engines->size != sizeof(CImprintEngines)) {
     note(path, "built from other sources (its table's version differs)");
     dlclose(handle);
     return NULL;
@@ -71,9 +85,14 @@ static void load(void) {
     loaded = ImprintDocumentEngines_table();
     return;
   }
-  const char *given = getenv("IMPRINT_ENGINES");
+  // secure_getenv: a set-user-ID program ignores it. An absolute path only: dlopen would look
+  // a bare name up in the system's folders, not where access() looked.
+  const char *given = secure_getenv("IMPRINT_ENGINES");
   if (given != NULL && given[0] != '\0') {
-    loaded = open_table(given);
+    if (given[0] != '/')
+      note(given, "IMPRINT_ENGINES must be an absolute path");
+    else
+      loaded = open_table(given);
     return;
   }
   char executable[PATH_MAX];
@@ -106,4 +125,9 @@ const CImprintEngines *CImprintEngines_get(void) {
 const char *CImprintEngines_error(void) {
   pthread_once(&once, load);
   return loaded != NULL ? "" : failure;
+}
+
+int CImprintEngines_out_of_memory(void) {
+  pthread_once(&once, load);
+  return loaded == NULL && out_of_memory;
 }

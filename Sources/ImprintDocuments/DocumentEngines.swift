@@ -19,19 +19,40 @@ package enum DocumentEngines {
   /// - Returns: nil when loaded, else why the library could not be loaded (the paths tried and
   ///   the loader's words).
   @discardableResult
-  package static func load() -> String? {
+  package static func load() -> String? { loaded }
+
+  private static let loaded: String? = {
     guard let table = CImprintEngines_get() else {
       return String(cString: CImprintEngines_error())
     }
     table.pointee.splash_keep_global_params()
     return nil
+  }()
+
+  /// Loads the table unless done already.
+  ///
+  /// - Throws: `DocumentError.workerCrashed` naming `file`, the library and why it could not be
+  ///   loaded (a broken installation): every way into poppler or qpdf asks this first, so that
+  ///   no document stops the process (`table` would).
+  static func required(file: String) throws(DocumentError) {
+    if let problem = load() {
+      throw .workerCrashed(
+        file: file,
+        detail: "Imprint's document engines (libImprintDocumentEngines.so) cannot be loaded: "
+          + problem)
+    }
   }
+
+  /// Whether loading failed for want of address space (mapping a library met ENOMEM), not for
+  /// a missing or foreign library.
+  static var failedForMemory: Bool { load() != nil && CImprintEngines_out_of_memory() != 0 }
 
   /// The table.
   ///
-  /// A document is only ever read after `load()` succeeded or through a worker whose parent
-  /// checked it (`PrestartedWorkers`, `imprint serve`'s start); without the library an
-  /// installation is broken, and this stops the process with the loader's words.
+  /// Every way into poppler or qpdf asks `required(file:)` first (the sandbox before it sends a
+  /// document to a worker, the worker before it reads one, the office converter, the engine's
+  /// own entries), so this never meets a missing library; if it did, it would stop the process
+  /// with the loader's words.
   static var table: UnsafePointer<CImprintEngines> {
     guard let table = CImprintEngines_get() else {
       preconditionFailure(

@@ -56,6 +56,7 @@ enum PageImposer {
     _ bytes: DocumentBytes, file: String, password: String?, layout: SheetLayout,
     descriptor: Int32, output: String
   ) throws -> Int {
+    try DocumentEngines.required(file: file)
     if try DocumentEngine.sniff(bytes, file: file) != .pdf {
       let pdf = try pdf(ofImage: Array(bytes.buffer), file: file)
       return try impose(
@@ -100,6 +101,7 @@ enum PageImposer {
   static func printablePages(
     _ bytes: DocumentBytes, file: String, password: String?, expectedPages: Int
   ) throws(DocumentError) -> DocumentBytes {
+    try DocumentEngines.required(file: file)
     let pages = (0..<Int32(clamping: expectedPages)).map { $0 + 1 }
     var output = CImprintImpose_Output()
     let result = run(

@@ -9,7 +9,7 @@ import Synchronization
 import Testing
 
 /// Runs `imprint ARGUMENTS` with `XDG_CACHE_HOME` set to `cache`, waiting for it.
-private func convert(_ arguments: [String], cache: String) throws -> (
+private func convert(_ arguments: [String], cache: String, engines: String? = nil) throws -> (
   status: Int32, stdout: String, stderr: String
 ) {
   let process = Process()
@@ -17,6 +17,7 @@ private func convert(_ arguments: [String], cache: String) throws -> (
   process.arguments = ["convert"] + arguments
   var environment = ProcessInfo.processInfo.environment
   environment["XDG_CACHE_HOME"] = cache
+  if let engines { environment["IMPRINT_ENGINES"] = engines }
   process.environment = environment
   let out = CloseOnExecPipe()
   let err = CloseOnExecPipe()
@@ -36,6 +37,20 @@ private func convert(_ arguments: [String], cache: String) throws -> (
 
 @Suite("imprint convert", .serialized, .tags(.slow), .skippedWhenQuick)
 struct ConvertCLITests {
+  @Test("without its document engines, an office file is refused naming them; no PDF, exit 1")
+  func withoutEngines() throws {
+    let folder = TemporaryFolder()
+    let docx = try officeFixture("docx-pages", ["2"], in: folder)
+    let output = folder.file("out.pdf")
+    let missing = folder.file("nowhere/libImprintDocumentEngines.so")
+    let result = try convert(
+      ["--json", docx, output], cache: folder.file("cache"), engines: missing)
+    #expect(result.status == 1, "\(result)")
+    #expect(result.stdout.contains("\"document.workerCrashed\""), "\(result.stdout)")
+    #expect(result.stdout.contains(missing + ": no such file"), "\(result.stdout)")
+    #expect(!FileManager.default.fileExists(atPath: output))
+  }
+
   @Test("two processes convert one file at once on one cache: the same PDF, one entry")
   func concurrent() throws {
     let folder = TemporaryFolder()

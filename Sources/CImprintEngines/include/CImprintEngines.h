@@ -8,8 +8,9 @@
 // start, 7.7 ms of CPU on the 2-core machine (an empty C program: 13.2 ms with `imprint`'s 26
 // libraries, 5.5 ms without those three), whether the run reads a document or draws 200 cards.
 // `imprint` links none of them: a run that reads documents loads the library once, before its
-// workers fork, and a card or QR run never does. A program that links the CImprintDocumentEngines
-// target itself (the tests, a backend, the fuzzers) uses its table directly.
+// workers fork, and a card or QR run never does. A program that links the ImprintDocumentEngines
+// product (examples/backend, the fuzzers) uses its table directly; the tests load the library
+// from beside their executable, as `imprint` does.
 //
 // This header includes no poppler header (their include paths come from pkg-config, which would
 // link them): poppler-glib's types are declared here as poppler declares them, and the library's
@@ -43,6 +44,8 @@ typedef struct _PopplerPage PopplerPage;
 
 typedef struct CImprintEngines {
   int version;
+  /// sizeof(CImprintEngines) where the library was built: a table of another layout is refused.
+  size_t size;
 
   // poppler-glib (PDFDocument: cairo rendering of print previews and sheets).
   PopplerDocument *(*_Nonnull poppler_document_new_from_bytes)(
@@ -137,6 +140,10 @@ const CImprintEngines *CImprintEngines_get(void);
 
 /// Why `CImprintEngines_get` returned NULL (the paths tried and dlopen's words), or "".
 const char *CImprintEngines_error(void);
+
+/// Whether `CImprintEngines_get` returned NULL for want of memory (mapping a library failed with
+/// ENOMEM: a worker's address-space limit), not for a missing or foreign library.
+int CImprintEngines_out_of_memory(void);
 
 #pragma clang diagnostic pop
 

@@ -326,6 +326,7 @@ public final class OfficeConverter: Sendable {
   private func normalize(
     _ converted: String, file: String, application: String, to output: String
   ) throws(DocumentError) -> OfficeConversion {
+    try DocumentEngines.required(file: file)
     let bytes: DocumentBytes
     do {
       bytes = try DocumentBytes(mapping: converted)

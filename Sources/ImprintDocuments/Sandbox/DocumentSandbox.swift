@@ -528,11 +528,8 @@ public final class DocumentSandbox: ImageDecoding {
     // A document needs poppler and qpdf, whose library a broken installation lacks: said here,
     // once for the whole run, rather than by a worker stopped when it first reached for them.
     if case .decodeImage = request {
-    } else if let problem = DocumentEngines.load() {
-      throw DocumentError.workerCrashed(
-        file: request.input.file,
-        detail: "Imprint's document engines (libImprintDocumentEngines.so) cannot be loaded: "
-          + problem)
+    } else {
+      try DocumentEngines.required(file: request.input.file)
     }
     // A request cancelled while it waits for a worker leaves the queue.
     guard await permits.acquireUnlessCancelled() else {

@@ -110,6 +110,15 @@ public enum DocumentWorker {
 
   static func handle(_ request: WorkerRequest) -> WorkerResponse {
     do {
+      // A worker its parent did not fork after loading the engines loads them here, before
+      // its first document: a library that will not load is this request's answer.
+      if case .decodeImage = request {
+      } else {
+        // Its address space cannot hold poppler and qpdf: the memory limit, told as every
+        // other allocation it cannot make is (its exit status).
+        if DocumentEngines.failedForMemory { _exit(WorkerPlumbing.outOfMemoryExitStatus) }
+        try DocumentEngines.required(file: request.input.file)
+      }
       // Mapped, not read: parsers touch the parts they need, and poppler shares the mapping.
       // Opened as every input is (FileIO): a FIFO or device put in the file's place since
       // the caller checked it is refused without blocking.
