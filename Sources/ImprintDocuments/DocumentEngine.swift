@@ -325,7 +325,6 @@ public enum DocumentEngine {
     _ data: DocumentBytes, document: borrowing Document, file: String, password: String?,
     renderAll: Bool = false, renderPages: [Int] = []
   ) throws(DocumentError) -> (pages: Int, encrypted: Bool, sizes: [Size]?) {
-    try DocumentEngines.required(file: file)
     let counted = document.pageCount
     // Pages are looked at only when the count is one the file can hold (a /Count of 2^31
     // would be a list of 2^31 pages): otherwise the walk finds the real count and refuses it.

@@ -63,5 +63,6 @@ package enum DocumentEngines {
   }
 }
 
-/// The document engines' table (`DocumentEngines`).
-var engines: CImprintEngines { DocumentEngines.table.pointee }
+/// The document engines' table (`DocumentEngines`), copied once on its first use (after
+/// `DocumentEngines.required(file:)`): the page tree's walk calls it for every node.
+let engines: CImprintEngines = DocumentEngines.table.pointee

@@ -527,10 +527,7 @@ public final class DocumentSandbox: ImageDecoding {
     let line = Array(request.wireLine.utf8) + [UInt8(ascii: "\n")]
     // A document needs poppler and qpdf, whose library a broken installation lacks: said here,
     // once for the whole run, rather than by a worker stopped when it first reached for them.
-    if case .decodeImage = request {
-    } else {
-      try DocumentEngines.required(file: request.input.file)
-    }
+    if request.needsEngines { try DocumentEngines.required(file: request.input.file) }
     // A request cancelled while it waits for a worker leaves the queue.
     guard await permits.acquireUnlessCancelled() else {
       throw DocumentError.canceled(file: request.input.file)

@@ -112,8 +112,7 @@ public enum DocumentWorker {
     do {
       // A worker its parent did not fork after loading the engines loads them here, before
       // its first document: a library that will not load is this request's answer.
-      if case .decodeImage = request {
-      } else {
+      if request.needsEngines {
         // Its address space cannot hold poppler and qpdf: the memory limit, told as every
         // other allocation it cannot make is (its exit status).
         if DocumentEngines.failedForMemory { _exit(WorkerPlumbing.outOfMemoryExitStatus) }

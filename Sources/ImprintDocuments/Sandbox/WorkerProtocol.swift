@@ -41,6 +41,13 @@ public enum WorkerRequest: Sendable {
   /// Decode an image upright, writing its pixels to `output`.
   case decodeImage(DecodeImage)
 
+  /// Whether serving it may read a document with poppler or qpdf (every request but a photo's
+  /// decoding), so needs the document engines (`DocumentEngines`).
+  var needsEngines: Bool {
+    if case .decodeImage = self { return false }
+    return true
+  }
+
   /// The file a request reads, whatever the operation.
   public struct Input: Sendable, Equatable {
     /// The absolute path of the file to read.
