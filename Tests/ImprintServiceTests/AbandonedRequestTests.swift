@@ -97,7 +97,7 @@ struct AbandonedRequestTests {
     #expect(final.value(abandoned) == 2)
     #expect(await server.stop().isComplete)
     // The access log: the two abandoned requests without a status, as http.clientGone.
-    let records = try server.log.filter { $0.hasPrefix("{") }.map {
+    let records = try server.accessLog.map {
       try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
     }
     let goneRecords = records.filter { $0["errorCode"] as? String == "http.clientGone" }

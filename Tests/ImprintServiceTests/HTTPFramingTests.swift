@@ -238,9 +238,9 @@ struct HTTPFramingTests {
       #expect(seen.closed, "\(shape.name): the connection stayed open")
     }
     // Every one of them reached the access log with its status; none of the hidden requests did.
-    let log = server.log
+    let log = server.accessLog
     #expect(log.count == Self.refused.count, "\(log)")
-    #expect(!log.contains { $0.contains("smuggled") }, "\(log)")
+    #expect(!server.log.contains { $0.contains("smuggled") }, "\(server.log)")
     #expect(log.allSatisfy { $0.contains("\"status\":4") || $0.contains("\"status\":5") })
     await server.stop()
   }

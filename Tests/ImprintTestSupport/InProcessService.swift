@@ -37,7 +37,11 @@ public final class InProcessService: LoopbackServer, @unchecked Sendable {
   /// The lines `imprint serve` would have written on standard error (events, the jobs folder's
   /// JSON lines, price list reloads, the access log when `settings.accessLog`).
   public var log: [String] { lines.value.withLock { $0 } }
+  /// The access log's lines alone (also in `log`), without the events a start may write, such
+  /// as the removal of the jobs folder another test's server left behind when it was killed.
+  public var accessLog: [String] { accessLines.value.withLock { $0 } }
   private let lines = Lines()
+  private let accessLines = Lines()
   /// The folder of the link workers are started through.
   private let workerFolder = TemporaryFolder()
   private var stopped = false
@@ -76,7 +80,11 @@ public final class InProcessService: LoopbackServer, @unchecked Sendable {
       }
     }
     if settings.accessLog == true {
-      configuration.accessLog = { record in lines.append(record.logLine) }
+      let accessLines = accessLines
+      configuration.accessLog = { record in
+        lines.append(record.logLine)
+        accessLines.append(record.logLine)
+      }
     }
     adjust(&configuration)
     service = try ImprintService(configuration)
