@@ -24,10 +24,16 @@ public enum LocaleData {
         $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-")
       }),
       let code = Locale.Language(identifier: normalized).languageCode?.identifier,
-      code.count >= 2, Locale.LanguageCode.isoLanguageCodes.contains(Locale.LanguageCode(code))
+      code.count >= 2, isoLanguageCodes.contains(code.lowercased())
     else { return false }
     return knownLanguages.contains(code)
   }
+
+  /// ISO 639's codes as Foundation knows them, in lower case as it compares them: made once
+  /// (Foundation builds the list anew on every call, and a template's translations ask for each
+  /// of their languages).
+  private static let isoLanguageCodes: Set<String> = Set(
+    Locale.LanguageCode.isoLanguageCodes.map { $0.identifier.lowercased() })
 
   /// The languages Foundation has locale data for.
   private static let knownLanguages: Set<String> = Set(
