@@ -317,9 +317,11 @@ final class DirectContent {
     ops.put("cm\n")
   }
 
-  private func putColor(stroke: Bool) {
-    ops.numbers(Double(color.red) / 255, Double(color.green) / 255, Double(color.blue) / 255)
-    ops.put(stroke ? "RG\n" : "rg\n")
+  private func putColor(stroke: Bool) { putColor(stroke: stroke, into: &ops) }
+
+  private func putColor(stroke: Bool, into out: inout [UInt8]) {
+    out.numbers(Double(color.red) / 255, Double(color.green) / 255, Double(color.blue) / 255)
+    out.put(stroke ? "RG\n" : "rg\n")
   }
 
   // MARK: paths
@@ -447,13 +449,27 @@ final class DirectContent {
   /// Draws `text` with its layout's top-left corner at (`x`, `y`), in the current colour:
   /// each run's glyphs at the positions Pango gave them, with their text for extraction.
   func draw(_ text: ShapedText, x: Double, y: Double) {
+    // Written into the stream held for the whole text: one exclusive access to it, not one
+    // for every operator and glyph.
+    let (began, emboldened) = writeGlyphs(text, x: x, y: y, into: &ops)
+    // The rendering mode outlives the text object: back to fill alone for what follows.
+    if emboldened { ops.put("0 Tr\n") }
+    if began { ops.put("ET\n") }
+    drawMissing(text, x: x, y: y)
+  }
+
+  /// Writes the glyph runs of `text` into `ops` (`draw`); whether a text object began, and
+  /// whether its last run was emboldened.
+  private func writeGlyphs(_ text: ShapedText, x: Double, y: Double, into ops: inout [UInt8])
+    -> (began: Bool, emboldened: Bool)
+  {
     let scale = Double(PANGO_SCALE)
     var began = false
     var emboldened = false
     for run in text.runs {
       guard let face = run.face, !run.glyphs.isEmpty else { continue }
       if !began {
-        putColor(stroke: false)
+        putColor(stroke: false, into: &ops)
         ops.put("BT\n")
         began = true
       }
@@ -467,7 +483,7 @@ final class DirectContent {
       if run.emboldened || emboldened {
         // Synthetic bold as cairo's FreeType glyphs have it: outlines a 24th of the size
         // thicker, here stroked as well as filled.
-        putColor(stroke: true)
+        putColor(stroke: true, into: &ops)
         ops.put(run.emboldened ? 2 : 0)
         ops.put(" Tr ")
         ops.put(run.size / 24)
@@ -546,10 +562,12 @@ final class DirectContent {
       }
       if open { ops.put("]TJ\n") }
     }
-    // The rendering mode outlives the text object: back to fill alone for what follows.
-    if emboldened { ops.put("0 Tr\n") }
-    if began { ops.put("ET\n") }
-    // Characters no font has: an empty box each, where Pango draws its hex digits.
+    return (began, emboldened)
+  }
+
+  /// Characters no font has: an empty box each, where Pango draws its hex digits.
+  private func drawMissing(_ text: ShapedText, x: Double, y: Double) {
+    let scale = Double(PANGO_SCALE)
     for box in text.missing {
       let left = x + Double(box.x) / scale
       let baseline = y + Double(box.y) / scale
