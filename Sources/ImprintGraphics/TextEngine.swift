@@ -106,6 +106,46 @@ public struct TextBlock: Sendable, Hashable {
     self.wrap = wrap
     self.direction = direction
   }
+
+  /// Equal when the texts are the same bytes, all else equal.
+  ///
+  /// Not merely canonically equivalent, as Swift's `==` on strings has it: Pango shapes the
+  /// bytes it is given (a decomposed "é" is another cluster, and says so in a PDF's text), so
+  /// a block measured or shaped once stands for the same bytes only.
+  public static func == (a: TextBlock, b: TextBlock) -> Bool {
+    a.style == b.style && a.width == b.width && a.maxLines == b.maxLines
+      && a.ellipsis == b.ellipsis && a.wrap == b.wrap && a.direction == b.direction
+      && sameBytes(a.text, b.text)
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    let hashed: Void? = text.utf8.withContiguousStorageIfAvailable {
+      hasher.combine(bytes: UnsafeRawBufferPointer($0))
+    }
+    if hashed == nil {
+      for byte in text.utf8 { hasher.combine(byte) }
+    }
+    hasher.combine(text.utf8.count)
+    hasher.combine(style)
+    hasher.combine(width)
+    hasher.combine(maxLines)
+    hasher.combine(ellipsis)
+    hasher.combine(wrap)
+    hasher.combine(direction)
+  }
+}
+
+/// Whether `a` and `b` hold the same UTF-8 bytes.
+private func sameBytes(_ a: String, _ b: String) -> Bool {
+  guard a.utf8.count == b.utf8.count else { return false }
+  var a = a
+  var b = b
+  return a.withUTF8 { first in
+    b.withUTF8 { second in
+      guard let x = first.baseAddress, let y = second.baseAddress else { return true }
+      return memcmp(x, y, first.count) == 0
+    }
+  }
 }
 
 /// The measured extent of laid-out text.

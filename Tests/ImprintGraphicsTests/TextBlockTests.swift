@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// ImprintGraphicsTests: text blocks are equal, and look each other up in caches, by their
+// bytes: canonically equivalent texts Pango shapes from different bytes stay apart.
+
+import Foundation
+import Testing
+
+@testable import ImprintGraphics
+
+@Suite("text blocks compared by their bytes")
+struct TextBlockTests {
+  static let style = TextStyle(family: "DejaVu Sans", size: 12)
+
+  @Test("a composed and a decomposed é: equal as Swift strings, different blocks")
+  func canonicalEquivalents() {
+    let composed = "Andr\u{E9} Ng\u{1EC5}u"
+    let decomposed = "Andre\u{301} Nge\u{302}\u{303}u"
+    #expect(composed == decomposed)
+    let a = TextBlock(composed, style: Self.style)
+    let b = TextBlock(decomposed, style: Self.style)
+    #expect(a != b)
+    #expect(Set([a, b]).count == 2)
+    // The same bytes (another string value, built anew) are the same block, with one hash.
+    let copy = TextBlock(String(decoding: Array(composed.utf8), as: UTF8.self), style: Self.style)
+    #expect(copy == a)
+    #expect(copy.hashValue == a.hashValue)
+    #expect(Set([a, copy]).count == 1)
+    // Every other field still counts.
+    var wider = a
+    wider.width = 100
+    #expect(wider != a)
+    var bold = a
+    bold.style.weight = 700
+    #expect(bold != a)
+  }
+
+  @Test("each form shaped for drawing keeps its own bytes as its text")
+  func shapedApart() throws {
+    let library = try FontLibrary.bundled()
+    let measurer = try TextMeasurer(fonts: library)
+    for text in ["Andr\u{E9}", "Andre\u{301}", "Ng\u{1EC5}u", "Nge\u{302}\u{303}u"] {
+      let block = TextBlock(text, style: Self.style)
+      _ = measurer.measure(block)
+      measurer.prepareDrawing(block)
+      let shaped = try #require(ShapedTextCache.shared.text(block, library: library), "\(text)")
+      let bytes = shaped.runs.flatMap { $0.text.map { UInt8(bitPattern: $0) } }
+      #expect(bytes == Array(text.utf8), "\(text)")
+    }
+  }
+}
