@@ -87,4 +87,23 @@ struct BundledFontTests {
     // Something was drawn: not the blank image.
     #expect(ours != (try drawn(nil)))
   }
+
+  @Test("folders and files whose paths hold &, < and > load (escaped in the configuration)")
+  func specialPaths() throws {
+    let root = TemporaryFolder()
+    let folder = root.file("fonts & <more> > less")
+    let other = root.file("system & <fonts>")
+    for path in [folder, other] {
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    // Of the other folder, only the file named is loaded: Mono, not Bold (whose family, DejaVu
+    // Sans, would show).
+    try FileManager.default.copyItem(
+      atPath: Self.bundled + "DejaVuSansMono.ttf", toPath: other + "/Mono & <1>.ttf")
+    try FileManager.default.copyItem(
+      atPath: Self.bundled + "DejaVuSans-Bold.ttf", toPath: other + "/Bold.ttf")
+    let fonts = try FontLibrary(directories: [folder], files: [other + "/Mono & <1>.ttf"])
+    #expect(fonts.families == ["DejaVu Sans Mono"])
+    #expect(fonts.filesWithoutOwnFace.isEmpty)
+  }
 }
