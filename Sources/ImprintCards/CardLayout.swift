@@ -318,8 +318,8 @@ public final class CardLayoutEngine {
       case .middle: element.box.y + (element.box.height - textHeight) / 2
       case .bottom: element.box.y + element.box.height - textHeight
       }
-    if shapesForDrawing { measurer.prepareDrawing(block) }
-    return .text(block, box: element.box, top: top, metrics: metrics, repeated: repeated)
+    let drawn = shapesForDrawing ? measurer.prepareDrawing(block) : block
+    return .text(drawn, box: element.box, top: top, metrics: metrics, repeated: repeated)
   }
 
   /// The largest size on the quarter-point grid from `element.size` down to `atLeast` (and

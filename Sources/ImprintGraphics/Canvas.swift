@@ -267,14 +267,20 @@ public struct Canvas: ~Copyable {
   public func draw(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) -> TextMetrics {
     let engine = try engine()
     if let direct {
-      let shaped = try directText(block, engine: engine)
+      let shaped: ShapedText
+      if let prepared = block.shaped(from: engine.library) {
+        shaped = prepared
+      } else {
+        shaped = try directText(block, engine: engine)
+      }
       direct.setColor(block.style.color)
       direct.draw(shaped, x: x, y: y)
       return shaped.metrics
     }
     // A document's page (PDF) draws text shaped where it was laid out, when it was.
     if forms != nil, let cr, cairo_surface_has_show_text_glyphs(cairo_get_target(cr)) != 0,
-      let shaped = ShapedTextCache.shared.text(block, library: engine.library)
+      let shaped = block.shaped(from: engine.library)
+        ?? ShapedTextCache.shared.text(block, library: engine.library)
     {
       setColor(block.style.color)
       cairo_move_to(cr, x, y)

@@ -24,7 +24,7 @@ final class DirectFont {
   /// Whether a page showed each glyph, by glyph id.
   private var used: [Bool]
   /// Each glyph's text (UTF-8), from the first cluster it stood for alone, for ToUnicode.
-  private var text: [UInt32: ArraySlice<CChar>] = [:]
+  private var text: GlyphTexts
 
   /// What tells one font file from another: its face's index, glyph count, units and
   /// length.
@@ -57,6 +57,7 @@ final class DirectFont {
     let count = Int(min(hb_face_get_glyph_count(face), 65_536))
     advances = [Double](repeating: .nan, count: count)
     used = [Bool](repeating: false, count: count)
+    text = GlyphTexts(glyphs: count)
     self.number = number
     self.object = object
   }
@@ -492,5 +493,41 @@ private struct JPEGInfo {
       index += 2 + length
     }
     return nil
+  }
+}
+
+/// Texts by glyph id: a glyph's slot found by indexing, not hashing (a card's every glyph is
+/// looked up as it is drawn: `DirectFont.claim`); ids past the font's count in a dictionary.
+struct GlyphTexts {
+  /// Each glyph's index in `values`, -1 for none.
+  private var slots: [Int32]
+  private var values: [ArraySlice<CChar>] = []
+  private var others: [UInt32: ArraySlice<CChar>] = [:]
+
+  init(glyphs: Int) { slots = [Int32](repeating: -1, count: glyphs) }
+
+  subscript(glyph: UInt32) -> ArraySlice<CChar>? {
+    get {
+      let index = Int(glyph)
+      guard index < slots.count else { return others[glyph] }
+      let slot = slots[index]
+      return slot < 0 ? nil : values[Int(slot)]
+    }
+    set {
+      let index = Int(glyph)
+      guard index < slots.count else {
+        others[glyph] = newValue
+        return
+      }
+      let slot = slots[index]
+      switch (slot < 0, newValue) {
+      case (true, let value?):
+        slots[index] = Int32(values.count)
+        values.append(value)
+      case (false, let value?): values[Int(slot)] = value
+      case (false, nil): slots[index] = -1
+      case (true, nil): break
+      }
+    }
   }
 }

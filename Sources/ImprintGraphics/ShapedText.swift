@@ -116,14 +116,17 @@ final class ShapedText: @unchecked Sendable {
         }
         let width = pango_glyph_string_get_width(glyphs)
         offset += run.pointee.start_x_offset
+        let glyphCount = Int(glyphs.pointee.num_glyphs)
         var placed: [(index: UInt, dx: Int32, dy: Int32)] = []
+        placed.reserveCapacity(glyphCount)
         // Each glyph's index in `placed`, or its next drawn glyph's for one not drawn.
         var placedAt: [Int] = []
+        placedAt.reserveCapacity(glyphCount + 1)
         var position: Int32 = 0
         var matrix = cairo_matrix_t()
         cairo_scaled_font_get_font_matrix(scaled, &matrix)
         let size = abs(matrix.yy)
-        for index in 0..<Int(glyphs.pointee.num_glyphs) {
+        for index in 0..<glyphCount {
           let glyph = glyphs.pointee.glyphs[index]
           placedAt.append(placed.count)
           if glyph.glyph != empty {
@@ -148,7 +151,9 @@ final class ShapedText: @unchecked Sendable {
         let backward = item.pointee.analysis.level & 1 != 0
         placedAt.append(placed.count)
         var clusters: [cairo_text_cluster_t] = []
+        clusters.reserveCapacity(glyphCount)
         var spans: [(glyphs: Range<Int>, text: Range<Int>)] = []
+        spans.reserveCapacity(glyphCount)
         var cluster = PangoGlyphItemIter()
         if pango_glyph_item_iter_init_start(&cluster, run, text) != 0 {
           repeat {
@@ -192,7 +197,7 @@ final class ShapedText: @unchecked Sendable {
             size: size, emboldened: embolden != 0, text: Array(bytes),
             x: logical.x + offset, y: baseline - run.pointee.y_offset, glyphs: placed,
             clusters: clusters, backward: backward,
-            spans: spans.sorted { $0.glyphs.lowerBound < $1.glyphs.lowerBound }))
+            spans: inGlyphOrder(spans)))
         offset += width + run.pointee.end_x_offset
       }
     } while made && pango_layout_iter_next_line(iterator) != 0
@@ -201,6 +206,17 @@ final class ShapedText: @unchecked Sendable {
       return nil
     }
     return ShapedText(runs: runs, missing: boxes, metrics: metrics)
+  }
+
+  /// `spans` by their first glyph; as they are when they already are (left-to-right runs), as
+  /// the sort would leave them.
+  private static func inGlyphOrder(_ spans: [(glyphs: Range<Int>, text: Range<Int>)])
+    -> [(glyphs: Range<Int>, text: Range<Int>)]
+  {
+    let ordered = zip(spans, spans.dropFirst()).allSatisfy {
+      $0.glyphs.lowerBound <= $1.glyphs.lowerBound
+    }
+    return ordered ? spans : spans.sorted { $0.glyphs.lowerBound < $1.glyphs.lowerBound }
   }
 
   /// Draws the runs with the layout's top-left corner at the current point of `cr`, as

@@ -91,6 +91,10 @@ public struct TextBlock: Sendable, Hashable {
   public var wrap: TextWrap
   /// How the paragraph's direction is chosen.
   public var direction: TextDirection
+  /// The block shaped where it was laid out (`TextMeasurer.prepareDrawing`), for the drawing
+  /// to take without looking it up; not part of the block's identity (`==` and the hash leave
+  /// it out).
+  var prepared: PreparedText?
 
   /// Creates a block.
   public init(
@@ -105,6 +109,13 @@ public struct TextBlock: Sendable, Hashable {
     self.ellipsis = ellipsis
     self.wrap = wrap
     self.direction = direction
+    prepared = nil
+  }
+
+  /// The shaped text prepared for this block from `library`, if any.
+  func shaped(from library: FontLibrary) -> ShapedText? {
+    guard let prepared, prepared.library === library else { return nil }
+    return prepared.shaped
   }
 
   /// Equal when the texts are the same bytes, all else equal.
@@ -133,6 +144,13 @@ public struct TextBlock: Sendable, Hashable {
     hasher.combine(wrap)
     hasher.combine(direction)
   }
+}
+
+/// A block's shaped text and the library its fonts are from (kept alive with it, so that its
+/// identity is never another library's).
+struct PreparedText: Sendable {
+  let library: FontLibrary
+  let shaped: ShapedText
 }
 
 /// Whether `a` and `b` hold the same UTF-8 bytes.
@@ -343,11 +361,13 @@ final class TextEngine {
     return result
   }
 
-  /// Shapes `block` for drawing on another thread (`ShapedTextCache`), unless it already is;
-  /// the layout of the block measured last is used when it is this one.
-  func prepareDrawing(_ block: TextBlock) {
+  /// Shapes `block` for drawing on another thread (`ShapedTextCache`), unless it already is.
+  ///
+  /// The layout of the block measured last is used when it is this one. Nil when the layout
+  /// holds what only Pango draws (a character no font has, vertical text).
+  func prepareDrawing(_ block: TextBlock) -> ShapedText? {
     let cache = ShapedTextCache.shared
-    guard cache.text(block, library: library) == nil else { return }
+    if let known = cache.text(block, library: library) { return known }
     var made: OpaquePointer?
     let layout: OpaquePointer
     if let (last, kept) = lastLayout, last == block {
@@ -357,9 +377,11 @@ final class TextEngine {
       made = layout
     }
     defer { if let made { g_object_unref(UnsafeMutableRawPointer(made)) } }
-    if let shaped = ShapedText.make(from: layout, metrics: metrics(of: layout)) {
-      cache.keep(shaped, for: block, library: library)
+    guard let shaped = ShapedText.make(from: layout, metrics: metrics(of: layout)) else {
+      return nil
     }
+    cache.keep(shaped, for: block, library: library)
+    return shaped
   }
 
   /// Measures `text` set in `style`, wrapped at `width` points when given.
@@ -433,8 +455,16 @@ public final class TextMeasurer {
 
   /// Shapes `block` once more for a PDF that draws it on another thread (see `ShapedText`);
   /// cheap right after `measure(block)`, which keeps the layout.
-  public func prepareDrawing(_ block: TextBlock) {
-    TextEngine.forCurrentThread(library).prepareDrawing(block)
+  ///
+  /// - Returns: the block carrying its shaped text, which a canvas of the same library then
+  ///   draws without looking it up (the block unchanged when it cannot be shaped so).
+  @discardableResult
+  public func prepareDrawing(_ block: TextBlock) -> TextBlock {
+    var prepared = block
+    prepared.prepared = TextEngine.forCurrentThread(library).prepareDrawing(block).map {
+      PreparedText(library: library, shaped: $0)
+    }
+    return prepared
   }
 
   /// The glyph runs `block` is drawn with (see `TextEngine.shapedRuns`).

@@ -3,6 +3,8 @@
 // bytes: canonically equivalent texts Pango shapes from different bytes stay apart.
 
 import Foundation
+import ImprintCore
+import ImprintTestSupport
 import Testing
 
 @testable import ImprintGraphics
@@ -45,6 +47,36 @@ struct TextBlockTests {
       let shaped = try #require(ShapedTextCache.shared.text(block, library: library), "\(text)")
       let bytes = shaped.runs.flatMap { $0.text.map { UInt8(bitPattern: $0) } }
       #expect(bytes == Array(text.utf8), "\(text)")
+    }
+  }
+
+  @Test("a block prepared for drawing is drawn with its shaped text by its own library only")
+  func preparedHandOff() throws {
+    let bundled = try FontLibrary.bundled()
+    let folder = TemporaryFolder()
+    try FileManager.default.copyItem(
+      atPath: repositoryRoot + "/Sources/ImprintGraphics/Resources/fonts/dejavu/DejaVuSansMono.ttf",
+      toPath: folder.file("DejaVuSansMono.ttf"))
+    let mono = try FontLibrary(directories: [folder.path])
+    let block = TextBlock("Prepared 123", style: Self.style)
+    let prepared = try TextMeasurer(fonts: bundled).prepareDrawing(block)
+    #expect(prepared == block)
+    #expect(prepared.shaped(from: bundled) != nil)
+    #expect(prepared.shaped(from: mono) == nil)
+    // Drawn by each library: the bundled one uses the shaped text (DejaVu Sans); the other
+    // shapes it with its own fonts (its only font, DejaVu Sans Mono), never the bundled ones.
+    for (library, font) in [(bundled, "DejaVuSans"), (mono, "DejaVuSansMono")] {
+      let path = folder.file("\(font).pdf")
+      let size = Size(width: 200, height: 40)
+      let document = try VectorDocument(
+        format: .pdf, size: size, fonts: library, path: path, producer: .imprint)
+      try document.page(size: size) { canvas in try canvas.draw(prepared, x: 4, y: 4) }
+      _ = try document.finish()
+      let listing = try runTool("pdffonts", [path]).stdout.split(separator: "\n").dropFirst(2)
+      let names = listing.compactMap { $0.split(separator: " ").first.map(String.init) }
+      #expect(names.count == 1 && names[0].hasSuffix("+" + font), "\(listing)")
+      let text = try runTool("pdftotext", [path, "-"]).stdout
+      #expect(text.contains("Prepared 123"), "\(text)")
     }
   }
 }
