@@ -112,9 +112,10 @@ public struct TextBlock: Sendable, Hashable {
     prepared = nil
   }
 
-  /// The shaped text prepared for this block from `library`, if any.
+  /// The shaped text prepared for this block from `library`, if any: none once any field of
+  /// the block changed after it was prepared (its fields are public and mutable).
   func shaped(from library: FontLibrary) -> ShapedText? {
-    guard let prepared, prepared.library === library else { return nil }
+    guard let prepared, prepared.library === library, prepared.block == self else { return nil }
     return prepared.shaped
   }
 
@@ -146,11 +147,20 @@ public struct TextBlock: Sendable, Hashable {
   }
 }
 
-/// A block's shaped text and the library its fonts are from (kept alive with it, so that its
-/// identity is never another library's).
-struct PreparedText: Sendable {
+/// A block's shaped text, the library its fonts are from (kept alive with it, so that its
+/// identity is never another library's) and the block as it was shaped.
+final class PreparedText: Sendable {
   let library: FontLibrary
   let shaped: ShapedText
+  let block: TextBlock
+
+  init(library: FontLibrary, shaped: ShapedText, block: TextBlock) {
+    self.library = library
+    self.shaped = shaped
+    var block = block
+    block.prepared = nil
+    self.block = block
+  }
 }
 
 /// Whether `a` and `b` hold the same UTF-8 bytes.
@@ -380,7 +390,10 @@ final class TextEngine {
     guard let shaped = ShapedText.make(from: layout, metrics: metrics(of: layout)) else {
       return nil
     }
-    cache.keep(shaped, for: block, library: library)
+    // Kept without what an earlier preparation attached (the key would keep it alive).
+    var key = block
+    key.prepared = nil
+    cache.keep(shaped, for: key, library: library)
     return shaped
   }
 
@@ -462,7 +475,7 @@ public final class TextMeasurer {
   public func prepareDrawing(_ block: TextBlock) -> TextBlock {
     var prepared = block
     prepared.prepared = TextEngine.forCurrentThread(library).prepareDrawing(block).map {
-      PreparedText(library: library, shaped: $0)
+      PreparedText(library: library, shaped: $0, block: block)
     }
     return prepared
   }

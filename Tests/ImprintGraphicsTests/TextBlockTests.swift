@@ -63,19 +63,39 @@ struct TextBlockTests {
     #expect(prepared == block)
     #expect(prepared.shaped(from: bundled) != nil)
     #expect(prepared.shaped(from: mono) == nil)
-    // Drawn by each library: the bundled one uses the shaped text (DejaVu Sans); the other
-    // shapes it with its own fonts (its only font, DejaVu Sans Mono), never the bundled ones.
-    for (library, font) in [(bundled, "DejaVuSans"), (mono, "DejaVuSansMono")] {
-      let path = folder.file("\(font).pdf")
+    // Changed after it was prepared (its fields are public): its shaped text is not used.
+    var changed = prepared
+    changed.text = "Changed 456"
+    #expect(changed.shaped(from: bundled) == nil)
+    var larger = prepared
+    larger.style.size = 20
+    #expect(larger.shaped(from: bundled) == nil)
+    var recoloured = prepared
+    recoloured.style.color = Color(red: 200, green: 0, blue: 0)
+    #expect(recoloured.shaped(from: bundled) == nil)
+    /// `block` drawn on a page of a PDF of `library`'s: the fonts pdffonts lists, the text.
+    func drawn(_ block: TextBlock, by library: FontLibrary, name: String) throws -> (
+      fonts: [String], text: String
+    ) {
+      let path = folder.file(name + ".pdf")
       let size = Size(width: 200, height: 40)
       let document = try VectorDocument(
         format: .pdf, size: size, fonts: library, path: path, producer: .imprint)
-      try document.page(size: size) { canvas in try canvas.draw(prepared, x: 4, y: 4) }
+      try document.page(size: size) { canvas in try canvas.draw(block, x: 4, y: 4) }
       _ = try document.finish()
       let listing = try runTool("pdffonts", [path]).stdout.split(separator: "\n").dropFirst(2)
-      let names = listing.compactMap { $0.split(separator: " ").first.map(String.init) }
-      #expect(names.count == 1 && names[0].hasSuffix("+" + font), "\(listing)")
-      let text = try runTool("pdftotext", [path, "-"]).stdout
+      return (
+        listing.compactMap { $0.split(separator: " ").first.map(String.init) },
+        try runTool("pdftotext", [path, "-"]).stdout
+      )
+    }
+    let changedText = try drawn(changed, by: bundled, name: "changed").text
+    #expect(changedText.contains("Changed 456") && !changedText.contains("Prepared"))
+    // Drawn by each library: the bundled one uses the shaped text (DejaVu Sans); the other
+    // shapes it with its own fonts (its only font, DejaVu Sans Mono), never the bundled ones.
+    for (library, font) in [(bundled, "DejaVuSans"), (mono, "DejaVuSansMono")] {
+      let (fonts, text) = try drawn(prepared, by: library, name: font)
+      #expect(fonts.count == 1 && fonts[0].hasSuffix("+" + font), "\(fonts)")
       #expect(text.contains("Prepared 123"), "\(text)")
     }
   }
