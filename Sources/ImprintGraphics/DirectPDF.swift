@@ -27,20 +27,6 @@ extension [UInt8] {
     put(" 0 R")
   }
 
-  /// `<XXXX>`: a glyph id as a two-byte hex string, in one place (a card shows a hundred).
-  @inline(__always) mutating func putGlyph(_ id: UInt16) {
-    @inline(__always) func digit(_ value: UInt16) -> UInt8 {
-      let nibble = UInt8(truncatingIfNeeded: value & 0xF)
-      return nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") - 10 + nibble
-    }
-    append(UInt8(ascii: "<"))
-    append(digit(id >> 12))
-    append(digit(id >> 8))
-    append(digit(id >> 4))
-    append(digit(id))
-    append(UInt8(ascii: ">"))
-  }
-
   /// Numbers separated by spaces, followed by a space.
   mutating func numbers(_ values: Double...) {
     for value in values {
@@ -536,7 +522,9 @@ final class DirectContent {
         }
         let id = UInt32(truncatingIfNeeded: glyph.index)
         font.use(id)
-        ops.putGlyph(UInt16(truncatingIfNeeded: id))
+        ops.put("<")
+        PDFSyntax.appendHex(UInt16(truncatingIfNeeded: id), to: &ops)
+        ops.put(">")
         pen = placed + font.advance(id) * size / 1000
       }
       func close() {
