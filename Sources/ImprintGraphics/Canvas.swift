@@ -288,10 +288,9 @@ public struct Canvas: ~Copyable {
       return shaped.metrics
     }
     let layout = engine.makeLayout(block)
-    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    defer { layout.release() }
     setColor(block.style.color)
-    cairo_move_to(cr, x, y)
-    pango_cairo_show_layout(cr, layout)
+    show(layout, x: x, y: y)
     return engine.metrics(of: layout)
   }
 
@@ -476,11 +475,21 @@ public struct Canvas: ~Copyable {
       return shaped.metrics
     }
     let layout = engine.makeLayout(text, style: style, width: width)
-    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    defer { layout.release() }
     setColor(style.color)
-    cairo_move_to(cr, x, y)
-    pango_cairo_show_layout(cr, layout)
+    show(layout, x: x, y: y)
     return engine.metrics(of: layout)
+  }
+
+  /// Draws `layout` with its top-left corner at (`x`, `y`), scaled from the size it is set at
+  /// to its block's.
+  private func show(_ layout: TextLayout, x: Double, y: Double) {
+    cairo_save(cr)
+    cairo_translate(cr, x, y)
+    if layout.factor != 1 { cairo_scale(cr, layout.factor, layout.factor) }
+    cairo_move_to(cr, 0, 0)
+    pango_cairo_show_layout(cr, layout.pango)
+    cairo_restore(cr)
   }
 }
 
@@ -498,7 +507,7 @@ extension Canvas {
       return shaped
     }
     let layout = engine.makeLayout(block)
-    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    defer { layout.release() }
     guard
       let shaped = ShapedText.make(from: layout, metrics: engine.metrics(of: layout), missing: true)
     else {

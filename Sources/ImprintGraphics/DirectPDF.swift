@@ -463,7 +463,7 @@ final class DirectContent {
   private func writeGlyphs(_ text: ShapedText, x: Double, y: Double, into ops: inout [UInt8])
     -> (began: Bool, emboldened: Bool)
   {
-    let scale = Double(PANGO_SCALE)
+    let unit = text.unit
     var began = false
     var emboldened = false
     for run in text.runs {
@@ -490,8 +490,8 @@ final class DirectContent {
         ops.put(" w\n")
         emboldened = run.emboldened
       }
-      let baseX = x + Double(run.x) / scale
-      let baseY = y + Double(run.y) / scale
+      let baseX = x + Double(run.x) * unit
+      let baseY = y + Double(run.y) * unit
       let size = run.size
       // Where a reader's pen is after the last glyph shown (its place plus its `/W` width);
       // nil before the first, after a move or a span.
@@ -500,8 +500,8 @@ final class DirectContent {
       var open = false
       func show(_ index: Int) {
         let glyph = run.glyphs[index]
-        let gx = baseX + Double(glyph.dx) / scale
-        let gy = baseY + Double(glyph.dy) / scale
+        let gx = baseX + Double(glyph.dx) * unit
+        let gy = baseY + Double(glyph.dy) * unit
         // Where the reader places this glyph: at Pango's place, or where the pen is when that
         // is within `penTolerance` of it.
         var placed = gx
@@ -567,11 +567,11 @@ final class DirectContent {
 
   /// Characters no font has: an empty box each, where Pango draws its hex digits.
   private func drawMissing(_ text: ShapedText, x: Double, y: Double) {
-    let scale = Double(PANGO_SCALE)
+    let unit = text.unit
     for box in text.missing {
-      let left = x + Double(box.x) / scale
-      let baseline = y + Double(box.y) / scale
-      let width = Double(box.width) / scale
+      let left = x + Double(box.x) * unit
+      let baseline = y + Double(box.y) * unit
+      let width = Double(box.width) * unit
       addRect(
         Rect(
           x: left + width * 0.1, y: baseline - box.size * 0.75, width: width * 0.8,

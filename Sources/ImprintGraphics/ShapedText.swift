@@ -25,14 +25,14 @@ final class ShapedText: @unchecked Sendable {
     /// The font's file as HarfBuzz reads it (`hb_face_t`, one reference owned: immutable and
     /// shared between threads by design), for the PDFs Imprint writes itself.
     let face: OpaquePointer?
-    /// The font's size in points (its matrix's scale).
+    /// The font's size in points of the block (its matrix's scale times the layout's factor).
     let size: Double
     /// Whether fontconfig asks for the font emboldened (a bold weight the family lacks, when
     /// the configuration says so): cairo then thickens its outlines by a 24th of the size.
     let emboldened: Bool
     /// The item's text (UTF-8), for the PDF's text extraction.
     let text: [CChar]
-    /// Where the run starts, in Pango units from the layout's top-left corner.
+    /// Where the run starts, in Pango units of the layout (`unit`) from its top-left corner.
     let x: Int32
     let y: Int32
     /// Glyph ids, and their offsets from the run's start in Pango units.
@@ -47,7 +47,8 @@ final class ShapedText: @unchecked Sendable {
   }
 
   /// A character no font has, as a box where Pango draws its hex digits: its left edge and
-  /// baseline in Pango units from the layout's top-left corner, its advance, and the font size.
+  /// baseline in Pango units of the layout from its top-left corner, its advance, and the font
+  /// size in points.
   struct Missing {
     let x: Int32
     let y: Int32
@@ -59,11 +60,17 @@ final class ShapedText: @unchecked Sendable {
   /// The missing characters' boxes (only when made with `missing: true`).
   let missing: [Missing]
   let metrics: TextMetrics
+  /// The block's size over the size it was laid out at (`TextLayout.factor`): the runs' fonts
+  /// (`Run.font`) are at the layout's size.
+  let factor: Double
+  /// Points per Pango unit of the positions.
+  var unit: Double { factor / Double(PANGO_SCALE) }
 
-  private init(runs: [Run], missing: [Missing], metrics: TextMetrics) {
+  private init(runs: [Run], missing: [Missing], metrics: TextMetrics, factor: Double) {
     self.runs = runs
     self.missing = missing
     self.metrics = metrics
+    self.factor = factor
   }
 
   deinit {
@@ -77,10 +84,11 @@ final class ShapedText: @unchecked Sendable {
   /// lines at their logical x and baseline, runs one after another with their offsets), or nil
   /// when the layout holds what only Pango draws (a character no font has, drawn as a box of
   /// hex digits, unless `missing`: then a box is kept for it; vertical text).
-  static func make(from layout: OpaquePointer, metrics: TextMetrics, missing: Bool = false)
+  static func make(from layout: TextLayout, metrics: TextMetrics, missing: Bool = false)
     -> ShapedText?
   {
-    guard let text = pango_layout_get_text(layout), let iterator = pango_layout_get_iter(layout)
+    guard let text = pango_layout_get_text(layout.pango),
+      let iterator = pango_layout_get_iter(layout.pango)
     else { return nil }
     defer { pango_layout_iter_free(iterator) }
     let empty = UInt32(0x0FFF_FFFF)  // PANGO_GLYPH_EMPTY
@@ -125,7 +133,7 @@ final class ShapedText: @unchecked Sendable {
         var position: Int32 = 0
         var matrix = cairo_matrix_t()
         cairo_scaled_font_get_font_matrix(scaled, &matrix)
-        let size = abs(matrix.yy)
+        let size = abs(matrix.yy) * layout.factor
         for index in 0..<glyphCount {
           let glyph = glyphs.pointee.glyphs[index]
           placedAt.append(placed.count)
@@ -205,7 +213,7 @@ final class ShapedText: @unchecked Sendable {
       release()
       return nil
     }
-    return ShapedText(runs: runs, missing: boxes, metrics: metrics)
+    return ShapedText(runs: runs, missing: boxes, metrics: metrics, factor: layout.factor)
   }
 
   /// `spans` by their first glyph; as they are when they already are (left-to-right runs), as
@@ -220,8 +228,9 @@ final class ShapedText: @unchecked Sendable {
   }
 
   /// Draws the runs with the layout's top-left corner at the current point of `cr`, as
-  /// `pango_cairo_show_layout` does on a surface that keeps text (PDF): each run in its own
-  /// saved state, its font installed, its glyphs shown with their text and clusters.
+  /// `pango_cairo_show_layout` does on a surface that keeps text (PDF) scaled by `factor`:
+  /// each run in its own saved state, its font installed, its glyphs shown with their text and
+  /// clusters.
   func draw(on cr: OpaquePointer) {
     var originX = 0.0
     var originY = 0.0
@@ -229,9 +238,11 @@ final class ShapedText: @unchecked Sendable {
     cairo_get_current_point(cr, &originX, &originY)
     let scale = Double(PANGO_SCALE)
     for run in runs {
-      let baseX = originX + Double(run.x) / scale
-      let baseY = originY + Double(run.y) / scale
+      let baseX = Double(run.x) / scale
+      let baseY = Double(run.y) / scale
       cairo_save(cr)
+      cairo_translate(cr, originX, originY)
+      if factor != 1 { cairo_scale(cr, factor, factor) }
       cairo_set_scaled_font(cr, run.font)
       var glyphs = run.glyphs.map { glyph in
         cairo_glyph_t(

@@ -268,39 +268,72 @@ final class TextEngine {
   }
 
   deinit {
-    if let (_, layout) = lastLayout { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    if let (_, layout) = lastLayout { layout.release() }
     g_object_unref(UnsafeMutableRawPointer(context))
     g_object_unref(UnsafeMutableRawPointer(fontMap))
     if counted { LiveHandles.closed("PangoFontMap", in: handleScope) }
   }
 
-  /// Creates a layout of `block`; the caller owns it (release with `g_object_unref`).
+  /// The size Pango sets every text at; a text of another size is scaled from it.
+  ///
+  /// Pango matches fonts (fontconfig sorts the whole library, on two threads it starts) and
+  /// makes fonts and their metrics for every new size, weight and language it meets: a card
+  /// batch's names shrunk in quarter points met dozens of sizes a run, each costing more than a
+  /// card. Hinting is off and glyph positions are not rounded, so a layout scales exactly but
+  /// for Pango's units (a 1024th of a point at this size).
+  static let layoutSize = 64.0
+
+  /// The size `size` is laid out at: `layoutSize`, or `size` itself outside the sizes a
+  /// scaled layout keeps exact (or when it is not a positive number).
+  static func layoutSize(for size: Double) -> Double {
+    size >= 0.25 && size <= 4096 ? layoutSize : size
+  }
+
+  /// Creates a layout of `block`; the caller owns it (`TextLayout.release`).
   ///
   /// The style's family is followed by the library's fallback families (CJK, emoji), so that
-  /// every script finds a font when one is loaded.
-  func makeLayout(_ block: TextBlock) -> OpaquePointer {
+  /// every script finds a font when one is loaded. The layout is set at `layoutSize(for:)`, its
+  /// wrapping width scaled with it.
+  func makeLayout(_ block: TextBlock) -> TextLayout {
     guard let layout = pango_layout_new(context) else {
       preconditionFailure("pango_layout_new returned NULL")
     }
     let style = block.style
+    let size = Self.layoutSize(for: style.size)
+    let factor = size == style.size ? 1 : style.size / size
     let description = pango_font_description_new()
     pango_font_description_set_family(description, style.family + fallback)
     pango_font_description_set_weight(description, PangoWeight(rawValue: UInt32(style.weight)))
-    pango_font_description_set_absolute_size(description, style.size * Double(PANGO_SCALE))
+    pango_font_description_set_absolute_size(description, size * Double(PANGO_SCALE))
     pango_layout_set_font_description(layout, description)
     pango_font_description_free(description)
     pango_layout_set_text(layout, block.text, -1)
     ScriptLanguages.apply(to: layout, text: block.text)
     if let width = block.width {
-      pango_layout_set_width(layout, Int32((width * Double(PANGO_SCALE)).rounded()))
+      pango_layout_set_width(layout, Self.pangoUnits(width / factor))
       pango_layout_set_wrap(
         layout, block.wrap == .word ? PANGO_WRAP_WORD : PANGO_WRAP_WORD_CHAR)
       if let maxLines = block.maxLines, block.ellipsis != .none {
-        pango_layout_set_height(layout, -Int32(max(1, maxLines)))
+        pango_layout_set_height(layout, -Int32(clamping: max(1, maxLines)))
         pango_layout_set_ellipsize(
           layout, block.ellipsis == .end ? PANGO_ELLIPSIZE_END : PANGO_ELLIPSIZE_MIDDLE)
       }
     }
+    align(layout, block)
+    return TextLayout(pango: layout, factor: factor)
+  }
+
+  /// `points` in Pango units, within what a layout's width holds (a width that is not a
+  /// number wraps nothing, as no width).
+  private static func pangoUnits(_ points: Double) -> Int32 {
+    let units = (points * Double(PANGO_SCALE)).rounded()
+    guard units.isFinite else { return units > 0 ? Int32.max : -1 }
+    return units >= Double(Int32.max) ? Int32.max : Int32(max(units, -1))
+  }
+
+  /// Sets the direction and alignment of `layout` for `block`.
+  private func align(_ layout: OpaquePointer, _ block: TextBlock) {
+    let style = block.style
     if block.direction == .fromText {
       // Auto-dir takes the direction from the first strong character and swaps left and right
       // for right-to-left paragraphs; swapping them back keeps the side the alignment names.
@@ -313,7 +346,7 @@ final class TextEngine {
         let right = (style.alignment == .right) != rightToLeft
         pango_layout_set_alignment(layout, right ? PANGO_ALIGN_RIGHT : PANGO_ALIGN_LEFT)
       }
-      return layout
+      return
     }
     switch style.alignment {
     case .left:
@@ -328,27 +361,24 @@ final class TextEngine {
       pango_layout_set_auto_dir(layout, 1)
       pango_layout_set_alignment(layout, PANGO_ALIGN_LEFT)
     }
-    return layout
   }
 
   /// Creates a layout of `text` in `style`, wrapped at `width` points when given.
   ///
-  /// The caller owns the returned layout (release with `g_object_unref`).
-  func makeLayout(_ text: String, style: TextStyle, width: Double?) -> OpaquePointer {
+  /// The caller owns the returned layout (`TextLayout.release`).
+  func makeLayout(_ text: String, style: TextStyle, width: Double?) -> TextLayout {
     makeLayout(TextBlock(text, style: style, width: width))
   }
 
-  /// Measures a layout in points.
-  func metrics(of layout: OpaquePointer) -> TextMetrics {
-    var ink = PangoRectangle()
+  /// Measures a layout in points of its block's size.
+  func metrics(of layout: TextLayout) -> TextMetrics {
     var logical = PangoRectangle()
-    pango_layout_get_extents(layout, &ink, &logical)
-    let scale = Double(PANGO_SCALE)
+    pango_layout_get_extents(layout.pango, nil, &logical)
     return TextMetrics(
-      width: Double(logical.width) / scale, height: Double(logical.height) / scale,
-      lineCount: Int(pango_layout_get_line_count(layout)),
-      unknownGlyphs: Int(pango_layout_get_unknown_glyphs_count(layout)),
-      isEllipsized: pango_layout_is_ellipsized(layout) != 0)
+      width: Double(logical.width) * layout.unit, height: Double(logical.height) * layout.unit,
+      lineCount: Int(pango_layout_get_line_count(layout.pango)),
+      unknownGlyphs: Int(pango_layout_get_unknown_glyphs_count(layout.pango)),
+      isEllipsized: pango_layout_is_ellipsized(layout.pango) != 0)
   }
 
   /// Measurements already made by this engine: the same block always measures the same (the
@@ -357,13 +387,13 @@ final class TextEngine {
 
   /// The layout of the block measured last, kept for `prepareDrawing` (a fitted text is
   /// usually the last one measured).
-  private var lastLayout: (TextBlock, OpaquePointer)?
+  private var lastLayout: (TextBlock, TextLayout)?
 
   /// Measures `block`.
   func measure(_ block: TextBlock) -> TextMetrics {
     if let known = measured[block] { return known }
     let layout = makeLayout(block)
-    if let (_, previous) = lastLayout { g_object_unref(UnsafeMutableRawPointer(previous)) }
+    if let (_, previous) = lastLayout { previous.release() }
     lastLayout = (block, layout)
     let result = metrics(of: layout)
     if measured.count >= 4096 { measured.removeAll(keepingCapacity: true) }
@@ -378,15 +408,15 @@ final class TextEngine {
   func prepareDrawing(_ block: TextBlock) -> ShapedText? {
     let cache = ShapedTextCache.shared
     if let known = cache.text(block, library: library) { return known }
-    var made: OpaquePointer?
-    let layout: OpaquePointer
+    var made: TextLayout?
+    let layout: TextLayout
     if let (last, kept) = lastLayout, last == block {
       layout = kept
     } else {
       layout = makeLayout(block)
       made = layout
     }
-    defer { if let made { g_object_unref(UnsafeMutableRawPointer(made)) } }
+    defer { made?.release() }
     guard let shaped = ShapedText.make(from: layout, metrics: metrics(of: layout)) else {
       return nil
     }
@@ -400,7 +430,7 @@ final class TextEngine {
   /// Measures `text` set in `style`, wrapped at `width` points when given.
   func measure(_ text: String, style: TextStyle, width: Double?) -> TextMetrics {
     let layout = makeLayout(text, style: style, width: width)
-    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    defer { layout.release() }
     return metrics(of: layout)
   }
 
@@ -409,9 +439,9 @@ final class TextEngine {
   /// with `hb-shape`.
   func shapedRuns(_ block: TextBlock) -> [ShapedRun] {
     let layout = makeLayout(block)
-    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    defer { layout.release() }
     let text = Array(block.text.utf8)
-    guard let iterator = pango_layout_get_iter(layout) else { return [] }
+    guard let iterator = pango_layout_get_iter(layout.pango) else { return [] }
     defer { pango_layout_iter_free(iterator) }
     var runs: [ShapedRun] = []
     repeat {
@@ -444,6 +474,21 @@ final class TextEngine {
     } while pango_layout_iter_next_run(iterator) != 0
     return runs
   }
+}
+
+/// A Pango layout of a block, set at `TextEngine.layoutSize(for:)` and standing for the block's
+/// size scaled by `factor`; owned by whoever made it.
+struct TextLayout {
+  /// The layout.
+  let pango: OpaquePointer
+  /// The block's size over the size the layout is set at.
+  let factor: Double
+
+  /// Points of the block per Pango unit of the layout.
+  var unit: Double { factor / Double(PANGO_SCALE) }
+
+  /// Releases the layout.
+  func release() { g_object_unref(UnsafeMutableRawPointer(pango)) }
 }
 
 /// Measures text the way a `Canvas` will draw it, without a surface (for layout).

@@ -300,8 +300,10 @@ struct DirectPDFTests {
     let library = try FontLibrary.bundled()
     TextEngine(library: library).prepareDrawing(block)
     let shaped = try #require(ShapedTextCache.shared.text(block, library: library))
-    // Pango's units: 1024 a point.
-    let places = shaped.runs.flatMap { run in run.glyphs.map { x + Double(run.x + $0.dx) / 1024 } }
+    // Pango's units, at the size the text was laid out at, in points of the block's size.
+    let places = shaped.runs.flatMap { run in
+      run.glyphs.map { x + Double(run.x + $0.dx) * shaped.unit }
+    }
 
     // Where a reader puts each character: MuPDF's own text extraction, its origins.
     let stext = try runTool("mutool", ["draw", "-F", "stext", "-o", "-", path, "1"])
