@@ -37,7 +37,11 @@ public enum LocaleData {
 
   /// The languages Foundation has locale data for.
   private static let knownLanguages: Set<String> = Set(
-    Locale.availableIdentifiers.map { String($0.prefix { $0 != "_" && $0 != "-" }) })
+    Locale.availableIdentifiers.map { identifier in
+      // By bytes: by Characters, this cost more than asking Foundation for the identifiers.
+      let end = identifier.utf8.firstIndex { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+      return String(identifier[..<(end ?? identifier.endIndex)])
+    })
 
   /// The locale of `identifier`, with Latin digits unless `nativeDigits`.
   public static func locale(_ identifier: String, nativeDigits: Bool = false) -> Locale {

@@ -65,10 +65,15 @@ enum ScriptLanguages {
   /// The bundled DejaVu Sans has Arabic and Persian but not all of Urdu, and a word drawn
   /// partly in another font shows two designs: `languages.conf` sets Urdu in Noto Sans Arabic.
   static func arabicLanguage(of text: String) -> String {
-    let urdu: Set<UInt32> = [
-      0x0679, 0x0688, 0x0691, 0x06BA, 0x06BE, 0x06C1, 0x06C2, 0x06D2, 0x06D3,
-    ]
-    return text.unicodeScalars.contains { urdu.contains($0.value) } ? "ur" : "ar"
+    // A switch, not a set: a Set<UInt32> literal made the runtime look up UInt32's Hashable
+    // conformance in the whole binary the first time, more than laying out a card's text.
+    let urdu = text.unicodeScalars.contains {
+      switch $0.value {
+      case 0x0679, 0x0688, 0x0691, 0x06BA, 0x06BE, 0x06C1, 0x06C2, 0x06D2, 0x06D3: true
+      default: false
+      }
+    }
+    return urdu ? "ur" : "ar"
   }
 
   /// The language Imprint sets for `script`; nil leaves the run to Pango (Latin, common marks,

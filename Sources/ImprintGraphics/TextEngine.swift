@@ -130,7 +130,22 @@ public struct TextBlock: Sendable, Hashable {
       && sameBytes(a.text, b.text)
   }
 
+  /// Hashes the text's and the family's bytes and the numbers.
+  ///
+  /// The enumerations are left to `==`: hashing one hashes its raw string, which made five
+  /// strings to hash a block.
   public func hash(into hasher: inout Hasher) {
+    Self.combineBytes(of: text, into: &hasher)
+    Self.combineBytes(of: style.family, into: &hasher)
+    hasher.combine(style.weight)
+    hasher.combine(style.size)
+    hasher.combine(style.color)
+    hasher.combine(width)
+    hasher.combine(maxLines)
+  }
+
+  /// Combines the UTF-8 bytes of `text` and their count into `hasher`.
+  private static func combineBytes(of text: String, into hasher: inout Hasher) {
     let hashed: Void? = text.utf8.withContiguousStorageIfAvailable {
       hasher.combine(bytes: UnsafeRawBufferPointer($0))
     }
@@ -138,12 +153,6 @@ public struct TextBlock: Sendable, Hashable {
       for byte in text.utf8 { hasher.combine(byte) }
     }
     hasher.combine(text.utf8.count)
-    hasher.combine(style)
-    hasher.combine(width)
-    hasher.combine(maxLines)
-    hasher.combine(ellipsis)
-    hasher.combine(wrap)
-    hasher.combine(direction)
   }
 }
 
