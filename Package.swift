@@ -44,7 +44,9 @@ let package = Package(
     system("CJPEG", "libjpeg", ["libjpeg62-turbo-dev"]),
     system("CQPDF", "libqpdf", ["libqpdf-dev"]),
     system("CWebP", "libwebpdemux", ["libwebp-dev"]),
-    system("CTIFF", "libtiff-4", ["libtiff-dev"]),
+    // Declarations only (no pkg-config, no link): libtiff is loaded with dlopen when a TIFF image
+    // is read (ImprintGraphics/TIFFDecoder.swift says why).
+    .systemLibrary(name: "CTIFF", providers: [.apt(["libtiff-dev"])]),
     system("CGIF", "libgif", ["libgif-dev"]),
     // PostgreSQL's client library, for the jobs database several replicas share (ImprintJobsDB).
     // Declarations only (no pkg-config, no link): loaded with dlopen at the first connection.

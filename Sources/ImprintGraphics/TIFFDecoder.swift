@@ -8,6 +8,13 @@ import ImprintCore
 /// TIFF decoding with libtiff, from memory, with error and warning handlers of this handle's own
 /// (libtiff's default ones print to standard error) and a cap on libtiff's own allocations.
 ///
+/// libtiff is loaded with `dlopen` the first time a TIFF image is read. Why not linked: it brings
+/// four libraries nothing else of `imprint` needs (zstd, xz, LERC with its C++ runtime, JBIG-KIT),
+/// which the dynamic loader mapped and relocated at every exec, whatever the command. An empty C
+/// program linked with imprint's libraries took 1.5 to 2 ms more CPU with libtiff than without
+/// (`perf stat -r 300`, three alternating runs), a tenth of `imprint --version` and about 1 % of
+/// a 200-card batch; cards and QR codes never read a TIFF.
+///
 /// Each directory is a page. Pages are decoded by `TIFFReadRGBAImageOriented` (any photometric,
 /// compression and bit depth libtiff converts to 8-bit RGBA; alpha premultiplied) into a raster
 /// allocated after its size was checked, asking for the file's own orientation so that libtiff
@@ -34,17 +41,21 @@ enum TIFFDecoder {
   static func pages(
     _ bytes: [UInt8], source: String, maximumPixels: Int
   ) throws(ImageError) -> [Page] {
-    try withTIFF(bytes, source: source) { tiff, messages throws(ImageError) -> [Page] in
+    let library = try TIFFLibrary.loaded(source: source)
+    return try withTIFF(bytes, source: source, library) {
+      tiff, messages throws(ImageError) -> [Page] in
       var pages: [Page] = []
       repeat {
-        let (width, height, orientation) = try dimensions(tiff, source: source)
+        let (width, height, orientation) = try dimensions(tiff, source: source, library)
         let swapped = (5...8).contains(orientation)
         try check(width, height, maximumPixels: maximumPixels, source: source)
         var resolution: Float = 0
         var unit: UInt16 = 0
         var dpi: Double?
-        if field(tiff, TIFFTAG_XRESOLUTION, &resolution), resolution.isFinite, resolution > 0 {
-          _ = field(tiff, TIFFTAG_RESOLUTIONUNIT, &unit, defaulted: true)
+        if field(tiff, TIFFTAG_XRESOLUTION, &resolution, library), resolution.isFinite,
+          resolution > 0
+        {
+          _ = field(tiff, TIFFTAG_RESOLUTIONUNIT, &unit, library, defaulted: true)
           dpi =
             unit == RESUNIT_INCH
             ? Double(resolution)
@@ -53,7 +64,7 @@ enum TIFFDecoder {
         pages.append(
           Page(
             width: swapped ? height : width, height: swapped ? width : height, dpi: dpi))
-      } while TIFFReadDirectory(tiff) == 1
+      } while library.readDirectory(tiff) == 1
       // TIFFReadDirectory returns 0 both at the end and on a damaged directory.
       if let error = messages.first {
         throw .damaged(source: source, reason: "libtiff: " + error)
@@ -71,23 +82,26 @@ enum TIFFDecoder {
   static func decode(
     _ bytes: [UInt8], source: String, page: Int, maximumPixels: Int
   ) throws(ImageError) -> Bitmap {
-    try withTIFF(bytes, source: source) { tiff, messages throws(ImageError) -> Bitmap in
-      guard page >= 1, page <= Int(UInt32.max), TIFFSetDirectory(tiff, tdir_t(page - 1)) == 1
+    let library = try TIFFLibrary.loaded(source: source)
+    return try withTIFF(bytes, source: source, library) {
+      tiff, messages throws(ImageError) -> Bitmap in
+      guard page >= 1, page <= Int(UInt32.max),
+        library.setDirectory(tiff, tdir_t(page - 1)) == 1
       else {
         throw .damaged(
           source: source,
           reason: "page \(page) cannot be read" + (messages.first.map { " (libtiff: \($0))" } ?? "")
         )
       }
-      let (width, height, orientation) = try dimensions(tiff, source: source)
+      let (width, height, orientation) = try dimensions(tiff, source: source, library)
       try check(width, height, maximumPixels: maximumPixels, source: source)
       var reason = [CChar](repeating: 0, count: 1024)
-      guard TIFFRGBAImageOK(tiff, &reason) == 1 else {
+      guard library.rgbaImageOK(tiff, &reason) == 1 else {
         throw .unsupportedVariant(source: source, reason: "libtiff: " + JPEGDecoder.text(reason))
       }
       var raster = [UInt32](repeating: 0, count: width * height)
       // Asking for the file's own orientation: libtiff then copies rows as stored.
-      let read = TIFFReadRGBAImageOriented(
+      let read = library.readRGBAImageOriented(
         tiff, UInt32(width), UInt32(height), &raster, Int32(orientation), 1)
       guard read == 1 else {
         throw .damaged(source: source, reason: "libtiff: " + (messages.first ?? "read failed"))
@@ -107,18 +121,18 @@ enum TIFFDecoder {
 
   /// The current directory's stored width, height and orientation (1 when absent).
   private static func dimensions(
-    _ tiff: OpaquePointer, source: String
+    _ tiff: OpaquePointer, source: String, _ library: TIFFLibrary
   ) throws(ImageError) -> (Int, Int, Int) {
     var width: UInt32 = 0
     var height: UInt32 = 0
     var orientation: UInt16 = 1
-    guard field(tiff, TIFFTAG_IMAGEWIDTH, &width), field(tiff, TIFFTAG_IMAGELENGTH, &height),
-      width > 0, height > 0
+    guard field(tiff, TIFFTAG_IMAGEWIDTH, &width, library),
+      field(tiff, TIFFTAG_IMAGELENGTH, &height, library), width > 0, height > 0
     else {
       throw .damaged(
         source: source, reason: "the TIFF header gives invalid dimensions \(width) x \(height)")
     }
-    _ = field(tiff, TIFFTAG_ORIENTATION, &orientation, defaulted: true)
+    _ = field(tiff, TIFFTAG_ORIENTATION, &orientation, library, defaulted: true)
     return (Int(width), Int(height), (1...8).contains(orientation) ? Int(orientation) : 1)
   }
 
@@ -134,13 +148,14 @@ enum TIFFDecoder {
 
   /// Reads one tag into `value` (TIFFGetField is variadic, which Swift cannot call).
   private static func field<T>(
-    _ tiff: OpaquePointer, _ tag: Int32, _ value: inout T, defaulted: Bool = false
+    _ tiff: OpaquePointer, _ tag: Int32, _ value: inout T, _ library: TIFFLibrary,
+    defaulted: Bool = false
   ) -> Bool {
     withUnsafeMutablePointer(to: &value) { pointer in
       withVaList([pointer]) { list in
         defaulted
-          ? TIFFVGetFieldDefaulted(tiff, UInt32(tag), list) == 1
-          : TIFFVGetField(tiff, UInt32(tag), list) == 1
+          ? library.vGetFieldDefaulted(tiff, UInt32(tag), list) == 1
+          : library.vGetField(tiff, UInt32(tag), list) == 1
       }
     }
   }
@@ -148,20 +163,20 @@ enum TIFFDecoder {
   /// Opens `bytes` as a TIFF (client procedures over memory, no mapping) and calls `body` with
   /// the handle and the errors libtiff reported so far.
   private static func withTIFF<T>(
-    _ bytes: [UInt8], source: String,
+    _ bytes: [UInt8], source: String, _ library: TIFFLibrary,
     _ body: (OpaquePointer, TIFFMessages) throws(ImageError) -> T
   ) throws(ImageError) -> T {
     let reader = MemoryReader(bytes)
     let messages = TIFFMessages()
-    guard let options = TIFFOpenOptionsAlloc() else { throw .outOfMemory(source: source) }
-    defer { TIFFOpenOptionsFree(options) }
-    TIFFOpenOptionsSetMaxSingleMemAlloc(options, tmsize_t(maximumAllocation))
+    guard let options = library.optionsAlloc() else { throw .outOfMemory(source: source) }
+    defer { library.optionsFree(options) }
+    library.optionsSetMaxSingleMemAlloc(options, tmsize_t(maximumAllocation))
     let user = Unmanaged.passUnretained(messages).toOpaque()
-    TIFFOpenOptionsSetErrorHandlerExtR(options, tiffError, user)
-    TIFFOpenOptionsSetWarningHandlerExtR(options, tiffWarning, user)
+    library.optionsSetErrorHandlerExtR(options, tiffError, user)
+    library.optionsSetWarningHandlerExtR(options, tiffWarning, user)
     return try withExtendedLifetime((reader, messages)) { () throws(ImageError) -> T in
       guard
-        let tiff = TIFFClientOpenExt(
+        let tiff = library.clientOpenExt(
           "image", "rm", Unmanaged.passUnretained(reader).toOpaque(), tiffRead, tiffWrite,
           tiffSeek, tiffClose, tiffSize, tiffMap, tiffUnmap, options)
       else {
@@ -169,10 +184,60 @@ enum TIFFDecoder {
       }
       let scope = LiveHandles.opened("TIFF")
       defer {
-        TIFFClose(tiff)
+        library.close(tiff)
         LiveHandles.closed("TIFF", in: scope)
       }
       return try body(tiff, messages)
+    }
+  }
+}
+
+/// libtiff's functions, looked up once in the library `dlopen` loaded (never unloaded).
+private struct TIFFLibrary: @unchecked Sendable {
+  // @unchecked: C function pointers into a library that stays loaded; libtiff's functions are
+  // safe to call from many threads on distinct handles.
+  let clientOpenExt: ImprintTIFF_TIFFClientOpenExt
+  let close: ImprintTIFF_TIFFClose
+  let optionsAlloc: ImprintTIFF_TIFFOpenOptionsAlloc
+  let optionsFree: ImprintTIFF_TIFFOpenOptionsFree
+  let optionsSetErrorHandlerExtR: ImprintTIFF_TIFFOpenOptionsSetErrorHandlerExtR
+  let optionsSetMaxSingleMemAlloc: ImprintTIFF_TIFFOpenOptionsSetMaxSingleMemAlloc
+  let optionsSetWarningHandlerExtR: ImprintTIFF_TIFFOpenOptionsSetWarningHandlerExtR
+  let rgbaImageOK: ImprintTIFF_TIFFRGBAImageOK
+  let readDirectory: ImprintTIFF_TIFFReadDirectory
+  let readRGBAImageOriented: ImprintTIFF_TIFFReadRGBAImageOriented
+  let setDirectory: ImprintTIFF_TIFFSetDirectory
+  let vGetField: ImprintTIFF_TIFFVGetField
+  let vGetFieldDefaulted: ImprintTIFF_TIFFVGetFieldDefaulted
+
+  /// The library, or why it could not be loaded (`dlerror`'s text), loaded at first use.
+  private static let shared: Result<TIFFLibrary, SharedLibrary.Failure> = Result {
+    () throws(SharedLibrary.Failure) -> TIFFLibrary in
+    let library = try SharedLibrary.open("libtiff.so.6")
+    return try TIFFLibrary(
+      clientOpenExt: library.function("TIFFClientOpenExt"),
+      close: library.function("TIFFClose"),
+      optionsAlloc: library.function("TIFFOpenOptionsAlloc"),
+      optionsFree: library.function("TIFFOpenOptionsFree"),
+      optionsSetErrorHandlerExtR: library.function("TIFFOpenOptionsSetErrorHandlerExtR"),
+      optionsSetMaxSingleMemAlloc: library.function("TIFFOpenOptionsSetMaxSingleMemAlloc"),
+      optionsSetWarningHandlerExtR: library.function("TIFFOpenOptionsSetWarningHandlerExtR"),
+      rgbaImageOK: library.function("TIFFRGBAImageOK"),
+      readDirectory: library.function("TIFFReadDirectory"),
+      readRGBAImageOriented: library.function("TIFFReadRGBAImageOriented"),
+      setDirectory: library.function("TIFFSetDirectory"),
+      vGetField: library.function("TIFFVGetField"),
+      vGetFieldDefaulted: library.function("TIFFVGetFieldDefaulted"))
+  }
+
+  /// The functions.
+  ///
+  /// - Throws: `ImageError.decoderUnavailable` naming `source` when libtiff cannot be loaded.
+  static func loaded(source: String) throws(ImageError) -> TIFFLibrary {
+    switch shared {
+    case .success(let library): return library
+    case .failure(let failure):
+      throw .decoderUnavailable(source: source, library: "libtiff", reason: failure.reason)
     }
   }
 }
