@@ -15,57 +15,60 @@ package enum PDFSyntax {
       return
     }
     let clamped = min(max(value, -1e12), 1e12)
-    var scaled = Int64((clamped * 10_000).rounded())
-    if scaled < 0 {
-      out.append(UInt8(ascii: "-"))
-      scaled = -scaled
-    }
-    append(Int(scaled / 10_000), to: &out)
-    var fraction = Int(scaled % 10_000)
-    guard fraction != 0 else { return }
-    out.append(UInt8(ascii: "."))
-    var digits = 4
-    while fraction % 10 == 0 {
-      fraction /= 10
-      digits -= 1
-    }
-    var divisor = 1
-    for _ in 1..<digits { divisor *= 10 }
-    while divisor > 0 {
-      out.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-      divisor /= 10
+    let scaled = Int64((clamped * 10_000).rounded())
+    var whole = scaled.magnitude / 10_000
+    var fraction = scaled.magnitude % 10_000
+    // Written backwards into a buffer on the stack, then appended at once: a byte appended at a
+    // time checked the array's uniqueness and capacity for each (a number cost ~380
+    // instructions; a card's page writes over a hundred).
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+      var index = buffer.count
+      if fraction != 0 {
+        var digits = 4
+        while fraction % 10 == 0 {
+          fraction /= 10
+          digits -= 1
+        }
+        for _ in 0..<digits {
+          index -= 1
+          buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction % 10)
+          fraction /= 10
+        }
+        index -= 1
+        buffer[index] = UInt8(ascii: ".")
+      }
+      repeat {
+        index -= 1
+        buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: whole % 10)
+        whole /= 10
+      } while whole > 0
+      if scaled < 0 {
+        index -= 1
+        buffer[index] = UInt8(ascii: "-")
+      }
+      out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index...]))
     }
   }
 
   /// Appends `value` in decimal.
   package static func append(_ value: Int, to out: inout [UInt8]) {
-    if value < 0 {
-      out.append(UInt8(ascii: "-"))
-      append(UInt(value.magnitude), to: &out)
-    } else {
-      append(UInt(value), to: &out)
-    }
-  }
-
-  private static func append(_ value: UInt, to out: inout [UInt8]) {
-    if value < 10 {
-      out.append(UInt8(ascii: "0") + UInt8(value))
+    if value >= 0, value < 10 {
+      out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value))
       return
     }
-    var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-      (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    var rest = value
-    var count = 0
-    withUnsafeMutableBytes(of: &digits) { buffer in
-      while rest > 0 && count < buffer.count {
-        buffer[count] = UInt8(ascii: "0") + UInt8(rest % 10)
+    var rest = value.magnitude
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+      var index = buffer.count
+      repeat {
+        index -= 1
+        buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
         rest /= 10
-        count += 1
+      } while rest > 0
+      if value < 0 {
+        index -= 1
+        buffer[index] = UInt8(ascii: "-")
       }
-    }
-    if rest > 0 { append(rest, to: &out) }
-    withUnsafeBytes(of: &digits) { buffer in
-      for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+      out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index...]))
     }
   }
 
@@ -91,13 +94,13 @@ package enum PDFSyntax {
 
   /// Appends `value` as four upper-case hex digits.
   package static func appendHex(_ value: UInt16, to out: inout [UInt8]) {
-    let digits: StaticString = "0123456789ABCDEF"
-    digits.withUTF8Buffer { hex in
-      out.append(hex[Int(value >> 12)])
-      out.append(hex[Int(value >> 8 & 0xF)])
-      out.append(hex[Int(value >> 4 & 0xF)])
-      out.append(hex[Int(value & 0xF)])
+    // Four digits appended at once (see `append(_:to:)` for Double).
+    func digit(_ nibble: UInt16) -> UInt8 {
+      let low = UInt8(truncatingIfNeeded: nibble & 0xF)
+      return low < 10 ? UInt8(ascii: "0") + low : UInt8(ascii: "A") - 10 + low
     }
+    let digits = (digit(value >> 12), digit(value >> 8), digit(value >> 4), digit(value))
+    withUnsafeBytes(of: digits) { out.append(contentsOf: $0) }
   }
 }
 

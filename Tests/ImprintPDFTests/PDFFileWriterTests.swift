@@ -41,6 +41,66 @@ struct PDFFileWriterTests {
     }
   }
 
+  @Test("numbers written at once agree with the byte-at-a-time writer on 200,000 values")
+  func numbersAgainstOldWriter() {
+    // The writer before session 33 (one byte appended at a time), kept as the oracle.
+    func old(_ value: Double) -> [UInt8] {
+      var out: [UInt8] = []
+      guard value.isFinite else { return Array("0".utf8) }
+      let clamped = min(max(value, -1e12), 1e12)
+      var scaled = Int64((clamped * 10_000).rounded())
+      if scaled < 0 {
+        out.append(UInt8(ascii: "-"))
+        scaled = -scaled
+      }
+      out += Array(String(scaled / 10_000).utf8)
+      var fraction = Int(scaled % 10_000)
+      guard fraction != 0 else { return out }
+      out.append(UInt8(ascii: "."))
+      var digits = 4
+      while fraction % 10 == 0 {
+        fraction /= 10
+        digits -= 1
+      }
+      var divisor = 1
+      for _ in 1..<digits { divisor *= 10 }
+      while divisor > 0 {
+        out.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+        divisor /= 10
+      }
+      return out
+    }
+    var generator = SystemRandomNumberGenerator()
+    var values: [Double] = [-0.0, 0.00005, -0.00005, 0.99995, -0.99995, 1e12, -1e12, 5e11 + 0.5]
+    for _ in 0..<200_000 {
+      let magnitude = Double.random(in: -6...13, using: &generator)
+      let sign: Double = Bool.random(using: &generator) ? 1 : -1
+      let value = sign * Foundation.pow(10, magnitude)
+      // Some exact quarters and whole numbers too, as layouts often write.
+      values.append(
+        Bool.random(using: &generator) ? value : (value * 4).rounded() / 4)
+    }
+    var mismatches: [Double] = []
+    for value in values {
+      var out: [UInt8] = [0x20]
+      PDFSyntax.append(value, to: &out)
+      if Array(out.dropFirst()) != old(value) { mismatches.append(value) }
+    }
+    #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    for value in [Int.min, Int.min + 1, -10, -9, -1, 0, 9, 10, 65_535, Int.max] {
+      var out: [UInt8] = []
+      PDFSyntax.append(value, to: &out)
+      #expect(String(decoding: out, as: UTF8.self) == String(value))
+    }
+    var hex: [UInt8] = []
+    var expected = ""
+    for value in UInt16.min...UInt16.max {
+      PDFSyntax.appendHex(value, to: &hex)
+      expected += String(format: "%04X", value)
+    }
+    #expect(String(decoding: hex, as: UTF8.self) == expected)
+  }
+
   @Test("text strings: ASCII literal with escapes, anything else UTF-16BE with its mark")
   func strings() {
     func string(_ text: String) -> String {
