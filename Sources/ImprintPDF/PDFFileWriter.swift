@@ -16,7 +16,7 @@ package enum PDFSyntax {
     }
     let clamped = min(max(value, -1e12), 1e12)
     let scaled = Int64((clamped * 10_000).rounded())
-    var whole = scaled.magnitude / 10_000
+    let whole = scaled.magnitude / 10_000
     var fraction = scaled.magnitude % 10_000
     // Written backwards into a buffer on the stack, then appended at once: a byte appended at a
     // time checked the array's uniqueness and capacity for each (a number cost ~380
@@ -37,11 +37,7 @@ package enum PDFSyntax {
         index -= 1
         buffer[index] = UInt8(ascii: ".")
       }
-      repeat {
-        index -= 1
-        buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: whole % 10)
-        whole /= 10
-      } while whole > 0
+      prependDigits(of: whole, to: buffer, at: &index)
       if scaled < 0 {
         index -= 1
         buffer[index] = UInt8(ascii: "-")
@@ -56,20 +52,27 @@ package enum PDFSyntax {
       out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value))
       return
     }
-    var rest = value.magnitude
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
       var index = buffer.count
-      repeat {
-        index -= 1
-        buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-        rest /= 10
-      } while rest > 0
+      prependDigits(of: UInt64(value.magnitude), to: buffer, at: &index)
       if value < 0 {
         index -= 1
         buffer[index] = UInt8(ascii: "-")
       }
       out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index...]))
     }
+  }
+
+  /// Writes the decimal digits of `value` into `buffer` before `index`, moving it back.
+  private static func prependDigits(
+    of value: UInt64, to buffer: UnsafeMutableBufferPointer<UInt8>, at index: inout Int
+  ) {
+    var rest = value
+    repeat {
+      index -= 1
+      buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+      rest /= 10
+    } while rest > 0
   }
 
   /// Appends `text` as a PDF text string: a literal string `(...)` (parentheses and
