@@ -224,8 +224,8 @@ struct ImageKey: Hashable {
 /// `save` and `restore` keep the colour as cairo's state does, and never touch the path.
 final class DirectContent {
   unowned let document: DirectPDF
-  private var ops: [UInt8] = []
-  private var path: [UInt8] = []
+  private let ops = PDFBuffer(capacity: 4096)
+  private let path = PDFBuffer()
   private var color = Color.black
   private var saved: [Color] = []
   /// Resources used, in first-use order: fonts by number, XObjects (images, forms) by object.
@@ -239,7 +239,6 @@ final class DirectContent {
   /// nil for a form drawn into flipped space already.
   init(document: DirectPDF, height: Double?) {
     self.document = document
-    ops.reserveCapacity(4096)
     if let height {
       ops.put("1 0 0 -1 0 ")
       ops.put(height)
@@ -248,7 +247,7 @@ final class DirectContent {
   }
 
   /// The stream's bytes.
-  func finished() -> [UInt8] { ops }
+  func finished() -> [UInt8] { ops.bytes }
 
   /// Appends ` << /Font << ... >> /XObject << ... >> >>`.
   func appendResources(to out: inout [UInt8]) {
@@ -317,11 +316,9 @@ final class DirectContent {
     ops.put("cm\n")
   }
 
-  private func putColor(stroke: Bool) { putColor(stroke: stroke, into: &ops) }
-
-  private func putColor(stroke: Bool, into out: inout [UInt8]) {
-    out.numbers(Double(color.red) / 255, Double(color.green) / 255, Double(color.blue) / 255)
-    out.put(stroke ? "RG\n" : "rg\n")
+  private func putColor(stroke: Bool) {
+    ops.numbers(Double(color.red) / 255, Double(color.green) / 255, Double(color.blue) / 255)
+    ops.put(stroke ? "RG\n" : "rg\n")
   }
 
   // MARK: paths
@@ -403,7 +400,7 @@ final class DirectContent {
     putColor(stroke: false)
     ops.append(contentsOf: path)
     ops.put("f\n")
-    path.removeAll(keepingCapacity: true)
+    path.removeAll()
   }
 
   func clip() {
@@ -411,7 +408,7 @@ final class DirectContent {
     if path.isEmpty { path.put("0 0 0 0 re\n") }
     ops.append(contentsOf: path)
     ops.put("W n\n")
-    path.removeAll(keepingCapacity: true)
+    path.removeAll()
   }
 
   func stroke(width: Double) {
@@ -421,11 +418,11 @@ final class DirectContent {
     ops.put(" w\n")
     ops.append(contentsOf: path)
     ops.put("S\n")
-    path.removeAll(keepingCapacity: true)
+    path.removeAll()
   }
 
   func line(from: (Double, Double), to: (Double, Double), width: Double) {
-    path.removeAll(keepingCapacity: true)
+    path.removeAll()
     move(from.0, from.1)
     line(to.0, to.1)
     stroke(width: width)
@@ -451,7 +448,7 @@ final class DirectContent {
   func draw(_ text: ShapedText, x: Double, y: Double) {
     // Written into the stream held for the whole text: one exclusive access to it, not one
     // for every operator and glyph.
-    let (began, emboldened) = writeGlyphs(text, x: x, y: y, into: &ops)
+    let (began, emboldened) = writeGlyphs(text, x: x, y: y)
     // The rendering mode outlives the text object: back to fill alone for what follows.
     if emboldened { ops.put("0 Tr\n") }
     if began { ops.put("ET\n") }
@@ -460,7 +457,7 @@ final class DirectContent {
 
   /// Writes the glyph runs of `text` into `ops` (`draw`); whether a text object began, and
   /// whether its last run was emboldened.
-  private func writeGlyphs(_ text: ShapedText, x: Double, y: Double, into ops: inout [UInt8])
+  private func writeGlyphs(_ text: ShapedText, x: Double, y: Double)
     -> (began: Bool, emboldened: Bool)
   {
     let unit = text.unit
@@ -469,7 +466,7 @@ final class DirectContent {
     for run in text.runs {
       guard let face = run.face, !run.glyphs.isEmpty else { continue }
       if !began {
-        putColor(stroke: false, into: &ops)
+        putColor(stroke: false)
         ops.put("BT\n")
         began = true
       }
@@ -483,7 +480,7 @@ final class DirectContent {
       if run.emboldened || emboldened {
         // Synthetic bold as cairo's FreeType glyphs have it: outlines a 24th of the size
         // thicker, here stroked as well as filled.
-        putColor(stroke: true, into: &ops)
+        putColor(stroke: true)
         ops.put(run.emboldened ? 2 : 0)
         ops.put(" Tr ")
         ops.put(run.size / 24)
@@ -523,7 +520,7 @@ final class DirectContent {
         let id = UInt32(truncatingIfNeeded: glyph.index)
         font.use(id)
         ops.put("<")
-        PDFSyntax.appendHex(UInt16(truncatingIfNeeded: id), to: &ops)
+        ops.putHex(UInt16(truncatingIfNeeded: id))
         ops.put(">")
         pen = placed + font.advance(id) * size / 1000
       }
@@ -547,8 +544,10 @@ final class DirectContent {
           // elsewhere: its text said once for all of its glyphs.
           close()
           ops.put("/Span<</ActualText")
+          var actual: [UInt8] = []
           PDFSyntax.appendText(
-            String(decoding: bytes.map { UInt8(bitPattern: $0) }, as: UTF8.self), to: &ops)
+            String(decoding: bytes.map { UInt8(bitPattern: $0) }, as: UTF8.self), to: &actual)
+          ops.append(contentsOf: actual)
           ops.put(">>BDC\n")
           for index in next..<span.glyphs.upperBound { show(index) }
           close()

@@ -10,17 +10,30 @@ package enum PDFSyntax {
   /// (`12`, `-0.5`, `3.1416`); values beyond ±10^12 are clamped (a PDF reader's limit is far
   /// lower, and nothing Imprint draws comes near it), NaN written as 0.
   package static func append(_ value: Double, to out: inout [UInt8]) {
+    format(value) { out.append(contentsOf: $0) }
+  }
+
+  /// Appends `value` in decimal.
+  package static func append(_ value: Int, to out: inout [UInt8]) {
+    format(value) { out.append(contentsOf: $0) }
+  }
+
+  /// Gives `emit` the bytes of `value` as `append(_:to:)` writes it (Double).
+  ///
+  /// Written backwards into a buffer on the stack and handed on at once: a byte appended at a
+  /// time checked the array's uniqueness and capacity for each (a number cost ~380
+  /// instructions; a card's page writes over a hundred).
+  @inline(__always) package static func format(
+    _ value: Double, _ emit: (UnsafeRawBufferPointer) -> Void
+  ) {
     guard value.isFinite else {
-      out.append(UInt8(ascii: "0"))
+      withUnsafeBytes(of: UInt8(ascii: "0")) { emit($0) }
       return
     }
     let clamped = min(max(value, -1e12), 1e12)
     let scaled = Int64((clamped * 10_000).rounded())
     let whole = scaled.magnitude / 10_000
     var fraction = scaled.magnitude % 10_000
-    // Written backwards into a buffer on the stack, then appended at once: a byte appended at a
-    // time checked the array's uniqueness and capacity for each (a number cost ~380
-    // instructions; a card's page writes over a hundred).
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
       var index = buffer.count
       if fraction != 0 {
@@ -42,16 +55,14 @@ package enum PDFSyntax {
         index -= 1
         buffer[index] = UInt8(ascii: "-")
       }
-      out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index...]))
+      emit(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[index...]))
     }
   }
 
-  /// Appends `value` in decimal.
-  package static func append(_ value: Int, to out: inout [UInt8]) {
-    if value >= 0, value < 10 {
-      out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value))
-      return
-    }
+  /// Gives `emit` the decimal bytes of `value`.
+  @inline(__always) package static func format(
+    _ value: Int, _ emit: (UnsafeRawBufferPointer) -> Void
+  ) {
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
       var index = buffer.count
       prependDigits(of: UInt64(value.magnitude), to: buffer, at: &index)
@@ -59,7 +70,7 @@ package enum PDFSyntax {
         index -= 1
         buffer[index] = UInt8(ascii: "-")
       }
-      out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index...]))
+      emit(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[index...]))
     }
   }
 
@@ -97,13 +108,19 @@ package enum PDFSyntax {
 
   /// Appends `value` as four upper-case hex digits.
   package static func appendHex(_ value: UInt16, to out: inout [UInt8]) {
-    // Four digits appended at once (see `append(_:to:)` for Double).
+    formatHex(value) { out.append(contentsOf: $0) }
+  }
+
+  /// Gives `emit` the four upper-case hex digits of `value`, at once (see `format` for Double).
+  @inline(__always) package static func formatHex(
+    _ value: UInt16, _ emit: (UnsafeRawBufferPointer) -> Void
+  ) {
     func digit(_ nibble: UInt16) -> UInt8 {
       let low = UInt8(truncatingIfNeeded: nibble & 0xF)
       return low < 10 ? UInt8(ascii: "0") + low : UInt8(ascii: "A") - 10 + low
     }
     let digits = (digit(value >> 12), digit(value >> 8), digit(value >> 4), digit(value))
-    withUnsafeBytes(of: digits) { out.append(contentsOf: $0) }
+    withUnsafeBytes(of: digits) { emit($0) }
   }
 }
 
