@@ -106,4 +106,22 @@ struct BundledFontTests {
     #expect(fonts.families == ["DejaVu Sans Mono"])
     #expect(fonts.filesWithoutOwnFace.isEmpty)
   }
+
+  @Test("the bundled lists are read line by line: trimmed, comments and blank lines left out")
+  func lists() throws {
+    let text =
+      "# a comment\n\n  /usr/share/fonts/a.ttf  \n\t/b/ç é.ttf\r\n   # indented\nNoto Sans\n \t \n"
+    #expect(
+      FontLibrary.listed(Array(text.utf8)) == ["/usr/share/fonts/a.ttf", "/b/ç é.ttf", "Noto Sans"])
+    #expect(FontLibrary.listed([]).isEmpty)
+    // The shipped lists read as Foundation's trimming and a split by lines read them.
+    let folder = repositoryRoot + "/Sources/ImprintGraphics/Resources/fonts/"
+    for name in ["system-fonts.txt", "fallback.txt"] {
+      let text = try String(contentsOfFile: folder + name, encoding: .utf8)
+      let foundation = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+      #expect(FontLibrary.listed(Array(text.utf8)) == foundation, "\(name)")
+      #expect(!foundation.isEmpty, "\(name)")
+    }
+  }
 }
