@@ -34,63 +34,6 @@ struct TextBlockTests {
     var bold = a
     bold.style.weight = 700
     #expect(bold != a)
-    // The hash leaves the enumerations to ==: blocks differing only there stay apart.
-    var cut = a
-    cut.ellipsis = .end
-    var centred = a
-    centred.style.alignment = .center
-    var fromText = a
-    fromText.direction = .fromText
-    var words = a
-    words.wrap = .word
-    #expect(Set([a, cut, centred, fromText, words]).count == 5)
-  }
-
-  @Test("text laid out at one size and scaled measures as HarfBuzz's advances at each size")
-  func scaledLayout() throws {
-    let text = "AVATAR Wolf Yacht"
-    let shaped = try runTool(
-      "hb-shape",
-      [
-        "--font-size=1000", "--output-format=json", "--no-glyph-names",
-        repositoryRoot + "/Sources/ImprintGraphics/Resources/fonts/dejavu/DejaVuSans.ttf", text,
-      ])
-    let glyphs = try #require(
-      try JSONSerialization.jsonObject(with: Data(shaped.stdout.utf8)) as? [[String: Any]])
-    let advances = glyphs.compactMap { ($0["ax"] as? NSNumber)?.doubleValue }.reduce(0, +)
-    try #require(advances > 0)
-    let measurer = try TextMeasurer()
-    // Sizes inside the scaled range (64 pt is the one laid out), and past it (set as given).
-    for size in [2.5, 7.25, 13.3, 64, 200, 5000] {
-      let metrics = measurer.measure(
-        TextBlock(text, style: TextStyle(family: "DejaVu Sans", size: size)))
-      #expect(
-        abs(metrics.width - advances * size / 1000) <= 0.002 * max(1, size / 64),
-        "\(size) pt: \(metrics.width) against \(advances * size / 1000)")
-      #expect(metrics.lineCount == 1)
-    }
-  }
-
-  @Test("a width or size that is not a usable number measures without trapping")
-  func unusableNumbers() throws {
-    let measurer = try TextMeasurer()
-    let text = "one two three four five six seven eight nine ten"
-    let style = TextStyle(family: "DejaVu Sans", size: 12)
-    // No width that wraps: one line, as with no width at all.
-    let unwrapped = measurer.measure(TextBlock(text, style: style))
-    for width in [Double.nan, .infinity, 1e300] {
-      let metrics = measurer.measure(TextBlock(text, style: style, width: width))
-      #expect(metrics.lineCount == 1 && metrics.width == unwrapped.width, "width \(width)")
-    }
-    // A narrow width wraps; a negative one is no width (Pango's -1).
-    #expect(measurer.measure(TextBlock(text, style: style, width: 60)).lineCount > 1)
-    #expect(measurer.measure(TextBlock(text, style: style, width: -5)).lineCount == 1)
-    for size in [Double.nan, 0, -3, 1e-9, .infinity] {
-      var odd = style
-      odd.size = size
-      _ = measurer.measure(
-        TextBlock(text, style: odd, width: 100, maxLines: Int.max, ellipsis: .end))
-    }
   }
 
   @Test("each form shaped for drawing keeps its own bytes as its text")
