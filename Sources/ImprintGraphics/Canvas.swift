@@ -27,9 +27,11 @@ public struct Canvas: ~Copyable {
   private let engine: () throws(GraphicsError) -> TextEngine
   private let forms: TextForms?
   private let handleScope: LiveHandles.Scope?
+  /// On a recording (a label's or layer's form), the largest text drawn on it, in its units.
+  private let recorded: RecordedText?
 
   init(
-    surface: OpaquePointer, forms: TextForms? = nil,
+    surface: OpaquePointer, forms: TextForms? = nil, recorded: RecordedText? = nil,
     engine: @escaping () throws(GraphicsError) -> TextEngine
   ) {
     guard let cr = cairo_create(surface) else { preconditionFailure("cairo_create returned NULL") }
@@ -37,6 +39,7 @@ public struct Canvas: ~Copyable {
     self.direct = nil
     self.engine = engine
     self.forms = forms
+    self.recorded = recorded
     self.handleScope = LiveHandles.opened("cairo_t")
   }
 
@@ -47,6 +50,7 @@ public struct Canvas: ~Copyable {
     self.engine = engine
     forms = nil
     handleScope = nil
+    recorded = nil
   }
 
   deinit {
@@ -262,9 +266,12 @@ public struct Canvas: ~Copyable {
   /// Draws `block` with its top-left corner at (`x`, `y`).
   ///
   /// - Returns: the metrics of the text as drawn.
-  /// - Throws: `GraphicsError.fontsUnavailable`.
+  /// - Throws: `GraphicsError.fontsUnavailable`; `GraphicsError.textSize` for a size outside
+  ///   `TextStyle.sizes`; `GraphicsError.textTooLarge` when the canvas's scale makes it larger
+  ///   than a glyph can be.
   @discardableResult
   public func draw(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) -> TextMetrics {
+    try Self.checkSize(block.style)
     let engine = try engine()
     if let direct {
       let shaped: ShapedText
@@ -277,6 +284,7 @@ public struct Canvas: ~Copyable {
       direct.draw(shaped, x: x, y: y)
       return shaped.metrics
     }
+    try checkScale(block.style.size)
     // A document's page (PDF) draws text shaped where it was laid out, when it was.
     if forms != nil, let cr, cairo_surface_has_show_text_glyphs(cairo_get_target(cr)) != 0,
       let shaped = block.shaped(from: engine.library)
@@ -300,8 +308,9 @@ public struct Canvas: ~Copyable {
   /// In a PDF the text is set once, as a form that every later use refers to: the label is
   /// shaped, and its glyphs written, once per document instead of once per card. Elsewhere, and
   /// in a document made with `labelForms` off, it is the same as `draw(_:x:y:)`.
-  /// - Throws: `GraphicsError.fontsUnavailable`; `GraphicsError.cairo` when cairo cannot record.
+  /// - Throws: as `draw(_:x:y:)`; `GraphicsError.cairo` when cairo cannot record.
   public func drawRepeated(_ block: TextBlock, x: Double, y: Double) throws(GraphicsError) {
+    try Self.checkSize(block.style)
     if let direct {
       let document = direct.document
       guard document.recordsLabels else {
@@ -332,6 +341,7 @@ public struct Canvas: ~Copyable {
       try draw(block, x: x, y: y)
       return
     }
+    try checkScale(block.style.size)
     let form: OpaquePointer
     if let found = forms.surfaces[block] {
       form = found
@@ -417,6 +427,7 @@ public struct Canvas: ~Copyable {
     }
     let layer: OpaquePointer
     if let found = forms.layers[key] {
+      try checkScale(found.largestText)
       layer = found.surface
     } else {
       var extents = cairo_rectangle_t(
@@ -424,16 +435,18 @@ public struct Canvas: ~Copyable {
       guard let recording = cairo_recording_surface_create(CAIRO_CONTENT_COLOR_ALPHA, &extents)
       else { preconditionFailure("cairo returned a NULL surface") }
       LiveHandles.opened("cairo_surface_t", in: forms.handleScope)
+      let text = RecordedText()
       do {
-        let inner = Canvas(surface: recording, engine: engine)
+        let inner = Canvas(surface: recording, recorded: text, engine: engine)
         try body(inner)
         try inner.check("recording a layer")
+        try checkScale(text.largest)
       } catch {
         cairo_surface_destroy(recording)
         LiveHandles.closed("cairo_surface_t", in: forms.handleScope)
         throw error
       }
-      forms.layers[key] = (recording, keeping)
+      forms.layers[key] = (recording, keeping, text.largest)
       layer = recording
     }
     cairo_save(cr)
@@ -444,29 +457,33 @@ public struct Canvas: ~Copyable {
 
   /// Measures `block`.
   ///
-  /// - Throws: `GraphicsError.fontsUnavailable`.
+  /// - Throws: `GraphicsError.fontsUnavailable`; `GraphicsError.textSize` for a size outside
+  ///   `TextStyle.sizes`.
   public func measure(_ block: TextBlock) throws(GraphicsError) -> TextMetrics {
-    try engine().measure(block)
+    try Self.checkSize(block.style)
+    return try engine().measure(block)
   }
 
   /// Measures `text` in `style`, wrapped at `width` points when given.
   ///
-  /// - Throws: `GraphicsError.fontsUnavailable`.
+  /// - Throws: as `measure(_:)`.
   public func measure(_ text: String, style: TextStyle, width: Double? = nil) throws(GraphicsError)
     -> TextMetrics
   {
-    try engine().measure(text, style: style, width: width)
+    try Self.checkSize(style)
+    return try engine().measure(text, style: style, width: width)
   }
 
   /// Draws `text` in `style` with its top-left corner at (`x`, `y`), wrapped and aligned inside
   /// `width` points when given.
   ///
   /// - Returns: the metrics of the text as drawn.
-  /// - Throws: `GraphicsError.fontsUnavailable`.
+  /// - Throws: as `draw(_:x:y:)`.
   @discardableResult
   public func drawText(
     _ text: String, style: TextStyle, x: Double, y: Double, width: Double? = nil
   ) throws(GraphicsError) -> TextMetrics {
+    try Self.checkSize(style)
     let engine = try engine()
     if let direct {
       let shaped = try directText(TextBlock(text, style: style, width: width), engine: engine)
@@ -474,11 +491,47 @@ public struct Canvas: ~Copyable {
       direct.draw(shaped, x: x, y: y)
       return shaped.metrics
     }
+    try checkScale(style.size)
     let layout = engine.makeLayout(text, style: style, width: width)
     defer { layout.release() }
     setColor(style.color)
     show(layout, x: x, y: y)
     return engine.metrics(of: layout)
+  }
+
+  /// Refuses a style whose size is not within `TextStyle.sizes`.
+  private static func checkSize(_ style: TextStyle) throws(GraphicsError) {
+    guard style.hasUsableSize else { throw .textSize(size: "\(style.size)") }
+  }
+
+  /// The most pixels a glyph may have: FreeType's limit.
+  ///
+  /// A size in 26.6 fixed point is rounded to whole pixels within 16 bits. A font asked for
+  /// more fails for the whole process (cairo keeps the error on the font face, which the
+  /// font's later sizes share).
+  static let largestGlyph = 65_535
+
+  /// Refuses text of `points`, in this canvas's units, that cairo would ask FreeType for at
+  /// more than `largestGlyph` pixels; notes it on a recording, whose units are scaled again
+  /// where it is painted.
+  ///
+  /// The bound is the current matrix's largest singular value, which no axis cairo scales a
+  /// font by exceeds.
+  private func checkScale(_ points: Double) throws(GraphicsError) {
+    guard let cr, points > 0 else { return }
+    var matrix = cairo_matrix_t()
+    cairo_get_matrix(cr, &matrix)
+    let squares =
+      matrix.xx * matrix.xx + matrix.yx * matrix.yx + matrix.xy * matrix.xy
+      + matrix.yy * matrix.yy
+    let determinant = matrix.xx * matrix.yy - matrix.xy * matrix.yx
+    let spread = (squares * squares - 4 * determinant * determinant).squareRoot()
+    let pixels = points * ((squares + (spread.isNaN ? 0 : spread)) / 2).squareRoot()
+    guard pixels <= Double(Self.largestGlyph) else {
+      throw .textTooLarge(
+        pixels: Int(min(pixels, 1e15).rounded(.up)), maximumPixels: Self.largestGlyph)
+    }
+    if let recorded { recorded.largest = max(recorded.largest, pixels) }
   }
 
   /// Draws `layout` with its top-left corner at (`x`, `y`), scaled from the size it is set at
@@ -582,8 +635,10 @@ extension Bitmap {
 /// Owned by one document and used only by the thread drawing it.
 final class TextForms {
   var surfaces: [TextBlock: OpaquePointer] = [:]
-  /// The recorded layers (`Canvas.drawLayer`), with the values their keys depend on.
-  var layers: [AnyHashable: (surface: OpaquePointer, keeping: [any Sendable])] = [:]
+  /// The recorded layers (`Canvas.drawLayer`), with the values their keys depend on and their
+  /// largest text in their units.
+  var layers:
+    [AnyHashable: (surface: OpaquePointer, keeping: [any Sendable], largestText: Double)] = [:]
   /// Whether labels are recorded as forms; false: drawn in place (`VectorDocument`'s
   /// `labelForms`).
   var recordsLabels = true
@@ -652,4 +707,9 @@ private func setMimeData(_ surface: OpaquePointer, _ type: String, _ bytes: [UIn
   }
   cairo_surface_set_mime_data(
     surface, type, copy.assumingMemoryBound(to: UInt8.self), UInt(bytes.count), { free($0) }, copy)
+}
+
+/// The largest text drawn on a recording, in its units (see `Canvas.checkScale`).
+final class RecordedText {
+  var largest = 0.0
 }

@@ -18,6 +18,11 @@ public enum GraphicsError: ImprintError, Equatable, Codable {
   case fontsUnavailable(reason: String)
   /// An image to draw on (a card's PNG, a thumbnail) is larger than Imprint allocates.
   case rasterTooLarge(width: Int, height: Int, maximumPixels: Int)
+  /// A text's size is not within `TextStyle.sizes` (as written, so that one that is not a
+  /// number still encodes).
+  case textSize(size: String)
+  /// A text would be drawn larger than FreeType sets a glyph, scaled by the canvas.
+  case textTooLarge(pixels: Int, maximumPixels: Int)
 
   public var code: String {
     switch self {
@@ -26,13 +31,17 @@ public enum GraphicsError: ImprintError, Equatable, Codable {
     case .jpegEncode: "graphics.jpegEncode"
     case .fontsUnavailable: "graphics.fontsUnavailable"
     case .rasterTooLarge: "graphics.rasterTooLarge"
+    case .textSize: "graphics.textSize"
+    case .textTooLarge: "graphics.textTooLarge"
     }
   }
 
   /// 422, as the service has always answered them.
   public var status: Int {
     switch self {
-    case .cairo, .pngEncode, .jpegEncode, .fontsUnavailable, .rasterTooLarge: 422
+    case .cairo, .pngEncode, .jpegEncode, .fontsUnavailable, .rasterTooLarge, .textSize,
+      .textTooLarge:
+      422
     }
   }
 
@@ -44,6 +53,12 @@ public enum GraphicsError: ImprintError, Equatable, Codable {
     case .fontsUnavailable(let reason): "the bundled fonts are unavailable (\(reason))"
     case .rasterTooLarge(let width, let height, let maximum):
       "image of \(width) x \(height) pixels exceeds the limit of \(maximum) pixels"
+    case .textSize(let size):
+      "text size \(size) pt is not one text can be set at (expected \(TextStyle.sizes.lowerBound) "
+        + "to \(Int(TextStyle.sizes.upperBound)) points)"
+    case .textTooLarge(let pixels, let maximum):
+      "text drawn \(pixels) pixels high exceeds the \(maximum) pixels a glyph can have "
+        + "(its size times the canvas's scale)"
     }
   }
 
@@ -53,6 +68,7 @@ public enum GraphicsError: ImprintError, Equatable, Codable {
       "deploy Imprint_ImprintGraphics.resources beside the executable (SwiftPM builds it there) "
         + "or name a font folder (imprint: IMPRINT_ASSETS); scripts/bootstrap installs the "
         + "system fonts the bundle lists"
+    case .textTooLarge: "draw the text smaller, or at a lower resolution"
     default: nil
     }
   }

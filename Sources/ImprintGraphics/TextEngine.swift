@@ -25,7 +25,8 @@ public struct TextStyle: Sendable, Hashable {
   public var family: String
   /// The weight, 100 (thin) to 900 (black); 400 regular, 700 bold.
   public var weight: Int
-  /// The font size in points.
+  /// The font size in points: within `sizes` to be drawn (a canvas refuses another size with
+  /// `GraphicsError.textSize`; a `TextMeasurer` measures it at the nearest size within).
   public var size: Double
   /// The text colour.
   public var color: Color
@@ -42,6 +43,22 @@ public struct TextStyle: Sendable, Hashable {
     self.size = size
     self.color = color
     self.alignment = alignment
+  }
+
+  /// The sizes text is set at, in points.
+  ///
+  /// FreeType sets no glyph larger than 65,535 pixels, and a font asked for a larger one stays
+  /// broken for the whole process (cairo keeps the error on the font face, which every later
+  /// size of that font shares). A size beyond these, or one that is not a number, would reach it.
+  public static let sizes: ClosedRange<Double> = 0.01...4096
+
+  /// Whether `size` is within `sizes`.
+  public var hasUsableSize: Bool { Self.sizes.contains(size) }
+
+  /// `size` within `sizes`: the nearest size within, the smallest for one that is not a number.
+  var usableSize: Double {
+    size.isNaN
+      ? Self.sizes.lowerBound : min(max(size, Self.sizes.lowerBound), Self.sizes.upperBound)
   }
 }
 
@@ -292,24 +309,18 @@ final class TextEngine {
   /// for Pango's units (a 1024th of a point at this size).
   static let layoutSize = 64.0
 
-  /// The size `size` is laid out at: `layoutSize`, or `size` itself outside the sizes a
-  /// scaled layout keeps exact (or when it is not a positive number).
-  static func layoutSize(for size: Double) -> Double {
-    size >= 0.25 && size <= 4096 ? layoutSize : size
-  }
-
   /// Creates a layout of `block`; the caller owns it (`TextLayout.release`).
   ///
   /// The style's family is followed by the library's fallback families (CJK, emoji), so that
-  /// every script finds a font when one is loaded. The layout is set at `layoutSize(for:)`, its
-  /// wrapping width scaled with it.
+  /// every script finds a font when one is loaded. The layout is set at `layoutSize`, its
+  /// wrapping width scaled with it, for the style's `usableSize`.
   func makeLayout(_ block: TextBlock) -> TextLayout {
     guard let layout = pango_layout_new(context) else {
       preconditionFailure("pango_layout_new returned NULL")
     }
     let style = block.style
-    let size = Self.layoutSize(for: style.size)
-    let factor = size == style.size ? 1 : style.size / size
+    let size = Self.layoutSize
+    let factor = style.usableSize / size
     let description = pango_font_description_new()
     pango_font_description_set_family(description, style.family + fallback)
     pango_font_description_set_weight(description, PangoWeight(rawValue: UInt32(style.weight)))
@@ -485,7 +496,7 @@ final class TextEngine {
   }
 }
 
-/// A Pango layout of a block, set at `TextEngine.layoutSize(for:)` and standing for the block's
+/// A Pango layout of a block, set at `TextEngine.layoutSize` and standing for the block's
 /// size scaled by `factor`; owned by whoever made it.
 struct TextLayout {
   /// The layout.
@@ -515,7 +526,8 @@ public final class TextMeasurer {
     self.library = library
   }
 
-  /// Measures `block` with the calling thread's engine.
+  /// Measures `block` with the calling thread's engine, at the style's size within
+  /// `TextStyle.sizes` (the nearest one within for a size outside, which a canvas refuses).
   public func measure(_ block: TextBlock) -> TextMetrics {
     TextEngine.forCurrentThread(library).measure(block)
   }

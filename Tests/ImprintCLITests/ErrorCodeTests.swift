@@ -83,6 +83,11 @@ struct ErrorCodeTests {
     #expect(
       GraphicsError.rasterTooLarge(width: 1, height: 1, maximumPixels: 0).code
         == "graphics.rasterTooLarge")
+    // Text at a size that cannot be set, or drawn larger than a glyph can be.
+    #expect(GraphicsError.textSize(size: "nan").code == "graphics.textSize")
+    #expect(
+      GraphicsError.textTooLarge(pixels: 70000, maximumPixels: 65535).code
+        == "graphics.textTooLarge")
   }
 
   @Test("every public error type is an ImprintError; decoders' errors are causes")
