@@ -58,7 +58,7 @@ enum QRCommand {
     static let allowLowContrast = OptionKey.flag(
       QROption.allowLowContrast.names.flag, "Render colours that fail the contrast check.")
     static let caption = OptionKey.text(
-      QROption.caption.names.flag, "<text>", "Text printed under the code.")
+      QROption.caption.names.flag, "<text>", "Text printed under the code, at most 256 characters.")
     static let captionAddress = OptionKey.flag(
       QROption.captionAddress.names.flag, "Print the address under the code, grouped in fours.")
     static let input = OptionKey.file(

@@ -70,7 +70,7 @@ public struct QRStyle: Sendable, Hashable {
   /// Creates the default style.
   public init() {}
 
-  /// Checks the option ranges and the colour contrast.
+  /// Checks the option ranges, the caption's length and the colour contrast.
   ///
   /// - Throws: `QRError.invalidOption`, `QRError.invertedColors` or `QRError.lowContrast`.
   public func validate() throws(QRError) {
@@ -96,6 +96,13 @@ public struct QRStyle: Sendable, Hashable {
       throw .invalidOption(
         name: QROption.size.flag, value: "\(size)",
         expected: expected(Int(sizes.lowerBound)...Int(sizes.upperBound), "millimetres"))
+    }
+    // Counted in Unicode scalars, as JSON Schema's maxLength counts (never fewer than the
+    // characters the caption is shrunk by).
+    if let caption, caption.unicodeScalars.count > QROption.captionLimit {
+      throw .invalidOption(
+        name: QROption.caption.flag, value: "\(caption.unicodeScalars.count) characters",
+        expected: "at most \(QROption.captionLimit) characters")
     }
     guard !allowLowContrast else { return }
     if foreground.relativeLuminance >= background.relativeLuminance {

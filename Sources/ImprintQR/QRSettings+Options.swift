@@ -21,6 +21,11 @@ extension QROption {
   public static let dpiRange: ClosedRange<Double> = 72...4800
   /// `quietZone`: light modules around the symbol.
   public static let quietZoneRange = 0...16
+  /// `caption`: the most characters (Unicode scalars) a caption has.
+  ///
+  /// It is shrunk to fit the symbol's width in at most two lines, so a longer one could not be
+  /// read (nor set: a few thousand characters need a size below any a font is set at).
+  public static let captionLimit = 256
 }
 
 extension QRSettings {

@@ -2,6 +2,7 @@
 // ImprintQRTests: bounds under hostile input: raster pixels, payload length, uint256 amounts,
 // and address decoders that report odd input instead of trapping.
 
+import Foundation
 import ImprintCore
 import ImprintGraphics
 import ImprintQR
@@ -132,12 +133,42 @@ struct QRBoundsTests {
     #expect(clock.now - start < .seconds(20))
   }
 
-  @Test("a long caption with many spaces is split in one pass")
+  @Test("a caption past the limit is refused in every format; the longest one is set and read")
   func longCaption() throws {
     var style = QRStyle()
-    style.caption = String(repeating: "ab ", count: 40_000)
-    let svg = try QRRenderer.render(payload: "x", style: style, format: .svg)
-    #expect(svg.bytes.count > 120_000)
+    // Refused at once, by length in Unicode scalars (as JSON Schema's maxLength counts), without
+    // its text in the message.
+    for caption in [
+      String(repeating: "ab ", count: 40_000), String(repeating: "é", count: 257),
+      String(repeating: "e\u{301}", count: 200),
+    ] {
+      style.caption = caption
+      for format in [QRFormat.svg, .png, .pdf, .eps] {
+        #expect {
+          _ = try QRRenderer.render(payload: "x", style: style, format: format)
+        } throws: { error in
+          let error = error as? QRError
+          return error?.code == "qr.invalidOption"
+            && error?.message.contains("\(caption.unicodeScalars.count) characters") == true
+            && error?.message.contains("at most 256 characters") == true
+            && error?.message.contains("abab") == false
+        }
+      }
+    }
+    // The longest caption, without a space to split at, on the smallest symbol: a PNG and a PDF
+    // set it (the smallest size of 23 modules' width over 256 characters), the code still reads.
+    let folder = TemporaryFolder()
+    style.caption =
+      String(repeating: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", count: 7)
+      .prefix(256).description
+    style.quietZone = 1
+    let png = try QRRenderer.render(payload: "x", style: style, format: .png)
+    try Data(png.bytes).write(to: URL(fileURLWithPath: folder.file("caption.png")))
+    #expect(try zbarDecode(folder.file("caption.png")) == "x")
+    let pdf = try QRRenderer.render(payload: "x", style: style, format: .pdf)
+    try Data(pdf.bytes).write(to: URL(fileURLWithPath: folder.file("caption.pdf")))
+    let text = try runTool("pdftotext", [folder.file("caption.pdf"), "-"]).stdout
+    #expect(text.filter { !$0.isWhitespace } == style.caption)
   }
 
   @Test("a combining mark after a valid character is named at its own position")
