@@ -137,6 +137,8 @@ private let errors: [(type: String, file: String, values: [any ImprintError])] =
       GraphicsError.cairo(operation: "o", status: "s"), GraphicsError.pngEncode(reason: "r"),
       GraphicsError.jpegEncode(reason: "r"), GraphicsError.fontsUnavailable(reason: "r"),
       GraphicsError.rasterTooLarge(width: 1, height: 1, maximumPixels: 0),
+      GraphicsError.textSize(size: "nan"),
+      GraphicsError.textTooLarge(pixels: 70000, maximumPixels: 65535),
     ]
   ),
   (
