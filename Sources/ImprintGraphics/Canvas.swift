@@ -516,22 +516,41 @@ public struct Canvas: ~Copyable {
   /// where it is painted.
   ///
   /// The bound is the current matrix's largest singular value, which no axis cairo scales a
-  /// font by exceeds.
+  /// font by exceeds, times the surface's device scale and, on a PDF, PostScript or SVG
+  /// surface, its fallback resolution (where cairo draws what the format cannot hold as an
+  /// image).
   private func checkScale(_ points: Double) throws(GraphicsError) {
     guard let cr, points > 0 else { return }
-    var matrix = cairo_matrix_t()
-    cairo_get_matrix(cr, &matrix)
-    let squares =
-      matrix.xx * matrix.xx + matrix.yx * matrix.yx + matrix.xy * matrix.xy
-      + matrix.yy * matrix.yy
-    let determinant = matrix.xx * matrix.yy - matrix.xy * matrix.yx
-    let spread = (squares * squares - 4 * determinant * determinant).squareRoot()
-    let pixels = points * ((squares + (spread.isNaN ? 0 : spread)) / 2).squareRoot()
+    var m = cairo_matrix_t()
+    cairo_get_matrix(cr, &m)
+    // The largest singular value of [xx xy; yx yy], in a form without cancellation.
+    let scale =
+      (((m.xx + m.yy) * (m.xx + m.yy) + (m.yx - m.xy) * (m.yx - m.xy)).squareRoot()
+        + ((m.xx - m.yy) * (m.xx - m.yy) + (m.yx + m.xy) * (m.yx + m.xy)).squareRoot()) / 2
+    var pixels = points * scale * Self.deviceFactor(of: cairo_get_target(cr))
+    if pixels.isNaN { pixels = .infinity }
     guard pixels <= Double(Self.largestGlyph) else {
       throw .textTooLarge(
         pixels: Int(min(pixels, 1e15).rounded(.up)), maximumPixels: Self.largestGlyph)
     }
     if let recorded { recorded.largest = max(recorded.largest, pixels) }
+  }
+
+  /// How many device pixels a unit of `surface` can become: its device scale, times its
+  /// fallback resolution over 72 on a surface that draws fallbacks as images.
+  private static func deviceFactor(of surface: OpaquePointer?) -> Double {
+    guard let surface else { return 1 }
+    var x = 1.0
+    var y = 1.0
+    cairo_surface_get_device_scale(surface, &x, &y)
+    var factor = max(abs(x), abs(y))
+    switch cairo_surface_get_type(surface) {
+    case CAIRO_SURFACE_TYPE_PDF, CAIRO_SURFACE_TYPE_PS, CAIRO_SURFACE_TYPE_SVG:
+      cairo_surface_get_fallback_resolution(surface, &x, &y)
+      factor *= max(1, max(x, y) / 72)
+    default: break
+    }
+    return factor
   }
 
   /// Draws `layout` with its top-left corner at (`x`, `y`), scaled from the size it is set at

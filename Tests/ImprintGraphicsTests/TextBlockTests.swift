@@ -187,6 +187,29 @@ struct TextBlockTests {
         #expect(throws: Never.self, "\(sx) x \(sy), \(radians) rad") { try draw() }
       }
     }
+    // On a PDF page cairo may draw a region as an image at its fallback resolution (300 ppi,
+    // 300/72 device pixels a point): there the same text is refused at a quarter of the scale.
+    for (scale, refused) in [(15.0, false), (15.8, true)] {
+      let size = Size(width: 60, height: 20)
+      let document = try VectorDocument(
+        format: .pdf, size: size, path: folder.file("fallback.pdf"))
+      if refused {
+        #expect(
+          refuses("graphics.textTooLarge") {
+            try document.page(size: size) { canvas in
+              canvas.scale(scale, scale)
+              try canvas.draw(large, x: 0, y: 0)
+            }
+          }, "PDF at \(scale)")
+      } else {
+        #expect(throws: Never.self, "PDF at \(scale)") {
+          try document.page(size: size) { canvas in
+            canvas.scale(scale, scale)
+            try canvas.draw(large, x: 0, y: 0)
+          }
+        }
+      }
+    }
     // A label or layer recorded once is refused where it is painted scaled past the limit, and
     // a layer whose own drawing goes past it where it is recorded.
     func page(_ body: (borrowing Canvas) throws -> Void) throws {
@@ -197,10 +220,10 @@ struct TextBlockTests {
         // Recorded at scale 1 first, then painted scaled.
         try canvas.drawRepeated(large, x: 0, y: 0)
         try canvas.drawLayer(
-          key: "inner scale 50", bounds: Rect(x: 0, y: 0, width: 60, height: 20), x: 0, y: 0
+          key: "inner scale 12", bounds: Rect(x: 0, y: 0, width: 60, height: 20), x: 0, y: 0
         ) {
           inner in
-          inner.scale(50, 50)
+          inner.scale(12, 12)
           try inner.draw(large, x: 0, y: 0)
         }
         try body(canvas)
@@ -219,7 +242,7 @@ struct TextBlockTests {
         try page { canvas in
           canvas.scale(2, 2)
           try canvas.drawLayer(
-            key: "inner scale 50", bounds: Rect(x: 0, y: 0, width: 60, height: 20), x: 0, y: 0
+            key: "inner scale 12", bounds: Rect(x: 0, y: 0, width: 60, height: 20), x: 0, y: 0
           ) { _ in }
         }
       })
