@@ -319,12 +319,11 @@ final class TextEngine {
       preconditionFailure("pango_layout_new returned NULL")
     }
     let style = block.style
-    let size = Self.layoutSize
-    let factor = style.usableSize / size
+    let factor = style.usableSize / Self.layoutSize
     let description = pango_font_description_new()
     pango_font_description_set_family(description, style.family + fallback)
     pango_font_description_set_weight(description, PangoWeight(rawValue: UInt32(style.weight)))
-    pango_font_description_set_absolute_size(description, size * Double(PANGO_SCALE))
+    pango_font_description_set_absolute_size(description, Self.layoutSize * Double(PANGO_SCALE))
     pango_layout_set_font_description(layout, description)
     pango_font_description_free(description)
     pango_layout_set_text(layout, block.text, -1)
