@@ -16,8 +16,8 @@ public enum QRError: ImprintError, Equatable {
   case invalidBitcoinAddress(address: String, reason: String, cause: ErrorCause? = nil)
   /// An amount, gas value or chain id is not acceptable.
   case invalidAmount(field: QROption, value: String, expected: String)
-  /// A rendering option is out of range.
-  case invalidOption(name: String, value: String, expected: String)
+  /// A rendering option is out of range (named as the surface that reports it names it).
+  case invalidOption(option: QROption, value: String, expected: String)
   /// Foreground lighter than background: most scanners cannot read inverted codes.
   case invertedColors(foreground: Color, background: Color)
   /// Foreground and background too alike to scan reliably.
@@ -80,8 +80,8 @@ public enum QRError: ImprintError, Equatable {
       "bitcoin address '\(SafeText.excerpt(address, limit: 128))' \(reason)"
     case .invalidAmount(let field, let value, let expected):
       "\(field.name) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
-    case .invalidOption(let name, let value, let expected):
-      "\(name) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
+    case .invalidOption(let option, let value, let expected):
+      "\(option.name) '\(SafeText.excerpt(value, limit: 100))' is not valid; expected \(expected)"
     case .amountOutOfRange(let field, let value, let maximum):
       "\(field.name) '\(SafeText.excerpt(value, limit: 100))' is too large; the most it can be is "
         + maximum

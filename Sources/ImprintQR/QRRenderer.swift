@@ -81,27 +81,27 @@ public struct QRStyle: Sendable, Hashable {
     let (dpis, sizes) = (QROption.dpiRange, QROption.sizeRange)
     guard zones.contains(quietZone) else {
       throw .invalidOption(
-        name: QROption.quietZone.flag, value: "\(quietZone)", expected: expected(zones, "modules"))
+        option: .quietZone, value: "\(quietZone)", expected: expected(zones, "modules"))
     }
     guard modules.contains(modulePixels) else {
       throw .invalidOption(
-        name: QROption.module.flag, value: "\(modulePixels)", expected: expected(modules, "pixels"))
+        option: .module, value: "\(modulePixels)", expected: expected(modules, "pixels"))
     }
     guard dpis.contains(dpi) else {
       throw .invalidOption(
-        name: QROption.dpi.flag, value: "\(dpi)",
+        option: .dpi, value: "\(dpi)",
         expected: expected(Int(dpis.lowerBound)...Int(dpis.upperBound)))
     }
     if let size = sizeMillimetres, !sizes.contains(size) {
       throw .invalidOption(
-        name: QROption.size.flag, value: "\(size)",
+        option: .size, value: "\(size)",
         expected: expected(Int(sizes.lowerBound)...Int(sizes.upperBound), "millimetres"))
     }
     // Counted in Unicode scalars, as JSON Schema's maxLength counts (never fewer than the
     // characters the caption is shrunk by).
     if let caption, caption.unicodeScalars.count > QROption.captionLimit {
       throw .invalidOption(
-        name: QROption.caption.flag, value: "\(caption.unicodeScalars.count) characters",
+        option: .caption, value: "\(caption.unicodeScalars.count) characters",
         expected: "at most \(QROption.captionLimit) characters")
     }
     guard !allowLowContrast else { return }

@@ -149,7 +149,7 @@ private let errors: [(type: String, file: String, values: [any ImprintError])] =
       QRError.ethereumChecksumMismatch(address: "a", positions: [1]),
       QRError.invalidBitcoinAddress(address: "a", reason: "r"),
       QRError.invalidAmount(field: .amount, value: "v", expected: "e"),
-      QRError.invalidOption(name: "n", value: "v", expected: "e"),
+      QRError.invalidOption(option: .module, value: "v", expected: "e"),
       QRError.invertedColors(foreground: .white, background: .black),
       QRError.lowContrast(foreground: .black, background: .black, ratio: 1, minimum: 3),
       QRError.unknownFormat("f"), QRError.payloadNotUTF8(source: "a"),

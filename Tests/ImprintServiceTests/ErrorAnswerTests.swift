@@ -255,6 +255,15 @@ struct ErrorAnswerTests {
     #expect(large.errorCode == "qr.payloadTooLarge", "\(large.text)")
     let largeHint = (large.json?["error"] as? [String: Any])?["hint"] as? String ?? ""
     #expect(largeHint.contains("level=L") && !largeHint.contains("--"), "\(largeHint)")
+    // A caption past its limit is named as the request names it, by its length alone.
+    let caption = String(repeating: "ab", count: 150)
+    let captioned = try await server.request("POST", "/v1/qr?payload=x&caption=\(caption)")
+    #expect(captioned.status == 422 && captioned.errorCode == "qr.invalidOption")
+    let captionMessage = (captioned.json?["error"] as? [String: Any])?["message"] as? String ?? ""
+    #expect(
+      captionMessage.hasPrefix("caption '300 characters'")
+        && captionMessage.contains("at most 256 characters") && !captionMessage.contains("abab"),
+      "\(captionMessage)")
     #expect(await server.stop().isComplete)
     // The command line keeps its options.
     let cli = try runTool(imprintExecutable, ["inspect", encrypted])
@@ -262,6 +271,10 @@ struct ErrorAnswerTests {
     let qr = try runTool(
       imprintExecutable, ["qr", "--level", "H", "-o", folder.file("q.png"), long])
     #expect(qr.stderr.contains("(--level L)"), "\(qr.stderr)")
+    let cliCaption = try runTool(
+      imprintExecutable, ["qr", "--caption", caption, "-o", folder.file("c.png"), "x"])
+    #expect(cliCaption.status != 0 && !FileManager.default.fileExists(atPath: folder.file("c.png")))
+    #expect(cliCaption.stderr.contains("--caption '300 characters'"), "\(cliCaption.stderr)")
   }
 
   @Test("truncated images are image.damaged in inspect and quote, as in thumbnails")
