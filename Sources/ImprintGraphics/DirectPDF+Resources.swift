@@ -6,10 +6,15 @@ import Foundation
 import ImprintPDF
 
 /// A font of a `DirectPDF`: the glyphs its pages used, with their text, embedded at the end as
-/// a CID-keyed TrueType font (Type0, Identity-H) subset to those glyphs by HarfBuzz.
+/// a CID-keyed TrueType font (Type0, Identity-H) subset to those glyphs.
 ///
-/// A glyph's code in the content streams is its glyph id in the whole font, so pages are written
-/// before the subset is known; the font's CIDToGIDMap sends each code to the subset's glyph.
+/// A glyph's code in the content streams (its CID) is given when a page first shows it: 1, 2,
+/// 3 and so on (0 is glyph 0's). The subset numbers its glyphs in that order, so a code is its
+/// glyph's id in the subset and the CIDToGIDMap is `/Identity`; only a subset made otherwise
+/// (by hb-subset, or the whole font) needs a map, two bytes a code. Codes by glyph id in the
+/// whole font needed one of two bytes for every glyph up to the highest used: 59 KB, nearly all
+/// zeros, for one Hangul glyph of Droid Sans Fallback, whose deflating was a third of a served
+/// card PDF's CPU.
 final class DirectFont {
   /// `hb_face_t`, one reference owned.
   private let face: OpaquePointer
@@ -21,8 +26,10 @@ final class DirectFont {
   let object: Int
   /// Each glyph's advance once asked (NaN before), by glyph id.
   private var advances: [Double]
-  /// Whether a page showed each glyph, by glyph id.
-  private var used: [Bool]
+  /// Each glyph's code, by glyph id; 0 while no page has shown it (and for glyph 0).
+  private var codes: [UInt16]
+  /// The glyph of each code, in the order pages first showed them (code 0: glyph 0).
+  private var glyphs: [UInt32] = [0]
   /// Each glyph's text (UTF-8), from the first cluster it stood for alone, for ToUnicode.
   private var text: GlyphTexts
 
@@ -46,6 +53,15 @@ final class DirectFont {
 
   let file: FileKey
 
+  /// How fonts are subset.
+  ///
+  /// By this package's subsetter when it reads the font (the default), else by hb-subset, else
+  /// not at all. Tests take the later paths on fonts the first reads.
+  enum Subsetter: Sendable {
+    case own, harfBuzz, wholeFont
+  }
+  @TaskLocal static var subsetter = Subsetter.own
+
   init(face: OpaquePointer, file: FileKey, number: Int, object: Int) {
     self.file = file
     self.face = hb_face_reference(face)
@@ -56,7 +72,7 @@ final class DirectFont {
     unitsPerEm = Double(max(1, hb_face_get_upem(face)))
     let count = Int(min(hb_face_get_glyph_count(face), 65_536))
     advances = [Double](repeating: .nan, count: count)
-    used = [Bool](repeating: false, count: count)
+    codes = [UInt16](repeating: 0, count: count)
     text = GlyphTexts(glyphs: count)
     self.number = number
     self.object = object
@@ -80,9 +96,17 @@ final class DirectFont {
     return advance
   }
 
-  /// Notes that a page shows `glyph`.
-  func use(_ glyph: UInt32) {
-    if Int(glyph) < used.count { used[Int(glyph)] = true }
+  /// The code a page shows `glyph` by, given at its first use (0 for glyph 0 and for an id the
+  /// font does not have, which a reader draws as glyph 0).
+  func use(_ glyph: UInt32) -> UInt16 {
+    guard glyph != 0, Int(glyph) < codes.count else { return 0 }
+    let known = codes[Int(glyph)]
+    if known != 0 { return known }
+    // At most 65,535 glyphs besides glyph 0 (the count is capped at 65,536).
+    let code = UInt16(glyphs.count)
+    codes[Int(glyph)] = code
+    glyphs.append(glyph)
+    return code
   }
 
   /// Whether `glyph` can stand for `bytes` (UTF-8) in ToUnicode.
@@ -126,15 +150,19 @@ final class DirectFont {
 
   /// Writes the Type0 font, its CIDFont, descriptor, font file, CIDToGIDMap and ToUnicode.
   func write(to file: PDFFileWriter) {
-    let glyphs = used.indices.filter { used[$0] }.map { UInt32($0) }
     let name = postScriptName()
     let subset = Subset(face: face, glyphs: glyphs)
     let tagged = Self.tag(name: name, glyphs: glyphs) + "+" + name
+    // Each code's glyph in the font file written: the subset's own numbering (the codes' order
+    // when this package's subsetter made it), or the whole font's ids.
+    let renumbered = subset.mapping.map { Dictionary($0, uniquingKeysWith: { first, _ in first }) }
+    let targets = glyphs.map { glyph in renumbered.map { $0[glyph] ?? 0 } ?? glyph }
+    let identity = targets.enumerated().allSatisfy { UInt32($0.offset) == $0.element }
     let cidFont = file.reserve()
     let descriptor = file.reserve()
     let fontFile = file.reserve()
     let toUnicode = file.reserve()
-    let cidToGID = subset.mapping == nil ? nil : file.reserve()
+    let cidToGID = identity ? nil : file.reserve()
 
     file.object(object) { out in
       out.put("<</Type /Font /Subtype /Type0 /BaseFont /")
@@ -150,9 +178,13 @@ final class DirectFont {
       out.append(contentsOf: Array(tagged.utf8))
       out.put("/CIDSystemInfo<</Registry(Adobe)/Ordering(Identity)/Supplement 0>>/FontDescriptor ")
       out.reference(descriptor)
-      out.put("/W[")
-      appendWidths(glyphs, to: &out)
-      out.put("]/CIDToGIDMap")
+      // Every code from 0 up, one run of widths.
+      out.put("/W[0[")
+      for (code, glyph) in glyphs.enumerated() {
+        if code > 0 { out.put(" ") }
+        out.put(advance(glyph))
+      }
+      out.put("]]/CIDToGIDMap")
       if let cidToGID {
         out.put(" ")
         out.reference(cidToGID)
@@ -184,36 +216,21 @@ final class DirectFont {
       out.put("/Length1 ")
       out.put(subset.bytes.count)
     }
-    if let cidToGID, let mapping = subset.mapping {
-      var map = [UInt8](repeating: 0, count: 2 * (Int(glyphs.last ?? 0) + 1))
-      // Codes are the glyphs pages show; a composite's components kept beyond them need none.
-      for (old, new) in mapping where 2 * Int(old) + 1 < map.count {
-        map[2 * Int(old)] = UInt8(new >> 8 & 0xFF)
-        map[2 * Int(old) + 1] = UInt8(new & 0xFF)
+    if let cidToGID {
+      // Each code's glyph, two bytes a code (a composite's components kept beyond the codes
+      // need none).
+      var map: [UInt8] = []
+      map.reserveCapacity(2 * targets.count)
+      for target in targets {
+        map.append(UInt8(target >> 8 & 0xFF))
+        map.append(UInt8(target & 0xFF))
       }
       file.stream(cidToGID, data: map)
     }
-    file.stream(toUnicode, data: toUnicodeCMap(glyphs))
+    file.stream(toUnicode, data: toUnicodeCMap())
   }
 
-  /// `/W`'s entries: runs of consecutive glyphs, `first [w w w]`.
-  private func appendWidths(_ glyphs: [UInt32], to out: inout [UInt8]) {
-    var index = 0
-    while index < glyphs.count {
-      var end = index + 1
-      while end < glyphs.count, glyphs[end] == glyphs[end - 1] + 1 { end += 1 }
-      out.put(Int(glyphs[index]))
-      out.put("[")
-      for position in index..<end {
-        if position > index { out.put(" ") }
-        out.put(advance(glyphs[position]))
-      }
-      out.put("]")
-      index = end
-    }
-  }
-
-  private func toUnicodeCMap(_ glyphs: [UInt32]) -> [UInt8] {
+  private func toUnicodeCMap() -> [UInt8] {
     var out: [UInt8] = []
     out.put(
       """
@@ -228,16 +245,18 @@ final class DirectFont {
       endcodespacerange
 
       """)
-    unmappedText(glyphs)
-    let mapped = glyphs.filter { text[$0]?.isEmpty == false }
+    // Glyph 0 is in no character map: only a cluster's text can be its.
+    unmappedText(Array(glyphs.dropFirst()))
+    let mapped = glyphs.indices.filter { text[glyphs[$0]]?.isEmpty == false }
     var start = 0
     while start < mapped.count {
       let block = mapped[start..<min(mapped.count, start + 100)]
       out.put(block.count)
       out.put(" beginbfchar\n")
-      for glyph in block {
+      for code in block {
+        let glyph = glyphs[code]
         out.put("<")
-        PDFSyntax.appendHex(UInt16(truncatingIfNeeded: glyph), to: &out)
+        PDFSyntax.appendHex(UInt16(truncatingIfNeeded: code), to: &out)
         out.put("><")
         let bytes = (text[glyph] ?? []).map { UInt8(bitPattern: $0) }
         for unit in String(decoding: bytes, as: UTF8.self).utf16 {
@@ -317,10 +336,11 @@ private struct Subset {
   let mapping: [(UInt32, UInt32)]?
 
   init(face: OpaquePointer, glyphs: [UInt32]) {
-    if let own = TrueTypeSubset(face: face, glyphs: glyphs) {
+    let from = DirectFont.subsetter
+    if from == .own, let own = TrueTypeSubset(face: face, glyphs: glyphs) {
       bytes = own.bytes
       mapping = own.mapping
-    } else if let made = Self.subset(face, glyphs) {
+    } else if from != .wholeFont, let made = Self.subset(face, glyphs) {
       self = made
     } else {
       bytes = Self.bytes(of: hb_face_reference_blob(face))

@@ -518,9 +518,8 @@ final class DirectContent {
           }
         }
         let id = UInt32(truncatingIfNeeded: glyph.index)
-        font.use(id)
         ops.put("<")
-        ops.putHex(UInt16(truncatingIfNeeded: id))
+        ops.putHex(font.use(id))
         ops.put(">")
         pen = placed + font.advance(id) * size / 1000
       }

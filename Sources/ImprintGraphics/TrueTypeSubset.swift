@@ -9,9 +9,12 @@
 
 internal import CPango
 
-/// A glyf-outline TrueType font reduced to `glyphs` (and the components of composite ones, and
-/// glyph 0), renumbered from 0 in the order of their old ids, without hinting: the tables a PDF
-/// reader needs of an embedded CIDFontType2 font (head, hhea, hmtx, maxp, loca, glyf, post).
+/// A glyf-outline TrueType font reduced to `glyphs`, the components of composite ones and
+/// glyph 0.
+///
+/// Without hinting: the tables a PDF reader needs of an embedded CIDFontType2 font (head, hhea,
+/// hmtx, maxp, loca, glyf, post). Glyph 0 stays 0, the glyphs asked for are 1, 2, 3... in the
+/// order asked, and components not asked for follow in the order of their old ids.
 struct TrueTypeSubset {
   /// The font file.
   let bytes: [UInt8]
@@ -85,7 +88,13 @@ struct TrueTypeSubset {
         if kept.insert(component).inserted { work.append(component) }
       }
     }
-    let order = kept.sorted()
+    // Glyph 0, those asked for in their order (once each), then the components they brought.
+    var order = [0]
+    var placed: Set<Int> = [0]
+    for glyph in glyphs.map(Int.init) where glyph < count && placed.insert(glyph).inserted {
+      order.append(glyph)
+    }
+    order += kept.subtracting(placed).sorted()
     var newID = [Int: Int]()
     for (index, glyph) in order.enumerated() { newID[glyph] = index }
 

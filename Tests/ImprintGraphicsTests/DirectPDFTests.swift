@@ -366,6 +366,72 @@ struct DirectPDFTests {
     #expect(!arrays.isEmpty && numbers >= 4 && numbers <= most, "\(numbers) numbers")
   }
 
+  @Test(
+    "codes in first-use order: no CIDToGIDMap after this package's subsetter, two bytes a code after hb-subset's or none, every way drawn and extracted alike"
+  )
+  func codes() throws {
+    let folder = TemporaryFolder()
+    var pages: [DirectFont.Subsetter: [[UInt8]]] = [:]
+    var texts: [DirectFont.Subsetter: String] = [:]
+    for subsetter in [DirectFont.Subsetter.own, .harfBuzz, .wholeFont] {
+      let path = folder.file("\(subsetter).pdf")
+      try DirectFont.$subsetter.withValue(subsetter) { try drawScene(.imprint, path: path) }
+      #expect(try runTool("qpdf", ["--check", path]).status == 0)
+      texts[subsetter] = try runTool("pdftotext", ["-layout", path, "-"]).stdout
+      let prefix = folder.file("\(subsetter)")
+      #expect(try runTool("pdftoppm", ["-r", "96", "-png", path, prefix]).status == 0)
+      pages[subsetter] = try ["1", "2"].map {
+        try [UInt8](Data(contentsOf: URL(fileURLWithPath: prefix + "-\($0).png")))
+      }
+
+      // Each CIDFont: its /W, one run from code 0, and its map.
+      let qdf = folder.file("\(subsetter)-qdf.pdf")
+      #expect(try runTool("qpdf", ["--qdf", "--object-streams=disable", path, qdf]).status == 0)
+      let file = String(decoding: try Data(contentsOf: URL(fileURLWithPath: qdf)), as: UTF8.self)
+      let objects = file.components(separatedBy: "\nendobj")
+      let cidFonts = objects.filter { $0.contains("/Subtype /CIDFontType2") }
+      #expect(cidFonts.count >= 4)
+      var mostCodes = 0
+      for font in cidFonts {
+        let widths = try #require(font.range(of: "/W [\n")).upperBound
+        let run = font[widths...].prefix { $0 != "]" }
+        let entries = run.split(whereSeparator: \.isWhitespace)
+        #expect(entries.first == "0" && entries.dropFirst().first == "[", "\(run)")
+        let codes = entries.count - 2
+        mostCodes = max(mostCodes, codes)
+        let map = try #require(font.range(of: "/CIDToGIDMap ")).upperBound
+        let target = font[map...].prefix { $0 != "\n" }
+        if subsetter == .own {
+          #expect(target == "/Identity", "\(target)")
+        } else {
+          // A stream of two bytes a code, each code a different glyph (code 0: glyph 0).
+          let number = try #require(target.split(separator: " ").first.map(String.init))
+          let data = try runTool(
+            "qpdf", ["--show-object=\(number)", "--filtered-stream-data", qdf]
+          )
+          .stdoutBytes
+          #expect(data.count == 2 * codes)
+          let glyphs = stride(from: 0, to: data.count - 1, by: 2).map {
+            Int(data[$0]) << 8 | Int(data[$0 + 1])
+          }
+          #expect(glyphs.first == 0 && Set(glyphs).count == glyphs.count, "\(glyphs)")
+        }
+      }
+      // The scene's fonts show a few dozen glyphs each; by glyph id, its Arabic, Devanagari
+      // and Han codes would be in the thousands.
+      #expect(mostCodes > 10 && mostCodes < 200)
+      let shown = file.split(separator: "\n").filter { $0.hasSuffix("TJ") }.flatMap { line in
+        line.split(separator: "<").dropFirst().compactMap {
+          Int($0.prefix { $0 != ">" }, radix: 16)
+        }
+      }
+      #expect(!shown.isEmpty && shown.allSatisfy { $0 < mostCodes }, "\(shown.max() ?? -1)")
+    }
+    #expect(texts[.own]?.contains("Nora Scott") == true)
+    #expect(texts[.harfBuzz] == texts[.own] && texts[.wholeFont] == texts[.own])
+    #expect(pages[.harfBuzz] == pages[.own] && pages[.wholeFont] == pages[.own])
+  }
+
   @Test("the same drawing gives the same bytes")
   func deterministic() throws {
     let folder = TemporaryFolder()
