@@ -4,6 +4,7 @@
 internal import CPango
 import Foundation
 import ImprintPDF
+import Synchronization
 
 /// A font of a `DirectPDF`: the glyphs its pages used, with their text, embedded at the end as
 /// a CID-keyed TrueType font (Type0, Identity-H) subset to those glyphs.
@@ -35,7 +36,7 @@ final class DirectFont {
 
   /// What tells one font file from another: its face's index, glyph count, units and
   /// length.
-  struct FileKey: Equatable {
+  struct FileKey: Hashable {
     let index: UInt32
     let glyphs: UInt32
     let unitsPerEm: UInt32
@@ -133,20 +134,51 @@ final class DirectFont {
   /// Text for the glyphs that no cluster gave any (a hyphen Pango adds at a break, an
   /// ellipsis, glyphs only ever drawn inside a cluster of several): the character the font's
   /// map sends to each, the lowest when several do.
+  ///
+  /// Each answer is kept for the process (`characters`), by font file and glyph.
   private func unmappedText(_ glyphs: [UInt32]) {
-    var missing = Set(glyphs.filter { text[$0] == nil })
-    guard !missing.isEmpty, let unicodes = hb_set_create() else { return }
+    func give(_ glyph: UInt32, _ character: Unicode.Scalar) {
+      text[glyph] = ArraySlice(String(Character(character)).utf8.map { CChar(bitPattern: $0) })
+    }
+    let missing = glyphs.filter { text[$0] == nil }
+    guard !missing.isEmpty else { return }
+    let known = Self.characters.withLock { $0[file] } ?? [:]
+    var unknown = Set<UInt32>()
+    for glyph in missing {
+      switch known[glyph] {
+      case .some(.some(let character)): give(glyph, character)
+      case .some(.none): continue
+      case .none: unknown.insert(glyph)
+      }
+    }
+    guard !unknown.isEmpty, let unicodes = hb_set_create() else { return }
     defer { hb_set_destroy(unicodes) }
+    var found: [UInt32: Unicode.Scalar?] = [:]
     hb_face_collect_unicodes(face, unicodes)
     var scalar = UInt32.max  // HB_SET_VALUE_INVALID: start before the first
-    while !missing.isEmpty, hb_set_next(unicodes, &scalar) != 0 {
-      guard let glyph = nominal(scalar), missing.contains(glyph),
+    while found.count < unknown.count, hb_set_next(unicodes, &scalar) != 0 {
+      guard let glyph = nominal(scalar), unknown.contains(glyph), found[glyph] == nil,
         let character = Unicode.Scalar(scalar)
       else { continue }
-      text[glyph] = ArraySlice(String(Character(character)).utf8.map { CChar(bitPattern: $0) })
-      missing.remove(glyph)
+      give(glyph, character)
+      found[glyph] = character
+    }
+    // The whole map walked: the rest have no character.
+    for glyph in unknown where found[glyph] == nil { found.updateValue(nil, forKey: glyph) }
+    Self.characters.withLock { characters in
+      if characters.count >= 256 { characters = [:] }
+      characters[file, default: [:]].merge(found) { kept, _ in kept }
     }
   }
+
+  /// The character the font file's map sends to a glyph (the lowest when several do; nil:
+  /// none), for glyphs no cluster gave text, once found.
+  ///
+  /// Finding one walks the map in order; for a glyph no character maps to (an Arabic
+  /// positional form, a ligature), all of it: most of Droid Sans Fallback's tens of thousands
+  /// of characters, a tenth of a served card PDF's CPU when done for every PDF. At most a
+  /// glyph count of entries a font file, and 256 files.
+  static let characters = Mutex<[FileKey: [UInt32: Unicode.Scalar?]]>([:])
 
   /// Writes the Type0 font, its CIDFont, descriptor, font file, CIDToGIDMap and ToUnicode.
   func write(to file: PDFFileWriter) {

@@ -432,6 +432,42 @@ struct DirectPDFTests {
     #expect(pages[.harfBuzz] == pages[.own] && pages[.wholeFont] == pages[.own])
   }
 
+  @Test(
+    "glyphs no cluster gave text (an ellipsis) extract alike in a process's first PDF and after")
+  func unmappedGlyphs() throws {
+    let folder = TemporaryFolder()
+    let block = TextBlock(
+      "Evangeline Alexandra Marigold Montgomery-Whitfield",
+      style: TextStyle(family: "DejaVu Sans", size: 12, color: .black), width: 120, maxLines: 1,
+      ellipsis: .end)
+    var extracted: [String] = []
+    var maps: [[UInt8]] = []
+    // The first walks the font's map (nothing kept yet), the second takes what it kept.
+    for round in 0..<2 {
+      if round == 0 { DirectFont.characters.withLock { $0 = [:] } }
+      let path = folder.file("\(round).pdf")
+      let page = Size(width: 200, height: 40)
+      let document = try VectorDocument(format: .pdf, size: page, path: path, producer: .imprint)
+      try document.page(size: page) { canvas in try canvas.draw(block, x: 5, y: 5) }
+      _ = try document.finish()
+      extracted.append(try runTool("pdftotext", [path, "-"]).stdout)
+      let qdf = folder.file("\(round)-qdf.pdf")
+      #expect(try runTool("qpdf", ["--qdf", "--object-streams=disable", path, qdf]).status == 0)
+      let file = String(decoding: try Data(contentsOf: URL(fileURLWithPath: qdf)), as: UTF8.self)
+      let number = try #require(
+        file.components(separatedBy: "/ToUnicode ").dropFirst().first?.split(separator: " ").first)
+      maps.append(
+        try runTool("qpdf", ["--show-object=\(number)", "--filtered-stream-data", qdf])
+          .stdoutBytes)
+    }
+    // The ellipsis stands for the text it cut (its /ActualText), so a reader extracts it all;
+    // its glyph, in no cluster of its own, takes U+2026 from the font's map in ToUnicode.
+    #expect(extracted[0].hasPrefix("Evangeline Alexandra Marigold Montgomery-Whitfield"))
+    #expect(extracted[1] == extracted[0])
+    #expect(String(decoding: maps[0], as: UTF8.self).contains("><2026>"))
+    #expect(maps[1] == maps[0] && !maps[0].isEmpty)
+  }
+
   @Test("the same drawing gives the same bytes")
   func deterministic() throws {
     let folder = TemporaryFolder()
