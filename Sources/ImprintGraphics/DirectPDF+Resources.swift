@@ -25,14 +25,18 @@ final class DirectFont {
   /// The resource name's number (`/F<n>`) and the Type0 font's object.
   let number: Int
   let object: Int
-  /// Each glyph's advance once asked (NaN before), by glyph id.
-  private var advances: [Double]
   /// Each glyph's code, by glyph id; 0 while no page has shown it (and for glyph 0).
+  ///
+  /// The one table a glyph count long (two bytes a glyph, zeros): what else the font keeps is
+  /// by code, as long as the glyphs used, since a served card PDF makes its fonts anew and Droid
+  /// Sans Fallback has tens of thousands of glyphs.
   private var codes: [UInt16]
   /// The glyph of each code, in the order pages first showed them (code 0: glyph 0).
   private var glyphs: [UInt32] = [0]
-  /// Each glyph's text (UTF-8), from the first cluster it stood for alone, for ToUnicode.
-  private var text: GlyphTexts
+  /// Each code's advance in thousandths of the font size (see `width(_:)`).
+  private var widths: [Double] = []
+  /// Each code's text (UTF-8), from the first cluster its glyph stood for alone, for ToUnicode.
+  private var texts: [ArraySlice<CChar>?] = [nil]
 
   /// What tells one font file from another: its face's index, glyph count, units and
   /// length.
@@ -72,11 +76,10 @@ final class DirectFont {
     self.font = font
     unitsPerEm = Double(max(1, hb_face_get_upem(face)))
     let count = Int(min(hb_face_get_glyph_count(face), 65_536))
-    advances = [Double](repeating: .nan, count: count)
     codes = [UInt16](repeating: 0, count: count)
-    text = GlyphTexts(glyphs: count)
     self.number = number
     self.object = object
+    widths = [advance(0)]
   }
 
   deinit {
@@ -84,17 +87,14 @@ final class DirectFont {
     hb_face_destroy(face)
   }
 
-  /// Glyph `glyph`'s advance in thousandths of the font size (the font's own, unhinted: what a
-  /// PDF reader takes from `/W`).
-  func advance(_ glyph: UInt32) -> Double {
-    guard Int(glyph) < advances.count else { return 0 }
-    let known = advances[Int(glyph)]
-    if !known.isNaN { return known }
-    // Rounded as /W writes it: a reader places the next glyph by this width, and the
-    // content's TJ adjustments are reckoned from the same number.
-    let advance = (Double(hb_font_get_glyph_h_advance(font, glyph)) * 1000 / unitsPerEm).rounded()
-    advances[Int(glyph)] = advance
-    return advance
+  /// The advance of code `code`'s glyph in thousandths of the font size (the font's own,
+  /// unhinted: what a PDF reader takes from `/W`).
+  func width(_ code: UInt16) -> Double { widths[Int(code)] }
+
+  /// Glyph `glyph`'s advance as `/W` writes it: a reader places the next glyph by this width,
+  /// and the content's TJ adjustments are reckoned from the same number.
+  private func advance(_ glyph: UInt32) -> Double {
+    (Double(hb_font_get_glyph_h_advance(font, glyph)) * 1000 / unitsPerEm).rounded()
   }
 
   /// The code a page shows `glyph` by, given at its first use (0 for glyph 0 and for an id the
@@ -107,6 +107,8 @@ final class DirectFont {
     let code = UInt16(glyphs.count)
     codes[Int(glyph)] = code
     glyphs.append(glyph)
+    widths.append(advance(glyph))
+    texts.append(nil)
     return code
   }
 
@@ -117,11 +119,12 @@ final class DirectFont {
   /// characters (an ellipsis standing for the text it cut, a ligature), and the cluster needs
   /// its own text (`/ActualText`) as cairo gives it.
   func claim(_ glyph: UInt32, text bytes: ArraySlice<CChar>) -> Bool {
-    if let known = text[glyph] { return known.elementsEqual(bytes) }
+    let code = Int(use(glyph))
+    if let known = texts[code] { return known.elementsEqual(bytes) }
     let scalars = String(decoding: bytes.map { UInt8(bitPattern: $0) }, as: UTF8.self)
       .unicodeScalars
     if scalars.count > 1, !scalars.contains(where: { nominal($0.value) == glyph }) { return false }
-    text[glyph] = bytes
+    texts[code] = bytes
     return true
   }
 
@@ -136,19 +139,20 @@ final class DirectFont {
   /// map sends to each, the lowest when several do.
   ///
   /// Each answer is kept for the process (`characters`), by font file and glyph.
-  private func unmappedText(_ glyphs: [UInt32]) {
-    func give(_ glyph: UInt32, _ character: Unicode.Scalar) {
-      text[glyph] = ArraySlice(String(Character(character)).utf8.map { CChar(bitPattern: $0) })
+  private func unmappedText() {
+    func give(_ code: Int, _ character: Unicode.Scalar) {
+      texts[code] = ArraySlice(String(Character(character)).utf8.map { CChar(bitPattern: $0) })
     }
-    let missing = glyphs.filter { text[$0] == nil }
+    // Glyph 0 is in no character map: only a cluster's text can be its.
+    let missing = texts.indices.dropFirst().filter { texts[$0] == nil }
     guard !missing.isEmpty else { return }
     let known = Self.characters.withLock { $0[file] } ?? [:]
-    var unknown = Set<UInt32>()
-    for glyph in missing {
-      switch known[glyph] {
-      case .some(.some(let character)): give(glyph, character)
+    var unknown: [UInt32: Int] = [:]
+    for code in missing {
+      switch known[glyphs[code]] {
+      case .some(.some(let character)): give(code, character)
       case .some(.none): continue
-      case .none: unknown.insert(glyph)
+      case .none: unknown[glyphs[code]] = code
       }
     }
     guard !unknown.isEmpty, let unicodes = hb_set_create() else { return }
@@ -157,14 +161,14 @@ final class DirectFont {
     hb_face_collect_unicodes(face, unicodes)
     var scalar = UInt32.max  // HB_SET_VALUE_INVALID: start before the first
     while found.count < unknown.count, hb_set_next(unicodes, &scalar) != 0 {
-      guard let glyph = nominal(scalar), unknown.contains(glyph), found[glyph] == nil,
+      guard let glyph = nominal(scalar), let code = unknown[glyph], found[glyph] == nil,
         let character = Unicode.Scalar(scalar)
       else { continue }
-      give(glyph, character)
+      give(code, character)
       found[glyph] = character
     }
     // The whole map walked: the rest have no character.
-    for glyph in unknown where found[glyph] == nil { found.updateValue(nil, forKey: glyph) }
+    for glyph in unknown.keys where found[glyph] == nil { found.updateValue(nil, forKey: glyph) }
     Self.characters.withLock { characters in
       if characters.count >= 256 { characters = [:] }
       characters[file, default: [:]].merge(found) { kept, _ in kept }
@@ -212,9 +216,9 @@ final class DirectFont {
       out.reference(descriptor)
       // Every code from 0 up, one run of widths.
       out.put("/W[0[")
-      for (code, glyph) in glyphs.enumerated() {
+      for (code, width) in widths.enumerated() {
         if code > 0 { out.put(" ") }
-        out.put(advance(glyph))
+        out.put(width)
       }
       out.put("]]/CIDToGIDMap")
       if let cidToGID {
@@ -277,20 +281,18 @@ final class DirectFont {
       endcodespacerange
 
       """)
-    // Glyph 0 is in no character map: only a cluster's text can be its.
-    unmappedText(Array(glyphs.dropFirst()))
-    let mapped = glyphs.indices.filter { text[glyphs[$0]]?.isEmpty == false }
+    unmappedText()
+    let mapped = texts.indices.filter { texts[$0]?.isEmpty == false }
     var start = 0
     while start < mapped.count {
       let block = mapped[start..<min(mapped.count, start + 100)]
       out.put(block.count)
       out.put(" beginbfchar\n")
       for code in block {
-        let glyph = glyphs[code]
         out.put("<")
         PDFSyntax.appendHex(UInt16(truncatingIfNeeded: code), to: &out)
         out.put("><")
-        let bytes = (text[glyph] ?? []).map { UInt8(bitPattern: $0) }
+        let bytes = (texts[code] ?? []).map { UInt8(bitPattern: $0) }
         for unit in String(decoding: bytes, as: UTF8.self).utf16 {
           PDFSyntax.appendHex(unit, to: &out)
         }
@@ -545,41 +547,5 @@ private struct JPEGInfo {
       index += 2 + length
     }
     return nil
-  }
-}
-
-/// Texts by glyph id: a glyph's slot found by indexing, not hashing (a card's every glyph is
-/// looked up as it is drawn: `DirectFont.claim`); ids past the font's count in a dictionary.
-struct GlyphTexts {
-  /// Each glyph's index in `values`, -1 for none.
-  private var slots: [Int32]
-  private var values: [ArraySlice<CChar>] = []
-  private var others: [UInt32: ArraySlice<CChar>] = [:]
-
-  init(glyphs: Int) { slots = [Int32](repeating: -1, count: glyphs) }
-
-  subscript(glyph: UInt32) -> ArraySlice<CChar>? {
-    get {
-      let index = Int(glyph)
-      guard index < slots.count else { return others[glyph] }
-      let slot = slots[index]
-      return slot < 0 ? nil : values[Int(slot)]
-    }
-    set {
-      let index = Int(glyph)
-      guard index < slots.count else {
-        others[glyph] = newValue
-        return
-      }
-      let slot = slots[index]
-      switch (slot < 0, newValue) {
-      case (true, let value?):
-        slots[index] = Int32(values.count)
-        values.append(value)
-      case (false, let value?): values[Int(slot)] = value
-      case (false, nil): slots[index] = -1
-      case (true, nil): break
-      }
-    }
   }
 }

@@ -517,11 +517,11 @@ final class DirectContent {
             placed = pen
           }
         }
-        let id = UInt32(truncatingIfNeeded: glyph.index)
+        let code = font.use(UInt32(truncatingIfNeeded: glyph.index))
         ops.put("<")
-        ops.putHex(font.use(id))
+        ops.putHex(code)
         ops.put(">")
-        pen = placed + font.advance(id) * size / 1000
+        pen = placed + font.width(code) * size / 1000
       }
       func close() {
         if open { ops.put("]TJ\n") }

@@ -33,7 +33,7 @@ struct TrueTypeSubset {
     else { return nil }
     self.init(
       head: head, hhea: hhea, maxp: maxp, hmtx: hmtx, loca: loca, glyf: glyf,
-      post: tables.copy("post"), os2: tables.copy("OS/2"), glyphs: glyphs)
+      post: tables.copy("post", prefix: 32), os2: tables.copy("OS/2"), glyphs: glyphs)
   }
 
   /// Cuts the font file `bytes` (face 0) down to `glyphs`; nil as `init(face:glyphs:)`.
@@ -296,8 +296,10 @@ private final class FontTables {
     }
   }
 
-  func copy(_ tag: String) -> [UInt8]? {
-    view(tag).map { Array(UnsafeBufferPointer(start: $0.base, count: $0.count)) }
+  /// The table's bytes, or its first `prefix` (post's 32-byte header without its glyph names,
+  /// tens of kilobytes in a large font).
+  func copy(_ tag: String, prefix: Int = .max) -> [UInt8]? {
+    view(tag).map { Array(UnsafeBufferPointer(start: $0.base, count: min(prefix, $0.count))) }
   }
 }
 
