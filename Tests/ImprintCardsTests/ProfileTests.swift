@@ -2,9 +2,10 @@
 // ImprintCardsTests: profile shapes, derived fields and the reputation formula (notes' table).
 
 import Foundation
-import ImprintCards
 import ImprintTestSupport
 import Testing
+
+@testable import ImprintCards
 
 func profile(_ json: String, source: String = "p.json") throws(CardError) -> Profile {
   try Profile.parse(Array(json.utf8), source: source)
@@ -199,6 +200,24 @@ struct ProfileShapeTests {
     // A raw reputation above 2^63 keeps every digit.
     let huge = try profile(#"{"name":"abc","reputation":123456789012345678901}"#)
     #expect(huge.reputationRaw == "123456789012345678901")
+  }
+
+  @Test("blanks trimmed as Foundation's .whitespaces and .whitespacesAndNewlines trim them")
+  func trimming() {
+    // Every scalar of the Basic Multilingual Plane and the first supplementary plane, alone,
+    // doubled at both ends of a word, and inside it.
+    for value in UInt32(0)..<0x2_0000 {
+      guard let scalar = Unicode.Scalar(value) else { continue }
+      let blank = String(Character(scalar))
+      for text in [blank, blank + blank + "a" + blank + "b" + blank + blank] {
+        #expect(
+          Profile.trimmed(text, newlines: false) == text.trimmingCharacters(in: .whitespaces),
+          "U+\(String(value, radix: 16))")
+        #expect(
+          Profile.trimmed(text) == text.trimmingCharacters(in: .whitespacesAndNewlines),
+          "U+\(String(value, radix: 16))")
+      }
+    }
   }
 
   @Test("sanitising: names kept whole up to 100 characters, @-names dropped, sentinel dates hidden")
