@@ -275,9 +275,23 @@ struct DirectPDFTests {
 
     // The label and the layer are forms written once for both pages.
     let bytes = try Data(contentsOf: URL(fileURLWithPath: own))
-    let forms =
-      String(decoding: bytes, as: UTF8.self).components(separatedBy: "/Subtype /Form").count - 1
+    let text = String(decoding: bytes, as: UTF8.self)
+    let forms = text.components(separatedBy: "/Subtype /Form").count - 1
     #expect(forms == 2)
+
+    // A font's streams under 16 KB (every one here) are deflated at libdeflate's fastest level,
+    // as their zlib headers say (FLEVEL 0).
+    var streams = 0
+    for key in ["/FontFile2 ", "/ToUnicode "] {
+      for piece in text.components(separatedBy: key).dropFirst() {
+        let number = try #require(piece.split(separator: " ").first.map(String.init))
+        let raw = try runTool("qpdf", ["--show-object=\(number)", "--raw-stream-data", own])
+          .stdoutBytes
+        #expect(raw.count > 2 && raw.count < 16_384 && raw[1] >> 6 == 0, "\(key)\(number)")
+        streams += 1
+      }
+    }
+    #expect(streams == 2 * fonts.count)
   }
 
   @Test(
