@@ -38,20 +38,8 @@ struct TrueTypeSubset {
 
   /// Cuts the font file `bytes` (face 0) down to `glyphs`; nil as `init(face:glyphs:)`.
   init?(fontFile bytes: [UInt8], glyphs: [UInt32]) {
-    let made: TrueTypeSubset? = bytes.withUnsafeBufferPointer { buffer in
-      guard
-        let blob = buffer.baseAddress.flatMap({ base in
-          base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-            hb_blob_create($0, UInt32(buffer.count), HB_MEMORY_MODE_READONLY, nil, nil)
-          }
-        })
-      else { return nil }
-      defer { hb_blob_destroy(blob) }
-      guard let face = hb_face_create(blob, 0) else { return nil }
-      defer { hb_face_destroy(face) }
-      return TrueTypeSubset(face: face, glyphs: glyphs)
-    }
-    guard let made else { return nil }
+    guard let made = withFace(ofFontFile: bytes, { TrueTypeSubset(face: $0, glyphs: glyphs) })
+    else { return nil }
     self = made
   }
 
@@ -261,6 +249,24 @@ struct TrueTypeSubset {
       index += 4
     }
     return sum
+  }
+}
+
+/// `body` given a HarfBuzz face of the font file `bytes` (face 0), alive for the call; nil when
+/// HarfBuzz cannot make one.
+func withFace<Result>(ofFontFile bytes: [UInt8], _ body: (OpaquePointer) -> Result?) -> Result? {
+  bytes.withUnsafeBufferPointer { buffer in
+    guard
+      let blob = buffer.baseAddress.flatMap({ base in
+        base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+          hb_blob_create($0, UInt32(buffer.count), HB_MEMORY_MODE_READONLY, nil, nil)
+        }
+      })
+    else { return nil }
+    defer { hb_blob_destroy(blob) }
+    guard let face = hb_face_create(blob, 0) else { return nil }
+    defer { hb_face_destroy(face) }
+    return body(face)
   }
 }
 

@@ -94,6 +94,25 @@ struct TrueTypeSubsetTests {
     #expect(sawComponents, "DejaVu Sans has composite glyphs")
   }
 
+  @Test("a font file's key tells files of one length and glyph count apart by head's checksum")
+  func fileKeys() throws {
+    let font = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.fontPath)))
+    let bold = try [UInt8](
+      Data(
+        contentsOf: URL(
+          fileURLWithPath: Self.fontPath.replacingOccurrences(
+            of: "DejaVuSans.ttf", with: "DejaVuSans-Bold.ttf"))))
+    let key = try #require(DirectFont.FileKey.of(fontFile: font))
+    #expect(DirectFont.FileKey.of(fontFile: font) == key)
+    #expect(DirectFont.FileKey.of(fontFile: bold) != key)
+    // The same file but for its whole-file checksum (head's checkSumAdjustment, bytes 8-11).
+    var other = font
+    let head = try #require(tables(font)["head"]).offset
+    other[head + 8] ^= 0x5A
+    let changed = try #require(DirectFont.FileKey.of(fontFile: other))
+    #expect(changed != key && changed.length == key.length && changed.glyphs == key.glyphs)
+  }
+
   @Test("a damaged font gives no subset or a bounded one, never a crash")
   func damaged() throws {
     let font = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.fontPath)))
