@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // PNG encoding in two steps around the compressor: CImprintShims_png_filter makes the stream
 // of filtered rows (converting cairo's pixels as it goes), ImprintPDF's zlib, libdeflate or
-// runs_deflate.c deflates it (raw, no checksum), and CImprintShims_png_frame frames it: the zlib header, the deflated data and
-// its Adler-32 from libdeflate, in PNG's chunks.
+// runs_deflate.c deflates it (raw, no checksum), and CImprintShims_png_frame frames it: the
+// zlib header, the deflated data and the rows' Adler-32 (libdeflate's), in PNG's chunks.
+// (runs_deflate.c also deflates cairo's pixels directly, converting a window of rows at a
+// time: the filtered rows are then never all made.)
 //
 // Why not libpng: libpng drives zlib itself, row by row, and zlib computes the stream's Adler-32
 // as it reads (scalar code: a sixth of the compression's time for a 300-dpi card, where
@@ -12,6 +14,7 @@
 // (W3C PNG, sections 5 and 11; the zlib stream RFC 1950). Tests read every format we write
 // back with libpng (through cairo) and with a Python decoder of their own.
 #include "CImprintShims.h"
+#include "rows.h"
 #include <libdeflate.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -97,8 +100,8 @@ __attribute__((target("ssse3"))) static uint32_t convert_rgb_ssse3(uint8_t *out,
 }
 #endif
 
-/// Converts one row of 32-bit xRGB words (cairo's RGB24, native order) to PNG's layout.
-static void convert_row(uint8_t *out, const uint8_t *source, uint32_t width, int source_kind) {
+void CImprintShims_convert_row(uint8_t *out, const uint8_t *source, uint32_t width,
+                               int source_kind) {
   const uint32_t *words = (const uint32_t *)(const void *)source;
   if (source_kind == CImprintShims_PNG_XRGB_TO_GRAY) {
     for (uint32_t x = 0; x < width; x++) out[x] = (uint8_t)words[x];
@@ -183,14 +186,14 @@ int CImprintShims_png_filter(uint32_t width, uint32_t height, int color_type, in
     if (source_kind != CImprintShims_PNG_ROWS && filter_type == 0) {
       // Unfiltered: converted straight into the stream.
       out_row[0] = 0;
-      convert_row(out_row + 1, source, width, source_kind);
+      CImprintShims_convert_row(out_row + 1, source, width, source_kind);
       continue;
     }
     const uint8_t *row = source;
     const uint8_t *above = y > 0 ? pixels + (size_t)(y - 1) * stride : NULL;
     if (converted) {
       uint8_t *current = converted + (y % 2) * row_bytes;
-      convert_row(current, source, width, source_kind);
+      CImprintShims_convert_row(current, source, width, source_kind);
       row = current;
       above = y > 0 ? converted + ((y + 1) % 2) * row_bytes : NULL;
     }
@@ -205,7 +208,7 @@ int CImprintShims_png_filter(uint32_t width, uint32_t height, int color_type, in
 int CImprintShims_png_frame(uint32_t width, uint32_t height, int color_type, int bit_depth,
                             const uint8_t *palette, int palette_count, uint32_t pixels_per_meter,
                             const CImprintShims_PNGText *texts, int text_count,
-                            const uint8_t *filtered, size_t filtered_len, const uint8_t *deflated,
+                            size_t filtered_len, uint32_t adler, const uint8_t *deflated,
                             size_t deflated_len, int compression_level, uint8_t **out,
                             size_t *out_len, char *errbuf, size_t errbuf_len) {
   *out = NULL;
@@ -275,7 +278,7 @@ int CImprintShims_png_frame(uint32_t width, uint32_t height, int color_type, int
   uint8_t zlib_header[2] = {0x78, (uint8_t)(flevel << 6)};
   zlib_header[1] |= (uint8_t)((31 - (zlib_header[0] * 256 + zlib_header[1]) % 31) % 31);
   uint8_t checksum[4];
-  put32(checksum, libdeflate_adler32(1, filtered, filtered_len));
+  put32(checksum, adler);
   // The IDAT chunks: the stream's three parts, cut into pieces of at most IDAT_CHUNK_MAX.
   const uint8_t *parts[3] = {zlib_header, deflated, checksum};
   size_t lengths[3] = {2, deflated_len, 4};
@@ -305,6 +308,10 @@ int CImprintShims_png_frame(uint32_t width, uint32_t height, int color_type, int
 }
 
 void CImprintShims_free(void *pointer) { free(pointer); }
+
+uint32_t CImprintShims_adler32(uint32_t adler, const uint8_t *data, size_t len) {
+  return libdeflate_adler32(adler, data, len);
+}
 
 void CImprintShims_tune_malloc(int mmap_threshold, int trim_threshold) {
   mallopt(M_MMAP_THRESHOLD, mmap_threshold);

@@ -11,9 +11,14 @@
 // images (fpnge, fpng are not packaged). The output is ordinary deflate data: any inflater
 // reads it (tests inflate it with zlib and read the PNGs back with libpng and Python's zlib).
 #include "CImprintShims.h"
+#include "rows.h"
+#include <libdeflate.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /// Tokens a block holds at most before it is coded.
 #define BLOCK_TOKENS 16384
@@ -25,9 +30,14 @@
 #define DIST_SYMBOLS 30
 #define CODELEN_SYMBOLS 19
 
-// A token: a literal byte (bit 31 clear), or a match (bit 31 set) of length bits 0-8 at the
-// candidate distance bit 9 names (0 the pixel before, 1 the row above).
-#define MATCH_FLAG 0x80000000u
+// A token: a literal byte (0-255), or a match of length 3-258 at one of the two candidate
+// distances (0 the pixel before, 1 the row above): 256 + candidate * 259 + length. One index
+// into a block's table of codes, which holds a match's length and distance codes and their
+// extra bits together.
+#define TOKEN_KINDS (256 + 2 * (MAX_MATCH + 1))
+static inline uint16_t match_token(uint32_t candidate, size_t length) {
+  return (uint16_t)(256 + candidate * (MAX_MATCH + 1) + length);
+}
 
 static const uint16_t length_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,
                                          15, 17, 19, 23, 27, 31, 35, 43, 51,  59,
@@ -98,6 +108,28 @@ static inline void put_bits_fast(Writer *w, uint32_t value, int n) {
   }
 #else
   put_bits(w, value, n);
+#endif
+}
+
+/// A block's code for a token: its bits (at most 48: a length's code and extra bits, then the
+/// distance's) in bits 0-55, how many in bits 56-63.
+#define ENTRY_BITS(entry) ((entry) & (((uint64_t)1 << 56) - 1))
+#define ENTRY_COUNT(entry) ((int)((entry) >> 56))
+
+/// Adds a token's code: a word stored whatever the count, the bytes it completed kept. The
+/// caller reserved 8 bytes beyond the block's last; fewer than 8 bits wait before and after.
+static inline void put_entry(Writer *w, uint64_t entry) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  w->bits |= ENTRY_BITS(entry) << w->count;
+  w->count += ENTRY_COUNT(entry); // below 8 + 48
+  memcpy(w->data + w->length, &w->bits, 8);
+  int bytes = w->count >> 3;
+  w->length += (size_t)bytes;
+  w->bits >>= bytes * 8; // at most 6 bytes: below 56 bits
+  w->count &= 7;
+#else
+  uint64_t bits = ENTRY_BITS(entry);
+  for (int n = ENTRY_COUNT(entry); n > 0; n -= 24, bits >>= 24) put_bits(w, (uint32_t)(bits & 0xFFFFFF), n < 24 ? n : 24);
 #endif
 }
 
@@ -206,9 +238,19 @@ static void build_codes(const uint8_t *lengths, int n, uint16_t *codes) {
   }
 }
 
-/// Bytes equal from `a` and `b` on, at most `limit`.
+/// Bytes equal from `a` and `b` on, at most `limit`: sixteen at a time by SSE2 where there is
+/// (every x86-64), eight at a time elsewhere.
 static inline size_t match_length(const uint8_t *a, const uint8_t *b, size_t limit) {
   size_t n = 0;
+#if defined(__SSE2__)
+  while (n + 16 <= limit) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + n));
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + n));
+    unsigned differ = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) ^ 0xFFFFu;
+    if (differ) return n + (size_t)__builtin_ctz(differ);
+    n += 16;
+  }
+#endif
   while (n + 8 <= limit) {
     uint64_t x, y;
     memcpy(&x, a + n, 8);
@@ -219,6 +261,15 @@ static inline size_t match_length(const uint8_t *a, const uint8_t *b, size_t lim
   }
   while (n < limit && a[n] == b[n]) n++;
   return n;
+}
+
+/// Whether the MIN_MATCH (4) bytes at `candidate` are `first`, the bytes at the position (which
+/// has `limit` bytes left); with fewer left, whether a byte comparison is worth making at all.
+static inline int starts_match(uint32_t first, const uint8_t *candidate, size_t limit) {
+  if (limit < MIN_MATCH) return 0;
+  uint32_t bytes;
+  memcpy(&bytes, candidate, 4);
+  return bytes == first;
 }
 
 typedef struct {
@@ -233,8 +284,95 @@ static DistanceCode distance_code(size_t distance) {
   return result;
 }
 
-/// Writes the `count` bytes at `data` as stored blocks (none final).
-static int put_stored(Writer *w, const uint8_t *data, size_t count) {
+/// The bytes deflated: a buffer held whole, or the unfiltered PNG rows of 32-bit xRGB pixels,
+/// made a window of rows at a time as the compressor reaches them. The window keeps the row
+/// above the current position and at least one match beyond it; a 300-dpi card's 2.3 MB of
+/// rows then never leave the cache, where writing them all first and reading them back cost
+/// more than the matching (a fifth of the card's encoding).
+typedef struct {
+  size_t len, row_len;
+  /// The bytes, when held whole (`pixels` is then NULL).
+  const uint8_t *whole;
+  /// The pixels: `height` rows `stride` bytes apart, `width` words each, converted as `kind`.
+  const uint8_t *pixels;
+  size_t stride;
+  uint32_t width;
+  int kind;
+  /// Rows first_row ..< first_row + rows of the stream, `capacity` rows of room.
+  uint8_t *window;
+  size_t first_row, rows, capacity, height;
+  /// One row, for the bytes of a stored block the window no longer holds.
+  uint8_t *scratch;
+  /// The Adler-32 of the rows made so far (each is made into the window once, in order).
+  uint32_t adler;
+} Stream;
+
+/// The window's first and end offsets in the stream.
+static inline size_t window_start(const Stream *s) { return s->first_row * s->row_len; }
+static inline size_t window_end(const Stream *s) {
+  size_t end = (s->first_row + s->rows) * s->row_len;
+  return end < s->len ? end : s->len;
+}
+
+/// Stream byte `at`, which the window (or the whole buffer) holds.
+static inline const uint8_t *stream_at(const Stream *s, size_t at) {
+  return s->whole ? s->whole + at : s->window + (at - window_start(s));
+}
+
+/// Row `y` of the stream (its filter byte, 0, then the converted pixels) at `out`.
+static void make_row(const Stream *s, size_t y, uint8_t *out) {
+  out[0] = 0;
+  CImprintShims_convert_row(out + 1, s->pixels + y * s->stride, s->width, s->kind);
+}
+
+/// Moves the window on so that it holds the row above `at` and MAX_MATCH bytes from `at` on
+/// (or the stream's end), making the rows it did not hold before.
+static void slide(Stream *s, size_t at) {
+  size_t row = at / s->row_len;
+  size_t keep_from = row > 0 ? row - 1 : 0;
+  size_t end_row = s->first_row + s->rows;
+  size_t kept = end_row > keep_from ? end_row - keep_from : 0;
+  if (kept > 0 && keep_from > s->first_row) {
+    memmove(s->window, s->window + (keep_from - s->first_row) * s->row_len, kept * s->row_len);
+  }
+  if (kept == 0) end_row = keep_from;
+  s->first_row = keep_from;
+  s->rows = kept;
+  while (s->rows < s->capacity && end_row < s->height) {
+    uint8_t *out = s->window + s->rows * s->row_len;
+    make_row(s, end_row, out);
+    s->adler = libdeflate_adler32(s->adler, out, s->row_len);
+    s->rows++;
+    end_row++;
+  }
+}
+
+/// Copies stream bytes `from` ..< `from + count` to `out`: from the window where it holds them,
+/// else made again from the pixels.
+static void stream_copy(Stream *s, size_t from, size_t count, uint8_t *out) {
+  if (s->whole) {
+    memcpy(out, s->whole + from, count);
+    return;
+  }
+  while (count > 0) {
+    size_t row = from / s->row_len, offset = from % s->row_len;
+    size_t take = s->row_len - offset < count ? s->row_len - offset : count;
+    const uint8_t *bytes;
+    if (row >= s->first_row && row < s->first_row + s->rows) {
+      bytes = s->window + (row - s->first_row) * s->row_len;
+    } else {
+      make_row(s, row, s->scratch);
+      bytes = s->scratch;
+    }
+    memcpy(out, bytes + offset, take);
+    out += take;
+    from += take;
+    count -= take;
+  }
+}
+
+/// Writes stream bytes `from` ..< `from + count` as stored blocks (none final).
+static int put_stored(Writer *w, Stream *s, size_t from, size_t count) {
   do {
     size_t piece = count < 65535 ? count : 65535;
     if (!reserve(w, piece + 16)) return 0;
@@ -242,26 +380,27 @@ static int put_stored(Writer *w, const uint8_t *data, size_t count) {
     align_byte(w);
     put_bits(w, (uint32_t)piece, 16);
     put_bits(w, (uint32_t)piece ^ 0xFFFFu, 16);
-    memcpy(w->data + w->length, data, piece);
+    stream_copy(s, from, piece, w->data + w->length);
     w->length += piece;
-    data += piece;
+    from += piece;
     count -= piece;
   } while (count > 0);
   return 1;
 }
 
-/// Codes `n` tokens covering input bytes `data[0..<covered]` as one block (none final): a
-/// dynamic block, or stored blocks when those are smaller.
-static int put_block(Writer *w, const uint32_t *tokens, size_t n, const uint8_t *data,
+/// Codes `n` tokens covering stream bytes `from` ..< `from + covered` as one block (none
+/// final): a dynamic block, or stored blocks when those are smaller.
+static int put_block(Writer *w, const uint16_t *tokens, size_t n, Stream *s, size_t from,
                      size_t covered, const DistanceCode distances[2]) {
+  uint32_t kinds[TOKEN_KINDS] = {0};
+  for (size_t i = 0; i < n; i++) kinds[tokens[i]]++;
   uint32_t litlen_freq[LITLEN_SYMBOLS] = {0}, dist_freq[DIST_SYMBOLS] = {0};
-  for (size_t i = 0; i < n; i++) {
-    uint32_t token = tokens[i];
-    if (token & MATCH_FLAG) {
-      litlen_freq[257 + length_index[token & 0x1FF]]++;
-      dist_freq[distances[(token >> 9) & 1].symbol]++;
-    } else {
-      litlen_freq[token]++;
+  for (int kind = 0; kind < 256; kind++) litlen_freq[kind] = kinds[kind];
+  for (uint32_t candidate = 0; candidate < 2; candidate++) {
+    for (size_t length = 3; length <= MAX_MATCH; length++) {
+      uint32_t count = kinds[match_token(candidate, length)];
+      litlen_freq[257 + length_index[length]] += count;
+      dist_freq[distances[candidate].symbol] += count;
     }
   }
   litlen_freq[256] = 1;
@@ -327,7 +466,7 @@ static int put_block(Writer *w, const uint32_t *tokens, size_t n, const uint8_t 
     bits += (uint64_t)dist_freq[s] * (uint64_t)(dist_lengths[s] + dist_extra[s]);
   }
   uint64_t stored_bits = ((uint64_t)covered + 5 * (covered / 65535 + 1)) * 8 + 7;
-  if (stored_bits < bits) return put_stored(w, data, covered);
+  if (stored_bits < bits) return put_stored(w, s, from, covered);
   if (!reserve(w, (size_t)(bits / 8) + 16)) return 0;
   uint16_t litlen_codes[LITLEN_SYMBOLS], dist_codes[DIST_SYMBOLS], codelen_codes[CODELEN_SYMBOLS];
   build_codes(litlen_lengths, LITLEN_SYMBOLS, litlen_codes);
@@ -345,71 +484,93 @@ static int put_block(Writer *w, const uint32_t *tokens, size_t n, const uint8_t 
     put_bits_fast(w, codelen_codes[s], codelen_lengths[s]);
     if (s >= 16) put_bits_fast(w, rle_extra[i], s == 16 ? 2 : s == 17 ? 3 : 7);
   }
-  for (size_t i = 0; i < n; i++) {
-    uint32_t token = tokens[i];
-    if (token & MATCH_FLAG) {
-      uint32_t length = token & 0x1FF;
+  // Every token's code, the used ones: a literal's, or a match's length code, extra bits,
+  // distance code and extra bits in the order they are sent.
+  uint64_t entries[TOKEN_KINDS];
+  for (int kind = 0; kind < 256; kind++) {
+    entries[kind] = (uint64_t)litlen_codes[kind] | (uint64_t)litlen_lengths[kind] << 56;
+  }
+  for (uint32_t candidate = 0; candidate < 2; candidate++) {
+    const DistanceCode *d = &distances[candidate];
+    uint64_t distance = (uint64_t)dist_codes[d->symbol] |
+                        (uint64_t)d->extra << dist_lengths[d->symbol];
+    int distance_bits = dist_lengths[d->symbol] + d->extra_bits;
+    for (size_t length = 3; length <= MAX_MATCH; length++) {
       int index = length_index[length];
-      put_bits_fast(w, litlen_codes[257 + index], litlen_lengths[257 + index]);
-      if (length_extra[index]) put_bits_fast(w, length - length_base[index], length_extra[index]);
-      const DistanceCode *d = &distances[(token >> 9) & 1];
-      put_bits_fast(w, dist_codes[d->symbol], dist_lengths[d->symbol]);
-      if (d->extra_bits) put_bits_fast(w, d->extra, d->extra_bits);
-    } else {
-      put_bits_fast(w, litlen_codes[token], litlen_lengths[token]);
+      int code_bits = litlen_lengths[257 + index], extra_bits = length_extra[index];
+      uint64_t bits = (uint64_t)litlen_codes[257 + index] |
+                      (uint64_t)(length - length_base[index]) << code_bits |
+                      distance << (code_bits + extra_bits);
+      entries[match_token(candidate, length)] =
+          bits | (uint64_t)(code_bits + extra_bits + distance_bits) << 56;
     }
   }
+  put_bits(w, 0, 0); // fewer than 8 bits waiting, as put_entry needs
+  for (size_t i = 0; i < n; i++) put_entry(w, entries[tokens[i]]);
   put_bits_fast(w, litlen_codes[256], litlen_lengths[256]);
   return 1;
 }
 
 static pthread_once_t length_index_once = PTHREAD_ONCE_INIT;
 
-int CImprintShims_runs_deflate(const uint8_t *data, size_t len, size_t row_len, size_t bpp,
-                               uint8_t **out, size_t *out_len) {
+/// Deflates the stream `s` (bpp bytes a pixel) into a malloc'd buffer; 0 when memory ran out.
+static int deflate_stream(Stream *s, size_t bpp, uint8_t **out, size_t *out_len) {
   pthread_once(&length_index_once, make_length_index);
-  *out = NULL;
-  *out_len = 0;
-  if (bpp < 1 || bpp > 8) return 1;
+  size_t len = s->len, row_len = s->row_len;
   Writer w = {malloc(len / 8 + 1024), 0, len / 8 + 1024, 0, 0};
-  uint32_t *tokens = malloc(BLOCK_TOKENS * sizeof *tokens);
+  uint16_t *tokens = malloc(BLOCK_TOKENS * sizeof *tokens);
   if (!w.data || !tokens) {
     free(w.data);
     free(tokens);
-    return 1;
+    return 0;
   }
   // The two distances; the row above only within deflate's window.
   size_t candidates[2] = {bpp, row_len};
   int use_row = row_len > bpp && row_len <= MAX_DISTANCE;
   DistanceCode distances[2] = {distance_code(bpp), distance_code(use_row ? row_len : bpp)};
   size_t at = 0, block_start = 0, n = 0;
+  // Where the window ends, or the stream's end when it is held whole.
+  size_t held = s->whole ? len : window_end(s);
   int ok = 1;
   while (at < len && ok) {
     size_t limit = len - at < MAX_MATCH ? len - at : MAX_MATCH;
+    if (at + limit > held) {
+      slide(s, at);
+      held = window_end(s);
+    }
+    const uint8_t *here = stream_at(s, at);
     size_t best = 0;
     uint32_t which = 0;
-    if (at >= candidates[0]) best = match_length(data + at, data + at - candidates[0], limit);
-    if (use_row && at >= candidates[1] && best < limit) {
-      size_t above = match_length(data + at, data + at - candidates[1], limit);
+    // A candidate whose first MIN_MATCH bytes differ cannot be taken: one 32-bit comparison
+    // rules it out, where most of a card's literals (anti-aliased edges) spent two calls.
+    uint32_t first = 0;
+    if (limit >= MIN_MATCH) memcpy(&first, here, 4);
+    if (at >= candidates[0] && starts_match(first, here - candidates[0], limit)) {
+      best = match_length(here, here - candidates[0], limit);
+    }
+    if (use_row && at >= candidates[1] && best < limit &&
+        starts_match(first, here - candidates[1], limit)) {
+      size_t above = match_length(here, here - candidates[1], limit);
       if (above > best) {
         best = above;
         which = 1;
       }
     }
     if (best >= MIN_MATCH) {
-      tokens[n++] = MATCH_FLAG | (which << 9) | (uint32_t)best;
+      tokens[n++] = match_token(which, best);
       at += best;
     } else {
-      tokens[n++] = data[at++];
+      tokens[n++] = here[0];
+      at++;
     }
     if (n == BLOCK_TOKENS) {
-      ok = put_block(&w, tokens, n, data + block_start, at - block_start, distances);
+      ok = put_block(&w, tokens, n, s, block_start, at - block_start, distances);
       block_start = at;
       n = 0;
     }
   }
   // The last block (possibly empty), then an empty final fixed block: BFINAL 1, BTYPE 01, EOB.
-  if (ok && n > 0) ok = put_block(&w, tokens, n, data + block_start, at - block_start, distances);
+  if (ok && n > 0) ok = put_block(&w, tokens, n, s, block_start, at - block_start, distances);
   if (ok) ok = reserve(&w, 8);
   if (ok) {
     put_bits(&w, 1 | (1 << 1), 3);
@@ -419,9 +580,53 @@ int CImprintShims_runs_deflate(const uint8_t *data, size_t len, size_t row_len, 
   free(tokens);
   if (!ok) {
     free(w.data);
-    return 1;
+    return 0;
   }
   *out = w.data;
   *out_len = w.length;
+  return 1;
+}
+
+int CImprintShims_runs_deflate(const uint8_t *data, size_t len, size_t row_len, size_t bpp,
+                               uint8_t **out, size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  if (bpp < 1 || bpp > 8) return 1;
+  Stream s = {.len = len, .row_len = row_len, .whole = data};
+  return deflate_stream(&s, bpp, out, out_len) ? 0 : 1;
+}
+
+/// The window's rows: about 128 KiB (a 300-dpi card's 40 rows), and never fewer than two
+/// matches' worth beyond the two rows it keeps.
+#define WINDOW_BYTES ((size_t)128 << 10)
+
+int CImprintShims_runs_deflate_xrgb(const uint8_t *pixels, size_t stride, uint32_t width,
+                                    uint32_t height, int kind, uint8_t **out, size_t *out_len,
+                                    uint32_t *adler) {
+  *out = NULL;
+  *out_len = 0;
+  *adler = 1;
+  if (width < 1 || height < 1 || stride < (size_t)width * 4) return 1;
+  if (kind != CImprintShims_PNG_XRGB_TO_RGB && kind != CImprintShims_PNG_XRGB_TO_GRAY) return 1;
+  size_t bpp = kind == CImprintShims_PNG_XRGB_TO_RGB ? 3 : 1;
+  size_t row_len = (size_t)width * bpp + 1;
+  size_t capacity = WINDOW_BYTES / row_len;
+  size_t least = 2 * (MAX_MATCH / row_len) + 8;
+  if (capacity < least) capacity = least;
+  if (capacity > height) capacity = height;
+  Stream s = {.len = row_len * (size_t)height, .row_len = row_len, .pixels = pixels,
+              .stride = stride, .width = width, .kind = kind, .height = height,
+              .capacity = capacity, .adler = 1};
+  s.window = malloc(capacity * row_len);
+  s.scratch = malloc(row_len);
+  int ok = s.window && s.scratch;
+  if (ok) {
+    slide(&s, 0);
+    ok = deflate_stream(&s, bpp, out, out_len);
+  }
+  free(s.window);
+  free(s.scratch);
+  if (!ok) return 1;
+  *adler = s.adler;
   return 0;
 }

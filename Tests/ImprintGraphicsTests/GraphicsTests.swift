@@ -334,6 +334,69 @@ struct PNGEncoderTests {
     }
   }
 
+  @Test(
+    "our deflater reading cairo's pixels a window of rows at a time gives the bytes it gives the rows made first"
+  )
+  func runsDeflaterFromPixels() throws {
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    func next() -> UInt32 {
+      state ^= state << 13
+      state ^= state >> 7
+      state ^= state << 17
+      return UInt32(truncatingIfNeeded: state >> 16)
+    }
+    // name, size, and the pixel at (x, y) as 0xRRGGBB (the top byte is left as it comes, as
+    // cairo may: it must not count).
+    let cases: [(name: String, width: Int, height: Int, pixel: (Int, Int) -> UInt32)] = [
+      ("one pixel", 1, 1, { _, _ in 0x1F4F8C }),
+      // Rows shorter than a match: a match spans many of them.
+      ("narrow", 3, 400, { x, y in y % 50 < 30 ? 0xFFFFFF : UInt32(x * 40) }),
+      ("tall line", 1, 3000, { _, y in y < 1500 ? 0 : 0x202020 }),
+      // Black: a run at the pixel before goes on through each row's filter byte.
+      ("black", 200, 200, { _, _ in 0 }),
+      (
+        "drawing", 1086, 713,
+        { x, y in
+          y < 170 ? 0x1F4F8C : (x / 7 + y / 5) % 23 == 0 ? UInt32(x * y) & 0xFFFFFF : 0xFFFFFF
+        }
+      ),
+      // Noise: stored blocks, their bytes made again once the window has moved on.
+      ("noise", 700, 300, { _, _ in next() & 0xFFFFFF }),
+      ("noise, then flat", 500, 500, { _, y in y < 250 ? next() & 0xFFFFFF : 0xEEF1F6 }),
+      // 33 001 bytes a row: the row above is past deflate's window.
+      ("wide", 11_000, 5, { x, _ in x % 300 < 150 ? 0xFFFFFF : 0x00FF00 }),
+      ("grey", 640, 480, { x, y in UInt32((x ^ y) & 0xFF) * 0x010101 }),
+    ]
+    for test in cases {
+      let image = try RasterImage(width: test.width, height: test.height)
+      image.withMutablePixels { pixels, stride in
+        for y in 0..<test.height {
+          for x in 0..<test.width {
+            pixels[y * stride / 4 + x] = test.pixel(x, y) | (next() & 0xFF00_0000)
+          }
+        }
+      }
+      let png = try image.png(filter: .unfiltered, deflater: .runs)
+      let gray = image.grayPixels()
+      let rowsFirst = try PNGEncoder.encode(
+        width: test.width, height: test.height, format: gray == nil ? .rgb8 : .gray8,
+        pixels: gray ?? image.rgbPixels(), compressionLevel: 3, filter: .unfiltered,
+        deflater: .runs)
+      let same = png == rowsFirst  // a Bool: a failure names the sizes, not every byte
+      #expect(same, "\(test.name): \(png.count) bytes, \(rowsFirst.count) made first")
+      let decoded = try ImageDecoder.decode(png, source: "\(test.name).png")
+      var expected: [UInt8] = []
+      image.forEachRow { row in
+        for pixel in row {
+          expected += [
+            UInt8(pixel & 0xFF), UInt8(pixel >> 8 & 0xFF), UInt8(pixel >> 16 & 0xFF), 255,
+          ]
+        }
+      }
+      #expect(decoded.pixels == expected, "\(test.name): the pixels read back")
+    }
+  }
+
   @Test("a stream longer than one IDAT chunk is split over several, read back whole")
   func manyIDATs() throws {
     // 1024 × 400 RGB of nearly incompressible bytes: about 1.2 MB deflated, over the 1 MiB a

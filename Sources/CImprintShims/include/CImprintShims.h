@@ -35,16 +35,19 @@ int CImprintShims_png_filter(uint32_t width, uint32_t height, int color_type, in
                              size_t errbuf_len);
 
 /// A PNG's last step: the file, in a malloc'd buffer (free with CImprintShims_free), from the
-/// filtered rows (for their Adler-32) and their raw deflate data (RFC 1951, no header),
-/// compressed at zlib's compression_level (0-9, named in the zlib header). palette: RGB
-/// triplets (color type 3). pixels_per_meter 0 writes no pHYs chunk. Returns 0 on success,
-/// else 1 with the reason in errbuf.
+/// raw deflate data (RFC 1951, no header) of its filtered rows, which are `filtered_len` bytes
+/// with Adler-32 `adler` (CImprintShims_adler32), compressed at zlib's compression_level (0-9,
+/// named in the zlib header). palette: RGB triplets (color type 3). pixels_per_meter 0 writes
+/// no pHYs chunk. Returns 0 on success, else 1 with the reason in errbuf.
 int CImprintShims_png_frame(uint32_t width, uint32_t height, int color_type, int bit_depth,
                             const uint8_t *palette, int palette_count, uint32_t pixels_per_meter,
                             const CImprintShims_PNGText *texts, int text_count,
-                            const uint8_t *filtered, size_t filtered_len, const uint8_t *deflated,
+                            size_t filtered_len, uint32_t adler, const uint8_t *deflated,
                             size_t deflated_len, int compression_level, uint8_t **out,
                             size_t *out_len, char *errbuf, size_t errbuf_len);
+
+/// The Adler-32 of `len` bytes at `data`, continuing from `adler` (1 to start): libdeflate's.
+uint32_t CImprintShims_adler32(uint32_t adler, const uint8_t *data, size_t len);
 
 /// Raw deflate data (RFC 1951, no header) of `data` by libdeflate at `level` (1-12), in a malloc'd
 /// buffer (free with CImprintShims_free). Returns 0 on success, 1 when memory ran out.
@@ -58,6 +61,17 @@ int CImprintShims_libdeflate_raw(const uint8_t *data, size_t len, int level, uin
 /// memory ran out or bpp is not 1-8.
 int CImprintShims_runs_deflate(const uint8_t *data, size_t len, size_t row_len, size_t bpp,
                                uint8_t **out, size_t *out_len);
+
+/// CImprintShims_runs_deflate of the unfiltered PNG rows (filter type 0) of `height` rows of
+/// `width` 32-bit xRGB words, `stride` bytes apart, converted as `kind`
+/// (CImprintShims_PNG_XRGB_TO_RGB or CImprintShims_PNG_XRGB_TO_GRAY) a window of rows at a
+/// time, never all at once: the same bytes as CImprintShims_png_filter's rows deflated by
+/// CImprintShims_runs_deflate. Sets *adler to the rows' Adler-32 (for
+/// CImprintShims_png_frame). Returns 0 on success, 1 when memory ran out or the layout
+/// is not one of those.
+int CImprintShims_runs_deflate_xrgb(const uint8_t *pixels, size_t stride, uint32_t width,
+                                    uint32_t height, int kind, uint8_t **out, size_t *out_len,
+                                    uint32_t *adler);
 
 /// Output pixel layouts of the JPEG decoder.
 enum {
