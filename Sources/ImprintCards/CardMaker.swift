@@ -223,10 +223,12 @@ public enum CardMaker {
     let (layouts, warnings) = try self.layouts(input, options: single)
     let size = pageSize(input.template, options: single)
     let scale = options.dpi / 72
+    let bleed = (options.bleed ?? input.template.bleed) * CardRenderer.pointsPerMM
     let image = try RasterImage(
       width: Int((size.width * scale).rounded()), height: Int((size.height * scale).rounded()),
-      fonts: options.fonts)
-    let bleed = (options.bleed ?? input.template.bleed) * CardRenderer.pointsPerMM
+      fonts: options.fonts,
+      unset: whiteFirstEverywhere
+        ? nil : layouts.first.flatMap { painted(by: $0, at: bleed, scale) })
     try image.draw { canvas in
       canvas.scale(scale, scale)
       for layout in layouts {
@@ -236,6 +238,34 @@ public enum CardMaker {
     return RenderedCard(
       bytes: try image.png(dpi: options.dpi, filter: pngFilter, deflater: pngDeflater),
       warnings: warnings)
+  }
+
+  /// Makes `png`'s images white in every pixel before the card is drawn (tests compare the
+  /// two: the same pixels).
+  @TaskLocal static var whiteFirstEverywhere = false
+
+  /// The top-left pixels that `layout`'s background paints opaquely in full.
+  ///
+  /// The background is drawn first with the bleed box's corner at (`bleed`, `bleed`) points and
+  /// `scale` device pixels a point: its box from the image's corner on, less the last row and
+  /// column it covers only in part (cairo blends those with what is underneath, the white). Nil
+  /// when it does not start at the corner.
+  static func painted(by layout: CardLayout, at bleed: Double, _ scale: Double) -> (
+    width: Int, height: Int
+  )? {
+    guard case .background(_, let box)? = layout.items.first else { return nil }
+    let k = CardRenderer.pointsPerMM
+    // As CardRenderer.draw places it; cairo rounds device coordinates to 1/256 pixel, so an
+    // edge within 1/512 of the corner is on it.
+    let left = (bleed + box.x * k) * scale
+    let top = (bleed + box.y * k) * scale
+    let right = (bleed + box.x * k + box.width * k) * scale
+    let bottom = (bleed + box.y * k + box.height * k) * scale
+    guard left < 1.0 / 1024, top < 1.0 / 1024, right.isFinite, bottom.isFinite else { return nil }
+    // Less 1/64 of a pixel, so that no rounding of cairo's makes a pixel it covers in part look
+    // covered in full; at most a side of the largest image.
+    func pixels(_ edge: Double) -> Int { Int(min(max(edge - 1.0 / 64, 0), 32_767).rounded(.down)) }
+    return (pixels(right), pixels(bottom))
   }
 
   /// A 1200 × 630 PNG for social posts: front and back side by side with rounded corners.

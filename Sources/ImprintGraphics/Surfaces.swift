@@ -321,6 +321,11 @@ private final class ThreadEngine: Sendable {
   }
 }
 
+/// The key under which a `RasterImage`'s surface holds its pixel buffer (its address is all
+/// cairo uses; never written, so shared unguarded).
+nonisolated(unsafe) private let imageBufferKey = UnsafeMutablePointer<cairo_user_data_key_t>
+  .allocate(capacity: 1)
+
 /// A raster image in memory (cairo image surface), drawn on with a `Canvas` in device pixels.
 ///
 /// Owns one `cairo_surface_t`; destroyed with the image.
@@ -340,16 +345,49 @@ public struct RasterImage: ~Copyable {
   ///
   /// - Throws: `GraphicsError.rasterTooLarge` or `GraphicsError.cairo`.
   public init(width: Int, height: Int, fonts: FontLibrary? = nil) throws(GraphicsError) {
+    try self.init(width: width, height: height, fonts: fonts, unset: nil)
+  }
+
+  /// Creates an opaque image, white but for the pixels the caller paints first.
+  ///
+  /// - Parameters:
+  ///   - width: pixels per row.
+  ///   - height: rows.
+  ///   - fonts: the fonts text is drawn with; nil for the bundled ones.
+  ///   - unset: the top-left `width` × `height` pixels (clamped to the image) are left as
+  ///     memory gives them, not made white: the caller's first drawing paints every one of them
+  ///     opaquely (a card's background), and writing them twice cost a tenth of a card PNG. In
+  ///     debug builds they are a loud magenta instead, which tests would see.
+  /// - Throws: `GraphicsError.rasterTooLarge` or `GraphicsError.cairo`.
+  public init(
+    width: Int, height: Int, fonts: FontLibrary?, unset: (width: Int, height: Int)?
+  ) throws(GraphicsError) {
     guard width > 0, height > 0, width <= 32_767, height <= 32_767,
       width * height <= RasterImage.maximumPixels
     else {
       throw .rasterTooLarge(width: width, height: height, maximumPixels: RasterImage.maximumPixels)
     }
-    guard let surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, Int32(width), Int32(height))
+    // The pixels in a buffer of our own, left as malloc gives it: cairo's own is zeroed (a
+    // memset of the whole image, a sixteenth of a served card PNG), and the white fill below
+    // writes every pixel anyway.
+    let stride = Int(cairo_format_stride_for_width(CAIRO_FORMAT_RGB24, Int32(width)))
+    guard stride > 0, let pixels = malloc(stride * height) else {
+      throw .cairo(
+        operation: "creating a \(width) x \(height) image", status: "out of memory")
+    }
+    guard
+      let surface = cairo_image_surface_create_for_data(
+        pixels.assumingMemoryBound(to: UInt8.self), CAIRO_FORMAT_RGB24, Int32(width),
+        Int32(height), Int32(stride))
     else { preconditionFailure("cairo returned a NULL surface") }
-    let status = cairo_surface_status(surface)
+    var status = cairo_surface_status(surface)
+    if status == CAIRO_STATUS_SUCCESS {
+      // The buffer is freed with the surface.
+      status = cairo_surface_set_user_data(surface, imageBufferKey, pixels) { free($0) }
+    }
     guard status == CAIRO_STATUS_SUCCESS else {
       cairo_surface_destroy(surface)
+      free(pixels)
       throw .cairo(operation: "creating a \(width) x \(height) image", status: statusText(status))
     }
     self.surface = surface
@@ -360,7 +398,22 @@ public struct RasterImage: ~Copyable {
     let canvas = Canvas(surface: surface) { () throws(GraphicsError) in
       preconditionFailure("no text while clearing")
     }
-    canvas.fill(Rect(x: 0, y: 0, width: Double(width), height: Double(height)), color: .white)
+    let unsetWidth = min(width, max(0, unset?.width ?? 0))
+    let unsetHeight = min(height, max(0, unset?.height ?? 0))
+    let white = [
+      Rect(x: Double(unsetWidth), y: 0, width: Double(width - unsetWidth), height: Double(height)),
+      Rect(
+        x: 0, y: Double(unsetHeight), width: Double(unsetWidth),
+        height: Double(height - unsetHeight)),
+    ]
+    for rect in white where rect.width > 0 && rect.height > 0 { canvas.fill(rect, color: .white) }
+    #if DEBUG
+      if unsetWidth > 0, unsetHeight > 0 {
+        canvas.fill(
+          Rect(x: 0, y: 0, width: Double(unsetWidth), height: Double(unsetHeight)),
+          color: Color(red: 255, green: 0, blue: 255))
+      }
+    #endif
   }
 
   deinit {

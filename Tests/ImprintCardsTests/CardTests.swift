@@ -238,6 +238,32 @@ struct CardRenderTests {
     #expect(pngHeader(front.bytes)?.width == 1011 && pngHeader(front.bytes)?.height == 638)
   }
 
+  @Test(
+    "a card PNG drawn over pixels its background paints without making them white first: the same bytes"
+  )
+  func backgroundPaintsFirst() throws {
+    // Debug builds leave those pixels magenta (RasterImage): any the card did not paint in
+    // full would show. 300 dpi with the standard bleed covers the last row in part.
+    for template in CardTemplate.shippedNames {
+      let input = try sampleInput(template: template)
+      for (dpi, bleed) in [(300.0, nil), (72, nil), (150, 0), (600, 2.5), (96, 1.1)]
+        as [(Double, Double?)]
+      {
+        var options = CardOptions()
+        options.dpi = dpi
+        options.bleed = bleed
+        for face in [CardFace.front, .back] {
+          let drawn = try CardMaker.png(input, face: face, options: options).bytes
+          let whiteFirst = try CardMaker.$whiteFirstEverywhere.withValue(true) {
+            try CardMaker.png(input, face: face, options: options).bytes
+          }
+          let same = drawn == whiteFirst  // a Bool: a failure does not list every byte
+          #expect(same, "\(template), \(face), \(dpi) dpi, bleed \(String(describing: bleed))")
+        }
+      }
+    }
+  }
+
   @Test("crop marks grow the page and sit outside the bleed")
   func cropMarks() throws {
     var options = CardOptions()

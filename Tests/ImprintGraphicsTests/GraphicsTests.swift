@@ -98,6 +98,24 @@ struct PNGEncoderTests {
         == ImageDecoder.decode(image.png(), source: "z.png").pixels)
   }
 
+  @Test("a new image is white in every pixel, also in memory a drawn image left behind")
+  func newImageWhite() throws {
+    for round in 0..<3 {
+      // 1086 × 713, a card's size: its buffer comes from, and goes back to, malloc's heap.
+      do {
+        let used = try RasterImage(width: 1086, height: 713)
+        try used.draw { canvas in
+          canvas.fill(
+            Rect(x: 0, y: 0, width: 1086, height: 713), color: Color(red: 1, green: 2, blue: 3))
+        }
+      }
+      let image = try RasterImage(width: 1086, height: 713)
+      var white = true
+      image.forEachRow { row in white = white && row.allSatisfy { $0 == 0xFFFF_FFFF } }
+      #expect(white, "round \(round)")
+    }
+  }
+
   @Test("an image's PNG is grey when every pixel is, else RGB, with the pixels drawn")
   func rasterPNG() throws {
     let image = try RasterImage(width: 3, height: 2)
