@@ -33,7 +33,7 @@ let fuzzTargets: [(name: String, products: [String])] = [
   // ImprintDocuments reaches poppler and qpdf through ImprintDocumentEngines, linked here.
   ("OfficeType", ["ImprintDocuments", "ImprintDocumentEngines", "ImprintCore"]),
   ("ThumbnailJPEG", ["ImprintDocuments", "ImprintDocumentEngines", "ImprintGraphics", "ImprintCore"]),
-  ("PNGRuns", ["ImprintGraphics"]),
+  ("PNGRuns", ["ImprintGraphics", "ImprintCore"]),
 ]
 
 // A path dependency's identity is its folder's name (`main`, `wt-fuzz`, a fresh clone's name),

@@ -597,8 +597,11 @@ int CImprintShims_runs_deflate(const uint8_t *data, size_t len, size_t row_len, 
 }
 
 /// The window's rows: about 128 KiB (a 300-dpi card's 40 rows), and never fewer than two
-/// matches' worth beyond the two rows it keeps.
-#define WINDOW_BYTES ((size_t)128 << 10)
+/// matches' worth beyond the two rows it keeps. scripts/fuzz makes it 4 KiB, so that the small
+/// images a fuzzer makes move it on too.
+#ifndef RUNS_WINDOW_BYTES
+#define RUNS_WINDOW_BYTES ((size_t)128 << 10)
+#endif
 
 int CImprintShims_runs_deflate_xrgb(const uint8_t *pixels, size_t stride, uint32_t width,
                                     uint32_t height, int kind, uint8_t **out, size_t *out_len,
@@ -610,7 +613,7 @@ int CImprintShims_runs_deflate_xrgb(const uint8_t *pixels, size_t stride, uint32
   if (kind != CImprintShims_PNG_XRGB_TO_RGB && kind != CImprintShims_PNG_XRGB_TO_GRAY) return 1;
   size_t bpp = kind == CImprintShims_PNG_XRGB_TO_RGB ? 3 : 1;
   size_t row_len = (size_t)width * bpp + 1;
-  size_t capacity = WINDOW_BYTES / row_len;
+  size_t capacity = (size_t)RUNS_WINDOW_BYTES / row_len;
   size_t least = 2 * (MAX_MATCH / row_len) + 8;
   if (capacity < least) capacity = least;
   if (capacity > height) capacity = height;
