@@ -220,6 +220,31 @@ public struct Canvas: ~Copyable {
       direct.restore()
       return
     }
+    if let cr, cairo_surface_get_type(cairo_get_target(cr)) == CAIRO_SURFACE_TYPE_IMAGE {
+      // A raster target composites the pixels now and keeps nothing of them: cairo reads them
+      // where the bitmap holds them (a card's 400 × 400 photo was copied, into memory zeroed
+      // first, for every card PNG). The surface is finished before the pixels go.
+      let drawn = bitmap.pixels.withUnsafeBytes { raw -> Bool in
+        guard let base = raw.baseAddress,
+          let image = cairo_image_surface_create_for_data(
+            UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self)),
+            bitmap.hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, Int32(bitmap.width),
+            Int32(bitmap.height), Int32(bitmap.width * 4))
+        else { return false }
+        defer {
+          cairo_surface_finish(image)
+          cairo_surface_destroy(image)
+        }
+        guard cairo_surface_status(image) == CAIRO_STATUS_SUCCESS else { return false }
+        paint(image, of: bitmap, in: rect, fit: fit, smooth: smooth)
+        return true
+      }
+      guard drawn else {
+        throw .cairo(
+          operation: "wrapping a \(bitmap.width) x \(bitmap.height) image", status: "no memory")
+      }
+      return
+    }
     // Names a JPEG by its content, so that a PDF holds each distinct photo once however many
     // cards show it (cairo keys its image objects on this identity).
     let identity = bitmap.jpeg.map { jpeg in
@@ -246,6 +271,14 @@ public struct Canvas: ~Copyable {
       }
     }
     defer { cairo_surface_destroy(image) }
+    paint(image, of: bitmap, in: rect, fit: fit, smooth: smooth)
+  }
+
+  /// Paints `image`, the pixels of `bitmap`, scaled to fit `rect` as `fit` says and clipped to
+  /// it.
+  private func paint(
+    _ image: OpaquePointer, of bitmap: Bitmap, in rect: Rect, fit: ImageFit, smooth: Bool
+  ) {
     let sx = rect.width / Double(bitmap.width)
     let sy = rect.height / Double(bitmap.height)
     let scale = fit == .cover ? max(sx, sy) : min(sx, sy)

@@ -116,6 +116,41 @@ struct PNGEncoderTests {
     }
   }
 
+  @Test("a bitmap drawn on an image: its pixels, scaled and blended, and its own bytes untouched")
+  func bitmapOnImage() throws {
+    // 3 × 2 opaque pixels, B G R A: red, green, blue; white, black, grey.
+    let opaque: [UInt8] = [
+      0, 0, 255, 255, 0, 255, 0, 255, 255, 0, 0, 255,
+      255, 255, 255, 255, 0, 0, 0, 255, 128, 128, 128, 255,
+    ]
+    let bitmap = Bitmap(width: 3, height: 2, pixels: opaque, hasAlpha: false)
+    let image = try RasterImage(width: 8, height: 6)
+    try image.draw { canvas in
+      // Twice the size, sharp squares, from (1, 1).
+      try canvas.draw(bitmap, in: Rect(x: 1, y: 1, width: 6, height: 4), fit: .cover, smooth: false)
+    }
+    let rgb = image.rgbPixels()
+    func pixel(_ x: Int, _ y: Int) -> [UInt8] { Array(rgb[(y * 8 + x) * 3..<(y * 8 + x) * 3 + 3]) }
+    #expect(pixel(0, 0) == [255, 255, 255], "outside: white")
+    #expect(pixel(1, 1) == [255, 0, 0] && pixel(2, 2) == [255, 0, 0])
+    #expect(pixel(3, 1) == [0, 255, 0] && pixel(6, 2) == [0, 0, 255])
+    #expect(
+      pixel(1, 3) == [255, 255, 255] && pixel(4, 4) == [0, 0, 0] && pixel(6, 4) == [128, 128, 128])
+    #expect(pixel(7, 5) == [255, 255, 255])
+    #expect(bitmap.pixels == opaque, "the bitmap's bytes are as they were")
+    // Half-transparent red (premultiplied: 128, alpha 128) over white: pink.
+    let translucent = Bitmap(width: 1, height: 1, pixels: [0, 0, 128, 128], hasAlpha: true)
+    let over = try RasterImage(width: 2, height: 1)
+    try over.draw { canvas in
+      try canvas.draw(translucent, in: Rect(x: 0, y: 0, width: 1, height: 1), fit: .cover)
+    }
+    let blended = over.rgbPixels()
+    #expect(
+      blended[0] == 255 && (126...128).contains(blended[1]) && blended[1] == blended[2],
+      "\(blended)")
+    #expect(Array(blended[3...]) == [255, 255, 255])
+  }
+
   @Test("an image's PNG is grey when every pixel is, else RGB, with the pixels drawn")
   func rasterPNG() throws {
     let image = try RasterImage(width: 3, height: 2)
