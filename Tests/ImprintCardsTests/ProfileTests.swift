@@ -220,6 +220,50 @@ struct ProfileShapeTests {
     }
   }
 
+  @Test("NFC is skipped only where Foundation's normalisation would change nothing")
+  func nfcQuickCheck() throws {
+    // Every assigned scalar outside the private-use areas: one the check passes must be NFC
+    // alone, and every scalar after the first of a canonical decomposition (one that may compose
+    // with what comes before it) must be one the check stops at.
+    var passed = 0
+    for value in UInt32(0)...0x10_FFFF {
+      guard let scalar = Unicode.Scalar(value) else { continue }
+      switch scalar.properties.generalCategory {
+      case .unassigned, .privateUse, .surrogate: continue
+      default: break
+      }
+      let alone = String(Character(scalar))
+      if !Profile.mayChangeUnderNFC(alone) {
+        passed += 1
+        #expect(
+          alone.precomposedStringWithCanonicalMapping.unicodeScalars.elementsEqual(
+            alone.unicodeScalars), "U+\(String(value, radix: 16))")
+      }
+      let parts = Array(alone.decomposedStringWithCanonicalMapping.unicodeScalars)
+      for part in parts.dropFirst() {
+        #expect(
+          Profile.mayChangeUnderNFC(String(Character(part))),
+          "U+\(String(part.value, radix: 16)) of U+\(String(value, radix: 16))'s decomposition")
+      }
+    }
+    #expect(passed > 100_000, "\(passed) scalars pass")
+    // Through the parser: decomposed Latin, conjoining jamo and a singleton (OHM SIGN) come out
+    // composed; Hangul syllables, Devanagari with its vowel signs precomposed and CJK as they are.
+    let cases: [(String, String)] = [
+      ("Rene\u{301}e", "Ren\u{E9}e"), ("\u{1100}\u{1161}\u{11A8}", "\u{AC01}"),
+      ("\u{2126}", "\u{3A9}"), ("박소라", "박소라"), ("अमित शर्मा", "अमित शर्मा"), ("山田", "山田"),
+      ("a\u{323}\u{302}", "\u{1EAD}"),
+    ]
+    for (input, expected) in cases {
+      let escaped = input.unicodeScalars.map { String(format: "\\u%04x", $0.value) }.joined()
+      let parsed = try profile(
+        #"{"name":"abc","json_metadata":{"profile":{"name":"\#(escaped)"}}}"#)
+      #expect(
+        parsed.displayName.unicodeScalars.elementsEqual(expected.unicodeScalars),
+        "\(input.unicodeScalars.map { String($0.value, radix: 16) })")
+    }
+  }
+
   @Test("sanitising: names kept whole up to 100 characters, @-names dropped, sentinel dates hidden")
   func sanitising() throws {
     // steemit.com cuts names to 20 characters for its pages; a card fits the whole name instead.
