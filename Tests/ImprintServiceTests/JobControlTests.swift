@@ -157,11 +157,15 @@ struct JobControlTests {
     // later, when the test's next upload arrives, however loaded the machine (with 4 MB, a busy
     // test run saw the job reach the limit, and end, first).
     let limit = 40_000_000
+    // The late upload's 39 MB are read and written while the job runs: a loaded test run once
+    // took past the default 120 s to answer it (503 http.deadlineExceeded). The deadline is not
+    // what this test is about.
     let server = try InProcessService(settings: {
       $0.jobsDisk = limit
       $0.jobs = 1
       $0.maxPart = limit
       $0.maxBody = limit * 2
+      $0.requestTimeout = 900
     })
     let lines = 3000
     let id = try await postCards(

@@ -129,13 +129,17 @@ public final class InProcessService: LoopbackServer, @unchecked Sendable {
     guard !stopped else { return StopReport() }
     stopped = true
     let service = service
+    // This process's socket listening on the port, by inode: once closed, another test's
+    // server may listen on the same port number, which a connection could not tell apart.
+    let listener = held(listeningSockets(port: port), by: [getpid()])
     let report = await onOwnThread { service.stop() }
     #if canImport(Testing)
       // Within a moment: the listening socket may be closed just after the stop returns.
       let port = port
+      #expect(!listener.isEmpty, "no socket of this process listened on port \(port)")
       #expect(
-        await eventually(tries: 200) { (try? RawHTTPConnection(port: port)) == nil },
-        "port \(port) still takes connections")
+        await eventually(tries: 200) { held(listener, by: [getpid()]).isEmpty },
+        "port \(port)'s listening socket is still open")
       let workers = self.workers
       #expect(
         await eventually(tries: 200) { self.workers.isEmpty }, "document workers left: \(workers)")

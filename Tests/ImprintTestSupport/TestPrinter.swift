@@ -174,30 +174,7 @@ public final class TestPrinter {
   /// Whether one of `processes` holds a socket listening on TCP `port` (IPv4 or IPv6), as
   /// /proc/net/tcp and the processes' descriptors say.
   static func listens(port: Int, processes: [pid_t]) -> Bool {
-    var inodes: Set<String> = []
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-      // Whole (`procText`): Foundation reads only the first 4 KB of a /proc file, and a loaded
-      // run lists a thousand sockets.
-      let text = procText(table) ?? ""
-      for line in text.split(separator: "\n").dropFirst() {
-        let fields = line.split(separator: " ")
-        // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-        guard fields.count > 9, fields[3] == "0A",
-          let colon = fields[1].lastIndex(of: ":"),
-          Int(fields[1][fields[1].index(after: colon)...], radix: 16) == port
-        else { continue }
-        inodes.insert("socket:[\(fields[9])]")
-      }
-    }
-    guard !inodes.isEmpty else { return false }
-    return processes.contains { pid in
-      let folder = "/proc/\(pid)/fd"
-      let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-      return descriptors.contains { descriptor in
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + descriptor))
-          .map(inodes.contains) ?? false
-      }
-    }
+    !held(listeningSockets(port: port), by: processes).isEmpty
   }
 
   /// `name` on PATH or in /usr/sbin (where Debian puts ippeveprinter).

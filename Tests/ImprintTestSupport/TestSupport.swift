@@ -335,6 +335,42 @@ public func procText(_ path: String) -> String? {
   procBytes(path).map { String(decoding: $0, as: UTF8.self) }
 }
 
+/// The sockets listening on TCP `port` (IPv4 or IPv6), as /proc/net/tcp names them in a
+/// process's descriptors (`socket:[inode]`).
+public func listeningSockets(port: Int) -> Set<String> {
+  var sockets: Set<String> = []
+  for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+    // Whole (`procText`): a loaded run lists a thousand sockets.
+    for line in (procText(table) ?? "").split(separator: "\n").dropFirst() {
+      let fields = line.split(separator: " ")
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      guard fields.count > 9, fields[3] == "0A",
+        let colon = fields[1].lastIndex(of: ":"),
+        Int(fields[1][fields[1].index(after: colon)...], radix: 16) == port
+      else { continue }
+      sockets.insert("socket:[\(fields[9])]")
+    }
+  }
+  return sockets
+}
+
+/// The ones of `sockets` (`listeningSockets`' names) that one of `processes` holds open.
+public func held(_ sockets: Set<String>, by processes: [pid_t]) -> Set<String> {
+  guard !sockets.isEmpty else { return [] }
+  var found: Set<String> = []
+  for pid in processes {
+    let folder = "/proc/\(pid)/fd"
+    for descriptor in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+      if let target = try? FileManager.default.destinationOfSymbolicLink(
+        atPath: folder + "/" + descriptor), sockets.contains(target)
+      {
+        found.insert(target)
+      }
+    }
+  }
+  return found
+}
+
 /// The whole content of a file under /proc (see `procText`), or nil when it cannot be read.
 public func procBytes(_ path: String) -> [UInt8]? {
   try? FileIO.read(path, limit: 64 << 20)
