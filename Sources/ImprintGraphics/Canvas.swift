@@ -228,7 +228,7 @@ public struct Canvas: ~Copyable {
         guard let base = raw.baseAddress,
           let image = cairo_image_surface_create_for_data(
             UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self)),
-            bitmap.hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, Int32(bitmap.width),
+            bitmap.cairoFormat, Int32(bitmap.width),
             Int32(bitmap.height), Int32(bitmap.width * 4))
         else { return false }
         defer {
@@ -623,11 +623,15 @@ extension Canvas {
 }
 
 extension Bitmap {
+  /// The cairo format of these pixels: premultiplied ARGB32 with transparency, else RGB24 (the
+  /// same 32-bit words, the alpha byte unread).
+  var cairoFormat: cairo_format_t { hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24 }
+
   /// Crops and rescales with cairo (bilinear filtering over pixman).
   func resampled(
     cropX: Double, cropY: Double, cropWidth: Double, cropHeight: Double, width: Int, height: Int
   ) -> Bitmap {
-    let format = hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24
+    let format = cairoFormat
     guard let source = makeSurface(),
       let target = cairo_image_surface_create(format, Int32(width), Int32(height))
     else { return self }
@@ -661,8 +665,7 @@ extension Bitmap {
 
   /// A cairo image surface holding a copy of the pixels (caller destroys it).
   func makeSurface() -> OpaquePointer? {
-    let format = hasAlpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24
-    guard let image = cairo_image_surface_create(format, Int32(width), Int32(height)),
+    guard let image = cairo_image_surface_create(cairoFormat, Int32(width), Int32(height)),
       cairo_surface_status(image) == CAIRO_STATUS_SUCCESS,
       let data = cairo_image_surface_get_data(image)
     else { return nil }

@@ -350,6 +350,9 @@ public struct RasterImage: ~Copyable {
 
   /// Creates an opaque image, white but for the pixels the caller paints first.
   ///
+  /// `package`, not public: pixels left unset hold whatever the heap held (another request's
+  /// image), so only Imprint's own callers, whose tests check that they paint them, use it.
+  ///
   /// - Parameters:
   ///   - width: pixels per row.
   ///   - height: rows.
@@ -359,7 +362,7 @@ public struct RasterImage: ~Copyable {
   ///     opaquely (a card's background), and writing them twice cost a tenth of a card PNG. In
   ///     debug builds they are a loud magenta instead, which tests would see.
   /// - Throws: `GraphicsError.rasterTooLarge` or `GraphicsError.cairo`.
-  public init(
+  package init(
     width: Int, height: Int, fonts: FontLibrary?, unset: (width: Int, height: Int)?
   ) throws(GraphicsError) {
     guard width > 0, height > 0, width <= 32_767, height <= 32_767,
